@@ -1,0 +1,33 @@
+# Two entry points (README): `make demo` and `make test`. Both set up
+# everything first; setup is idempotent and cheap when already done.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+
+.PHONY: setup demo test lit clean
+
+$(STAMP): pyproject.toml
+	@command -v cc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip setuptools
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+setup: $(STAMP)
+
+# Lower an example allreduce for 4 devices with every strategy, run it on
+# CPU-simulated devices, check it against numpy, print a table.
+demo: setup
+	$(BIN)/coll-run examples/allreduce_4x.mlir --backend=cpu --strategy=all
+
+lit: setup
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
+
+
+test: setup
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
+	$(BIN)/pytest -q tests/unit
+
+clean:
+	rm -rf $(VENV) build *.egg-info tests/lit/Output

@@ -1,0 +1,1 @@
+"""coll: a collectives dialect on upstream MLIR (see README.md)."""

@@ -1,0 +1,37 @@
+"""The coll dialect: loading, types, builders and the verifier."""
+from pathlib import Path
+
+from mlir import ir
+from mlir.dialects import irdl
+
+IRDL_FILE = Path(__file__).with_name("coll.irdl.mlir")
+_IRDL_TEXT = IRDL_FILE.read_text()
+
+KINDS = ("sum", "prod", "max", "min", "and", "or", "xor")
+BITWISE_KINDS = ("and", "or", "xor")
+STRATEGIES = ("auto", "naive", "ring", "all2all")
+MAX_DEVICES = 1024
+
+
+def load_dialect(ctx=None):
+    """Registers the coll dialect (from ir/coll.irdl.mlir) in `ctx`.
+
+    Idempotent: a Context that already knows coll is left alone.
+    """
+    ctx = ctx or ir.Context.current
+    if getattr(ctx, "_coll_loaded", False):
+        return ctx
+    with ctx, ir.Location.unknown():
+        irdl.load_dialects(ir.Module.parse(_IRDL_TEXT))
+    try:
+        ctx._coll_loaded = True
+    except AttributeError:  # contexts without a __dict__: loading twice is harmless
+        pass
+    return ctx
+
+
+def make_context():
+    """A fresh Context with coll (and all upstream dialects) available."""
+    ctx = ir.Context()
+    load_dialect(ctx)
+    return ctx

@@ -1,0 +1,226 @@
+"""coll-lower-all-reduce: collective level -> explicit level (ALGORITHM.md).
+
+Each coll.all_reduce becomes per-device copies, combines that write straight
+into their final slice, and a coll.join of the program's terminal tokens,
+which replaces the collective's token.
+"""
+from mlir import ir
+from mlir.dialects import memref
+
+from ..ir import builders
+from ..ir.types import flat_type, numel as numel_of
+from .chunking import chunks
+
+DEFAULT_THRESHOLD = 256000
+
+
+def choose_strategy(requested, n, numel, threshold=DEFAULT_THRESHOLD):
+    """The reference rule: an explicit strategy wins; `auto` is ring when
+    N > 2 and numel > threshold, else naive."""
+    if requested and requested != "auto":
+        return requested
+    return "ring" if n > 2 and numel > threshold else "naive"
+
+
+class _Emitter:
+    """Emits the explicit program of one all_reduce before it."""
+
+    def __init__(self, op):
+        self.op = op
+        attrs = op.attributes
+        self.kind = ir.StringAttr(attrs["kind"]).value
+        self.devices = list(ir.DenseI64ArrayAttr(attrs["devices"]))
+        n = len(self.devices)
+        operands = list(op.operands)
+        self.n = n
+        self.mtype = ir.MemRefType(operands[0].type)
+        self.elem = self.mtype.element_type
+        self.numel = numel_of(self.mtype)
+        self.to_device = (ir.IntegerAttr(attrs["to_device"]).value
+                          if "to_device" in attrs else None)
+        self.x = [self.flat(v, d) for v, d in zip(operands[:n], self.devices)]
+        outs = operands[n:]
+        if self.to_device is None:
+            self.y = [self.flat(v, d) for v, d in zip(outs, self.devices)]
+        else:
+            self.y = [self.flat(outs[0], self.to_device)]
+        self.tokens = []      # every token emitted, in order
+        self.consumed = set()  # tokens some emitted op waits for
+        self._slices = {}
+
+    # -- views ---------------------------------------------------------------
+    def flat(self, value, device):
+        """`value` placed on `device` and flattened to rank 1."""
+        mt = ir.MemRefType(value.type)
+        placed = ir.MemRefType.get(mt.shape, mt.element_type, None,
+                                   ir.Attribute.parse(f"#coll.device<{device}>"))
+        v = memref.memory_space_cast(placed, value)
+        flat = flat_type(self.elem, self.numel, device)
+        rank = len(mt.shape)
+        if rank == 1:
+            return v
+        if rank == 0:
+            return memref.expand_shape(flat, v, [], [], [1])
+        return memref.collapse_shape(flat, v, [list(range(rank))])
+
+    def slice(self, buf, start, size):
+        """buf[start:start+size] as a memref.subview (one per region)."""
+        if start == 0 and size == self.numel:
+            return buf
+        key = (buf, start, size)
+        if key not in self._slices:
+            device = ir.MemRefType(buf.type).memory_space
+            dev = int(str(device)[len("#coll.device<"):].split(":")[0].split(">")[0])
+            rt = flat_type(self.elem, size, dev, offset=start)
+            self._slices[key] = memref.subview(buf, [start], [size], [1], result_type=rt)
+        return self._slices[key]
+
+    def scratch(self, device, size):
+        return builders.alloc(flat_type(self.elem, size, device))
+
+    # -- async ops, tracked so the final join names only terminal tokens ----
+    def _track(self, tok, deps):
+        self.consumed.update(d for d in deps if d is not None)
+        self.tokens.append(tok)
+        return tok
+
+    def copy(self, src, dst, deps=()):
+        return self._track(builders.copy(src, dst, deps), deps)
+
+    def combine(self, lhs, rhs, out, deps=()):
+        return self._track(builders.combine(lhs, rhs, out, self.kind, deps), deps)
+
+    def finish(self):
+        terminal = [t for t in self.tokens if t not in self.consumed]
+        return builders.join(terminal)
+
+    # -- strategies ----------------------------------------------------------
+    def identity(self):
+        """N = 1: the result is the input, one copy on the device (no kernel)."""
+        self.copy(self.x[0], self.y[0])
+
+    def naive(self):
+        n, devs = self.n, self.devices
+        if self.to_device is None:
+            for j in range(n):
+                recv, deps = [], []
+                for i in range(n):
+                    if i != j:
+                        r = self.scratch(devs[j], self.numel)
+                        deps.append(self.copy(self.x[i], r))
+                        recv.append(r)
+                self.combine(self.x[j], recv, self.y[j], deps)
+            return
+        t, y = self.to_device, self.y[0]
+        own = [i for i in range(n) if devs[i] == t]
+        others = [i for i in range(n) if devs[i] != t]
+        deps, recv = [], []
+        if own:
+            lhs = self.x[own[0]]
+        else:  # the target holds no input: the first copy lands in the output
+            first = others.pop(0)
+            deps.append(self.copy(self.x[first], y))
+            lhs = y
+        for i in others:
+            r = self.scratch(t, self.numel)
+            deps.append(self.copy(self.x[i], r))
+            recv.append(r)
+        if recv or own:
+            self.combine(lhs, recv, y, deps)
+
+    def all2all(self):
+        n, devs = self.n, self.devices
+        for c, (s, size) in enumerate(chunks(self.numel, n)):
+            if size == 0:
+                continue
+            owner = devs[c]
+            recv, deps = [], []
+            for j in range(n):
+                if j != c:
+                    r = self.scratch(owner, size)
+                    deps.append(self.copy(self.slice(self.x[j], s, size), r))
+                    recv.append(r)
+            out = self.result_slice(owner, s, size, default=recv[0])
+            done = self.combine(self.slice(self.x[c], s, size), recv, out, deps)
+            self.deliver(c, owner, out, s, size, done, hops=[
+                (c, j) for j in range(n) if j != c])
+
+    def ring(self):
+        n, devs = self.n, self.devices
+        for c, (s, size) in enumerate(chunks(self.numel, n)):
+            if size == 0:
+                continue
+            partial, tok = self.slice(self.x[c], s, size), None
+            for k in range(n - 1):
+                dst = (c + k + 1) % n
+                r = self.scratch(devs[dst], size)
+                tok = self.copy(partial, r, [tok])
+                out = r
+                if k == n - 2:
+                    out = self.result_slice(devs[dst], s, size, default=r)
+                tok = self.combine(r, [self.slice(self.x[dst], s, size)], out, [tok])
+                partial = out
+            start = (c - 1) % n
+            # Allgather hop by hop around the ring, each after the one before.
+            self.deliver(c, devs[start], partial, s, size, tok, hops=[
+                ((start + k - 1) % n, (start + k) % n) for k in range(1, n)], chain=True)
+
+    # -- shared tails ----------------------------------------------------------
+    def result_slice(self, device, s, size, default):
+        """Where the reduced chunk is written: the result slice when `device`
+        holds a result, else `default` (scratch, then one copy to the target)."""
+        if self.to_device is None:
+            return self.slice(self.y[self.devices.index(device)], s, size)
+        if device == self.to_device:
+            return self.slice(self.y[0], s, size)
+        return default
+
+    def deliver(self, c, device, reduced, s, size, done, hops, chain=False):
+        """Allgather of chunk c (multi-device) or its copy to the target."""
+        if self.to_device is not None:
+            if device != self.to_device:
+                self.copy(reduced, self.slice(self.y[0], s, size), [done])
+            return
+        tok = done
+        for src, dst in hops:
+            src_buf = self.slice(self.y[src], s, size)
+            t = self.copy(src_buf, self.slice(self.y[dst], s, size), [tok if chain else done])
+            if chain:
+                tok = t
+
+
+def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
+    """Replaces one coll.all_reduce with its explicit program. Returns the
+    strategy used."""
+    attrs = op.attributes
+    requested = ir.StringAttr(attrs["strategy"]).value if "strategy" in attrs else None
+    if requested in (None, "auto"):
+        requested = strategy
+    if "threshold" in attrs:
+        threshold = ir.IntegerAttr(attrs["threshold"]).value
+    with ir.InsertionPoint(op), op.location:
+        e = _Emitter(op)
+        chosen = choose_strategy(requested, e.n, e.numel, threshold)
+        if e.n == 1 or e.numel == 0:
+            if e.numel:
+                e.identity()
+        else:
+            getattr(e, chosen)()
+        final = e.finish()
+    op.result.replace_all_uses_with(final)
+    op.erase()
+    return chosen
+
+
+def lower_all_reduce(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD):
+    """Lowers every coll.all_reduce under module_op."""
+    ops = []
+
+    def collect(o):
+        if o.name == "coll.all_reduce":
+            ops.append(o.opview if hasattr(o, "opview") else o)
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(collect)
+    return [lower_op(o.operation if hasattr(o, "operation") else o, strategy, threshold)
+            for o in ops]

@@ -1,0 +1,149 @@
+"""MLIR-style diagnostics for the tools: collect, print, and check them
+against `// expected-error {{...}}` annotations (--verify-diagnostics)."""
+import re
+import sys
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+
+@dataclass
+class Diag:
+    severity: str          # error | warning | note | remark
+    message: str
+    file: str = ""
+    line: int = 0
+    col: int = 0
+    notes: list = field(default_factory=list)
+
+    def format(self):
+        where = f"{self.file}:{self.line}:{self.col}: " if self.line else (f"{self.file}: " if self.file else "")
+        out = [f"{where}{self.severity}: {self.message}"]
+        out += [n.format() for n in self.notes]
+        return "\n".join(out)
+
+
+_SEVERITY = {"ERROR": "error", "WARNING": "warning", "NOTE": "note", "REMARK": "remark"}
+
+
+def _file_loc(loc):
+    """The first file:line:col inside a (possibly nested) location."""
+    text = str(loc)
+    m = re.search(r'"([^"]*)":(\d+):(\d+)', text)
+    if m:
+        return m.group(1), int(m.group(2)), int(m.group(3))
+    return "", 0, 0
+
+
+def from_mlir(d, filename):
+    """Diag from a binding diagnostic (handler) or DiagnosticInfo (MLIRError)."""
+    sev = _SEVERITY.get(str(d.severity).split(".")[-1], "error")
+    f, line, col = _file_loc(d.location)
+    if f in ("-", "") and line:
+        f = filename
+    return Diag(sev, d.message, f, line, col, [from_mlir(n, filename) for n in d.notes])
+
+
+def from_location(loc, message, filename, severity="error"):
+    f, line, col = _file_loc(loc)
+    if f in ("-", "") and line:
+        f = filename
+    return Diag(severity, message, f, line, col)
+
+
+class Collector:
+    """Catches every diagnostic the context emits, so nothing reaches stderr
+    unformatted."""
+
+    def __init__(self, ctx, filename):
+        self.filename = filename
+        self.diags = []
+        self.handle = ctx.attach_diagnostic_handler(self._on)
+
+    def _on(self, d):
+        self.diags.append(from_mlir(d, self.filename))
+        return True
+
+    def add_error(self, err):
+        """Adds the diagnostics carried by an MLIRError."""
+        infos = getattr(err, "error_diagnostics", None) or []
+        if infos:
+            self.diags += [from_mlir(d, self.filename) for d in infos]
+        else:
+            self.diags.append(Diag("error", str(err), self.filename))
+
+    def detach(self):
+        self.handle.detach()
+
+
+def print_diags(diags, stream=sys.stderr):
+    for d in diags:
+        print(d.format(), file=stream)
+
+
+# --verify-diagnostics -------------------------------------------------------
+_EXPECT = re.compile(
+    r"expected-(error|warning|note|remark)(-re)?\s*(@(above|below|[+-]\d+))?\s*\{\{(.*)\}\}")
+
+
+@dataclass
+class Expect:
+    severity: str
+    regex: bool
+    line: int
+    text: str
+    at: int  # line of the annotation itself
+    matched: bool = False
+
+    def matches(self, d):
+        if d.severity != self.severity or d.line != self.line:
+            return False
+        if self.regex:
+            pattern = "".join(
+                part if i % 2 else re.escape(part)
+                for i, part in enumerate(re.split(r"\{\{(.*?)\}\}", self.text)))
+            return re.search(pattern, d.message) is not None
+        return self.text in d.message
+
+
+def parse_expectations(text, first_line=1):
+    out = []
+    lines = text.splitlines()
+    last_code = None  # for @above chains: annotations refer to code lines
+    for i, raw in enumerate(lines):
+        lineno = first_line + i
+        m = _EXPECT.search(raw)
+        if not m:
+            if raw.strip() and not raw.strip().startswith("//"):
+                last_code = lineno
+            continue
+        sev, re_flag, _, at, body = m.groups()
+        if at is None:
+            target = lineno
+        elif at == "above":
+            target = lineno - 1
+        elif at == "below":
+            target = lineno + 1
+        else:
+            target = lineno + int(at)
+        out.append(Expect(sev, bool(re_flag), target, body, lineno))
+    return out
+
+
+def check_expectations(expects, diags, filename):
+    """Returns the problems as Diags (empty when everything matched)."""
+    problems = []
+    flat = []
+    for d in diags:
+        flat.append(d)
+        flat.extend(d.notes)
+    for d in flat:
+        e = next((e for e in expects if not e.matched and e.matches(d)), None)
+        if e is not None:
+            e.matched = True
+        elif d.severity != "note" or any(x.severity == "note" for x in expects):
+            problems.append(Diag("error", f"unexpected {d.severity}: {d.message}", d.file or filename, d.line, d.col))
+    for e in expects:
+        if not e.matched:
+            problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced", filename, e.at, 1))
+    return problems
