@@ -10,9 +10,11 @@ import lit.formats
 config.name = "coll"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.test_source_root = os.path.join(os.path.dirname(__file__), "tests", "lit")
+# Tests live in tests/lit; run `lit tests/lit`. Everything else is excluded
+# in case lit is pointed at the root.
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = config.test_source_root
-config.excludes = ["Inputs", "Output"]
+config.excludes = ["Inputs", "Output", ".venv", "examples", "ir", "build", "bench", "runtime", "lowering", "passes", "tools", "unit"]
 
 root = os.path.dirname(os.path.abspath(__file__))
 bindir = os.path.dirname(sys.executable)
@@ -24,8 +26,8 @@ for var in ("HOME", "TMPDIR", "CI"):
 
 def _wheel_bin(pkg):
     import importlib.util
-    spec = importlib.util.find_spec(pkg)
-    return os.path.join(os.path.dirname(spec.origin), "bin") if spec else ""
+    spec = importlib.util.find_spec(pkg)  # namespace packages: no origin
+    return os.path.join(list(spec.submodule_search_locations)[0], "bin")
 
 
 mlir_bin, llvm_bin = _wheel_bin("mlir"), _wheel_bin("llvm")

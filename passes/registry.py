@@ -39,8 +39,20 @@ class PassInfo:
             try:
                 values[key] = typ(raw)
             except ValueError:
-                raise ValueError(f"invalid value '{raw}' for option '{key}' of pass '{self.name}'; expected {typ.__name__}") from None
+                expected = getattr(typ, "expected", typ.__name__)
+                raise ValueError(f"invalid value '{raw}' for option '{key}' of pass '{self.name}'; expected {expected}") from None
         return values
+
+
+def choice(*values):
+    """An option type that accepts only `values`."""
+    def parse(raw):
+        if raw not in values:
+            raise ValueError(raw)
+        return raw
+    parse.expected = "one of: " + ", ".join(values)
+    parse.__name__ = "choice"
+    return parse
 
 
 PASSES = {}

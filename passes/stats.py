@@ -1,0 +1,104 @@
+"""Analysis of the explicit level: what a schedule costs.
+
+Per function: copies (between devices; same-device copies are counted
+apart), kernels (combines), bytes sent and received per device, distinct
+(src, dst) device pairs, and the critical path in dependent steps (each copy
+or combine is one step; joins are free).
+"""
+import json
+import sys
+
+from mlir import ir
+
+from ..ir.types import device_of, is_token
+
+_ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+               "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
+def nbytes(type_):
+    mt = ir.MemRefType(type_)
+    n = 1
+    for d in mt.shape:
+        n *= d
+    return n * _ELEM_BYTES.get(str(mt.element_type), 0)
+
+
+def _func_ops(module_op):
+    for region in module_op.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                if op.operation.name == "func.func":
+                    yield op.operation
+
+
+def analyze_function(func_op):
+    copies = local_copies = kernels = 0
+    sent, received, pairs = {}, {}, set()
+    depth, critical = {}, 0
+    for block in func_op.regions[0].blocks:
+        for op in block.operations:
+            op = op.operation
+            name = op.name
+            if not name.startswith("coll."):
+                continue
+            deps = [v for v in op.operands if is_token(v.type)]
+            d = max((depth.get(v, 0) for v in deps), default=0)
+            if name == "coll.copy":
+                src, dst = op.operands[0], op.operands[1]
+                s, t = device_of(src.type), device_of(dst.type)
+                if s == t:
+                    local_copies += 1
+                else:
+                    copies += 1
+                    b = nbytes(src.type)
+                    sent[s] = sent.get(s, 0) + b
+                    received[t] = received.get(t, 0) + b
+                    pairs.add((s, t))
+                d += 1
+            elif name == "coll.combine":
+                kernels += 1
+                d += 1
+            if op.results and is_token(op.results[0].type):
+                depth[op.results[0]] = d
+            critical = max(critical, d)
+    return {
+        "copies": copies,
+        "local_copies": local_copies,
+        "kernels": kernels,
+        "bytes_sent": {str(k): v for k, v in sorted(sent.items())},
+        "bytes_received": {str(k): v for k, v in sorted(received.items())},
+        "max_bytes_sent": max(sent.values(), default=0),
+        "max_bytes_received": max(received.values(), default=0),
+        "pairs": len(pairs),
+        "critical_path": critical,
+    }
+
+
+def analyze(module_op):
+    """{function name: stats} for every func.func in the module."""
+    out = {}
+    for f in _func_ops(module_op):
+        out[ir.StringAttr(f.attributes["sym_name"]).value] = analyze_function(f)
+    return out
+
+
+def ring_edges(func_op):
+    """The set of (src, dst) device pairs the copies of func_op use."""
+    edges = set()
+    for block in func_op.regions[0].blocks:
+        for op in block.operations:
+            if op.operation.name == "coll.copy":
+                s, t = (device_of(v.type) for v in list(op.operation.operands)[:2])
+                if s != t:
+                    edges.add((s, t))
+    return edges
+
+
+def stats_pass(module_op, file="-"):
+    text = json.dumps(analyze(module_op), indent=2, sort_keys=True)
+    if file == "-":
+        print(text, file=sys.stderr)
+    else:
+        with open(file, "w") as f:
+            f.write(text + "\n")

@@ -1,0 +1,23 @@
+// Every reduction kind reaches the combines unchanged, on a type it is valid for.
+// RUN: coll-gen all-reduce --devices 3 --shape 10 --kind sum --dtype f32 | coll-opt --coll-lower-all-reduce=strategy=ring | filecheck %s --check-prefix=SUM -DT=f32
+// RUN: coll-gen all-reduce --devices 3 --shape 10 --kind prod --dtype f64 | coll-opt --coll-lower-all-reduce=strategy=ring | filecheck %s --check-prefix=PROD -DT=f64
+// RUN: coll-gen all-reduce --devices 3 --shape 10 --kind max --dtype bf16 | coll-opt --coll-lower-all-reduce=strategy=ring | filecheck %s --check-prefix=MAX -DT=bf16
+// RUN: coll-gen all-reduce --devices 3 --shape 10 --kind min --dtype i16 | coll-opt --coll-lower-all-reduce=strategy=ring | filecheck %s --check-prefix=MIN -DT=i16
+// RUN: coll-gen all-reduce --devices 3 --shape 10 --kind and --dtype i1 | coll-opt --coll-lower-all-reduce=strategy=ring | filecheck %s --check-prefix=AND -DT=i1
+// RUN: coll-gen all-reduce --devices 3 --shape 10 --kind or --dtype i8 | coll-opt --coll-lower-all-reduce=strategy=ring | filecheck %s --check-prefix=OR -DT=i8
+// RUN: coll-gen all-reduce --devices 3 --shape 10 --kind xor --dtype i64 | coll-opt --coll-lower-all-reduce=strategy=ring | filecheck %s --check-prefix=XOR -DT=i64
+
+// SUM-COUNT-6: "coll.combine"{{.*}}{kind = "sum"{{.*}}memref<{{[0-9]+}}x[[T]]
+// SUM-NOT: "coll.combine"
+// PROD-COUNT-6: "coll.combine"{{.*}}{kind = "prod"{{.*}}memref<{{[0-9]+}}x[[T]]
+// PROD-NOT: "coll.combine"
+// MAX-COUNT-6: "coll.combine"{{.*}}{kind = "max"{{.*}}memref<{{[0-9]+}}x[[T]]
+// MAX-NOT: "coll.combine"
+// MIN-COUNT-6: "coll.combine"{{.*}}{kind = "min"{{.*}}memref<{{[0-9]+}}x[[T]]
+// MIN-NOT: "coll.combine"
+// AND-COUNT-6: "coll.combine"{{.*}}{kind = "and"{{.*}}memref<{{[0-9]+}}x[[T]]
+// AND-NOT: "coll.combine"
+// OR-COUNT-6: "coll.combine"{{.*}}{kind = "or"{{.*}}memref<{{[0-9]+}}x[[T]]
+// OR-NOT: "coll.combine"
+// XOR-COUNT-6: "coll.combine"{{.*}}{kind = "xor"{{.*}}memref<{{[0-9]+}}x[[T]]
+// XOR-NOT: "coll.combine"
