@@ -1,0 +1,5 @@
+func.func @f() {
+  %x = arith.constant 1 : i32
+  coll.nonsense %x
+  return
+}
