@@ -2,7 +2,12 @@
 from pathlib import Path
 
 from mlir import ir
+from mlir._mlir_libs import _mlir
 from mlir.dialects import irdl
+
+# Where the bindings find the (empty) Python module of the coll dialect.
+if "coll.ir.dialects" not in _mlir.globals.dialect_search_modules:
+    _mlir.globals.append_dialect_search_prefix("coll.ir.dialects")
 
 IRDL_FILE = Path(__file__).with_name("coll.irdl.mlir")
 _IRDL_TEXT = IRDL_FILE.read_text()

@@ -1,0 +1,1 @@
+"""Python dialect modules for the bindings' lookup (see coll.py)."""
