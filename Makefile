@@ -5,7 +5,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup demo test lit clean
+.PHONY: setup demo test lit report clean
 
 $(STAMP): pyproject.toml
 	@command -v cc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev; }
@@ -28,6 +28,11 @@ lit: setup
 test: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
 	$(BIN)/pytest -q tests/unit
+
+# bench/report.md + bench/report/*.png: calibrates the CPU profile, then
+# schedule quality, compile time, CPU runs and the auto validation grid.
+report: setup
+	$(BIN)/python bench/report.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info tests/lit/Output

@@ -5,12 +5,22 @@ from .registry import PassError, choice, register
 
 
 @register("coll-lower-all-reduce",
-          "Lower coll.all_reduce to explicit per-device copies, combines and tokens",
-          strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD))
-def lower_all_reduce_pass(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD):
+          "Lower coll.all_reduce to explicit per-device copies, combines and tokens "
+          "(auto: the reference threshold rule, or the cost model with profile=NAME)",
+          strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
+          profile=(str, ""))
+def lower_all_reduce_pass(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
     if threshold < 0:
         raise PassError(f"threshold must be >= 0, got {threshold}")
-    lower_all_reduce(module_op, strategy, threshold)
+    # profile=<name|path.json>: `auto` picks by the cost model (cost_model.py).
+    prof = None
+    if profile:
+        from .cost_model import load_profile
+        try:
+            prof = load_profile(profile)
+        except ValueError as e:
+            raise PassError(str(e)) from None
+    lower_all_reduce(module_op, strategy, threshold, prof)
 
 
 @register("coll-verify", "Run the coll verifier (what IRDL cannot check); every coll pass also runs it")

@@ -10,6 +10,7 @@ from mlir.dialects import memref
 from ..ir import builders
 from ..ir.types import flat_type, numel as numel_of
 from .chunking import chunks
+from .registry import PassError
 
 DEFAULT_THRESHOLD = 256000
 
@@ -189,9 +190,32 @@ class _Emitter:
                 tok = t
 
 
-def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
+MAX_OPS = 2_000_000  # above this, building the program would exhaust memory
+
+
+def estimated_ops(strategy, n, numel):
+    """An upper bound on the ops one all_reduce lowers to (casts included)."""
+    if n == 1 or numel == 0:
+        return 2 * n + 4
+    if strategy == "naive":
+        return 2 * n * n + 3 * n
+    busy = sum(1 for _, size in chunks(numel, n) if size)
+    return busy * 6 * n + 2 * n + 4
+
+
+def check_size(op, strategy, n, numel):
+    size = estimated_ops(strategy, n, numel)
+    if size > MAX_OPS:
+        raise PassError(f"lowering this all_reduce ({n} devices, strategy {strategy}) would emit "
+                        f"about {size} ops, above the limit of {MAX_OPS}; use fewer devices or "
+                        f"another strategy", op.location)
+
+
+def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
     """Replaces one coll.all_reduce with its explicit program. Returns the
-    strategy used."""
+    strategy used. With a cost-model `profile` (passes/cost_model.py), `auto`
+    picks the strategy with the lowest predicted time instead of the
+    threshold rule."""
     attrs = op.attributes
     requested = ir.StringAttr(attrs["strategy"]).value if "strategy" in attrs else None
     if requested in (None, "auto"):
@@ -201,6 +225,10 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     with ir.InsertionPoint(op), op.location:
         e = _Emitter(op)
         chosen = choose_strategy(requested, e.n, e.numel, threshold)
+        if profile is not None and requested == "auto":
+            from .cost_model import choose_by_model
+            chosen = choose_by_model(op, profile)
+        check_size(op, chosen, e.n, e.numel)
         if e.n == 1 or e.numel == 0:
             if e.numel:
                 e.identity()
@@ -212,7 +240,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     return chosen
 
 
-def lower_all_reduce(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD):
+def lower_all_reduce(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
     """Lowers every coll.all_reduce under module_op."""
     ops = []
 
@@ -222,5 +250,5 @@ def lower_all_reduce(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD):
         return ir.WalkResult.ADVANCE
 
     module_op.walk(collect)
-    return [lower_op(o.operation if hasattr(o, "operation") else o, strategy, threshold)
+    return [lower_op(o.operation if hasattr(o, "operation") else o, strategy, threshold, profile)
             for o in ops]

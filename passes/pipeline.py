@@ -10,6 +10,11 @@ from ..ir.verifier import VerifyError, verify_or_raise
 from .registry import PassError, load_all
 
 
+# The bindings can only emit errors: a note is an error whose message starts
+# with this prefix; tools/diagnostics.py attaches it to the error before it.
+NOTE_PREFIX = "note: "
+
+
 class PipelineError(ValueError):
     pass
 
@@ -60,8 +65,13 @@ def _python_pass(info, options):
             info.fn(op, **options)
             verify_or_raise(op)
         except PassError as e:
-            loc = e.location or op.location
-            loc.emit_error(f"{info.name}: {e}")
+            # A PassError may carry several findings, each with notes at
+            # other locations (`findings`: [(loc, message, [(loc, note)])]).
+            found = getattr(e, "findings", None) or [(e.location, str(e), ())]
+            for loc, msg, notes in found:
+                (loc or op.location).emit_error(f"{info.name}: {msg}")
+                for nloc, note in notes:
+                    nloc.emit_error(NOTE_PREFIX + note)
             pass_.signal_pass_failure()
         except VerifyError as e:
             for loc, msg in e.findings:

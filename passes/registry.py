@@ -70,6 +70,11 @@ def register(name, description="", **options):
 # Modules whose import registers passes (each calls `register`).
 PASS_MODULES = [
     "coll.passes.builtin_passes",
+    "coll.passes.cost_passes",
+    "coll.passes.check_order",
+    "coll.passes.shuffle",
+    "coll.lowering.gpu",
+    "coll.lowering.cpu",
 ]
 
 

@@ -82,6 +82,7 @@ def process(text, filename, pipeline, args):
     from coll.ir.verifier import verify
     from coll.passes.pipeline import PipelineError, build
     from .diagnostics import Collector, Diag, from_location
+    from .parse_guard import known_crashes
 
     ctx = make_context()
     col = Collector(ctx, filename)
@@ -96,6 +97,9 @@ def process(text, filename, pipeline, args):
                                       print_after_all=args.mlir_print_ir_after_all)
             if args.mlir_timing:
                 pm.enable_timing()
+            crashes = known_crashes(text)
+            if crashes:  # would abort the process inside the parser
+                return None, [Diag("error", m, filename, line, col) for line, col, m in crashes]
             try:
                 module = ir.Module.parse(text)
             except ir.MLIRError as e:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from coll.passes.pipeline import NOTE_PREFIX
+
 
 @dataclass
 class Diag:
@@ -61,14 +63,24 @@ class Collector:
         self.handle = ctx.attach_diagnostic_handler(self._on)
 
     def _on(self, d):
-        self.diags.append(from_mlir(d, self.filename))
+        self._add(from_mlir(d, self.filename))
         return True
+
+    def _add(self, d):
+        """Passes emit notes as errors prefixed 'note: ' (the bindings cannot
+        attach notes): they become notes of the diagnostic before them."""
+        if d.severity == "error" and d.message.startswith(NOTE_PREFIX) and self.diags:
+            d.severity, d.message = "note", d.message[len(NOTE_PREFIX):]
+            self.diags[-1].notes.append(d)
+        else:
+            self.diags.append(d)
 
     def add_error(self, err):
         """Adds the diagnostics carried by an MLIRError."""
         infos = getattr(err, "error_diagnostics", None) or []
         if infos:
-            self.diags += [from_mlir(d, self.filename) for d in infos]
+            for d in infos:
+                self._add(from_mlir(d, self.filename))
         else:
             self.diags.append(Diag("error", str(err), self.filename))
 

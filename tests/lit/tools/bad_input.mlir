@@ -25,7 +25,7 @@
 // ANCHOR: coll-opt: error: invalid pass pipeline: pipeline must be anchored on the module
 // UNKNOWN: coll-opt: error: invalid pass pipeline: invalid pipeline element 'coll-lower-everything': 'coll-lower-everything' does not refer to a registered pass or pass pipeline
 // STRATEGY: invalid value 'tree' for option 'strategy' of pass 'coll-lower-all-reduce'; expected one of: auto, naive, ring, all2all
-// OPTION: unknown option 'chunks' for pass 'coll-lower-all-reduce'; expected one of: strategy, threshold
+// OPTION: unknown option 'chunks' for pass 'coll-lower-all-reduce'; expected one of: profile, strategy, threshold
 // VALUE: invalid value 'many' for option 'threshold' of pass 'coll-lower-all-reduce'; expected int
 // FLAG: invalid pass pipeline: invalid pipeline element 'bogus-flag'
 // KIND: bad_kind.mlir:2:8: error: '"mean"' does not satisfy the constraint

@@ -31,7 +31,7 @@
 // STATS: "kernels": 2,
 // STATS: "pairs": 2
 
-// LIST: --coll-lower-all-reduce  {strategy=auto threshold=256000}
+// LIST: --coll-lower-all-reduce  {strategy=auto threshold=256000 profile=}
 // LIST: --coll-stats
 
 func.func @f(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>) {

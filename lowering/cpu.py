@@ -1,0 +1,292 @@
+"""coll-to-cpu: explicit level -> upstream memref/scf/vector/arith, and
+coll-cpu-to-llvm: on to the LLVM dialect with upstream passes.
+
+On the CPU every simulated device is host memory, so placement is dropped:
+`#coll.device<i>` memory spaces are stripped from every type and
+`memref.memory_space_cast` disappears. Program order is a valid order of the
+token graph (every op comes after the ops it waits for), so running the ops
+in that order honours every token: tokens, `coll.join` and `coll.wait`
+vanish.
+
+- `coll.alloc`   -> `memref.alloc {alignment = 64}`, freed before the
+                    terminator of its block (the function's return).
+- `coll.copy`    -> `memref.copy` (a contiguous slice lowers to a memcpy).
+- `coll.combine` -> one vector loop (lowering/cpu_kernels.py).
+With tiling on (the default, lowering/cpu_fuse.py), the copies and combines
+that share data run tile by tile and their scratch shrinks to one tile.
+"""
+from mlir import ir
+from mlir.dialects import memref
+from mlir.passmanager import PassManager
+
+from ..passes.registry import PassError, register
+from . import cpu_fuse
+from .cpu_kernels import Combine, element_bytes
+
+ALIGNMENT = 64
+
+# Upstream route from memref/scf/vector/arith/func to the LLVM dialect.
+# arith-expand{include-bf16} turns bf16 conversions into integer arithmetic so
+# that no compiler-rt helper (__truncsfbf2) is needed at JIT time.
+LLVM_PIPELINE = ",".join([
+    "canonicalize",
+    "cse",
+    "arith-expand{include-bf16=true}",
+    "convert-vector-to-scf",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "lower-affine",
+    "finalize-memref-to-llvm",
+    "convert-vector-to-llvm",
+    "convert-arith-to-llvm",
+    "convert-index-to-llvm",
+    "convert-func-to-llvm",
+    "convert-cf-to-llvm",
+    "reconcile-unrealized-casts",
+])
+
+FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
+
+
+# -- types -------------------------------------------------------------------
+
+def _is_device_space(space):
+    return space is not None and str(space).startswith("#coll.device<")
+
+
+def strip_type(t):
+    """`t` without a #coll.device memory space, and with i1 elements stored
+    as i8 (other types unchanged). An i1 memref holds one byte per element
+    (numpy bool) and LLVM 22's memref-to-llvm refuses i1 loads, so i8 is the
+    same buffer with the same descriptor: the C interface does not change."""
+    if not isinstance(t, ir.MemRefType):
+        return t
+    m = ir.MemRefType(t)
+    is_i1 = isinstance(m.element_type, ir.IntegerType) and m.element_type.width == 1
+    if not (_is_device_space(m.memory_space) or is_i1):
+        return t
+    elem = ir.IntegerType.get_signless(8) if is_i1 else m.element_type
+    space = None if _is_device_space(m.memory_space) else m.memory_space
+    return ir.MemRefType.get(m.shape, elem, m.layout, space, loc=ir.Location.unknown(m.context))
+
+
+def _strip_values(values):
+    for v in values:
+        new = strip_type(v.type)
+        if new != v.type:
+            v.set_type(new)
+
+
+def _strip_function_type(op):
+    if "function_type" not in op.attributes:
+        return
+    ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+    inputs = [strip_type(t) for t in ft.inputs]
+    results = [strip_type(t) for t in ft.results]
+    if inputs != list(ft.inputs) or results != list(ft.results):
+        op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+
+
+def _blocks(module_op):
+    blocks = []
+
+    def visit(op):
+        for region in op.regions:
+            blocks.extend(region.blocks)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return blocks
+
+
+def _strip_all(module_op):
+    def visit(op):
+        _strip_values(op.results)
+        _strip_function_type(op)
+        return ir.WalkResult.ADVANCE
+    for block in _blocks(module_op):
+        _strip_values(block.arguments)
+    module_op.walk(visit)
+
+
+# -- per-op lowering ---------------------------------------------------------
+
+def _collect(module_op):
+    ops = []
+
+    def visit(op):
+        if op.name.startswith("coll.") or op.name == "memref.memory_space_cast":
+            ops.append(op)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return ops
+
+
+def _combine_operands(op):
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    ops = list(op.operands)
+    n_in = seg[0] + seg[1]
+    return ops[:n_in], ops[n_in]
+
+
+def _rewrite(op):
+    """Emits the upstream ops that replace `op` (before it)."""
+    name = op.name
+    if FUSED in op.attributes:
+        return
+    with ir.InsertionPoint(op), op.location:
+        if name == "coll.alloc":
+            buf = memref.alloc(op.results[0].type, [], [], alignment=ALIGNMENT)
+            op.results[0].replace_all_uses_with(buf)
+            block = op.block
+            with ir.InsertionPoint(block.operations[len(block.operations) - 1]):
+                memref.dealloc(buf)
+        elif name == "coll.copy":
+            src, dst = op.operands[0], op.operands[1]
+            if ir.MemRefType(src.type).shape != ir.MemRefType(dst.type).shape:
+                raise PassError("coll.copy source and target shapes differ", op.location)
+            memref.copy(src, dst)
+        elif name == "coll.combine":
+            ins, out = _combine_operands(op)
+            try:
+                kernel = Combine(ir.StringAttr(op.attributes["kind"]).value,
+                                 ir.MemRefType(out.type).element_type)
+            except ValueError as e:
+                raise PassError(str(e), op.location) from None
+            kernel.emit(ins, out)
+        elif name == "memref.memory_space_cast":
+            src = op.operands[0]
+            if src.type == op.results[0].type:
+                op.results[0].replace_all_uses_with(src)
+        elif name in ("coll.join", "coll.wait"):
+            pass
+        else:
+            raise PassError(f"'{name}' has no CPU lowering; lower it to the explicit level first "
+                            "(coll-lower-all-reduce)", op.location)
+
+
+def _erase(op):
+    for r in op.results:
+        for use in r.uses:
+            user = use.owner
+            raise PassError(f"'{op.name}' result is still used by '{user.name}' after lowering to CPU "
+                            "(tokens may only flow into coll ops)", user.location)
+    op.erase()
+
+
+def _erase_dead_views(blocks):
+    """Views (and tiled scratch) that only the replaced ops used."""
+    for block in blocks:
+        for op in reversed(list(block.operations)):
+            dead = all(not list(r.uses) for r in op.results)
+            if dead and (op.name in cpu_fuse.VIEW_OPS or FUSED in op.attributes):
+                op.erase()
+
+
+def _tile_blocks(module_op, tile):
+    """Replaces the copies and combines of every tileable group by tiled
+    loops; marks what they replace."""
+    for block in _blocks(module_op):
+        groups, accesses = cpu_fuse.plan(block)
+        for g in groups:
+            cpu_fuse.emit(g, accesses, tile)
+            for op in g.ops:
+                op.attributes[FUSED] = ir.UnitAttr.get()
+            for s in g.scratch:
+                s.owner.attributes[FUSED] = ir.UnitAttr.get()
+
+
+@register("coll-to-cpu",
+          "Lower the explicit level to memref/scf/vector for CPU-simulated devices "
+          "(tile: elements per tile, -1 sized by cache, 0 no tiling)",
+          tile=(int, -1))
+def to_cpu(module_op, tile=-1):
+    """Explicit level -> memref/scf/vector/arith, in place."""
+    if tile < -1:
+        raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
+    with module_op.context, module_op.location:
+        ops = _collect(module_op)
+        _strip_all(module_op)
+        if tile != 0:
+            _tile_blocks(module_op, tile)
+        for op in ops:
+            _rewrite(op)
+        # Users come after their producers: erase from the back.
+        for op in reversed(ops):
+            if FUSED in op.attributes and op.name == "coll.alloc":
+                continue  # its views go first
+            if op.name == "memref.memory_space_cast" and op.operands[0].type != op.results[0].type:
+                continue  # a cast between non-coll spaces is not ours
+            _erase(op)
+        _erase_dead_views(_blocks(module_op))
+
+
+@register("coll-cpu-to-llvm",
+          "Lower memref/scf/vector/arith/func to the LLVM dialect (upstream passes)")
+def cpu_to_llvm(module_op):
+    """memref/scf/vector/arith/func -> LLVM dialect, in place."""
+    pm = PassManager.parse(f"builtin.module({LLVM_PIPELINE})", module_op.context)
+    try:
+        pm.run(module_op)
+    except ir.MLIRError as e:
+        raise PassError(f"lowering to the LLVM dialect failed: {e}", module_op.location) from None
+
+
+# -- the whole route, for runtimes -------------------------------------------
+
+def _op_names(module_op):
+    names = set()
+
+    def visit(op):
+        names.add(op.name)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return names
+
+
+def _bytes(t):
+    m = ir.MemRefType(t)
+    n = 1
+    for d in m.shape:
+        n *= d
+    return n * element_bytes(m.element_type)
+
+
+def traffic_bytes(module_op):
+    """Bytes the explicit program reads plus writes: a copy reads and writes
+    its size, a combine reads every input and writes its output."""
+    total = 0
+
+    def visit(op):
+        nonlocal total
+        if op.name == "coll.copy":
+            total += 2 * _bytes(op.operands[1].type)
+        elif op.name == "coll.combine":
+            ins, out = _combine_operands(op)
+            total += (len(ins) + 1) * _bytes(out.type)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return total
+
+
+def lower_for_cpu(module_op, strategy="auto", threshold=None, tile=-1):
+    """Lowers whatever is not lowered yet down to the LLVM dialect, in place.
+
+    Returns (strategies chosen per coll.all_reduce, traffic bytes of the
+    explicit program, or None when the input was already below it)."""
+    from ..ir.verifier import verify_or_raise
+    from ..passes.lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce
+    chosen, traffic = [], None
+    names = _op_names(module_op)
+    if "coll.all_reduce" in names:
+        with module_op.context:
+            chosen = lower_all_reduce(module_op, strategy,
+                                      DEFAULT_THRESHOLD if threshold is None else threshold)
+        names = _op_names(module_op)
+    if any(n.startswith("coll.") for n in names) or "memref.memory_space_cast" in names:
+        verify_or_raise(module_op)
+        traffic = traffic_bytes(module_op)
+        to_cpu(module_op, tile)
+        names = _op_names(module_op)
+    if any(not (n.startswith("llvm.") or n == "builtin.module") for n in names):
+        cpu_to_llvm(module_op)
+    return chosen, traffic

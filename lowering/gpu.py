@@ -1,0 +1,718 @@
+"""coll-to-gpu: explicit level -> upstream gpu dialect (host ops + kernels).
+
+  coll.alloc    -> a `memref.view` into one scratch pool: `gpu.alloc async`
+                   of the pool first, `gpu.dealloc async` after the last use
+                   (one cuMemAlloc/cuMemFree per run, not one per buffer:
+                   cuMemFree synchronizes the device). With `workspace=arg`
+                   the pool is a trailing `memref<Bxi8>` argument instead
+                   (the caller keeps it across runs) and the function gets
+                   `coll.workspace_bytes = B`.
+  coll.copy     -> `gpu.memcpy async`. A slice at an offset is handed over
+                   as an identity-layout memref starting at the slice
+                   (`memcpy-views=true`, the default; built on the memref
+                   descriptor with llvm ops): upstream gpu-to-llvm rejects a
+                   strided source (leaving the op unconverted, silently)
+                   and ignores the destination's offset. With
+                   `memcpy-views=false` the slices stay as they are (pure
+                   gpu dialect; run coll-gpu-legalize-memcpy later).
+  coll.combine  -> `gpu.launch_func async` of `combine_<kind>_<type>_x<arity>`
+                   in `gpu.module @coll_kernels` (gpu_kernels.py), one kernel
+                   per (kind, type, arity)
+  coll.join     -> folded: its tokens are joined with `gpu.wait async [...]`
+                   where an op needs them as its one dependency
+  coll.wait     -> `gpu.wait` (host sync) on the last token of every stream
+
+Streams. Upstream gpu-to-llvm lowers a chain of async tokens to one CUDA
+stream, and `gpu.wait async [a, b]` to a new stream that waits on events
+recorded after `a` and `b`. Every logical device gets its own chain; an op
+on device d (copies run on their destination's chain) that must wait for
+another chain continues d's chain on such a new stream. Dependencies that
+d's chain already implies (vector clocks) are not waited for again. Every
+op thus has exactly the one async dependency upstream requires, and the
+host code is straight-line. `gpu.wait` destroys the streams it syncs and
+nothing else does, so the final `gpu.wait` names the last token of every
+stream created, each once. `streams=single` puts all ops of a GPU on one
+chain in program order (a valid order of the token graph): no events, no
+concurrency; for comparing host overhead against overlap.
+
+Placement. `#coll.device<i>` memory spaces are stripped from all types;
+`device-map=0,0,1` names the physical GPU of each logical device (default:
+all GPU 0). Limitation: the upstream CUDA wrappers (libmlir_cuda_runtime)
+create one context, for the device that is the default when they are first
+used, and the compiled library loads its kernels from a constructor at load
+time, so a program must keep all its logical devices on one GPU: a map
+naming several GPUs is rejected. The GPU is recorded as `coll.gpu = k` on
+the function; a runtime calls mgpuSetDefaultDevice(k) before loading the
+library (runtime/cuda_driver.py). `gpu.set_default_device` inside the
+function would come too late.
+"""
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, memref
+
+from ..ir.types import device_of
+from ..passes.registry import PassError, register
+from . import gpu_kernels as kernels
+
+KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
+KERNEL_MODULE = "coll_kernels"
+THREADS = 256
+MAX_BLOCKS = 1056   # H200: 132 SMs x 8 resident blocks of 256 threads
+POOL_ALIGN = 256    # bytes; keeps every scratch buffer 16-byte aligned
+CHIP_FEATURES = {"sm_100": "+ptx86", "sm_101": "+ptx86", "sm_120": "+ptx87"}
+DEFAULT_FEATURES = "+ptx80"  # the upstream default +ptx60 is rejected for sm_90
+
+
+def features_for(chip):
+    return CHIP_FEATURES.get(chip, DEFAULT_FEATURES)
+
+
+def parse_device_map(text):
+    """'0,0,1' -> [0, 0, 1]; '' -> [] (every logical device on GPU 0)."""
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        ids = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise PassError(f"device-map must be comma-separated GPU ids, got '{text}'") from None
+    if any(i < 0 for i in ids):
+        raise PassError(f"device-map has a negative GPU id: '{text}'")
+    return ids
+
+
+# -- types -------------------------------------------------------------------
+
+def stored_type(t):
+    """A memref type without #coll.device, with i1 stored as i8 (one byte per
+    element, the same buffer and descriptor); other types unchanged."""
+    if not isinstance(t, ir.MemRefType):
+        return t
+    m = ir.MemRefType(t)
+    space = m.memory_space
+    coll_space = space is not None and str(space).startswith("#coll.device<")
+    is_i1 = str(m.element_type) == "i1"
+    if not (coll_space or is_i1):
+        return t
+    elem = ir.IntegerType.get_signless(8) if is_i1 else m.element_type
+    return ir.MemRefType.get(m.shape, elem, m.layout, None if coll_space else space)
+
+
+def _strip_values(values):
+    for v in values:
+        new = stored_type(v.type)
+        if new != v.type:
+            v.set_type(new)
+
+
+def strip_types(root):
+    """Strips coll placement (and i1 storage) from every value and function
+    type under `root` (a lowered func.func), in place."""
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                _strip_values(block.arguments)
+        _strip_values(op.results)
+        if "function_type" in op.attributes:
+            try:
+                ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            except ValueError:  # not a builtin function type (llvm.func)
+                return ir.WalkResult.ADVANCE
+            ins = [stored_type(t) for t in ft.inputs]
+            outs = [stored_type(t) for t in ft.results]
+            if ins != list(ft.inputs) or outs != list(ft.results):
+                op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ins, outs))
+        return ir.WalkResult.ADVANCE
+    root.walk(visit)
+
+
+def _numel(t):
+    n = 1
+    for d in ir.MemRefType(t).shape:
+        n *= d
+    return n
+
+
+def _elem(t):
+    return str(ir.MemRefType(t).element_type)
+
+
+def _index(v):
+    return arith.constant(ir.IndexType.get(), int(v))
+
+
+def _token_type():
+    return gpu.AsyncTokenType.get()
+
+
+# -- token chains ---------------------------------------------------------------
+
+class _Tok:
+    """A gpu async token: the stream it lives on, and a vector clock of
+    what is complete when it is (chain -> ops of that chain)."""
+    __slots__ = ("value", "stream", "chain", "pos", "clock", "gen")
+
+    def __init__(self, value, stream, chain, pos, clock, gen):
+        self.value, self.stream, self.chain = value, stream, chain
+        self.pos, self.clock, self.gen = pos, clock, gen
+
+
+class _Stream:
+    __slots__ = ("last",)
+
+    def __init__(self):
+        self.last = None
+
+
+def _implies(clock, tok):
+    return clock.get(tok.chain, 0) >= tok.pos
+
+
+class _Chains:
+    """One chain of async ops per logical device (see the module doc)."""
+
+    def __init__(self):
+        self.gen = 0          # bumped by every host sync: older tokens are done
+        self.reset()
+
+    def reset(self):
+        self.head = {}        # chain -> _Tok
+        self.count = {}       # chain -> ops issued on it
+        self.streams = []     # streams created since the last sync
+
+    def _new(self, value, stream, chain, clocks):
+        pos = self.count.get(chain, 0) + 1
+        self.count[chain] = pos
+        clock = {}
+        for c in clocks:
+            for k, v in c.items():
+                clock[k] = max(clock.get(k, 0), v)
+        clock[chain] = pos
+        tok = _Tok(value, stream, chain, pos, clock, self.gen)
+        stream.last = tok
+        self.head[chain] = tok
+        return tok
+
+    def needed(self, chain, deps):
+        """The deps that `chain` must still wait for, minimal."""
+        head = self.head.get(chain)
+        known = head.clock if head else {}
+        live = []
+        for t in deps:
+            if t.gen == self.gen and not _implies(known, t) and t not in live:
+                live.append(t)
+        return [t for t in live
+                if not any(o is not t and _implies(o.clock, t) for o in live)]
+
+    def issue(self, chain, deps, make):
+        """Emits `make(dep_value) -> token value` on `chain` after `deps`."""
+        head = self.head.get(chain)
+        need = self.needed(chain, deps)
+        if head is None or need:
+            waits = ([head] if head else []) + need
+            stream = _Stream()
+            self.streams.append(stream)
+            values = [t.value for t in waits]
+            if len(values) == 1:
+                # canonicalize folds `gpu.wait async [%t]` into %t, which
+                # would put this chain on %t's stream; [%t, %t] keeps it own.
+                values = values * 2
+            value = gpu.WaitOp(_token_type(), values).result
+            head = self._new(value, stream, chain, [t.clock for t in waits])
+        value = make(head.value)
+        return self._new(value, head.stream, chain, [head.clock])
+
+    def join_all(self):
+        """A token after everything issued so far (None if nothing is live)."""
+        heads = [h for h in self.head.values() if h.gen == self.gen]
+        if not heads:
+            return None
+        if len(heads) == 1:
+            return heads[0]
+        stream = _Stream()
+        self.streams.append(stream)
+        value = gpu.WaitOp(_token_type(), [t.value for t in heads]).result
+        return self._new(value, stream, ("join", len(self.streams)), [t.clock for t in heads])
+
+    def sync(self):
+        """Host sync on every stream (gpu.wait destroys them): all done."""
+        lasts = [s.last.value for s in self.streams if s.last is not None]
+        if lasts:
+            gpu.WaitOp(None, lasts)
+        self.gen += 1
+        self.reset()
+
+
+# -- one function -----------------------------------------------------------------
+
+def _flat(v):
+    """`v` as a rank-1 memref (contiguous views only)."""
+    mt = ir.MemRefType(v.type)
+    if mt.rank == 1:
+        return v
+    n = _numel(mt)
+    flat = ir.MemRefType.get([n], mt.element_type)
+    if mt.rank == 0:
+        return memref.expand_shape(flat, v, [], [], [1])
+    try:
+        return memref.collapse_shape(flat, v, [list(range(mt.rank))])
+    except Exception:
+        raise PassError(f"contiguous buffers are needed, got {mt}") from None
+
+
+def _check_contiguous(v, what, loc):
+    mt = ir.MemRefType(v.type)
+    strides, _ = mt.get_strides_and_offset()
+    expect = 1
+    for d, s in zip(reversed(list(mt.shape)), reversed(list(strides))):
+        if d != 1 and s != expect:
+            raise PassError(f"{what} is not contiguous ({mt}); gpu.memcpy and the "
+                            "combine kernels need contiguous slices", loc)
+        expect *= d
+
+
+def _segments(op):
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+class _Function:
+    """Lowers the coll ops of one func.func (straight-line, in order)."""
+
+    def __init__(self, func, device_map, workspace, streams, kernels_needed):
+        self.func = func
+        self.device_map = device_map
+        self.workspace = workspace
+        self.streams = streams
+        self.kernels_needed = kernels_needed
+        self.block = func.regions[0].blocks[0]
+        self.chains = _Chains()
+        self.tokens = {}      # coll token value -> [_Tok]
+        self.pool = None      # the scratch pool value
+        self.pool_tok = None  # its gpu.alloc token (workspace=alloc)
+        self.consts = {}      # index constants, hoisted to the entry
+
+    # Devices are read from the types before they are stripped.
+    def plan(self):
+        ops = [op for op in self.block.operations]
+        self.ops = []
+        self.scratch = []     # (op, byte offset)
+        used = set()
+        size = 0
+        for op in ops:
+            name = op.operation.name
+            op = op.operation
+            if name == "coll.alloc":
+                t = op.results[0].type
+                dev = device_of(t)
+                used.add(dev)
+                nbytes = _numel(t) * kernels.ELEMENT_BYTES[kernels.stored_element(_elem(t))]
+                if not self.scratch:
+                    self.pool_chain = dev  # the pool is allocated on this chain
+                self.scratch.append((op, size))
+                size += -(-max(nbytes, 1) // POOL_ALIGN) * POOL_ALIGN
+                self.ops.append((op, dev))
+            elif name == "coll.copy":
+                dev = device_of(op.operands[1].type)
+                used.update([dev, device_of(op.operands[0].type)])
+                self.ops.append((op, dev))
+            elif name == "coll.combine":
+                seg = _segments(op)
+                dev = device_of(op.operands[seg[0] + seg[1]].type)
+                used.add(dev)
+                self.ops.append((op, dev))
+            elif name.startswith("coll.") or name == "memref.memory_space_cast":
+                self.ops.append((op, None))
+        self.pool_bytes = size
+        used.discard(None)
+        self.physical = sorted({self._gpu(d, op) for d in used})
+        if len(self.physical) > 1:
+            raise PassError(
+                f"device-map places this program on GPUs {self.physical}; the upstream CUDA "
+                "wrappers create one context (for the default device, when the library loads), "
+                "so all logical devices of a program must map to one GPU", self.func.location)
+
+    def _gpu(self, dev, op):
+        if not self.device_map:
+            return 0
+        if dev >= len(self.device_map):
+            raise PassError(f"device-map has {len(self.device_map)} entries but the program uses "
+                            f"logical device {dev}", op.location)
+        return self.device_map[dev]
+
+    def _chain(self, dev):
+        """The chain (stream) of a logical device's ops."""
+        return dev if self.streams == "device" else self._gpu(dev, self.func)
+
+    def _deps(self, values):
+        out = []
+        for v in values:
+            out.extend(self.tokens.get(v, []))
+        return out
+
+    def _last_coll(self):
+        last = None
+        for op, _ in self.ops:
+            if op.name.startswith("coll."):
+                last = op
+        return last
+
+    def _const(self, v):
+        if v not in self.consts:
+            with ir.InsertionPoint(self.entry), self.func.location:
+                self.consts[v] = _index(v)
+        return self.consts[v]
+
+    def emit(self):
+        first = self.block.operations[0]
+        self.entry = first
+        with ir.InsertionPoint(first), self.func.location:
+            self.func.attributes["coll.gpu"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), self.physical[0] if self.physical else 0)
+            self._make_pool()
+        last = self._last_coll()
+        for op, dev in self.ops:
+            with ir.InsertionPoint(op), op.location:
+                getattr(self, "_" + op.name.split(".")[1])(op, dev, final=op == last)
+        # Whatever is still in flight at a return is synced there.
+        term = self.block.operations[len(self.block.operations) - 1]
+        with ir.InsertionPoint(term), term.location:
+            self._finish()
+        for op, _ in reversed(self.ops):
+            op.erase()
+
+    # -- scratch ------------------------------------------------------------------
+    def _make_pool(self):
+        if not self.scratch:
+            return
+        pool_type = ir.MemRefType.get([self.pool_bytes], ir.IntegerType.get_signless(8))
+        if self.workspace == "arg":
+            self.pool = self.block.add_argument(pool_type, self.func.location)
+            ft = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
+            self.func.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(list(ft.inputs) + [pool_type], list(ft.results)))
+            self.func.attributes["coll.workspace_bytes"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), self.pool_bytes)
+            return
+        chain = self._chain(self.pool_chain)
+
+        def alloc(dep):
+            op = gpu.AllocOp(pool_type, _token_type(), [dep], [], [])
+            self.pool = op.results[0]
+            return op.results[1]
+        self.pool_tok = self.chains.issue(chain, [], alloc)
+
+    def _free_pool(self):
+        if self.pool is None or self.workspace == "arg":
+            return
+        after = self.chains.join_all()
+        pool = self.pool
+
+        def dealloc(dep):
+            return gpu.DeallocOp(_token_type(), [dep], pool).result
+        if after is None:  # nothing in flight: a fresh stream
+            self.chains.issue("free", [], dealloc)
+        else:
+            self.chains.issue(after.chain, [after], dealloc)
+        self.pool = None
+
+    def _finish(self):
+        if self.pool is not None and self.workspace != "arg":
+            self._free_pool()
+        self.chains.sync()
+
+    # -- ops ----------------------------------------------------------------------
+    def _alloc(self, op, dev, final):
+        shift = next(off for o, off in self.scratch if o == op)
+        view = memref.view(op.results[0].type, self.pool, self._const(shift), [])
+        op.results[0].replace_all_uses_with(view)
+
+    def _pool_deps(self):
+        # The pool must be allocated before any chain touches it (the vector
+        # clocks drop this once a chain knows it).
+        return [self.pool_tok] if self.pool_tok is not None else []
+
+    def _copy(self, op, dev, final):
+        src, dst = op.operands[0], op.operands[1]
+        _check_contiguous(src, "copy source", op.location)
+        _check_contiguous(dst, "copy target", op.location)
+        src, dst = _flat(src), _flat(dst)
+        deps = self._deps(list(op.operands)[2:]) + self._pool_deps()
+        if _numel(dst.type) == 0:
+            self.tokens[op.results[0]] = deps
+            return
+
+        def make(dep):
+            return gpu.MemcpyOp(_token_type(), [dep], dst, src).result
+        self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
+
+    def _combine(self, op, dev, final):
+        seg = _segments(op)
+        operands = list(op.operands)
+        n_in = seg[0] + seg[1]
+        bufs = operands[:n_in + 1]
+        deps = self._deps(operands[n_in + 1:]) + self._pool_deps()
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        elem = _elem(bufs[-1].type)
+        n = _numel(bufs[-1].type)
+        if n == 0:
+            self.tokens[op.results[0]] = deps
+            return
+        for b in bufs:
+            _check_contiguous(b, "combine operand", op.location)
+        try:
+            name = kernels.kernel_name(kind, elem, n_in)
+            kernels.combine_op(kind, kernels.stored_element(elem))
+        except (KeyError, ValueError) as e:
+            raise PassError(f"no combine kernel for kind '{kind}' on {elem}: {e}",
+                            op.location) from None
+        self.kernels_needed[name] = (kind, elem, n_in)
+        arg_t = ir.Type.parse(kernels.arg_type(elem))
+        args = [memref.cast(arg_t, _flat(b)) for b in bufs] + [self._const(n)]
+        per_block = kernels.lanes(elem) * THREADS
+        blocks = max(1, min(MAX_BLOCKS, -(-n // per_block)))
+        one = self._const(1)
+        grid = (self._const(blocks), one, one)
+        block = (self._const(THREADS), one, one)
+
+        def make(dep):
+            return gpu.LaunchFuncOp([KERNEL_MODULE, name], grid, block, args,
+                                    async_dependencies=[dep]).results[0]
+        self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
+
+    def _join(self, op, dev, final):
+        self.tokens[op.results[0]] = self._deps(list(op.operands))
+
+    def _wait(self, op, dev, final):
+        if final:
+            self._finish()
+        else:
+            self.chains.sync()
+
+    def _memory_space_cast(self, op, dev, final):
+        src, res = op.operands[0], op.results[0]
+        if src.type == res.type:
+            res.replace_all_uses_with(src)
+        else:
+            self.ops = [(o, d) for o, d in self.ops if o != op]  # not ours: keep it
+
+
+# -- gpu.memcpy of slices ------------------------------------------------------
+
+def _descriptor_type(rank):
+    arr = f", array<{rank} x i64>, array<{rank} x i64>" if rank else ""
+    return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64{arr})>")
+
+
+def _identity_view(v):
+    """`v` (a strided memref, maybe with an offset) as an identity-layout
+    memref starting at its first element. Built on the memref descriptor;
+    reconcile-unrealized-casts folds the casts once memrefs are lowered."""
+    mt = ir.MemRefType(v.type)
+    strides, _ = mt.get_strides_and_offset()
+    rank = mt.rank
+    desc_t = _descriptor_type(rank)
+    i64 = ir.IntegerType.get_signless(64)
+    ptr = ir.Type.parse("!llvm.ptr")
+    d = ir.Operation.create("builtin.unrealized_conversion_cast", results=[desc_t],
+                            operands=[v]).result
+    allocated = llvm.extractvalue(ptr, d, ir.DenseI64ArrayAttr.get([0]))
+    aligned = llvm.extractvalue(ptr, d, ir.DenseI64ArrayAttr.get([1]))
+    offset = llvm.extractvalue(i64, d, ir.DenseI64ArrayAttr.get([2]))
+    start = llvm.getelementptr(ptr, aligned, [offset], ir.DenseI32ArrayAttr.get([KDYNAMIC]),
+                               ir.TypeAttr.get(mt.element_type),
+                               ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))
+    out = llvm.mlir_poison(desc_t)
+    out = llvm.insertvalue(out, allocated, ir.DenseI64ArrayAttr.get([0]))
+    out = llvm.insertvalue(out, start, ir.DenseI64ArrayAttr.get([1]))
+    out = llvm.insertvalue(out, llvm.mlir_constant(ir.IntegerAttr.get(i64, 0)),
+                           ir.DenseI64ArrayAttr.get([2]))
+    for k in range(rank):
+        size = llvm.mlir_constant(ir.IntegerAttr.get(i64, mt.shape[k]))
+        stride = llvm.mlir_constant(ir.IntegerAttr.get(i64, strides[k]))
+        out = llvm.insertvalue(out, size, ir.DenseI64ArrayAttr.get([3, k]))
+        out = llvm.insertvalue(out, stride, ir.DenseI64ArrayAttr.get([4, k]))
+    ident = ir.MemRefType.get(mt.shape, mt.element_type, None, mt.memory_space)
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[ident],
+                               operands=[out]).result
+
+
+def _needs_view(t):
+    """A layout upstream's gpu.memcpy lowering gets wrong: an offset, or
+    strides that are not the identity's."""
+    mt = ir.MemRefType(t)
+    strides, offset = mt.get_strides_and_offset()
+    expect, canonical = 1, []
+    for d in reversed(list(mt.shape)):
+        canonical.append(expect)
+        expect *= d
+    return offset != 0 or list(strides) != canonical[::-1]
+
+
+def legalize_memcpy(module_op):
+    """Rewrites gpu.memcpy operands with a non-identity layout in place."""
+    copies = []
+
+    def visit(op):
+        if op.name == "gpu.memcpy":
+            copies.append(op)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    with module_op.context, module_op.location:
+        for op in copies:
+            n_deps = len(op.operands) - 2
+            for i in (n_deps, n_deps + 1):  # dst, src follow the async deps
+                v = op.operands[i]
+                if not _needs_view(v.type):
+                    continue
+                mt = ir.MemRefType(v.type)
+                if any(d < 0 for d in mt.shape):
+                    raise PassError("gpu.memcpy of a dynamically shaped slice is not supported",
+                                    op.location)
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[i] = _identity_view(v)
+    return len(copies)
+
+
+@register("coll-gpu-legalize-memcpy",
+          "Make gpu.memcpy operands identity-layout (slices start at their first element)")
+def legalize_memcpy_pass(module_op):
+    legalize_memcpy(module_op)
+
+
+
+# -- the module ---------------------------------------------------------------------
+
+def _has_coll(func):
+    found = []
+
+    def visit(op):
+        if op.name.startswith("coll."):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    func.walk(visit)
+    return found
+
+
+def _kernel_module(module_op, chip):
+    body = module_op.regions[0].blocks[0]
+    for op in body.operations:
+        if op.operation.name == "gpu.module" and \
+                ir.StringAttr(op.attributes["sym_name"]).value == KERNEL_MODULE:
+            return op
+    target = ir.Attribute.parse(
+        f'#nvvm.target<O = 3, chip = "{chip}", features = "{features_for(chip)}">')
+    with ir.InsertionPoint(body), module_op.location:
+        mod = gpu.GPUModuleOp(KERNEL_MODULE, targets=ir.ArrayAttr.get([target]))
+        mod.regions[0].blocks.append()
+    return mod
+
+
+def _add_kernels(module_op, chip, needed):
+    if not needed:
+        return
+    mod = _kernel_module(module_op, chip)
+    block = mod.regions[0].blocks[0]
+    have = {ir.StringAttr(op.attributes["sym_name"]).value for op in block.operations
+            if "sym_name" in op.attributes}
+    for name in sorted(needed):
+        if name in have:
+            continue
+        text = ("module attributes {gpu.container_module} { gpu.module @m { "
+                + kernels.gpu_func_text(*needed[name]) + " } }")
+        parsed = ir.Module.parse(text, module_op.context)
+        kernel = parsed.body.operations[0].regions[0].blocks[0].operations[0]
+        block.append(kernel.operation.detach_from_parent())
+
+
+def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="device",
+           memcpy_views=True):
+    """Explicit level -> gpu dialect, in place. Returns the kernel names."""
+    if workspace not in ("alloc", "arg"):
+        raise PassError(f"workspace must be 'alloc' or 'arg', got '{workspace}'")
+    if streams not in ("device", "single"):
+        raise PassError(f"streams must be 'device' or 'single', got '{streams}'")
+    if not chip.startswith("sm_"):
+        raise PassError(f"chip must be an NVIDIA architecture like sm_90, got '{chip}'")
+    dmap = parse_device_map(device_map)
+    needed = {}
+    with module_op.context, module_op.location:
+        funcs = []
+        for op in module_op.regions[0].blocks[0].operations:
+            if op.operation.name == "func.func" and _has_coll(op.operation):
+                funcs.append(op.operation)
+        lowerings = []
+        for f in funcs:
+            nested = [o for o in _has_coll(f) if o.parent != f]
+            if nested:
+                raise PassError("only straight-line code is lowered: coll ops must be "
+                                "in the function body, not in nested regions", nested[0].location)
+            low = _Function(f, dmap, workspace, streams, needed)
+            low.plan()
+            lowerings.append(low)
+        for f in funcs:
+            strip_types(f)
+        for low in lowerings:
+            low.emit()
+        if funcs:
+            module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
+        _add_kernels(module_op, chip, needed)
+    if memcpy_views:
+        legalize_memcpy(module_op)
+    return sorted(needed)
+
+
+@register("coll-to-gpu",
+          "Lower the explicit level to gpu host ops (streams per device) and combine kernels",
+          **{"device-map": (str, ""), "chip": (str, "sm_90"), "workspace": (str, "alloc"),
+             "streams": (str, "device"), "memcpy-views": (str, "true")})
+def to_gpu_pass(module_op, **options):
+    views = options["memcpy-views"]
+    if views not in ("true", "false"):
+        raise PassError(f"memcpy-views must be true or false, got '{views}'")
+    to_gpu(module_op, options["device-map"], options["chip"], options["workspace"],
+           options["streams"], views == "true")
+
+
+# -- the whole route to the gpu dialect, for runtimes and benchmarks --------------
+
+def traffic_bytes(module_op):
+    """Bytes the explicit program reads plus writes: a copy reads and writes
+    its size, a combine reads every input and writes its output."""
+    total = 0
+
+    def size(t):
+        e = _elem(t)
+        return _numel(t) * kernels.ELEMENT_BYTES[kernels.stored_element(e)]
+
+    def visit(op):
+        nonlocal total
+        if op.name == "coll.copy":
+            total += 2 * size(op.operands[1].type)
+        elif op.name == "coll.combine":
+            seg = _segments(op)
+            total += (seg[0] + seg[1] + 1) * size(op.operands[seg[0] + seg[1]].type)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return total
+
+
+def lower_for_gpu(module_op, strategy="auto", threshold=None, **options):
+    """Collective or explicit level -> gpu dialect, in place. `options` go to
+    coll-to-gpu. Returns (strategies chosen, traffic bytes of the explicit
+    program)."""
+    from ..ir.verifier import verify_or_raise
+    from ..passes.lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce
+    names = set()
+
+    def visit(op):
+        names.add(op.name)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    chosen = []
+    with module_op.context:
+        if "coll.all_reduce" in names:
+            chosen = lower_all_reduce(module_op, strategy,
+                                      DEFAULT_THRESHOLD if threshold is None else threshold)
+        verify_or_raise(module_op)
+        traffic = traffic_bytes(module_op)
+        to_gpu(module_op, **options)
+    return chosen, traffic

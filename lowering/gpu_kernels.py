@@ -1,0 +1,172 @@
+"""The combine kernels of coll-to-gpu, as MLIR text.
+
+One kernel per (kind, element type, arity): `out = in0 (+) in1 (+) ...`,
+elementwise over `n` elements. Every buffer argument is a
+`memref<?xT, strided<[1], offset: ?>>`, so one kernel serves whole buffers
+and slices at any offset (the descriptor carries base pointer and offset).
+
+Body: a grid-stride loop over 16-byte vectors (`vector.load {alignment =
+16}`, which NVPTX turns into `ld.global.v4.b32`-style loads), then a
+grid-stride loop over the scalar head and tail. The vector loop runs from
+the first 16-byte-aligned element when every operand has the same address
+modulo 16; otherwise all elements take the scalar loop. f16 and bf16 are
+combined in f32 and rounded once (as on the CPU). i1 buffers are stored as
+i8 (one byte per element, like numpy bool).
+
+The same body is also emitted as a plain `func.func` whose thread and block
+ids are arguments (`cpu_func_text`): tests run it on the CPU, thread by
+thread, to check the index arithmetic without a GPU.
+"""
+
+VECTOR_BYTES = 16
+
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8,
+                 "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+
+FLOAT_OPS = {"sum": "arith.addf", "prod": "arith.mulf",
+             "max": "arith.maximumf", "min": "arith.minimumf"}
+INT_OPS = {"sum": "arith.addi", "prod": "arith.muli", "max": "arith.maxsi",
+           "min": "arith.minsi", "and": "arith.andi", "or": "arith.ori",
+           "xor": "arith.xori"}
+
+
+def stored_element(elem):
+    """The element type a buffer holds in memory: i1 is one byte."""
+    return "i8" if elem == "i1" else elem
+
+
+def lanes(elem):
+    """Elements per 16-byte vector."""
+    return VECTOR_BYTES // ELEMENT_BYTES[stored_element(elem)]
+
+
+def arg_type(elem):
+    return f"memref<?x{stored_element(elem)}, strided<[1], offset: ?>>"
+
+
+def kernel_name(kind, elem, arity):
+    return f"combine_{kind}_{stored_element(elem)}_x{arity}"
+
+
+def combine_op(kind, elem):
+    table = INT_OPS if elem.startswith("i") else FLOAT_OPS
+    if kind not in table:
+        raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")
+    return table[kind]
+
+
+def _body(kind, elem, arity):
+    """Kernel body lines; expects %in0.., %out, %n, %tid, %bid, %bdim, %gdim."""
+    t = stored_element(elem)
+    esize, v = ELEMENT_BYTES[t], lanes(elem)
+    mt = arg_type(elem)
+    vt = f"vector<{v}x{t}>"
+    wide = t in ("f16", "bf16")  # combined in f32
+    ct, cvt = ("f32", f"vector<{v}xf32>") if wide else (t, vt)
+    op = combine_op(kind, t)
+    names = [f"in{k}" for k in range(arity)] + ["out"]
+    L = [
+        "%c0 = arith.constant 0 : index",
+        f"%cv = arith.constant {v} : index",
+        f"%ce = arith.constant {esize} : index",
+        f"%c16 = arith.constant {VECTOR_BYTES} : index",
+        "%gid0 = arith.muli %bid, %bdim : index",
+        "%gid = arith.addi %gid0, %tid : index",
+        "%stride = arith.muli %gdim, %bdim : index",
+    ]
+    # Address of element 0 of every operand, modulo 16.
+    for k, a in enumerate(names):
+        L += [
+            f"%p{k} = memref.extract_aligned_pointer_as_index %{a} : {mt} -> index",
+            f"%b{k}, %o{k}, %s{k}, %st{k} = memref.extract_strided_metadata %{a} : {mt} -> memref<{t}>, index, index, index",
+            f"%ob{k} = arith.muli %o{k}, %ce : index",
+            f"%ad{k} = arith.addi %p{k}, %ob{k} : index",
+            f"%m{k} = arith.remui %ad{k}, %c16 : index",
+        ]
+    # Vectors only when all operands share the misalignment (and it is a
+    # whole number of elements): then the same head aligns them all.
+    L += ["%me = arith.remui %m0, %ce : index",
+          "%ok0 = arith.cmpi eq, %me, %c0 : index"]
+    for k in range(1, len(names)):
+        L += [f"%eq{k} = arith.cmpi eq, %m0, %m{k} : index",
+              f"%ok{k} = arith.andi %ok{k - 1}, %eq{k} : i1"]
+    ok = f"%ok{len(names) - 1}"
+    L += [
+        "%hb0 = arith.subi %c16, %m0 : index",
+        "%hb = arith.remui %hb0, %c16 : index",
+        "%he = arith.divui %hb, %ce : index",
+        "%hn = arith.minui %he, %n : index",
+        f"%h = arith.select {ok}, %hn, %n : index",
+        "%rest = arith.subi %n, %h : index",
+        "%nv = arith.divui %rest, %cv : index",
+        "%vlen = arith.muli %nv, %cv : index",
+        "%tail = arith.addi %h, %vlen : index",
+        "%ntail = arith.subi %n, %tail : index",
+        "%ns = arith.addi %h, %ntail : index",
+    ]
+
+    def combine(vals, typ, ctyp, suffix):
+        out = []
+        if wide:
+            for k in range(arity):
+                out.append(f"%w{k}{suffix} = arith.extf %x{k}{suffix} : {typ} to {ctyp}")
+            vals = [f"%w{k}{suffix}" for k in range(arity)]
+        acc = vals[0]
+        for k in range(1, arity):
+            out.append(f"%r{k}{suffix} = {op} {acc}, {vals[k]} : {ctyp}")
+            acc = f"%r{k}{suffix}"
+        if wide:
+            out.append(f"%rt{suffix} = arith.truncf {acc} : {ctyp} to {typ}")
+            acc = f"%rt{suffix}"
+        return out, acc
+
+    # Vector loop over [h, h + nv*V).
+    L += ["scf.for %j = %gid to %nv step %stride {",
+          "  %jj = arith.muli %j, %cv : index",
+          "  %iv = arith.addi %h, %jj : index"]
+    for k in range(arity):
+        L.append(f"  %x{k}v = vector.load %in{k}[%iv] {{alignment = {VECTOR_BYTES}}} : {mt}, {vt}")
+    lines, acc = combine([f"%x{k}v" for k in range(arity)], vt, cvt, "v")
+    L += ["  " + x for x in lines]
+    L += [f"  vector.store {acc}, %out[%iv] {{alignment = {VECTOR_BYTES}}} : {mt}, {vt}", "}"]
+    # Scalar loop over the head [0, h) and the tail [h + nv*V, n).
+    L += ["scf.for %q = %gid to %ns step %stride {",
+          "  %inhead = arith.cmpi ult, %q, %h : index",
+          "  %qt0 = arith.subi %q, %h : index",
+          "  %qt = arith.addi %tail, %qt0 : index",
+          "  %is = arith.select %inhead, %q, %qt : index"]
+    for k in range(arity):
+        L.append(f"  %x{k}s = memref.load %in{k}[%is] : {mt}")
+    lines, acc = combine([f"%x{k}s" for k in range(arity)], t, ct, "s")
+    L += ["  " + x for x in lines]
+    L += [f"  memref.store {acc}, %out[%is] : {mt}", "}"]
+    return L
+
+
+def _args(elem, arity):
+    mt = arg_type(elem)
+    return [f"%in{k}: {mt}" for k in range(arity)] + [f"%out: {mt}", "%n: index"]
+
+
+def gpu_func_text(kind, elem, arity):
+    """`gpu.func @combine_... kernel` (to be placed in a gpu.module)."""
+    head = [
+        "%tid = gpu.thread_id x",
+        "%bid = gpu.block_id x",
+        "%bdim = gpu.block_dim x",
+        "%gdim = gpu.grid_dim x",
+    ]
+    body = head + _body(kind, elem, arity) + ["gpu.return"]
+    args = ", ".join(_args(elem, arity))
+    return (f"gpu.func @{kernel_name(kind, elem, arity)}({args}) kernel {{\n  "
+            + "\n  ".join(body) + "\n}")
+
+
+def cpu_func_text(kind, elem, arity):
+    """The kernel body as `func.func` taking the thread/block ids as
+    arguments (for CPU tests of the index arithmetic)."""
+    args = ", ".join(_args(elem, arity) + ["%tid: index", "%bid: index",
+                                          "%bdim: index", "%gdim: index"])
+    body = _body(kind, elem, arity) + ["return"]
+    return (f"func.func @{kernel_name(kind, elem, arity)}({args}) "
+            "attributes {llvm.emit_c_interface} {\n  " + "\n  ".join(body) + "\n}")

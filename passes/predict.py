@@ -1,0 +1,81 @@
+"""coll-predict: prints the cost model's prediction for each candidate
+strategy of every coll.all_reduce (and for every already explicit function),
+as a table or JSON, on stderr or into a file. The IR is not changed."""
+import json
+import sys
+
+from mlir import ir
+
+from . import cost_model, taskgraph
+from .lower_all_reduce import DEFAULT_THRESHOLD, choose_strategy
+
+
+def _all_reduces(func_op):
+    found = []
+
+    def visit(op):
+        if op.operation.name == "coll.all_reduce":
+            found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+    func_op.walk(visit)
+    return found
+
+
+def _has_explicit_ops(func_op):
+    return any(t.kind in ("copy", "combine") for t in taskgraph.from_function(func_op).tasks)
+
+
+def predictions(module_op, profile):
+    """[{function, index, n, numel, dtype, bytes, reference, pick, candidates}
+    for each all_reduce] + [{function, explicit: {...}} for each explicit
+    function]."""
+    out = []
+    for name, f in taskgraph.functions(module_op):
+        ops = _all_reduces(f)
+        for i, op in enumerate(ops):
+            c = cost_model.Collective.of(op)
+            threshold = (ir.IntegerAttr(op.attributes["threshold"]).value
+                         if "threshold" in op.attributes else DEFAULT_THRESHOLD)
+            cands = cost_model.candidates(c, profile)
+            out.append({"function": name, "index": i, "n": len(c.devices), "numel": c.numel,
+                        "dtype": c.elem, "bytes": c.nbytes(),
+                        "reference": choose_strategy("auto", len(c.devices), c.numel, threshold),
+                        "pick": cost_model.pick(cands), "candidates": cands})
+        if not ops and _has_explicit_ops(f):
+            out.append({"function": name, "explicit": cost_model.predict_function(f, profile)})
+    return out
+
+
+def format_table(preds, profile_name):
+    lines = [f"// coll-predict: profile {profile_name}"]
+    head = f"{'strategy':9} {'copies':>7} {'kernels':>7} {'steps':>5} {'max_sent_B':>12} {'predicted_us':>13}"
+    for p in preds:
+        if "explicit" in p:
+            e = p["explicit"]
+            lines.append(f"@{p['function']}: explicit program")
+            lines.append(head)
+            lines.append(f"{'-':9} {e['copies']:>7} {e['kernels']:>7} {e['steps']:>5} "
+                         f"{e['max_sent']:>12} {e['predicted_s'] * 1e6:>13.3f}")
+            continue
+        lines.append(f"@{p['function']} all_reduce #{p['index']}: N={p['n']} numel={p['numel']} "
+                     f"{p['dtype']} ({p['bytes']} B per device): pick {p['pick']} "
+                     f"(reference rule: {p['reference']})")
+        lines.append(head)
+        for c in p["candidates"]:
+            lines.append(f"{c['strategy']:9} {c['copies']:>7} {c['kernels']:>7} {c['steps']:>5} "
+                         f"{c['max_sent']:>12} {c['predicted_s'] * 1e6:>13.3f}")
+    return "\n".join(lines) + "\n"
+
+
+def predict_pass(module_op, profile="nvlink-h200", file="-", format="table"):
+    prof = cost_model.load_profile(profile)
+    preds = predictions(module_op, prof)
+    if format == "json":
+        text = json.dumps({"profile": prof.name, "predictions": preds}, indent=1) + "\n"
+    else:
+        text = format_table(preds, prof.name)
+    if file == "-":
+        sys.stderr.write(text)
+    else:
+        with open(file, "w") as f:
+            f.write(text)

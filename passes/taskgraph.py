@@ -1,0 +1,126 @@
+"""The explicit level as a plain task graph, for the cost model and the
+timeline: one Task per coll.alloc / copy / combine / join / wait, in program
+order, with the indices of the tasks it waits for.
+
+Plain Python data (no MLIR handles), so graphs can be cached and simulated
+without a Context.
+"""
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from ..ir.types import device_of, is_token
+from .stats import nbytes
+
+# Ops that only re-view a buffer: the bytes belong to their source.
+_VIEWS = ("memref.subview", "memref.collapse_shape", "memref.expand_shape",
+          "memref.memory_space_cast", "memref.cast", "memref.reinterpret_cast")
+
+
+@dataclass
+class Task:
+    kind: str            # alloc | copy | combine | join | wait
+    device: int = None   # where it runs: combine/alloc device, copy target
+    src: int = None      # copy source device
+    bytes: int = 0       # copy: bytes moved; combine: output bytes; alloc: size
+    touched: int = 0     # bytes read + written (copy: 2 x bytes)
+    touched_scratch: int = 0  # the part of `touched` in coll.alloc buffers
+    inputs: int = 0      # combine: number of inputs
+    to_scratch: bool = False  # copy into a coll.alloc buffer (else a result)
+    deps: list = field(default_factory=list)
+
+
+@dataclass
+class Graph:
+    tasks: list
+    working_set: int     # bytes of every distinct buffer the program touches
+    devices: list        # device ids, sorted
+
+
+def _root(value):
+    """The buffer a (possibly viewed) memref value belongs to."""
+    while True:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return value
+        op = owner.operation
+        if op.name not in _VIEWS:
+            return value
+        value = op.operands[0]
+
+
+def _is_alloc(value):
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.operation.name == "coll.alloc"
+
+
+def from_function(func_op):
+    """Graph of every coll op in `func_op`, in program order."""
+    tasks, index, roots, devices = [], {}, {}, set()
+
+    def touch(value):
+        r = _root(value)
+        if r not in roots:
+            roots[r] = nbytes(r.type)
+
+    def visit(op):
+        op = op.operation
+        name = op.name
+        if not name.startswith("coll.") or name == "coll.all_reduce":
+            return ir.WalkResult.ADVANCE
+        operands = list(op.operands)
+        deps = [index[v] for v in operands if is_token(v.type) and v in index]
+        t = Task(kind=name[len("coll."):], deps=deps)
+        if name == "coll.alloc":
+            buf = op.results[0]
+            t.device, t.bytes = device_of(buf.type), nbytes(buf.type)
+            touch(buf)
+        elif name == "coll.copy":
+            src, dst = operands[0], operands[1]
+            t.src, t.device = device_of(src.type), device_of(dst.type)
+            t.bytes = nbytes(src.type)
+            t.to_scratch = _is_alloc(_root(dst))
+            t.touched = 2 * t.bytes
+            t.touched_scratch = t.bytes * (_is_alloc(_root(src)) + t.to_scratch)
+            touch(src)
+            touch(dst)
+        elif name == "coll.combine":
+            bufs = [v for v in operands if not is_token(v.type)]
+            t.device = device_of(bufs[-1].type)
+            t.bytes = nbytes(bufs[-1].type)
+            t.touched = sum(nbytes(v.type) for v in bufs)
+            t.touched_scratch = sum(nbytes(v.type) for v in bufs if _is_alloc(_root(v)))
+            t.inputs = len(bufs) - 1
+            for v in bufs:
+                touch(v)
+        for d in (t.device, t.src):
+            if d is not None:
+                devices.add(d)
+        if op.results and is_token(op.results[0].type):
+            index[op.results[0]] = len(tasks)
+        tasks.append(t)
+        return ir.WalkResult.ADVANCE
+
+    func_op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return Graph(tasks, sum(roots.values()), sorted(devices))
+
+
+def functions(module_op):
+    """[(name, func op)] of the module's top-level functions."""
+    out = []
+    for block in module_op.regions[0].blocks:
+        for op in block.operations:
+            if op.operation.name == "func.func":
+                out.append((ir.StringAttr(op.operation.attributes["sym_name"]).value, op.operation))
+    return out
+
+
+def steps(graph, counted=("copy", "combine")):
+    """Dependent step of each task: tasks of a `counted` kind count 1, others
+    0. The default is passes/stats.py's critical path; counted=("copy",)
+    gives communication rounds, what latency lower bounds count."""
+    out = []
+    for t in graph.tasks:
+        d = max((out[i] for i in t.deps), default=0)
+        out.append(d + (1 if t.kind in counted else 0))
+    return out

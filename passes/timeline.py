@@ -1,0 +1,126 @@
+"""coll-timeline: a picture of an explicit program, one lane per device.
+
+A copy is an arrow from its source lane to its target lane, a combine a box
+on its device's lane. Without a profile, tasks sit on their dependent step
+(step k spans [k-1, k]), which shows the shape of the algorithm; with one,
+at their predicted start and end (passes/cost_model.py).
+"""
+from . import cost_model, taskgraph
+
+COLORS = {"scratch": "tab:blue", "result": "tab:green", "local": "tab:gray",
+          "combine": "tab:orange"}
+MAX_ARROWS = 400  # above this, plain segments: arrowheads cost seconds each 1000
+
+
+def placement(graph, profile=None):
+    """(start, end) per task, in steps (no profile) or microseconds."""
+    if profile is None:
+        steps = taskgraph.steps(graph)
+        return [(s - 1, s) if t.kind in ("copy", "combine") else (s, s)
+                for t, s in zip(graph.tasks, steps)]
+    sched = cost_model.simulate(graph, profile)
+    return [(a * 1e6, b * 1e6) for a, b in zip(sched.start, sched.end)]
+
+
+def _copy_color(t):
+    if t.src == t.device:
+        return COLORS["local"]
+    return COLORS["scratch"] if t.to_scratch else COLORS["result"]
+
+
+def draw_graph(ax, graph, title, profile=None):
+    from matplotlib.collections import LineCollection
+    from matplotlib.patches import Rectangle
+
+    lane = {d: i for i, d in enumerate(graph.devices)}
+    place = placement(graph, profile)
+    span = max((b for _, b in place), default=1.0) or 1.0
+    copies = [(t, p) for t, p in zip(graph.tasks, place) if t.kind == "copy"]
+    arrows = len(copies) <= MAX_ARROWS
+    segs, colors = [], []
+    for t, (a, b) in copies:
+        y0, y1 = lane[t.src], lane[t.device]
+        if arrows:
+            ax.annotate("", xy=(b, y1), xytext=(a, y0),
+                        arrowprops=dict(arrowstyle="-|>", color=_copy_color(t), lw=1.1,
+                                        alpha=0.8, shrinkA=0, shrinkB=2))
+        else:
+            segs.append([(a, y0), (b, y1)])
+            colors.append(_copy_color(t))
+    if segs:
+        ax.add_collection(LineCollection(segs, colors=colors, linewidths=0.6, alpha=0.6))
+    min_w = span * 0.006  # keep short kernels visible
+    for t, (a, b) in zip(graph.tasks, place):
+        if t.kind == "combine":
+            w = max(b - a, min_w)
+            ax.add_patch(Rectangle((a, lane[t.device] - 0.18), w, 0.36, color=COLORS["combine"],
+                                   ec="black", lw=0.4, zorder=3))
+    n = len(graph.devices)
+    ax.set_ylim(n - 0.5, -0.5)  # d0 on top
+    ax.set_xlim(-0.02 * span, span * 1.02)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels([f"d{d}" for d in graph.devices] if n <= 32 else
+                       [f"d{d}" if i % max(1, n // 16) == 0 else "" for i, d in enumerate(graph.devices)])
+    for y in range(n):
+        ax.axhline(y, color="0.9", lw=0.6, zorder=0)
+    if profile is None:
+        ax.set_xlabel("dependent step")
+        ax.set_xticks(range(0, int(span) + 1, max(1, int(span) // 20)))
+        ax.grid(axis="x", color="0.85", lw=0.5)
+    else:
+        ax.set_xlabel(f"predicted time (us), profile {profile.name}")
+    s = cost_model.summary(graph)
+    extra = ""
+    if profile is not None:
+        extra = f", predicted {cost_model.simulate(graph, profile).total * 1e6:.1f} us"
+    ax.set_title(f"{title}: {s['copies']} copies, {s['kernels']} combines, "
+                 f"{s['steps']} steps{extra}", fontsize=10)
+
+
+def _legend(ax):
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Line2D([], [], color=COLORS["scratch"], marker=">", label="copy into scratch"),
+                       Line2D([], [], color=COLORS["result"], marker=">", label="copy into result"),
+                       Patch(color=COLORS["combine"], label="combine (kernel)")],
+              loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+
+
+def draw(items, path, profile=None):
+    """items: [(title, Graph)], one panel each, written to `path` (PNG/SVG/PDF)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lanes = max((len(g.devices) for _, g in items), default=1)
+    height = max(2.2, 0.35 * min(lanes, 32) + 1.4)
+    fig, axes = plt.subplots(len(items) or 1, 1, figsize=(10, height * max(len(items), 1)),
+                             squeeze=False)
+    for ax, (title, g) in zip(axes[:, 0], items):
+        draw_graph(ax, g, title, profile)
+        _legend(ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def timeline_pass(module_op, file="timeline.png", profile="", title=""):
+    from .registry import PassError
+    prof = None
+    if profile:
+        try:
+            prof = cost_model.load_profile(profile)
+        except ValueError as e:
+            raise PassError(str(e)) from None
+    items = []
+    for name, f in taskgraph.functions(module_op):
+        g = taskgraph.from_function(f)
+        if any(t.kind in ("copy", "combine") for t in g.tasks):
+            items.append((f"{title} @{name}" if title else f"@{name}", g))
+    if not items:
+        raise PassError("no explicit coll ops to draw; "
+                        "run coll-lower-all-reduce first")
+    try:
+        draw(items, file, prof)
+    except OSError as e:
+        raise PassError(f"could not write '{file}': {e.strerror}") from None

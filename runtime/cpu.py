@@ -1,0 +1,115 @@
+"""Run coll programs on CPU-simulated devices: N devices are N host buffers;
+copies and combines are compiled through LLVM and run by the upstream
+ExecutionEngine.
+
+    prog = compile(text)              # any level: collective, explicit, memref
+    prog.run(inputs, outputs)         # numpy arrays; outputs written in place
+    prog.time(inputs, outputs, 10)    # seconds per run
+
+Same interface as runtime/cuda.py. Array conventions: runtime/signature.py.
+"""
+import ctypes
+import time as _time
+from pathlib import Path
+
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from ..ir import STRATEGIES, make_context
+from ..ir.verifier import verify_or_raise
+from ..lowering.cpu import lower_for_cpu
+from .signature import check_arrays, count_inputs, descriptor, find_entry, read_signature
+
+OPT_LEVEL = 3
+_CACHE = {}
+
+
+def _runner_utils():
+    """libmlir_c_runner_utils.so: memrefCopy, used for non-contiguous copies."""
+    lib = Path(ir.__file__).parent / "lib" / "libmlir_c_runner_utils.so"
+    return [str(lib)] if lib.exists() else []
+
+
+def available():
+    """(True, '') when programs can be compiled and run here (importing this
+    module already needs the MLIR execution engine)."""
+    if not _runner_utils():
+        return False, "libmlir_c_runner_utils.so not found in the mlir package"
+    return True, ""
+
+
+class CpuProgram:
+    """A compiled entry function. `specs`: one ArgSpec per argument;
+    `n_inputs`: how many leading arguments are inputs (None if unknown);
+    `strategies`: what coll-lower-all-reduce chose; `traffic_bytes`: bytes
+    the explicit program reads plus writes (None if not known)."""
+
+    def __init__(self, engine, entry, specs, n_inputs, strategies, traffic, compile_seconds):
+        self.engine = engine
+        self.entry = entry
+        self.specs = specs
+        self.n_inputs = n_inputs
+        self.strategies = strategies
+        self.traffic_bytes = traffic
+        self.compile_seconds = compile_seconds
+        self._fn = engine.lookup(entry)
+
+    def _packed(self, inputs, outputs):
+        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
+        descs = [descriptor(a) for a in arrays]
+        ptrs = [ctypes.pointer(d) for d in descs]
+        packed = (ctypes.c_void_p * len(ptrs))()
+        for i, p in enumerate(ptrs):
+            packed[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+        # Keep arrays and descriptors alive as long as the packed arguments.
+        return packed, (arrays, descs, ptrs)
+
+    def run(self, inputs, outputs):
+        """Runs once; writes `outputs` in place."""
+        packed, _keep = self._packed(inputs, outputs)
+        self._fn(packed)
+
+    def time(self, inputs, outputs, repeat=10):
+        """Seconds of each of `repeat` runs (after one warm-up run)."""
+        packed, _keep = self._packed(inputs, outputs)
+        self._fn(packed)
+        times = []
+        for _ in range(max(int(repeat), 1)):
+            t0 = _time.perf_counter()
+            self._fn(packed)
+            times.append(_time.perf_counter() - t0)
+        return times
+
+
+def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1):
+    """Compiles `module_text` (collective, explicit or memref level) for the
+    CPU; lowers what is not lowered yet (coll-lower-all-reduce with
+    `strategy`/`threshold`, coll-to-cpu with `tile`, coll-cpu-to-llvm).
+    Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
+    PassError (lowering; both carry locations) or ValueError."""
+    key = (module_text, entry, strategy, threshold, tile)
+    if key in _CACHE:
+        return _CACHE[key]
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
+    t0 = _time.perf_counter()
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(module_text)
+        verify_or_raise(module.operation)
+        func = find_entry(module, entry)
+        name, specs = read_signature(func)
+        n_inputs = count_inputs(func)
+        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        strategies, traffic = lower_for_cpu(module.operation, strategy, threshold, tile)
+        engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
+    prog = CpuProgram(engine, name, specs, n_inputs, strategies, traffic,
+                      _time.perf_counter() - t0)
+    prog._ctx = ctx  # keep the context alive as long as the engine
+    _CACHE[key] = prog
+    return prog
+
+
+def clear_cache():
+    """Drops the compiled programs (and the memory their engines hold)."""
+    _CACHE.clear()

@@ -1,0 +1,178 @@
+"""Run coll programs on an NVIDIA GPU.
+
+    prog = compile(text)              # any level: collective, explicit, gpu
+    prog.run(inputs, outputs)         # numpy arrays; outputs written in place
+    prog.time(inputs, outputs, 10)    # seconds per run
+
+Same interface as runtime/cpu.py. compile() needs no GPU: it lowers the
+module (coll-lower-all-reduce, coll-to-gpu, gpu-lower-to-nvvm-pipeline),
+translates the host to LLVM IR and links a shared library against
+libmlir_cuda_runtime.so (lowering/nvvm.py). run() and time() need a GPU:
+the arrays are copied into device buffers (CUDA driver API), the library's
+`_mlir_ciface_<entry>` is called on device pointers, and the outputs are
+copied back. Logical devices all live on one GPU (`device`), each on its own
+stream (see lowering/gpu.py for the limitation of the upstream wrappers).
+
+Timing is a wall clock around the call, after warm-up: the program runs on
+streams it creates itself and returns after a host sync, so events on the
+caller's stream would not bracket it; the clock includes the host work of
+enqueueing, which is part of its cost.
+"""
+import tempfile
+import time as _time
+from pathlib import Path
+
+import numpy as np
+
+from . import cuda_driver
+
+_CACHE = {}
+_DRIVERS = {}
+
+
+def available(device=0):
+    """(True, '') when programs can be compiled and run here, else why not."""
+    ok, why = cuda_driver.available(device)
+    if not ok:
+        return False, why
+    try:
+        from ..lowering.nvvm import cuda_runtime_library, tool
+        cuda_runtime_library()
+        tool("mlir-translate")
+        tool("llc")
+    except (ImportError, FileNotFoundError) as e:
+        return False, f"the GPU compile route is not installed: {e}"
+    return True, ""
+
+
+def driver(device=0):
+    if device not in _DRIVERS:
+        _DRIVERS[device] = cuda_driver.Driver(device)
+    return _DRIVERS[device]
+
+
+class CudaProgram:
+    """A compiled entry function in a shared library. `specs`: one ArgSpec
+    per argument; `n_inputs`: how many leading arguments are inputs;
+    `strategies`: what coll-lower-all-reduce chose; `traffic_bytes`: bytes
+    the explicit program reads plus writes; `workspace_bytes`: scratch the
+    runtime passes (workspace=arg)."""
+
+    def __init__(self, path, entry, specs, n_inputs, strategies, traffic, workspace,
+                 compile_seconds, device=0):
+        self.path, self.entry = Path(path), entry
+        self.specs, self.n_inputs = specs, n_inputs
+        self.strategies, self.traffic_bytes = strategies, traffic
+        self.workspace_bytes = workspace
+        self.compile_seconds = compile_seconds
+        self.device = device
+        self._lib = None
+        self._buffers = None
+
+    def _load(self):
+        if self._lib is None:
+            drv = driver(self.device)
+            from ..lowering.nvvm import cuda_runtime_library
+            self._lib = cuda_driver.Program(self.path, self.entry, self.device,
+                                            cuda_runtime_library().parent)
+            sizes = [max(s.nbytes, 1) for s in self.specs]
+            if self.workspace_bytes is not None:
+                sizes.append(self.workspace_bytes)
+            self._buffers = [drv.alloc(n) for n in sizes]
+            shapes = [s.shape for s in self.specs]
+            if self.workspace_bytes is not None:
+                shapes.append((self.workspace_bytes,))
+            self._args = self._lib.bind(self._buffers, shapes)
+        return driver(self.device)
+
+    def _upload(self, inputs, outputs):
+        from .signature import check_arrays
+        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
+        drv = self._load()
+        for ptr, a in zip(self._buffers, arrays):
+            drv.upload(ptr, a)
+        return arrays[len(list(inputs)):]
+
+    def _download(self, outputs):
+        drv = driver(self.device)
+        start = len(self.specs) - len(outputs)
+        for ptr, o in zip(self._buffers[start:], outputs):
+            tmp = np.empty_like(o) if not o.flags.c_contiguous else o
+            drv.download(tmp, ptr)
+            if tmp is not o:
+                o[...] = tmp
+
+    def run(self, inputs, outputs):
+        """Runs once; writes `outputs` in place."""
+        outs = self._upload(inputs, outputs)
+        self._lib.call(self._args)
+        self._download(outs)
+
+    def time(self, inputs, outputs, repeat=10):
+        """Seconds of each of `repeat` runs (after warm-up); writes `outputs`."""
+        outs = self._upload(inputs, outputs)
+        times = self._lib.time_calls(self._args, max(int(repeat), 1))
+        self._download(outs)
+        return times
+
+    def close(self):
+        if self._lib is not None:
+            drv = driver(self.device)
+            drv.synchronize()
+            for p in self._buffers:
+                drv.free(p)
+            self._lib.close()
+            self._lib = self._buffers = None
+
+
+def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
+            device_map="", workspace="arg", streams="device", fmt="auto", out_dir=None):
+    """Compiles `module_text` (collective, explicit or gpu level) into a
+    shared library; lowers what is not lowered yet. Cached per arguments.
+    Needs no GPU; runs on the GPU that `device_map` names (default GPU 0).
+    Raises ir.MLIRError (parse), VerifyError or PassError
+    (lowering; both carry locations) or ValueError."""
+    from mlir import ir
+
+    from ..ir import STRATEGIES, make_context
+    from ..ir.verifier import verify_or_raise
+    from ..lowering.gpu import lower_for_gpu
+    from ..lowering.nvvm import compile_module
+    from .signature import count_inputs, find_entry, read_signature
+
+    key = (module_text, entry, strategy, threshold, chip, device_map, workspace, streams, fmt)
+    if key in _CACHE:
+        return _CACHE[key]
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
+    t0 = _time.perf_counter()
+    with make_context():
+        module = ir.Module.parse(module_text)
+        verify_or_raise(module.operation)
+        func = find_entry(module, entry)
+        name, specs = read_signature(func)
+        n_inputs = count_inputs(func)
+        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        strategies, traffic = lower_for_gpu(module.operation, strategy, threshold,
+                                            device_map=device_map, chip=chip or "sm_90",
+                                            workspace=workspace, streams=streams)
+        func = find_entry(module, name)
+        ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
+        ws = ir.IntegerAttr(ws).value if ws is not None else None
+        gpu_id = ir.IntegerAttr(func.attributes["coll.gpu"]).value if "coll.gpu" in func.attributes else 0
+        out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-cuda-"))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        lib = out_dir / f"lib{name}.so"
+        from ..lowering.nvvm import cuda_runtime_library
+        compile_module(module.operation, lib, chip, fmt,
+                       rpaths=("$ORIGIN", str(cuda_runtime_library().parent)))
+    prog = CudaProgram(lib, name, specs, n_inputs, strategies, traffic, ws,
+                       _time.perf_counter() - t0, gpu_id)
+    _CACHE[key] = prog
+    return prog
+
+
+def clear_cache():
+    for p in _CACHE.values():
+        p.close()
+    _CACHE.clear()

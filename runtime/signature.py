@@ -1,0 +1,196 @@
+"""What every runtime needs to call a compiled entry function: its argument
+specs (shape, element type), which arguments are inputs, numpy array checks,
+and memref descriptors for the C interface (`_mlir_ciface_<entry>`).
+
+Array convention: f16 -> np.float16, f32/f64 -> float32/float64, iN ->
+intN, i1 -> np.bool_. numpy has no bf16: a bf16 array is a np.uint16 array
+holding the bf16 bit patterns (see `to_bf16`/`from_bf16`); an
+`ml_dtypes.bfloat16` array is accepted too (same bits).
+"""
+import ctypes
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from mlir import ir
+
+NUMPY_DTYPES = {
+    "f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
+    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+}
+
+# Ops that make a view of a buffer (the view aliases its source).
+VIEW_OPS = ("memref.memory_space_cast", "memref.collapse_shape", "memref.expand_shape",
+            "memref.subview", "memref.cast", "memref.reinterpret_cast")
+
+
+def to_bf16(values):
+    """float array -> uint16 bf16 bit patterns (round to nearest even)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = bits + (0x7FFF + ((bits >> 16) & 1))
+    out = (rounded >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(values, dtype=np.float32))
+    out[nan] = 0x7FC0
+    return out
+
+
+def from_bf16(bits):
+    """uint16 bf16 bit patterns (or an ml_dtypes.bfloat16 array) -> float32."""
+    bits = np.ascontiguousarray(bits).view(np.uint16)
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    shape: tuple
+    element: str  # 'f32', 'bf16', 'i1', ...
+
+    @property
+    def dtype(self):
+        return NUMPY_DTYPES[self.element]
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def __str__(self):
+        return "memref<" + "".join(f"{d}x" for d in self.shape) + self.element + ">"
+
+
+def find_entry(module, entry=None):
+    """The entry func.func: `entry` by name, else the one with
+    llvm.emit_c_interface, else the only public function."""
+    funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+    names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
+    if entry is not None:
+        if entry not in names:
+            raise ValueError(f"no function @{entry} in the module (functions: {', '.join(names) or 'none'})")
+        return funcs[names.index(entry)]
+    if not funcs:
+        if any(op.operation.name == "llvm.func" for op in module.body.operations):
+            raise ValueError("the module is already in the LLVM dialect: its memref signature is lost; "
+                             "give the module before coll-cpu-to-llvm")
+        raise ValueError("the module has no func.func to run")
+    for pick in (lambda f: "llvm.emit_c_interface" in f.attributes,
+                 lambda f: "sym_visibility" not in f.attributes):
+        chosen = [f for f in funcs if pick(f)]
+        if len(chosen) == 1:
+            return chosen[0]
+    raise ValueError(f"several functions could be the entry ({', '.join(names)}); name one")
+
+
+def _spec(t):
+    if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
+        raise ValueError(f"entry arguments must be statically shaped memrefs, got {t}")
+    return ArgSpec(tuple(t.shape), str(t.element_type))
+
+
+def read_signature(func):
+    """(name, [ArgSpec]) of a func.func; it must return nothing."""
+    ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    if len(ft.results):
+        raise ValueError(f"@{name} returns values; entry functions write their outputs in place")
+    specs = [_spec(t) for t in ft.inputs]
+    for s in specs:
+        if s.element not in NUMPY_DTYPES:
+            raise ValueError(f"unsupported element type {s.element}")
+    return name, specs
+
+
+def _written(value):
+    """Whether some op writes into `value` or a view of it."""
+    for use in value.uses:
+        op, i = use.owner, use.operand_number
+        name = op.name
+        if name in VIEW_OPS:
+            if op.results and _written(op.results[0]):
+                return True
+        elif name in ("coll.copy", "memref.copy") and i == 1:
+            return True
+        elif name in ("memref.store", "vector.store") and i == 1:
+            return True
+        elif name == "coll.combine":
+            seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+            if i == seg[0] + seg[1]:
+                return True
+        elif name == "coll.all_reduce":
+            seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+            if i >= seg[0]:
+                return True
+    return False
+
+
+def count_inputs(func):
+    """Number of leading arguments that are only read, when the arguments
+    are inputs first then outputs (as coll modules are); else None."""
+    args = list(func.regions[0].blocks[0].arguments)
+    written = [_written(a) for a in args]
+    n = written.index(True) if True in written else len(args)
+    return n if all(written[n:]) else None
+
+
+def as_array(arr, spec, what, writable=False):
+    """`arr` checked against `spec`: a C-contiguous array of the right shape
+    and dtype (bf16: uint16 bits or ml_dtypes.bfloat16). Raises ValueError."""
+    if not isinstance(arr, np.ndarray):
+        raise ValueError(f"{what}: expected a numpy array for {spec}, got {type(arr).__name__}")
+    dtype = arr.dtype
+    if spec.element == "bf16" and dtype.name == "bfloat16":
+        arr = arr.view(np.uint16)
+    elif dtype != spec.dtype:
+        hint = " (bf16 arrays are uint16 bit patterns or ml_dtypes.bfloat16)" if spec.element == "bf16" else ""
+        raise ValueError(f"{what}: dtype {dtype} does not match {spec} (expected {spec.dtype}){hint}")
+    if tuple(arr.shape) != spec.shape:
+        raise ValueError(f"{what}: shape {tuple(arr.shape)} does not match {spec}")
+    if not arr.flags.c_contiguous:
+        if writable:
+            raise ValueError(f"{what}: output arrays must be C-contiguous (written in place)")
+        arr = np.ascontiguousarray(arr)
+    if writable and not arr.flags.writeable:
+        raise ValueError(f"{what}: output array is read-only")
+    return arr
+
+
+def check_arrays(specs, n_inputs, inputs, outputs):
+    """Checked arrays for a call, inputs then outputs. Raises ValueError for a
+    wrong count, shape or dtype, or an output that overlaps another array."""
+    inputs, outputs = list(inputs), list(outputs)
+    if n_inputs is not None and (len(inputs), len(outputs)) != (n_inputs, len(specs) - n_inputs):
+        raise ValueError(f"expected {n_inputs} inputs and {len(specs) - n_inputs} outputs, "
+                         f"got {len(inputs)} inputs and {len(outputs)} outputs")
+    if len(inputs) + len(outputs) != len(specs):
+        raise ValueError(f"expected {len(specs)} arrays in all, got {len(inputs)} inputs and {len(outputs)} outputs")
+    arrays = [as_array(a, s, f"input {i}") for i, (a, s) in enumerate(zip(inputs, specs))]
+    out_specs = specs[len(inputs):]
+    outs = [as_array(a, s, f"output {i}", writable=True) for i, (a, s) in enumerate(zip(outputs, out_specs))]
+    for i, o in enumerate(outs):
+        others = arrays + outs[:i] + outs[i + 1:]
+        if any(o.size and b.size and np.may_share_memory(o, b) for b in others):
+            raise ValueError(f"output {i} overlaps another input or output array")
+    return arrays + outs
+
+
+@lru_cache(maxsize=None)
+def descriptor_type(rank):
+    """The ctypes struct of a rank-`rank` memref descriptor: allocated and
+    aligned pointers, offset, sizes[rank], strides[rank]."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_longlong)]
+    if rank:
+        fields += [("sizes", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def descriptor(arr):
+    """A ranked memref descriptor struct viewing `arr` (C-contiguous)."""
+    rank = arr.ndim
+    d = descriptor_type(rank)()
+    d.allocated = d.aligned = arr.ctypes.data
+    d.offset = 0
+    if rank:
+        d.sizes = (ctypes.c_longlong * rank)(*arr.shape)
+        d.strides = (ctypes.c_longlong * rank)(*[s // arr.itemsize for s in arr.strides])
+    return d

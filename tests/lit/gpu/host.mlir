@@ -1,0 +1,42 @@
+// The host LLVM IR (ring, 4 devices, 1000 floats): one mgpuMemcpy per coll.copy, one mgpuLaunchKernel per
+// coll.combine, one pool allocation, every stream created destroyed once,
+// the C interface, and the kernels loaded by a global constructor.
+// RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=ring --format=isa > %t.ll
+// RUN: filecheck %s --check-prefix=COPIES < %t.ll
+// RUN: filecheck %s --check-prefix=KERNELS < %t.ll
+// RUN: filecheck %s --check-prefix=CREATE < %t.ll
+// RUN: filecheck %s --check-prefix=DESTROY < %t.ll
+// RUN: filecheck %s < %t.ll
+
+// ring on 4 devices: 2N(N-1) = 24 copies, N(N-1) = 12 kernels.
+// COPIES-LABEL: define void @all_reduce(
+// COPIES-COUNT-24: call void @mgpuMemcpy(
+// COPIES-NOT: call void @mgpuMemcpy(
+// KERNELS-LABEL: define void @all_reduce(
+// KERNELS-COUNT-12: call void @mgpuLaunchKernel(ptr %{{[0-9]+}}, i64 1, i64 1, i64 1, i64 256, i64 1, i64 1, i32 0, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr null, i64 16)
+// KERNELS-NOT: call void @mgpuLaunchKernel(
+// 22 streams: one per device chain start and one per cross-device join.
+// CREATE-COUNT-22: call ptr @mgpuStreamCreate()
+// CREATE-NOT: call ptr @mgpuStreamCreate()
+// DESTROY-COUNT-22: call void @mgpuStreamDestroy(
+// DESTROY-NOT: call void @mgpuStreamDestroy(
+
+// CHECK: @llvm.global_ctors = {{.*}} @coll_kernels_load
+// CHECK: define void @all_reduce(
+// Scratch: 4 chunks x 3 buffers of at most 1 KiB, in one pool.
+// CHECK: call ptr @mgpuMemAlloc(i64 12288,
+// CHECK-NOT: call ptr @mgpuMemAlloc
+// CHECK: call void @mgpuMemFree(
+// CHECK: define void @_mlir_ciface_all_reduce(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5, ptr %6, ptr %7)
+// CHECK: define internal void @coll_kernels_load()
+// CHECK: call ptr @mgpuModuleLoadJIT(ptr @coll_kernels_binary
+
+// The same route inside coll-opt: coll-to-gpu, then upstream's pipeline.
+// RUN: coll-gen all-reduce --devices 2 --shape 10 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu,gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90 cubin-features=+ptx80 cubin-format=isa opt-level=3})' | filecheck %s --check-prefix=PIPE
+// PIPE: llvm.func @all_reduce(
+// PIPE-NOT: gpu.memcpy
+// PIPE-NOT: unrealized_conversion_cast
+// PIPE-NOT: gpu.wait
+// PIPE: llvm.call @mgpuMemcpy(
+// PIPE: gpu.launch_func <%{{.*}} : !llvm.ptr> @coll_kernels::@combine_sum_f32_x2
+// PIPE: gpu.binary @coll_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "

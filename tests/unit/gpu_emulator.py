@@ -1,0 +1,175 @@
+"""Run compiled coll GPU programs without a GPU (test helper).
+
+The host shared library is built exactly as for a GPU (lowering/nvvm.py),
+but linked against mgpu_emulator.c, a host-memory stand-in for
+libmlir_cuda_runtime.so that defers queued work and runs it in a seeded
+order when the host syncs (see the C file). Kernel launches run the
+kernel's own body on the CPU (gpu_kernels.cpu_func_text, one call per
+thread) with the very descriptors the host code passed.
+"""
+import ctypes
+import subprocess
+from pathlib import Path
+
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+from mlir.passmanager import PassManager
+
+from coll.lowering import gpu_kernels
+from coll.runtime import cuda_driver
+
+HERE = Path(__file__).parent
+SONAME = "libmlir_cuda_runtime.so"
+CPU_PIPELINE = ("builtin.module(arith-expand{include-bf16=true},convert-vector-to-scf,"
+                "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+                "finalize-memref-to-llvm,convert-vector-to-llvm,convert-arith-to-llvm,"
+                "convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+                "reconcile-unrealized-casts)")
+COUNTS = ("streams", "events", "copies", "kernels", "allocs", "frees", "stream_waits", "syncs")
+
+LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
+                          ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
+                          ctypes.c_int64)
+
+
+def build_emulator(directory, soname=SONAME, flags=()):
+    """Compiles the emulator as `directory`/`soname` (with -DEMULATE_DRIVER:
+    a host-memory libcuda.so.1 as well)."""
+    out = Path(directory) / soname
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", *flags, "-o", str(out),
+                    str(HERE / "mgpu_emulator.c"), f"-Wl,-soname,{soname}"], check=True)
+    return out
+
+
+def kernel_harness(kind, elem, arity):
+    """Text of a module running kernel (kind, elem, arity) for every thread
+    of a grid: @run(in..., out, n, bdim, gdim)."""
+    mt = gpu_kernels.arg_type(elem)
+    name = gpu_kernels.kernel_name(kind, elem, arity)
+    args = [f"%in{k}" for k in range(arity)] + ["%out"]
+    sig = ", ".join(f"{a}: {mt}" for a in args)
+    types = ", ".join([mt] * (arity + 1) + ["index"] * 5)
+    call = ", ".join(args + ["%n", "%t", "%b", "%bdim", "%gdim"])
+    return f"""module {{
+{gpu_kernels.cpu_func_text(kind, elem, arity)}
+func.func @run({sig}, %n: index, %bdim: index, %gdim: index) attributes {{llvm.emit_c_interface}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %b = %c0 to %gdim step %c1 {{
+    scf.for %t = %c0 to %bdim step %c1 {{
+      func.call @{name}({call}) : ({types}) -> ()
+    }}
+  }}
+  return
+}}
+}}"""
+
+
+class _Desc(ctypes.Structure):
+    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 1),
+                ("strides", ctypes.c_int64 * 1)]
+
+
+class Kernels:
+    """CPU builds of the combine kernels, by name, compiled on first use."""
+
+    def __init__(self):
+        self.ctx = ir.Context()
+        self.engines = {}
+        self.launched = []
+
+    def engine(self, name):
+        if name not in self.engines:
+            _, kind, elem, arity = name.split("_")
+            with self.ctx:
+                m = ir.Module.parse(kernel_harness(kind, elem, int(arity[1:])))
+                PassManager.parse(CPU_PIPELINE).run(m.operation)
+                self.engines[name] = (ExecutionEngine(m, opt_level=2), int(arity[1:]))
+        return self.engines[name]
+
+    def run(self, name, params, grid, block):
+        """params: per buffer (allocated, aligned, offset, size, stride), then n."""
+        eng, arity = self.engine(name)
+        descs = []
+        for k in range(arity + 1):
+            d = _Desc()
+            d.allocated, d.aligned, d.offset = params[5 * k], params[5 * k + 1], params[5 * k + 2]
+            d.sizes[0], d.strides[0] = params[5 * k + 3], params[5 * k + 4]
+            descs.append(d)
+        n = params[5 * (arity + 1)]
+        args = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
+        args += [ctypes.pointer(ctypes.c_int64(v)) for v in (n, block, grid)]
+        eng.invoke("run", *args)
+
+    def run_one(self, name, buffers, offsets, n, grid=2, block=32):
+        """Runs a kernel on numpy buffers viewed at element `offsets`."""
+        params = []
+        for b, off in zip(buffers, offsets):
+            params += [b.ctypes.data, b.ctypes.data, off, n, 1]
+        self.run(name, params + [n], grid, block)
+
+
+_LOADED = []
+
+
+class Emulator:
+    """The loaded emulator; runs compiled programs on numpy buffers.
+
+    One per process: programs find libmlir_cuda_runtime.so by soname, so a
+    second copy loaded from another path would never be called."""
+
+    def __new__(cls, directory):
+        if not _LOADED:
+            _LOADED.append(super().__new__(cls))
+            _LOADED[0]._init(directory)
+        return _LOADED[0]
+
+    def __init__(self, directory):
+        pass
+
+    def _init(self, directory):
+        self.dir = Path(directory)  # programs link against the emulator here
+        path = build_emulator(directory)
+        self.lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+        self.lib.mgpuEmuError.restype = ctypes.c_char_p
+        self.lib.mgpuEmuCount.restype = ctypes.c_int64
+        self.lib.mgpuEmuReset.argtypes = [ctypes.c_uint64, LAUNCH]
+        self.kernels = Kernels()
+        self.error = None
+
+        def on_launch(name, grid, block, params, nparams):
+            try:
+                vals = [params[i] for i in range(nparams)]
+                self.kernels.run(name.decode(), vals, grid[0] * grid[1] * grid[2],
+                                 block[0] * block[1] * block[2])
+            except Exception as e:  # keep going; reported by run()
+                self.error = self.error or f"kernel {name.decode()}: {e!r}"
+        self._cb = LAUNCH(on_launch)
+
+    def run(self, so_path, entry, arrays, seed=0):
+        """Calls `_mlir_ciface_<entry>` on host arrays (one per argument).
+        Returns the emulator's counts; raises on any misuse it recorded."""
+        self.error = None
+        self.lib.mgpuEmuReset(seed, self._cb)
+        prog = cuda_driver.Program(so_path, entry)
+        try:
+            args = prog.bind([a.ctypes.data for a in arrays], [a.shape for a in arrays])
+            prog.call(args)
+        finally:
+            prog.close()
+        err = self.lib.mgpuEmuError().decode()
+        if err or self.error:
+            raise AssertionError(f"emulated run failed: {err or self.error}")
+        return {k: self.lib.mgpuEmuCount(i) for i, k in enumerate(COUNTS)}
+
+
+def reference(kind, arrays):
+    """numpy reduction of `arrays` (float16/bf16 bits handled by the caller)."""
+    fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+          "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[kind]
+    out = arrays[0].copy()
+    for a in arrays[1:]:
+        out = fn(out, a)
+    return out

@@ -1,0 +1,153 @@
+"""coll-run end to end, as a user runs it (a subprocess): the table, the
+--inputs/--outputs round trip, failing checks, and bad input."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coll.ir import make_context
+from coll.ir.generate import all_reduce_module
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "allreduce_4x.mlir"
+
+# An explicit-level allreduce on 2 devices whose second combine reads x1
+# twice instead of x1 and the copy of x0: y1 = 2*x1 is wrong.
+WRONG = """
+func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>, %b0: memref<8xi32>, %b1: memref<8xi32>) attributes {llvm.emit_c_interface} {
+  %x0 = memref.memory_space_cast %a0 : memref<8xi32> to memref<8xi32, #coll.device<0>>
+  %x1 = memref.memory_space_cast %a1 : memref<8xi32> to memref<8xi32, #coll.device<1>>
+  %y0 = memref.memory_space_cast %b0 : memref<8xi32> to memref<8xi32, #coll.device<0>>
+  %y1 = memref.memory_space_cast %b1 : memref<8xi32> to memref<8xi32, #coll.device<1>>
+  %r0 = "coll.alloc"() : () -> memref<8xi32, #coll.device<0>>
+  %t0 = "coll.copy"(%x1, %r0) : (memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<0>>) -> !coll.token
+  %t1 = "coll.combine"(%x0, %r0, %y0, %t0) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+      : (memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<0>>, !coll.token) -> !coll.token
+  %r1 = "coll.alloc"() : () -> memref<8xi32, #coll.device<1>>
+  %t2 = "coll.copy"(%x0, %r1) : (memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<1>>) -> !coll.token
+  %t3 = "coll.combine"(%x1, %SECOND, %y1, %t2) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+      : (memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, !coll.token) -> !coll.token
+  %j = "coll.join"(%t1, %t3) : (!coll.token, !coll.token) -> !coll.token
+  "coll.wait"(%j) : (!coll.token) -> ()
+  return
+}
+"""
+
+
+def coll_run(*args):
+    return subprocess.run([sys.executable, "-m", "coll.tools.coll_run", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def write_module(path, n, shape, dtype, kind, **kw):
+    with make_context():
+        path.write_text(all_reduce_module(n, shape, dtype, kind, **kw))
+    return path
+
+
+def test_example_every_strategy():
+    r = coll_run(EXAMPLE, "--backend=cpu", "--strategy=all", "--repeat=2")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines()[2:]]
+    assert [row[0] for row in rows] == ["naive", "ring", "all2all"]
+    for row in rows:
+        assert row[1] == "4" and row[2:4] == ["1.00", "MiB"] and row[-1] == "ok"
+        assert row[-2] == "GB/s" and float(row[-3]) > 0
+
+
+@pytest.mark.parametrize("dtype,kind,make", [
+    ("i32", "xor", lambda rng: rng.integers(-2 ** 31, 2 ** 31, (3, 5), dtype=np.int32)),
+    ("bf16", "max", lambda rng: rng.integers(0, 0x7F80, (3, 5)).astype(np.uint16)),  # finite, >= 0
+])
+def test_inputs_outputs_round_trip(tmp_path, dtype, kind, make):
+    mod = write_module(tmp_path / "m.mlir", 3, [3, 5], dtype, kind, strategy="ring")
+    rng = np.random.default_rng(5)
+    xs = {f"x{i}": make(rng) for i in range(3)}
+    np.savez(tmp_path / "in.npz", **xs)
+    r = coll_run(mod, "--backend=cpu", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 0, r.stderr
+    out = np.load(tmp_path / "out.npz")
+    assert sorted(out.files) == ["y0", "y1", "y2"]
+    if dtype == "i32":
+        want = xs["x0"] ^ xs["x1"] ^ xs["x2"]
+    else:  # positive bf16 bit patterns order like their values
+        want = np.maximum(np.maximum(xs["x0"], xs["x1"]), xs["x2"])
+    for y in out.files:
+        assert out[y].dtype == xs["x0"].dtype and np.array_equal(out[y], want)
+
+
+def test_single_device_output_and_seed(tmp_path):
+    mod = write_module(tmp_path / "m.mlir", 3, [40], "f16", "prod", to_device=3)
+    r = coll_run(mod, "--backend=cpu", "--strategy=all2all", "--seed=9", "--outputs", tmp_path / "o.npz")
+    assert r.returncode == 0, r.stderr
+    assert "-> 1 output(s)" in r.stdout and r.stdout.rstrip().endswith("ok")
+    assert np.load(tmp_path / "o.npz").files == ["y0"]
+
+
+def test_wrong_result_fails_and_writes_nothing(tmp_path):
+    good = tmp_path / "good.mlir"
+    good.write_text(WRONG.replace("%SECOND", "%r1"))
+    r = coll_run(good, "--backend=cpu", "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("ok"), r.stdout + r.stderr
+    os.remove(tmp_path / "out.npz")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(WRONG.replace("%SECOND", "%x1"))
+    r = coll_run(bad, "--backend=cpu", "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 1
+    assert "FAIL (8 elements differ)" in r.stdout
+    assert not (tmp_path / "out.npz").exists()
+
+
+def test_parse_error_is_a_located_diagnostic(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("module {\n  func.func @f() {\n    %x = foo\n  }\n}\n")
+    r = coll_run(bad, "--backend=cpu", "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"{bad}:3:10: error: custom op 'foo' is unknown")
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    assert not (tmp_path / "out.npz").exists()
+
+
+def test_verifier_error_is_located(tmp_path):
+    mod = write_module(tmp_path / "m.mlir", 2, [4], "f32", "sum")
+    mod.write_text(mod.read_text().replace('kind = "sum"', 'kind = "and"'))
+    r = coll_run(mod, "--backend=cpu")
+    assert r.returncode == 1
+    assert f"{mod}:3:" in r.stderr and "bitwise reduction kind 'and'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("arrays,message", [
+    ({"x0": np.zeros(4, np.float32)}, "missing array 'x1'"),
+    ({"x0": np.zeros(4, np.float32), "x1": np.zeros(5, np.float32)}, "'x1' is float32[5], expected float32[4]"),
+    ({"x0": np.zeros(4), "x1": np.zeros(4)}, "'x0' is float64[4], expected float32[4]"),
+    ({"x0": np.zeros(4, np.float32), "x1": np.zeros(4, np.float32), "y": np.zeros(1)}, "unexpected arrays y"),
+])
+def test_bad_inputs_file(tmp_path, arrays, message):
+    mod = write_module(tmp_path / "m.mlir", 2, [4], "f32", "sum")
+    np.savez(tmp_path / "in.npz", **arrays)
+    r = coll_run(mod, "--backend=cpu", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "o.npz")
+    assert r.returncode == 1
+    assert r.stderr.startswith("coll-run: error: ") and message in r.stderr
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_missing_file_and_unknown_backend(tmp_path):
+    r = coll_run(tmp_path / "nope.mlir", "--backend=cpu")
+    assert r.returncode == 1 and r.stderr.startswith("coll-run: error: could not open input file")
+    r = coll_run(EXAMPLE, "--backend=tpu")
+    assert r.returncode == 1 and "unknown backend 'tpu'" in r.stderr
+
+
+def test_cuda_without_gpu_is_a_clear_error():
+    from coll.runtime import cuda
+    ok, _ = cuda.available()
+    if ok:
+        pytest.skip("a GPU is present: the error path is not reachable here")
+    r = coll_run(EXAMPLE, "--backend=cuda")
+    assert r.returncode != 0
+    assert r.stderr.startswith("coll-run: error: backend 'cuda' is not available here")
+    assert "Traceback" not in r.stderr

@@ -1,0 +1,202 @@
+"""The cost model (passes/cost_model.py), coll-predict, the profile option of
+coll-lower-all-reduce, and coll-timeline."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from mlir import ir
+
+from coll.ir.generate import all_reduce_module
+from coll.passes import cost_model, taskgraph
+from coll.passes.pipeline import build
+
+# A tiny profile whose numbers are easy to add up by hand.
+HAND = {"name": "hand", "resources": "ports", "order": "ready",
+        "link_latency_s": 1e-6, "link_bandwidth_Bps": 1e9,
+        "kernel_launch_s": 2e-6, "memory_bandwidth_Bps": 1e10}
+
+
+def _write(tmp_path, data, name="p.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _run(text, pipeline):
+    m = ir.Module.parse(text)
+    build(pipeline).run(m.operation)
+    return m
+
+
+def _predict_table(text, profile_path, tmp_path):
+    out = tmp_path / "pred.txt"
+    _run(text, f"builtin.module(coll-predict{{profile={profile_path} file={out}}})")
+    rows = {}
+    for line in out.read_text().splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("naive", "ring", "all2all", "-"):
+            rows[parts[0]] = float(parts[-1])  # predicted_us
+    return out.read_text(), rows
+
+
+def test_printed_prediction_matches_hand_computation(ctx, tmp_path):
+    # N = 2, 1024 f32 = 4096 bytes per device.
+    text = all_reduce_module(2, [1024], "f32", "sum")
+    printed, rows = _predict_table(text, _write(tmp_path, HAND), tmp_path)
+    # naive: both copies of 4096 B run at once (different ports), then each
+    # device combines 2 inputs into 1 output: 3 x 4096 bytes touched.
+    naive = (1e-6 + 4096 / 1e9) + (2e-6 + 3 * 4096 / 1e10)
+    # ring and all2all at N = 2: a 2048 B chunk each way, one combine of
+    # 3 x 2048 bytes, the reduced chunk copied back.
+    chunked = 2 * (1e-6 + 2048 / 1e9) + (2e-6 + 3 * 2048 / 1e10)
+    assert rows["naive"] == pytest.approx(naive * 1e6, abs=1e-3)
+    assert rows["ring"] == pytest.approx(chunked * 1e6, abs=1e-3)
+    assert rows["all2all"] == pytest.approx(chunked * 1e6, abs=1e-3)
+    assert "pick naive" in printed and "reference rule: naive" in printed
+
+
+def test_ports_and_switch_share_a_devices_link(ctx):
+    # naive on 4 devices: every device sends 3 full copies through its one
+    # send port: one after the other (ports), or at a third of the bandwidth
+    # each after one latency (switch); with no contention they would all
+    # overlap.
+    b = 4096
+    copy, combine = 1e-6 + b / 1e9, 2e-6 + 5 * b / 1e10
+    coll = cost_model.Collective((0, 1, 2, 3), b // 4, "f32", "sum")
+    g = cost_model.candidate_graph(coll, "naive")
+    ports = cost_model.profile_from_dict(HAND)
+    switch = cost_model.profile_from_dict(dict(HAND, resources="switch"))
+    free = cost_model.profile_from_dict(dict(HAND, resources="none"))
+    assert cost_model.simulate(g, ports).total == pytest.approx(3 * copy + combine)
+    assert cost_model.simulate(g, switch).total == pytest.approx(1e-6 + 3 * b / 1e9 + combine)
+    assert cost_model.simulate(g, free).total == pytest.approx(copy + combine)
+
+
+def test_switch_shares_only_what_is_shared(ctx):
+    # ring on 3 devices, 3 KB: every device sends one chunk at a time to one
+    # peer, so nothing is shared: each copy runs at full bandwidth, and the
+    # switch schedule equals the contention-free critical path.
+    coll = cost_model.Collective((0, 1, 2), 768, "f32", "sum")
+    g = cost_model.candidate_graph(coll, "ring")
+    switch = cost_model.profile_from_dict(dict(HAND, resources="switch"))
+    free = cost_model.profile_from_dict(dict(HAND, resources="none"))
+    copy, combine = 1e-6 + 1024 / 1e9, 2e-6 + 3 * 1024 / 1e10
+    assert cost_model.simulate(g, free).total == pytest.approx(4 * copy + 2 * combine)
+    assert cost_model.simulate(g, switch).total == pytest.approx(4 * copy + 2 * combine)
+
+
+def test_host_profile_is_the_sum_of_op_costs(ctx):
+    host = cost_model.profile_from_dict(dict(HAND, resources="host", order="program",
+                                             call_overhead_s=5e-7))
+    coll = cost_model.Collective((0, 1, 2), 3000, "f32", "sum")
+    g = cost_model.candidate_graph(coll, "ring")
+    total = sum(cost_model.task_cost(t, host, g.working_set) for t in g.tasks)
+    assert cost_model.simulate(g, host).total == pytest.approx(total + 5e-7)
+
+
+@pytest.mark.parametrize("profile", cost_model.profile_names())
+def test_predictions_are_monotone_in_size(profile):
+    nv = cost_model.load_profile(profile)
+    for n in (2, 4, 8):
+        for s in cost_model.CANDIDATES:
+            times = []
+            for numel in (1, 64, 4096, 1 << 16, 1 << 20, 1 << 24):
+                coll = cost_model.Collective(tuple(range(n)), numel, "f32", "sum")
+                times.append(cost_model.candidates(coll, nv, (s,))[0]["predicted_s"])
+            assert times == sorted(times), (n, s, times)
+            # Bandwidth-bound at the large end: 16x the bytes, > 4x the time.
+            assert times[-1] > 4 * times[-2], (n, s, times)
+
+
+@pytest.mark.parametrize("n", [4, 8, 16])
+def test_picks_naive_for_tiny_and_chunked_for_large(n):
+    nv = cost_model.load_profile("nvlink-h200")
+    tiny = cost_model.Collective(tuple(range(n)), 16, "f32", "sum")
+    large = cost_model.Collective(tuple(range(n)), 1 << 24, "f32", "sum")
+    assert cost_model.pick(cost_model.candidates(tiny, nv)) == "naive"
+    assert cost_model.pick(cost_model.candidates(large, nv)) in ("ring", "all2all")
+
+
+def _strategy_of(module):
+    """naive / ring / all2all, told apart by copies and combines."""
+    g = taskgraph.from_function(taskgraph.functions(module.operation)[0][1])
+    s = cost_model.summary(g)
+    if s["copies"] == s["kernels"] * (len(g.devices) - 1):
+        return "naive"
+    return "all2all" if s["kernels"] == len(g.devices) else "ring"
+
+
+def test_lowering_with_a_profile_picks_by_the_model(ctx):
+    nv = cost_model.load_profile("nvlink-h200")
+    text = all_reduce_module(8, [1 << 22], "f32", "sum")
+    want = cost_model.pick(cost_model.candidates(
+        cost_model.Collective(tuple(range(8)), 1 << 22, "f32", "sum"), nv))
+    assert want == "all2all"  # the reference rule would say ring
+    assert _strategy_of(_run(text, "builtin.module(coll-lower-all-reduce{profile=nvlink-h200})")) == want
+    assert _strategy_of(_run(text, "builtin.module(coll-lower-all-reduce)")) == "ring"
+    # An explicit strategy still wins over the model.
+    assert _strategy_of(_run(text, "builtin.module(coll-lower-all-reduce{strategy=naive profile=nvlink-h200})")) == "naive"
+    forced = all_reduce_module(8, [1 << 22], "f32", "sum", strategy="ring")
+    assert _strategy_of(_run(forced, "builtin.module(coll-lower-all-reduce{profile=nvlink-h200})")) == "ring"
+
+
+def test_explicit_program_prediction_matches_candidate(ctx, tmp_path):
+    text = all_reduce_module(4, [1000], "f32", "sum")
+    path = _write(tmp_path, HAND)
+    _, before = _predict_table(text, path, tmp_path)
+    lowered = str(_run(text, "builtin.module(coll-lower-all-reduce{strategy=ring})"))
+    printed, after = _predict_table(lowered, path, tmp_path)
+    assert "explicit program" in printed
+    assert after["-"] == pytest.approx(before["ring"], abs=1e-3)
+
+
+def test_interpolation_is_log_log():
+    p = cost_model.profile_from_dict({"memory_bandwidth_Bps": [[1e3, 1e9], [1e5, 1e11]]})
+    assert p.value("memory_bandwidth_Bps", 1e4) == pytest.approx(1e10)
+    assert p.value("memory_bandwidth_Bps", 10) == 1e9 and p.value("memory_bandwidth_Bps", 1e9) == 1e11
+
+
+def test_bad_profiles_are_reported(tmp_path):
+    with pytest.raises(ValueError, match="unknown profile 'nope'.*nvlink-h200"):
+        cost_model.load_profile("nope")
+    with pytest.raises(ValueError, match="resources must be"):
+        cost_model.profile_from_dict(dict(HAND, resources="gpu"))
+    with pytest.raises(ValueError, match="switch needs 'link_bandwidth_Bps'"):
+        cost_model.profile_from_dict(dict(HAND, resources="switch", link_bandwidth_Bps=None))
+    with pytest.raises(ValueError, match="needs 'memory_bandwidth_Bps'"):
+        cost_model.profile_from_dict({"resources": "none"})
+
+
+def test_shipped_profiles_load():
+    for name in cost_model.profile_names():
+        p = cost_model.load_profile(name)
+        assert p.value("memory_bandwidth_Bps", 1 << 20) > 0
+
+
+def test_unknown_profile_is_a_diagnostic():
+    gen = subprocess.run([sys.executable, "-m", "coll.tools.coll_gen", "all-reduce", "--devices", "2"],
+                         capture_output=True, text=True, check=True)
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", "--coll-lower-all-reduce=profile=nope"],
+                       input=gen.stdout, capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "error: coll-lower-all-reduce: unknown profile 'nope'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_timeline_draws_a_png(ctx, tmp_path):
+    text = all_reduce_module(4, [64], "f32", "sum")
+    out = tmp_path / "t.png"
+    _run(text, f"builtin.module(coll-lower-all-reduce{{strategy=ring}},coll-timeline{{file={out}}})")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    timed = tmp_path / "timed.png"
+    _run(text, f"builtin.module(coll-lower-all-reduce,coll-timeline{{file={timed} profile=nvlink-h200}})")
+    assert os.path.getsize(timed) > 1000
+
+
+def test_timeline_needs_explicit_ops(ctx, tmp_path):
+    text = all_reduce_module(4, [64], "f32", "sum")
+    with pytest.raises(ir.MLIRError, match="run coll-lower-all-reduce first"):
+        _run(text, f"builtin.module(coll-timeline{{file={tmp_path / 't.png'}}})")
+    assert not (tmp_path / "t.png").exists()

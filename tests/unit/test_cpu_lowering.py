@@ -1,0 +1,109 @@
+"""coll-to-cpu and coll-cpu-to-llvm at the IR level: what is left, what the
+tiling plan groups, and that copies become memcpy."""
+import re
+
+import pytest
+from mlir import ir
+
+from coll.ir.generate import all_reduce_module
+from coll.lowering import cpu_fuse
+from coll.lowering.cpu import cpu_to_llvm, strip_type, to_cpu
+from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.registry import PassError, load_all
+
+
+def explicit(n, shape, strategy, dtype="f32", kind="sum", to_device=None):
+    m = ir.Module.parse(all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy))
+    lower_all_reduce(m.operation)
+    return m
+
+
+def ops_named(m, prefix):
+    found = []
+
+    def visit(op):
+        if op.name.startswith(prefix):
+            found.append(op.name)
+        return ir.WalkResult.ADVANCE
+    m.operation.walk(visit)
+    return found
+
+
+def test_passes_are_registered():
+    passes = load_all()
+    assert "coll-to-cpu" in passes and "coll-cpu-to-llvm" in passes
+    assert passes["coll-to-cpu"].parse_options("tile=32") == {"tile": 32}
+
+
+@pytest.mark.parametrize("tile", (0, 16, -1))
+@pytest.mark.parametrize("strategy", ("naive", "ring", "all2all"))
+def test_nothing_of_coll_is_left(ctx, strategy, tile):
+    m = explicit(4, [3, 37], strategy, "i1", "or", to_device=None if tile else 4)
+    to_cpu(m.operation, tile)
+    assert m.operation.verify()
+    text = str(m)
+    assert "coll." not in text and "memory_space_cast" not in text
+    assert not re.search(r"\bi1\b", text)  # i1 buffers are stored as i8
+    # every scratch buffer is freed
+    assert text.count("memref.alloc(") == text.count("memref.dealloc")
+
+
+@pytest.mark.parametrize("strategy", ("naive", "ring", "all2all"))
+def test_copies_become_memcpy(ctx, strategy):
+    m = explicit(3, [1001], strategy)  # odd chunks: slices at odd offsets
+    to_cpu(m.operation, 64)
+    cpu_to_llvm(m.operation)
+    text = str(m)
+    assert '"llvm.intr.memcpy"' in text
+    assert "memrefCopy" not in text
+    assert set(ops_named(m, "")) <= {n for n in ops_named(m, "llvm.")} | {"builtin.module"}
+
+
+def test_plan_groups_ring_chunks(ctx):
+    """Ring on 4 devices: one group per chunk (its 3 copies + 3 combines and
+    3 allgather copies), each shrinking the chunk's 3 scratch buffers."""
+    m = explicit(4, [4096], "ring")
+    block = m.body.operations[0].regions[0].blocks[0]
+    groups, _ = cpu_fuse.plan(block)
+    assert len(groups) == 4
+    assert all(len(g.ops) == 9 and len(g.scratch) == 3 and g.length == 1024 for g in groups)
+
+
+def test_plan_groups_naive_per_device(ctx):
+    m = explicit(3, [100], "naive")
+    block = m.body.operations[0].regions[0].blocks[0]
+    groups, _ = cpu_fuse.plan(block)
+    assert sorted(len(g.ops) for g in groups) == [3, 3, 3]  # 2 copies + 1 combine each
+
+
+def test_plan_refuses_unknown_ops(ctx):
+    """Anything the analysis does not understand turns tiling off for the
+    block (the ops then run one by one)."""
+    m = explicit(2, [100], "ring")
+    func_op = m.body.operations[0]
+    block = func_op.regions[0].blocks[0]
+    from mlir.dialects import memref
+    with ir.InsertionPoint(block.operations[len(block.operations) - 1]), ir.Location.unknown():
+        memref.alloca(ir.MemRefType.get([4], ir.F32Type.get()), [], [])
+    assert cpu_fuse.plan(block) == ([], {})
+    to_cpu(m.operation)
+    assert "scf.for" in str(m) and "coll." not in str(m)
+
+
+def test_strip_type(ctx):
+    t = ir.Type.parse("memref<3xi1, strided<[1], offset: 2>, #coll.device<1>>")
+    assert str(strip_type(t)) == "memref<3xi8, strided<[1], offset: 2>>"
+    plain = ir.Type.parse("memref<3xf32, 1>")
+    assert strip_type(plain) == plain
+
+
+def test_token_escaping_to_another_op_is_an_error(ctx):
+    m = ir.Module.parse("""
+      func.func @f(%a: memref<4xf32>, %b: memref<4xf32>) -> !coll.token {
+        %x = memref.memory_space_cast %a : memref<4xf32> to memref<4xf32, #coll.device<0>>
+        %y = memref.memory_space_cast %b : memref<4xf32> to memref<4xf32, #coll.device<1>>
+        %t = "coll.copy"(%x, %y) : (memref<4xf32, #coll.device<0>>, memref<4xf32, #coll.device<1>>) -> !coll.token
+        return %t : !coll.token
+      }""")
+    with pytest.raises(PassError, match="still used by 'func.return'"):
+        to_cpu(m.operation)

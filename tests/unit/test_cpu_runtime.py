@@ -1,0 +1,278 @@
+"""Every lowered allreduce runs on CPU-simulated devices and matches numpy.
+
+The full cross product (3 strategies x 7 kinds x 8 types x 6 device counts x
+shapes x output modes) is too large to compile one by one, so the grid is a
+covering design; each compiled program is cached and shared:
+  - kinds x types: every valid (type, kind) pair x every strategy, N = 3,
+    shape 5x7 (odd numel);
+  - devices: N in 1 2 3 4 5 8 x every strategy x every output mode
+    (every device, to_device = 0, to_device = N: a device outside the group)
+    x shapes (numel < N, odd numel 7, rank 3), the (type, kind) rotating
+    over a mix of float, integer and i1 pairs;
+  - tiling: tiles of 64 elements (several tiles plus a remainder, scratch
+    shrunk to a tile) for N in 2 3 5 8 x every strategy x both output modes;
+  - hypothesis: random configurations of all of the above.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from mlir import ir
+
+from coll.ir import make_context
+from coll.ir.generate import all_reduce_module
+from coll.runtime import check, cpu
+
+STRATEGIES = ("naive", "ring", "all2all")
+FLOATS = ("f16", "bf16", "f32", "f64")
+INTS = ("i8", "i32", "i64")
+PAIRS = ([(t, k) for t in FLOATS for k in ("sum", "prod", "max", "min")]
+         + [(t, k) for t in INTS for k in ("sum", "prod", "max", "min", "and", "or", "xor")]
+         + [("i1", k) for k in ("and", "or", "xor")])
+MIX = [("f32", "sum"), ("i32", "prod"), ("bf16", "max"), ("i1", "xor"),
+       ("f64", "min"), ("i64", "sum"), ("f16", "sum"), ("i8", "and")]
+
+
+def run_allreduce(n, shape, dtype, kind, strategy, to_device=None, seed=0, tile=-1):
+    """Compiles (cached), runs, checks; returns (ok, worst error, program)."""
+    with make_context():
+        text = all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy)
+        problem = check.describe(ir.Module.parse(text))
+    prog = cpu.compile(text, tile=tile)
+    inputs = check.make_inputs(problem, seed)
+    outputs = check.make_outputs(problem)
+    prog.run(inputs, outputs)
+    ok, worst = check.check(problem, inputs, outputs)
+    return ok, worst, prog
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("dtype,kind", PAIRS)
+def test_kinds_and_types(dtype, kind, strategy):
+    ok, worst, prog = run_allreduce(3, [5, 7], dtype, kind, strategy)
+    assert prog.strategies == [strategy]
+    assert ok, f"max error {worst}"
+
+
+def _device_grid():
+    i = 0
+    for n in (1, 2, 3, 4, 5, 8):
+        for strategy in STRATEGIES:
+            for to_device in (None, 0, n):
+                for shape in ([max(n - 1, 1)], [7], [2, 3, 5]):
+                    dtype, kind = MIX[i % len(MIX)]
+                    i += 1
+                    yield n, shape, dtype, kind, strategy, to_device
+
+
+@pytest.mark.parametrize("n,shape,dtype,kind,strategy,to_device", list(_device_grid()))
+def test_devices_shapes_outputs(n, shape, dtype, kind, strategy, to_device):
+    ok, worst, _ = run_allreduce(n, shape, dtype, kind, strategy, to_device)
+    assert ok, f"max error {worst}"
+
+
+@pytest.mark.parametrize("to_device", (None, 3))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("shape", ([], [0], [0, 3]))
+def test_scalar_and_empty(shape, strategy, to_device):
+    ok, worst, _ = run_allreduce(3, shape, "f16", "prod", strategy, to_device)
+    assert ok, f"max error {worst}"
+
+
+@pytest.mark.parametrize("to_device", (None, "outside"))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("n", (2, 3, 5, 8))
+@pytest.mark.parametrize("dtype,kind", (("f32", "sum"), ("i8", "xor")))
+def test_tiled(n, strategy, to_device, dtype, kind):
+    to = n if to_device == "outside" else None
+    ok, worst, _ = run_allreduce(n, [1000], dtype, kind, strategy, to, seed=3, tile=64)
+    assert ok, f"max error {worst}"
+
+
+def test_tiled_and_untiled_agree_bitwise():
+    """Tiling changes the loop order, not the order of operations on any one
+    element: float results are identical."""
+    with make_context():
+        text = all_reduce_module(5, [999], "f32", "sum", strategy="ring")
+        problem = check.describe(ir.Module.parse(text))
+    inputs = check.make_inputs(problem, 7)
+    results = []
+    for tile in (0, 32, -1):
+        outs = check.make_outputs(problem)
+        cpu.compile(text, tile=tile).run(inputs, outs)
+        results.append(outs)
+    for outs in results[1:]:
+        for a, b in zip(results[0], outs):
+            assert np.array_equal(a, b)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 8),
+       shape=st.lists(st.integers(1, 9), min_size=0, max_size=3) | st.sampled_from([[0], [0, 3]]),
+       pair=st.sampled_from(PAIRS),
+       strategy=st.sampled_from(STRATEGIES),
+       to=st.sampled_from((None, "first", "last", "outside")),
+       tile=st.sampled_from((-1, 0, 16)),
+       seed=st.integers(0, 2 ** 16))
+def test_random_configs(n, shape, pair, strategy, to, tile, seed):
+    to_device = {None: None, "first": 0, "last": n - 1, "outside": n}[to]
+    ok, worst, _ = run_allreduce(n, shape, pair[0], pair[1], strategy, to_device, seed, tile)
+    assert ok, f"max error {worst}"
+
+
+def test_check_catches_a_wrong_result():
+    """The checker the grid relies on fails on a result that is off by one
+    ulp-sized error too many, and on any integer difference."""
+    with make_context():
+        problem = check.describe(ir.Module.parse(all_reduce_module(4, [64], "f32", "sum")))
+        iproblem = check.describe(ir.Module.parse(all_reduce_module(4, [64], "i32", "xor")))
+    xs = check.make_inputs(problem, 1)
+    good = sum(x.astype(np.float64) for x in xs).astype(np.float32)
+    assert check.check(problem, xs, [good] * 4)[0]
+    bad = good.copy()
+    bad[3] += 1e-3
+    assert not check.check(problem, xs, [good, good, bad, good])[0]
+    ixs = check.make_inputs(iproblem, 1)
+    iref = ixs[0] ^ ixs[1] ^ ixs[2] ^ ixs[3]
+    assert check.check(iproblem, ixs, [iref] * 4)[0]
+    ibad = iref.copy()
+    ibad[0] ^= 1
+    assert not check.check(iproblem, ixs, [iref, iref, iref, ibad])[0]
+
+
+# -- runtime API -------------------------------------------------------------
+
+def _text(n=2, shape=(4,), dtype="f32", kind="sum", **kw):
+    with make_context():
+        return all_reduce_module(n, list(shape), dtype, kind, **kw)
+
+
+def test_available():
+    assert cpu.available() == (True, "")
+
+
+def test_compile_is_cached_per_text_and_strategy():
+    text = _text(3, (10,))
+    assert cpu.compile(text, strategy="ring") is cpu.compile(text, strategy="ring")
+    assert cpu.compile(text, strategy="ring") is not cpu.compile(text, strategy="naive")
+
+
+def test_auto_strategy_follows_threshold():
+    assert cpu.compile(_text(3, (10,)), strategy="auto").strategies == ["naive"]
+    assert cpu.compile(_text(3, (10,)), strategy="auto", threshold=5).strategies == ["ring"]
+    assert cpu.compile(_text(2, (10,)), strategy="auto", threshold=5).strategies == ["naive"]
+
+
+def test_signature_and_traffic():
+    prog = cpu.compile(_text(3, (2, 8), "i16", "max"), strategy="naive")
+    assert prog.n_inputs == 3 and len(prog.specs) == 6
+    assert str(prog.specs[0]) == "memref<2x8xi16>"
+    # naive: 6 copies of 32 bytes (read + write), 3 combines reading 3, writing 1
+    assert prog.traffic_bytes == 6 * 2 * 32 + 3 * 4 * 32
+
+
+def test_time_returns_one_duration_per_run():
+    prog = cpu.compile(_text())
+    xs = [np.ones(4, np.float32), np.full(4, 2, np.float32)]
+    ys = [np.zeros(4, np.float32) for _ in range(2)]
+    times = prog.time(xs, ys, repeat=4)
+    assert len(times) == 4 and all(t > 0 for t in times)
+    assert all(np.array_equal(y, np.full(4, 3, np.float32)) for y in ys)
+
+
+@pytest.mark.parametrize("inputs,outputs,message", [
+    (1, 2, "expected 2 inputs and 2 outputs, got 1 inputs and 2 outputs"),
+    (2, 3, "expected 2 inputs and 2 outputs"),
+])
+def test_wrong_number_of_arrays(inputs, outputs, message):
+    prog = cpu.compile(_text())
+    with pytest.raises(ValueError, match=message):
+        prog.run([np.ones(4, np.float32)] * inputs, [np.zeros(4, np.float32) for _ in range(outputs)])
+
+
+def test_wrong_shape_and_dtype():
+    prog = cpu.compile(_text())
+    ok = [np.ones(4, np.float32), np.ones(4, np.float32)]
+    with pytest.raises(ValueError, match=r"input 1: shape \(5,\) does not match memref<4xf32>"):
+        prog.run([ok[0], np.ones(5, np.float32)], [np.zeros(4, np.float32)] * 2)
+    with pytest.raises(ValueError, match="output 0: dtype float64 does not match memref<4xf32>"):
+        prog.run(ok, [np.zeros(4), np.zeros(4, np.float32)])
+    with pytest.raises(ValueError, match="expected a numpy array"):
+        prog.run([[1.0] * 4, ok[1]], [np.zeros(4, np.float32) for _ in range(2)])
+
+
+def test_outputs_must_be_writable_contiguous_and_separate():
+    prog = cpu.compile(_text())
+    xs = [np.ones(4, np.float32), np.ones(4, np.float32)]
+    strided = np.zeros(8, np.float32)[::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        prog.run(xs, [strided, np.zeros(4, np.float32)])
+    frozen = np.zeros(4, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        prog.run(xs, [frozen, np.zeros(4, np.float32)])
+    with pytest.raises(ValueError, match="overlaps"):
+        prog.run(xs, [xs[0], np.zeros(4, np.float32)])
+
+
+def test_strided_inputs_are_accepted():
+    prog = cpu.compile(_text())
+    x0 = np.arange(8, dtype=np.float32)[::2]
+    ys = [np.zeros(4, np.float32) for _ in range(2)]
+    prog.run([x0, np.ones(4, np.float32)], ys)
+    assert np.array_equal(ys[1], x0 + 1)
+
+
+def test_bf16_convention_is_uint16_bits():
+    from coll.runtime.signature import from_bf16, to_bf16
+    prog = cpu.compile(_text(2, (3,), "bf16", "sum"))
+    xs = [to_bf16(np.array([1.0, 2.5, -3.0])), to_bf16(np.array([0.5, 0.25, 1.0]))]
+    ys = [np.zeros(3, np.uint16) for _ in range(2)]
+    prog.run(xs, ys)
+    assert np.array_equal(from_bf16(ys[0]), np.array([1.5, 2.75, -2.0], np.float32))
+    with pytest.raises(ValueError, match="uint16 bit patterns"):
+        prog.run([np.zeros(3, np.float32)] * 2, ys)
+
+
+def test_to_bf16_rounds_to_nearest_even():
+    from coll.runtime.signature import from_bf16, to_bf16
+    x = np.array([1.0, 1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, np.inf, -0.0], np.float32)
+    assert np.array_equal(from_bf16(to_bf16(x)), np.array([1.0, 1.0, 1.0 + 2 ** -6, np.inf, -0.0], np.float32))
+    assert np.isnan(from_bf16(to_bf16(np.array([np.nan])))[0])
+
+
+def test_every_level_compiles():
+    """Collective, explicit and memref-level text all run the same."""
+    from coll.lowering.cpu import to_cpu
+    from coll.passes.lower_all_reduce import lower_all_reduce
+    text = _text(3, (9,), "i32", "sum", strategy="ring")
+    with make_context():
+        m = ir.Module.parse(text)
+        lower_all_reduce(m.operation)
+        explicit = str(m)
+        to_cpu(m.operation)
+        memref_level = str(m)
+    xs = [np.arange(9, dtype=np.int32) * (i + 1) for i in range(3)]
+    for t in (text, explicit, memref_level):
+        ys = [np.zeros(9, np.int32) for _ in range(3)]
+        cpu.compile(t).run(xs, ys)
+        assert all(np.array_equal(y, np.arange(9, dtype=np.int32) * 6) for y in ys)
+
+
+def test_compile_errors():
+    from coll.ir.verifier import VerifyError
+    with pytest.raises(ValueError, match="unknown strategy 'tree'"):
+        cpu.compile(_text(), strategy="tree")
+    with pytest.raises(ir.MLIRError):
+        cpu.compile("func.func @f( {")
+    bad_kind = _text().replace('kind = "sum"', 'kind = "xor"')
+    with pytest.raises(VerifyError, match="bitwise reduction kind 'xor'"):
+        cpu.compile(bad_kind)
+    with pytest.raises(ValueError, match="no function @g"):
+        cpu.compile(_text(), entry="g")
+    from coll.lowering.cpu import lower_for_cpu
+    with make_context():
+        m = ir.Module.parse(_text())
+        lower_for_cpu(m.operation)
+        llvm_text = str(m)
+    with pytest.raises(ValueError, match="already in the LLVM dialect"):
+        cpu.compile(llvm_text)

@@ -1,0 +1,260 @@
+"""coll-run: compile an allreduce module, run it on a backend, check it
+against numpy, print time and bandwidth.
+
+  coll-run FILE --backend=cpu|cuda [--strategy auto|naive|ring|all2all|all]
+           [--inputs in.npz] [--outputs out.npz] [--repeat K] [--seed S]
+
+FILE is at the collective level (coll.all_reduce) or the explicit level.
+--strategy (other than auto) overrides the module's strategy attribute; `all`
+runs naive, ring and all2all in turn. Inputs come from --inputs (npz keys
+x0..x{N-1}) or are generated from --seed; --outputs receives y0..y{M-1} of the
+first strategy run, and only when everything succeeded. bf16 arrays are
+uint16 bit patterns. Bandwidth counts the bytes the explicit program reads
+plus writes. Errors are MLIR-style diagnostics and exit code 1.
+"""
+import argparse
+import importlib
+import os
+import sys
+import tempfile
+
+STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "all")
+
+
+class Failure(Exception):
+    """Diagnostics already formatted for stderr."""
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="coll-run", description="Run an allreduce module and check it against numpy.")
+    p.add_argument("file", help="input .mlir file")
+    p.add_argument("--backend", required=True, help="cpu or cuda")
+    p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
+    p.add_argument("--inputs", help="npz with x0..x{N-1} (default: generated from --seed)")
+    p.add_argument("--outputs", help="npz to write y0..y{M-1} to")
+    p.add_argument("--repeat", type=int, default=5, help="timed runs per strategy (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
+    return p
+
+
+def _fail(msg):
+    raise Failure(f"coll-run: error: {msg}")
+
+
+def _diag_text(diags):
+    return "\n".join(d.format() for d in diags)
+
+
+def _located(exc, filename):
+    """Formats the errors coll's lowering raises (with their locations)."""
+    from coll.ir.verifier import VerifyError
+    from coll.passes.registry import PassError
+    from mlir import ir
+    from .diagnostics import Diag, from_location, from_mlir
+    if isinstance(exc, ir.MLIRError):
+        infos = getattr(exc, "error_diagnostics", None) or []
+        return _diag_text([from_mlir(d, filename) for d in infos]) or f"coll-run: error: {exc}"
+    if isinstance(exc, VerifyError):
+        return _diag_text([from_location(loc, msg, filename) for loc, msg in exc.findings])
+    if isinstance(exc, PassError):
+        found = getattr(exc, "findings", None) or [(exc.location, str(exc), ())]
+        return _diag_text([from_location(loc, msg, filename) if loc is not None
+                           else Diag("error", msg, "coll-run") for loc, msg, *_ in found])
+    return f"coll-run: error: {exc}"
+
+
+def _load(path, entry):
+    """(module text, Problem); located diagnostics on bad input."""
+    from mlir import ir
+    from coll.ir import make_context
+    from coll.ir.verifier import verify
+    from coll.runtime.check import describe
+    from .diagnostics import Collector, from_location
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        _fail(f"could not open input file '{path}': {e.strerror}")
+    ctx = make_context()
+    col = Collector(ctx, path)
+    try:
+        with ctx:
+            try:
+                module = ir.Module.parseFile(path)
+            except ir.MLIRError as e:
+                col.add_error(e)
+                raise Failure(_diag_text(col.diags)) from None
+            findings = verify(module.operation)
+            if findings:
+                raise Failure(_diag_text(col.diags + [from_location(l, m, path) for l, m in findings]))
+            try:
+                problem = describe(module, entry)
+            except ValueError as e:
+                _fail(f"{path}: {e}")
+            return text, problem
+    finally:
+        col.detach()
+
+
+def _read_inputs(path, problem):
+    import numpy as np
+    from coll.runtime.signature import NUMPY_DTYPES
+    try:
+        data = np.load(path)
+    except Exception as e:  # noqa: BLE001 - any unreadable file is bad input
+        _fail(f"could not read inputs '{path}': {e}")
+    want = NUMPY_DTYPES[problem.element]
+    inputs = []
+    for i in range(problem.n_inputs):
+        key = f"x{i}"
+        if key not in data.files:
+            _fail(f"{path}: missing array '{key}' (expected x0..x{problem.n_inputs - 1})")
+        a = data[key]
+        if tuple(a.shape) != tuple(problem.shape) or a.dtype != want:
+            _fail(f"{path}: '{key}' is {a.dtype}{list(a.shape)}, expected {want}{list(problem.shape)}"
+                  + (" (bf16 as uint16 bits)" if problem.element == "bf16" else ""))
+        inputs.append(np.ascontiguousarray(a))
+    extra = sorted(set(data.files) - {f"x{i}" for i in range(problem.n_inputs)})
+    if extra:
+        _fail(f"{path}: unexpected arrays {', '.join(extra)} (expected x0..x{problem.n_inputs - 1})")
+    return inputs
+
+
+def _write_outputs(path, outputs):
+    import numpy as np
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".coll-run-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **{f"y{j}": y for j, y in enumerate(outputs)})
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _with_strategy(text, strategy):
+    """The module text with every coll.all_reduce forced to `strategy`, and
+    the program's stats at the explicit level: (text, chosen, traffic)."""
+    from mlir import ir
+    from coll.ir import make_context
+    from coll.lowering.cpu import traffic_bytes
+    from coll.passes.lower_all_reduce import lower_all_reduce
+    with make_context():
+        module = ir.Module.parse(text)
+        forced = False
+        for op in _all_reduces(module):
+            if strategy != "auto":
+                op.attributes["strategy"] = ir.StringAttr.get(strategy)
+                forced = True
+        if forced:  # keep the file's locations for later diagnostics
+            text = module.operation.get_asm(enable_debug_info=True)
+        chosen = lower_all_reduce(module.operation, strategy)
+        return text, (chosen[0] if chosen else "-"), traffic_bytes(module.operation)
+
+
+def _all_reduces(module):
+    from mlir import ir
+    found = []
+
+    def visit(op):
+        if op.name == "coll.all_reduce":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return found
+
+
+def _size(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+
+
+def _seconds(t):
+    return f"{t * 1e3:.3f} ms" if t < 1 else f"{t:.3f} s"
+
+
+def run(argv):
+    import numpy as np
+    args = _parser().parse_args(argv)
+    if args.repeat < 1:
+        _fail(f"--repeat must be >= 1, got {args.repeat}")
+    try:
+        backend = importlib.import_module(f"coll.runtime.{args.backend}")
+    except ImportError as e:
+        if args.backend in ("cpu", "cuda"):
+            _fail(f"backend '{args.backend}' is not available here: {e}")
+        _fail(f"unknown backend '{args.backend}'; expected cpu or cuda")
+    ok, why = backend.available()
+    if not ok:
+        _fail(f"backend '{args.backend}' is not available here: {why}")
+
+    text, problem = _load(args.file, args.entry)
+    from coll.runtime.check import check, make_inputs, make_outputs
+    inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
+    collective = problem.collective
+    strategies = ["naive", "ring", "all2all"] if args.strategy == "all" else [args.strategy]
+    if not collective:
+        strategies = strategies[:1]
+
+    rows, failed, first_outputs = [], False, None
+    for strategy in strategies:
+        try:
+            run_text, chosen, traffic = _with_strategy(text, strategy)
+            prog = backend.compile(run_text, args.entry, strategy=strategy)
+            outputs = make_outputs(problem)
+            prog.run(inputs, outputs)
+            good, worst = check(problem, inputs, outputs)
+            times = prog.time(inputs, make_outputs(problem), args.repeat)
+        except Failure:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+            raise Failure(_located(e, args.file)) from None
+        t = float(np.median(times))
+        if first_outputs is None:
+            first_outputs = outputs
+        failed = failed or not good
+        label = chosen if collective else "-"
+        status = "ok" if good else (f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
+                                    else f"FAIL ({worst:.0f} elements differ)")
+        rows.append((label, str(problem.n_inputs), _size(problem.bytes_per_device), _seconds(t),
+                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", status))
+
+    shape = "x".join(str(d) for d in problem.shape)
+    print(f"{args.file}: all_reduce {problem.kind or 'copy'} of {problem.n_inputs} x "
+          f"{shape or 'scalar'}x{problem.element} -> {problem.n_outputs} output(s), "
+          f"backend {args.backend}, median of {args.repeat}")
+    header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "check")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    for r in [header] + rows:
+        print("  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    if failed:
+        return 1
+    if args.outputs:
+        try:
+            _write_outputs(args.outputs, first_outputs)
+        except OSError as e:
+            _fail(f"could not write '{args.outputs}': {e.strerror}")
+    return 0
+
+
+def main():
+    try:
+        code = run(sys.argv[1:])
+    except Failure as f:
+        print(str(f), file=sys.stderr)
+        code = 1
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as e:  # noqa: BLE001 - never a traceback
+        print(f"coll-run: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        code = 1
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
