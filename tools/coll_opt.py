@@ -8,9 +8,7 @@ Errors are MLIR diagnostics (file:line:col: error: ...) and exit code 1;
 nothing is written to -o unless every step succeeded.
 """
 import argparse
-import os
 import sys
-import tempfile
 
 SPLIT_MARKER = "// -----"
 
@@ -123,24 +121,15 @@ def process(text, filename, pipeline, args):
 
 
 def _write(path, text):
-    """All or nothing: a temp file renamed into place."""
     if path == "-":
         sys.stdout.write(text)
         return
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".coll-opt-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from .output import write_atomically
+    write_atomically(path, text)
 
 
 def run(argv):
-    from .diagnostics import Diag, check_expectations, parse_expectations, print_diags
+    from .diagnostics import check_expectations, parse_expectations, print_diags
     args, extra = _parser().parse_known_args(argv)
     if args.list_passes:
         from coll.passes.registry import load_all

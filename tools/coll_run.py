@@ -14,9 +14,7 @@ plus writes. Errors are MLIR-style diagnostics and exit code 1.
 """
 import argparse
 import importlib
-import os
 import sys
-import tempfile
 
 STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "all")
 
@@ -122,17 +120,14 @@ def _read_inputs(path, problem):
 
 
 def _write_outputs(path, outputs):
+    import io
+
     import numpy as np
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".coll-run-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **{f"y{j}": y for j, y in enumerate(outputs)})
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    from .output import write_atomically
+    buf = io.BytesIO()
+    np.savez(buf, **{f"y{j}": y for j, y in enumerate(outputs)})
+    write_atomically(path, buf.getvalue())
 
 
 def _with_strategy(text, strategy):

@@ -4,8 +4,6 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from mlir import ir
-
 from coll.passes.pipeline import NOTE_PREFIX
 
 
@@ -121,13 +119,10 @@ class Expect:
 def parse_expectations(text, first_line=1):
     out = []
     lines = text.splitlines()
-    last_code = None  # for @above chains: annotations refer to code lines
     for i, raw in enumerate(lines):
         lineno = first_line + i
         m = _EXPECT.search(raw)
         if not m:
-            if raw.strip() and not raw.strip().startswith("//"):
-                last_code = lineno
             continue
         sev, re_flag, _, at, body = m.groups()
         if at is None:
