@@ -21,13 +21,17 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/coll-run examples/allreduce_4x.mlir --backend=cpu --strategy=all
 
-lit: setup
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
+SHUFFLE_SEEDS ?= 1 2 3
 
-
+# lit + FileCheck, all of pytest, then the CPU numeric suite again with every
+# program run in another valid order of its token graph (coll-shuffle seeds).
 test: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
 	$(BIN)/pytest -q tests/unit
+	for s in $(SHUFFLE_SEEDS); do \
+	  echo "CPU numeric suite under coll-shuffle{seed=$$s}"; \
+	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_cpu_runtime.py || exit 1; \
+	done
 
 # bench/report.md + bench/report/*.png: calibrates the CPU profile, then
 # schedule quality, compile time, CPU runs and the auto validation grid.

@@ -268,7 +268,7 @@ def traffic_bytes(module_op):
     return total
 
 
-def lower_for_cpu(module_op, strategy="auto", threshold=None, tile=-1):
+def lower_for_cpu(module_op, strategy="auto", threshold=None, tile=-1, shuffle_seed=None):
     """Lowers whatever is not lowered yet down to the LLVM dialect, in place.
 
     Returns (strategies chosen per coll.all_reduce, traffic bytes of the
@@ -283,6 +283,9 @@ def lower_for_cpu(module_op, strategy="auto", threshold=None, tile=-1):
                                       DEFAULT_THRESHOLD if threshold is None else threshold)
         names = _op_names(module_op)
     if any(n.startswith("coll.") for n in names) or "memref.memory_space_cast" in names:
+        if shuffle_seed is not None:
+            from ..passes.shuffle import shuffle
+            shuffle(module_op, shuffle_seed)
         verify_or_raise(module_op)
         traffic = traffic_bytes(module_op)
         to_cpu(module_op, tile)

@@ -81,13 +81,15 @@ class CpuProgram:
         return times
 
 
-def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1):
+def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, shuffle_seed=None):
     """Compiles `module_text` (collective, explicit or memref level) for the
     CPU; lowers what is not lowered yet (coll-lower-all-reduce with
     `strategy`/`threshold`, coll-to-cpu with `tile`, coll-cpu-to-llvm).
+    With `shuffle_seed`, the explicit program is first put in another valid
+    order of its token graph (coll-shuffle): chaos testing of the ordering.
     Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
     PassError (lowering; both carry locations) or ValueError."""
-    key = (module_text, entry, strategy, threshold, tile)
+    key = (module_text, entry, strategy, threshold, tile, shuffle_seed)
     if key in _CACHE:
         return _CACHE[key]
     if strategy not in STRATEGIES:
@@ -101,7 +103,8 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1):
         name, specs = read_signature(func)
         n_inputs = count_inputs(func)
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-        strategies, traffic = lower_for_cpu(module.operation, strategy, threshold, tile)
+        strategies, traffic = lower_for_cpu(module.operation, strategy, threshold, tile,
+                                           shuffle_seed)
         engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
     prog = CpuProgram(engine, name, specs, n_inputs, strategies, traffic,
                       _time.perf_counter() - t0)

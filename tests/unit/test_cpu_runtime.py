@@ -13,6 +13,8 @@ covering design; each compiled program is cached and shared:
     shrunk to a tile) for N in 2 3 5 8 x every strategy x both output modes;
   - hypothesis: random configurations of all of the above.
 """
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -32,12 +34,17 @@ MIX = [("f32", "sum"), ("i32", "prod"), ("bf16", "max"), ("i1", "xor"),
        ("f64", "min"), ("i64", "sum"), ("f16", "sum"), ("i8", "and")]
 
 
+# `make test` runs this suite again under several coll-shuffle seeds: every
+# program then executes in another valid order of its token graph.
+SHUFFLE_SEED = int(os.environ["COLL_SHUFFLE_SEED"]) if os.environ.get("COLL_SHUFFLE_SEED") else None
+
+
 def run_allreduce(n, shape, dtype, kind, strategy, to_device=None, seed=0, tile=-1):
     """Compiles (cached), runs, checks; returns (ok, worst error, program)."""
     with make_context():
         text = all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy)
         problem = check.describe(ir.Module.parse(text))
-    prog = cpu.compile(text, tile=tile)
+    prog = cpu.compile(text, tile=tile, shuffle_seed=SHUFFLE_SEED)
     inputs = check.make_inputs(problem, seed)
     outputs = check.make_outputs(problem)
     prog.run(inputs, outputs)

@@ -202,3 +202,21 @@ def test_shuffle_exposes_a_missing_dependency():
         compile(text).run(xs, ys)
         wrong += any(not np.array_equal(y, want) for y in ys)
     assert wrong > 0
+
+
+def test_runtime_runs_the_shuffled_program(monkeypatch):
+    # cpu.compile(shuffle_seed=K) is what `make test` uses to rerun the whole
+    # numeric suite in other orders: the shuffle must really be applied.
+    import coll.passes.shuffle as shuffle_mod
+    from coll.runtime import check, cpu
+    seen = []
+    real = shuffle_mod.shuffle
+    monkeypatch.setattr(shuffle_mod, "shuffle", lambda op, seed=0: (seen.append(seed), real(op, seed)))
+    with make_context():
+        text = all_reduce_module(4, [37], "i32", "sum", strategy="ring")
+        problem = check.describe(ir.Module.parse(text))
+    prog = cpu.compile(text, shuffle_seed=11)
+    assert seen == [11]
+    inputs, outputs = check.make_inputs(problem, 3), check.make_outputs(problem)
+    prog.run(inputs, outputs)
+    assert check.check(problem, inputs, outputs)[0]
