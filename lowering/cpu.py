@@ -21,6 +21,7 @@ from mlir.passmanager import PassManager
 
 from ..passes.registry import PassError, register
 from . import cpu_fuse
+from .placement import strip_types
 from .cpu_kernels import Combine, element_bytes
 
 ALIGNMENT = 64
@@ -48,45 +49,6 @@ LLVM_PIPELINE = ",".join([
 FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
 
 
-# -- types -------------------------------------------------------------------
-
-def _is_device_space(space):
-    return space is not None and str(space).startswith("#coll.device<")
-
-
-def strip_type(t):
-    """`t` without a #coll.device memory space, and with i1 elements stored
-    as i8 (other types unchanged). An i1 memref holds one byte per element
-    (numpy bool) and LLVM 22's memref-to-llvm refuses i1 loads, so i8 is the
-    same buffer with the same descriptor: the C interface does not change."""
-    if not isinstance(t, ir.MemRefType):
-        return t
-    m = ir.MemRefType(t)
-    is_i1 = isinstance(m.element_type, ir.IntegerType) and m.element_type.width == 1
-    if not (_is_device_space(m.memory_space) or is_i1):
-        return t
-    elem = ir.IntegerType.get_signless(8) if is_i1 else m.element_type
-    space = None if _is_device_space(m.memory_space) else m.memory_space
-    return ir.MemRefType.get(m.shape, elem, m.layout, space, loc=ir.Location.unknown(m.context))
-
-
-def _strip_values(values):
-    for v in values:
-        new = strip_type(v.type)
-        if new != v.type:
-            v.set_type(new)
-
-
-def _strip_function_type(op):
-    if "function_type" not in op.attributes:
-        return
-    ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-    inputs = [strip_type(t) for t in ft.inputs]
-    results = [strip_type(t) for t in ft.results]
-    if inputs != list(ft.inputs) or results != list(ft.results):
-        op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
-
-
 def _blocks(module_op):
     blocks = []
 
@@ -96,16 +58,6 @@ def _blocks(module_op):
         return ir.WalkResult.ADVANCE
     module_op.walk(visit)
     return blocks
-
-
-def _strip_all(module_op):
-    def visit(op):
-        _strip_values(op.results)
-        _strip_function_type(op)
-        return ir.WalkResult.ADVANCE
-    for block in _blocks(module_op):
-        _strip_values(block.arguments)
-    module_op.walk(visit)
 
 
 # -- per-op lowering ---------------------------------------------------------
@@ -205,7 +157,7 @@ def to_cpu(module_op, tile=-1):
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
     with module_op.context, module_op.location:
         ops = _collect(module_op)
-        _strip_all(module_op)
+        strip_types(module_op)
         if tile != 0:
             _tile_blocks(module_op, tile)
         for op in ops:

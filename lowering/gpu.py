@@ -52,6 +52,7 @@ from mlir.dialects import arith, gpu, llvm, memref
 from ..ir.types import device_of
 from ..passes.registry import PassError, register
 from . import gpu_kernels as kernels
+from .placement import strip_types
 
 KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
 KERNEL_MODULE = "coll_kernels"
@@ -78,51 +79,6 @@ def parse_device_map(text):
     if any(i < 0 for i in ids):
         raise PassError(f"device-map has a negative GPU id: '{text}'")
     return ids
-
-
-# -- types -------------------------------------------------------------------
-
-def stored_type(t):
-    """A memref type without #coll.device, with i1 stored as i8 (one byte per
-    element, the same buffer and descriptor); other types unchanged."""
-    if not isinstance(t, ir.MemRefType):
-        return t
-    m = ir.MemRefType(t)
-    space = m.memory_space
-    coll_space = space is not None and str(space).startswith("#coll.device<")
-    is_i1 = str(m.element_type) == "i1"
-    if not (coll_space or is_i1):
-        return t
-    elem = ir.IntegerType.get_signless(8) if is_i1 else m.element_type
-    return ir.MemRefType.get(m.shape, elem, m.layout, None if coll_space else space)
-
-
-def _strip_values(values):
-    for v in values:
-        new = stored_type(v.type)
-        if new != v.type:
-            v.set_type(new)
-
-
-def strip_types(root):
-    """Strips coll placement (and i1 storage) from every value and function
-    type under `root` (a lowered func.func), in place."""
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                _strip_values(block.arguments)
-        _strip_values(op.results)
-        if "function_type" in op.attributes:
-            try:
-                ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            except ValueError:  # not a builtin function type (llvm.func)
-                return ir.WalkResult.ADVANCE
-            ins = [stored_type(t) for t in ft.inputs]
-            outs = [stored_type(t) for t in ft.results]
-            if ins != list(ft.inputs) or outs != list(ft.results):
-                op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ins, outs))
-        return ir.WalkResult.ADVANCE
-    root.walk(visit)
 
 
 def _numel(t):

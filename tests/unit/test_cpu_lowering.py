@@ -7,7 +7,8 @@ from mlir import ir
 
 from coll.ir.generate import all_reduce_module
 from coll.lowering import cpu_fuse
-from coll.lowering.cpu import cpu_to_llvm, strip_type, to_cpu
+from coll.lowering.cpu import cpu_to_llvm, to_cpu
+from coll.lowering.placement import stored_type
 from coll.passes.lower_all_reduce import lower_all_reduce
 from coll.passes.registry import PassError, load_all
 
@@ -90,11 +91,11 @@ def test_plan_refuses_unknown_ops(ctx):
     assert "scf.for" in str(m) and "coll." not in str(m)
 
 
-def test_strip_type(ctx):
+def test_stored_type(ctx):
     t = ir.Type.parse("memref<3xi1, strided<[1], offset: 2>, #coll.device<1>>")
-    assert str(strip_type(t)) == "memref<3xi8, strided<[1], offset: 2>>"
+    assert str(stored_type(t)) == "memref<3xi8, strided<[1], offset: 2>>"
     plain = ir.Type.parse("memref<3xf32, 1>")
-    assert strip_type(plain) == plain
+    assert stored_type(plain) == plain
 
 
 def test_token_escaping_to_another_op_is_an_error(ctx):
