@@ -16,9 +16,8 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..ir import STRATEGIES, make_context
-from ..ir.verifier import verify_or_raise
 from ..lowering.cpu import lower_for_cpu
-from .signature import check_arrays, count_inputs, descriptor, find_entry, read_signature
+from .signature import check_arrays, descriptor, parse_program
 
 OPT_LEVEL = 3
 _CACHE = {}
@@ -97,12 +96,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, s
     t0 = _time.perf_counter()
     ctx = make_context()
     with ctx:
-        module = ir.Module.parse(module_text)
-        verify_or_raise(module.operation)
-        func = find_entry(module, entry)
-        name, specs = read_signature(func)
-        n_inputs = count_inputs(func)
-        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        module, name, specs, n_inputs = parse_program(module_text, entry)
         strategies, traffic = lower_for_cpu(module.operation, strategy, threshold, tile,
                                            shuffle_seed)
         engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())

@@ -135,10 +135,9 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
     from mlir import ir
 
     from ..ir import STRATEGIES, make_context
-    from ..ir.verifier import verify_or_raise
     from ..lowering.gpu import lower_for_gpu
     from ..lowering.nvvm import compile_module
-    from .signature import count_inputs, find_entry, read_signature
+    from .signature import find_entry, parse_program
 
     key = (module_text, entry, strategy, threshold, chip, device_map, workspace, streams, fmt)
     if key in _CACHE:
@@ -147,12 +146,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
         raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
     t0 = _time.perf_counter()
     with make_context():
-        module = ir.Module.parse(module_text)
-        verify_or_raise(module.operation)
-        func = find_entry(module, entry)
-        name, specs = read_signature(func)
-        n_inputs = count_inputs(func)
-        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        module, name, specs, n_inputs = parse_program(module_text, entry)
         strategies, traffic = lower_for_gpu(module.operation, strategy, threshold,
                                             device_map=device_map, chip=chip or "sm_90",
                                             workspace=workspace, streams=streams)

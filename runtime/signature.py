@@ -81,6 +81,20 @@ def find_entry(module, entry=None):
     raise ValueError(f"several functions could be the entry ({', '.join(names)}); name one")
 
 
+def parse_program(module_text, entry=None):
+    """Parses and verifies a module for a runtime (in the current Context):
+    (module, entry name, argument specs, number of inputs). The entry gets
+    the C interface the runtimes call."""
+    from ..ir.verifier import verify_or_raise
+    module = ir.Module.parse(module_text)
+    verify_or_raise(module.operation)
+    func = find_entry(module, entry)
+    name, specs = read_signature(func)
+    n_inputs = count_inputs(func)
+    func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    return module, name, specs, n_inputs
+
+
 def _spec(t):
     if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
         raise ValueError(f"entry arguments must be statically shaped memrefs, got {t}")
