@@ -52,6 +52,7 @@ from mlir.dialects import arith, gpu, llvm, memref
 from ..ir.types import device_of
 from ..passes.registry import PassError, register
 from . import gpu_kernels as kernels
+from ..ir.walk import find_ops
 from .placement import strip_types
 
 KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
@@ -505,13 +506,7 @@ def _needs_view(t):
 
 def legalize_memcpy(module_op):
     """Rewrites gpu.memcpy operands with a non-identity layout in place."""
-    copies = []
-
-    def visit(op):
-        if op.name == "gpu.memcpy":
-            copies.append(op)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    copies = find_ops(module_op, "gpu.memcpy")
     with module_op.context, module_op.location:
         for op in copies:
             n_deps = len(op.operands) - 2
@@ -538,14 +533,7 @@ def legalize_memcpy_pass(module_op):
 # -- the module ---------------------------------------------------------------------
 
 def _has_coll(func):
-    found = []
-
-    def visit(op):
-        if op.name.startswith("coll."):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-    func.walk(visit)
-    return found
+    return find_ops(func, lambda name: name.startswith("coll."))
 
 
 def _kernel_module(module_op, chip):

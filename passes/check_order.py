@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from ..ir.types import device_of, token_type
+from ..ir.walk import find_ops
 from .registry import PassError, register
 
 VIEW_OPS = ("memref.memory_space_cast", "memref.collapse_shape", "memref.expand_shape",
@@ -316,14 +317,7 @@ class _Checker:
 
 
 def _funcs(module_op):
-    out = []
-
-    def visit(op):
-        if op.name == "func.func":
-            out.append(op)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    return out
+    return find_ops(module_op, "func.func")
 
 
 def check_function(func_op):

@@ -9,6 +9,7 @@ from mlir.dialects import memref
 
 from ..ir import builders
 from ..ir.types import flat_type, numel as numel_of
+from ..ir.walk import find_ops
 from .chunking import chunks
 from .registry import PassError
 
@@ -242,13 +243,5 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
 
 def lower_all_reduce(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
     """Lowers every coll.all_reduce under module_op."""
-    ops = []
-
-    def collect(o):
-        if o.name == "coll.all_reduce":
-            ops.append(o.opview if hasattr(o, "opview") else o)
-        return ir.WalkResult.ADVANCE
-
-    module_op.walk(collect)
-    return [lower_op(o.operation if hasattr(o, "operation") else o, strategy, threshold, profile)
-            for o in ops]
+    return [lower_op(op, strategy, threshold, profile)
+            for op in find_ops(module_op, "coll.all_reduce")]

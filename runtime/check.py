@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
+from ..ir.walk import find_ops
 from .signature import NUMPY_DTYPES, count_inputs, find_entry, from_bf16, read_signature, to_bf16
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
@@ -36,14 +37,7 @@ class Problem:
 
 
 def _ops(func, name):
-    found = []
-
-    def visit(op):
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-    func.operation.walk(visit)
-    return found
+    return find_ops(func, name)
 
 
 def describe(module, entry=None):

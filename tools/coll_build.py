@@ -74,16 +74,8 @@ def build(text, args, filename="-"):
 
 def _is_gpu_level(module_op):
     """True when no coll op is left to lower."""
-    from mlir import ir
-    seen = []
-
-    def visit(op):
-        if op.name.startswith("coll."):
-            seen.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    return not seen
+    from coll.ir.walk import find_ops
+    return not find_ops(module_op, lambda name: name.startswith("coll."))
 
 
 def main(argv=None):

@@ -151,15 +151,8 @@ def _with_strategy(text, strategy):
 
 
 def _all_reduces(module):
-    from mlir import ir
-    found = []
-
-    def visit(op):
-        if op.name == "coll.all_reduce":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    return found
+    from coll.ir.walk import find_ops
+    return find_ops(module, "coll.all_reduce")
 
 
 def _size(n):

@@ -6,6 +6,7 @@ from mlir import ir
 from coll.ir.generate import all_reduce_module
 from coll.ir.types import device_of
 from coll.ir.verifier import verify
+from coll.ir.walk import find_ops
 from coll.passes.chunking import chunks, granule
 from coll.passes.lower_all_reduce import choose_strategy, lower_all_reduce
 from coll.passes.stats import analyze, ring_edges
@@ -20,14 +21,7 @@ def lowered(n, shape, strategy, dtype="f32", kind="sum", to_device=None):
 
 
 def ops(m, name):
-    out = []
-
-    def visit(op):
-        if op.name == name:
-            out.append(op)
-        return ir.WalkResult.ADVANCE
-    m.operation.walk(visit)
-    return out
+    return find_ops(m, name)
 
 
 @pytest.mark.parametrize("n", range(2, 17))
