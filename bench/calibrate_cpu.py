@@ -1,5 +1,5 @@
 """Measures a cost-model profile of the CPU runtime (runtime/cpu.py) on this
-machine and writes it as JSON (default: passes/profiles/cpu.json, so that
+machine and writes it as JSON (default: analysis/profiles/cpu.json, so that
 `coll-lower-all-reduce{profile=cpu}` and `coll-predict{profile=cpu}` use it).
 
 Every number comes from small explicit coll programs compiled and timed by
@@ -141,7 +141,7 @@ def calibrate(working_sets=WORKING_SETS, log=print):
         "memory_bandwidth_Bps": table,
         "measured": measured,
     }
-    from coll.passes.cost_model import profile_from_dict
+    from coll.analysis.cost_model import profile_from_dict
     prof["scratch_bandwidth_Bps"] = profile_from_dict(prof).value("memory_bandwidth_Bps", TILE_BYTES)
     return prof
 

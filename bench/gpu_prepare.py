@@ -86,6 +86,7 @@ def schedule(func, n):
     {"buffers": {name: elements}, "ops": [["copy", src, dst] |
     ["combine", kind, [inputs], out]]}, each operand [buffer, offset, size]."""
     from mlir import ir
+    from coll.ir.ops import Combine
     from coll.ir.types import numel
     names, buffers, ops = {}, {}, []
 
@@ -103,11 +104,8 @@ def schedule(func, n):
         elif op.name == "coll.copy":
             ops.append(["copy", ref(op.operands[0]), ref(op.operands[1])])
         elif op.name == "coll.combine":
-            seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-            operands = list(op.operands)
-            k = seg[0] + seg[1]
-            ops.append(["combine", ir.StringAttr(op.attributes["kind"]).value,
-                        [ref(v) for v in operands[:k]], ref(operands[k])])
+            c = Combine.of(op)
+            ops.append(["combine", c.kind, [ref(v) for v in c.inputs], ref(c.out)])
     return {"buffers": buffers, "ops": ops}
 
 
@@ -116,11 +114,11 @@ def build(job, out_dir):
     from mlir import ir
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
-    from coll.ir.verifier import verify_or_raise
-    from coll.lowering.gpu import to_gpu, traffic_bytes
+    from coll.analysis.stats import analyze
+    from coll.core import routes
+    from coll.core.pipeline import run
     from coll.lowering.nvvm import compile_module
-    from coll.passes.lower_all_reduce import lower_all_reduce
-    from coll.passes.stats import analyze
+    from coll.lowering.route import lower
 
     t0 = time.perf_counter()
     entry = dict(job)
@@ -128,14 +126,14 @@ def build(job, out_dir):
         text = all_reduce_module(job["n"], [job["numel"]], job["dtype"], job["kind"],
                                  strategy=job["strategy"])
         module = ir.Module.parse(text)
-        lower_all_reduce(module.operation, job["strategy"])
-        verify_or_raise(module.operation)
+        low = lower(module.operation, None, job["strategy"])
         func = module.body.operations[0]
         if job["set"] == "perf":
             entry["schedule"] = schedule(func, job["n"])
-        entry["traffic_bytes"] = traffic_bytes(module.operation)
+        entry["traffic_bytes"] = low.traffic
         entry["stats"] = analyze(module.operation)[job.get("entry", "all_reduce")]
-        to_gpu(module.operation, streams=job["streams"], workspace=job["workspace"])
+        run(module.operation, routes.pipeline(routes.gpu(streams=job["streams"],
+                                                         workspace=job["workspace"])))
         func = module.body.operations[0]
         ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
         entry["workspace_bytes"] = ir.IntegerAttr(ws).value if ws is not None else 0

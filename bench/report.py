@@ -33,7 +33,8 @@ from mlir import ir  # noqa: E402
 
 from coll.ir import make_context  # noqa: E402
 from coll.ir.generate import all_reduce_module  # noqa: E402
-from coll.passes import cost_model, stats, taskgraph, timeline  # noqa: E402
+from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
+from coll.passes import choose_strategy  # noqa: E402
 from coll.passes.lower_all_reduce import lower_all_reduce  # noqa: E402
 
 OUT_MD = os.path.join(HERE, "report.md")
@@ -156,8 +157,8 @@ def nvlink_picks(ns=(2, 4, 8, 16), sizes=(4 << 10, 256 << 10, 1 << 20, 4 << 20, 
     for n in ns:
         row = [n]
         for b in sizes:
-            coll = cost_model.Collective(tuple(range(n)), b // 4, "f32", "sum")
-            row.append(cost_model.pick(cost_model.candidates(coll, nv)))
+            coll = choose_strategy.Collective(tuple(range(n)), b // 4, "f32", "sum")
+            row.append(choose_strategy.pick(choose_strategy.candidates(coll, nv)))
         rows.append(row)
     return table(["N"] + [validate.human(b) for b in sizes], rows)
 
@@ -364,7 +365,7 @@ def main(argv=None):
            "rounds plus N-1 combines), 2 log2 N for recursive halving/doubling (not implemented; "
            "naive and all2all take 1 and 2 rounds by sending N-1 messages at once). The last column "
            "is the cost model's prediction on the `nvlink-h200` profile (public figures, "
-           "`passes/profiles/nvlink-h200.json`).\n"]
+           "`analysis/profiles/nvlink-h200.json`).\n"]
     md += schedule_section(srows)
     md += ["\nWhat `auto` with `profile=nvlink-h200` picks (f32 sum, bytes per device):\n", nvlink_picks(), ""]
     md += ["## Compile time\n", "`bench/compile_time.py`'s measure: lowering + verification of one "

@@ -14,7 +14,8 @@ import numpy as np
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.passes import cost_model
+from coll.analysis import cost_model
+from coll.passes import choose_strategy
 from coll.passes.lower_all_reduce import choose_strategy
 from coll.runtime import cpu
 
@@ -57,9 +58,9 @@ def grid(profile, ns=NS, sizes=SIZES, log=print):
         for nbytes in sizes:
             t0 = time.perf_counter()
             measured = measure(n, nbytes)
-            coll = cost_model.Collective(tuple(range(n)), nbytes // 4, "f32", "sum")
-            cands = cost_model.candidates(coll, profile, STRATEGIES)
-            pick = cost_model.pick(cands)
+            coll = choose_strategy.Collective(tuple(range(n)), nbytes // 4, "f32", "sum")
+            cands = choose_strategy.candidates(coll, profile, STRATEGIES)
+            pick = choose_strategy.pick(cands)
             ref = choose_strategy("auto", n, nbytes // 4)
             fastest = min(measured, key=measured.get)
             row = {"n": n, "bytes": nbytes, "measured": measured,

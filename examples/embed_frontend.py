@@ -14,7 +14,7 @@ from mlir.passmanager import PassManager
 
 import coll.ir
 from coll.ir import builders
-from coll.passes.pipeline import add_pass
+from coll.core.pipeline import add_pass
 
 
 def build(devices, numel):

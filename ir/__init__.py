@@ -12,9 +12,11 @@ if "coll.ir.dialects" not in _mlir.globals.dialect_search_modules:
 IRDL_FILE = Path(__file__).with_name("coll.irdl.mlir")
 _IRDL_TEXT = IRDL_FILE.read_text()
 
-KINDS = ("sum", "prod", "max", "min", "and", "or", "xor")
-BITWISE_KINDS = ("and", "or", "xor")
-STRATEGIES = ("auto", "naive", "ring", "all2all")
+from .kinds import BITWISE_KINDS, KINDS  # noqa: E402,F401 - re-exported
+from .ops import AllReduce  # noqa: E402
+
+# `auto`: chosen by coll-choose-strategy (reference rule or cost model).
+STRATEGIES = ("auto",) + AllReduce.STRATEGIES
 MAX_DEVICES = 1024
 
 

@@ -3,7 +3,7 @@ from functools import lru_cache
 
 from mlir import ir
 
-ELEMENT_TYPES = ("f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64")
+from .kinds import ELEMENT_TYPES  # noqa: F401 - re-exported
 
 
 def token_type():

@@ -19,32 +19,16 @@ from mlir import ir
 from mlir.dialects import memref
 from mlir.passmanager import PassManager
 
-from ..passes.registry import PassError, register
+from ..core.errors import PassError
+from ..core.registry import register
+from ..core.routes import CPU_TO_LLVM
+from ..ir.ops import Combine as CombineView
+from ..ir.views import VIEW_OPS
 from . import cpu_fuse
 from .placement import strip_types
-from .cpu_kernels import Combine, element_bytes
+from .cpu_kernels import Combine
 
 ALIGNMENT = 64
-
-# Upstream route from memref/scf/vector/arith/func to the LLVM dialect.
-# arith-expand{include-bf16} turns bf16 conversions into integer arithmetic so
-# that no compiler-rt helper (__truncsfbf2) is needed at JIT time.
-LLVM_PIPELINE = ",".join([
-    "canonicalize",
-    "cse",
-    "arith-expand{include-bf16=true}",
-    "convert-vector-to-scf",
-    "convert-scf-to-cf",
-    "expand-strided-metadata",
-    "lower-affine",
-    "finalize-memref-to-llvm",
-    "convert-vector-to-llvm",
-    "convert-arith-to-llvm",
-    "convert-index-to-llvm",
-    "convert-func-to-llvm",
-    "convert-cf-to-llvm",
-    "reconcile-unrealized-casts",
-])
 
 FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
 
@@ -73,13 +57,6 @@ def _collect(module_op):
     return ops
 
 
-def _combine_operands(op):
-    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    ops = list(op.operands)
-    n_in = seg[0] + seg[1]
-    return ops[:n_in], ops[n_in]
-
-
 def _rewrite(op):
     """Emits the upstream ops that replace `op` (before it)."""
     name = op.name
@@ -98,13 +75,12 @@ def _rewrite(op):
                 raise PassError("coll.copy source and target shapes differ", op.location)
             memref.copy(src, dst)
         elif name == "coll.combine":
-            ins, out = _combine_operands(op)
+            c = CombineView.of(op)
             try:
-                kernel = Combine(ir.StringAttr(op.attributes["kind"]).value,
-                                 ir.MemRefType(out.type).element_type)
+                kernel = Combine(c.kind, ir.MemRefType(c.out.type).element_type)
             except ValueError as e:
                 raise PassError(str(e), op.location) from None
-            kernel.emit(ins, out)
+            kernel.emit(c.inputs, c.out)
         elif name == "memref.memory_space_cast":
             src = op.operands[0]
             if src.type == op.results[0].type:
@@ -130,7 +106,7 @@ def _erase_dead_views(blocks):
     for block in blocks:
         for op in reversed(list(block.operations)):
             dead = all(not list(r.uses) for r in op.results)
-            if dead and (op.name in cpu_fuse.VIEW_OPS or FUSED in op.attributes):
+            if dead and (op.name in VIEW_OPS or FUSED in op.attributes):
                 op.erase()
 
 
@@ -173,75 +149,12 @@ def to_cpu(module_op, tile=-1):
 
 
 @register("coll-cpu-to-llvm",
-          "Lower memref/scf/vector/arith/func to the LLVM dialect (upstream passes)")
+          "Lower memref/scf/vector/arith/func (and linalg, affine, math) to the LLVM dialect: "
+          "the upstream passes of the cpu route (core/routes.py)", anchor="builtin.module")
 def cpu_to_llvm(module_op):
     """memref/scf/vector/arith/func -> LLVM dialect, in place."""
-    pm = PassManager.parse(f"builtin.module({LLVM_PIPELINE})", module_op.context)
+    pm = PassManager.parse(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
     try:
         pm.run(module_op)
     except ir.MLIRError as e:
         raise PassError(f"lowering to the LLVM dialect failed: {e}", module_op.location) from None
-
-
-# -- the whole route, for runtimes -------------------------------------------
-
-def _op_names(module_op):
-    names = set()
-
-    def visit(op):
-        names.add(op.name)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    return names
-
-
-def _bytes(t):
-    m = ir.MemRefType(t)
-    n = 1
-    for d in m.shape:
-        n *= d
-    return n * element_bytes(m.element_type)
-
-
-def traffic_bytes(module_op):
-    """Bytes the explicit program reads plus writes: a copy reads and writes
-    its size, a combine reads every input and writes its output."""
-    total = 0
-
-    def visit(op):
-        nonlocal total
-        if op.name == "coll.copy":
-            total += 2 * _bytes(op.operands[1].type)
-        elif op.name == "coll.combine":
-            ins, out = _combine_operands(op)
-            total += (len(ins) + 1) * _bytes(out.type)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    return total
-
-
-def lower_for_cpu(module_op, strategy="auto", threshold=None, tile=-1, shuffle_seed=None):
-    """Lowers whatever is not lowered yet down to the LLVM dialect, in place.
-
-    Returns (strategies chosen per coll.all_reduce, traffic bytes of the
-    explicit program, or None when the input was already below it)."""
-    from ..ir.verifier import verify_or_raise
-    from ..passes.lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce
-    chosen, traffic = [], None
-    names = _op_names(module_op)
-    if "coll.all_reduce" in names:
-        with module_op.context:
-            chosen = lower_all_reduce(module_op, strategy,
-                                      DEFAULT_THRESHOLD if threshold is None else threshold)
-        names = _op_names(module_op)
-    if any(n.startswith("coll.") for n in names) or "memref.memory_space_cast" in names:
-        if shuffle_seed is not None:
-            from ..passes.shuffle import shuffle
-            shuffle(module_op, shuffle_seed)
-        verify_or_raise(module_op)
-        traffic = traffic_bytes(module_op)
-        to_cpu(module_op, tile)
-        names = _op_names(module_op)
-    if any(not (n.startswith("llvm.") or n == "builtin.module") for n in names):
-        cpu_to_llvm(module_op)
-    return chosen, traffic

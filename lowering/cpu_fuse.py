@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import memref, scf
 
+from ..ir.ops import view
+from ..ir.views import VIEW_OPS
 from .cpu_kernels import Combine, copy_1d, element_bytes, index
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
@@ -28,8 +30,6 @@ from .cpu_kernels import Combine, copy_1d, element_bytes, index
 TILE_BYTES = 4 << 20
 MIN_TILE = 256
 
-VIEW_OPS = ("memref.memory_space_cast", "memref.collapse_shape", "memref.expand_shape",
-            "memref.subview", "memref.cast")
 # Ops a tiled block may hold besides copies and combines (none touches data).
 BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", "arith.constant", "func.return")
 
@@ -93,13 +93,8 @@ def _trace(value):
 
 def _accesses(op):
     """Accesses of a coll.copy or coll.combine, or None if not analysable."""
-    ops = list(op.operands)
-    if op.name == "coll.copy":
-        views = [(ops[0], False), (ops[1], True)]
-    else:
-        seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        n_in = seg[0] + seg[1]
-        views = [(v, False) for v in ops[:n_in]] + [(ops[n_in], True)]
+    v = view(op)
+    views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
     out = []
     for v, write in views:
         traced = _trace(v)
@@ -212,8 +207,5 @@ def _emit_op(op, accesses, tiles, base, count):
 
 
 def _views(op):
-    ops = list(op.operands)
-    if op.name == "coll.copy":
-        return ops[:2]
-    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    return ops[:seg[0] + seg[1] + 1]
+    v = view(op)
+    return v.reads + v.writes

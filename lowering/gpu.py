@@ -47,25 +47,22 @@ library (runtime/cuda_driver.py). `gpu.set_default_device` inside the
 function would come too late.
 """
 from mlir import ir
-from mlir.dialects import arith, gpu, llvm, memref
+from mlir.dialects import arith, gpu, memref
 
+from ..core.errors import PassError
+from ..core.registry import register
+from ..ir.ops import Combine, Copy
 from ..ir.types import device_of
-from ..passes.registry import PassError, register
-from . import gpu_kernels as kernels
 from ..ir.walk import find_ops
+from . import gpu_kernels as kernels
+from .gpu_kernels import KERNEL_MODULE, add_kernels, features_for  # noqa: F401
+from .gpu_memcpy import legalize_memcpy
+from .gpu_streams import _Chains, _token_type
 from .placement import strip_types
 
-KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
-KERNEL_MODULE = "coll_kernels"
 THREADS = 256
 MAX_BLOCKS = 1056   # H200: 132 SMs x 8 resident blocks of 256 threads
 POOL_ALIGN = 256    # bytes; keeps every scratch buffer 16-byte aligned
-CHIP_FEATURES = {"sm_100": "+ptx86", "sm_101": "+ptx86", "sm_120": "+ptx87"}
-DEFAULT_FEATURES = "+ptx80"  # the upstream default +ptx60 is rejected for sm_90
-
-
-def features_for(chip):
-    return CHIP_FEATURES.get(chip, DEFAULT_FEATURES)
 
 
 def parse_device_map(text):
@@ -97,108 +94,6 @@ def _index(v):
     return arith.constant(ir.IndexType.get(), int(v))
 
 
-def _token_type():
-    return gpu.AsyncTokenType.get()
-
-
-# -- token chains ---------------------------------------------------------------
-
-class _Tok:
-    """A gpu async token: the stream it lives on, and a vector clock of
-    what is complete when it is (chain -> ops of that chain)."""
-    __slots__ = ("value", "stream", "chain", "pos", "clock", "gen")
-
-    def __init__(self, value, stream, chain, pos, clock, gen):
-        self.value, self.stream, self.chain = value, stream, chain
-        self.pos, self.clock, self.gen = pos, clock, gen
-
-
-class _Stream:
-    __slots__ = ("last",)
-
-    def __init__(self):
-        self.last = None
-
-
-def _implies(clock, tok):
-    return clock.get(tok.chain, 0) >= tok.pos
-
-
-class _Chains:
-    """One chain of async ops per logical device (see the module doc)."""
-
-    def __init__(self):
-        self.gen = 0          # bumped by every host sync: older tokens are done
-        self.reset()
-
-    def reset(self):
-        self.head = {}        # chain -> _Tok
-        self.count = {}       # chain -> ops issued on it
-        self.streams = []     # streams created since the last sync
-
-    def _new(self, value, stream, chain, clocks):
-        pos = self.count.get(chain, 0) + 1
-        self.count[chain] = pos
-        clock = {}
-        for c in clocks:
-            for k, v in c.items():
-                clock[k] = max(clock.get(k, 0), v)
-        clock[chain] = pos
-        tok = _Tok(value, stream, chain, pos, clock, self.gen)
-        stream.last = tok
-        self.head[chain] = tok
-        return tok
-
-    def needed(self, chain, deps):
-        """The deps that `chain` must still wait for, minimal."""
-        head = self.head.get(chain)
-        known = head.clock if head else {}
-        live = []
-        for t in deps:
-            if t.gen == self.gen and not _implies(known, t) and t not in live:
-                live.append(t)
-        return [t for t in live
-                if not any(o is not t and _implies(o.clock, t) for o in live)]
-
-    def issue(self, chain, deps, make):
-        """Emits `make(dep_value) -> token value` on `chain` after `deps`."""
-        head = self.head.get(chain)
-        need = self.needed(chain, deps)
-        if head is None or need:
-            waits = ([head] if head else []) + need
-            stream = _Stream()
-            self.streams.append(stream)
-            values = [t.value for t in waits]
-            if len(values) == 1:
-                # canonicalize folds `gpu.wait async [%t]` into %t, which
-                # would put this chain on %t's stream; [%t, %t] keeps it own.
-                values = values * 2
-            value = gpu.WaitOp(_token_type(), values).result
-            head = self._new(value, stream, chain, [t.clock for t in waits])
-        value = make(head.value)
-        return self._new(value, head.stream, chain, [head.clock])
-
-    def join_all(self):
-        """A token after everything issued so far (None if nothing is live)."""
-        heads = [h for h in self.head.values() if h.gen == self.gen]
-        if not heads:
-            return None
-        if len(heads) == 1:
-            return heads[0]
-        stream = _Stream()
-        self.streams.append(stream)
-        value = gpu.WaitOp(_token_type(), [t.value for t in heads]).result
-        return self._new(value, stream, ("join", len(self.streams)), [t.clock for t in heads])
-
-    def sync(self):
-        """Host sync on every stream (gpu.wait destroys them): all done."""
-        lasts = [s.last.value for s in self.streams if s.last is not None]
-        if lasts:
-            gpu.WaitOp(None, lasts)
-        self.gen += 1
-        self.reset()
-
-
 # -- one function -----------------------------------------------------------------
 
 def _flat(v):
@@ -225,10 +120,6 @@ def _check_contiguous(v, what, loc):
             raise PassError(f"{what} is not contiguous ({mt}); gpu.memcpy and the "
                             "combine kernels need contiguous slices", loc)
         expect *= d
-
-
-def _segments(op):
-    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
 
 
 class _Function:
@@ -267,13 +158,13 @@ class _Function:
                 self.scratch.append((op, size))
                 size += -(-max(nbytes, 1) // POOL_ALIGN) * POOL_ALIGN
                 self.ops.append((op, dev))
-            elif name == "coll.copy":
-                dev = device_of(op.operands[1].type)
-                used.update([dev, device_of(op.operands[0].type)])
+            elif name == Copy.NAME:
+                c = Copy.of(op)
+                dev = device_of(c.target.type)
+                used.update([dev, device_of(c.source.type)])
                 self.ops.append((op, dev))
-            elif name == "coll.combine":
-                seg = _segments(op)
-                dev = device_of(op.operands[seg[0] + seg[1]].type)
+            elif name == Combine.NAME:
+                dev = Combine.of(op).device
                 used.add(dev)
                 self.ops.append((op, dev))
             elif name.startswith("coll.") or name == "memref.memory_space_cast":
@@ -388,11 +279,11 @@ class _Function:
         return [self.pool_tok] if self.pool_tok is not None else []
 
     def _copy(self, op, dev, final):
-        src, dst = op.operands[0], op.operands[1]
-        _check_contiguous(src, "copy source", op.location)
-        _check_contiguous(dst, "copy target", op.location)
-        src, dst = _flat(src), _flat(dst)
-        deps = self._deps(list(op.operands)[2:]) + self._pool_deps()
+        c = Copy.of(op)
+        _check_contiguous(c.source, "copy source", op.location)
+        _check_contiguous(c.target, "copy target", op.location)
+        src, dst = _flat(c.source), _flat(c.target)
+        deps = self._deps(c.deps) + self._pool_deps()
         if _numel(dst.type) == 0:
             self.tokens[op.results[0]] = deps
             return
@@ -402,12 +293,11 @@ class _Function:
         self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
 
     def _combine(self, op, dev, final):
-        seg = _segments(op)
-        operands = list(op.operands)
-        n_in = seg[0] + seg[1]
-        bufs = operands[:n_in + 1]
-        deps = self._deps(operands[n_in + 1:]) + self._pool_deps()
-        kind = ir.StringAttr(op.attributes["kind"]).value
+        c = Combine.of(op)
+        n_in = len(c.inputs)
+        bufs = c.inputs + [c.out]
+        deps = self._deps(c.deps) + self._pool_deps()
+        kind = c.kind
         elem = _elem(bufs[-1].type)
         n = _numel(bufs[-1].type)
         if n == 0:
@@ -452,119 +342,10 @@ class _Function:
             self.ops = [(o, d) for o, d in self.ops if o != op]  # not ours: keep it
 
 
-# -- gpu.memcpy of slices ------------------------------------------------------
-
-def _descriptor_type(rank):
-    arr = f", array<{rank} x i64>, array<{rank} x i64>" if rank else ""
-    return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64{arr})>")
-
-
-def _identity_view(v):
-    """`v` (a strided memref, maybe with an offset) as an identity-layout
-    memref starting at its first element. Built on the memref descriptor;
-    reconcile-unrealized-casts folds the casts once memrefs are lowered."""
-    mt = ir.MemRefType(v.type)
-    strides, _ = mt.get_strides_and_offset()
-    rank = mt.rank
-    desc_t = _descriptor_type(rank)
-    i64 = ir.IntegerType.get_signless(64)
-    ptr = ir.Type.parse("!llvm.ptr")
-    d = ir.Operation.create("builtin.unrealized_conversion_cast", results=[desc_t],
-                            operands=[v]).result
-    allocated = llvm.extractvalue(ptr, d, ir.DenseI64ArrayAttr.get([0]))
-    aligned = llvm.extractvalue(ptr, d, ir.DenseI64ArrayAttr.get([1]))
-    offset = llvm.extractvalue(i64, d, ir.DenseI64ArrayAttr.get([2]))
-    start = llvm.getelementptr(ptr, aligned, [offset], ir.DenseI32ArrayAttr.get([KDYNAMIC]),
-                               ir.TypeAttr.get(mt.element_type),
-                               ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))
-    out = llvm.mlir_poison(desc_t)
-    out = llvm.insertvalue(out, allocated, ir.DenseI64ArrayAttr.get([0]))
-    out = llvm.insertvalue(out, start, ir.DenseI64ArrayAttr.get([1]))
-    out = llvm.insertvalue(out, llvm.mlir_constant(ir.IntegerAttr.get(i64, 0)),
-                           ir.DenseI64ArrayAttr.get([2]))
-    for k in range(rank):
-        size = llvm.mlir_constant(ir.IntegerAttr.get(i64, mt.shape[k]))
-        stride = llvm.mlir_constant(ir.IntegerAttr.get(i64, strides[k]))
-        out = llvm.insertvalue(out, size, ir.DenseI64ArrayAttr.get([3, k]))
-        out = llvm.insertvalue(out, stride, ir.DenseI64ArrayAttr.get([4, k]))
-    ident = ir.MemRefType.get(mt.shape, mt.element_type, None, mt.memory_space)
-    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[ident],
-                               operands=[out]).result
-
-
-def _needs_view(t):
-    """A layout upstream's gpu.memcpy lowering gets wrong: an offset, or
-    strides that are not the identity's."""
-    mt = ir.MemRefType(t)
-    strides, offset = mt.get_strides_and_offset()
-    expect, canonical = 1, []
-    for d in reversed(list(mt.shape)):
-        canonical.append(expect)
-        expect *= d
-    return offset != 0 or list(strides) != canonical[::-1]
-
-
-def legalize_memcpy(module_op):
-    """Rewrites gpu.memcpy operands with a non-identity layout in place."""
-    copies = find_ops(module_op, "gpu.memcpy")
-    with module_op.context, module_op.location:
-        for op in copies:
-            n_deps = len(op.operands) - 2
-            for i in (n_deps, n_deps + 1):  # dst, src follow the async deps
-                v = op.operands[i]
-                if not _needs_view(v.type):
-                    continue
-                mt = ir.MemRefType(v.type)
-                if any(d < 0 for d in mt.shape):
-                    raise PassError("gpu.memcpy of a dynamically shaped slice is not supported",
-                                    op.location)
-                with ir.InsertionPoint(op), op.location:
-                    op.operands[i] = _identity_view(v)
-    return len(copies)
-
-
-@register("coll-gpu-legalize-memcpy",
-          "Make gpu.memcpy operands identity-layout (slices start at their first element)")
-def legalize_memcpy_pass(module_op):
-    legalize_memcpy(module_op)
-
-
-
 # -- the module ---------------------------------------------------------------------
 
 def _has_coll(func):
     return find_ops(func, lambda name: name.startswith("coll."))
-
-
-def _kernel_module(module_op, chip):
-    body = module_op.regions[0].blocks[0]
-    for op in body.operations:
-        if op.operation.name == "gpu.module" and \
-                ir.StringAttr(op.attributes["sym_name"]).value == KERNEL_MODULE:
-            return op
-    target = ir.Attribute.parse(
-        f'#nvvm.target<O = 3, chip = "{chip}", features = "{features_for(chip)}">')
-    with ir.InsertionPoint(body), module_op.location:
-        mod = gpu.GPUModuleOp(KERNEL_MODULE, targets=ir.ArrayAttr.get([target]))
-        mod.regions[0].blocks.append()
-    return mod
-
-
-def _add_kernels(module_op, chip, needed):
-    if not needed:
-        return
-    mod = _kernel_module(module_op, chip)
-    block = mod.regions[0].blocks[0]
-    have = {ir.StringAttr(op.attributes["sym_name"]).value for op in block.operations
-            if "sym_name" in op.attributes}
-    for name in sorted(needed):
-        if name in have:
-            continue
-        text = ("module attributes {gpu.container_module} { gpu.module @m { "
-                + kernels.gpu_func_text(*needed[name]) + " } }")
-        parsed = ir.Module.parse(text, module_op.context)
-        kernel = parsed.body.operations[0].regions[0].blocks[0].operations[0]
-        block.append(kernel.operation.detach_from_parent())
 
 
 def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="device",
@@ -598,7 +379,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
             low.emit()
         if funcs:
             module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
-        _add_kernels(module_op, chip, needed)
+        add_kernels(module_op, chip, needed)
     if memcpy_views:
         legalize_memcpy(module_op)
     return sorted(needed)
@@ -606,6 +387,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
 
 @register("coll-to-gpu",
           "Lower the explicit level to gpu host ops (streams per device) and combine kernels",
+          anchor="builtin.module",
           **{"device-map": (str, ""), "chip": (str, "sm_90"), "workspace": (str, "alloc"),
              "streams": (str, "device"), "memcpy-views": (str, "true")})
 def to_gpu_pass(module_op, **options):
@@ -616,47 +398,3 @@ def to_gpu_pass(module_op, **options):
            options["streams"], views == "true")
 
 
-# -- the whole route to the gpu dialect, for runtimes and benchmarks --------------
-
-def traffic_bytes(module_op):
-    """Bytes the explicit program reads plus writes: a copy reads and writes
-    its size, a combine reads every input and writes its output."""
-    total = 0
-
-    def size(t):
-        e = _elem(t)
-        return _numel(t) * kernels.ELEMENT_BYTES[kernels.stored_element(e)]
-
-    def visit(op):
-        nonlocal total
-        if op.name == "coll.copy":
-            total += 2 * size(op.operands[1].type)
-        elif op.name == "coll.combine":
-            seg = _segments(op)
-            total += (seg[0] + seg[1] + 1) * size(op.operands[seg[0] + seg[1]].type)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    return total
-
-
-def lower_for_gpu(module_op, strategy="auto", threshold=None, **options):
-    """Collective or explicit level -> gpu dialect, in place. `options` go to
-    coll-to-gpu. Returns (strategies chosen, traffic bytes of the explicit
-    program)."""
-    from ..ir.verifier import verify_or_raise
-    from ..passes.lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce
-    names = set()
-
-    def visit(op):
-        names.add(op.name)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    chosen = []
-    with module_op.context:
-        if "coll.all_reduce" in names:
-            chosen = lower_all_reduce(module_op, strategy,
-                                      DEFAULT_THRESHOLD if threshold is None else threshold)
-        verify_or_raise(module_op)
-        traffic = traffic_bytes(module_op)
-        to_gpu(module_op, **options)
-    return chosen, traffic

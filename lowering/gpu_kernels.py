@@ -18,21 +18,26 @@ ids are arguments (`cpu_func_text`): tests run it on the CPU, thread by
 thread, to check the index arithmetic without a GPU.
 """
 
+from mlir import ir
+from mlir.dialects import gpu
+
+from ..ir.kinds import ELEMENTS, KINDS
+
 VECTOR_BYTES = 16
+KERNEL_MODULE = "coll_kernels"
+CHIP_FEATURES = {"sm_100": "+ptx86", "sm_101": "+ptx86", "sm_120": "+ptx87"}
+DEFAULT_FEATURES = "+ptx80"  # the upstream default +ptx60 is rejected for sm_90
 
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8,
-                 "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 
-FLOAT_OPS = {"sum": "arith.addf", "prod": "arith.mulf",
-             "max": "arith.maximumf", "min": "arith.minimumf"}
-INT_OPS = {"sum": "arith.addi", "prod": "arith.muli", "max": "arith.maxsi",
-           "min": "arith.minsi", "and": "arith.andi", "or": "arith.ori",
-           "xor": "arith.xori"}
+def features_for(chip):
+    return CHIP_FEATURES.get(chip, DEFAULT_FEATURES)
+
+ELEMENT_BYTES = {name: e.bytes for name, e in ELEMENTS.items()}
 
 
 def stored_element(elem):
     """The element type a buffer holds in memory: i1 is one byte."""
-    return "i8" if elem == "i1" else elem
+    return ELEMENTS[elem].stored if elem in ELEMENTS else elem
 
 
 def lanes(elem):
@@ -49,10 +54,9 @@ def kernel_name(kind, elem, arity):
 
 
 def combine_op(kind, elem):
-    table = INT_OPS if elem.startswith("i") else FLOAT_OPS
-    if kind not in table:
+    if kind not in KINDS or elem not in ELEMENTS:
         raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")
-    return table[kind]
+    return KINDS[kind].arith_op(elem)
 
 
 def _body(kind, elem, arity):
@@ -170,3 +174,36 @@ def cpu_func_text(kind, elem, arity):
     body = _body(kind, elem, arity) + ["return"]
     return (f"func.func @{kernel_name(kind, elem, arity)}({args}) "
             "attributes {llvm.emit_c_interface} {\n  " + "\n  ".join(body) + "\n}")
+
+
+# -- the gpu.module that holds them -----------------------------------------------
+
+def kernel_module(module_op, chip):
+    body = module_op.regions[0].blocks[0]
+    for op in body.operations:
+        if op.operation.name == "gpu.module" and \
+                ir.StringAttr(op.attributes["sym_name"]).value == KERNEL_MODULE:
+            return op
+    target = ir.Attribute.parse(
+        f'#nvvm.target<O = 3, chip = "{chip}", features = "{features_for(chip)}">')
+    with ir.InsertionPoint(body), module_op.location:
+        mod = gpu.GPUModuleOp(KERNEL_MODULE, targets=ir.ArrayAttr.get([target]))
+        mod.regions[0].blocks.append()
+    return mod
+
+
+def add_kernels(module_op, chip, needed):
+    if not needed:
+        return
+    mod = kernel_module(module_op, chip)
+    block = mod.regions[0].blocks[0]
+    have = {ir.StringAttr(op.attributes["sym_name"]).value for op in block.operations
+            if "sym_name" in op.attributes}
+    for name in sorted(needed):
+        if name in have:
+            continue
+        text = ("module attributes {gpu.container_module} { gpu.module @m { "
+                + gpu_func_text(*needed[name]) + " } }")
+        parsed = ir.Module.parse(text, module_op.context)
+        kernel = parsed.body.operations[0].regions[0].blocks[0].operations[0]
+        block.append(kernel.operation.detach_from_parent())

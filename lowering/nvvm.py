@@ -26,8 +26,9 @@ from mlir import ir
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
-from ..passes.registry import PassError
-from .gpu import features_for, legalize_memcpy
+from ..core.errors import PassError
+from .gpu_kernels import features_for
+from .gpu_memcpy import legalize_memcpy
 
 
 def _wheel_dir(pkg, sub):

@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ..ir.ops import view
 from ..ir.types import device_of, token_type
+from ..ir.views import root_of
 from ..ir.walk import find_ops
-from .registry import PassError, register
+from ..core.errors import PassError
+from ..core.registry import register
 
-VIEW_OPS = ("memref.memory_space_cast", "memref.collapse_shape", "memref.expand_shape",
-            "memref.subview", "memref.cast")
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
 ASYNC_OPS = ("coll.copy", "coll.combine", "coll.all_reduce")
 MAX_FINDINGS = 50  # per function: one broken edge can make many ops wrong
@@ -74,12 +75,10 @@ def _owner_op(v):
 
 def _region(v):
     """(root, start, end) of memref value `v`. Raises Unresolved."""
-    root = v
-    while True:
-        op = _owner_op(root)
-        if op is None or op.name not in VIEW_OPS:
-            break
-        root = op.operands[0]
+    root, chain = root_of(v)
+    if any(op.name == "memref.view" for op in chain):
+        # Its byte shift is an operand, not part of the result's layout.
+        raise Unresolved("a memref.view is not followed (its offset is an operand)")
     try:
         mt = ir.MemRefType(v.type)
         strides, offset = mt.get_strides_and_offset()
@@ -98,18 +97,10 @@ def _region(v):
 
 def _accesses(op):
     """([read values], [written values]) of a coll op."""
-    name = op.name
-    operands = list(op.operands)
-    if name == "coll.copy":
-        return operands[:1], operands[1:2]
-    if name == "coll.combine":
-        seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        n_in = seg[0] + seg[1]
-        return operands[:n_in], operands[n_in:n_in + seg[2]]
-    if name == "coll.all_reduce":
-        n = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
-        return operands[:n], [v for v in operands[n:] if isinstance(v.type, ir.MemRefType)]
-    return [], []
+    v = view(op)
+    if v is None:
+        return [], []
+    return v.reads, [w for w in v.writes if isinstance(w.type, ir.MemRefType)]
 
 
 def _name(v):

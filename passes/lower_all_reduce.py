@@ -7,45 +7,44 @@ which replaces the collective's token.
 from mlir import ir
 from mlir.dialects import memref
 
+from ..core.errors import PassError
 from ..ir import builders
-from ..ir.types import flat_type, numel as numel_of
+from ..ir.ops import AllReduce
+from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.walk import find_ops
 from .chunking import chunks
-from .registry import PassError
 
 DEFAULT_THRESHOLD = 256000
 
 
+def reference_rule(n, numel, threshold=DEFAULT_THRESHOLD):
+    """The reference compiler's default: ring when N > 2 and numel >
+    threshold, else naive (coll-choose-strategy without a profile)."""
+    return "ring" if n > 2 and numel > threshold else "naive"
+
+
 def choose_strategy(requested, n, numel, threshold=DEFAULT_THRESHOLD):
-    """The reference rule: an explicit strategy wins; `auto` is ring when
-    N > 2 and numel > threshold, else naive."""
+    """An explicit strategy wins; `auto` (or none) is the reference rule."""
     if requested and requested != "auto":
         return requested
-    return "ring" if n > 2 and numel > threshold else "naive"
+    return reference_rule(n, numel, threshold)
 
 
 class _Emitter:
     """Emits the explicit program of one all_reduce before it."""
 
     def __init__(self, op):
+        ar = AllReduce.of(op)
         self.op = op
-        attrs = op.attributes
-        self.kind = ir.StringAttr(attrs["kind"]).value
-        self.devices = list(ir.DenseI64ArrayAttr(attrs["devices"]))
-        n = len(self.devices)
-        operands = list(op.operands)
-        self.n = n
-        self.mtype = ir.MemRefType(operands[0].type)
+        self.kind = ar.kind
+        self.devices = ar.devices
+        self.n = len(self.devices)
+        self.mtype = ir.MemRefType(ar.inputs[0].type)
         self.elem = self.mtype.element_type
         self.numel = numel_of(self.mtype)
-        self.to_device = (ir.IntegerAttr(attrs["to_device"]).value
-                          if "to_device" in attrs else None)
-        self.x = [self.flat(v, d) for v, d in zip(operands[:n], self.devices)]
-        outs = operands[n:]
-        if self.to_device is None:
-            self.y = [self.flat(v, d) for v, d in zip(outs, self.devices)]
-        else:
-            self.y = [self.flat(outs[0], self.to_device)]
+        self.to_device = ar.to_device
+        self.x = [self.flat(v, d) for v, d in zip(ar.inputs, self.devices)]
+        self.y = [self.flat(v, d) for v, d in zip(ar.outputs, ar.output_devices)]
         self.tokens = []      # every token emitted, in order
         self.consumed = set()  # tokens some emitted op waits for
         self._slices = {}
@@ -71,9 +70,7 @@ class _Emitter:
             return buf
         key = (buf, start, size)
         if key not in self._slices:
-            device = ir.MemRefType(buf.type).memory_space
-            dev = int(str(device)[len("#coll.device<"):].split(":")[0].split(">")[0])
-            rt = flat_type(self.elem, size, dev, offset=start)
+            rt = flat_type(self.elem, size, device_of(buf.type), offset=start)
             self._slices[key] = memref.subview(buf, [start], [size], [1], result_type=rt)
         return self._slices[key]
 
@@ -191,6 +188,11 @@ class _Emitter:
                 tok = t
 
 
+# The strategies coll-lower-all-reduce implements, by the name the
+# `strategy` attribute gives (ir/ops.py AllReduce.STRATEGIES lists them).
+STRATEGIES = {"naive": _Emitter.naive, "ring": _Emitter.ring, "all2all": _Emitter.all2all}
+
+
 MAX_OPS = 2_000_000  # above this, building the program would exhaust memory
 
 
@@ -212,36 +214,33 @@ def check_size(op, strategy, n, numel):
                         f"another strategy", op.location)
 
 
-def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
+def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     """Replaces one coll.all_reduce with its explicit program. Returns the
-    strategy used. With a cost-model `profile` (passes/cost_model.py), `auto`
-    picks the strategy with the lowest predicted time instead of the
-    threshold rule."""
-    attrs = op.attributes
-    requested = ir.StringAttr(attrs["strategy"]).value if "strategy" in attrs else None
-    if requested in (None, "auto"):
-        requested = strategy
-    if "threshold" in attrs:
-        threshold = ir.IntegerAttr(attrs["threshold"]).value
+    strategy used: the op's `strategy` attribute (what coll-choose-strategy
+    wrote), else `strategy`, with `auto` resolved by the reference rule."""
+    ar = AllReduce.of(op)
+    requested = ar.strategy if ar.strategy not in (None, "auto") else strategy
+    if ar.threshold is not None:
+        threshold = ar.threshold
     with ir.InsertionPoint(op), op.location:
         e = _Emitter(op)
         chosen = choose_strategy(requested, e.n, e.numel, threshold)
-        if profile is not None and requested == "auto":
-            from .cost_model import choose_by_model
-            chosen = choose_by_model(op, profile)
+        if chosen not in STRATEGIES:
+            raise PassError(f"unknown strategy '{chosen}'; expected one of: {', '.join(STRATEGIES)}",
+                            op.location)
         check_size(op, chosen, e.n, e.numel)
         if e.n == 1 or e.numel == 0:
             if e.numel:
                 e.identity()
         else:
-            getattr(e, chosen)()
+            STRATEGIES[chosen](e)
         final = e.finish()
     op.result.replace_all_uses_with(final)
     op.erase()
     return chosen
 
 
-def lower_all_reduce(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
+def lower_all_reduce(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     """Lowers every coll.all_reduce under module_op."""
-    return [lower_op(op, strategy, threshold, profile)
-            for op in find_ops(module_op, "coll.all_reduce")]
+    return [lower_op(op, strategy, threshold)
+            for op in find_ops(module_op, AllReduce.NAME)]

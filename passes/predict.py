@@ -6,8 +6,9 @@ import sys
 
 from mlir import ir
 
-from . import cost_model, taskgraph
-from .lower_all_reduce import DEFAULT_THRESHOLD, choose_strategy
+from ..analysis import cost_model, taskgraph
+from . import choose_strategy as choice
+from .lower_all_reduce import DEFAULT_THRESHOLD, reference_rule
 
 
 def _all_reduces(func_op):
@@ -33,14 +34,14 @@ def predictions(module_op, profile):
     for name, f in taskgraph.functions(module_op):
         ops = _all_reduces(f)
         for i, op in enumerate(ops):
-            c = cost_model.Collective.of(op)
+            c = choice.Collective.of(op)
             threshold = (ir.IntegerAttr(op.attributes["threshold"]).value
                          if "threshold" in op.attributes else DEFAULT_THRESHOLD)
-            cands = cost_model.candidates(c, profile)
+            cands = choice.candidates(c, profile)
             out.append({"function": name, "index": i, "n": len(c.devices), "numel": c.numel,
                         "dtype": c.elem, "bytes": c.nbytes(),
-                        "reference": choose_strategy("auto", len(c.devices), c.numel, threshold),
-                        "pick": cost_model.pick(cands), "candidates": cands})
+                        "reference": reference_rule(len(c.devices), c.numel, threshold),
+                        "pick": choice.pick(cands), "candidates": cands})
         if not ops and _has_explicit_ops(f):
             out.append({"function": name, "explicit": cost_model.predict_function(f, profile)})
     return out

@@ -15,14 +15,12 @@ import random
 
 from mlir import ir
 
-from .registry import register
+from ..core.registry import register
+from ..ir.ops import ASYNC_OPS
+from ..ir.views import VIEW_OPS
 
 # Ops without side effects whose order only SSA constrains.
-FREE_OPS = ("memref.memory_space_cast", "memref.collapse_shape", "memref.expand_shape",
-            "memref.subview", "memref.cast", "memref.reinterpret_cast", "arith.constant",
-            "coll.alloc", "memref.alloc")
-# Async coll ops: ordered by tokens (SSA), and against barriers.
-ASYNC_OPS = ("coll.copy", "coll.combine", "coll.join", "coll.all_reduce")
+FREE_OPS = VIEW_OPS + ("arith.constant", "coll.alloc", "memref.alloc")
 ATTEMPTS = 8  # tries to find an order that differs from the current one
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
+from ..ir.ops import AllReduce, Combine
 from ..ir.walk import find_ops
 from .signature import NUMPY_DTYPES, count_inputs, find_entry, from_bf16, read_signature, to_bf16
 
@@ -50,20 +51,17 @@ def describe(module, entry=None):
         raise ValueError(f"@{name} holds {len(reduces)} coll.all_reduce ops; coll-run checks one")
     strategy = None
     if reduces:
-        op = reduces[0]
-        kind = ir.StringAttr(op.attributes["kind"]).value
-        if "strategy" in op.attributes:
-            strategy = ir.StringAttr(op.attributes["strategy"]).value
-        seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        op = AllReduce.of(reduces[0])
+        kind, strategy = op.kind, op.strategy
         args = list(func.regions[0].blocks[0].arguments)
-        if list(op.operands) != args:
+        if list(op.op.operands) != args:
             raise ValueError(f"the operands of coll.all_reduce must be the arguments of @{name}, in order")
-        n_in, n_out = seg
+        n_in, n_out = len(op.inputs), len(op.outputs)
     else:
         if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
             raise ValueError(f"@{name} holds no coll.all_reduce, coll.copy or coll.combine: "
                              "nothing to check against numpy")
-        kinds = {ir.StringAttr(op.attributes["kind"]).value for op in _ops(func, "coll.combine")}
+        kinds = {Combine.of(op).kind for op in _ops(func, "coll.combine")}
         if len(kinds) > 1:
             raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
         kind = kinds.pop() if kinds else None

@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..ir import STRATEGIES, make_context
-from ..lowering.cpu import lower_for_cpu
+from ..lowering.route import lower
 from .signature import check_arrays, descriptor, parse_program
 
 OPT_LEVEL = 3
@@ -80,15 +80,17 @@ class CpuProgram:
         return times
 
 
-def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, shuffle_seed=None):
+def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, shuffle_seed=None,
+            check_order=True):
     """Compiles `module_text` (collective, explicit or memref level) for the
     CPU; lowers what is not lowered yet (coll-lower-all-reduce with
     `strategy`/`threshold`, coll-to-cpu with `tile`, coll-cpu-to-llvm).
     With `shuffle_seed`, the explicit program is first put in another valid
     order of its token graph (coll-shuffle): chaos testing of the ordering.
-    Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
+    An explicit-level input is checked by coll-check-order unless
+    `check_order=False`. Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
     PassError (lowering; both carry locations) or ValueError."""
-    key = (module_text, entry, strategy, threshold, tile, shuffle_seed)
+    key = (module_text, entry, strategy, threshold, tile, shuffle_seed, check_order)
     if key in _CACHE:
         return _CACHE[key]
     if strategy not in STRATEGIES:
@@ -97,8 +99,10 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, s
     ctx = make_context()
     with ctx:
         module, name, specs, n_inputs = parse_program(module_text, entry)
-        strategies, traffic = lower_for_cpu(module.operation, strategy, threshold, tile,
-                                           shuffle_seed)
+        low = lower(module.operation, "cpu", strategy, threshold,
+                    check_order=check_order, tile=None if tile == -1 else tile,
+                    shuffle_seed=shuffle_seed)
+        strategies, traffic = low.strategies, low.traffic
         engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
     prog = CpuProgram(engine, name, specs, n_inputs, strategies, traffic,
                       _time.perf_counter() - t0)

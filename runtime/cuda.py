@@ -135,7 +135,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
     from mlir import ir
 
     from ..ir import STRATEGIES, make_context
-    from ..lowering.gpu import lower_for_gpu
+    from ..lowering.route import lower
     from ..lowering.nvvm import compile_module
     from .signature import find_entry, parse_program
 
@@ -147,9 +147,9 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
     t0 = _time.perf_counter()
     with make_context():
         module, name, specs, n_inputs = parse_program(module_text, entry)
-        strategies, traffic = lower_for_gpu(module.operation, strategy, threshold,
-                                            device_map=device_map, chip=chip or "sm_90",
-                                            workspace=workspace, streams=streams)
+        low = lower(module.operation, "gpu", strategy, threshold, device_map=device_map,
+                    chip=chip, workspace=workspace, streams=streams)
+        strategies, traffic = low.strategies, low.traffic
         func = find_entry(module, name)
         ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
         ws = ir.IntegerAttr(ws).value if ws is not None else None

@@ -14,6 +14,9 @@ from functools import lru_cache
 import numpy as np
 from mlir import ir
 
+from ..ir.ops import OPS
+from ..ir.views import VIEW_OPS
+
 NUMPY_DTYPES = {
     "f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
     "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
@@ -21,9 +24,6 @@ NUMPY_DTYPES = {
     "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
 }
 
-# Ops that make a view of a buffer (the view aliases its source).
-VIEW_OPS = ("memref.memory_space_cast", "memref.collapse_shape", "memref.expand_shape",
-            "memref.subview", "memref.cast", "memref.reinterpret_cast")
 
 
 def to_bf16(values):
@@ -122,17 +122,13 @@ def _written(value):
         if name in VIEW_OPS:
             if op.results and _written(op.results[0]):
                 return True
-        elif name in ("coll.copy", "memref.copy") and i == 1:
+        elif name == "memref.copy" and i == 1:
             return True
         elif name in ("memref.store", "vector.store") and i == 1:
             return True
-        elif name == "coll.combine":
-            seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-            if i == seg[0] + seg[1]:
-                return True
-        elif name == "coll.all_reduce":
-            seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-            if i >= seg[0]:
+        elif name in OPS:
+            v = OPS[name](op)
+            if v.role(i) in v.WRITES:
                 return True
     return False
 

@@ -43,15 +43,17 @@ def build(text, args, filename="-"):
     from mlir import ir
 
     from coll.ir import make_context
+    from coll.ir.verifier import verify_or_raise
     from coll.lowering import nvvm
-    from coll.lowering.gpu import lower_for_gpu
+    from coll.lowering.route import lower
 
     with make_context():
         module = ir.Module.parse(text)
+        verify_or_raise(module.operation)
         if not _is_gpu_level(module.operation):
-            lower_for_gpu(module.operation, args.strategy, args.threshold,
-                          device_map=args.device_map, chip=args.chip,
-                          workspace=args.workspace, streams=args.streams)
+            lower(module.operation, "gpu", args.strategy, args.threshold,
+                  device_map=args.device_map, chip=args.chip,
+                  workspace=args.workspace, streams=args.streams)
         if args.emit == "gpu":
             return str(module)
         fmt = args.format
@@ -87,7 +89,7 @@ def main(argv=None):
     from mlir import ir
 
     from coll.ir.verifier import VerifyError
-    from coll.passes.registry import PassError
+    from coll.core.errors import PassError
     from .diagnostics import from_location
     try:
         out = build(text, args, args.input)

@@ -78,7 +78,7 @@ def process(text, filename, pipeline, args):
     from mlir import ir
     from coll.ir import make_context
     from coll.ir.verifier import verify
-    from coll.passes.pipeline import PipelineError, build
+    from coll.core.pipeline import PipelineError, build
     from .diagnostics import Collector, Diag, from_location
     from .parse_guard import known_crashes
 
@@ -132,7 +132,7 @@ def run(argv):
     from .diagnostics import check_expectations, parse_expectations, print_diags
     args, extra = _parser().parse_known_args(argv)
     if args.list_passes:
-        from coll.passes.registry import load_all
+        from coll.core.registry import load_all
         for name, info in sorted(load_all().items()):
             opts = " ".join(f"{k}={d}" for k, (_, d) in info.options.items())
             print(f"  --{name}{'  {' + opts + '}' if opts else ''}\n      {info.description}")

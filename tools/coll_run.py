@@ -47,7 +47,7 @@ def _diag_text(diags):
 def _located(exc, filename):
     """Formats the errors coll's lowering raises (with their locations)."""
     from coll.ir.verifier import VerifyError
-    from coll.passes.registry import PassError
+    from coll.core.errors import PassError
     from mlir import ir
     from .diagnostics import Diag, from_location, from_mlir
     if isinstance(exc, ir.MLIRError):
@@ -130,31 +130,6 @@ def _write_outputs(path, outputs):
     write_atomically(path, buf.getvalue())
 
 
-def _with_strategy(text, strategy):
-    """The module text with every coll.all_reduce forced to `strategy`, and
-    the program's stats at the explicit level: (text, chosen, traffic)."""
-    from mlir import ir
-    from coll.ir import make_context
-    from coll.lowering.cpu import traffic_bytes
-    from coll.passes.lower_all_reduce import lower_all_reduce
-    with make_context():
-        module = ir.Module.parse(text)
-        forced = False
-        for op in _all_reduces(module):
-            if strategy != "auto":
-                op.attributes["strategy"] = ir.StringAttr.get(strategy)
-                forced = True
-        if forced:  # keep the file's locations for later diagnostics
-            text = module.operation.get_asm(enable_debug_info=True)
-        chosen = lower_all_reduce(module.operation, strategy)
-        return text, (chosen[0] if chosen else "-"), traffic_bytes(module.operation)
-
-
-def _all_reduces(module):
-    from coll.ir.walk import find_ops
-    return find_ops(module, "coll.all_reduce")
-
-
 def _size(n):
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -192,8 +167,10 @@ def run(argv):
     rows, failed, first_outputs = [], False, None
     for strategy in strategies:
         try:
-            run_text, chosen, traffic = _with_strategy(text, strategy)
-            prog = backend.compile(run_text, args.entry, strategy=strategy)
+            # The runtime lowers once (core/routes.py) and reports what it chose.
+            prog = backend.compile(text, args.entry, strategy=strategy)
+            chosen = prog.strategies[0] if prog.strategies else "-"
+            traffic = prog.traffic_bytes
             outputs = make_outputs(problem)
             prog.run(inputs, outputs)
             good, worst = check(problem, inputs, outputs)

@@ -4,7 +4,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from coll.passes.pipeline import NOTE_PREFIX
+from coll.core.errors import take_notes
 
 
 @dataclass
@@ -41,7 +41,10 @@ def from_mlir(d, filename):
     f, line, col = _file_loc(d.location)
     if f in ("-", "") and line:
         f = filename
-    return Diag(sev, d.message, f, line, col, [from_mlir(n, filename) for n in d.notes])
+    notes = [from_mlir(n, filename) for n in d.notes]
+    if sev == "error":  # notes a pass recorded (core/errors.py: the bindings cannot emit them)
+        notes += [from_location(loc, text, filename, "note") for loc, text in take_notes(d.message)]
+    return Diag(sev, d.message, f, line, col, notes)
 
 
 def from_location(loc, message, filename, severity="error"):
@@ -65,13 +68,7 @@ class Collector:
         return True
 
     def _add(self, d):
-        """Passes emit notes as errors prefixed 'note: ' (the bindings cannot
-        attach notes): they become notes of the diagnostic before them."""
-        if d.severity == "error" and d.message.startswith(NOTE_PREFIX) and self.diags:
-            d.severity, d.message = "note", d.message[len(NOTE_PREFIX):]
-            self.diags[-1].notes.append(d)
-        else:
-            self.diags.append(d)
+        self.diags.append(d)
 
     def add_error(self, err):
         """Adds the diagnostics carried by an MLIRError."""

@@ -373,7 +373,7 @@ def _pipeline(rng):
 
 
 def _registered():
-    from coll.passes.registry import load_all
+    from coll.core.registry import load_all
     return load_all()
 
 

@@ -12,7 +12,7 @@ import coll.ir
 from coll.ir import builders
 from coll.ir.types import device_of, flat_type, token_type
 from coll.ir.verifier import verify
-from coll.passes.pipeline import PipelineError, add_pass, build
+from coll.core.pipeline import PipelineError, add_pass, build
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

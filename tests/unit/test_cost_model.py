@@ -9,8 +9,9 @@ import pytest
 from mlir import ir
 
 from coll.ir.generate import all_reduce_module
-from coll.passes import cost_model, taskgraph
-from coll.passes.pipeline import build
+from coll.analysis import cost_model, taskgraph
+from coll.passes import choose_strategy
+from coll.core.pipeline import build
 
 # A tiny profile whose numbers are easy to add up by hand.
 HAND = {"name": "hand", "resources": "ports", "order": "ready",
@@ -64,8 +65,8 @@ def test_ports_and_switch_share_a_devices_link(ctx):
     # overlap.
     b = 4096
     copy, combine = 1e-6 + b / 1e9, 2e-6 + 5 * b / 1e10
-    coll = cost_model.Collective((0, 1, 2, 3), b // 4, "f32", "sum")
-    g = cost_model.candidate_graph(coll, "naive")
+    coll = choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum")
+    g = choose_strategy.candidate_graph(coll, "naive")
     ports = cost_model.profile_from_dict(HAND)
     switch = cost_model.profile_from_dict(dict(HAND, resources="switch"))
     free = cost_model.profile_from_dict(dict(HAND, resources="none"))
@@ -78,8 +79,8 @@ def test_switch_shares_only_what_is_shared(ctx):
     # ring on 3 devices, 3 KB: every device sends one chunk at a time to one
     # peer, so nothing is shared: each copy runs at full bandwidth, and the
     # switch schedule equals the contention-free critical path.
-    coll = cost_model.Collective((0, 1, 2), 768, "f32", "sum")
-    g = cost_model.candidate_graph(coll, "ring")
+    coll = choose_strategy.Collective((0, 1, 2), 768, "f32", "sum")
+    g = choose_strategy.candidate_graph(coll, "ring")
     switch = cost_model.profile_from_dict(dict(HAND, resources="switch"))
     free = cost_model.profile_from_dict(dict(HAND, resources="none"))
     copy, combine = 1e-6 + 1024 / 1e9, 2e-6 + 3 * 1024 / 1e10
@@ -90,8 +91,8 @@ def test_switch_shares_only_what_is_shared(ctx):
 def test_host_profile_is_the_sum_of_op_costs(ctx):
     host = cost_model.profile_from_dict(dict(HAND, resources="host", order="program",
                                              call_overhead_s=5e-7))
-    coll = cost_model.Collective((0, 1, 2), 3000, "f32", "sum")
-    g = cost_model.candidate_graph(coll, "ring")
+    coll = choose_strategy.Collective((0, 1, 2), 3000, "f32", "sum")
+    g = choose_strategy.candidate_graph(coll, "ring")
     total = sum(cost_model.task_cost(t, host, g.working_set) for t in g.tasks)
     assert cost_model.simulate(g, host).total == pytest.approx(total + 5e-7)
 
@@ -100,11 +101,11 @@ def test_host_profile_is_the_sum_of_op_costs(ctx):
 def test_predictions_are_monotone_in_size(profile):
     nv = cost_model.load_profile(profile)
     for n in (2, 4, 8):
-        for s in cost_model.CANDIDATES:
+        for s in choose_strategy.CANDIDATES:
             times = []
             for numel in (1, 64, 4096, 1 << 16, 1 << 20, 1 << 24):
-                coll = cost_model.Collective(tuple(range(n)), numel, "f32", "sum")
-                times.append(cost_model.candidates(coll, nv, (s,))[0]["predicted_s"])
+                coll = choose_strategy.Collective(tuple(range(n)), numel, "f32", "sum")
+                times.append(choose_strategy.candidates(coll, nv, (s,))[0]["predicted_s"])
             assert times == sorted(times), (n, s, times)
             # Bandwidth-bound at the large end: 16x the bytes, > 4x the time.
             assert times[-1] > 4 * times[-2], (n, s, times)
@@ -113,10 +114,10 @@ def test_predictions_are_monotone_in_size(profile):
 @pytest.mark.parametrize("n", [4, 8, 16])
 def test_picks_naive_for_tiny_and_chunked_for_large(n):
     nv = cost_model.load_profile("nvlink-h200")
-    tiny = cost_model.Collective(tuple(range(n)), 16, "f32", "sum")
-    large = cost_model.Collective(tuple(range(n)), 1 << 24, "f32", "sum")
-    assert cost_model.pick(cost_model.candidates(tiny, nv)) == "naive"
-    assert cost_model.pick(cost_model.candidates(large, nv)) in ("ring", "all2all")
+    tiny = choose_strategy.Collective(tuple(range(n)), 16, "f32", "sum")
+    large = choose_strategy.Collective(tuple(range(n)), 1 << 24, "f32", "sum")
+    assert choose_strategy.pick(choose_strategy.candidates(tiny, nv)) == "naive"
+    assert choose_strategy.pick(choose_strategy.candidates(large, nv)) in ("ring", "all2all")
 
 
 def _strategy_of(module):
@@ -131,8 +132,8 @@ def _strategy_of(module):
 def test_lowering_with_a_profile_picks_by_the_model(ctx):
     nv = cost_model.load_profile("nvlink-h200")
     text = all_reduce_module(8, [1 << 22], "f32", "sum")
-    want = cost_model.pick(cost_model.candidates(
-        cost_model.Collective(tuple(range(8)), 1 << 22, "f32", "sum"), nv))
+    want = choose_strategy.pick(choose_strategy.candidates(
+        choose_strategy.Collective(tuple(range(8)), 1 << 22, "f32", "sum"), nv))
     assert want == "all2all"  # the reference rule would say ring
     assert _strategy_of(_run(text, "builtin.module(coll-lower-all-reduce{profile=nvlink-h200})")) == want
     assert _strategy_of(_run(text, "builtin.module(coll-lower-all-reduce)")) == "ring"

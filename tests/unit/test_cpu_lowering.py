@@ -10,7 +10,8 @@ from coll.lowering import cpu_fuse
 from coll.lowering.cpu import cpu_to_llvm, to_cpu
 from coll.lowering.placement import stored_type
 from coll.passes.lower_all_reduce import lower_all_reduce
-from coll.passes.registry import PassError, load_all
+from coll.core.registry import load_all
+from coll.core.errors import PassError
 
 
 def explicit(n, shape, strategy, dtype="f32", kind="sum", to_device=None):

@@ -276,10 +276,10 @@ def test_compile_errors():
         cpu.compile(bad_kind)
     with pytest.raises(ValueError, match="no function @g"):
         cpu.compile(_text(), entry="g")
-    from coll.lowering.cpu import lower_for_cpu
+    from coll.lowering.route import lower
     with make_context():
         m = ir.Module.parse(_text())
-        lower_for_cpu(m.operation)
+        lower(m.operation, "cpu")
         llvm_text = str(m)
     with pytest.raises(ValueError, match="already in the LLVM dialect"):
         cpu.compile(llvm_text)

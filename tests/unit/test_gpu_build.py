@@ -12,8 +12,8 @@ from coll.ir.generate import all_reduce_module
 from coll.lowering import nvvm
 from coll.lowering.gpu import parse_device_map, to_gpu
 from coll.passes.lower_all_reduce import lower_all_reduce
-from coll.passes.registry import PassError
-from coll.passes.stats import analyze
+from coll.core.errors import PassError
+from coll.analysis.stats import analyze
 
 
 def _lowered(n, shape, dtype="f32", kind="sum", strategy="ring", **options):

@@ -8,7 +8,8 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.lowering.gpu import lower_for_gpu, to_gpu
+from coll.lowering.gpu import to_gpu
+from coll.lowering.route import lower
 from coll.lowering.nvvm import compile_module
 from coll.passes.lower_all_reduce import lower_all_reduce
 from gpu_emulator import Emulator, reference
@@ -165,10 +166,11 @@ def test_missing_dependency_is_caught(emu, tmp_path):
     assert wrong > 0
 
 
-def test_lower_for_gpu_reports_strategy_and_traffic():
+def test_gpu_route_reports_strategy_and_traffic():
     with make_context():
         m = ir.Module.parse(all_reduce_module(4, [1000], "f32", "sum"))
-        chosen, traffic = lower_for_gpu(m.operation, "ring")
+        low = lower(m.operation, "gpu", "ring")
+    chosen, traffic = low.strategies, low.traffic
     assert chosen == ["ring"]
     # ring on 4 devices moves every element of the 1000 in 2(N-1) = 6 copies
     # (read + write) and N-1 = 3 two-input combines (2 reads + 1 write).

@@ -9,7 +9,7 @@ from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
 from coll.passes.chunking import chunks, granule
 from coll.passes.lower_all_reduce import choose_strategy, lower_all_reduce
-from coll.passes.stats import analyze, ring_edges
+from coll.analysis.stats import analyze, ring_edges
 
 
 def lowered(n, shape, strategy, dtype="f32", kind="sum", to_device=None):

@@ -199,19 +199,23 @@ def test_shuffle_exposes_a_missing_dependency():
     wrong = 0
     for text in texts:
         ys = [np.zeros(numel, np.int32) for _ in range(n)]
-        compile(text).run(xs, ys)
+        compile(text, check_order=False).run(xs, ys)  # run the racy program on purpose
         wrong += any(not np.array_equal(y, want) for y in ys)
     assert wrong > 0
+    # By default the runtime refuses it, with the order check's diagnostic.
+    with pytest.raises(ir.MLIRError, match="coll-check-order"):
+        compile(next(iter(texts)))
 
 
 def test_runtime_runs_the_shuffled_program(monkeypatch):
     # cpu.compile(shuffle_seed=K) is what `make test` uses to rerun the whole
     # numeric suite in other orders: the shuffle must really be applied.
-    import coll.passes.shuffle as shuffle_mod
+    from coll.core.registry import load_all
     from coll.runtime import check, cpu
     seen = []
-    real = shuffle_mod.shuffle
-    monkeypatch.setattr(shuffle_mod, "shuffle", lambda op, seed=0: (seen.append(seed), real(op, seed)))
+    info = load_all()["coll-shuffle"]
+    real = info.fn
+    monkeypatch.setattr(info, "fn", lambda op, seed=0: (seen.append(seed), real(op, seed)))
     with make_context():
         text = all_reduce_module(4, [37], "i32", "sum", strategy="ring")
         problem = check.describe(ir.Module.parse(text))

@@ -1,6 +1,7 @@
-"""Cost model of explicit coll programs, and strategy choice by prediction.
+"""Cost model of explicit coll programs (strategy choice by prediction is
+passes/choose_strategy.py).
 
-A program (passes/taskgraph.py) is list-scheduled on a machine profile:
+A program (analysis/taskgraph.py) is list-scheduled on a machine profile:
 every task starts when the tasks it waits for have finished and the
 resources it needs are free, and takes
 
@@ -18,7 +19,7 @@ and the prediction is when the last task ends, plus call_overhead_s.
 Latency counts once per dependent step, bandwidth once per byte a resource
 carries: an alpha-beta model evaluated on the program's own schedule.
 
-Profile fields (JSON, passes/profiles/<name>.json or any path):
+Profile fields (JSON, analysis/profiles/<name>.json or any path):
   resources  none:  no contention, the prediction is the weighted critical
                     path of the token DAG.
              ports: a device has one send port, one receive port and one
@@ -27,7 +28,7 @@ Profile fields (JSON, passes/profiles/<name>.json or any path):
                     combine its device's engine (exclusive use).
              switch: like ports, but copies on a port share its bandwidth
                     (a non-blocking switch such as NVSwitch, simulated by
-                    passes/fluid.py); `order` does not apply.
+                    analysis/fluid.py); `order` does not apply.
              host:  everything runs on one engine (the CPU runtime: one
                     thread runs the ops one after the other).
   order      program: each resource serves tasks in program order (like a
@@ -44,14 +45,10 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
-
-from mlir import ir
 
 from . import fluid, taskgraph
 
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
-CANDIDATES = ("naive", "ring", "all2all")
 _NUMBERS = ("link_latency_s", "link_bandwidth_Bps", "kernel_launch_s", "memory_bandwidth_Bps",
             "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s")
 
@@ -89,7 +86,7 @@ def profile_names():
 
 
 def load_profile(spec):
-    """A Profile from a name in passes/profiles/ or a path to a JSON file.
+    """A Profile from a name in analysis/profiles/ or a path to a JSON file.
     Raises ValueError saying what is wrong."""
     path = spec if spec.endswith(".json") or os.sep in spec else os.path.join(PROFILE_DIR, spec + ".json")
     try:
@@ -247,79 +244,3 @@ def summary(graph):
 def predict_function(func_op, profile):
     graph = taskgraph.from_function(func_op)
     return dict(summary(graph), predicted_s=simulate(graph, profile).total)
-
-
-# -- candidates of one coll.all_reduce ----------------------------------------
-
-@dataclass(frozen=True)
-class Collective:
-    """What the lowering of one all_reduce depends on."""
-    devices: tuple
-    numel: int
-    elem: str
-    kind: str
-    to_device: object = None
-
-    @staticmethod
-    def of(op):
-        from ..ir.types import numel
-        attrs = op.attributes
-        devices = tuple(ir.DenseI64ArrayAttr(attrs["devices"]))
-        mt = ir.MemRefType(op.operands[0].type)
-        to = ir.IntegerAttr(attrs["to_device"]).value if "to_device" in attrs else None
-        return Collective(devices, numel(mt), str(mt.element_type),
-                          ir.StringAttr(attrs["kind"]).value, to)
-
-    def nbytes(self):
-        from .stats import _ELEM_BYTES
-        return self.numel * _ELEM_BYTES.get(self.elem, 0)
-
-
-@lru_cache(maxsize=64)
-def candidate_graph(coll, strategy):
-    """The explicit program `strategy` emits for `coll`, as a Graph (built in
-    a private Context, so the caller's IR is untouched)."""
-    from mlir.dialects import func
-
-    from ..ir import builders, make_context
-    from ..ir.types import flat_type
-    from .lower_all_reduce import lower_all_reduce
-
-    with make_context(), ir.Location.unknown():
-        module = ir.Module.create()
-        elem = ir.Type.parse(coll.elem)
-        t = flat_type(elem, coll.numel)
-        n_out = 1 if coll.to_device is not None else len(coll.devices)
-        with ir.InsertionPoint(module.body):
-            f = func.FuncOp("f", ir.FunctionType.get([t] * (len(coll.devices) + n_out), []))
-            with ir.InsertionPoint(f.add_entry_block()):
-                args = list(f.entry_block.arguments)
-                n = len(coll.devices)
-                tok = builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
-                                          strategy=strategy, to_device=coll.to_device)
-                builders.wait([tok])
-                func.ReturnOp([])
-        lower_all_reduce(module.operation, strategy)
-        return taskgraph.from_function(f.operation)
-
-
-def candidates(coll, profile, strategies=CANDIDATES):
-    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}]."""
-    out = []
-    for s in strategies:
-        g = candidate_graph(coll, s)
-        out.append(dict(strategy=s, predicted_s=simulate(g, profile).total, **summary(g)))
-    return out
-
-
-def pick(cands):
-    """The fastest candidate's strategy; ties go to the earlier one."""
-    return min(cands, key=lambda c: c["predicted_s"])["strategy"]
-
-
-def choose_by_model(op, profile):
-    """The strategy with the lowest predicted time for all_reduce `op`."""
-    coll = Collective.of(op)
-    if len(coll.devices) == 1 or coll.numel == 0:
-        return "naive"
-    return pick(candidates(coll, profile))

@@ -10,18 +10,33 @@ import sys
 
 from mlir import ir
 
+from ..ir.kinds import ELEMENTS
+from ..ir.ops import Combine, Copy, view
 from ..ir.types import device_of, is_token
-
-_ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
-               "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+from ..ir.walk import find_ops
 
 
 def nbytes(type_):
+    """Bytes of a memref (i1: one byte per element); 0 for other types."""
     mt = ir.MemRefType(type_)
     n = 1
     for d in mt.shape:
         n *= d
-    return n * _ELEM_BYTES.get(str(mt.element_type), 0)
+    elem = ELEMENTS.get(str(mt.element_type))
+    return n * elem.bytes if elem else 0
+
+
+def traffic_bytes(root):
+    """Bytes the explicit program reads plus writes: a copy reads and writes
+    its size, a combine reads every input and writes its output."""
+    total = 0
+    for op in find_ops(root, lambda name: name in (Copy.NAME, Combine.NAME)):
+        if op.name == Copy.NAME:
+            total += 2 * nbytes(Copy.of(op).target.type)
+        else:
+            c = Combine.of(op)
+            total += (len(c.inputs) + 1) * nbytes(c.out.type)
+    return total
 
 
 def _func_ops(module_op):
@@ -42,10 +57,10 @@ def analyze_function(func_op):
             name = op.name
             if not name.startswith("coll."):
                 continue
-            deps = [v for v in op.operands if is_token(v.type)]
-            d = max((depth.get(v, 0) for v in deps), default=0)
+            v = view(op)
+            d = max((depth.get(t, 0) for t in getattr(v, "deps", [])), default=0)
             if name == "coll.copy":
-                src, dst = op.operands[0], op.operands[1]
+                src, dst = v.source, v.target
                 s, t = device_of(src.type), device_of(dst.type)
                 if s == t:
                     local_copies += 1

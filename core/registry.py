@@ -1,19 +1,13 @@
-"""Registry of coll passes by pipeline name (used by coll-opt and frontends).
+"""The registry of coll passes: name -> function, typed options, anchor.
 
-A pass is a plain function `fn(module_op: ir.Operation, **options)` that
-rewrites in place and raises `PassError` (with an op/location) on failure.
-Options are declared with their types and defaults so that
-`name{key=value ...}` pipeline text is parsed and checked in one place.
+A pass is a plain function `fn(op: ir.Operation, **options)` that rewrites
+in place and raises PassError on failure. Modules in passes/, analysis/ and
+lowering/ register theirs with `@register`; `load_all` imports them through
+the package entry points (pyproject `[project.entry-points."coll.passes"]`),
+the one place where modules are found by name, so that core never imports
+a layer above it.
 """
 from dataclasses import dataclass, field
-
-
-class PassError(Exception):
-    """A pass failure with a location: reported as an MLIR error diagnostic."""
-
-    def __init__(self, message, location=None):
-        super().__init__(message)
-        self.location = location
 
 
 @dataclass
@@ -22,6 +16,9 @@ class PassInfo:
     fn: object
     description: str = ""
     options: dict = field(default_factory=dict)  # key -> (type, default)
+    # Where it may run: "any" (the op it is given: a module, a function...)
+    # or "builtin.module" (it needs the whole module).
+    anchor: str = "any"
 
     def parse_options(self, text):
         """'strategy=ring threshold=10' -> {'strategy': 'ring', 'threshold': 10}.
@@ -43,6 +40,12 @@ class PassInfo:
                 raise ValueError(f"invalid value '{raw}' for option '{key}' of pass '{self.name}'; expected {expected}") from None
         return values
 
+    def option_text(self, values):
+        """The options as pipeline text ('' when all are default)."""
+        items = [f"{k}={v}" for k, v in values.items()
+                 if k in self.options and v != self.options[k][1]]
+        return "{" + " ".join(items) + "}" if items else ""
+
 
 def choice(*values):
     """An option type that accepts only `values`."""
@@ -58,29 +61,25 @@ def choice(*values):
 PASSES = {}
 
 
-def register(name, description="", **options):
+def register(name, description="", anchor="any", **options):
     """Decorator: register `fn` as pass `name` with typed options
     (`key=(type, default)`)."""
     def wrap(fn):
-        PASSES[name] = PassInfo(name, fn, description, dict(options))
+        PASSES[name] = PassInfo(name, fn, description, dict(options), anchor)
         return fn
     return wrap
 
 
-# Modules whose import registers passes (each calls `register`).
-PASS_MODULES = [
-    "coll.passes.builtin_passes",
-    "coll.passes.cost_passes",
-    "coll.passes.check_order",
-    "coll.passes.shuffle",
-    "coll.lowering.gpu",
-    "coll.lowering.cpu",
-]
+ENTRY_POINT_GROUP = "coll.passes"
+_loaded = False
 
 
 def load_all():
-    """Imports every module that registers passes; returns the registry."""
-    import importlib
-    for name in PASS_MODULES:
-        importlib.import_module(name)
+    """Every registered pass (imports the registering modules once)."""
+    global _loaded
+    if not _loaded:
+        from importlib.metadata import entry_points
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            ep.load()
+        _loaded = True
     return PASSES

@@ -105,7 +105,7 @@ def draw(items, path, profile=None):
 
 
 def timeline_pass(module_op, file="timeline.png", profile="", title=""):
-    from .registry import PassError
+    from ..core.errors import PassError
     prof = None
     if profile:
         try:

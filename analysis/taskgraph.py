@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ..ir.ops import view
 from ..ir.types import device_of, is_token
+from ..ir.views import root_of
 from .stats import nbytes
 
-# Ops that only re-view a buffer: the bytes belong to their source.
-_VIEWS = ("memref.subview", "memref.collapse_shape", "memref.expand_shape",
-          "memref.memory_space_cast", "memref.cast", "memref.reinterpret_cast")
 
 
 @dataclass
@@ -39,14 +38,7 @@ class Graph:
 
 def _root(value):
     """The buffer a (possibly viewed) memref value belongs to."""
-    while True:
-        owner = value.owner
-        if isinstance(owner, ir.Block):
-            return value
-        op = owner.operation
-        if op.name not in _VIEWS:
-            return value
-        value = op.operands[0]
+    return root_of(value)[0]
 
 
 def _is_alloc(value):
@@ -68,15 +60,15 @@ def from_function(func_op):
         name = op.name
         if not name.startswith("coll.") or name == "coll.all_reduce":
             return ir.WalkResult.ADVANCE
-        operands = list(op.operands)
-        deps = [index[v] for v in operands if is_token(v.type) and v in index]
+        v = view(op)
+        deps = [index[d] for d in getattr(v, "deps", []) if d in index]
         t = Task(kind=name[len("coll."):], deps=deps)
         if name == "coll.alloc":
             buf = op.results[0]
             t.device, t.bytes = device_of(buf.type), nbytes(buf.type)
             touch(buf)
         elif name == "coll.copy":
-            src, dst = operands[0], operands[1]
+            src, dst = v.source, v.target
             t.src, t.device = device_of(src.type), device_of(dst.type)
             t.bytes = nbytes(src.type)
             t.to_scratch = _is_alloc(_root(dst))
@@ -85,14 +77,14 @@ def from_function(func_op):
             touch(src)
             touch(dst)
         elif name == "coll.combine":
-            bufs = [v for v in operands if not is_token(v.type)]
+            bufs = v.inputs + [v.out]
             t.device = device_of(bufs[-1].type)
             t.bytes = nbytes(bufs[-1].type)
-            t.touched = sum(nbytes(v.type) for v in bufs)
-            t.touched_scratch = sum(nbytes(v.type) for v in bufs if _is_alloc(_root(v)))
+            t.touched = sum(nbytes(b.type) for b in bufs)
+            t.touched_scratch = sum(nbytes(b.type) for b in bufs if _is_alloc(_root(b)))
             t.inputs = len(bufs) - 1
-            for v in bufs:
-                touch(v)
+            for b in bufs:
+                touch(b)
         for d in (t.device, t.src):
             if d is not None:
                 devices.add(d)

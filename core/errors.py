@@ -1,0 +1,48 @@
+"""Errors of passes and pipelines, with notes at other locations.
+
+The Python bindings can only emit error diagnostics, not notes attached to
+them (LLVM 22). A pass that fails emits each finding as one error and
+records its notes here; the tools' diagnostic collector attaches them to
+that error as real notes (`take_notes`). Embedders that catch MLIRError see
+the errors; `PassError.findings` keeps the notes for Python callers.
+"""
+import threading
+
+
+class PassError(Exception):
+    """A pass failure at `location`, with optional notes [(loc, text)].
+
+    `findings`: [(loc, message, [(loc, note)])] when one failure reports
+    several problems."""
+
+    def __init__(self, message, location=None, notes=(), findings=None):
+        super().__init__(message)
+        self.location = location
+        self.notes = list(notes)
+        self.findings = findings or [(location, message, self.notes)]
+
+
+class PipelineError(ValueError):
+    """Bad pipeline text: unknown pass, bad option, unbalanced nesting."""
+
+
+_notes = threading.local()
+
+
+def record_notes(message, notes):
+    """Notes for the next error emitted with `message`."""
+    if notes:
+        pending = getattr(_notes, "pending", None)
+        if pending is None:
+            pending = _notes.pending = []
+        pending.append((message, list(notes)))
+
+
+def take_notes(message):
+    """The notes recorded for an error with `message` ([] if none)."""
+    pending = getattr(_notes, "pending", None) or []
+    for i, (m, notes) in enumerate(pending):
+        if m == message:
+            del pending[i]
+            return notes
+    return []

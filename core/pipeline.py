@@ -1,0 +1,202 @@
+"""Pipeline text -> one PassManager mixing coll passes and upstream passes.
+
+`builtin.module(coll-lower-all-reduce{strategy=ring},func.func(cse))`: coll
+passes (from the registry) become Python passes, everything else goes to
+upstream's pipeline parser, all in order in one PassManager. The bindings
+cannot nest a Python pass (PassManager has no `nest`), so a coll pass
+inside `func.func(...)` or `any(...)` runs at module level on each op that
+anchor names, between the upstream segments before and after it: for
+passes that work on one op at a time this is the same schedule.
+"""
+from dataclasses import dataclass
+
+from mlir import ir, passmanager
+
+from ..ir.verifier import VerifyError, verify_or_raise
+from .errors import PassError, PipelineError, record_notes
+from .registry import load_all
+
+MODULE = "builtin.module"
+
+
+@dataclass
+class Element:
+    """One pipeline element: a pass `name{options}` or a nested `anchor(...)`."""
+    name: str
+    options: str = ""
+    children: tuple = None  # set for a nested pipeline
+
+    def text(self):
+        if self.children is not None:
+            return f"{self.name}({','.join(c.text() for c in self.children)})"
+        return f"{self.name}{{{self.options}}}" if self.options else self.name
+
+
+def _split_top(text):
+    """Splits at commas not nested in (), {} or []."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+            if depth < 0:
+                raise PipelineError(f"unbalanced ')' in pipeline '{text}'")
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if depth != 0:
+        raise PipelineError(f"unbalanced parentheses in pipeline '{text}'")
+    parts.append("".join(cur).strip())
+    return [p for p in parts if p]
+
+
+def _element(text):
+    brace, paren = text.find("{"), text.find("(")
+    if paren != -1 and (brace == -1 or paren < brace):
+        if not text.endswith(")"):
+            raise PipelineError(f"expected ')' at the end of '{text}'")
+        name = text[:paren].strip()
+        if not name:
+            raise PipelineError(f"a nested pipeline needs an op name before '(' in '{text}'")
+        return Element(name, children=tuple(_element(p) for p in _split_top(text[paren + 1:-1])))
+    if brace != -1:
+        if not text.endswith("}"):
+            raise PipelineError(f"expected '}}' at the end of '{text}'")
+        return Element(text[:brace].strip(), text[brace + 1:-1].strip())
+    return Element(text.strip())
+
+
+def parse(text):
+    """'builtin.module(a,b{x=1})' -> [Element('a'), Element('b', 'x=1')]."""
+    text = text.strip()
+    if not text:
+        return []
+    if not (text.startswith(MODULE + "(") and text.endswith(")")):
+        raise PipelineError(
+            f"pipeline must be anchored on the module: expected 'builtin.module(...)', got '{text}'")
+    return list(_element(text).children)
+
+
+def text_of(elements):
+    return f"{MODULE}({','.join(e.text() for e in elements)})"
+
+
+def _targets(module_op, path):
+    """The ops that a pass nested under `path` (anchor names) runs on."""
+    ops = [module_op]
+    for anchor in path:
+        nxt = []
+        for op in ops:
+            for region in op.regions:
+                for block in region.blocks:
+                    for child in block.operations:
+                        child = child.operation
+                        if (anchor == "any" and len(child.regions)) or child.name == anchor:
+                            nxt.append(child)
+        ops = nxt
+    return ops
+
+
+def emit_pass_error(info_name, e, fallback):
+    for loc, msg, notes in e.findings:
+        text = f"{info_name}: {msg}"
+        record_notes(text, notes)
+        (loc or fallback).emit_error(text)
+
+
+def _python_pass(info, options, path=()):
+    def run(op, pass_):
+        for target in _targets(op, path):
+            try:
+                info.fn(target, **options)
+                verify_or_raise(target)
+            except PassError as e:
+                emit_pass_error(info.name, e, target.location)
+                pass_.signal_pass_failure()
+                return
+            except VerifyError as e:
+                for loc, msg in e.findings:
+                    loc.emit_error(msg)
+                pass_.signal_pass_failure()
+                return
+            except Exception as e:  # noqa: BLE001 - a bug of ours is still a located error
+                target.location.emit_error(
+                    f"{info.name}: internal error: {type(e).__name__}: {e}")
+                pass_.signal_pass_failure()
+                return
+    return run
+
+
+def _add_upstream(pm, text):
+    try:
+        pm.add(text)
+    except ValueError as e:
+        lines = str(e).strip().splitlines()
+        detail = next((l for l in lines if "error:" in l), lines[0] if lines else "")
+        detail = detail.split("error:", 1)[-1].strip()
+        raise PipelineError(f"invalid pipeline element '{text}': {detail}") from None
+
+
+def _add(pm, elements, path, registry):
+    """Adds `elements` (nested under `path`) in order. Upstream elements are
+    grouped and nested back under their anchors; coll passes are added at
+    module level and applied to the ops the path names."""
+    pending = []
+
+    def flush():
+        if pending:
+            inner = ",".join(e.text() for e in pending)
+            for anchor in reversed(path):
+                inner = f"{anchor}({inner})"
+            _add_upstream(pm, inner)
+            pending.clear()
+
+    for e in elements:
+        if e.children is not None:
+            flush()
+            _add(pm, e.children, path + (e.name,), registry)
+            continue
+        info = registry.get(e.name)
+        if info is None:
+            pending.append(e)
+            continue
+        flush()
+        if path and info.anchor == MODULE:
+            raise PipelineError(f"'{e.name}' runs on the whole module: put it at the top level, "
+                                f"'builtin.module({e.name})', not inside '{path[-1]}(...)'")
+        try:
+            values = info.parse_options(e.options)
+        except ValueError as err:
+            raise PipelineError(str(err)) from None
+        pm.add(_python_pass(info, values, path), name=e.name, argument=e.name)
+    flush()
+
+
+def build(text, context=None):
+    """A PassManager for pipeline `text` (raises PipelineError)."""
+    pm = passmanager.PassManager(MODULE, context=context)
+    _add(pm, parse(text), (), load_all())
+    return pm
+
+
+def add_pass(pm, name, **options):
+    """Appends coll pass `name` (with keyword options) to an existing
+    PassManager: how a frontend puts our passes into its own pipeline."""
+    info = load_all().get(name)
+    if info is None:
+        raise PipelineError(f"'{name}' is not a coll pass")
+    try:
+        values = info.parse_options(" ".join(f"{k}={v}" for k, v in options.items()))
+    except ValueError as e:
+        raise PipelineError(str(e)) from None
+    pm.add(_python_pass(info, values), name=name, argument=name)
+
+
+def run(module_op, text):
+    """Runs pipeline `text` on `module_op` in place (the module's context).
+
+    Raises ir.MLIRError with every diagnostic when a pass fails."""
+    build(text, module_op.context).run(module_op)

@@ -1,0 +1,82 @@
+"""The routes: named pipelines from any level down to what a back end runs.
+
+A route is pipeline text: print it, diff it, replay it with
+`coll-opt --pass-pipeline=...`. Runtimes, coll-run, coll-build, benchmarks
+and tests all lower through these, with core/pipeline.py.
+
+  explicit  collective level -> explicit level (strategy chosen, lowered)
+  cpu       explicit level -> LLVM dialect for the ExecutionEngine
+  gpu       explicit level -> gpu dialect (host ops + kernels)
+  nvvm      gpu dialect -> LLVM dialect host + gpu.binary (PTX or cubin)
+Each starts from any level at or above its own: passes with nothing to do
+leave the IR alone.
+"""
+from .pipeline import text_of, _element
+
+# Upstream passes from memref/scf/vector/arith/func, and what frontends put
+# around a collective (linalg on memrefs, affine, math), to the LLVM dialect.
+# arith-expand{include-bf16} turns bf16 conversions into integer arithmetic so
+# that no compiler-rt helper (__truncsfbf2) is needed at JIT time;
+# expand-strided-metadata emits affine.apply, hence lower-affine after it.
+CPU_TO_LLVM = (
+    "canonicalize",
+    "cse",
+    "convert-linalg-to-loops",
+    "arith-expand{include-bf16=true}",
+    "convert-vector-to-scf",
+    "lower-affine",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "lower-affine",
+    "finalize-memref-to-llvm",
+    "convert-vector-to-llvm",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "convert-arith-to-llvm",
+    "convert-index-to-llvm",
+    "convert-func-to-llvm",
+    "convert-cf-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+
+def _opts(**values):
+    """'{a=1 b=x}' for the options that are set (None: the pass default)."""
+    items = [f"{k.replace('_', '-')}={v}" for k, v in values.items() if v is not None and v != ""]
+    return "{" + " ".join(items) + "}" if items else ""
+
+
+def explicit(strategy=None, threshold=None, profile=None, check_order=False):
+    """Collective level -> explicit level. `strategy` (not auto) overrides
+    every collective's own; otherwise coll-choose-strategy decides."""
+    elems = [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
+             "coll-lower-all-reduce"]
+    if check_order:
+        elems.append("coll-check-order")
+    return elems
+
+
+def cpu(tile=None, shuffle_seed=None):
+    """Explicit level -> LLVM dialect for CPU-simulated devices."""
+    elems = [] if shuffle_seed is None else [f"coll-shuffle{_opts(seed=shuffle_seed)}"]
+    return elems + [f"coll-to-cpu{_opts(tile=tile)}"] + list(CPU_TO_LLVM)
+
+
+def gpu(device_map=None, chip=None, workspace=None, streams=None):
+    """Explicit level -> gpu dialect: host ops on streams, combine kernels."""
+    return [f"coll-to-gpu{_opts(device_map=device_map, chip=chip, workspace=workspace, streams=streams)}"]
+
+
+def nvvm(chip="sm_90", features="+ptx80", fmt="isa", opt_level=3):
+    """gpu dialect -> LLVM dialect host + gpu.binary (upstream's pipeline)."""
+    return ["coll-gpu-legalize-memcpy",
+            f"gpu-lower-to-nvvm-pipeline{{cubin-chip={chip} cubin-features={features} "
+            f"cubin-format={fmt} opt-level={opt_level}}}"]
+
+
+ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm}
+
+
+def pipeline(*parts):
+    """'builtin.module(...)' of route parts (lists of elements)."""
+    return text_of([_element(e) for part in parts for e in part])

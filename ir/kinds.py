@@ -1,0 +1,81 @@
+"""The one table of reduction kinds and element types.
+
+A new reduction kind is one `Kind(...)` row here (and its name in
+ir/coll.irdl.mlir); every lowering, runtime and check reads this table.
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    bitwise: bool      # integers and i1 only
+    float_op: str      # the arith op that combines two floats ('' if none)
+    int_op: str        # the arith op that combines two integers
+    numpy: str         # the numpy ufunc of the reference
+
+    def arith_op(self, element):
+        """'arith.addf', ... for an element type name; ValueError if the kind
+        does not apply to it."""
+        op = self.int_op if ELEMENTS[element].integer else self.float_op
+        if not op:
+            raise ValueError(f"reduction kind '{self.name}' is not valid for element type {element}")
+        return op
+
+
+# max/min on floats are arith.maximumf/minimumf: IEEE maximum/minimum, NaN
+# propagates and -0 < +0, so the result never depends on operand order.
+KINDS = {k.name: k for k in (
+    Kind("sum", False, "arith.addf", "arith.addi", "add"),
+    Kind("prod", False, "arith.mulf", "arith.muli", "multiply"),
+    Kind("max", False, "arith.maximumf", "arith.maxsi", "maximum"),
+    Kind("min", False, "arith.minimumf", "arith.minsi", "minimum"),
+    Kind("and", True, "", "arith.andi", "bitwise_and"),
+    Kind("or", True, "", "arith.ori", "bitwise_or"),
+    Kind("xor", True, "", "arith.xori", "bitwise_xor"),
+)}
+BITWISE_KINDS = tuple(k for k, v in KINDS.items() if v.bitwise)
+
+
+@dataclass(frozen=True)
+class Element:
+    name: str
+    bytes: int         # bytes per element in memory (i1: one byte, like numpy bool)
+    numpy: str         # numpy dtype of the arrays (bf16: its uint16 bit patterns)
+    integer: bool
+    eps: float = 0.0   # unit roundoff (floats)
+    tiny: float = 0.0  # smallest normal (floats)
+    compute: str = ""  # the type a kernel combines it in ('' = itself)
+
+    @property
+    def stored(self):
+        """The element type a buffer holds in memory: i1 is stored as i8."""
+        return "i8" if self.name == "i1" else self.name
+
+
+ELEMENTS = {e.name: e for e in (
+    Element("f16", 2, "float16", False, 2.0 ** -10, 2.0 ** -14, "f32"),
+    Element("bf16", 2, "uint16", False, 2.0 ** -7, 2.0 ** -126, "f32"),
+    Element("f32", 4, "float32", False, 2.0 ** -23, 2.0 ** -126),
+    Element("f64", 8, "float64", False, 2.0 ** -52, 2.0 ** -1022),
+    Element("i1", 1, "bool", True),
+    Element("i8", 1, "int8", True),
+    Element("i16", 2, "int16", True),
+    Element("i32", 4, "int32", True),
+    Element("i64", 8, "int64", True),
+)}
+ELEMENT_TYPES = tuple(ELEMENTS)
+FLOAT_TYPES = tuple(e for e, v in ELEMENTS.items() if not v.integer)
+
+
+def kind_error(kind, element):
+    """Why `kind` cannot reduce `element` values, or None."""
+    if kind not in KINDS:
+        return f"unknown reduction kind '{kind}'; expected one of: {', '.join(KINDS)}"
+    if element not in ELEMENTS:
+        return f"unsupported element type {element}; expected one of: {', '.join(ELEMENTS)}"
+    if KINDS[kind].bitwise and not ELEMENTS[element].integer:
+        return f"bitwise reduction kind '{kind}' needs an integer or i1 element type, got {element}"
+    if element == "i1" and not KINDS[kind].bitwise:
+        return f"i1 buffers support only the bitwise kinds (and, or, xor), got '{kind}'"
+    return None

@@ -1,0 +1,172 @@
+"""The op layer: every coll op read in one place.
+
+`Combine.of(op).rhs`, not operand-segment arithmetic at the call site. A new
+collective or op adds a class here (and its IRDL definition); nothing else
+parses its operands or attributes.
+"""
+from mlir import ir
+
+from .types import device_of
+
+VARIADIC = -1
+
+
+def _attr(op, name, cls):
+    """attrs[name] as `cls`, or None when absent or of another kind (a
+    dense array of f8 elements even raises TypeError in the bindings)."""
+    try:
+        a = op.attributes[name]
+    except (KeyError, TypeError, ValueError):
+        return None
+    try:
+        return cls(a)
+    except (TypeError, ValueError):
+        return None
+
+
+def attr_str(op, name):
+    a = _attr(op, name, ir.StringAttr)
+    return a.value if a is not None else None
+
+
+def attr_int(op, name):
+    a = _attr(op, name, ir.IntegerAttr)
+    return a.value if a is not None else None
+
+
+def attr_ints(op, name):
+    a = _attr(op, name, ir.DenseI64ArrayAttr)
+    return list(a) if a is not None else None
+
+
+class OpView:
+    """Base: `GROUPS` names the operand groups in order, each 1 or VARIADIC;
+    with several variadic groups the sizes come from operandSegmentSizes."""
+    NAME = ""
+    GROUPS = ()
+    READS = ()   # the groups whose buffers the op reads
+    WRITES = ()  # and writes
+
+    def __init__(self, op):
+        self.op = getattr(op, "operation", op)
+        operands = list(self.op.operands)
+        sizes = [g[1] for g in self.GROUPS]
+        if sizes.count(VARIADIC) > 1:
+            sizes = list(ir.DenseI32ArrayAttr(self.op.attributes["operandSegmentSizes"]))
+        elif VARIADIC in sizes:
+            sizes[sizes.index(VARIADIC)] = len(operands) - (sum(sizes) + 1)
+        start, self._roles = 0, []
+        for (name, _), size in zip(self.GROUPS, sizes):
+            self.__dict__[name] = operands[start:start + size]
+            self._roles += [name] * size
+            start += size
+
+    @classmethod
+    def of(cls, op):
+        """The view of `op`, which must be a `cls.NAME` op."""
+        return cls(op)
+
+    def role(self, index):
+        """The group that operand `index` belongs to."""
+        return self._roles[index]
+
+    @property
+    def reads(self):
+        return [v for g in self.READS for v in self.__dict__[g]]
+
+    @property
+    def writes(self):
+        return [v for g in self.WRITES for v in self.__dict__[g]]
+
+    @property
+    def location(self):
+        return self.op.location
+
+    @property
+    def token(self):
+        return self.op.results[0] if len(self.op.results) else None
+
+
+def segment_sizes(*groups):
+    """The operandSegmentSizes attribute of an op built from `groups`."""
+    return ir.DenseI32ArrayAttr.get([len(g) for g in groups])
+
+
+class AllReduce(OpView):
+    """%t = coll.all_reduce(inputs..., outputs...): inputs[i] on devices[i];
+    outputs on the same devices, or one output on `to_device`."""
+    NAME = "coll.all_reduce"
+    GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC))
+    READS, WRITES = ("inputs",), ("outputs",)
+    # The strategies the lowering implements (passes/lower_all_reduce.py).
+    STRATEGIES = ("naive", "ring", "all2all")
+
+    kind = property(lambda self: attr_str(self.op, "kind"))
+    devices = property(lambda self: attr_ints(self.op, "devices"))
+    strategy = property(lambda self: attr_str(self.op, "strategy"))
+    to_device = property(lambda self: attr_int(self.op, "to_device"))
+    threshold = property(lambda self: attr_int(self.op, "threshold"))
+
+    @property
+    def output_devices(self):
+        return [self.to_device] if self.to_device is not None else self.devices
+
+
+class Alloc(OpView):
+    NAME = "coll.alloc"
+    GROUPS = ()
+
+    buffer = property(lambda self: self.op.results[0])
+    device = property(lambda self: device_of(self.op.results[0].type))
+
+
+class Copy(OpView):
+    """%t = coll.copy(source, target, deps...)."""
+    NAME = "coll.copy"
+    GROUPS = (("sources", 1), ("targets", 1), ("deps", VARIADIC))
+    READS, WRITES = ("sources",), ("targets",)
+
+    source = property(lambda self: self.sources[0])
+    target = property(lambda self: self.targets[0])
+
+
+class Combine(OpView):
+    """%t = coll.combine(lhs, rhs..., output, deps...): output = lhs (+) rhs..."""
+    NAME = "coll.combine"
+    GROUPS = (("lhs_", 1), ("rhs", VARIADIC), ("outs", 1), ("deps", VARIADIC))
+    READS, WRITES = ("lhs_", "rhs"), ("outs",)
+
+    lhs = property(lambda self: self.lhs_[0])
+    out = property(lambda self: self.outs[0])
+    kind = property(lambda self: attr_str(self.op, "kind"))
+    inputs = property(lambda self: self.lhs_ + self.rhs)
+    device = property(lambda self: device_of(self.outs[0].type))
+
+
+class Join(OpView):
+    NAME = "coll.join"
+    GROUPS = (("deps", VARIADIC),)
+
+
+class Wait(OpView):
+    NAME = "coll.wait"
+    GROUPS = (("deps", VARIADIC),)
+
+    @property
+    def token(self):
+        return None
+
+
+OPS = {cls.NAME: cls for cls in (AllReduce, Alloc, Copy, Combine, Join, Wait)}
+COLLECTIVES = (AllReduce.NAME,)
+# Ops that return a token that completes later.
+ASYNC_OPS = tuple(name for name, cls in OPS.items() if name != Alloc.NAME and name != Wait.NAME)
+# Explicit-level ops that move or combine data.
+DATA_OPS = (Copy.NAME, Combine.NAME)
+
+
+def view(op):
+    """The op-layer view of any coll op, or None for another op."""
+    op = getattr(op, "operation", op)
+    cls = OPS.get(op.name)
+    return cls(op) if cls is not None else None

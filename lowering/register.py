@@ -1,0 +1,3 @@
+"""Imports every module of lowering/ that registers a pass (an entry point
+of the `coll.passes` group in pyproject.toml)."""
+from . import cpu, gpu  # noqa: F401

@@ -1,0 +1,137 @@
+"""coll-choose-strategy: writes the `strategy` attribute of every collective.
+
+Without a profile it applies the reference rule (ring when N > 2 and numel >
+threshold, else naive); with one (`profile=cpu|nvlink-h200|FILE.json`) it
+lowers each candidate strategy in a private Context and picks the one the
+cost model (analysis/cost_model.py) predicts fastest. A strategy already on
+the op wins, unless the pass is given `strategy=S`, which forces S on every
+collective (what `coll-run --strategy` does). coll-lower-all-reduce then
+only reads the attribute.
+"""
+from dataclasses import dataclass
+from functools import lru_cache
+
+from mlir import ir
+from mlir.dialects import func
+
+from ..analysis import cost_model, taskgraph
+from ..core.errors import PassError
+from ..core.registry import choice, register
+from ..ir import STRATEGIES, builders, make_context
+from ..ir.kinds import ELEMENTS
+from ..ir.ops import AllReduce
+from ..ir.types import flat_type, numel
+from ..ir.walk import find_ops
+from .lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce, reference_rule
+
+CANDIDATES = AllReduce.STRATEGIES
+
+
+@dataclass(frozen=True)
+class Collective:
+    """What the lowering of one all_reduce depends on."""
+    devices: tuple
+    numel: int
+    elem: str
+    kind: str
+    to_device: object = None
+
+    @staticmethod
+    def of(op):
+        ar = AllReduce.of(op)
+        mt = ir.MemRefType(ar.inputs[0].type)
+        return Collective(tuple(ar.devices), numel(mt), str(mt.element_type), ar.kind,
+                          ar.to_device)
+
+    def nbytes(self):
+        return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0
+
+
+@lru_cache(maxsize=64)
+def candidate_graph(coll, strategy):
+    """The explicit program `strategy` emits for `coll`, as a task graph
+    (built in a private Context, so the caller's IR is untouched)."""
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        t = flat_type(ir.Type.parse(coll.elem), coll.numel)
+        n = len(coll.devices)
+        n_out = 1 if coll.to_device is not None else n
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp("f", ir.FunctionType.get([t] * (n + n_out), []))
+            with ir.InsertionPoint(f.add_entry_block()):
+                args = list(f.entry_block.arguments)
+                tok = builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
+                                          strategy=strategy, to_device=coll.to_device)
+                builders.wait([tok])
+                func.ReturnOp([])
+        lower_all_reduce(module.operation, strategy)
+        return taskgraph.from_function(f.operation)
+
+
+def candidates(coll, profile, strategies=CANDIDATES):
+    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}]."""
+    out = []
+    for s in strategies:
+        g = candidate_graph(coll, s)
+        out.append(dict(strategy=s, predicted_s=cost_model.simulate(g, profile).total,
+                        **cost_model.summary(g)))
+    return out
+
+
+def pick(cands):
+    """The fastest candidate's strategy; ties go to the earlier one."""
+    return min(cands, key=lambda c: c["predicted_s"])["strategy"]
+
+
+def choose_by_model(op, profile):
+    """The strategy with the lowest predicted time for all_reduce `op`."""
+    coll = Collective.of(op)
+    if len(coll.devices) == 1 or coll.numel == 0:
+        return "naive"
+    return pick(candidates(coll, profile))
+
+
+def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
+    """The strategy for collective `op` (see the module doc)."""
+    ar = AllReduce.of(op)
+    if strategy != "auto":
+        return strategy
+    if ar.strategy not in (None, "auto"):
+        return ar.strategy
+    if profile is not None:
+        return choose_by_model(op, profile)
+    mt = ir.MemRefType(ar.inputs[0].type)
+    t = ar.threshold if ar.threshold is not None else threshold
+    return reference_rule(len(ar.devices), numel(mt), t)
+
+
+def load_profile(profile):
+    """A cost-model profile by name or path, or None for ''."""
+    if not profile:
+        return None
+    try:
+        return cost_model.load_profile(profile)
+    except ValueError as e:
+        raise PassError(str(e)) from None
+
+
+def choose_strategies(root, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
+    """Writes `strategy` on every collective under `root`; returns them."""
+    if threshold < 0:
+        raise PassError(f"threshold must be >= 0, got {threshold}")
+    prof = load_profile(profile)
+    chosen = []
+    for op in find_ops(root, AllReduce.NAME):
+        s = choose(op, strategy, threshold, prof)
+        op.attributes["strategy"] = ir.StringAttr.get(s, op.context)
+        chosen.append(s)
+    return chosen
+
+
+@register("coll-choose-strategy",
+          "Write the strategy attribute of every collective: the reference threshold rule, "
+          "or the cost model's fastest with profile=NAME|FILE (strategy=S forces S)",
+          strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
+          profile=(str, ""))
+def choose_strategy_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
+    choose_strategies(op, strategy, threshold, profile)
