@@ -107,6 +107,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, s
     prog = CpuProgram(engine, name, specs, n_inputs, strategies, traffic,
                       _time.perf_counter() - t0)
     prog._ctx = ctx  # keep the context alive as long as the engine
+    prog.pipeline = low.pipeline
     _CACHE[key] = prog
     return prog
 

@@ -162,6 +162,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
                        rpaths=("$ORIGIN", str(cuda_runtime_library().parent)))
     prog = CudaProgram(lib, name, specs, n_inputs, strategies, traffic, ws,
                        _time.perf_counter() - t0, gpu_id)
+    prog.pipeline = low.pipeline
     _CACHE[key] = prog
     return prog
 

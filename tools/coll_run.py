@@ -13,7 +13,6 @@ uint16 bit patterns. Bandwidth counts the bytes the explicit program reads
 plus writes. Errors are MLIR-style diagnostics and exit code 1.
 """
 import argparse
-import importlib
 import sys
 
 STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "all")
@@ -33,6 +32,8 @@ def _parser():
     p.add_argument("--repeat", type=int, default=5, help="timed runs per strategy (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
+    p.add_argument("--dump-pass-pipeline", action="store_true",
+                   help="print the route each strategy is lowered with (coll-opt --pass-pipeline text) on stderr")
     return p
 
 
@@ -146,12 +147,10 @@ def run(argv):
     args = _parser().parse_args(argv)
     if args.repeat < 1:
         _fail(f"--repeat must be >= 1, got {args.repeat}")
-    try:
-        backend = importlib.import_module(f"coll.runtime.{args.backend}")
-    except ImportError as e:
-        if args.backend in ("cpu", "cuda"):
-            _fail(f"backend '{args.backend}' is not available here: {e}")
-        _fail(f"unknown backend '{args.backend}'; expected cpu or cuda")
+    from coll.runtime.backends import BACKENDS
+    backend = BACKENDS.get(args.backend)
+    if backend is None:
+        _fail(f"unknown backend '{args.backend}'; expected one of: {', '.join(BACKENDS)}")
     ok, why = backend.available()
     if not ok:
         _fail(f"backend '{args.backend}' is not available here: {why}")
@@ -170,6 +169,8 @@ def run(argv):
             # The runtime lowers once (core/routes.py) and reports what it chose.
             prog = backend.compile(text, args.entry, strategy=strategy)
             chosen = prog.strategies[0] if prog.strategies else "-"
+            if args.dump_pass_pipeline:
+                print(prog.pipeline, file=sys.stderr)
             traffic = prog.traffic_bytes
             outputs = make_outputs(problem)
             prog.run(inputs, outputs)

@@ -1,0 +1,121 @@
+"""The layering of the package (DESIGN.md): ir < core < passes/analysis <
+lowering < runtime < tools. Every import statement of every module, lazy
+ones inside functions included, is read with `ast`: none may go to a higher
+layer, the module graph has no cycle, and no module is imported by a name
+string except through the registry's entry points (core/registry.py)."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = {"ir": 0, "core": 1, "passes": 2, "analysis": 2, "lowering": 3, "runtime": 4,
+          "tools": 5, "fuzz": 5}
+
+
+def _modules():
+    out = {}
+    for pkg in LAYERS:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            is_pkg = parts[-1] == "__init__"
+            if is_pkg:
+                parts = parts[:-1]
+            out[".".join(["coll"] + parts)] = (path, is_pkg)
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name, module, is_pkg, node):
+    """Absolute names an import node brings in (coll modules only)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = module.split(".") if is_pkg else module.split(".")[:-1]
+    if node.level:
+        base = base[:len(base) - node.level + 1]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    names = []
+    for a in node.names:
+        sub = f"{target}.{a.name}"
+        names.append(sub if sub in MODULES else target)
+    return names
+
+
+def _imports():
+    graph = {}
+    for module, (path, is_pkg) in MODULES.items():
+        tree = ast.parse(path.read_text(), str(path))
+        deps = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name in _resolve(module, module, is_pkg, node):
+                    if name.startswith("coll.") or name == "coll":
+                        deps.add(name)
+        graph[module] = deps
+    return graph
+
+
+GRAPH = _imports()
+
+
+def layer(module):
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+def test_every_layer_is_scanned():
+    assert {m.split(".")[1] for m in MODULES} >= {"ir", "core", "passes", "analysis",
+                                                 "lowering", "runtime", "tools"}
+    assert len(MODULES) > 40
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_no_import_goes_up(module):
+    up = [d for d in GRAPH[module] if layer(d) is not None and layer(d) > layer(module)]
+    assert not up, f"{module} (layer {layer(module)}) imports a higher layer: {sorted(up)}"
+
+
+def test_no_import_cycle():
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        stack.append(m)
+        for d in sorted(GRAPH.get(m, ())):
+            if d not in GRAPH:
+                continue
+            if state.get(d) == "open":
+                cycle = stack[stack.index(d):] + [d]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = "done"
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m)
+
+
+def test_nothing_is_imported_by_a_name_string():
+    allowed = {"coll.core.registry"}  # entry points of the pass registry
+    found = []
+    for module, (path, _) in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if name in ("import_module", "__import__") and module not in allowed:
+                    found.append(f"{module}:{node.lineno}")
+    assert not found, found
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    # The scan itself must be able to fail: a lazy import from ir into tools.
+    node = ast.parse("def f():\n    from ..tools import coll_opt\n").body[0].body[0]
+    names = _resolve("coll.ir.x", "coll.ir.x", False, node)
+    assert names == ["coll.tools.coll_opt"] and layer(names[0]) > layer("coll.ir.x")
