@@ -14,15 +14,29 @@ def device_attr(device):
     return ir.Attribute.parse(f"#coll.device<{int(device)}>")
 
 
+_DEVICES = {}  # memory-space attribute -> device id (printing one is slow)
+
+
 def device_of(type_):
     """Device id of a memref type placed with #coll.device<i>, else None."""
     space = ir.MemRefType(type_).memory_space
     if space is None:
         return None
+    try:
+        return _DEVICES[space]
+    except KeyError:
+        pass
     text = str(space)
-    if not text.startswith("#coll.device<"):
-        return None
-    return int(text[len("#coll.device<"):].split(":")[0].split(">")[0].strip())
+    dev = None
+    if text.startswith("#coll.device<"):
+        try:
+            dev = int(text[len("#coll.device<"):].split(":")[0].split(">")[0].strip())
+        except ValueError:  # #coll.device<true>: not a device id
+            dev = None
+    if len(_DEVICES) > 65536:  # entries keep their Context alive
+        _DEVICES.clear()
+    _DEVICES[space] = dev
+    return dev
 
 
 def is_token(type_):
@@ -49,10 +63,20 @@ def numel(type_):
     return n
 
 
+_FLAT = {}  # (context, text) -> type: parsing the same type again is slow
+
+
 def flat_type(elem, length, device=None, offset=None):
     """memref<length x elem> on `device`, with a strided layout when `offset`
     is given (the type of a subview at that offset)."""
-    return ir.Type.parse(_flat_text(str(elem), int(length), device, offset))
+    text = _flat_text(str(elem), int(length), device, offset)
+    key = (ir.Context.current, text)
+    t = _FLAT.get(key)
+    if t is None:
+        if len(_FLAT) > 65536:  # entries keep their Context alive
+            _FLAT.clear()
+        t = _FLAT[key] = ir.Type.parse(text)
+    return t
 
 
 @lru_cache(maxsize=4096)
