@@ -67,3 +67,17 @@ def join(deps):
 def wait(deps):
     """coll.wait(deps...): the host blocks until they complete."""
     return ir.Operation.create("coll.wait", results=[], operands=_tokens(deps))
+
+
+def subview(source, offsets, sizes, result_type):
+    """memref.subview with static offsets and sizes, unit strides. Built with
+    Operation.create: the generated builder's mixed static/dynamic dispatch
+    costs four times as much, and lowerings emit one per chunk and device."""
+    attrs = {
+        "static_offsets": ir.DenseI64ArrayAttr.get([int(o) for o in offsets]),
+        "static_sizes": ir.DenseI64ArrayAttr.get([int(s) for s in sizes]),
+        "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
+    }
+    return ir.Operation.create("memref.subview", results=[result_type], operands=[source],
+                               attributes=attrs).result

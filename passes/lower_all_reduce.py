@@ -71,7 +71,7 @@ class _Emitter:
         key = (buf, start, size)
         if key not in self._slices:
             rt = flat_type(self.elem, size, device_of(buf.type), offset=start)
-            self._slices[key] = memref.subview(buf, [start], [size], [1], result_type=rt)
+            self._slices[key] = builders.subview(buf, [start], [size], rt)
         return self._slices[key]
 
     def scratch(self, device, size):
