@@ -60,3 +60,54 @@ def _keep_attributes(fd, st):
             os.fchown(fd, st.st_uid, st.st_gid)
         except PermissionError:
             pass  # only root may; the file is then the writer's, as a new one would be
+
+
+class AtomicPath:
+    """For output a tool produces by path (a linker's -o): `tmp` is a fresh
+    name beside the target; commit() moves it into place under the same
+    rules as write_atomically (mode kept, symlinks followed, special files
+    written directly); leaving without commit() removes it.
+
+        with AtomicPath(out) as ap:
+            link(ap.tmp)
+            ap.commit()
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.target = os.path.realpath(path)
+        folder = os.path.dirname(self.target)
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(2, "No such file or directory", path)
+        tmp, fd = _create_temp(self.target)
+        os.close(fd)
+        os.unlink(tmp)  # the producer creates it, with the mode it gives
+        self.tmp = tmp
+
+    def __enter__(self):
+        return self
+
+    def commit(self):
+        try:
+            st = os.stat(self.target)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            with open(self.tmp, "rb") as f:
+                write_atomically(self.path, f.read())
+            os.unlink(self.tmp)
+            return
+        if st is not None:
+            fd = os.open(self.tmp, os.O_RDONLY)
+            try:
+                _keep_attributes(fd, st)
+            finally:
+                os.close(fd)
+        os.replace(self.tmp, self.target)
+
+    def __exit__(self, *exc):
+        try:
+            os.unlink(self.tmp)
+        except FileNotFoundError:
+            pass
+        return False
