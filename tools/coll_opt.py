@@ -150,7 +150,10 @@ def _configure(pm, args):
     before_all = args.mlir_print_ir_before_all or bool(args.mlir_print_ir_before)
     after_all = args.mlir_print_ir_after_all or bool(args.mlir_print_ir_after)
     failure = args.mlir_print_ir_after_failure
-    if before_all or after_all or failure:
+    # As mlir-opt: after-failure makes every pass eligible, then only the
+    # failing one prints.
+    after_all = after_all or failure
+    if before_all or after_all:
         limit = args.mlir_elide_elementsattrs_if_larger
         pm.enable_ir_printing(print_before_all=before_all, print_after_all=after_all,
                               print_module_scope=args.mlir_print_ir_module_scope,
@@ -168,7 +171,7 @@ def _configure(pm, args):
                 or (args.mlir_print_ir_after and not args.mlir_print_ir_after_all))
     if not filtered:
         return None
-    every = {"*": True}
+    every = {"*"}
     before = every if args.mlir_print_ir_before_all else set(args.mlir_print_ir_before)
     after = every if args.mlir_print_ir_after_all or failure else set(args.mlir_print_ir_after)
     return before, after
@@ -313,7 +316,10 @@ def run(argv):
     if marker == "":
         marker = DEFAULT_MARKER
     outputs, ok = [], True
-    for chunk, _first in split_chunks(data, marker):
+    chunks, near_misses = split_chunks(data, marker)
+    for line, col in near_misses:
+        print(f"{filename}:{line}:{col}: warning: near miss with file split marker", file=sys.stderr)
+    for chunk, _first in chunks:
         out, diags = process(chunk, filename, pipeline, args)
         if args.verify_diagnostics is not None:
             problems = check_expectations(parse_expectations(as_text(chunk)), diags, filename,

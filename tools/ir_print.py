@@ -18,10 +18,12 @@ _HEADER = re.compile(r"// -----// IR Dump (Before|After) .*? \(([^()\s]+)\)")
 
 
 def keep_dump(header, before, after):
+    """Whether the dump under `header` is wanted; "*" in a set: every pass."""
     m = _HEADER.match(header)
     if not m:
         return True
-    return m.group(2) in (before if m.group(1) == "Before" else after)
+    names = before if m.group(1) == "Before" else after
+    return "*" in names or m.group(2) in names
 
 
 def filter_dumps(text, before, after):

@@ -23,22 +23,37 @@ def is_bytecode(data):
 
 
 def split_chunks(data, marker):
-    """[(chunk bytes, first line)]; each chunk is padded with the newlines
-    before it, so line numbers in it are the file's. The marker must be the
-    whole line (spaces around it allowed), as in upstream tests."""
+    """Splits like mlir-opt (llvm::splitAndProcessBuffer): at every
+    occurrence of `marker`, mid-line too; text that matches all but its last
+    two characters is a near miss (a warning, not a split).
+
+    Returns ([(chunk bytes, first line)], [(line, col) of near misses]).
+    Each chunk is padded with the newlines and spaces before it, so that
+    lines and columns in it are the file's."""
     if not marker or is_bytecode(data):
-        return [(data, 1)]
+        return [(data, 1)], []
     mark = marker.encode()
-    out, cur, start = [], [], 1
-    lines = data.split(b"\n")
-    for i, line in enumerate(lines):
-        if line.strip() == mark:
-            out.append((b"\n" * (start - 1) + b"\n".join(cur), start))
-            cur, start = [], i + 2
+    head, tail = (mark[:-2], mark[-2:]) if len(mark) > 2 else (mark, b"")
+    pieces = data.split(head)
+    starts, near, pos = [0], [], len(pieces[0])
+    for piece in pieces[1:]:
+        pos += len(head)
+        if piece.startswith(tail):
+            starts.append(pos + len(tail))
         else:
-            cur.append(line)
-    out.append((b"\n" * (start - 1) + b"\n".join(cur), start))
-    return out
+            near.append(_line_col(data, pos))
+        pos += len(piece)
+    chunks = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] - len(mark) if k + 1 < len(starts) else len(data)
+        line, col = _line_col(data, start)
+        chunks.append((b"\n" * (line - 1) + b" " * (col - 1) + data[start:end], line))
+    return chunks, near
+
+
+def _line_col(data, offset):
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
 
 
 def as_text(data):
