@@ -5,7 +5,7 @@
 // RUN: not coll-opt %s --split-input-file 2>%t.co.err >%t.co
 // RUN: diff %t.up %t.co
 // RUN: filecheck %s --input-file=%t.co --match-full-lines --strict-whitespace
-// RUN: filecheck %s --input-file=%t.co.err --check-prefix=ERR
+// RUN: FileCheck %s --input-file=%t.co.err --check-prefix=ERR
 // The marker in CHECK lines is a regex: mlir-opt splits at it even mid-line.
 
 // CHECK:module {
