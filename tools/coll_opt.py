@@ -185,7 +185,7 @@ def _print(top, args):
         return buf.getvalue()
     limit = args.mlir_elide_elementsattrs_if_larger
     text = top.get_asm(print_generic_op_form=args.mlir_print_op_generic,
-                       enable_debug_info=args.mlir_print_debuginfo or args.mlir_pretty_debuginfo,
+                       enable_debug_info=args.mlir_print_debuginfo,
                        pretty_debug_info=args.mlir_pretty_debuginfo,
                        use_local_scope=args.mlir_print_local_scope,
                        large_elements_limit=None if limit is None else int(limit))
