@@ -82,9 +82,10 @@ def parse(argv, options, max_positional=1, prog="coll-opt"):
 def help_text(options, usage, width=44):
     lines = [usage, "", "OPTIONS:"]
     for o in options:
-        flag = ("-" if len(o.name) == 1 else "--") + o.name
+        short = len(o.name) == 1
+        flag = ("-" if short else "--") + o.name
         if o.kind in (VALUE, LIST):
-            flag += f"{'' if len(o.name) == 1 else '='}<{o.meta or 'value'}>" if len(o.name) > 1 else f" <{o.meta or 'value'}>"
+            flag += (" " if short else "=") + f"<{o.meta or 'value'}>"
         elif o.kind == OPTIONAL:
             flag += f"[=<{o.meta or 'value'}>]"
         lines.append(f"  {flag:<{width}} - {o.help}")
