@@ -192,8 +192,10 @@ def _print(top, args):
     return text.encode("utf-8", errors="surrogateescape") + b"\n"
 
 
-def process(data, filename, pipeline, args):
-    """Runs one chunk (bytes). Returns (output bytes or None, diags)."""
+def process(data, filename, pipeline, args, chunk_start=None):
+    """Runs one chunk (bytes). Returns (output bytes or None, diags).
+    chunk_start: (line, col) of a later chunk, where mlir-opt locates its
+    implicit module."""
     import contextlib
 
     from mlir import ir
@@ -222,6 +224,8 @@ def process(data, filename, pipeline, args):
             except ir.MLIRError as e:
                 col.add_error(e)
                 return None, col.diags
+            if chunk_start and not args.no_implicit_module and str(top.location).endswith(':0:0)'):
+                top.location = ir.Location.file(filename, *chunk_start)
             findings = verify(top)
             if findings:
                 return None, col.diags + [from_location(l, m, filename) for l, m in findings]
@@ -319,8 +323,8 @@ def run(argv):
     chunks, near_misses = split_chunks(data, marker)
     for line, col in near_misses:
         print(f"{filename}:{line}:{col}: warning: near miss with file split marker", file=sys.stderr)
-    for chunk, _first in chunks:
-        out, diags = process(chunk, filename, pipeline, args)
+    for k, (chunk, start) in enumerate(chunks):
+        out, diags = process(chunk, filename, pipeline, args, start if k else None)
         if args.verify_diagnostics is not None:
             problems = check_expectations(parse_expectations(as_text(chunk)), diags, filename,
                                           only_expected=args.verify_diagnostics == "only-expected")

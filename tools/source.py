@@ -27,11 +27,12 @@ def split_chunks(data, marker):
     occurrence of `marker`, mid-line too; text that matches all but its last
     two characters is a near miss (a warning, not a split).
 
-    Returns ([(chunk bytes, first line)], [(line, col) of near misses]).
+    Returns ([(chunk bytes, (line, col) where it starts)], [(line, col) of
+    near misses]).
     Each chunk is padded with the newlines and spaces before it, so that
     lines and columns in it are the file's."""
     if not marker or is_bytecode(data):
-        return [(data, 1)], []
+        return [(data, (1, 1))], []
     mark = marker.encode()
     head, tail = (mark[:-2], mark[-2:]) if len(mark) > 2 else (mark, b"")
     pieces = data.split(head)
@@ -47,7 +48,7 @@ def split_chunks(data, marker):
     for k, start in enumerate(starts):
         end = starts[k + 1] - len(mark) if k + 1 < len(starts) else len(data)
         line, col = _line_col(data, start)
-        chunks.append((b"\n" * (line - 1) + b" " * (col - 1) + data[start:end], line))
+        chunks.append((b"\n" * (line - 1) + b" " * (col - 1) + data[start:end], (line, col)))
     return chunks, near
 
 

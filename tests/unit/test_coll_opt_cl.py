@@ -56,7 +56,7 @@ def test_split_keeps_lines_and_columns_of_the_file():
     assert near == []
     # Each chunk starts right after its marker (mid-line too), padded to it.
     assert [c for c, _ in chunks] == [b"a\n", b"\n" + b" " * 8 + b"\nb\nx ", b"\n\n\n" + b" " * 10 + b"  c\n"]
-    assert [line for _, line in chunks] == [1, 2, 4]
+    assert [start for _, start in chunks] == [(1, 1), (2, 9), (4, 11)]
 
 
 def test_split_near_miss_is_reported_not_split():
@@ -66,7 +66,7 @@ def test_split_near_miss_is_reported_not_split():
 
 def test_split_never_cuts_bytecode():
     data = b"ML\xefR// -----xx"
-    assert split_chunks(data, "// -----") == ([(data, 1)], [])
+    assert split_chunks(data, "// -----") == ([(data, (1, 1))], [])
 
 
 def test_dump_filter_keeps_named_passes_and_reports():

@@ -10,6 +10,9 @@
 // RUN: FileCheck %s --input-file=%t.co -DFILE='<stdin>'
 // RUN: not coll-opt < %S/Inputs/unparsable.mlir 2>&1 | FileCheck %s --check-prefix=STDIN
 // A later chunk keeps the file's own line numbers:
+// RUN: mlir-opt %s --split-input-file --mlir-print-debuginfo > %t.up
+// RUN: coll-opt %s --split-input-file --mlir-print-debuginfo > %t.co
+// RUN: diff %t.up %t.co
 // RUN: coll-opt %s --split-input-file --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=SPLIT -DFILE=%s
 
 // STDIN: <stdin>:3:3: error: custom op 'coll.nonsense' is unknown
