@@ -109,6 +109,11 @@ def _is_gpu_level(module_op):
 
 
 def main(argv=None):
+    from .diagnostics import tool_main
+    tool_main("coll-build", _main, sys.argv[1:] if argv is None else argv)
+
+
+def _main(argv):
     from .source import read_input
     args = _parser().parse_args(argv)
     if args.emit == "so" and args.output == "-":
@@ -186,4 +191,4 @@ def _build_and_report(data, args, filename, want_text=False):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

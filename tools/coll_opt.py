@@ -399,10 +399,8 @@ def _dump_pipeline(pipeline):
 
 
 def main():
-    try:
-        sys.exit(run(sys.argv[1:]))
-    except KeyboardInterrupt:
-        sys.exit(130)
+    from .diagnostics import tool_main
+    tool_main("coll-opt", run, sys.argv[1:])
 
 
 if __name__ == "__main__":

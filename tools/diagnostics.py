@@ -160,3 +160,23 @@ def check_expectations(expects, diags, filename, only_expected=False):
         if not e.matched:
             problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced", filename, e.at, e.col))
     return problems
+
+
+def tool_main(prog, run, argv):
+    """Runs a tool's `run(argv)` and exits with its code. What no handler
+    caught still ends as one `prog: error:` line and exit 1, not a traceback
+    (COLL_TRACEBACK=1 shows it); a closed stdout pipe (`| head`) is quiet."""
+    import os
+    try:
+        code = run(argv)
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
+    except Exception as e:  # noqa: BLE001 - the last resort
+        if os.environ.get("COLL_TRACEBACK"):
+            raise
+        print(f"{prog}: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        code = 1
+    sys.exit(code)
