@@ -125,22 +125,21 @@ def _pretty_pipeline(text, indent=0):
     return pad + text
 
 
-class Context:
-    """One coll context per chunk, set up from the options."""
+def _chunk_context(args):
+    """A fresh coll context for one chunk, set up from the options."""
+    from mlir import ir
+    from mlir.dialects import irdl
 
-    def __init__(self, args):
-        from mlir import ir
-        from mlir.dialects import irdl
-
-        from coll.ir import make_context
-        self.ctx = make_context()
-        if args.allow_unregistered_dialect:
-            self.ctx.allow_unregistered_dialects = True
-        if args.mlir_disable_threading:
-            self.ctx.enable_multithreading(False)
-        if args.irdl_file_text is not None:
-            with self.ctx, ir.Location.unknown():
-                irdl.load_dialects(ir.Module.parse(args.irdl_file_text))
+    from coll.ir import make_context
+    ctx = make_context()
+    if args.allow_unregistered_dialect:
+        ctx.allow_unregistered_dialects = True
+    if args.mlir_disable_threading:
+        ctx.enable_multithreading(False)
+    if args.irdl_file_text is not None:  # checked by _irdl_problem already
+        with ctx, ir.Location.unknown():
+            irdl.load_dialects(ir.Module.parse(args.irdl_file_text))
+    return ctx
 
 
 def _configure(pm, args):
@@ -207,7 +206,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
     from .parse_guard import known_crashes
     from .source import as_text, is_bytecode, parse
 
-    ctx = Context(args).ctx
+    ctx = _chunk_context(args)
     col = Collector(ctx, filename)
     try:
         with ctx:
@@ -220,6 +219,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
             if crashes:  # would abort the process inside the parser
                 return None, [Diag("error", m, filename, line, c) for line, c, m in crashes]
             try:
+                # _owner keeps the parsed module alive while `top` is used.
                 _owner, top = parse(data, filename, implicit_module=not args.no_implicit_module)
             except ir.MLIRError as e:
                 col.add_error(e)
@@ -351,18 +351,18 @@ def run(argv):
 def _irdl_problem(args):
     """Reports an IRDL file that does not load (located, exit 1)."""
     from mlir import ir
-    from .diagnostics import Collector, print_diags
+    from mlir.dialects import irdl
+
     from coll.ir import make_context
+    from .diagnostics import Collector, print_diags
+    from .source import parse
     ctx = make_context()
     col = Collector(ctx, args.irdl_file)
     try:
         with ctx:
-            from .source import parse
             try:
-                _owner, top = parse(args.irdl_file_text, args.irdl_file)
-                from mlir.dialects import irdl
-                with ir.Location.unknown():
-                    irdl.load_dialects(ir.Module.parse(args.irdl_file_text))
+                module, top = parse(args.irdl_file_text, args.irdl_file)
+                irdl.load_dialects(module)
             except ir.MLIRError as e:
                 col.add_error(e)
             if col.diags:
@@ -383,9 +383,8 @@ def _show_dialects(args):
 
 
 def _dump_pipeline(pipeline):
-    from mlir import ir
-    from coll.passes.pipeline import PipelineError, build, split_top
     from coll.ir import make_context
+    from coll.passes.pipeline import PipelineError, build, split_top
     with make_context():
         try:
             pm = build(pipeline)
@@ -395,7 +394,6 @@ def _dump_pipeline(pipeline):
     inner = text[len("builtin.module("):-1] if text.startswith("builtin.module(") else text
     count = len(split_top(inner)) if inner else 0
     print(f"Pass Manager with {count} passes:\n{_pretty_pipeline(text)}\n", file=sys.stderr)
-    del ir
 
 
 def main():
