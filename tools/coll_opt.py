@@ -285,6 +285,10 @@ def run(argv):
     elems, unknown = _pass_elements(parsed.passes, coll_passes)
     if unknown is not None:
         return _unknown(unknown, coll_passes)
+    for flag in ("mlir-print-ir-before", "mlir-print-ir-after"):
+        for name in parsed.values[flag]:
+            if not _is_pass(name, coll_passes):
+                return _fail(f"for the --{flag} option: Cannot find option named '{name}'!")
     if args.list_passes:
         from .upstream import list_passes
         sys.stdout.write(list_passes(coll_passes))

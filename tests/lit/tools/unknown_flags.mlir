@@ -10,6 +10,8 @@
 // RUN: not coll-opt %s -o 2>&1 | FileCheck %s --check-prefix=VALUE -DTOOL=coll-opt
 // RUN: not mlir-opt %s --emit-bytecode=maybe 2>&1 | FileCheck %s --check-prefix=BOOL -DTOOL=mlir-opt
 // RUN: not coll-opt %s --emit-bytecode=maybe 2>&1 | FileCheck %s --check-prefix=BOOL -DTOOL=coll-opt
+// RUN: not mlir-opt %s -cse --mlir-print-ir-after=bogus 2>&1 | FileCheck %s --check-prefix=NOPASS -DTOOL=mlir-opt
+// RUN: not coll-opt %s -cse --mlir-print-ir-after=bogus 2>&1 | FileCheck %s --check-prefix=NOPASS -DTOOL=coll-opt
 // RUN: not mlir-opt %s %s 2>&1 | FileCheck %s --check-prefix=TWO -DTOOL=mlir-opt
 // RUN: not coll-opt %s %s 2>&1 | FileCheck %s --check-prefix=TWO -DTOOL=coll-opt
 
@@ -21,6 +23,7 @@
 // TYPO-NEXT: [[TOOL]]: Did you mean '--mlir-print-ir-after-all'?
 // VALUE: [[TOOL]]: for the -o option: requires a value!
 // BOOL: [[TOOL]]: for the --emit-bytecode option: 'maybe' is invalid value for boolean argument! Try 0 or 1
+// NOPASS: [[TOOL]]: for the --mlir-print-ir-after option: Cannot find option named 'bogus'!
 // TWO: [[TOOL]]: Too many positional arguments specified!
 
 func.func @f() {
