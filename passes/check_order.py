@@ -181,7 +181,8 @@ class Resolver:
     """Layouts of memref values, cached per value."""
 
     def __init__(self, func_op):
-        self.entry_args = set(func_op.regions[0].blocks[0].arguments)
+        blocks = list(func_op.regions[0].blocks)
+        self.entry_args = set(blocks[0].arguments) if blocks else set()
         self.cache = {}
 
     def layout(self, v):
