@@ -76,7 +76,9 @@ class OrderError(PassError):
 
 
 class Unresolved(Exception):
-    pass
+    def __init__(self, message, op=None):
+        super().__init__(message)
+        self.op = op  # the view op it stopped at, for a note
 
 
 # -- where a memref value points ------------------------------------------------
@@ -204,16 +206,16 @@ class Resolver:
             # The byte shift is an operand: a new aligned pointer.
             shift = _constant(op.operands[1])
             if shift is None:
-                raise Unresolved("the byte shift of this memref.view is not a constant")
+                raise Unresolved("the byte shift of this memref.view is not a constant", op)
             if src.strides not in ((1,), ()) or src.esize != 1:
-                raise Unresolved(f"memref.view of {op.operands[0].type}; expected a contiguous i8 buffer")
+                raise Unresolved(f"memref.view of {op.operands[0].type}; expected a contiguous i8 buffer", op)
             shape = list(mt.shape)
             sizes = iter(op.operands[2:])
             for k, d in enumerate(shape):
                 if d == DYN[1]:
                     shape[k] = _constant(next(sizes))
                     if shape[k] is None:
-                        raise Unresolved("a size of this memref.view is not a constant")
+                        raise Unresolved("a size of this memref.view is not a constant", op)
             strides, acc = [], 1
             for d in reversed(shape):
                 strides.append(acc)
@@ -400,8 +402,8 @@ class _Checker:
             return f"{name}[{b.lo // z}, {b.hi // z}){dev}"
         shape = "x".join(str(n) for n, _ in b.dims)
         strides = ", ".join(str(s // z) for _, s in b.dims)
-        run = f" of {b.run // z}" if b.run != z else ""
-        return f"{name}[{b.lo // z}, {b.hi // z}) ({shape} runs{run} with strides {strides}){dev}"
+        each = "elements" if b.run == z else f"runs of {b.run // z}"
+        return f"{name}[{b.lo // z}, {b.hi // z}) ({shape} {each} at strides {strides}){dev}"
 
     def report(self, op, message, notes=()):
         if len(self.findings) < MAX_FINDINGS:
@@ -553,7 +555,8 @@ class _Checker:
             try:
                 acc = self.access(op, i, v, sub, exact)
             except Unresolved as err:
-                self.report(op, f"cannot order the {what} of this {op.name}: {err}")
+                notes = [(err.op.location, f"this {err.op.name}")] if err.op is not None else []
+                self.report(op, f"cannot order the {what} of this {op.name}: {err}", notes)
                 continue
             if acc is not None:
                 out.append(acc)
