@@ -438,11 +438,11 @@ class _Checker:
             self.report(op, f"a !coll.token used by '{name}' is not followed by coll-check-order; "
                             "expected tokens only in coll ops, func.call results and func.return")
             return None, None
+        if name == "memref.reshape":  # a view that also reads its shape operand
+            return "host", ([(op.operands[1], None, True)], [])
         if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS:
             return "skip", None
-        if len(op.regions):
-            if name.startswith("linalg."):
-                return "host", effects(op)
+        if len(op.regions) and not name.startswith("linalg."):
             return self.nested(op)
         if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
             return "skip", None

@@ -177,3 +177,22 @@ func.func @memory_space_cast(%x: !h, %w: !h, %y: !d1) {
   "coll.wait"(%t0, %t1) : (!coll.token, !coll.token) -> ()
   return
 }
+
+// -----
+// memref.reshape and memref.assume_alignment are views too; reshape also
+// reads its shape buffer.
+!d = memref<8xf32, #coll.device<1>>
+!e = memref<2x4xf32, #coll.device<1>>
+!h = memref<2x4xf32, #coll.device<0>>
+!shape = memref<2xindex, #coll.device<1>>
+func.func @reshape(%x: !h, %w: !h, %y: !d, %shape: !shape) {
+  %a = memref.assume_alignment %y, 16 : !d
+  %r = memref.reshape %a(%shape) : (!d, !shape) -> !e
+  // expected-note @+1 {{also written by this coll.copy}}
+  %t0 = "coll.copy"(%x, %r) : (!h, !e) -> !coll.token
+  %e = memref.expand_shape %y [[0, 1]] output_shape [2, 4] : !d into !e
+  // expected-error @+1 {{coll.copy writes %arg2[0, 8) on device 1, racing with another write}}
+  %t1 = "coll.copy"(%w, %e) : (!h, !e) -> !coll.token
+  "coll.wait"(%t0, %t1) : (!coll.token, !coll.token) -> ()
+  return
+}
