@@ -37,6 +37,8 @@ class View:
         parts = [f"{shape}x{elem}" if shape else elem]
         if self.dynamic:
             parts.append("strided<[" + ", ".join("?" for _ in self.shape) + "], offset: ?>")
+        elif getattr(self, "dyn_offset", False):
+            parts.append(f"strided<[{', '.join(map(str, self.strides))}], offset: ?>")
         elif not self.identity:
             parts.append(f"strided<[{', '.join(map(str, self.strides))}], offset: {self.offset}>")
         parts.append(f"#coll.device<{self.device}>")
@@ -197,8 +199,10 @@ class Gen:
             return self.subview(v, shape)
         return None
 
-    def subview(self, v, shape, drop=None):
-        """A subview of `v` of `shape` (same rank), dropping unit dim `drop`."""
+    def subview(self, v, shape, drop=None, final=False):
+        """A subview of `v` of `shape` (same rank), dropping unit dim `drop`;
+        the `final` view of a chain may take its offsets as SSA constants
+        (then its type has a dynamic offset)."""
         r = self.r
         offs, steps = [], []
         for n, d in zip(shape, v.shape):
@@ -219,7 +223,11 @@ class Gen:
             del out_shape[drop], out_strides[drop]
         w = View(self.fresh(), addr, v.esize, v.device, tuple(out_strides), offset, v.shift, False, v.dynamic)
         fmt = lambda xs: ", ".join(map(str, xs))  # noqa: E731
-        self.lines.append(f"  {w.name} = memref.subview {v.name}[{fmt(offs)}] [{fmt(shape)}] [{fmt(steps)}] : "
+        offs_text = fmt(offs)
+        if final and not v.dynamic and not getattr(v, "dyn_offset", False) and r.random() < 0.2:
+            offs_text = fmt([self.const(o) for o in offs])
+            w.dyn_offset = True
+        self.lines.append(f"  {w.name} = memref.subview {v.name}[{offs_text}] [{fmt(shape)}] [{fmt(steps)}] : "
                           f"{v.type()} to {w.type()}")
         return w
 
@@ -256,7 +264,7 @@ class Gen:
             if all(a <= b for a, b in zip(shape, v.shape)):
                 if tuple(v.shape) == tuple(shape) and r.random() < 0.3:
                     return v
-                return self.subview(v, shape)
+                return self.subview(v, shape, final=True)
             return None
         if len(v.shape) == 2 and len(shape) == 1:
             k = r.randrange(2)
@@ -264,7 +272,7 @@ class Gen:
             full[k] = shape[0]
             if full[k] > v.shape[k]:
                 return None
-            return self.subview(v, tuple(full), drop=1 - k)
+            return self.subview(v, tuple(full), drop=1 - k, final=True)
         if len(v.shape) == 1 and len(shape) == 2 and v.shape[0] >= shape[0] * shape[1]:
             n = shape[0] * shape[1]
             w = self.subview(v, (n,)) if v.shape[0] > n else v
@@ -405,7 +413,7 @@ class Gen:
                 self.record("host", (), (), one, name="memref.store")
         elif kind in ("vload", "vstore"):
             v = self.view_of(shape)
-            if v is None or v.dynamic or v.strides[-1] != 1:
+            if v is None or v.dynamic or getattr(v, "dyn_offset", False) or v.strides[-1] != 1:
                 return  # (vector ops need a unit innermost stride)
             # A vector of the trailing dimension, at a constant index.
             n = r.randint(1, v.shape[-1])

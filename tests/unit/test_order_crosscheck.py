@@ -6,6 +6,7 @@ vector.load/store, linalg.fill, func.call) between them. Every op the truth
 flags (race, unwritten scratch, never waited for) must be flagged, and no
 other. The long run is bench/check_order_crosscheck.py (10,000 programs)."""
 import collections
+import re
 
 from mlir import ir
 
@@ -27,9 +28,10 @@ def test_random_programs_match_the_ground_truth(ctx):
         seen["flagged ops"] += len(bad | late)
         for name in VIEW_OP_NAMES + HOST_OP_NAMES:
             seen[name] += f" {name} " in r["text"]
+        seen["constant subview offsets"] += bool(re.search(r"memref.subview %\w+\[%c", r["text"]))
     print(dict(seen))
     # Both answers occur often, and every view and host op is exercised.
     assert seen["clean"] >= COUNT // 10 and seen["flagged"] >= COUNT // 10
     assert seen["ops"] - seen["flagged ops"] >= seen["ops"] // 2
-    for name in VIEW_OP_NAMES + HOST_OP_NAMES:
+    for name in VIEW_OP_NAMES + HOST_OP_NAMES + ("constant subview offsets",):
         assert seen[name] >= 10, name
