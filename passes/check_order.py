@@ -43,7 +43,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.ops import view
 from ..ir.types import device_of, token_type
-from ..ir.views import VIEW_OPS, view_op
+from ..ir.views import VIEW_OPS, root_of, view_op
 from ..ir.walk import find_ops
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
@@ -55,7 +55,8 @@ NO_ACCESS = ("memref.dim", "memref.rank", "memref.extract_strided_metadata",
 # Accesses known only to lie somewhere in their view.
 WHOLE_VIEW = ("vector.transfer_read", "vector.transfer_write", "vector.maskedload",
               "vector.maskedstore", "vector.gather", "vector.scatter", "vector.expandload",
-              "vector.compressstore")
+              "vector.compressstore", "affine.load", "affine.store", "affine.vector_load",
+              "affine.vector_store")
 MAX_FINDINGS = 50  # per function: one broken edge can make many ops wrong
 MAX_NODES = 100_000  # bitsets cost up to nodes^2 / 8 bytes at worst
 
@@ -396,6 +397,8 @@ class _Checker:
         dev = f" on device {a.device}" if a.device is not None else ""
         b, z = a.box, a.resz
         name = self.names[a.root]
+        if a.mapping is None:
+            return f"{name} (somewhere in it){dev}"
         if b.lo % z or b.hi % z or any(s % z for _, s in b.dims):
             return f"{name} bytes [{b.lo}, {b.hi}){dev}"
         if not b.dims:
@@ -555,12 +558,28 @@ class _Checker:
             try:
                 acc = self.access(op, i, v, sub, exact)
             except Unresolved as err:
-                notes = [(err.op.location, f"this {err.op.name}")] if err.op is not None else []
-                self.report(op, f"cannot order the {what} of this {op.name}: {err}", notes)
-                continue
+                acc = None if op.name.startswith("coll.") else self.anywhere(op, i, v)
+                if acc is None:
+                    notes = [(err.op.location, f"this {err.op.name}")] if err.op is not None else []
+                    self.report(op, f"cannot order the {what} of this {op.name}: {err}", notes)
+                    continue
             if acc is not None:
                 out.append(acc)
         return out
+
+    def anywhere(self, op, i, v):
+        """A host op's access whose region is unknown (a dynamic shape or
+        offset) but whose root buffer is known: it may touch all of it."""
+        value = root_of(v)[0]
+        try:
+            root = self.res._root(value)
+        except Unresolved:
+            return None
+        try:
+            dev = device_of(v.type)
+        except ValueError:
+            dev = None
+        return Access(i, op, root, box(0, [], 1 << 62), dev, False, None, 1)
 
     def access(self, op, i, v, sub, exact):
         if sub is None:

@@ -142,3 +142,24 @@ func.func @unknown_memory_op(%x: !d0, %y: !d1) {
   %c = bufferization.clone %y : !d1 to !d1
   return
 }
+
+// -----
+// A host op whose region is unknown (a dynamic offset) may touch all of its
+// root buffer; a coll op there would be refused instead.
+!d0 = memref<4xf32, #coll.device<0>>
+!d1 = memref<8xf32, #coll.device<1>>
+!lo = memref<4xf32, strided<[1]>, #coll.device<1>>
+!dyn = memref<2xf32, strided<[1], offset: ?>, #coll.device<1>>
+func.func @store_at_a_dynamic_offset(%x: !d0, %y: !d1, %z: !d0, %i: index) {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  %a = memref.subview %y[0] [4] [1] : !d1 to !lo
+  %b = memref.subview %y[%i] [2] [1] : !d1 to !dyn
+  // expected-note @+1 {{also written by this coll.copy}}
+  %t0 = "coll.copy"(%x, %a) : (!d0, !lo) -> !coll.token
+  // expected-error @+1 {{memref.store writes %arg1 (somewhere in it) on device 1, racing with another write}}
+  memref.store %f, %b[%c0] : !dyn
+  memref.store %f, %z[%c0] : !d0
+  "coll.wait"(%t0) : (!coll.token) -> ()
+  return
+}
