@@ -252,17 +252,18 @@ class Resolver:
 
     @staticmethod
     def _drop_unit_dims(dims, result_shape):
-        """A rank-reducing subview drops unit dimensions (the first ones
-        that make the shapes line up)."""
-        drop = len(dims) - len(result_shape)
+        """A rank-reducing subview drops unit dimensions: keep each dim that
+        lines up with the next result dim, unless the non-unit dims after it
+        need that place (unit dims are interchangeable, so this is exact)."""
         out, j = [], 0
-        for k, s in dims:
-            if drop and k == 1 and (j >= len(result_shape) or result_shape[j] not in (1, DYN[1])
-                                    or len(dims) - len(out) - drop > len(result_shape) - j):
-                drop -= 1
-                continue
-            out.append((k, s))
-            j += 1
+        for idx, (k, s) in enumerate(dims):
+            later = sum(1 for n, _ in dims[idx + 1:] if n != 1)
+            fits = j < len(result_shape) and result_shape[j] in (k, DYN[1])
+            if k != 1 or (fits and len(result_shape) - j - 1 >= later):
+                out.append((k, s))
+                j += 1
+        if len(out) != len(result_shape):
+            raise Unresolved(f"cannot line up a rank-reducing subview with {result_shape}")
         return out
 
     def _need(self, static, v):

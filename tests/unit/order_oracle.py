@@ -224,7 +224,9 @@ class Gen:
         w = View(self.fresh(), addr, v.esize, v.device, tuple(out_strides), offset, v.shift, False, v.dynamic)
         fmt = lambda xs: ", ".join(map(str, xs))  # noqa: E731
         offs_text = fmt(offs)
-        if final and not v.dynamic and not getattr(v, "dyn_offset", False) and r.random() < 0.2:
+        # (MLIR infers a static offset when a dynamic one meets stride 0)
+        if final and not v.dynamic and not getattr(v, "dyn_offset", False) and 0 not in v.strides \
+                and r.random() < 0.2:
             offs_text = fmt([self.const(o) for o in offs])
             w.dyn_offset = True
         self.lines.append(f"  {w.name} = memref.subview {v.name}[{offs_text}] [{fmt(shape)}] [{fmt(steps)}] : "
