@@ -600,7 +600,12 @@ def crosscheck(seed, check_module, parse):
     the two results, and a verdict."""
     text, ops = generate(seed)
     bad, late = truth(ops)
-    got_bad, got_late, other = checker_result(check_module(parse(text)))
+    try:
+        module = parse(text)
+    except Exception as err:  # a generator bug: MLIR rejects what it wrote
+        return dict(seed=seed, text=text, truth=(bad, late), got=None, other=[f"does not parse: {err}"],
+                    miss=True, false_alarm=True, ops=0)
+    got_bad, got_late, other = checker_result(check_module(module))
     return dict(seed=seed, text=text, truth=(bad, late), got=(got_bad, got_late), other=other,
                 miss=bool(bad - got_bad or late - got_late),
                 false_alarm=bool(got_bad - bad or got_late - late or other),
