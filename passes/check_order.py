@@ -16,7 +16,9 @@ number and the set of nodes ordered before it, as a Python int bitset:
 Each buffer operand is followed through the view ops (ir/views.py) to its
 root buffer and becomes the exact set of bytes it covers there, a strided
 box (analysis/regions.py): a strided subview touches its own elements, not
-the hull between them. The check reports:
+the hull between them. Root buffers (function arguments, allocations,
+globals by name) are taken not to alias one another, as the lowering and
+the runtimes create them. The check reports:
 
 - a read of bytes that an unordered op writes (RAW race), a write of bytes
   an unordered op reads (WAR) or writes (WAW); a copy that reads what it
@@ -29,10 +31,11 @@ the hull between them. The check reports:
 - a copy or combine that no coll.wait (or returned token) orders: it could
   still be running when the function returns.
 
-What it cannot follow (a dynamic offset, a memref.view with a non-constant
-shift, a token passed to a call or received as an argument, a buffer of
-unknown origin, an op with memref operands whose accesses it does not know)
-is a located error, never a silent pass.
+What it cannot follow (a dynamic offset or a memref.view with a non-
+constant shift in a coll op's buffer, a token passed to a call or received
+as an argument, a buffer of unknown origin, an op with memref operands whose
+accesses it does not know) is a located error, never a silent pass; a host
+op whose region is unknown may touch all of its root buffer.
 """
 from dataclasses import dataclass, field
 
