@@ -121,20 +121,28 @@ def _moved(v, d):
     return v if v is POISON else (v[0], v[1] + d, v[2])
 
 
+def _shifted(items, d):
+    return items if d == 0 else [(it[0], it[1] + d) + it[2:] for it in items]
+
+
 def _combined(kind, values):
-    """(+)_kind of `values` (all at the same positions), canonical."""
-    items = []
+    """(+)_kind of `values` (all at the same positions), canonical. Items
+    are kept relative to the first value's shift, so that merging operands
+    that sit where their inputs do (the common case) moves no item."""
+    items, base = [], None
     for k, s, its in values:
+        if base is None:
+            base = s
         if k is None or k == kind:
-            items.extend((it[0], it[1] + s) + it[2:] for it in its)
+            items.extend(_shifted(its, s - base))
         else:
-            items.append((-1, s, k, its))
+            items.append((-1, s - base, k, its))
     if len(items) == 1:
         it = items[0]
-        return (None, it[1], ((it[0], 0),)) if it[0] >= 0 else (it[2], it[1], it[3])
+        return (None, it[1] + base, ((it[0], 0),)) if it[0] >= 0 else (it[2], it[1] + base, it[3])
     items.sort()
-    base = items[0][1]
-    return (kind, base, tuple((it[0], it[1] - base) + it[2:] for it in items))
+    first = items[0][1]
+    return (kind, base + first, tuple(_shifted(items, -first)))
 
 
 def _describe(v, a, b):
@@ -454,8 +462,9 @@ def _program(block):
     tok = token_type()
     preds, last_wait = [], None
     for i, op in enumerate(ops):
-        p = [index[v.owner.operation] for v in op.operands
-             if v.type == tok and isinstance(v, ir.OpResult) and v.owner.operation in index]
+        p = [] if not op.name.startswith("coll.") else [  # only coll ops take tokens
+            index[v.owner.operation] for v in op.operands
+            if v.type == tok and isinstance(v, ir.OpResult) and v.owner.operation in index]
         if last_wait is not None:
             p.append(last_wait)
         preds.append(p)
