@@ -220,3 +220,49 @@ def test_every_substitution_is_reported_or_harmless(ctx, strategy, n, out):
 def test_zz_print_totals():
     # Runs last in file order: the totals for the issue note.
     print(f"mutation totals: {COUNTS}")
+
+
+# -- strided views: columns of a 2x2 buffer are runs of one element -------------
+
+COLUMNS = """
+!a = memref<2x2xi32>
+!d0 = memref<2x2xi32, #coll.device<0>>
+!d1 = memref<2x2xi32, #coll.device<1>>
+!c1 = memref<2x1xi32, strided<[2, 1]>, #coll.device<1>>
+!k1 = memref<2x1xi32, strided<[2, 1], offset: 1>, #coll.device<1>>
+!c0 = memref<2x1xi32, strided<[2, 1]>, #coll.device<0>>
+!k0 = memref<2x1xi32, strided<[2, 1], offset: 1>, #coll.device<0>>
+func.func @f(%a0: !a, %a1: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %x1 = memref.memory_space_cast %a1 : !a to !d1
+  %y = memref.memory_space_cast %b : !a to !d0
+  %r = "coll.alloc"() : () -> !d0
+  %x1c = memref.subview %x1[0, 0] [2, 1] [1, 1] : !d1 to !c1
+  %x1k = memref.subview %x1[0, 1] [2, 1] [1, 1] : !d1 to !k1
+  %rc = memref.subview %r[0, 0] [2, 1] [1, 1] : !d0 to !c0
+  %rk = memref.subview %r[0, 1] [2, 1] [1, 1] : !d0 to !k0
+  %t0 = "coll.copy"(%x1c, %FIRST) : (!c1, !c0) -> !coll.token
+  %t1 = "coll.copy"(%x1k, %SECOND) : (!k1, !k0) -> !coll.token
+  %s = "coll.combine"(%x0, %r, %y, %t0, %t1) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 2>} : (!d0, !d0, !d0, !coll.token, !coll.token) -> !coll.token
+  "coll.implements"(%a0, %a1, %b, %s) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, to_device = 0, operandSegmentSizes = array<i32: 2, 1, 1>} : (!a, !a, !a, !coll.token) -> ()
+  "coll.wait"(%s) : (!coll.token) -> ()
+  return
+}
+"""
+
+
+def test_columns_copied_through_strided_views(ctx):
+    good = ir.Module.parse(COLUMNS.replace("%FIRST", "%rc").replace("%SECOND", "%rk"))
+    assert simulate(good) and check_module(good.operation) == []
+
+
+def test_a_column_copied_into_the_wrong_column(ctx):
+    # x1's second column lands in r's first column (over the first one);
+    # r's second column is never written.
+    text = COLUMNS.replace("%FIRST", "%rc").replace("(%x1k, %SECOND) : (!k1, !k0)", "(%x1k, %rc) : (!k1, !c0)")
+    m = ir.Module.parse(text)
+    assert not simulate(m)
+    msgs = [f[1] for f in check_module(m.operation)]
+    assert msgs[0].startswith("coll.combine reads %0[1, 2) on device 0, which nothing has written"), msgs
+    assert ("output #0 (%arg2 on device 0) [0, 1) holds sum(x0[0:1], x1[1:2]) but should hold "
+            "sum(x0[0:1], x1[0:1]): x1 comes from x1[1:2] instead of x1[0:1] (the wrong slice)") in msgs, msgs
