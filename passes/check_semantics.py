@@ -105,10 +105,37 @@ def all_gather_spec(claim, numel_in, numel_out):
     return {j: every for j in range(len(claim.outputs))}
 
 
+def reduce_spec(claim, numel_in, numel_out):
+    """One output (on the root): (+)_i x_i."""
+    _n_outputs(claim, 1)
+    return all_reduce_spec(claim, numel_in, numel_out)
+
+
+def broadcast_spec(claim, numel_in, numel_out):
+    """One input (the root's buffer); every output y_j = x_0."""
+    if len(claim.inputs) != 1:
+        raise Unsupported(f"claims broadcast from {len(claim.inputs)} inputs; expected 1 (the root's buffer)")
+    if numel_out != numel_in:
+        raise Unsupported(f"claims broadcast of {numel_in} elements into {numel_out}-element outputs")
+    return {j: [(0, numel_in, None, [(0, 0)])] for j in range(len(claim.outputs))}
+
+
+def all_to_all_spec(claim, numel_in, numel_out):
+    """y_j[i*m : (i+1)*m] = x_i[j*m : (j+1)*m], m = numel / N."""
+    n = _per_device(claim, numel_in, numel_out, (1, 1))
+    _n_outputs(claim, n)
+    if numel_in % n:
+        raise Unsupported(f"claims all_to_all of {numel_in} elements on {n} devices; expected a multiple of {n}")
+    m = numel_in // n
+    return {j: [(i * m, (i + 1) * m, None, [(i, (i - j) * m)]) for i in range(n)] for j in range(n)}
+
+
 # The collectives a coll.implements may name. Buffers are taken flattened
-# (row-major), pieces in the order of the claim's inputs.
+# (row-major), pieces concatenated in the order of the claim's inputs, a
+# root as the claim's one input (broadcast) or one output (reduce).
 SPECS = {"all_reduce": all_reduce_spec, "reduce_scatter": reduce_scatter_spec,
-         "all_gather": all_gather_spec}
+         "all_gather": all_gather_spec, "reduce": reduce_spec, "broadcast": broadcast_spec,
+         "all_to_all": all_to_all_spec}
 
 
 # -- values ---------------------------------------------------------------------

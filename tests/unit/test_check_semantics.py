@@ -266,3 +266,143 @@ def test_a_column_copied_into_the_wrong_column(ctx):
     assert msgs[0].startswith("coll.combine reads %0[1, 2) on device 0, which nothing has written"), msgs
     assert ("output #0 (%arg2 on device 0) [0, 1) holds sum(x0[0:1], x1[1:2]) but should hold "
             "sum(x0[0:1], x1[0:1]): x1 comes from x1[1:2] instead of x1[0:1] (the wrong slice)") in msgs, msgs
+
+
+# -- every collective of SPECS: direct programs, judged by numpy --------------------
+# A direct program writes each output piece with copies (and one combine) from
+# the pieces listed here, written apart from SPECS; numpy gives the reference.
+
+N, M = 3, 6  # devices, elements per input
+
+
+def _pieces(op):
+    """{output j: [(start, end, [(input i, source start)])]} and output size."""
+    m = M // N
+    if op == "all_gather":
+        return {j: [(i * M, (i + 1) * M, [(i, 0)]) for i in range(N)] for j in range(N)}, N * M
+    if op == "reduce_scatter":
+        return {j: [(0, m, [(i, j * m) for i in range(N)])] for j in range(N)}, m
+    if op == "all_to_all":
+        return {j: [(i * m, (i + 1) * m, [(i, j * m)]) for i in range(N)] for j in range(N)}, M
+    if op == "broadcast":
+        return {j: [(0, M, [(0, 0)])] for j in range(N)}, M
+    if op == "reduce":
+        return {0: [(0, M, [(i, 0) for i in range(N)])]}, M
+    return {j: [(0, M, [(i, 0) for i in range(N)])] for j in range(N)}, M  # all_reduce
+
+
+def _reference(op, xs):
+    m = M // N
+    if op == "all_gather":
+        return [np.concatenate(xs)] * N
+    if op == "reduce_scatter":
+        return [sum(xs)[j * m:(j + 1) * m] for j in range(N)]
+    if op == "all_to_all":
+        return [np.concatenate([x[j * m:(j + 1) * m] for x in xs]) for j in range(N)]
+    if op == "broadcast":
+        return [xs[0]] * N
+    if op == "reduce":
+        return [sum(xs)]
+    return [sum(xs)] * N
+
+
+def wrong(plist):
+    """Output 0 made wrong: its first two pieces swap their sources, or its
+    one piece loses a source, or (one source) it is not written at all."""
+    if len(plist) > 1:
+        return [(s, e, plist[1 - k][2] if k < 2 else src) for k, (s, e, src) in enumerate(plist)]
+    (s, e, src), = plist
+    return [(s, e, src[:-1])] if len(src) > 2 else []
+
+
+def direct_program(op, swap=False):
+    """The text of a direct program for `op`; `swap`: output 0 wrong."""
+    from mlir.dialects import func, memref
+    from coll.ir import builders
+    from coll.ir.types import flat_type
+    pieces, out_size = _pieces(op)
+    n_in = 1 if op == "broadcast" else N
+    i32 = ir.IntegerType.get_signless(32)
+    with ir.Location.unknown():
+        module = ir.Module.create()
+        tin, tout = ir.MemRefType.get([M], i32), ir.MemRefType.get([out_size], i32)
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp("f", ir.FunctionType.get([tin] * n_in + [tout] * len(pieces), []))
+            block = f.add_entry_block()
+        with ir.InsertionPoint(block):
+            args = list(block.arguments)
+            xs = [memref.memory_space_cast(flat_type(i32, M, i), a) for i, a in enumerate(args[:n_in])]
+            ys = [memref.memory_space_cast(flat_type(i32, out_size, j), a) for j, a in enumerate(args[n_in:])]
+
+            def sl(buf, dev, start, size, total):
+                if (start, size) == (0, total):
+                    return buf
+                return memref.subview(buf, [start], [size], [1], result_type=flat_type(i32, size, dev, offset=start))
+            tokens = []
+            for j, plist in pieces.items():
+                if swap and j == 0:
+                    plist = wrong(plist)
+                for start, end, sources in plist:
+                    size = end - start
+                    dst = sl(ys[j], j, start, size, out_size)
+                    if len(sources) == 1:
+                        (i, s), = sources
+                        tokens.append(builders.copy(sl(xs[i], i, s, size, M), dst))
+                        continue
+                    recv, deps = [], []
+                    for i, s in sources:
+                        r = builders.alloc(flat_type(i32, size, j))
+                        deps.append(builders.copy(sl(xs[i], i, s, size, M), r))
+                        recv.append(r)
+                    tokens.append(builders.combine(recv[0], recv[1:], dst, "sum", deps))
+            done = builders.join(tokens)
+            builders.implements(args[:n_in], args[n_in:], done, op, kind="sum",
+                                devices=list(range(n_in)), to_device=0 if op == "reduce" else None)
+            builders.wait([done])
+            func.ReturnOp([])
+    return str(module)
+
+
+def judge(text, op):
+    """Runs the program element by element (numpy) against the reference."""
+    m = ir.Module.parse(text)
+    ops = body_ops(m)
+    (claim,) = [Implements.of(o) for o in ops if o.name == Implements.NAME]
+    rng = np.random.default_rng(5)
+    mem = {}
+    xs = []
+    for v in claim.inputs:
+        mem[v] = rng.integers(-1000, 1000, M)
+        xs.append(mem[v].copy())
+    for v in claim.outputs:
+        mem[v] = np.full(ir.MemRefType(v.type).shape[0], 10 ** 9)  # never an input value
+
+    def loc(value):
+        root, _ = root_of(value)
+        if root not in mem:
+            mem[root] = np.full(int(np.prod(ir.MemRefType(root.type).shape)), 10 ** 9)
+        return root, positions(value)
+    for o in ops:
+        if o.name == Copy.NAME:
+            c = Copy.of(o)
+            (sr, sp), (dr, dp) = loc(c.source), loc(c.target)
+            mem[dr][dp] = mem[sr][sp]
+        elif o.name == Combine.NAME:
+            c = Combine.of(o)
+            (dr, dp) = loc(c.out)
+            mem[dr][dp] = sum(mem[r][p] for r, p in map(loc, c.inputs))
+    return all(np.array_equal(mem[v], want) for v, want in zip(claim.outputs, _reference(op, xs)))
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "reduce", "reduce_scatter", "all_gather", "all_to_all",
+                                "broadcast"])
+def test_every_specified_collective(ctx, op):
+    from coll.passes.check_semantics import SPECS
+    assert op in SPECS
+    text = direct_program(op)
+    assert judge(text, op)
+    assert check_module(ir.Module.parse(text).operation) == []
+    bad = direct_program(op, swap=True)
+    assert not judge(bad, op)
+    findings = check_module(ir.Module.parse(bad).operation)
+    assert findings and findings[0][1].startswith("output #0"), findings

@@ -27,7 +27,7 @@ func.func @unknown_collective(%a0: !a, %b: !a) {
   %x0 = memref.memory_space_cast %a0 : !a to !d0
   %y = memref.memory_space_cast %b : !a to !d0
   %c = "coll.copy"(%x0, %y) : (!d0, !d0) -> !t
-  // expected-error @+1 {{no specification for collective 'all_shuffle'; expected one of: all_reduce, reduce_scatter, all_gather}}
+  // expected-error @+1 {{no specification for collective 'all_shuffle'; expected one of: all_reduce, reduce_scatter, all_gather, reduce, broadcast, all_to_all}}
   "coll.implements"(%a0, %b, %c) {op = "all_shuffle", devices = array<i64: 0>, operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !t) -> ()
   "coll.wait"(%c) : (!t) -> ()
   return
