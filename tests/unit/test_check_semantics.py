@@ -406,3 +406,36 @@ def test_every_specified_collective(ctx, op):
     assert not judge(bad, op)
     findings = check_module(ir.Module.parse(bad).operation)
     assert findings and findings[0][1].startswith("output #0"), findings
+
+
+def test_two_collectives_in_one_function(ctx):
+    # z = allreduce(allreduce(x)): each claim covers its own program; the
+    # second one's inputs are the first one's outputs.
+    from mlir.dialects import func
+    from coll.ir import builders
+    with ir.Location.unknown():
+        t = ir.MemRefType.get([10], ir.IntegerType.get_signless(32))
+        m = ir.Module.create()
+        with ir.InsertionPoint(m.body):
+            f = func.FuncOp("f", ir.FunctionType.get([t] * 6, []))
+            block = f.add_entry_block()
+        with ir.InsertionPoint(block):
+            x, y, z = [list(block.arguments)[k:k + 2] for k in (0, 2, 4)]
+            a = builders.all_reduce(x, y, "sum", [0, 1], strategy="ring")
+            builders.wait([a])
+            b = builders.all_reduce(y, z, "sum", [0, 1], strategy="all2all")
+            builders.wait([b])
+            func.ReturnOp([])
+    lower_all_reduce(m.operation)
+    assert [op.name for op in body_ops(m)].count(Implements.NAME) == 2
+    assert check_module(m.operation) == []
+    # The second program reading x0 instead of y0 reads what is, for its
+    # claim, no input: reported at the first op that reads it.
+    ops = body_ops(m)
+    first = [k for k, op in enumerate(ops) if op.name == Implements.NAME][0]
+    (cast,) = [op for op in ops[first:] if op.name == "memref.memory_space_cast"
+               and op.operands[0] == y[0]]
+    cast.operands[0] = x[0]
+    findings = check_module(m.operation)
+    assert findings and findings[0][1].startswith("coll.combine reads %arg0[0, 6) on device 0, which nothing "
+                                                     "has written"), findings
