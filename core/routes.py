@@ -46,13 +46,17 @@ def _opts(**values):
     return "{" + " ".join(items) + "}" if items else ""
 
 
-def explicit(strategy=None, threshold=None, profile=None, check_order=False):
+def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False):
     """Collective level -> explicit level. `strategy` (not auto) overrides
-    every collective's own; otherwise coll-choose-strategy decides."""
+    every collective's own; otherwise coll-choose-strategy decides. The
+    checks prove an explicit program ordered (coll-check-order) and that it
+    computes what its coll.implements claims (coll-check-semantics)."""
     elems = [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
              "coll-lower-all-reduce"]
     if check_order:
         elems.append("coll-check-order")
+    if check_semantics:
+        elems.append("coll-check-semantics")
     return elems
 
 

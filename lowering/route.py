@@ -19,16 +19,21 @@ class Lowered:
 
 
 def lower(module_op, backend, strategy=None, threshold=None, profile=None, check_order=True,
-          **options):
+          check_semantics=None, **options):
     """Lowers `module_op` in place through the explicit route and then
     `routes.ROUTES[backend](**options)` (backend None: stop at the
     explicit level). An explicit program that we did not lower ourselves is
-    checked by coll-check-order first (`check_order=False`: not, for chaos
-    tests that run a racy program on purpose)."""
+    checked by coll-check-order and coll-check-semantics first
+    (`check_order=False`: neither, for chaos tests that run a racy program
+    on purpose; `check_semantics` None: as `check_order`)."""
+    if check_semantics is None:
+        check_semantics = check_order
     collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
+    theirs = bool(explicit and not collectives)
     choose, rest = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
-                                   check_order=check_order and bool(explicit and not collectives)), []
+                                   check_order=check_order and theirs,
+                                   check_semantics=check_semantics and theirs), []
     choose, rest = choose[:1], choose[1:]
     back = routes.ROUTES[backend](**options) if backend else []
     strategies, traffic = [], None
