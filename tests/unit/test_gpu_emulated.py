@@ -79,7 +79,7 @@ def check(dtype, kind, xs, outs):
             np.testing.assert_array_equal(got, ref)
 
 
-def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, **options):
+def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, calls=1, **options):
     with make_context():
         text = all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy)
     path, entry, ws, counts = build(emu, tmp, text, strategy, **options)
@@ -87,9 +87,9 @@ def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, **opt
     xs = inputs(dtype, n, shape, kind, rng)
     outs = [np.zeros_like(xs[0]) for _ in range(1 if to_device is not None else n)]
     extra = [np.zeros(ws, np.uint8)] if ws else []
-    calls = emu.run(path, entry, xs + outs + extra, seed=seed)
+    got = emu.run(path, entry, xs + outs + extra, seed=seed, calls=calls)
     check(dtype, kind, xs, outs)
-    return calls, counts
+    return got, counts
 
 
 @pytest.mark.parametrize("strategy", ["naive", "ring", "all2all"])
@@ -103,6 +103,22 @@ def test_strategies(emu, tmp_path, strategy, n, shape):
         assert calls["copies"] == counts["coll.copy"]
         assert calls["kernels"] == counts["coll.combine"]
         assert calls["allocs"] == calls["frees"] == 1
+
+
+@pytest.mark.parametrize("strategy", ["naive", "ring", "all2all"])
+@pytest.mark.parametrize("n", [4, 8])
+def test_per_call_work(emu, tmp_path, strategy, n):
+    """Streams, events and the pool are made once, at load: every call
+    after it (each in another random order) creates none, enqueues one
+    mgpuMemcpy per coll.copy and one launch per coll.combine, records each
+    event once and syncs the host once; the unload destroys them all."""
+    calls, counts = run(emu, tmp_path, n, [1000], "f32", "sum", strategy, seed=n, calls=3)
+    assert calls["streams"] == n and calls["allocs"] == calls["frees"] == 1
+    for c in calls["per_call"]:
+        assert (c["streams"], c["events"], c["allocs"], c["frees"]) == (0, 0, 0, 0)
+        assert c["copies"] == counts["coll.copy"] and c["kernels"] == counts["coll.combine"]
+        assert c["records"] == calls["events"] and c["stream_waits"] >= c["records"]
+        assert c["syncs"] == 1
 
 
 @pytest.mark.parametrize("dtype,kind", [("bf16", "max"), ("f16", "prod"), ("f64", "min"),
