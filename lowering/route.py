@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from ..analysis.stats import traffic_bytes
 from ..core import routes
 from ..core.pipeline import run
-from ..ir.ops import COLLECTIVES, DATA_OPS, view
+from ..ir import peers
+from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
 from ..ir.walk import find_ops
+
+
+# Back ends whose devices share one address space: the CPU's simulated
+# devices, and coll-to-gpu's (a program's logical devices are on one GPU).
+PEER_BACKENDS = ("cpu", "gpu")
 
 
 @dataclass
@@ -24,8 +30,13 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     `routes.ROUTES[backend](**options)` (backend None: stop at the
     explicit level). An explicit program that we did not lower ourselves is
     checked by coll-check-order first (`check_order=False`: not, for chaos
-    tests that run a racy program on purpose)."""
+    tests that run a racy program on purpose). A peer strategy asked for
+    (oneshot, twoshot) on a back end in PEER_BACKENDS sets coll.peer_access,
+    which holds there."""
     collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
+    asked = [strategy] + [view(op).strategy for op in collectives]
+    if backend in PEER_BACKENDS and any(s in AllReduce.PEER_STRATEGIES for s in asked):
+        peers.enable(module_op)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
     choose, rest = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
                                    check_order=check_order and bool(explicit and not collectives)), []

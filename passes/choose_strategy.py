@@ -17,7 +17,7 @@ from mlir.dialects import func
 from ..analysis import cost_model, taskgraph
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir import STRATEGIES, builders, make_context
+from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import AllReduce
 from ..ir.types import flat_type, numel
@@ -53,6 +53,8 @@ def candidate_graph(coll, strategy):
     (built in a private Context, so the caller's IR is untouched)."""
     with make_context(), ir.Location.unknown():
         module = ir.Module.create()
+        if strategy in AllReduce.PEER_STRATEGIES:
+            peers.enable(module.operation)
         t = flat_type(ir.Type.parse(coll.elem), coll.numel)
         n = len(coll.devices)
         n_out = 1 if coll.to_device is not None else n
@@ -88,7 +90,9 @@ def choose_by_model(op, profile):
     coll = Collective.of(op)
     if len(coll.devices) == 1 or coll.numel == 0:
         return "naive"
-    return pick(candidates(coll, profile))
+    # Peer strategies only where the devices address each other's memory.
+    allowed = [s for s in CANDIDATES if peers.enabled(op) or s not in AllReduce.PEER_STRATEGIES]
+    return pick(candidates(coll, profile, allowed))
 
 
 def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):

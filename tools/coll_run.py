@@ -16,7 +16,7 @@ import argparse
 import importlib
 import sys
 
-STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "all")
+STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "oneshot", "twoshot", "all")
 
 
 class Failure(Exception):
