@@ -37,11 +37,11 @@ def _grid():
                 yield n, dtype, kind, strategy, to_device
 
 
-def run(n, shape, dtype, kind, strategy, to_device=None, tile=-1, seed=0):
+def run(n, shape, dtype, kind, strategy, to_device=None, tile=-1, seed=0, shuffle_seed=None):
     with make_context():
         text = all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy)
         problem = check.describe(ir.Module.parse(text))
-    prog = cpu.compile(text, tile=tile)
+    prog = cpu.compile(text, tile=tile, shuffle_seed=shuffle_seed)
     inputs = check.make_inputs(problem, seed)
     outputs = check.make_outputs(problem)
     prog.run(inputs, outputs)
@@ -61,6 +61,14 @@ def test_matches_numpy(n, dtype, kind, strategy, to_device):
 def test_tiled_and_small(strategy, n):
     run(n, [1000], "f32", "sum", strategy, tile=64, seed=2)
     run(n, [max(n - 1, 1)], "i16", "max", strategy, to_device=n)
+
+
+@pytest.mark.parametrize("strategy", PEER)
+@pytest.mark.parametrize("shuffle_seed", [1, 2, 3])
+def test_other_valid_orders(strategy, shuffle_seed):
+    """coll-shuffle runs the program in another order its tokens allow."""
+    run(5, [999], "i32", "sum", strategy, to_device=2 if shuffle_seed == 2 else None,
+        shuffle_seed=shuffle_seed)
 
 
 @pytest.mark.parametrize("strategy", PEER)
