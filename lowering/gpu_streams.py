@@ -29,7 +29,7 @@ from mlir.dialects import gpu, llvm
 
 from .gpu_memcpy import _descriptor_type
 
-STREAMS, EVENTS = "__coll_streams", "__coll_events"
+STREAMS, EVENTS, POOLS = "__coll_streams", "__coll_events", "__coll_pools"
 INIT, FINI = "__coll_init", "__coll_fini"
 # After upstream's kernel loader (priority 123): the context exists then.
 CTOR_PRIORITY = 124
@@ -80,19 +80,32 @@ def _implies(clock, tok):
     return clock.get(tok.chain, 0) >= tok.pos
 
 
+def _array_global(name, count):
+    arr = f"!llvm.array<{count} x ptr>"
+    return (f"llvm.mlir.global internal @{name}() {{addr_space = 0 : i32}} : {arr} {{\n"
+            f"  %z = llvm.mlir.zero : {arr}\n  llvm.return %z : {arr}\n}}")
+
+
+def _slot(name, k):
+    """Lines that leave the address of name[k] in %<name>_p<k>."""
+    return [f"%{name}_a{k} = llvm.mlir.addressof @{name} : !llvm.ptr",
+            f"%{name}_p{k} = llvm.getelementptr %{name}_a{k}[{k}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr"]
+
+
 class Program:
     """The module's host state: how many streams, events and pools the
-    constructor makes (shared by the module's functions, events not)."""
+    constructor makes (streams shared by the module's functions; each
+    function has its own events and pool)."""
 
     def __init__(self):
         self.streams = 0
         self.events = 0
-        self.pools = []       # (global name, bytes)
+        self.pools = []       # bytes of each pool
 
     def pool(self, nbytes):
-        name = f"__coll_pool{len(self.pools)}"
-        self.pools.append((name, nbytes))
-        return name
+        """Index of a new pool of `nbytes`."""
+        self.pools.append(nbytes)
+        return len(self.pools) - 1
 
     def text(self, declared=()):
         """The globals, constructor and destructor (LLVM dialect text);
@@ -101,52 +114,40 @@ class Program:
             return ""
         decls = [f"llvm.func @{n}({a})" + (f" -> {r}" if r else "")
                  for n, (a, r) in RUNTIME.items() if n not in declared]
+        kinds = ((STREAMS, self.streams, "mgpuStreamCreate", "mgpuStreamDestroy"),
+                 (EVENTS, self.events, "mgpuEventCreate", "mgpuEventDestroy"))
         init, fini = [], []
-        glob = []
-        for name, count, create, destroy in ((STREAMS, self.streams, "mgpuStreamCreate",
-                                              "mgpuStreamDestroy"),
-                                             (EVENTS, self.events, "mgpuEventCreate",
-                                              "mgpuEventDestroy")):
-            arr = f"!llvm.array<{max(count, 1)} x ptr>"
-            glob.append(f"llvm.mlir.global internal @{name}() {{addr_space = 0 : i32}} : {arr} {{\n"
-                        f"  %z = llvm.mlir.zero : {arr}\n  llvm.return %z : {arr}\n}}")
+        for name, count, create, destroy in kinds:
             for k in range(count):
-                init += [f"%{name}_a{k} = llvm.mlir.addressof @{name} : !llvm.ptr",
-                         f"%{name}_p{k} = llvm.getelementptr %{name}_a{k}[{k}] : "
-                         "(!llvm.ptr) -> !llvm.ptr, !llvm.ptr",
-                         f"%{name}_v{k} = llvm.call @{create}() : () -> !llvm.ptr",
-                         f"llvm.store %{name}_v{k}, %{name}_p{k} : !llvm.ptr, !llvm.ptr"]
-                fini += [f"%{name}_a{k} = llvm.mlir.addressof @{name} : !llvm.ptr",
-                         f"%{name}_p{k} = llvm.getelementptr %{name}_a{k}[{k}] : "
-                         "(!llvm.ptr) -> !llvm.ptr, !llvm.ptr",
-                         f"%{name}_v{k} = llvm.load %{name}_p{k} : !llvm.ptr -> !llvm.ptr",
-                         f"llvm.call @{destroy}(%{name}_v{k}) : (!llvm.ptr) -> ()"]
+                v = f"%{name}_v{k}"
+                init += _slot(name, k) + [f"{v} = llvm.call @{create}() : () -> !llvm.ptr",
+                                          f"llvm.store {v}, %{name}_p{k} : !llvm.ptr, !llvm.ptr"]
+                fini += _slot(name, k) + [f"{v} = llvm.load %{name}_p{k} : !llvm.ptr -> !llvm.ptr",
+                                          f"llvm.call @{destroy}({v}) : (!llvm.ptr) -> ()"]
         # Pools: allocated once (cuMemAlloc, and cuMemFree synchronizes the
         # device: neither belongs in a call), freed before the streams go.
-        pool_init, pool_fini = [], []
+        s0 = [f"%s0_a = llvm.mlir.addressof @{STREAMS} : !llvm.ptr",
+              "%s0 = llvm.load %s0_a : !llvm.ptr -> !llvm.ptr"] if self.pools else []
+        pool_init, pool_fini = list(s0), list(s0)
+        for k, nbytes in enumerate(self.pools):
+            v = f"%{POOLS}_v{k}"
+            pool_init += _slot(POOLS, k) + [
+                f"%n{k} = llvm.mlir.constant({nbytes} : i64) : i64",
+                f"%host{k} = llvm.mlir.constant(0 : i8) : i8",
+                f"{v} = llvm.call @mgpuMemAlloc(%n{k}, %s0, %host{k}) : (i64, !llvm.ptr, i8) -> !llvm.ptr",
+                f"llvm.store {v}, %{POOLS}_p{k} : !llvm.ptr, !llvm.ptr"]
+            pool_fini += _slot(POOLS, k) + [
+                f"{v} = llvm.load %{POOLS}_p{k} : !llvm.ptr -> !llvm.ptr",
+                f"llvm.call @mgpuMemFree({v}, %s0) : (!llvm.ptr, !llvm.ptr) -> ()"]
         if self.pools:
-            s0 = [f"%ps_a = llvm.mlir.addressof @{STREAMS} : !llvm.ptr",
-                  "%ps = llvm.load %ps_a : !llvm.ptr -> !llvm.ptr",
-                  "%false = llvm.mlir.constant(0 : i8) : i8"]
-            pool_init += s0
-            pool_fini += s0
-        for k, (name, nbytes) in enumerate(self.pools):
-            glob.append(f"llvm.mlir.global internal @{name}() {{addr_space = 0 : i32}} : !llvm.ptr {{\n"
-                        "  %z = llvm.mlir.zero : !llvm.ptr\n  llvm.return %z : !llvm.ptr\n}")
-            pool_init += [f"%pool_n{k} = llvm.mlir.constant({nbytes} : i64) : i64",
-                          f"%pool_v{k} = llvm.call @mgpuMemAlloc(%pool_n{k}, %ps, %false) : "
-                          "(i64, !llvm.ptr, i8) -> !llvm.ptr",
-                          f"%pool_a{k} = llvm.mlir.addressof @{name} : !llvm.ptr",
-                          f"llvm.store %pool_v{k}, %pool_a{k} : !llvm.ptr, !llvm.ptr"]
-            pool_fini += [f"%pool_a{k} = llvm.mlir.addressof @{name} : !llvm.ptr",
-                          f"%pool_v{k} = llvm.load %pool_a{k} : !llvm.ptr -> !llvm.ptr",
-                          f"llvm.call @mgpuMemFree(%pool_v{k}, %ps) : (!llvm.ptr, !llvm.ptr) -> ()"]
-        if self.pools:
-            pool_fini.append("llvm.call @mgpuStreamSynchronize(%ps) : (!llvm.ptr) -> ()")
-        body = lambda lines: "\n".join("  " + x for x in lines + ["llvm.return"])  # noqa: E731
-        return "\n".join(decls + glob + [
-            f"llvm.func internal @{INIT}() {{\n{body(init + pool_init)}\n}}",
-            f"llvm.func internal @{FINI}() {{\n{body(pool_fini + fini)}\n}}",
+            pool_fini.append("llvm.call @mgpuStreamSynchronize(%s0) : (!llvm.ptr) -> ()")
+
+        def func(name, lines):
+            return f"llvm.func internal @{name}() {{\n" + "".join(
+                f"  {x}\n" for x in lines + ["llvm.return"]) + "}"
+        arrays = [_array_global(name, count) for name, count in (
+            (STREAMS, self.streams), (EVENTS, self.events), (POOLS, len(self.pools))) if count]
+        return "\n".join(decls + arrays + [func(INIT, init + pool_init), func(FINI, pool_fini + fini),
             f"llvm.mlir.global_ctors ctors = [@{INIT}], priorities = [{CTOR_PRIORITY} : i32], "
             "data = [#llvm.zero]",
             f"llvm.mlir.global_dtors dtors = [@{FINI}], priorities = [{CTOR_PRIORITY} : i32], "
@@ -254,11 +255,11 @@ class Chains:
         self.gen += 1
         self.head = {}
 
-    def pool(self, name, nbytes):
-        """The scratch pool `name` (made by the constructor) as memref<Bxi8>."""
+    def pool(self, index, nbytes):
+        """Scratch pool `index` (made by the constructor) as memref<Bxi8>."""
         i64 = ir.IntegerType.get_signless(64)
+        ptr = self._handle(POOLS, index)
         with ir.InsertionPoint(self.entry):
-            ptr = llvm.load(_ptr(), llvm.mlir_addressof(_ptr(), name))
             d = llvm.mlir_poison(_descriptor_type(1))
             for pos, v in (([0], ptr), ([1], ptr), ([2], 0), ([3, 0], nbytes), ([4, 0], 1)):
                 if isinstance(v, int):

@@ -35,13 +35,19 @@ class Collective:
     elem: str
     kind: str
     to_device: object = None
+    peer_access: bool = False  # coll.peer_access: the peer strategies are candidates
 
     @staticmethod
     def of(op):
         ar = AllReduce.of(op)
         mt = ir.MemRefType(ar.inputs[0].type)
         return Collective(tuple(ar.devices), numel(mt), str(mt.element_type), ar.kind,
-                          ar.to_device)
+                          ar.to_device, peers.enabled(op))
+
+    def strategies(self):
+        """The candidate strategies: the peer ones only with peer access."""
+        return tuple(s for s in CANDIDATES
+                     if self.peer_access or s not in AllReduce.PEER_STRATEGIES)
 
     def nbytes(self):
         return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0
@@ -70,10 +76,11 @@ def candidate_graph(coll, strategy):
         return taskgraph.from_function(f.operation)
 
 
-def candidates(coll, profile, strategies=CANDIDATES):
-    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}]."""
+def candidates(coll, profile, strategies=None):
+    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}] of
+    `strategies` (default: coll.strategies())."""
     out = []
-    for s in strategies:
+    for s in strategies or coll.strategies():
         g = candidate_graph(coll, s)
         out.append(dict(strategy=s, predicted_s=cost_model.simulate(g, profile).total,
                         **cost_model.summary(g)))
@@ -90,9 +97,7 @@ def choose_by_model(op, profile):
     coll = Collective.of(op)
     if len(coll.devices) == 1 or coll.numel == 0:
         return "naive"
-    # Peer strategies only where the devices address each other's memory.
-    allowed = [s for s in CANDIDATES if peers.enabled(op) or s not in AllReduce.PEER_STRATEGIES]
-    return pick(candidates(coll, profile, allowed))
+    return pick(candidates(coll, profile))
 
 
 def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):

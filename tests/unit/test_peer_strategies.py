@@ -172,6 +172,7 @@ def test_model_considers_peer_strategies_only_with_peer_access():
             m = ir.Module.parse(all_reduce_module(8, [1 << 16], "f32", "sum", peer_access=access))
             op = find_ops(m.operation, "coll.all_reduce")[0]
             coll = choose_strategy.Collective.of(op)
+            assert coll.strategies() == tuple(allowed)
             best = min(choose_strategy.candidates(coll, nv, allowed),
                        key=lambda c: c["predicted_s"])["strategy"]
             assert choose_strategy.choose_by_model(op, nv) == best

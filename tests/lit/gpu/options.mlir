@@ -23,7 +23,7 @@
 // events. i1 is stored as i8.
 // ARG-LABEL: func.func @all_reduce(%arg0: memref<2x5xi8>, %arg1: memref<2x5xi8>, %arg2: memref<2x5xi8>, %arg3: memref<2x5xi8>, %arg4: memref<512xi8>)
 // ARG-SAME: coll.workspace_bytes = 512 : i64
-// ARG-NOT: __coll_pool
+// ARG-NOT: __coll_pools
 // ARG: %[[SP:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
 // ARG-NEXT: %[[S:.*]] = builtin.unrealized_conversion_cast %[[SP]] : !llvm.ptr to !gpu.async.token
 // ARG: memref.view %arg4[%c0][] : memref<512xi8> to memref<10xi8>

@@ -15,7 +15,8 @@
 // CHECK-SAME: attributes {coll.gpu = 0 : i64, llvm.emit_c_interface}
 // The scratch pool (3 + 3 + 2 + 2 + 2 + 2 floats, 256-byte aligned slots)
 // was allocated at load; the call reads its pointer from a global.
-// CHECK: %[[PA:.*]] = llvm.mlir.addressof @__coll_pool0 : !llvm.ptr
+// CHECK: %[[PA:.*]] = llvm.mlir.addressof @__coll_pools : !llvm.ptr
+// CHECK-NEXT: llvm.getelementptr %[[PA]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<1536xi8>
 // Device 1's stream (the first used) is handle 0, passed to the gpu ops as
 // their one async dependency.
@@ -79,8 +80,8 @@
 // INIT-NOT: mgpuStreamCreate
 // INIT-COUNT-9: llvm.call @mgpuEventCreate()
 // INIT-NOT: mgpuEventCreate
-// INIT: llvm.mlir.constant(1536 : i64)
-// INIT-NEXT: llvm.call @mgpuMemAlloc(
+// INIT: %[[N:.*]] = llvm.mlir.constant(1536 : i64)
+// INIT: llvm.call @mgpuMemAlloc(%[[N]],
 // INIT-LABEL: llvm.func internal @__coll_fini()
 // INIT: llvm.call @mgpuMemFree(
 // INIT-COUNT-3: llvm.call @mgpuStreamDestroy(
