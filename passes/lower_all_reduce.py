@@ -231,7 +231,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
             raise PassError(f"unknown strategy '{chosen}'; expected one of: {', '.join(STRATEGIES)}",
                             op.location)
         check_size(op, chosen, e.n, e.numel)
-        if chosen in AllReduce.PEER_STRATEGIES and not peers.enabled(op):
+        if chosen in AllReduce.PEER_STRATEGIES and e.n > 1 and not peers.enabled(op):
             raise PassError(f"strategy '{chosen}' reads buffers of other devices in place; the "
                             f"module has no '{peers.ATTR}' (set it when the devices can address "
                             "each other's memory, e.g. logical devices on one GPU)", op.location)

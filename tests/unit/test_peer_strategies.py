@@ -115,6 +115,9 @@ def test_needs_peer_access():
                                             ".*no 'coll.peer_access'") as e:
             lower_all_reduce(m.operation, "oneshot")
         assert e.value.location is not None
+        one = ir.Module.parse(all_reduce_module(1, [8], "f32", "sum"))
+        lower_all_reduce(one.operation, "oneshot")  # N = 1 reads no peer: the identity copy
+        assert len(find_ops(one.operation, Copy.NAME)) == 1
 
 
 def test_verifier_rejects_peer_reads_without_peer_access():
