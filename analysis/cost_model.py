@@ -8,7 +8,9 @@ resources it needs are free, and takes
   copy      link_latency_s + bytes / link_bandwidth_Bps   (between devices)
   copy      link_latency_s + memory time   (same device, or no link_bandwidth:
             a memcpy, as on the CPU)
-  combine   kernel_launch_s + memory time
+  combine   kernel_launch_s + memory time of its local bytes
+            + peer bytes / link_bandwidth_Bps (inputs read in place in other
+            devices' memory, coll.peer_access: they cross the link)
   alloc     alloc_s + bytes / alloc_bandwidth_Bps (first touch of fresh pages)
   join/wait 0
   memory time = bytes touched / memory_bandwidth_Bps, where bytes touched
@@ -28,7 +30,8 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
                     combine its device's engine (exclusive use).
              switch: like ports, but copies on a port share its bandwidth
                     (a non-blocking switch such as NVSwitch, simulated by
-                    analysis/fluid.py); `order` does not apply.
+                    analysis/fluid.py); `order` does not apply. A combine
+                    that reads peers takes its cost and shares no port.
              host:  everything runs on one engine (the CPU runtime: one
                     thread runs the ops one after the other).
   order      program: each resource serves tasks in program order (like a
@@ -126,20 +129,24 @@ def task_cost(task, profile, working_set):
             return v("link_latency_s") + task.bytes / link
         return v("link_latency_s") + memory_time(task, profile, working_set)
     if task.kind == "combine":
-        return v("kernel_launch_s") + memory_time(task, profile, working_set)
+        link = profile.value("link_bandwidth_Bps", working_set)
+        peer = sum(b for _, b in task.peer_reads) if link else 0
+        return (v("kernel_launch_s") + memory_time(task, profile, working_set, peer)
+                + (peer / link if peer else 0.0))
     if task.kind == "alloc":
         bw = profile.value("alloc_bandwidth_Bps", working_set)
         return v("alloc_s") + (task.bytes / bw if bw else 0.0)
     return 0.0
 
 
-def memory_time(task, profile, working_set):
-    """Bytes touched over memory bandwidth; scratch bytes over
-    scratch_bandwidth_Bps when the profile has it (a runtime that keeps
-    scratch in cache)."""
+def memory_time(task, profile, working_set, over_link=0):
+    """Bytes touched (less `over_link`, which the link carries) over memory
+    bandwidth; scratch bytes over scratch_bandwidth_Bps when the profile has
+    it (a runtime that keeps scratch in cache)."""
     mem = profile.value("memory_bandwidth_Bps", working_set)
     scratch = profile.value("scratch_bandwidth_Bps", working_set) or mem
-    return (task.touched - task.touched_scratch) / mem + task.touched_scratch / scratch
+    return ((task.touched - task.touched_scratch - over_link) / mem
+            + task.touched_scratch / scratch)
 
 
 def task_resources(task, profile):
@@ -149,7 +156,10 @@ def task_resources(task, profile):
         if task.kind == "copy":
             return (("send", task.src), ("recv", task.device))
         if task.kind == "combine":
-            return (("compute", task.device),)
+            # Peer reads hold the senders' ports and the reader's.
+            peers = sorted({h for h, _ in task.peer_reads})
+            link = (("recv", task.device),) + tuple(("send", h) for h in peers) if peers else ()
+            return (("compute", task.device),) + link
     return ()
 
 
@@ -235,6 +245,9 @@ def summary(graph):
             received[t.device] = received.get(t.device, 0) + t.bytes
         elif t.kind == "combine":
             kernels += 1
+            for home, b in t.peer_reads:
+                sent[home] = sent.get(home, 0) + b
+                received[t.device] = received.get(t.device, 0) + b
     return {"copies": copies, "kernels": kernels,
             "steps": max(taskgraph.steps(graph), default=0),
             "max_sent": max(sent.values(), default=0),

@@ -26,6 +26,8 @@ class Task:
     touched_scratch: int = 0  # the part of `touched` in coll.alloc buffers
     inputs: int = 0      # combine: number of inputs
     to_scratch: bool = False  # copy into a coll.alloc buffer (else a result)
+    peer_reads: tuple = ()    # combine: (home device, bytes) of each input read in
+                              # another device's memory (coll.peer_access)
     deps: list = field(default_factory=list)
 
 
@@ -83,6 +85,7 @@ def from_function(func_op):
             t.touched = sum(nbytes(b.type) for b in bufs)
             t.touched_scratch = sum(nbytes(b.type) for b in bufs if _is_alloc(_root(b)))
             t.inputs = len(bufs) - 1
+            t.peer_reads = tuple((home, nbytes(b.type)) for b, home in v.peers)
             for b in bufs:
                 touch(b)
         for d in (t.device, t.src):

@@ -22,11 +22,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STRATEGIES = ("naive", "ring", "all2all")
+STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
+# Logical devices on one GPU address each other's memory (coll.peer_access).
+PEER = ("oneshot", "twoshot")
 DEVICES = (2, 4, 8)
 SIZES = {"1MB": 1 << 20, "64MB": 64 << 20, "1GB": 1 << 30}   # bytes per device
-# Lowering variants: the literal lowering (streams per device, scratch
-# allocated per call), scratch passed by the caller, and one stream.
+# Lowering variants: the default (a stream per device, scratch pool made at
+# load), scratch passed by the caller, and one stream.
 VARIANTS = {
     "dev-alloc": {"streams": "device", "workspace": "alloc"},
     "dev-arg": {"streams": "device", "workspace": "arg"},
@@ -37,6 +39,9 @@ VARIANTS = {
 DTYPE_CHECKS = [("f32", "sum"), ("f16", "sum"), ("bf16", "max"), ("f64", "prod"),
                 ("i1", "xor"), ("i8", "min"), ("i16", "or"), ("i32", "and"), ("i64", "sum")]
 DTYPE_NUMELS = (1001, 100003)
+# Run under compute-sanitizer (racecheck, memcheck) on the GPU machine: every
+# strategy at N = 4, a small odd size (uneven chunks, scalar tails).
+SANITIZE = {"n": 4, "numel": 4099}
 ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2,
               "i32": 4, "i64": 8}
 CARRY_LIMIT = 64 << 20
@@ -58,6 +63,10 @@ def jobs(quick=False):
                 out.append(dict(set="dtype", size=str(numel), n=3, numel=numel, dtype=dtype,
                                 kind=kind, strategy=strategy, variant="dev-arg",
                                 **VARIANTS["dev-arg"]))
+    for strategy in STRATEGIES:
+        out.append(dict(set="sanitize", size=str(SANITIZE["numel"]), n=SANITIZE["n"],
+                        numel=SANITIZE["numel"], dtype="f32", kind="sum", strategy=strategy,
+                        variant="dev-alloc", **VARIANTS["dev-alloc"]))
     for j in out:
         j["file"] = (f"{j['set']}_{j['strategy']}_n{j['n']}_{j['numel']}_{j['dtype']}_{j['kind']}"
                      f"_{j['variant']}.so")
@@ -124,7 +133,7 @@ def build(job, out_dir):
     entry = dict(job)
     with make_context():
         text = all_reduce_module(job["n"], [job["numel"]], job["dtype"], job["kind"],
-                                 strategy=job["strategy"])
+                                 strategy=job["strategy"], peer_access=job["strategy"] in PEER)
         module = ir.Module.parse(text)
         low = lower(module.operation, None, job["strategy"])
         func = module.body.operations[0]
@@ -139,8 +148,11 @@ def build(job, out_dir):
         entry["workspace_bytes"] = ir.IntegerAttr(ws).value if ws is not None else 0
         entry["entry"] = ir.StringAttr(func.attributes["sym_name"]).value
         llvm_ir = compile_module(module.operation, Path(out_dir) / job["file"], fmt="auto")
-        entry["mgpu_calls"] = {name: len(re.findall(rf"call \w+ @{name}\(", llvm_ir)) for name in (
-            "mgpuMemcpy", "mgpuLaunchKernel", "mgpuStreamCreate", "mgpuEventCreate", "mgpuMemAlloc")}
+        # Per call (the entry function; streams, events, pool: at load).
+        body = llvm_ir.split(f"define void @{entry['entry']}(", 1)[1].split("\n}\n", 1)[0]
+        entry["mgpu_calls"] = {name: len(re.findall(rf"call \w+ @{name}\(", body)) for name in (
+            "mgpuMemcpy", "mgpuLaunchKernel", "mgpuStreamCreate", "mgpuEventCreate", "mgpuMemAlloc",
+            "mgpuEventRecord", "mgpuStreamWaitEvent", "mgpuStreamSynchronize")}
     entry["build_seconds"] = round(time.perf_counter() - t0, 3)
     return entry
 

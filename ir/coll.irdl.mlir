@@ -23,7 +23,7 @@ irdl.dialect @coll {
   // Collective level. inputs[i] lives on devices[i]. Multi-device output:
   // one output per input, on the same device. Single-device output: one
   // output on device `to_device`. Optional attributes, checked in Python:
-  // `strategy` (auto|naive|ring|all2all), `to_device` (i64),
+  // `strategy` (auto|naive|ring|all2all|oneshot|twoshot), `to_device` (i64),
   // `threshold` (i64, elements).
   irdl.operation @all_reduce {
     %in = irdl.base "!builtin.memref"

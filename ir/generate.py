@@ -2,7 +2,7 @@
 from mlir import ir
 from mlir.dialects import func
 
-from . import builders, load_dialect
+from . import builders, load_dialect, peers
 from .types import ELEMENT_TYPES
 
 
@@ -23,12 +23,15 @@ def element_type(name):
 
 
 def all_reduce_module(devices, shape, dtype, kind="sum", to_device=None,
-                      strategy=None, threshold=None, name="all_reduce"):
+                      strategy=None, threshold=None, name="all_reduce", peer_access=False):
     """Text of a module with one function @name(x0..x{N-1}, outputs...) that
-    all-reduces the inputs. Needs a current Context."""
+    all-reduces the inputs (`peer_access`: the devices address each other's
+    memory, ir/peers.py). Needs a current Context."""
     load_dialect()
     with ir.Location.unknown():
         module = ir.Module.create()
+        if peer_access:
+            peers.enable(module.operation)
         mt = ir.MemRefType.get(list(shape), element_type(dtype))
         n_out = 1 if to_device is not None else devices
         with ir.InsertionPoint(module.body):

@@ -6,6 +6,7 @@ parses its operands or attributes.
 """
 from mlir import ir
 
+from .peers import home_device
 from .types import device_of
 
 VARIADIC = -1
@@ -98,8 +99,10 @@ class AllReduce(OpView):
     NAME = "coll.all_reduce"
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC))
     READS, WRITES = ("inputs",), ("outputs",)
-    # The strategies the lowering implements (passes/lower_all_reduce.py).
-    STRATEGIES = ("naive", "ring", "all2all")
+    # The strategies the lowering implements (passes/lower_all_reduce.py);
+    # the peer ones need coll.peer_access (passes/peer_strategies.py).
+    STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
+    PEER_STRATEGIES = ("oneshot", "twoshot")
 
     kind = property(lambda self: attr_str(self.op, "kind"))
     devices = property(lambda self: attr_ints(self.op, "devices"))
@@ -141,6 +144,13 @@ class Combine(OpView):
     kind = property(lambda self: attr_str(self.op, "kind"))
     inputs = property(lambda self: self.lhs_ + self.rhs)
     device = property(lambda self: device_of(self.outs[0].type))
+
+    @property
+    def peers(self):
+        """[(input, home device)] of the inputs held by another device (read
+        in place through peer views, ir/peers.py)."""
+        dev = self.device
+        return [(v, h) for v in self.inputs for h in [home_device(v)] if h != dev]
 
 
 class Join(OpView):

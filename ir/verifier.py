@@ -8,7 +8,7 @@ VerifyError that tools print as located MLIR diagnostics.
 """
 from mlir import ir
 
-from . import BITWISE_KINDS, KINDS, MAX_DEVICES, STRATEGIES
+from . import BITWISE_KINDS, KINDS, MAX_DEVICES, STRATEGIES, peers
 from .types import ELEMENT_TYPES, device_of, element_name, is_token
 
 ASYNC_OPS = ("coll.all_reduce", "coll.copy", "coll.combine", "coll.join")
@@ -201,6 +201,10 @@ class _Verifier:
             devs.append(dev)
         if len(set(devs)) != 1:
             return self.error(op, f"combine touches devices {sorted(set(devs))}; expected all its buffers on one device")
+        for v, role in zip(bufs, roles):
+            home = peers.home_device(v)
+            if home != devs[0] and not peers.enabled(op):
+                return self.error(op, f"combine on device {devs[0]} reaches its {role} in the memory of device {home} (a peer view); that needs peer access: expected the module attribute '{peers.ATTR}', or a buffer on device {devs[0]}")
         ref = _memref(bufs[-1])
         for v, role in zip(bufs, roles):
             mt = _memref(v)

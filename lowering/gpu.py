@@ -1,9 +1,8 @@
 """coll-to-gpu: explicit level -> upstream gpu dialect (host ops + kernels).
 
-  coll.alloc    -> a `memref.view` into one scratch pool: `gpu.alloc async`
-                   of the pool first, `gpu.dealloc async` after the last use
-                   (one cuMemAlloc/cuMemFree per run, not one per buffer:
-                   cuMemFree synchronizes the device). With `workspace=arg`
+  coll.alloc    -> a `memref.view` into one scratch pool, allocated once by
+                   the library's constructor and freed at unload (not per
+                   call: cuMemFree synchronizes the device). With `workspace=arg`
                    the pool is a trailing `memref<Bxi8>` argument instead
                    (the caller keeps it across runs) and the function gets
                    `coll.workspace_bytes = B`.
@@ -18,22 +17,22 @@
   coll.combine  -> `gpu.launch_func async` of `combine_<kind>_<type>_x<arity>`
                    in `gpu.module @coll_kernels` (gpu_kernels.py), one kernel
                    per (kind, type, arity)
-  coll.join     -> folded: its tokens are joined with `gpu.wait async [...]`
-                   where an op needs them as its one dependency
-  coll.wait     -> `gpu.wait` (host sync) on the last token of every stream
+  coll.join     -> folded: its tokens are the dependencies of what waits on it
+  coll.wait     -> one host sync (`mgpuStreamSynchronize`) after every live
+                   stream joined one
 
-Streams. Upstream gpu-to-llvm lowers a chain of async tokens to one CUDA
-stream, and `gpu.wait async [a, b]` to a new stream that waits on events
-recorded after `a` and `b`. Every logical device gets its own chain; an op
-on device d (copies run on their destination's chain) that must wait for
-another chain continues d's chain on such a new stream. Dependencies that
-d's chain already implies (vector clocks) are not waited for again. Every
-op thus has exactly the one async dependency upstream requires, and the
-host code is straight-line. `gpu.wait` destroys the streams it syncs and
-nothing else does, so the final `gpu.wait` names the last token of every
-stream created, each once. `streams=single` puts all ops of a GPU on one
-chain in program order (a valid order of the token graph): no events, no
-concurrency; for comparing host overhead against overlap.
+Streams (lowering/gpu_streams.py). Every logical device's ops form a chain
+on one stream (copies run on their destination's chain); streams, events and
+the pool are made once, by the library's constructor, and reused by every
+call. An op that must wait for another chain waits on an event recorded
+right after the producer; dependencies a chain already implies (vector
+clocks) are not waited for again. Upstream's `gpu.wait async` lowering would
+create a stream per join, per call, so the token graph is lowered to the
+`mgpu*` runtime calls directly; gpu.memcpy and gpu.launch_func still go
+through upstream, with the stream as their one async dependency.
+`streams=single` puts all ops of a GPU on one chain in program order (a
+valid order of the token graph): no events, no concurrency; for comparing
+host overhead against overlap.
 
 Placement. `#coll.device<i>` memory spaces are stripped from all types;
 `device-map=0,0,1` names the physical GPU of each logical device (default:
@@ -57,7 +56,7 @@ from ..ir.walk import find_ops
 from . import gpu_kernels as kernels
 from .gpu_kernels import KERNEL_MODULE, add_kernels, features_for  # noqa: F401
 from .gpu_memcpy import legalize_memcpy
-from .gpu_streams import _Chains, _token_type
+from .gpu_streams import Chains, Program, _token_type
 from .placement import strip_types
 
 THREADS = 256
@@ -125,17 +124,16 @@ def _check_contiguous(v, what, loc):
 class _Function:
     """Lowers the coll ops of one func.func (straight-line, in order)."""
 
-    def __init__(self, func, device_map, workspace, streams, kernels_needed):
+    def __init__(self, func, device_map, workspace, streams, kernels_needed, program):
         self.func = func
+        self.program = program
         self.device_map = device_map
         self.workspace = workspace
         self.streams = streams
         self.kernels_needed = kernels_needed
         self.block = func.regions[0].blocks[0]
-        self.chains = _Chains()
         self.tokens = {}      # coll token value -> [_Tok]
         self.pool = None      # the scratch pool value
-        self.pool_tok = None  # its gpu.alloc token (workspace=alloc)
         self.consts = {}      # index constants, hoisted to the entry
 
     # Devices are read from the types before they are stripped.
@@ -153,8 +151,6 @@ class _Function:
                 dev = device_of(t)
                 used.add(dev)
                 nbytes = _numel(t) * kernels.ELEMENT_BYTES[kernels.stored_element(_elem(t))]
-                if not self.scratch:
-                    self.pool_chain = dev  # the pool is allocated on this chain
                 self.scratch.append((op, size))
                 size += -(-max(nbytes, 1) // POOL_ALIGN) * POOL_ALIGN
                 self.ops.append((op, dev))
@@ -196,13 +192,6 @@ class _Function:
             out.extend(self.tokens.get(v, []))
         return out
 
-    def _last_coll(self):
-        last = None
-        for op, _ in self.ops:
-            if op.name.startswith("coll."):
-                last = op
-        return last
-
     def _const(self, v):
         if v not in self.consts:
             with ir.InsertionPoint(self.entry), self.func.location:
@@ -212,14 +201,14 @@ class _Function:
     def emit(self):
         first = self.block.operations[0]
         self.entry = first
+        self.chains = Chains(self.program, first)
         with ir.InsertionPoint(first), self.func.location:
             self.func.attributes["coll.gpu"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64), self.physical[0] if self.physical else 0)
             self._make_pool()
-        last = self._last_coll()
         for op, dev in self.ops:
             with ir.InsertionPoint(op), op.location:
-                getattr(self, "_" + op.name.split(".")[1])(op, dev, final=op == last)
+                getattr(self, "_" + op.name.split(".")[1])(op, dev)
         # Whatever is still in flight at a return is synced there.
         term = self.block.operations[len(self.block.operations) - 1]
         with ir.InsertionPoint(term), term.location:
@@ -240,50 +229,23 @@ class _Function:
             self.func.attributes["coll.workspace_bytes"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64), self.pool_bytes)
             return
-        chain = self._chain(self.pool_chain)
-
-        def alloc(dep):
-            op = gpu.AllocOp(pool_type, _token_type(), [dep], [], [])
-            self.pool = op.results[0]
-            return op.results[1]
-        self.pool_tok = self.chains.issue(chain, [], alloc)
-
-    def _free_pool(self):
-        if self.pool is None or self.workspace == "arg":
-            return
-        after = self.chains.join_all()
-        pool = self.pool
-
-        def dealloc(dep):
-            return gpu.DeallocOp(_token_type(), [dep], pool).result
-        if after is None:  # nothing in flight: a fresh stream
-            self.chains.issue("free", [], dealloc)
-        else:
-            self.chains.issue(after.chain, [after], dealloc)
-        self.pool = None
+        self.pool = self.chains.pool(self.program.pool(self.pool_bytes), self.pool_bytes)
 
     def _finish(self):
-        if self.pool is not None and self.workspace != "arg":
-            self._free_pool()
         self.chains.sync()
 
     # -- ops ----------------------------------------------------------------------
-    def _alloc(self, op, dev, final):
+    def _alloc(self, op, dev):
         shift = next(off for o, off in self.scratch if o == op)
         view = memref.view(op.results[0].type, self.pool, self._const(shift), [])
         op.results[0].replace_all_uses_with(view)
 
-    def _pool_deps(self):
-        # The pool must be allocated before any chain touches it (the vector
-        # clocks drop this once a chain knows it).
-        return [self.pool_tok] if self.pool_tok is not None else []
-
-    def _copy(self, op, dev, final):
+    def _copy(self, op, dev):
         c = Copy.of(op)
         _check_contiguous(c.source, "copy source", op.location)
         _check_contiguous(c.target, "copy target", op.location)
         src, dst = _flat(c.source), _flat(c.target)
-        deps = self._deps(c.deps) + self._pool_deps()
+        deps = self._deps(c.deps)
         if _numel(dst.type) == 0:
             self.tokens[op.results[0]] = deps
             return
@@ -292,11 +254,11 @@ class _Function:
             return gpu.MemcpyOp(_token_type(), [dep], dst, src).result
         self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
 
-    def _combine(self, op, dev, final):
+    def _combine(self, op, dev):
         c = Combine.of(op)
         n_in = len(c.inputs)
         bufs = c.inputs + [c.out]
-        deps = self._deps(c.deps) + self._pool_deps()
+        deps = self._deps(c.deps)
         kind = c.kind
         elem = _elem(bufs[-1].type)
         n = _numel(bufs[-1].type)
@@ -325,16 +287,13 @@ class _Function:
                                     async_dependencies=[dep]).results[0]
         self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
 
-    def _join(self, op, dev, final):
+    def _join(self, op, dev):
         self.tokens[op.results[0]] = self._deps(list(op.operands))
 
-    def _wait(self, op, dev, final):
-        if final:
-            self._finish()
-        else:
-            self.chains.sync()
+    def _wait(self, op, dev):
+        self.chains.sync()
 
-    def _memory_space_cast(self, op, dev, final):
+    def _memory_space_cast(self, op, dev):
         src, res = op.operands[0], op.results[0]
         if src.type == res.type:
             res.replace_all_uses_with(src)
@@ -359,6 +318,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
         raise PassError(f"chip must be an NVIDIA architecture like sm_90, got '{chip}'")
     dmap = parse_device_map(device_map)
     needed = {}
+    program = Program()
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
@@ -372,13 +332,14 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
             if nested:
                 raise PassError("only straight-line code is lowered: coll ops must be "
                                 "in the function body, not in nested regions", nested[0].location)
-            low = _Function(f, dmap, workspace, streams, needed)
+            low = _Function(f, dmap, workspace, streams, needed, program)
             low.plan()
             lowerings.append(low)
         for f in funcs:
             strip_types(f)
         for low in lowerings:
             low.emit()
+        program.install(module_op)
         if funcs:
             module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
         add_kernels(module_op, chip, needed)

@@ -146,14 +146,34 @@ def host_llvm_ir(module_op):
     return r.stdout.decode()
 
 
+def host_calls(llvm_ir):
+    """{function name: {runtime function: calls}} of the host LLVM IR
+    (straight-line host code makes the counts exact)."""
+    import re
+    from collections import Counter
+    out = {}
+    for m in re.finditer(r"^define [^@]*@([\w.$]+)\(.*?^}$", llvm_ir, re.S | re.M):
+        out[m.group(1)] = Counter(re.findall(r"call \w+ @(mgpu\w+)\(", m.group(0)))
+    return out
+
+
 def check_streams(llvm_ir):
-    """Every stream the host creates must be destroyed exactly once (a
-    stream leaked per call, or destroyed twice, is a runtime bug that only
-    shows on a GPU). Straight-line host code makes call counts exact."""
-    created = llvm_ir.count("call ptr @mgpuStreamCreate(")
-    destroyed = llvm_ir.count("call void @mgpuStreamDestroy(")
-    if created != destroyed:
-        raise PassError(f"host code creates {created} streams but destroys {destroyed}")
+    """Streams and events are made by the constructor and destroyed by the
+    destructor, each once; no other function makes or destroys one (a
+    stream leaked per call, destroyed twice, or made per call is a runtime
+    bug or cost that only shows on a GPU)."""
+    from .gpu_streams import FINI, INIT
+    calls = host_calls(llvm_ir)
+    init, fini = calls.get(INIT, {}), calls.get(FINI, {})
+    for made, gone in (("mgpuStreamCreate", "mgpuStreamDestroy"),
+                       ("mgpuEventCreate", "mgpuEventDestroy")):
+        if init.get(made, 0) != fini.get(gone, 0):
+            raise PassError(f"host code makes {init.get(made, 0)} ({made}) at load but "
+                            f"destroys {fini.get(gone, 0)} at unload")
+        for name, c in calls.items():
+            if name not in (INIT, FINI) and (c.get(made) or c.get(gone)):
+                raise PassError(f"host function {name} calls {made if c.get(made) else gone}; "
+                                "streams and events are made once, at load")
 
 
 def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):

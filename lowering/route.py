@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from ..analysis.stats import traffic_bytes
 from ..core import routes
 from ..core.pipeline import run
-from ..ir.ops import COLLECTIVES, DATA_OPS, view
+from ..ir import peers
+from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
 from ..ir.walk import find_ops
+
+
+# Back ends whose devices share one address space: the CPU's simulated
+# devices, and coll-to-gpu's (a program's logical devices are on one GPU).
+PEER_BACKENDS = ("cpu", "gpu")
 
 
 @dataclass
@@ -25,10 +31,15 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     explicit level). An explicit program that we did not lower ourselves is
     checked by coll-check-order and coll-check-semantics first
     (`check_order=False`: neither, for chaos tests that run a racy program
-    on purpose; `check_semantics` None: as `check_order`)."""
+    on purpose; `check_semantics` None: as `check_order`). A peer strategy
+    asked for (oneshot, twoshot) on a back end in PEER_BACKENDS sets
+    coll.peer_access, which holds there."""
     if check_semantics is None:
         check_semantics = check_order
     collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
+    asked = [strategy] + [view(op).strategy for op in collectives]
+    if backend in PEER_BACKENDS and any(s in AllReduce.PEER_STRATEGIES for s in asked):
+        peers.enable(module_op)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
     theirs = bool(explicit and not collectives)
     choose, rest = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,

@@ -17,7 +17,7 @@ from mlir.dialects import func
 from ..analysis import cost_model, taskgraph
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir import STRATEGIES, builders, make_context
+from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import AllReduce
 from ..ir.types import flat_type, numel
@@ -35,13 +35,19 @@ class Collective:
     elem: str
     kind: str
     to_device: object = None
+    peer_access: bool = False  # coll.peer_access: the peer strategies are candidates
 
     @staticmethod
     def of(op):
         ar = AllReduce.of(op)
         mt = ir.MemRefType(ar.inputs[0].type)
         return Collective(tuple(ar.devices), numel(mt), str(mt.element_type), ar.kind,
-                          ar.to_device)
+                          ar.to_device, peers.enabled(op))
+
+    def strategies(self):
+        """The candidate strategies: the peer ones only with peer access."""
+        return tuple(s for s in CANDIDATES
+                     if self.peer_access or s not in AllReduce.PEER_STRATEGIES)
 
     def nbytes(self):
         return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0
@@ -53,6 +59,8 @@ def candidate_graph(coll, strategy):
     (built in a private Context, so the caller's IR is untouched)."""
     with make_context(), ir.Location.unknown():
         module = ir.Module.create()
+        if strategy in AllReduce.PEER_STRATEGIES:
+            peers.enable(module.operation)
         t = flat_type(ir.Type.parse(coll.elem), coll.numel)
         n = len(coll.devices)
         n_out = 1 if coll.to_device is not None else n
@@ -68,10 +76,11 @@ def candidate_graph(coll, strategy):
         return taskgraph.from_function(f.operation)
 
 
-def candidates(coll, profile, strategies=CANDIDATES):
-    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}]."""
+def candidates(coll, profile, strategies=None):
+    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}] of
+    `strategies` (default: coll.strategies())."""
     out = []
-    for s in strategies:
+    for s in strategies or coll.strategies():
         g = candidate_graph(coll, s)
         out.append(dict(strategy=s, predicted_s=cost_model.simulate(g, profile).total,
                         **cost_model.summary(g)))

@@ -9,11 +9,12 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..core.errors import PassError
-from ..ir import builders
+from ..ir import builders, peers
 from ..ir.ops import AllReduce
 from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.walk import find_ops
 from .chunking import chunks
+from .peer_strategies import oneshot, twoshot
 
 DEFAULT_THRESHOLD = 256000
 
@@ -191,7 +192,8 @@ class _Emitter:
 
 # The strategies coll-lower-all-reduce implements, by the name the
 # `strategy` attribute gives (ir/ops.py AllReduce.STRATEGIES lists them).
-STRATEGIES = {"naive": _Emitter.naive, "ring": _Emitter.ring, "all2all": _Emitter.all2all}
+STRATEGIES = {"naive": _Emitter.naive, "ring": _Emitter.ring, "all2all": _Emitter.all2all,
+              "oneshot": oneshot, "twoshot": twoshot}
 
 
 MAX_OPS = 2_000_000  # above this, building the program would exhaust memory
@@ -201,7 +203,7 @@ def estimated_ops(strategy, n, numel):
     """An upper bound on the ops one all_reduce lowers to (casts included)."""
     if n == 1 or numel == 0:
         return 2 * n + 4
-    if strategy == "naive":
+    if strategy in ("naive", "oneshot"):
         return 2 * n * n + 3 * n
     busy = sum(1 for _, size in chunks(numel, n) if size)
     return busy * 6 * n + 2 * n + 4
@@ -230,6 +232,10 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
             raise PassError(f"unknown strategy '{chosen}'; expected one of: {', '.join(STRATEGIES)}",
                             op.location)
         check_size(op, chosen, e.n, e.numel)
+        if chosen in AllReduce.PEER_STRATEGIES and e.n > 1 and not peers.enabled(op):
+            raise PassError(f"strategy '{chosen}' reads buffers of other devices in place; the "
+                            f"module has no '{peers.ATTR}' (set it when the devices can address "
+                            "each other's memory, e.g. logical devices on one GPU)", op.location)
         if e.n == 1 or e.numel == 0:
             if e.numel:
                 e.identity()

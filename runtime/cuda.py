@@ -14,9 +14,9 @@ copied back. Logical devices all live on one GPU (`device`), each on its own
 stream (see lowering/gpu.py for the limitation of the upstream wrappers).
 
 Timing is a wall clock around the call, after warm-up: the program runs on
-streams it creates itself and returns after a host sync, so events on the
-caller's stream would not bracket it; the clock includes the host work of
-enqueueing, which is part of its cost.
+its own streams (made once, when the library loads) and returns after a
+host sync, so events on the caller's stream would not bracket it; the clock
+includes the host work of enqueueing, which is part of its cost.
 """
 import tempfile
 import time as _time

@@ -22,6 +22,8 @@ def _parser():
     a.add_argument("--strategy", default=None, choices=STRATEGIES)
     a.add_argument("--threshold", type=int, default=None, help="elements above which auto picks ring")
     a.add_argument("--name", default="all_reduce", help="function name")
+    a.add_argument("--peer-access", action="store_true",
+                   help="the devices address each other's memory (module attribute coll.peer_access)")
     return p
 
 
@@ -41,7 +43,7 @@ def run(argv):
         return 1
     with make_context():
         text = all_reduce_module(args.devices, shape, args.dtype, args.kind, args.to_device,
-                                 args.strategy, args.threshold, args.name)
+                                 args.strategy, args.threshold, args.name, args.peer_access)
         findings = verify(ir.Module.parse(text).operation)
     if findings:
         for _, msg in findings:

@@ -15,7 +15,7 @@ plus writes. Errors are MLIR-style diagnostics and exit code 1.
 import argparse
 import sys
 
-STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "all")
+STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "oneshot", "twoshot", "all")
 
 
 class Failure(Exception):

@@ -88,6 +88,14 @@ class Tensor:
     def clone(self):
         return Tensor(self.a.copy(), self.dtype)
 
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        if self.dtype.bf16:
+            raise TypeError("numpy has no bfloat16: convert with .float() first")
+        return self.a
+
 
 def _binary(fn):
     def op(a, b, out=None):
@@ -163,3 +171,18 @@ class cuda:  # noqa: N801 (torch's name)
     @staticmethod
     def empty_cache():
         pass
+
+    class Event:
+        """Host time stands in for the GPU's: work is synchronous here."""
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self, stream=None):
+            import time
+            self.t = time.perf_counter()
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, end):
+            return (end.t - self.t) * 1e3  # milliseconds, as torch

@@ -26,7 +26,8 @@ CPU_PIPELINE = ("builtin.module(arith-expand{include-bf16=true},convert-vector-t
                 "finalize-memref-to-llvm,convert-vector-to-llvm,convert-arith-to-llvm,"
                 "convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
                 "reconcile-unrealized-casts)")
-COUNTS = ("streams", "events", "copies", "kernels", "allocs", "frees", "stream_waits", "syncs")
+COUNTS = ("streams", "events", "copies", "kernels", "allocs", "frees", "stream_waits", "syncs",
+          "records")
 
 LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
                           ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
@@ -135,6 +136,7 @@ class Emulator:
         self.lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         self.lib.mgpuEmuError.restype = ctypes.c_char_p
         self.lib.mgpuEmuCount.restype = ctypes.c_int64
+        self.lib.mgpuEmuPending.restype = ctypes.c_int64
         self.lib.mgpuEmuReset.argtypes = [ctypes.c_uint64, LAUNCH]
         self.kernels = Kernels()
         self.error = None
@@ -148,21 +150,36 @@ class Emulator:
                 self.error = self.error or f"kernel {name.decode()}: {e!r}"
         self._cb = LAUNCH(on_launch)
 
-    def run(self, so_path, entry, arrays, seed=0):
-        """Calls `_mlir_ciface_<entry>` on host arrays (one per argument).
-        Returns the emulator's counts; raises on any misuse it recorded."""
+    def counts(self):
+        return {k: self.lib.mgpuEmuCount(i) for i, k in enumerate(COUNTS)}
+
+    def run(self, so_path, entry, arrays, seed=0, calls=1):
+        """Loads the library, calls `_mlir_ciface_<entry>` `calls` times on
+        host arrays (one per argument), unloads it. Returns the emulator's
+        counts over all of it (load and unload included), with
+        `per_call`: the counts of each call alone. Raises on any misuse it
+        recorded, on work still queued when a call returns, and on a stream,
+        event or allocation still alive after the unload."""
         self.error = None
         self.lib.mgpuEmuReset(seed, self._cb)
         prog = cuda_driver.Program(so_path, entry)
+        per_call = []
         try:
             args = prog.bind([a.ctypes.data for a in arrays], [a.shape for a in arrays])
-            prog.call(args)
+            for _ in range(calls):
+                before = self.counts()
+                prog.call(args)
+                after = self.counts()
+                per_call.append({k: after[k] - before[k] for k in COUNTS})
+                queued = self.lib.mgpuEmuPending()
+                if queued and not self.error:
+                    self.error = f"{queued} ops still queued when the call returned"
         finally:
             prog.close()
         err = self.lib.mgpuEmuError().decode()
         if err or self.error:
             raise AssertionError(f"emulated run failed: {err or self.error}")
-        return {k: self.lib.mgpuEmuCount(i) for i, k in enumerate(COUNTS)}
+        return dict(self.counts(), per_call=per_call)
 
 
 def reference(kind, arrays):

@@ -5,7 +5,9 @@
 // runs only when the host synchronizes, in an order picked by a seeded
 // policy among the streams whose head is ready. So a dependency missing from
 // the streams and events of the program shows up as a wrong result for some
-// seed. Kernels run through a callback (the test runs the kernel body on the
+// seed. Streams and events may live across calls (a program makes them once,
+// at load): once nothing is queued, the finished work is dropped and an
+// event keeps only "recorded and complete". Kernels run through a callback (the test runs the kernel body on the
 // CPU). Misuse of the wrapper API (a destroyed stream or event, an event
 // waited on before it is recorded, a leak) is recorded as an error.
 //
@@ -50,7 +52,7 @@ static uint64_t rng = 1;
 static launch_fn on_launch;
 static int64_t counts[16];  // per API: see mgpuEmuCount
 
-enum { C_STREAM, C_EVENT, C_COPY, C_KERNEL, C_ALLOC, C_FREE, C_WAIT_EVENT, C_SYNC };
+enum { C_STREAM, C_EVENT, C_COPY, C_KERNEL, C_ALLOC, C_FREE, C_WAIT_EVENT, C_SYNC, C_RECORD };
 
 static void fail(const char *msg, long a) {
   if (!error[0]) snprintf(error, sizeof error, msg, a);
@@ -96,6 +98,19 @@ static int head_of(int s) {
 
 static int ready(int i) {
   return ops[i].kind != OP_WAIT || ops[i].record < 0 || ops[ops[i].record].done;
+}
+
+#define RECORD_DONE (-2)  // event_last_record: recorded, and that work is done
+
+// Nothing queued: drop the finished ops, so that programs whose streams and
+// events outlive a call do not fill the table over many calls.
+static int pending(int stream);
+static void drop_finished(void) {
+  if (pending(0)) return;
+  for (int i = 0; i < nops; ++i) free(ops[i].params);
+  for (int e = 1; e <= nevents; ++e)
+    if (event_last_record[e] >= 0) event_last_record[e] = RECORD_DONE;
+  nops = 0;
 }
 
 static void execute(Op *op) {
@@ -174,6 +189,7 @@ void mgpuStreamSynchronize(void *stream) {
   int s = check_stream(stream);
   counts[C_SYNC]++;
   if (s) run_until_stream_done(s);
+  if (!error[0]) drop_finished();
 }
 
 // Between program calls nothing is alive: start the tables afresh, and
@@ -221,14 +237,15 @@ void mgpuEventRecord(void *event, void *stream) {
   Op *op = push(OP_RECORD, s);
   op->record = e;
   event_last_record[e] = (int)(op - ops);
+  counts[C_RECORD]++;
 }
 
 void mgpuStreamWaitEvent(void *stream, void *event) {
   int s = check_stream(stream), e = check_event(event);
   if (!e || !s) return;
-  if (event_last_record[e] < 0) fail("stream waits on event %ld that was never recorded", e);
+  if (event_last_record[e] == -1) fail("stream waits on event %ld that was never recorded", e);
   Op *op = push(OP_WAIT, s);
-  op->record = event_last_record[e];
+  op->record = event_last_record[e] >= 0 ? event_last_record[e] : -1;
   counts[C_WAIT_EVENT]++;
 }
 
@@ -315,8 +332,15 @@ const char *mgpuEmuError(void) {
   return error;
 }
 
-// streams, events, copies, kernels, allocs, frees, stream waits, syncs
+// streams, events, copies, kernels, allocs, frees, stream waits, syncs, records
 int64_t mgpuEmuCount(int what) { return what >= 0 && what < 16 ? counts[what] : -1; }
+
+// Ops still queued (after a call that returned: work it did not wait for).
+int64_t mgpuEmuPending(void) {
+  int64_t n = 0;
+  for (int i = 0; i < nops; ++i) n += !ops[i].done;
+  return n;
+}
 
 #else
 // -- a host-memory CUDA driver (libcuda.so.1) for runtime/cuda_driver.py ------

@@ -27,7 +27,11 @@ import gpu_run  # noqa: E402
 def test_job_list():
     jobs = gpu_prepare.jobs()
     perf = [j for j in jobs if j["set"] == "perf"]
-    assert len(perf) == 3 * 3 * 3 * len(gpu_prepare.VARIANTS)
+    assert len(gpu_prepare.STRATEGIES) == 5  # naive ring all2all oneshot twoshot
+    assert len(perf) == len(gpu_prepare.STRATEGIES) * 3 * 3 * len(gpu_prepare.VARIANTS)
+    sanitize = [j for j in jobs if j["set"] == "sanitize"]
+    assert sorted(j["strategy"] for j in sanitize) == sorted(gpu_prepare.STRATEGIES)
+    assert all(j["n"] == 4 and j["numel"] < 1 << 16 for j in sanitize)
     assert {(j["n"], j["size"]) for j in perf} == {(n, s) for n in (2, 4, 8)
                                                    for s in ("1MB", "64MB", "1GB")}
     assert {j["numel"] for j in perf} == {1 << 18, 1 << 24, 1 << 28}
@@ -39,7 +43,8 @@ def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundle") / "gpu"
     pick = lambda j: (j["set"] == "dtype" and j["numel"] == 1001
                       and j["dtype"] in ("bf16", "i1", "f64")
-                      ) or (j["set"] == "perf" and j["size"] == "1MB" and j["n"] == 4)
+                      ) or (j["set"] == "perf" and j["size"] == "1MB" and j["n"] == 4
+                      ) or (j["set"] == "sanitize" and j["strategy"] in ("ring", "oneshot"))
     entries, failed, total = gpu_prepare.prepare(out, workers=2, job_filter=pick)
     assert not failed, failed
     return out, entries, total
@@ -47,7 +52,8 @@ def bundle(tmp_path_factory):
 
 def test_bundle_contents(bundle):
     out, entries, total = bundle
-    assert len(entries) == 3 * len(gpu_prepare.VARIANTS) + 3 * 3
+    k = len(gpu_prepare.STRATEGIES)
+    assert len(entries) == k * len(gpu_prepare.VARIANTS) + 3 * k + 2
     names = {p.name for p in out.iterdir()}
     assert {"manifest.json", "libmlir_cuda_runtime.so", "libLLVM.so", "cuda_driver.py",
             "gpu_run.py"} <= names
@@ -59,9 +65,13 @@ def test_bundle_contents(bundle):
         dyn = subprocess.run([nvvm.tool("llvm-readelf"), "-d", str(lib)], capture_output=True,
                              text=True).stdout
         assert "[libmlir_cuda_runtime.so]" in dyn and "[$ORIGIN]" in dyn
-        assert e["mgpu_calls"]["mgpuMemcpy"] == e["stats"]["copies"] + e["stats"]["local_copies"]
-        assert e["mgpu_calls"]["mgpuLaunchKernel"] == e["stats"]["kernels"]
-        assert (e["workspace_bytes"] > 0) == (e["workspace"] == "arg")
+        calls = e["mgpu_calls"]  # per call
+        assert calls["mgpuMemcpy"] == e["stats"]["copies"] + e["stats"]["local_copies"]
+        assert calls["mgpuLaunchKernel"] == e["stats"]["kernels"]
+        assert calls["mgpuStreamCreate"] == calls["mgpuEventCreate"] == calls["mgpuMemAlloc"] == 0
+        assert calls["mgpuStreamSynchronize"] == 1
+        scratch = e["strategy"] not in gpu_prepare.PEER  # oneshot, twoshot need none
+        assert (e["workspace_bytes"] > 0) == (e["workspace"] == "arg" and scratch)
     # The stub only has to exist under the name the wrappers need.
     dyn = subprocess.run([nvvm.tool("llvm-readelf"), "-d", str(out / "libLLVM.so")],
                          capture_output=True, text=True).stdout
@@ -102,14 +112,15 @@ def test_bundle_programs_run_on_the_emulator(bundle, tmp_path):
             np.testing.assert_allclose(y.astype(np.float64), want, rtol=1e-5, err_msg=e["file"])
 
 
-@pytest.mark.parametrize("strategy", ["naive", "ring", "all2all"])
+@pytest.mark.parametrize("strategy", gpu_prepare.STRATEGIES)
 @pytest.mark.parametrize("n,numel,to_device", [(3, 7, None), (4, 1000, None), (4, 3, None),
                                                (3, 50, 1)])
 def test_schedule_replay_is_the_allreduce(strategy, n, numel, to_device):
     """gpu_run's torch reference replays the exported schedule; with numpy
     arrays the replay must give the allreduce."""
     with make_context():
-        m = ir.Module.parse(all_reduce_module(n, [numel], "f32", "sum", to_device=to_device))
+        m = ir.Module.parse(all_reduce_module(n, [numel], "f32", "sum", to_device=to_device,
+                                              peer_access=strategy in gpu_prepare.PEER))
         lower_all_reduce(m.operation, strategy)
         sched = gpu_prepare.schedule(m.body.operations[0], n)
     rng = np.random.default_rng(1)
@@ -150,6 +161,19 @@ def test_table_and_targets():
         [["s0", 0, 4]], ["s0", 4, 4])
 
 
+def test_numpy_check_and_sanitizer_reports():
+    """gpu_run's numpy reference, the two-ends sampling of large buffers,
+    and the error counts of compute-sanitizer's two report formats."""
+    xs = [np.arange(10, dtype=np.float32) + i for i in range(3)]
+    want = gpu_run.numpy_reference(xs, "sum")
+    assert gpu_run.numpy_close(sum(xs), want, "f32", 3)
+    assert not gpu_run.numpy_close(sum(xs) + 1, want, "f32", 3)
+    assert gpu_run.sanitizer_errors("========= ERROR SUMMARY: 0 errors\n") == 0
+    assert gpu_run.sanitizer_errors("========= RACECHECK SUMMARY: 2 hazards displayed "
+                                    "(2 errors, 0 warnings)\n") == 2
+    assert gpu_run.sanitizer_errors("no summary") is None
+
+
 def test_bundle_scripts_need_no_mlir():
     """The GPU machine has no MLIR wheels and no coll package."""
     for path in (ROOT / "bench" / "gpu_run.py", ROOT / "runtime" / "cuda_driver.py"):
@@ -174,18 +198,28 @@ def test_driver_exits_cleanly_without_a_gpu(bundle, tmp_path):
 
 
 FAKE_GPU_RUN = r"""
-import sys
+import ctypes, json, os, sys
 sys.path.insert(0, sys.argv[2])
 import fake_torch
 sys.modules["torch"] = fake_torch
-from gpu_emulator import Emulator
+from gpu_emulator import Emulator, build_emulator
 bundle = sys.argv[1]
-# The carried wrappers need libcuda.so.1: the emulator takes their place.
+# The carried wrappers need libcuda.so.1: the emulator takes their place; a
+# host-memory libcuda.so.1 serves --check-one's CUDA driver calls.
+os.makedirs(sys.argv[3], exist_ok=True)
+ctypes.CDLL(str(build_emulator(sys.argv[3], "libcuda.so.1", ["-DEMULATE_DRIVER"])),
+            mode=ctypes.RTLD_GLOBAL)
 emu = Emulator(bundle)
 emu.lib.mgpuEmuReset(1, emu._cb)
 sys.path.insert(0, bundle)
 import gpu_run
+os.environ["PATH"] = "/nonexistent"  # no compute-sanitizer: reported as not run
 rc = gpu_run.main([bundle, "--results", sys.argv[3]])
+# What each compute-sanitizer child runs: the program alone, against numpy.
+for p in json.load(open(os.path.join(bundle, "manifest.json")))["programs"]:
+    if p["set"] == "sanitize":
+        assert gpu_run.main([bundle, "--check-one", p["file"]]) == 0, p["file"]
+        print("checked", p["file"])
 err = emu.lib.mgpuEmuError().decode() or emu.error
 print("rc", rc, "emulator:", err or "clean")
 sys.exit(rc or (3 if err else 0))
@@ -205,9 +239,14 @@ def test_driver_runs_on_a_fake_gpu(bundle, tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "emulator: clean" in r.stdout
     text = (tmp_path / "results" / "results.txt").read_text()
-    assert f"correctness: {len(entries)}/{len(entries)} programs ok" in text
+    checked = [e for e in entries if e["set"] != "sanitize"]  # those run under the sanitizer
+    assert f"correctness: {len(checked)}/{len(checked)} programs ok" in text
     rows = json.loads((tmp_path / "results" / "results.json").read_text())["rows"]
     perf = [r for r in rows if r["set"] == "perf"]
-    assert len(perf) == 9 and all(r["ok"] and r["seconds"] > 0 for r in perf)
+    k = len(gpu_prepare.STRATEGIES) * len(gpu_prepare.VARIANTS)
+    assert len(perf) == k and all(r["ok"] and r["seconds"] > 0 for r in perf)
+    assert all(r["numpy_ok"] and r["torch_ok"] and r["event_seconds"] > 0 for r in perf)
     assert all(r["torch_seconds"] > 0 and r["replay_ok"] for r in perf)
-    assert text.count(" 1MB  4 ") == 9
+    assert text.count(" 1MB  4 ") == k
+    assert "compute-sanitizer: not found on this machine (racecheck/memcheck NOT run)" in text
+    assert r.stdout.count("checked sanitize_") == 2

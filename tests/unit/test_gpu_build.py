@@ -49,23 +49,45 @@ def test_shared_library_exports_the_entry(tmp_path):
 @pytest.mark.parametrize("strategy", ["naive", "ring", "all2all"])
 @pytest.mark.parametrize("n", [2, 3, 8])
 def test_runtime_calls_match_the_explicit_program(strategy, n):
-    """One mgpuMemcpy per copy, one mgpuLaunchKernel per combine, and every
-    stream created is destroyed."""
+    """Per call (the entry function): one mgpuMemcpy per copy, one
+    mgpuLaunchKernel per combine, no stream, event or allocation made, each
+    event recorded once, one host sync. The constructor makes one stream
+    per device, the events and the pool; the destructor destroys them."""
     with make_context():
         m, stats = _lowered(n, [4096 + 3], strategy=strategy)
         nvvm.lower_to_llvm(m.operation, fmt="isa")
         text = nvvm.host_llvm_ir(m.operation)
-    assert text.count("call void @mgpuMemcpy(") == stats["copies"] + stats["local_copies"]
-    assert text.count("call void @mgpuLaunchKernel(") == stats["kernels"]
-    assert text.count("call ptr @mgpuStreamCreate(") == text.count("call void @mgpuStreamDestroy(")
-    assert text.count("call ptr @mgpuMemAlloc(") == 1
+    calls = nvvm.host_calls(text)
+    call, init, fini = calls["all_reduce"], calls["__coll_init"], calls["__coll_fini"]
+    assert call["mgpuMemcpy"] == stats["copies"] + stats["local_copies"]
+    assert call["mgpuLaunchKernel"] == stats["kernels"]
+    for made in ("mgpuStreamCreate", "mgpuEventCreate", "mgpuMemAlloc", "mgpuMemFree",
+                 "mgpuStreamDestroy", "mgpuEventDestroy"):
+        assert call[made] == 0, made
+    assert call["mgpuStreamSynchronize"] == 1
+    assert call["mgpuEventRecord"] == init["mgpuEventCreate"]
+    assert call["mgpuStreamWaitEvent"] >= call["mgpuEventRecord"]
+    assert init["mgpuStreamCreate"] == n == fini["mgpuStreamDestroy"]
+    assert init["mgpuEventCreate"] == fini["mgpuEventDestroy"]
+    assert init["mgpuMemAlloc"] == 1 == fini["mgpuMemFree"]
     nvvm.check_streams(text)
 
 
+_INIT_FINI = ("define internal void @__coll_init() {{\n{}}}\n"
+              "define internal void @__coll_fini() {{\n{}}}\n")
+
+
 def test_check_streams_rejects_a_leak():
-    with pytest.raises(PassError, match="creates 2 streams but destroys 1"):
-        nvvm.check_streams("call ptr @mgpuStreamCreate()\ncall ptr @mgpuStreamCreate()\n"
-                           "call void @mgpuStreamDestroy(ptr %1)\n")
+    with pytest.raises(PassError, match="makes 2 .mgpuStreamCreate. at load but destroys 1"):
+        nvvm.check_streams(_INIT_FINI.format("call ptr @mgpuStreamCreate()\n" * 2,
+                                             "call void @mgpuStreamDestroy(ptr %1)\n"))
+
+
+def test_check_streams_rejects_a_stream_per_call():
+    with pytest.raises(PassError, match="host function f calls mgpuStreamCreate"):
+        nvvm.check_streams(_INIT_FINI.format("", "") + "define void @f() {\n"
+                           "  %1 = call ptr @mgpuStreamCreate()\n"
+                           "  call void @mgpuStreamDestroy(ptr %1)\n}\n")
 
 
 def test_kernels_are_shared_across_functions():

@@ -14,6 +14,9 @@ from coll.lowering.nvvm import compile_module
 from coll.passes.lower_all_reduce import lower_all_reduce
 from gpu_emulator import Emulator, reference
 
+STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
+PEER = ("oneshot", "twoshot")  # logical devices on one GPU: peer access holds
+
 
 @pytest.fixture(scope="module")
 def emu(tmp_path_factory):
@@ -79,43 +82,63 @@ def check(dtype, kind, xs, outs):
             np.testing.assert_array_equal(got, ref)
 
 
-def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, **options):
+def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, calls=1, **options):
     with make_context():
-        text = all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy)
+        text = all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy,
+                                 peer_access=strategy in PEER)
     path, entry, ws, counts = build(emu, tmp, text, strategy, **options)
     rng = np.random.default_rng(seed)
     xs = inputs(dtype, n, shape, kind, rng)
     outs = [np.zeros_like(xs[0]) for _ in range(1 if to_device is not None else n)]
     extra = [np.zeros(ws, np.uint8)] if ws else []
-    calls = emu.run(path, entry, xs + outs + extra, seed=seed)
+    got = emu.run(path, entry, xs + outs + extra, seed=seed, calls=calls)
     check(dtype, kind, xs, outs)
-    return calls, counts
+    return got, counts
 
 
-@pytest.mark.parametrize("strategy", ["naive", "ring", "all2all"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("shape", [[7], [4, 100]])
 def test_strategies(emu, tmp_path, strategy, n, shape):
     """f32 sum, every strategy: one mgpuMemcpy per coll.copy, one launch per
-    coll.combine, streams and events all destroyed, pool freed."""
+    coll.combine, streams and events all destroyed, pool freed (the peer
+    strategies need no scratch)."""
     for seed in (0, 1, 2):
         calls, counts = run(emu, tmp_path, n, shape, "f32", "sum", strategy, seed)
         assert calls["copies"] == counts["coll.copy"]
         assert calls["kernels"] == counts["coll.combine"]
-        assert calls["allocs"] == calls["frees"] == 1
+        pools = 0 if strategy in PEER else 1
+        assert calls["allocs"] == calls["frees"] == pools
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("n", [4, 8])
+def test_per_call_work(emu, tmp_path, strategy, n):
+    """Streams, events and the pool are made once, at load: every call
+    after it (each in another random order) creates none, enqueues one
+    mgpuMemcpy per coll.copy and one launch per coll.combine, records each
+    event once and syncs the host once; the unload destroys them all."""
+    calls, counts = run(emu, tmp_path, n, [1000], "f32", "sum", strategy, seed=n, calls=3)
+    assert calls["streams"] == n
+    assert calls["allocs"] == calls["frees"] == (0 if strategy in PEER else 1)
+    for c in calls["per_call"]:
+        assert (c["streams"], c["events"], c["allocs"], c["frees"]) == (0, 0, 0, 0)
+        assert c["copies"] == counts["coll.copy"] and c["kernels"] == counts["coll.combine"]
+        assert c["records"] == calls["events"] and c["stream_waits"] >= c["records"]
+        assert c["syncs"] == 1
 
 
 @pytest.mark.parametrize("dtype,kind", [("bf16", "max"), ("f16", "prod"), ("f64", "min"),
                                         ("i1", "xor"), ("i8", "sum"), ("i16", "and"),
                                         ("i32", "or"), ("i64", "prod")])
 def test_types(emu, tmp_path, dtype, kind):
-    for strategy in ("naive", "ring", "all2all"):
+    for strategy in STRATEGIES:
         run(emu, tmp_path, 3, [33], dtype, kind, strategy, seed=5)
 
 
 @pytest.mark.parametrize("options", [{"workspace": "arg"}, {"streams": "single"},
                                      {"workspace": "arg", "streams": "single"}])
-@pytest.mark.parametrize("strategy", ["naive", "ring", "all2all"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
 def test_options(emu, tmp_path, options, strategy):
     calls, _ = run(emu, tmp_path, 4, [1000], "f32", "sum", strategy, seed=3, **options)
     if options.get("workspace") == "arg":
@@ -125,13 +148,13 @@ def test_options(emu, tmp_path, options, strategy):
 
 
 def test_single_device_output(emu, tmp_path):
-    for strategy in ("naive", "ring", "all2all"):
+    for strategy in STRATEGIES:
         run(emu, tmp_path, 3, [50], "f32", "sum", strategy, to_device=1)
 
 
 def test_empty_chunks(emu, tmp_path):
     """numel 3 on 4 devices: some chunks are empty (no copy, no kernel)."""
-    for strategy in ("ring", "all2all"):
+    for strategy in ("ring", "all2all", "twoshot"):
         run(emu, tmp_path, 4, [3], "i32", "sum", strategy)
 
 

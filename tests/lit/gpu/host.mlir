@@ -1,6 +1,7 @@
 // The host LLVM IR (ring, 4 devices, 1000 floats): one mgpuMemcpy per coll.copy, one mgpuLaunchKernel per
-// coll.combine, one pool allocation, every stream created destroyed once,
-// the C interface, and the kernels loaded by a global constructor.
+// coll.combine, one pool allocation (at load), every stream created once (at
+// load) and destroyed once (at unload), the C interface, and the kernels
+// loaded by a global constructor.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=ring --format=isa > %t.ll
 // RUN: filecheck %s --check-prefix=COPIES < %t.ll
 // RUN: filecheck %s --check-prefix=KERNELS < %t.ll
@@ -15,19 +16,26 @@
 // KERNELS-LABEL: define void @all_reduce(
 // KERNELS-COUNT-12: call void @mgpuLaunchKernel(ptr %{{[0-9]+}}, i64 1, i64 1, i64 1, i64 256, i64 1, i64 1, i32 0, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr null, i64 16)
 // KERNELS-NOT: call void @mgpuLaunchKernel(
-// 22 streams: one per device chain start and one per cross-device join.
-// CREATE-COUNT-22: call ptr @mgpuStreamCreate()
+// 4 streams, one per device, made by the constructor (upstream's gpu.wait
+// lowering made 22 per call: one per chain start and per cross-device join).
+// CREATE-LABEL: define internal void @__coll_init()
+// CREATE-COUNT-4: call ptr @mgpuStreamCreate()
 // CREATE-NOT: call ptr @mgpuStreamCreate()
-// DESTROY-COUNT-22: call void @mgpuStreamDestroy(
+// DESTROY-LABEL: define internal void @__coll_fini()
+// DESTROY-COUNT-4: call void @mgpuStreamDestroy(
 // DESTROY-NOT: call void @mgpuStreamDestroy(
 
-// CHECK: @llvm.global_ctors = {{.*}} @coll_kernels_load
+// CHECK: @llvm.global_ctors = {{.*}} @__coll_init{{.*}} @coll_kernels_load
 // CHECK: define void @all_reduce(
+// CHECK-NOT: @mgpuMemAlloc
+// CHECK-NOT: @mgpuMemFree
+// CHECK: define void @_mlir_ciface_all_reduce(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5, ptr %6, ptr %7)
 // Scratch: 4 chunks x 3 buffers of at most 1 KiB, in one pool.
+// CHECK: define internal void @__coll_init()
 // CHECK: call ptr @mgpuMemAlloc(i64 12288,
 // CHECK-NOT: call ptr @mgpuMemAlloc
+// CHECK: define internal void @__coll_fini()
 // CHECK: call void @mgpuMemFree(
-// CHECK: define void @_mlir_ciface_all_reduce(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5, ptr %6, ptr %7)
 // CHECK: define internal void @coll_kernels_load()
 // CHECK: call ptr @mgpuModuleLoadJIT(ptr @coll_kernels_binary
 

@@ -3,11 +3,14 @@
 // RUN: coll-gen all-reduce --devices 2 --shape 2x5 --dtype i1 --kind xor | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu{workspace=arg streams=single})' | filecheck %s --check-prefix=ARG
 // RUN: coll-gen all-reduce --devices 3 --shape 100 --dtype bf16 --kind max | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-gpu{chip=sm_80})' | filecheck %s --check-prefix=BF16
 
-// naive on 4 devices: N(N-1) = 12 copies into scratch, then one 4-input
-// kernel per device, and a single kernel definition.
-// NAIVE: gpu.alloc async
+// naive on 4 devices: N(N-1) = 12 copies into scratch (a pool allocated by
+// the constructor), then one 4-input kernel per device, and a single kernel
+// definition.
+// NAIVE-NOT: gpu.alloc
 // NAIVE-COUNT-12: gpu.memcpy async
 // NAIVE-NOT: gpu.memcpy
+// NAIVE: llvm.func internal @__coll_init()
+// NAIVE: llvm.call @mgpuMemAlloc(
 // NAIVE: gpu.module @coll_kernels
 // NAIVE-NEXT: gpu.func @combine_sum_f32_x4(
 // NAIVE-NOT: gpu.func
@@ -16,20 +19,23 @@
 // NAIVE-K-NOT: gpu.launch_func
 
 // workspace=arg: scratch is a trailing byte buffer the caller passes (no
-// gpu.alloc, no gpu.dealloc). streams=single: one chain in program order,
-// so one stream and no joins. i1 is stored as i8.
+// pool). streams=single: one chain in program order, so one stream, no
+// events. i1 is stored as i8.
 // ARG-LABEL: func.func @all_reduce(%arg0: memref<2x5xi8>, %arg1: memref<2x5xi8>, %arg2: memref<2x5xi8>, %arg3: memref<2x5xi8>, %arg4: memref<512xi8>)
 // ARG-SAME: coll.workspace_bytes = 512 : i64
-// ARG-NOT: gpu.alloc
+// ARG-NOT: __coll_pools
+// ARG: %[[SP:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// ARG-NEXT: %[[S:.*]] = builtin.unrealized_conversion_cast %[[SP]] : !llvm.ptr to !gpu.async.token
 // ARG: memref.view %arg4[%c0][] : memref<512xi8> to memref<10xi8>
-// ARG: %[[S:.*]] = gpu.wait async
-// ARG-NEXT: gpu.memcpy async [%[[S]]]
-// ARG-NOT: gpu.wait async
-// ARG: gpu.launch_func async [%{{.*}}] @coll_kernels::@combine_xor_i8_x2
-// ARG-NOT: gpu.wait async
-// ARG: %[[K:.*]] = gpu.launch_func async [%{{.*}}] @coll_kernels::@combine_xor_i8_x2
-// ARG-NEXT: gpu.wait [%[[K]]]
-// ARG-NOT: gpu.dealloc
+// ARG: gpu.memcpy async [%[[S]]]
+// ARG-NOT: mgpuStreamWaitEvent
+// ARG: gpu.launch_func async [%[[S]]] @coll_kernels::@combine_xor_i8_x2
+// ARG-NOT: mgpuStreamWaitEvent
+// ARG: gpu.launch_func async [%[[S]]] @coll_kernels::@combine_xor_i8_x2
+// ARG-NEXT: llvm.call @mgpuStreamSynchronize(%[[SP]])
+// ARG-NEXT: return
+// ARG-NOT: llvm.call @mgpuEventCreate
+// ARG-NOT: llvm.call @mgpuMemAlloc
 // ARG: gpu.func @combine_xor_i8_x2(
 // ARG: vector.load {{.*}} vector<16xi8>
 // ARG: arith.xori {{.*}} : vector<16xi8>

@@ -28,3 +28,15 @@
 // F16: add.{{(rn.)?}}f32
 // F16: cvt.rn.f16x2.f32
 // F16: st.global.v4.b32
+
+// oneshot on 8 devices: one kernel of arity 8 (each device reads all eight
+// inputs in place), 8 vector loads per step; twoshot shares it.
+// RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=oneshot | filecheck %s --check-prefix=ONESHOT
+// RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=twoshot | filecheck %s --check-prefix=ONESHOT
+// ONESHOT: .visible .entry combine_sum_f32_x8(
+// 9 buffers (8 inputs, the output) of 5 descriptor fields each, then n.
+// ONESHOT: .param .u64 combine_sum_f32_x8_param_45
+// ONESHOT-NEXT: )
+// ONESHOT-COUNT-8: ld.global.v4.b32
+// ONESHOT: st.global.v4.b32
+// ONESHOT-NOT: .entry

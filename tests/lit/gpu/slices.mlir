@@ -21,14 +21,16 @@ func.func @slices(%a: memref<8xf32>, %b: memref<8xf32>) {
 // No scratch, so no pool; the copy runs on its destination's chain (d1),
 // and so does the combine that follows it: no join is needed.
 // CHECK-LABEL: func.func @slices(%arg0: memref<8xf32>, %arg1: memref<8xf32>)
-// CHECK-NOT: gpu.alloc
+// CHECK-NOT: __coll_pools
+// CHECK: %[[SP:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[S:.*]] = builtin.unrealized_conversion_cast %[[SP]] : !llvm.ptr to !gpu.async.token
 // CHECK: %[[XS:.*]] = memref.subview %arg0[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
 // CHECK: %[[YS:.*]] = memref.subview %arg1[2] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 2>>
-// CHECK: %[[S:.*]] = gpu.wait async
-// CHECK-NEXT: %[[T:.*]] = gpu.memcpy async [%[[S]]] %[[YS]], %[[XS]] : memref<4xf32, strided<[1], offset: 2>>, memref<4xf32, strided<[1], offset: 4>>
-// CHECK: %[[K:.*]] = gpu.launch_func async [%[[T]]] @coll_kernels::@combine_max_f32_x2 {{.*}} args({{.*}}, %c4 : index)
-// CHECK-NEXT: gpu.wait [%[[K]]]
-// CHECK-NOT: gpu.dealloc
+// CHECK: gpu.memcpy async [%[[S]]] %[[YS]], %[[XS]] : memref<4xf32, strided<[1], offset: 2>>, memref<4xf32, strided<[1], offset: 4>>
+// CHECK-NOT: mgpuEventRecord
+// CHECK: gpu.launch_func async [%[[S]]] @coll_kernels::@combine_max_f32_x2 {{.*}} args({{.*}}, %c4 : index)
+// CHECK-NEXT: llvm.call @mgpuStreamSynchronize(%[[SP]])
+// CHECK-NOT: __coll_pools
 
 // LEGAL: %[[D:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<4xf32, strided<[1], offset: 2>> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
 // LEGAL: %[[P:.*]] = llvm.extractvalue %[[D]][1]

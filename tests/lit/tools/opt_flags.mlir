@@ -40,7 +40,7 @@
 // LIST-NEXT: {{^}}    =naive
 // LIST-NEXT: {{^}}    =ring
 // LIST-NEXT: {{^}}    =all2all
-// LIST-NEXT: {{^}}    --threshold=<int> {{ +}}- default: 256000
+// LIST: {{^}}    --threshold=<int> {{ +}}- default: 256000
 // LIST-NEXT: {{^}}    --profile=<string> {{ +}}- string
 // LIST: {{^}}  --coll-stats {{ +}}-   Print per-function schedule statistics
 // LIST: {{^}}  --cse {{ +}}-   Eliminate common sub-expressions

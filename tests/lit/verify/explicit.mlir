@@ -87,3 +87,22 @@ func.func @wait_on_argument(%dep: !coll.token) {
   "coll.wait"(%dep) : (!coll.token) -> ()
   return
 }
+
+// -----
+// A combine reading a buffer of another device through a peer view needs
+// coll.peer_access on the module.
+func.func @peer_read_without_peer_access(%a: memref<8xf32, #coll.device<0>>, %b: memref<8xf32, #coll.device<1>>) {
+  %p = memref.memory_space_cast %b : memref<8xf32, #coll.device<1>> to memref<8xf32, #coll.device<0>>
+  // expected-error @+1 {{combine on device 0 reaches its rhs #0 in the memory of device 1 (a peer view); that needs peer access: expected the module attribute 'coll.peer_access', or a buffer on device 0}}
+  %t = "coll.combine"(%a, %p, %a) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<8xf32, #coll.device<0>>, memref<8xf32, #coll.device<0>>, memref<8xf32, #coll.device<0>>) -> !coll.token
+  return
+}
+
+// -----
+module attributes {coll.peer_access} {
+  func.func @peer_read_with_peer_access(%a: memref<8xf32, #coll.device<0>>, %b: memref<8xf32, #coll.device<1>>) {
+    %p = memref.memory_space_cast %b : memref<8xf32, #coll.device<1>> to memref<8xf32, #coll.device<0>>
+    %t = "coll.combine"(%a, %p, %a) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<8xf32, #coll.device<0>>, memref<8xf32, #coll.device<0>>, memref<8xf32, #coll.device<0>>) -> !coll.token
+    return
+  }
+}
