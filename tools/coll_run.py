@@ -157,8 +157,11 @@ def run(argv):
         _fail(f"backend '{args.backend}' is not available here: {why}")
 
     text, problem = _load(args.file, args.entry)
-    from coll.runtime.check import check, make_inputs, make_outputs
+    from coll.runtime.check import check, identical, make_inputs, make_outputs
     inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
+    # The reference reads this copy: a program that writes its own inputs
+    # cannot hide it, and every run starts from the same values.
+    pristine = [x.copy() for x in inputs]
     collective = problem.collective
     strategies = ["naive", "ring", "all2all"] if args.strategy == "all" else [args.strategy]
     if not collective:
@@ -172,9 +175,10 @@ def run(argv):
             chosen = prog.strategies[0] if prog.strategies else "-"
             traffic = prog.traffic_bytes
             outputs = make_outputs(problem)
-            prog.run(inputs, outputs)
-            good, worst = check(problem, inputs, outputs)
-            times = prog.time(inputs, make_outputs(problem), args.repeat)
+            prog.run([x.copy() for x in pristine], outputs)
+            good, worst = check(problem, pristine, outputs)
+            same = identical(outputs)
+            times = prog.time([x.copy() for x in pristine], make_outputs(problem), args.repeat)
         except Failure:
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
@@ -184,16 +188,20 @@ def run(argv):
             first_outputs = outputs
         failed = failed or not good
         label = chosen if collective else "-"
-        status = "ok" if good else (f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
-                                    else f"FAIL ({worst:.0f} elements differ)")
+        why = [] if good and same else [f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
+                                        else f"FAIL ({worst:.0f} elements differ)"]
+        if not same:
+            why.append("replicas differ")
+        status = ", ".join(why) or "ok"
+        replicas = "-" if problem.n_outputs < 2 else ("identical" if same else "DIFFER")
         rows.append((label, str(problem.n_inputs), _size(problem.bytes_per_device), _seconds(t),
-                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", status))
+                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, status))
 
     shape = "x".join(str(d) for d in problem.shape)
     print(f"{args.file}: all_reduce {problem.kind or 'copy'} of {problem.n_inputs} x "
           f"{shape or 'scalar'}x{problem.element} -> {problem.n_outputs} output(s), "
           f"backend {args.backend}, median of {args.repeat}")
-    header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "check")
+    header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         print("  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
