@@ -16,7 +16,7 @@ from mlir import ir
 
 from ..ir.ops import AllReduce, Combine
 from ..ir.walk import find_ops
-from .signature import NUMPY_DTYPES, count_inputs, find_entry, from_bf16, read_signature, to_bf16
+from .signature import NUMPY_DTYPES, classify_arguments, find_entry, from_bf16, read_signature, to_bf16
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
 TINY = {"f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f32": 2.0 ** -126, "f64": 2.0 ** -1022}
@@ -48,8 +48,21 @@ def _ops(func, name):
 
 def describe(module, entry=None):
     """The Problem of a parsed module at the collective or explicit level.
-    Raises ValueError (with the op's location when there is one)."""
-    func = find_entry(module, entry)
+    Raises ValueError whose `location` is the entry function's (or the
+    module's when there is no entry)."""
+    try:
+        func = find_entry(module, entry)
+    except ValueError as e:
+        e.location = module.operation.location
+        raise
+    try:
+        return _describe(func)
+    except ValueError as e:
+        e.location = func.location
+        raise
+
+
+def _describe(func):
     name, specs = read_signature(func)
     reduces = _ops(func, "coll.all_reduce")
     if len(reduces) > 1:
@@ -70,10 +83,9 @@ def describe(module, entry=None):
         if len(kinds) > 1:
             raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
         kind = kinds.pop() if kinds else None
-        n_in = count_inputs(func)
+        n_in, why = classify_arguments(func)
         if n_in is None:
-            raise ValueError(f"@{name} is not an allreduce coll-run can check (no coll.all_reduce; "
-                             "inputs and outputs not told apart)")
+            raise ValueError(f"@{name} is not an allreduce coll-run can check: {why}")
         n_out = len(specs) - n_in
     if n_out < 1:
         raise ValueError(f"@{name} has no output argument")
@@ -185,20 +197,22 @@ def _grid(a):
 
 
 def tolerance(problem, inputs, ref):
-    """Per element: (allowed |output - ref|, may overflow). 0 where every
-    partial result of any order is exact in the element type (the inputs of
-    `make_inputs`); else the bound of a chain of N-1 roundings (every
-    strategy combines each element that way; kernels compute in a type at
-    least as precise) from Σ|x| (sum) or |ref| (prod), plus one final
-    rounding and the subnormal spacing. `may overflow`: a partial result of
-    some order can exceed the largest finite value."""
+    """Per element: (allowed |output - ref|, the non-finite results that an
+    order-dependent overflow can give: a dict of masks '+inf', '-inf',
+    'nan'). The tolerance is 0 where every partial result of any order is
+    exact in the element type (the inputs of `make_inputs`); else the bound
+    of a chain of N-1 roundings (every strategy combines each element that
+    way; kernels compute in a type at least as precise) from Σ|x| (sum) or
+    |ref| (prod), plus one final rounding, the float64 reference's own
+    rounding and the subnormal spacing."""
     el, kind = problem.element, problem.kind
+    none = np.zeros(np.shape(ref), bool)
     if el not in EPS or kind in (None, "max", "min"):
-        return np.zeros(np.shape(ref)), np.zeros(np.shape(ref), bool)
+        return np.zeros(np.shape(ref)), {"+inf": none, "-inf": none, "nan": none}
     xs = [as_float(x, el) for x in inputs]
     n, u, p = len(xs), EPS[el] / 2, PRECISION[el]
     big = float(MAX_FINITE[el])
-    gamma = (n - 1) * u / (1 - (n - 1) * u) + u
+    gamma = (n - 1) * u / (1 - (n - 1) * u) + u + (n - 1) * 2.0 ** -52
     with np.errstate(all="ignore"):
         if kind == "sum":
             pos = sum(np.where(x > 0, x, 0.0) for x in xs)
@@ -207,18 +221,20 @@ def tolerance(problem, inputs, ref):
             grid = np.minimum.reduce([_grid(x) for x in xs])
             exact = bound < np.ldexp(grid, p)  # every partial is k·grid, |k| < 2^p
             tol = gamma * (pos + neg) + n * TINY[el] * EPS[el]
-            may_overflow = bound > big
+            over = {"+inf": pos > big, "-inf": neg > big, "nan": (pos > big) & (neg > big)}
         else:
             hi = np.prod([np.maximum(np.abs(x), 1.0) for x in xs], axis=0)
             lo = np.prod([np.minimum(np.abs(x), 1.0) for x in xs], axis=0)
             zero = np.logical_or.reduce([x == 0 for x in xs])
             bits = sum(np.log2(_odd_part(x)) for x in xs)
-            exact = zero | ((bits < p) & (lo >= TINY[el]) & (hi <= big))
+            exact = (hi <= big) & (zero | ((bits < p) & (lo >= TINY[el])))
             tol = gamma * np.abs(ref) + n * TINY[el] * EPS[el] * hi
-            may_overflow = hi > big
+            negative = np.logical_xor.reduce([np.signbit(x) for x in xs])  # the sign of any order
+            over = {"+inf": (hi > big) & ~negative, "-inf": (hi > big) & negative,
+                    "nan": (hi > big) & zero}  # inf · 0
     finite = np.logical_and.reduce([np.isfinite(x) for x in xs])
     tol = np.where(exact | ~finite, 0.0, tol)
-    return tol, may_overflow & finite & ~exact
+    return tol, {k: v & finite for k, v in over.items()}
 
 
 def identical(outputs):
@@ -242,7 +258,7 @@ def check(problem, inputs, outputs):
     worst, ok = 0.0, identical(outputs)
     el = problem.element
     if el in EPS:
-        tol, may_overflow = tolerance(problem, inputs, ref)
+        tol, over = tolerance(problem, inputs, ref)
         want = _round(ref, el) if problem.kind not in ("max", "min") else ref
         exact_ieee = problem.kind in ("max", "min")
     for y in outputs:
@@ -254,7 +270,8 @@ def check(problem, inputs, outputs):
             good = _same_value(got, want) | finite_ok
             if exact_ieee:
                 good &= (np.signbit(got) == np.signbit(want)) | np.isnan(want)
-            good |= may_overflow & ~np.isfinite(got)  # order-dependent overflow
+            good |= ((over["+inf"] & (got == np.inf)) | (over["-inf"] & (got == -np.inf))
+                     | (over["nan"] & np.isnan(got)))  # an overflow some order gives
             bad = ~good
             errs = np.where(bad & np.isfinite(err), err, 0.0)
             worst = max(worst, float(np.max(errs, initial=0.0)),

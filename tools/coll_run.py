@@ -89,7 +89,8 @@ def _load(path, entry):
             try:
                 problem = describe(module, entry)
             except ValueError as e:
-                _fail(f"{path}: {e}")
+                d = from_location(e.location, str(e), path)
+                raise Failure(d.format() if d.line else f"{path}:1:1: error: {e}") from None
             return text, problem
     finally:
         col.detach()
