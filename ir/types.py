@@ -22,7 +22,10 @@ def device_of(type_):
     text = str(space)
     if not text.startswith("#coll.device<"):
         return None
-    return int(text[len("#coll.device<"):].split(":")[0].split(">")[0].strip())
+    try:
+        return int(text[len("#coll.device<"):].split(":")[0].split(">")[0].strip())
+    except ValueError:  # #coll.device<true>, <"x">: not a device id
+        return None
 
 
 def is_token(type_):

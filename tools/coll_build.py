@@ -85,7 +85,15 @@ def main(argv=None):
     if args.emit == "so" and args.output == "-":
         print("coll-build: error: --emit=so needs -o <library path>", file=sys.stderr)
         return 1
-    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    from .parse_guard import SourceError, check_source, read_source
+    try:
+        text, name = read_source(args.input)
+        check_source(text, name)
+    except SourceError as e:
+        f, line, _, msg = e.findings[0]
+        print(e.format() if line else f"coll-build: error: {msg.replace('input file', f'input file {f!r}')}",
+              file=sys.stderr)
+        return 1
     from mlir import ir
 
     from coll.ir.verifier import VerifyError
@@ -94,8 +102,9 @@ def main(argv=None):
     try:
         out = build(text, args, args.input)
     except ir.MLIRError as e:
+        from .diagnostics import from_mlir
         for d in e.error_diagnostics:
-            print(f"{args.input}: error: {d.message}", file=sys.stderr)
+            print(from_mlir(d, name).format(), file=sys.stderr)
         return 1
     except VerifyError as e:
         for loc, msg in e.findings:
@@ -107,15 +116,25 @@ def main(argv=None):
         else:
             print(f"coll-build: error: {e}", file=sys.stderr)
         return 1
-    except (FileNotFoundError, ValueError) as e:
+    except OSError as e:
+        msg = f"could not write '{e.filename}': {e.strerror}" if e.filename else str(e)
+        print(f"coll-build: error: {msg}", file=sys.stderr)
+        return 1
+    except ValueError as e:
         print(f"coll-build: error: {e}", file=sys.stderr)
         return 1
     if out is not None:
-        if args.output == "-":
-            sys.stdout.write(out if out.endswith("\n") else out + "\n")
-        else:
-            with open(args.output, "w") as f:
-                f.write(out)
+        text_out = out if out.endswith("\n") else out + "\n"
+        try:
+            if args.output == "-":
+                sys.stdout.write(text_out)
+                sys.stdout.flush()
+            else:
+                from .output import write_atomically
+                write_atomically(args.output, text_out)
+        except OSError as e:
+            print(f"coll-build: error: could not write '{args.output}': {e.strerror or e}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -34,10 +34,8 @@ def _parser():
 
 
 def _read(path):
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path) as f:
-        return f.read(), path
+    from .parse_guard import read_source
+    return read_source(path)
 
 
 def _chunks(text, split):
@@ -80,7 +78,7 @@ def process(text, filename, pipeline, args):
     from coll.ir.verifier import verify
     from coll.core.pipeline import PipelineError, build
     from .diagnostics import Collector, Diag, from_location
-    from .parse_guard import known_crashes
+    from .parse_guard import SourceError, check_source
 
     ctx = make_context()
     col = Collector(ctx, filename)
@@ -95,9 +93,10 @@ def process(text, filename, pipeline, args):
                                       print_after_all=args.mlir_print_ir_after_all)
             if args.mlir_timing:
                 pm.enable_timing()
-            crashes = known_crashes(text)
-            if crashes:  # would abort the process inside the parser
-                return None, [Diag("error", m, filename, line, col) for line, col, m in crashes]
+            try:
+                check_source(text, filename)
+            except SourceError as e:  # would abort the process inside the parser
+                return None, [Diag("error", m, f, line, c) for f, line, c, m in e.findings]
             try:
                 module = ir.Module.parse(text)
             except ir.MLIRError as e:
@@ -148,10 +147,13 @@ def run(argv):
             print("coll-opt: error: give passes either with --pass-pipeline or as --<pass> flags, not both", file=sys.stderr)
             return 1
         pipeline = "builtin.module(" + ",".join(elems) + ")"
+    from .parse_guard import SourceError
     try:
         text, filename = _read(args.input)
-    except OSError as e:
-        print(f"coll-opt: error: could not open input file '{args.input}': {e.strerror}", file=sys.stderr)
+    except SourceError as e:
+        f, line, _, msg = e.findings[0]
+        print(e.format() if line else f"coll-opt: error: {msg.replace('input file', f'input file {f!r}')}",
+              file=sys.stderr)
         return 1
 
     outputs, ok = [], True

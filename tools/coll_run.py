@@ -69,11 +69,15 @@ def _load(path, entry):
     from coll.ir.verifier import verify
     from coll.runtime.check import describe
     from .diagnostics import Collector, from_location
+    from .parse_guard import SourceError, check_source, read_source
     try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        _fail(f"could not open input file '{path}': {e.strerror}")
+        text, _ = read_source(path)
+        check_source(text, path)
+    except SourceError as e:
+        f, line, _, msg = e.findings[0]
+        if not line:
+            _fail(msg.replace("input file", f"input file '{f}'"))
+        raise Failure(e.format()) from None
     ctx = make_context()
     col = Collector(ctx, path)
     try:
