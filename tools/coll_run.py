@@ -68,6 +68,7 @@ def _load(path, entry):
     from coll.ir import make_context
     from coll.ir.verifier import verify
     from coll.runtime.check import describe
+    from coll.runtime.signature import find_entry
     from .diagnostics import Collector, from_location
     from .parse_guard import SourceError, check_source, read_source
     try:
@@ -92,36 +93,42 @@ def _load(path, entry):
                 raise Failure(_diag_text(col.diags + [from_location(l, m, path) for l, m in findings]))
             try:
                 problem = describe(module, entry)
+                _fits(problem)
             except ValueError as e:
-                d = from_location(e.location, str(e), path)
+                loc = getattr(e, "location", None) or find_entry(module, entry).location
+                d = from_location(loc, str(e), path)
                 raise Failure(d.format() if d.line else f"{path}:1:1: error: {e}") from None
             return text, problem
     finally:
         col.detach()
 
 
-def _read_inputs(path, problem):
+def _fits(problem):
+    """Refuses, before anything is allocated, a run whose arrays cannot fit
+    in memory: inputs (and two copies), outputs (twice), and the float64
+    arrays of the check."""
     import numpy as np
+    from coll.runtime.memory import require
+    numel = int(np.prod(problem.shape, dtype=object))
+    b = problem.bytes_per_device if numel < 2 ** 62 else numel
+    need = b * (3 * problem.n_inputs + 2 * problem.n_outputs) + 8 * numel * (problem.n_inputs + 4)
+    require(need, f"coll-run of {problem.n_inputs} inputs and {problem.n_outputs} outputs of "
+                  f"{'x'.join(map(str, problem.shape)) or 'scalar'}x{problem.element}")
+
+
+def _read_inputs(path, problem):
+    from coll.runtime.npz import NpzError, load
     from coll.runtime.signature import NUMPY_DTYPES
-    try:
-        data = np.load(path)
-    except Exception as e:  # noqa: BLE001 - any unreadable file is bad input
-        _fail(f"could not read inputs '{path}': {e}")
     want = NUMPY_DTYPES[problem.element]
-    inputs = []
-    for i in range(problem.n_inputs):
-        key = f"x{i}"
-        if key not in data.files:
-            _fail(f"{path}: missing array '{key}' (expected x0..x{problem.n_inputs - 1})")
-        a = data[key]
-        if tuple(a.shape) != tuple(problem.shape) or a.dtype != want:
-            _fail(f"{path}: '{key}' is {a.dtype}{list(a.shape)}, expected {want}{list(problem.shape)}"
-                  + (" (bf16 as uint16 bits)" if problem.element == "bf16" else ""))
-        inputs.append(np.ascontiguousarray(a))
-    extra = sorted(set(data.files) - {f"x{i}" for i in range(problem.n_inputs)})
-    if extra:
-        _fail(f"{path}: unexpected arrays {', '.join(extra)} (expected x0..x{problem.n_inputs - 1})")
-    return inputs
+    names = [f"x{i}" for i in range(problem.n_inputs)]
+    hint = " (bf16 as uint16 bits)" if problem.element == "bf16" else ""
+    try:
+        data = load(path, {n: (tuple(problem.shape), want) for n in names}, hint)
+    except NpzError as e:
+        _fail(f"{path}: {e}")
+    except OSError as e:
+        _fail(f"could not read inputs '{path}': {e.strerror or e}")
+    return [data[n] for n in names]
 
 
 def _write_outputs(path, outputs):
