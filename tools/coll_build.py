@@ -46,10 +46,15 @@ def build(text, args, filename="-"):
     from coll.ir.verifier import verify_or_raise
     from coll.lowering import nvvm
     from coll.lowering.route import lower
+    from coll.core.errors import PassError
 
     with make_context():
         module = ir.Module.parse(text)
         verify_or_raise(module.operation)
+        nested = [op for op in module.body.operations if op.operation.name == "builtin.module"]
+        if nested:  # gpu-lower-to-nvvm-pipeline crashes (SIGSEGV) on them
+            raise PassError("nested modules are not supported by the GPU route; expected the "
+                            "functions at the top level of the module", nested[0].location)
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,
                   device_map=args.device_map, chip=args.chip,

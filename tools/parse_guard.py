@@ -160,30 +160,96 @@ def _child(text):
         os._exit(code)
 
 
-def crash_in_child(text):
-    """None when `text` parses (or fails to parse) without killing a
-    process; else why it would (a signal, or no answer in time)."""
-    if not hasattr(os, "fork"):
-        return None
+def _threads():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+_BASELINE = _threads()  # threads when the tool started (numpy's pool, ...)
+
+
+def _fork_and_wait(text, timeout):
+    """Forks a child that parses `text`; its exit status, or None when it
+    ran out of time (then it is killed)."""
     import sys
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
         _child(text)
-    deadline = time.monotonic() + CHILD_TIMEOUT
+    deadline = time.monotonic() + timeout
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            break
+            return status
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            return f"parsing did not finish within {CHILD_TIMEOUT:.0f} s"
+            return None
         time.sleep(0.002)
+
+
+def _verdict(status):
+    if status is None:
+        return f"parsing did not finish within {CHILD_TIMEOUT:.0f} s"
     if os.WIFSIGNALED(status):
         return f"the MLIR parser crashed on this input ({signal.Signals(os.WTERMSIG(status)).name})"
     return None
+
+
+class _Server:
+    """A fresh interpreter that forks the parsing children, for a process
+    that has started threads of its own (MLIR's pool, a JIT): forking it
+    could copy a lock another thread holds, and the child would hang."""
+    proc = None
+
+    @classmethod
+    def ask(cls, text):
+        import subprocess
+        import sys
+        if cls.proc is None or cls.proc.poll() is not None:
+            cls.proc = subprocess.Popen([sys.executable, "-m", "coll.tools.parse_guard", "--server"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        data = text.encode()
+        try:
+            cls.proc.stdin.write(b"%d\n" % len(data) + data)
+            cls.proc.stdin.flush()
+            answer = cls.proc.stdout.readline().decode().strip()
+        except OSError:
+            answer = ""
+        if not answer:
+            cls.proc = None
+            return None
+        return None if answer == "ok" else answer
+
+
+def serve():
+    """The server's loop: length-prefixed texts in, one verdict line out."""
+    import sys
+    from mlir import ir  # noqa: F401 - imported once, before any fork
+    import coll.ir  # noqa: F401
+    import coll.ir.verifier  # noqa: F401
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        line = inp.readline()
+        if not line:
+            return
+        text = inp.read(int(line)).decode()
+        why = _verdict(_fork_and_wait(text, CHILD_TIMEOUT))
+        out.write((why or "ok").encode() + b"\n")
+        out.flush()
+
+
+def crash_in_child(text):
+    """None when `text` parses (or fails to parse) without killing a
+    process; else why it would (a signal, or no answer in time)."""
+    if not hasattr(os, "fork"):
+        return None
+    if _threads() > _BASELINE:
+        return _Server.ask(text)
+    return _verdict(_fork_and_wait(text, CHILD_TIMEOUT))
 
 
 def check_source(text, filename):
@@ -194,3 +260,9 @@ def check_source(text, filename):
     why = crash_in_child(text)
     if why:
         raise SourceError([(filename, 1, 1, f"{why}; the input was not parsed")])
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] == ["--server"]:
+        serve()
