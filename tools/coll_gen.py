@@ -56,7 +56,7 @@ def run(argv):
         findings = verify(ir.Module.parse(text).operation)
     if findings:
         for _, msg in findings:
-            print(f"coll-gen: error: {msg}", file=sys.stderr)
+            print(f"coll-gen: error: {msg} ({_flag_of(msg)})", file=sys.stderr)
         return 1
     try:
         sys.stdout.write(text)
@@ -65,6 +65,15 @@ def run(argv):
         print(f"coll-gen: error: could not write the module to stdout: {e.strerror or e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _flag_of(message):
+    """The flag a verifier finding on the generated module is about."""
+    for word, flag in (("destination", "--to-device"), ("threshold", "--threshold"), ("bytes", "--shape"),
+                       ("kind", "--kind"), ("element type", "--dtype"), ("strategy", "--strategy")):
+        if word in message:
+            return flag
+    return "--devices"
 
 
 def main():

@@ -152,7 +152,7 @@ def test_coll_gen_full_disk():
     (["--name", ""], "invalid --name ''; expected a symbol name like all_reduce"),
     (["--threshold", str(2 ** 70)], f"--threshold {2 ** 70} does not fit in 64 bits"),
     (["--shape", "99999999999x99999999999"], "input #0 memref<99999999999x99999999999xf32> holds "
-                                             "39999999999200000000004 bytes; expected fewer than 2^62 bytes"),
+                                             "39999999999200000000004 bytes; expected fewer than 2^62 bytes (--shape)"),
 ])
 def test_coll_gen_flags(argv, message):
     r = tool("gen", "all-reduce", "--devices", "2", *argv)
