@@ -18,15 +18,15 @@ PIPELINE = "builtin.module(coll-lower-all-reduce,coll-check-order,canonicalize,c
 
 def test_short_fuzz_run():
     counts, failures = fuzz.fuzz(200, seed=12345, timeout=30)
-    print(f"fuzz counts: {counts}\n{fuzz.format_table(fuzz.table)}\n{dict(fuzz.categories)}")
+    print(f"fuzz counts: {counts}\n{fuzz.format_table(fuzz.fuzz.table)}\n{dict(fuzz.fuzz.categories)}")
     assert not failures, "\n".join(f"input {i}: {o} {w[:300]}\n{d[:1500]}\n{t[:1500]}" for i, o, d, t, w in failures[:3])
     assert counts["tried"] == 200
     assert counts["succeeded"] >= 10 and counts["diagnosed"] >= 50  # both paths exercised
     for tool in fuzz.TOOLS:  # every tool, both outcomes for the ones that take files
-        assert sum(fuzz.table[tool].values()) >= 10, tool
-        assert fuzz.table[tool]["diagnosed"] >= 5, tool
+        assert sum(fuzz.fuzz.table[tool].values()) >= 10, tool
+        assert fuzz.fuzz.table[tool]["diagnosed"] >= 5, tool
     for category in ("opt:structured", "opt:bytes", "run:npz", "build:text", "gen:flags"):
-        assert fuzz.categories[category] >= 1, category
+        assert fuzz.fuzz.categories[category] >= 1, category
 
 
 def test_inputs_are_reproducible():
