@@ -89,6 +89,8 @@ def _describe(func):
         n_out = len(specs) - n_in
     if n_out < 1:
         raise ValueError(f"@{name} has no output argument")
+    if n_in < 1:
+        raise ValueError(f"@{name} has no input argument (every argument is written)")
     if kind is None and n_in > 1:
         raise ValueError(f"@{name} has {n_in} inputs but no reduction")
     if len({s for s in specs}) != 1:

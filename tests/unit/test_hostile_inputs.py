@@ -243,3 +243,18 @@ def test_bad_npz_members(tmp_path, make, message):
     r = tool("run", mod, "--backend=cpu", "--inputs", npz, "--outputs", tmp_path / "o.npz")
     assert (r.returncode, r.stderr.decode()) == (1, f"coll-run: error: {npz}: {message}\n")
     assert not (tmp_path / "o.npz").exists()
+
+
+def test_explicit_program_without_an_input(tmp_path):
+    """Every argument written: no reference to check against (was an
+    IndexError in the check)."""
+    path = tmp_path / "noin.mlir"
+    t0, t1 = "memref<8xi32, #coll.device<0>>", "memref<8xi32, #coll.device<1>>"
+    path.write_text(
+        "func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>) attributes {llvm.emit_c_interface} {\n"
+        f"  %x0 = memref.memory_space_cast %a0 : memref<8xi32> to {t0}\n"
+        f"  %x1 = memref.memory_space_cast %a1 : memref<8xi32> to {t1}\n"
+        f'  %t0 = "coll.copy"(%x0, %x1) : ({t0}, {t1}) -> !coll.token\n'
+        f'  %t1 = "coll.copy"(%x1, %x0, %t0) : ({t1}, {t0}, !coll.token) -> !coll.token\n'
+        '  "coll.wait"(%t1) : (!coll.token) -> ()\n  return\n}\n')
+    expect("run", path, tmp_path / "o.npz", f"{path}:1:1: error: @f has no input argument (every argument is written)\n")
