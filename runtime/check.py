@@ -16,7 +16,7 @@ from mlir import ir
 
 from ..ir.ops import AllReduce, Combine
 from ..ir.walk import find_ops
-from .signature import NUMPY_DTYPES, classify_arguments, find_entry, from_bf16, read_signature, to_bf16
+from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
 TINY = {"f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f32": 2.0 ** -126, "f64": 2.0 ** -1022}
@@ -74,6 +74,11 @@ def _describe(func):
         args = list(func.regions[0].blocks[0].arguments)
         if list(op.op.operands) != args:
             raise ValueError(f"the operands of coll.all_reduce must be the arguments of @{name}, in order")
+        for k, a in enumerate(args[:len(op.inputs)]):
+            w = writer_of(a)
+            if w is not None and w != op.op:
+                raise ValueError(f"argument #{k} is an input of coll.all_reduce but is written by "
+                                 f"'{w.name}' at {where(w)}; expected inputs that the program only reads")
         n_in, n_out = len(op.inputs), len(op.outputs)
     else:
         if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):

@@ -165,6 +165,9 @@ def _written(value):
     return _writer(value) is not None
 
 
+writer_of = _writer
+
+
 def classify_arguments(func):
     """(number of inputs, why not) from what the program does with each
     argument: inputs are only read, outputs are written; inputs come first.
@@ -186,6 +189,9 @@ def classify_arguments(func):
 def _where(op):
     m = re.search(r'"([^"]*)":(\d+):(\d+)', str(op.location))
     return f"{m.group(1)}:{m.group(2)}:{m.group(3)}" if m else str(op.location)
+
+
+where = _where
 
 
 def count_inputs(func):

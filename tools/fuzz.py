@@ -41,8 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("auto", "naive", "ring", "all2all")
 LOCATED = re.compile(r"^\S[^\n]*?:\d+:\d+: error: ", re.M)
-OUTCOMES = ("succeeded", "diagnosed", "unlocated", "tracebacks", "crashes", "hangs", "bad_exit",
-            "partial_output")
+OUTCOMES = ("succeeded", "diagnosed", "check_failed", "unlocated", "tracebacks", "crashes", "hangs",
+            "bad_exit", "partial_output")
+CHECK_FAILED = re.compile(r"^\S+ +\d+ .* FAIL \(", re.M)  # a coll-run table row: the program is wrong
 TOOLS = ("opt", "run", "build", "gen")
 TOOL_WEIGHTS = (8, 2, 2, 1)
 # A tool-level error names the file or the flag it is about.
@@ -933,6 +934,8 @@ def classify(rc, output, tool="opt"):
         return "succeeded", ""
     if "internal error" in output:
         return "unlocated", output[-4000:]
+    if rc == 1 and tool == "run" and CHECK_FAILED.search(output):
+        return "check_failed", CHECK_FAILED.search(output).group()
     if rc == 1:
         m = LOCATED.search(output) or NAMED.search(output)
         if m:
@@ -1001,7 +1004,7 @@ def _save(directory, seed, i, outcome, detail, job):
 
 def format_table(table):
     """The outcome counts per tool, as a Markdown table."""
-    cols = ("succeeded", "diagnosed") + FAILURES
+    cols = ("succeeded", "diagnosed", "check_failed") + FAILURES
     lines = ["| tool | inputs | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
     for tool, c in table.items():
         lines.append(f"| coll-{tool} | {sum(c.values())} | " + " | ".join(str(c[k]) for k in cols) + " |")
