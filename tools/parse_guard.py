@@ -132,6 +132,11 @@ def _child(text):
     error, which the caller reports itself)."""
     code = 3
     try:
+        try:  # Linux: die with the parent (a tool killed on a timeout leaves no child behind)
+            import ctypes
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
         fd = os.open(os.devnull, os.O_WRONLY)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
