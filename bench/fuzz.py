@@ -1,12 +1,14 @@
-"""The long fuzz run of coll-opt's full pipeline (issue target: 10,000
-inputs, zero tracebacks, crashes and hangs). The fuzzer itself is
-tools/fuzz.py; the test suite runs a short bounded version of it.
+"""The long fuzz run over every tool (coll-opt's full pipeline, coll-run,
+coll-build, coll-gen; target: 10,000 inputs, zero tracebacks, internal
+errors, crashes, hangs, unlocated diagnostics and partial outputs). The
+fuzzer itself is fuzz/engine.py; the test suite runs a short bounded
+version of it. Prints the outcome table per tool.
 
-  python bench/fuzz.py [--count 10000] [--seed 0] [--save DIR] [--top 20]
+  python bench/fuzz.py [--count 10000] [--seed 0] [--save DIR] [--top 20] [--tools opt,run,build,gen]
 """
 import sys
 
-from coll.tools.fuzz import main
+from coll.fuzz.engine import main
 
 if __name__ == "__main__":
     argv = sys.argv[1:]

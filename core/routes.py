@@ -63,7 +63,7 @@ def explicit(strategy=None, threshold=None, profile=None, check_order=False, che
 def cpu(tile=None, shuffle_seed=None):
     """Explicit level -> LLVM dialect for CPU-simulated devices."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{_opts(seed=shuffle_seed)}"]
-    return elems + [f"coll-to-cpu{_opts(tile=tile)}"] + list(CPU_TO_LLVM)
+    return elems + [f"coll-to-cpu{_opts(tile=tile)}", "coll-ieee-minmax"] + list(CPU_TO_LLVM)
 
 
 def gpu(device_map=None, chip=None, workspace=None, streams=None):

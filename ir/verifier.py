@@ -10,8 +10,11 @@ from mlir import ir
 
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, STRATEGIES, peers
 from .types import ELEMENT_TYPES, device_of, element_name, is_token
+from .kinds import ELEMENTS
+from .views import root_of
 
 ASYNC_OPS = ("coll.all_reduce", "coll.copy", "coll.combine", "coll.join")
+MAX_BYTES = 2 ** 62
 
 
 class VerifyError(Exception):
@@ -43,7 +46,7 @@ def as_(cls, x):
 
 def _get(attrs, name):
     """attrs[name], or None when the bindings cannot build it (a dense
-    array of f8 elements raises TypeError; found by tools/fuzz.py)."""
+    array of f8 elements raises TypeError; found by fuzz/engine.py)."""
     try:
         return attrs[name]
     except (TypeError, ValueError):
@@ -133,17 +136,21 @@ class _Verifier:
             mt = _memref(v)
             if any(d < 0 for d in mt.shape):
                 return self.error(op, f"{role} has dynamic shape memref<{_shape_text(mt)}x{mt.element_type}>; dynamic shapes are not supported yet, expected a static shape")
+            if self.too_big(op, mt, role):
+                return
             if mt.memory_space is not None:
                 return self.error(op, f"{role} has memory space {mt.memory_space}; collective-level buffers carry none (placement is the 'devices' attribute)")
             if not _contiguous(mt):
                 return self.error(op, f"{role} has layout {mt.layout}; expected a contiguous (identity) layout")
             if list(mt.shape) != list(ref.shape) or mt.element_type != ref.element_type:
                 return self.error(op, f"{role} is {mt} but input #0 is {ref}; expected the same shape and element type on every device")
-        ins = set(operands[:n])
-        for j, v in enumerate(operands[n:]):
+        # Compared through views (memref.cast of an input is that input).
+        roots = [root_of(v)[0] for v in operands]
+        ins = set(roots[:n])
+        for j, v in enumerate(roots[n:]):
             if v in ins:
                 return self.error(op, f"output #{j} is also an input; in-place all_reduce is not supported yet")
-        if len(set(operands[n:])) != n_out:
+        if len(set(roots[n:])) != n_out:
             return self.error(op, "an output buffer is repeated; expected one distinct buffer per output device")
         msg = _kind_error(ir.StringAttr(attrs["kind"]).value, element_name(ref))
         if msg:
@@ -154,14 +161,38 @@ class _Verifier:
         mt = _memref(v)
         dev = device_of(mt) if mt is not None else None
         if dev is None:
-            self.error(op, f"{role} of type {v.type} has no device; expected a memref in memory space #coll.device<i>")
+            space = str(mt.memory_space) if mt is not None and mt.memory_space is not None else ""
+            if space.startswith("#coll.device<"):
+                self.error(op, f"{role} has memory space {space}, which names no device; expected #coll.device<i> with an integer id i")
+            else:
+                self.error(op, f"{role} of type {v.type} has no device; expected a memref in memory space #coll.device<i>")
             return None
         if not self.device_in_range(op, dev, role):
             return None
         if any(d < 0 for d in mt.shape):
             self.error(op, f"{role} has a dynamic shape; dynamic shapes are not supported yet")
             return None
+        if self.too_big(op, mt, role):
+            return None
         return dev
+
+    def too_big(self, op, mt, role):
+        """A buffer whose byte size does not fit in an index (2^62 bytes)."""
+        el = ELEMENTS.get(str(mt.element_type))
+        size = el.bytes if el else 8
+        for d in mt.shape:
+            size *= max(d, 0)
+        if size >= MAX_BYTES:
+            self.error(op, f"{role} memref<{_shape_text(mt)}x{mt.element_type}> holds {size} bytes; "
+                           f"expected fewer than 2^62 bytes")
+            return True
+        return False
+
+    def token_users(self, op, allowed=("func.return",)):
+        """A token may flow only into coll ops (and be returned, which the
+        order check reads as the final token; the lowerings refuse it): no
+        lowering can store or pass it on."""
+        self.findings += token_escapes(op, allowed)
 
     def tokens(self, op, values):
         for v in values:
@@ -255,10 +286,26 @@ class _Verifier:
             h = handlers.get(op.name)
             if h is not None:
                 h(op)
+                self.token_users(op)
             return ir.WalkResult.ADVANCE
 
         root.walk(visit)
         return self.findings
+
+
+def token_escapes(op, allowed=()):
+    """[(location, message)] for each use of a !coll.token result of `op`
+    by an op that is neither a coll op nor in `allowed`."""
+    for r in op.results:
+        if not is_token(r.type):
+            continue
+        for use in r.uses:
+            user = getattr(use.owner, "operation", use.owner)
+            if not user.name.startswith("coll.") and user.name not in allowed:
+                return [(user.location, f"'{user.name}' uses the !coll.token of '{op.name}'; tokens "
+                                        "may only be used by coll ops (coll.join, coll.wait, coll.copy, "
+                                        "coll.combine) when the program is lowered")]
+    return []
 
 
 def num_devices_of(module_op):

@@ -52,6 +52,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.ops import Combine, Copy, Implements
 from ..ir.types import device_of
+from ..ir.verifier import token_escapes
 from ..ir.walk import find_ops
 from . import gpu_kernels as kernels
 from .gpu_kernels import KERNEL_MODULE, add_kernels, features_for  # noqa: F401
@@ -354,6 +355,9 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
           **{"device-map": (str, ""), "chip": (str, "sm_90"), "workspace": (str, "alloc"),
              "streams": (str, "device"), "memcpy-views": (str, "true")})
 def to_gpu_pass(module_op, **options):
+    for op in find_ops(module_op, lambda n: n.startswith("coll.")):
+        for loc, msg in token_escapes(op):  # a returned token would dangle (an LLVM abort)
+            raise PassError(msg, loc)
     views = options["memcpy-views"]
     if views not in ("true", "false"):
         raise PassError(f"memcpy-views must be true or false, got '{views}'")

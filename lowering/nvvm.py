@@ -186,10 +186,31 @@ def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
         ll, obj = Path(tmp) / "prog.ll", Path(tmp) / "prog.o"
         ll.write_text(llvm_ir)
         _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
-        cmd = [cc, "-shared", "-o", str(out), str(obj), f"-L{runtime_dir}", "-lmlir_cuda_runtime"]
+        lib = Path(tmp) / "lib.so"
+        cmd = [cc, "-shared", "-o", str(lib), str(obj), f"-L{runtime_dir}", "-lmlir_cuda_runtime"]
         cmd += [f"-Wl,-rpath,{r}" for r in rpaths]
         _run(cmd)
+        _install(lib, out)
     return out
+
+
+def _install(built, out):
+    """Moves `built` to `out` all at once (a failure leaves no partial
+    library); special files (/dev/null) are written directly."""
+    import stat
+    if out.exists() and not stat.S_ISREG(out.stat().st_mode):
+        out.write_bytes(built.read_bytes())
+        return
+    fd, tmp = tempfile.mkstemp(dir=out.resolve().parent, prefix="." + out.name + ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(built.read_bytes())
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _run(cmd):

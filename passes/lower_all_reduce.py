@@ -104,30 +104,30 @@ class _Emitter:
         n, devs = self.n, self.devices
         if self.to_device is None:
             for j in range(n):
-                recv, deps = [], []
+                # Operands in device order x_0 .. x_{N-1} on every device (its
+                # own input read in place): every replica rounds alike.
+                operands, deps = [], []
                 for i in range(n):
-                    if i != j:
-                        r = self.scratch(devs[j], self.numel)
-                        deps.append(self.copy(self.x[i], r))
-                        recv.append(r)
-                self.combine(self.x[j], recv, self.y[j], deps)
+                    if i == j:
+                        operands.append(self.x[j])
+                        continue
+                    r = self.scratch(devs[j], self.numel)
+                    deps.append(self.copy(self.x[i], r))
+                    operands.append(r)
+                self.combine(operands[0], operands[1:], self.y[j], deps)
             return
+        # Device order here too; when the target holds no input, x_0's copy
+        # lands in the output and is the first operand.
         t, y = self.to_device, self.y[0]
-        own = [i for i in range(n) if devs[i] == t]
-        others = [i for i in range(n) if devs[i] != t]
-        deps, recv = [], []
-        if own:
-            lhs = self.x[own[0]]
-        else:  # the target holds no input: the first copy lands in the output
-            first = others.pop(0)
-            deps.append(self.copy(self.x[first], y))
-            lhs = y
-        for i in others:
-            r = self.scratch(t, self.numel)
-            deps.append(self.copy(self.x[i], r))
-            recv.append(r)
-        if recv or own:
-            self.combine(lhs, recv, y, deps)
+        operands, deps, holds = [], [], t in devs
+        for i in range(n):
+            if devs[i] == t:
+                operands.append(self.x[i])
+                continue
+            dst = y if i == 0 and not holds else self.scratch(t, self.numel)
+            deps.append(self.copy(self.x[i], dst))
+            operands.append(dst)
+        self.combine(operands[0], operands[1:], y, deps)
 
     def all2all(self):
         n, devs = self.n, self.devices

@@ -2,10 +2,12 @@
 numpy reference to check a run against (used by coll-run, tests, benches).
 
 Checks: integers and i1 exactly (sum and prod wrap around like the
-program); max and min exactly; float sum within (N+1)·eps·Σ|x_i| and float
-prod within (N+1)·eps·|Π x_i|, eps of the element type (the order of the
-reduction differs between strategies, and f16/bf16 partials are rounded
-between ring steps).
+program); max and min exactly, with IEEE semantics (NaN propagates,
+-0 < +0); floats as values (±inf and NaN must match), overflow judged in
+the element type, and a tolerance per element from the reduction depth and
+Σ|x| (0 where every order is exact, as on the generated inputs, so one
+missing or doubled contribution fails). Every replica of a multi-device
+result must hold the same bits.
 """
 from dataclasses import dataclass
 
@@ -14,10 +16,13 @@ from mlir import ir
 
 from ..ir.ops import AllReduce, Combine
 from ..ir.walk import find_ops
-from .signature import NUMPY_DTYPES, count_inputs, find_entry, from_bf16, read_signature, to_bf16
+from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
 TINY = {"f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f32": 2.0 ** -126, "f64": 2.0 ** -1022}
+PRECISION = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}  # significand bits
+MAX_FINITE = {"f16": 65504.0, "bf16": (2 - 2.0 ** -7) * 2.0 ** 127,
+              "f32": float(np.finfo(np.float32).max), "f64": float(np.finfo(np.float64).max)}
 
 
 @dataclass
@@ -43,8 +48,21 @@ def _ops(func, name):
 
 def describe(module, entry=None):
     """The Problem of a parsed module at the collective or explicit level.
-    Raises ValueError (with the op's location when there is one)."""
-    func = find_entry(module, entry)
+    Raises ValueError whose `location` is the entry function's (or the
+    module's when there is no entry)."""
+    try:
+        func = find_entry(module, entry)
+    except ValueError as e:
+        e.location = module.operation.location
+        raise
+    try:
+        return _describe(func)
+    except ValueError as e:
+        e.location = func.location
+        raise
+
+
+def _describe(func):
     name, specs = read_signature(func)
     reduces = _ops(func, "coll.all_reduce")
     if len(reduces) > 1:
@@ -56,6 +74,11 @@ def describe(module, entry=None):
         args = list(func.regions[0].blocks[0].arguments)
         if list(op.op.operands) != args:
             raise ValueError(f"the operands of coll.all_reduce must be the arguments of @{name}, in order")
+        for k, a in enumerate(args[:len(op.inputs)]):
+            w = writer_of(a)
+            if w is not None and w != op.op:
+                raise ValueError(f"argument #{k} is an input of coll.all_reduce but is written by "
+                                 f"'{w.name}' at {where(w)}; expected inputs that the program only reads")
         n_in, n_out = len(op.inputs), len(op.outputs)
     else:
         if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
@@ -65,13 +88,14 @@ def describe(module, entry=None):
         if len(kinds) > 1:
             raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
         kind = kinds.pop() if kinds else None
-        n_in = count_inputs(func)
+        n_in, why = classify_arguments(func)
         if n_in is None:
-            raise ValueError(f"@{name} is not an allreduce coll-run can check (no coll.all_reduce; "
-                             "inputs and outputs not told apart)")
+            raise ValueError(f"@{name} is not an allreduce coll-run can check: {why}")
         n_out = len(specs) - n_in
     if n_out < 1:
         raise ValueError(f"@{name} has no output argument")
+    if n_in < 1:
+        raise ValueError(f"@{name} has no input argument (every argument is written)")
     if kind is None and n_in > 1:
         raise ValueError(f"@{name} has {n_in} inputs but no reduction")
     if len({s for s in specs}) != 1:
@@ -80,18 +104,28 @@ def describe(module, entry=None):
 
 
 def make_inputs(problem, seed=0):
-    """Deterministic inputs: floats in [-1, 1] (prod: magnitudes in
-    [0.5, 1.5], so products neither overflow nor vanish), integers over their
-    whole range, i1 uniform. bf16 as uint16 bits."""
+    """Deterministic inputs on which a correct program is exact in any
+    order, so that `check` needs no tolerance for them and a missing or
+    doubled contribution of any device shows: float sum on a grid k·2^-g
+    with N·|k| < 2^p (every partial sum representable), prod ±2^e (every
+    partial product a power of two), max/min ±2^U(-12, 12); integers
+    over their whole range, i1 uniform. bf16 as uint16 bits."""
     rng = np.random.default_rng(seed)
     shape, el = problem.shape, problem.element
+    n = max(problem.n_inputs, 1)
     out = []
     for _ in range(problem.n_inputs):
         if el in EPS:
             if problem.kind == "prod":
-                v = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+                # Exponents mostly 0, so partial products stay far from overflow.
+                e = rng.choice([-1, 0, 1], shape, p=[_p(n), 1 - 2 * _p(n), _p(n)])
+                v = np.ldexp(rng.choice([-1.0, 1.0], shape), e)
+            elif problem.kind in ("max", "min"):
+                # Spread over 24 octaves: ties at the top are rare even in bf16.
+                v = rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(-12, 12, shape)
             else:
-                v = rng.uniform(-1.0, 1.0, shape)
+                k = max(1, min(1024, (2 ** PRECISION[el] - 1) // n))
+                v = rng.integers(-k, k, shape, endpoint=True) / 2.0 ** int(k).bit_length()
             out.append(to_bf16(v) if el == "bf16" else v.astype(NUMPY_DTYPES[el]))
         elif el == "i1":
             out.append(rng.integers(0, 2, shape).astype(np.bool_))
@@ -99,6 +133,10 @@ def make_inputs(problem, seed=0):
             info = np.iinfo(NUMPY_DTYPES[el])
             out.append(rng.integers(info.min, info.max, shape, dtype=NUMPY_DTYPES[el], endpoint=True))
     return [np.asarray(x).reshape(shape) for x in out]  # rank 0: arrays, not scalars
+
+
+def _p(n):
+    return min(0.25, 2.0 / n)
 
 
 def make_outputs(problem):
@@ -113,16 +151,33 @@ def as_float(a, element):
     return from_bf16(a).astype(np.float64) if element == "bf16" else np.asarray(a, np.float64)
 
 
+def _round(values, element):
+    """float64 values rounded to the element type (inf where it overflows),
+    back as float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if element == "bf16":
+            return as_float(to_bf16(values.astype(np.float32)), element)
+        return values.astype(NUMPY_DTYPES[element]).astype(np.float64)
+
+
 def reference(problem, inputs):
-    """(+)_i inputs[i] in numpy: float64 for floats, the element type (with
-    wrap-around) for integers."""
+    """(+)_i inputs[i] in numpy: float64 for floats (max/min with IEEE
+    semantics: NaN propagates, -0 < +0), the element type (with wrap-around)
+    for integers."""
     if problem.kind is None:
         return as_float(inputs[0], problem.element) if problem.element in EPS else inputs[0].copy()
     fn = _UFUNC[problem.kind]
     if problem.element in EPS:
-        acc = as_float(inputs[0], problem.element)
-        for x in inputs[1:]:
-            acc = fn(acc, as_float(x, problem.element))
+        xs = [as_float(x, problem.element) for x in inputs]
+        with np.errstate(all="ignore"):
+            acc = xs[0].copy()
+            for x in xs[1:]:
+                acc = fn(acc, x)
+        if problem.kind in ("max", "min"):  # np.maximum(-0, +0) is -0; IEEE says +0
+            want_neg = problem.kind == "min"
+            zeros = [(x == 0) & (np.signbit(x) == want_neg) for x in xs]
+            hit = np.logical_or.reduce(zeros) if zeros else np.zeros(acc.shape, bool)
+            acc = np.where(acc == 0, np.where(hit, -0.0, 0.0) if want_neg else np.where(hit, 0.0, -0.0), acc)
         return acc
     acc = inputs[0].copy()
     for x in inputs[1:]:
@@ -130,31 +185,104 @@ def reference(problem, inputs):
     return acc
 
 
+def _odd_part(a):
+    """Per element: (2^-e·|a| made an odd integer, as float64) — the
+    significand without trailing zero bits (1 for zero)."""
+    m, _ = np.frexp(np.abs(a))
+    mi = (m * 2.0 ** 53).astype(np.int64)
+    mi = np.where(mi == 0, 1, mi)
+    low = mi & -mi
+    return (mi // low).astype(np.float64)
+
+
+def _grid(a):
+    """The largest power of two dividing every finite nonzero a (inf for 0)."""
+    m, e = np.frexp(np.abs(a))
+    mi = (m * 2.0 ** 53).astype(np.int64)
+    low = np.where(mi == 0, 1, mi & -mi).astype(np.float64)
+    return np.where(a == 0, np.inf, np.ldexp(low, e - 53))
+
+
 def tolerance(problem, inputs, ref):
-    """Allowed |output - ref| per element (0 for exact checks)."""
+    """Per element: (allowed |output - ref|, the non-finite results that an
+    order-dependent overflow can give: a dict of masks '+inf', '-inf',
+    'nan'). The tolerance is 0 where every partial result of any order is
+    exact in the element type (the inputs of `make_inputs`); else the bound
+    of a chain of N-1 roundings (every strategy combines each element that
+    way; kernels compute in a type at least as precise) from Σ|x| (sum) or
+    |ref| (prod), plus one final rounding, the float64 reference's own
+    rounding and the subnormal spacing."""
     el, kind = problem.element, problem.kind
+    none = np.zeros(np.shape(ref), bool)
     if el not in EPS or kind in (None, "max", "min"):
-        return 0.0
-    n, eps = problem.n_inputs, EPS[el]
-    if kind == "sum":
-        mag = sum(np.abs(as_float(x, el)) for x in inputs)
-    else:
-        mag = np.abs(ref)
-    return (n + 1) * eps * mag + n * TINY[el]
+        return np.zeros(np.shape(ref)), {"+inf": none, "-inf": none, "nan": none}
+    xs = [as_float(x, el) for x in inputs]
+    n, u, p = len(xs), EPS[el] / 2, PRECISION[el]
+    big = float(MAX_FINITE[el])
+    gamma = (n - 1) * u / (1 - (n - 1) * u) + u + (n - 1) * 2.0 ** -52
+    with np.errstate(all="ignore"):
+        if kind == "sum":
+            pos = sum(np.where(x > 0, x, 0.0) for x in xs)
+            neg = sum(np.where(x < 0, -x, 0.0) for x in xs)
+            bound = np.maximum(pos, neg)  # |any partial sum|
+            grid = np.minimum.reduce([_grid(x) for x in xs])
+            exact = bound < np.ldexp(grid, p)  # every partial is k·grid, |k| < 2^p
+            tol = gamma * (pos + neg) + n * TINY[el] * EPS[el]
+            over = {"+inf": pos > big, "-inf": neg > big, "nan": (pos > big) & (neg > big)}
+        else:
+            hi = np.prod([np.maximum(np.abs(x), 1.0) for x in xs], axis=0)
+            lo = np.prod([np.minimum(np.abs(x), 1.0) for x in xs], axis=0)
+            zero = np.logical_or.reduce([x == 0 for x in xs])
+            bits = sum(np.log2(_odd_part(x)) for x in xs)
+            exact = (hi <= big) & (zero | ((bits < p) & (lo >= TINY[el])))
+            tol = gamma * np.abs(ref) + n * TINY[el] * EPS[el] * hi
+            negative = np.logical_xor.reduce([np.signbit(x) for x in xs])  # the sign of any order
+            over = {"+inf": (hi > big) & ~negative, "-inf": (hi > big) & negative,
+                    "nan": (hi > big) & zero}  # inf · 0
+    finite = np.logical_and.reduce([np.isfinite(x) for x in xs])
+    tol = np.where(exact | ~finite, 0.0, tol)
+    return tol, {k: v & finite for k, v in over.items()}
+
+
+def identical(outputs):
+    """Whether every output holds the same bits (the replicas of a
+    multi-device result)."""
+    first = np.ascontiguousarray(outputs[0]).view(np.uint8) if outputs else None
+    return all(np.array_equal(first, np.ascontiguousarray(y).view(np.uint8)) for y in outputs[1:])
+
+
+def _same_value(got, want):
+    """Floats equal as values: NaN matches NaN, ±inf matches itself, and
+    zeros match zeros (their sign is checked for max/min only)."""
+    return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
 def check(problem, inputs, outputs):
-    """(ok, worst error over all outputs, as a float)."""
+    """(ok, worst error over all outputs, as a float). `inputs` must be the
+    values the program started from (a copy taken before the run). Fails
+    when the replicas of a multi-device result differ in any bit."""
     ref = reference(problem, inputs)
-    tol = tolerance(problem, inputs, ref)
-    worst, ok = 0.0, True
+    worst, ok = 0.0, identical(outputs)
+    el = problem.element
+    if el in EPS:
+        tol, over = tolerance(problem, inputs, ref)
+        want = _round(ref, el) if problem.kind not in ("max", "min") else ref
+        exact_ieee = problem.kind in ("max", "min")
     for y in outputs:
-        if problem.element in EPS:
-            got = as_float(y, problem.element)
-            err = np.abs(got - ref)
-            same_nan = np.isnan(got) & np.isnan(ref)
-            bad = ~((err <= tol) | same_nan)
-            worst = max(worst, float(np.max(np.where(same_nan, 0, err), initial=0.0)))
+        if el in EPS:
+            got = as_float(y, el)
+            with np.errstate(invalid="ignore"):
+                err = np.abs(got - ref)
+                finite_ok = np.isfinite(ref) & np.isfinite(got) & (err <= tol)
+            good = _same_value(got, want) | finite_ok
+            if exact_ieee:
+                good &= (np.signbit(got) == np.signbit(want)) | np.isnan(want)
+            good |= ((over["+inf"] & (got == np.inf)) | (over["-inf"] & (got == -np.inf))
+                     | (over["nan"] & np.isnan(got)))  # an overflow some order gives
+            bad = ~good
+            errs = np.where(bad & np.isfinite(err), err, 0.0)
+            worst = max(worst, float(np.max(errs, initial=0.0)),
+                        float("inf") if np.any(bad & ~np.isfinite(err)) else 0.0)
         else:
             bad = y != ref
             worst = max(worst, float(np.count_nonzero(bad)))

@@ -17,6 +17,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from ..ir import STRATEGIES, make_context
 from ..lowering.route import lower
+from .memory import require
 from .signature import check_arrays, descriptor, parse_program
 
 OPT_LEVEL = 3
@@ -103,6 +104,10 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, s
                     check_order=check_order, tile=None if tile == -1 else tile,
                     shuffle_seed=shuffle_seed)
         strategies, traffic = low.strategies, low.traffic
+        # Scratch is allocated at each run, the arguments by the caller.
+        require(low.scratch + sum(s.nbytes for s in specs),
+                f"running @{name} on the CPU ({len(specs)} argument buffers and "
+                f"{low.scratch} bytes of scratch)")
         engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
     prog = CpuProgram(engine, name, specs, n_inputs, strategies, traffic,
                       _time.perf_counter() - t0)

@@ -8,12 +8,14 @@ holding the bf16 bit patterns (see `to_bf16`/`from_bf16`); an
 `ml_dtypes.bfloat16` array is accepted too (same bits).
 """
 import ctypes
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from mlir import ir
 
+from ..passes.check_order import effects
 from ..ir.ops import OPS
 from ..ir.views import VIEW_OPS
 
@@ -114,32 +116,86 @@ def read_signature(func):
     return name, specs
 
 
-def _written(value):
-    """Whether some op writes into `value` or a view of it."""
+# Upstream ops that only read the memref operands they take.
+READ_ONLY_OPS = ("memref.load", "vector.load", "vector.transfer_read", "memref.dim",
+                 "memref.extract_strided_metadata", "memref.extract_aligned_pointer_as_index",
+                 "func.return", "memref.prefetch")
+
+
+def _writer(value):
+    """The first op that writes into `value` or a view of it, or may (an op
+    coll does not know is taken to write), or None when nothing does."""
     for use in value.uses:
         op, i = use.owner, use.operand_number
+        op = getattr(op, "operation", op)
         name = op.name
         if name in VIEW_OPS:
-            if op.results and _written(op.results[0]):
-                return True
-        elif name == "memref.copy" and i == 1:
-            return True
-        elif name in ("memref.store", "vector.store") and i == 1:
-            return True
+            w = _writer(op.results[0]) if op.results else None
+            if w is not None:
+                return w
         elif name in OPS:
             v = OPS[name](op)
             if v.role(i) in v.WRITES:
-                return True
-    return False
+                return op
+        elif name not in READ_ONLY_OPS:
+            # Upstream memory ops: what the order check knows they write.
+            eff = effects(op)
+            if eff is None or any(w[0] == op.operands[i] for w in eff[1]):
+                return op
+    return None
+
+
+def _coll_reader(value):
+    """The first coll op that reads `value` or a view of it, or None."""
+    for use in value.uses:
+        op, i = use.owner, use.operand_number
+        op = getattr(op, "operation", op)
+        if op.name in VIEW_OPS:
+            r = _coll_reader(op.results[0]) if op.results else None
+            if r is not None:
+                return r
+        elif op.name in OPS and OPS[op.name](op).role(i) in OPS[op.name].READS:
+            return op
+    return None
+
+
+def _written(value):
+    return _writer(value) is not None
+
+
+writer_of = _writer
+
+
+def classify_arguments(func):
+    """(number of inputs, why not) from what the program does with each
+    argument: inputs are only read, outputs are written; inputs come first.
+    `why not` names the argument and the op when that does not hold."""
+    args = list(func.regions[0].blocks[0].arguments)
+    writers = [_writer(a) for a in args]
+    for k, (a, w) in enumerate(zip(args, writers)):
+        if w is not None and w.name not in OPS and _coll_reader(a) is not None:
+            return None, (f"argument #{k} is read by '{_coll_reader(a).name}' as an input but written by "
+                          f"'{w.name}' at {_where(w)}; expected inputs that the program only reads")
+    n = next((k for k, w in enumerate(writers) if w is not None), len(args))
+    for k in range(n, len(args)):
+        if writers[k] is None:
+            return None, (f"argument #{k} is only read but comes after output argument #{n}; "
+                          "expected the inputs (only read) first, then the outputs (written)")
+    return n, None
+
+
+def _where(op):
+    m = re.search(r'"([^"]*)":(\d+):(\d+)', str(op.location))
+    return f"{m.group(1)}:{m.group(2)}:{m.group(3)}" if m else str(op.location)
+
+
+where = _where
 
 
 def count_inputs(func):
     """Number of leading arguments that are only read, when the arguments
     are inputs first then outputs (as coll modules are); else None."""
-    args = list(func.regions[0].blocks[0].arguments)
-    written = [_written(a) for a in args]
-    n = written.index(True) if True in written else len(args)
-    return n if all(written[n:]) else None
+    return classify_arguments(func)[0]
 
 
 def as_array(arr, spec, what, writable=False):

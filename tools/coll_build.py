@@ -76,10 +76,15 @@ def build(data, args, filename="-", ctx=None):
     from coll.lowering import nvvm
     from coll.lowering.route import lower
     from .source import parse
+    from coll.core.errors import PassError
 
     with ctx or make_context():
         module, _top = parse(data, filename)  # implicit module: an ir.Module
         verify_or_raise(module.operation)
+        nested = [op for op in module.body.operations if op.operation.name == "builtin.module"]
+        if nested:  # gpu-lower-to-nvvm-pipeline crashes (SIGSEGV) on them
+            raise PassError("nested modules are not supported by the GPU route; expected the "
+                            "functions at the top level of the module", nested[0].location)
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,
                   device_map=args.device_map, chip=args.chip,
@@ -127,6 +132,14 @@ def _main(argv):
         data, filename = read_input(args.input)
     except OSError as e:
         return _fail(f"could not open input file '{args.input}': {e.strerror}")
+    from .parse_guard import SourceError, check_source
+    from .source import as_text, is_bytecode
+    if not is_bytecode(data):
+        try:  # known parser crashes, then a parse in a child process
+            check_source(as_text(data), filename)
+        except SourceError as e:
+            print(e.format(), file=sys.stderr)
+            return 1
     if args.emit == "so":
         from .output import AtomicPath
         try:

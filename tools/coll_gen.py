@@ -4,6 +4,7 @@
                       [--to-device 2] [--strategy ring] [--threshold N]
 """
 import argparse
+import re
 import sys
 
 from coll.ir import KINDS, MAX_DEVICES, STRATEGIES
@@ -41,20 +42,53 @@ def run(argv):
     except ValueError:
         print(f"coll-gen: error: invalid --shape '{args.shape}'; expected dimensions like 4x100", file=sys.stderr)
         return 1
+    if any(d >= 2 ** 62 for d in shape):
+        print(f"coll-gen: error: invalid --shape '{args.shape}': a dimension is 2^62 or more", file=sys.stderr)
+        return 1
+    if not re.fullmatch(r"[A-Za-z_][\w$.]*", args.name):
+        print(f"coll-gen: error: invalid --name '{args.name}'; expected a symbol name like all_reduce", file=sys.stderr)
+        return 1
+    for flag, v in (("--to-device", args.to_device), ("--threshold", args.threshold)):
+        if v is not None and not -2 ** 63 <= v < 2 ** 63:
+            print(f"coll-gen: error: {flag} {v} does not fit in 64 bits", file=sys.stderr)
+            return 1
     with make_context():
         text = all_reduce_module(args.devices, shape, args.dtype, args.kind, args.to_device,
                                  args.strategy, args.threshold, args.name, args.peer_access)
         findings = verify(ir.Module.parse(text).operation)
     if findings:
         for _, msg in findings:
-            print(f"coll-gen: error: {msg}", file=sys.stderr)
+            print(f"coll-gen: error: {msg} ({_flag_of(msg)})", file=sys.stderr)
         return 1
-    sys.stdout.write(text)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        print(f"coll-gen: error: could not write the module to stdout: {e.strerror or e}", file=sys.stderr)
+        return 1
     return 0
 
 
+def _flag_of(message):
+    """The flag a verifier finding on the generated module is about."""
+    for word, flag in (("destination", "--to-device"), ("threshold", "--threshold"), ("bytes", "--shape"),
+                       ("kind", "--kind"), ("element type", "--dtype"), ("strategy", "--strategy")):
+        if word in message:
+            return flag
+    return "--devices"
+
+
 def main():
-    sys.exit(run(sys.argv[1:]))
+    try:
+        code = run(sys.argv[1:])
+    except Exception as e:  # noqa: BLE001 - never a traceback
+        print(f"coll-gen: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        code = 1
+    try:
+        sys.stdout.flush()
+    except OSError:
+        pass
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -203,7 +203,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
     from coll.core.pipeline import PipelineError, build
     from .diagnostics import Collector, Diag, from_location
     from .ir_print import only_dumps_of
-    from .parse_guard import known_crashes
+    from .parse_guard import SourceError, check_source
     from .source import as_text, is_bytecode, parse
 
     ctx = _chunk_context(args)
@@ -215,9 +215,11 @@ def process(data, filename, pipeline, args, chunk_start=None):
             except PipelineError as e:
                 return None, [Diag("error", f"invalid pass pipeline: {e}", "coll-opt")]
             dumps = _configure(pm, args)
-            crashes = [] if is_bytecode(data) else known_crashes(as_text(data))
-            if crashes:  # would abort the process inside the parser
-                return None, [Diag("error", m, filename, line, c) for line, c, m in crashes]
+            if not is_bytecode(data):
+                try:  # known parser crashes, then a parse in a child process
+                    check_source(as_text(data), filename)
+                except SourceError as e:
+                    return None, [Diag("error", m, f, line, c) for f, line, c, m in e.findings]
             try:
                 # _owner keeps the parsed module alive while `top` is used.
                 _owner, top = parse(data, filename, implicit_module=not args.no_implicit_module)

@@ -69,12 +69,17 @@ def _load(path, entry):
     from coll.ir import make_context
     from coll.ir.verifier import verify
     from coll.runtime.check import describe
+    from coll.runtime.signature import find_entry
     from .diagnostics import Collector, from_location
+    from .parse_guard import SourceError, check_source, read_source
     try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        _fail(f"could not open input file '{path}': {e.strerror}")
+        text, _ = read_source(path)
+        check_source(text, path)
+    except SourceError as e:
+        f, line, _, msg = e.findings[0]
+        if not line:
+            _fail(msg.replace("input file", f"input file '{f}'"))
+        raise Failure(e.format()) from None
     ctx = make_context()
     col = Collector(ctx, path)
     try:
@@ -89,35 +94,42 @@ def _load(path, entry):
                 raise Failure(_diag_text(col.diags + [from_location(l, m, path) for l, m in findings]))
             try:
                 problem = describe(module, entry)
+                _fits(problem)
             except ValueError as e:
-                _fail(f"{path}: {e}")
+                loc = getattr(e, "location", None) or find_entry(module, entry).location
+                d = from_location(loc, str(e), path)
+                raise Failure(d.format() if d.line else f"{path}:1:1: error: {e}") from None
             return text, problem
     finally:
         col.detach()
 
 
-def _read_inputs(path, problem):
+def _fits(problem):
+    """Refuses, before anything is allocated, a run whose arrays cannot fit
+    in memory: inputs (and two copies), outputs (twice), and the float64
+    arrays of the check."""
     import numpy as np
+    from coll.runtime.memory import require
+    numel = int(np.prod(problem.shape, dtype=object))
+    b = problem.bytes_per_device if numel < 2 ** 62 else numel
+    need = b * (3 * problem.n_inputs + 2 * problem.n_outputs) + 8 * numel * (problem.n_inputs + 4)
+    require(need, f"coll-run of {problem.n_inputs} inputs and {problem.n_outputs} outputs of "
+                  f"{'x'.join(map(str, problem.shape)) or 'scalar'}x{problem.element}")
+
+
+def _read_inputs(path, problem):
+    from coll.runtime.npz import NpzError, load
     from coll.runtime.signature import NUMPY_DTYPES
-    try:
-        data = np.load(path)
-    except Exception as e:  # noqa: BLE001 - any unreadable file is bad input
-        _fail(f"could not read inputs '{path}': {e}")
     want = NUMPY_DTYPES[problem.element]
-    inputs = []
-    for i in range(problem.n_inputs):
-        key = f"x{i}"
-        if key not in data.files:
-            _fail(f"{path}: missing array '{key}' (expected x0..x{problem.n_inputs - 1})")
-        a = data[key]
-        if tuple(a.shape) != tuple(problem.shape) or a.dtype != want:
-            _fail(f"{path}: '{key}' is {a.dtype}{list(a.shape)}, expected {want}{list(problem.shape)}"
-                  + (" (bf16 as uint16 bits)" if problem.element == "bf16" else ""))
-        inputs.append(np.ascontiguousarray(a))
-    extra = sorted(set(data.files) - {f"x{i}" for i in range(problem.n_inputs)})
-    if extra:
-        _fail(f"{path}: unexpected arrays {', '.join(extra)} (expected x0..x{problem.n_inputs - 1})")
-    return inputs
+    names = [f"x{i}" for i in range(problem.n_inputs)]
+    hint = " (bf16 as uint16 bits)" if problem.element == "bf16" else ""
+    try:
+        data = load(path, {n: (tuple(problem.shape), want) for n in names}, hint)
+    except NpzError as e:
+        _fail(f"{path}: {e}")
+    except OSError as e:
+        _fail(f"could not read inputs '{path}': {e.strerror or e}")
+    return [data[n] for n in names]
 
 
 def _write_outputs(path, outputs):
@@ -156,8 +168,11 @@ def run(argv):
         _fail(f"backend '{args.backend}' is not available here: {why}")
 
     text, problem = _load(args.file, args.entry)
-    from coll.runtime.check import check, make_inputs, make_outputs
+    from coll.runtime.check import check, identical, make_inputs, make_outputs
     inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
+    # The reference reads this copy: a program that writes its own inputs
+    # cannot hide it, and every run starts from the same values.
+    pristine = [x.copy() for x in inputs]
     collective = problem.collective
     strategies = ["naive", "ring", "all2all"] if args.strategy == "all" else [args.strategy]
     if not collective:
@@ -173,9 +188,10 @@ def run(argv):
                 print(prog.pipeline, file=sys.stderr)
             traffic = prog.traffic_bytes
             outputs = make_outputs(problem)
-            prog.run(inputs, outputs)
-            good, worst = check(problem, inputs, outputs)
-            times = prog.time(inputs, make_outputs(problem), args.repeat)
+            prog.run([x.copy() for x in pristine], outputs)
+            good, worst = check(problem, pristine, outputs)
+            same = identical(outputs)
+            times = prog.time([x.copy() for x in pristine], make_outputs(problem), args.repeat)
         except Failure:
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
@@ -185,16 +201,20 @@ def run(argv):
             first_outputs = outputs
         failed = failed or not good
         label = chosen if collective else "-"
-        status = "ok" if good else (f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
-                                    else f"FAIL ({worst:.0f} elements differ)")
+        why = [] if good and same else [f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
+                                        else f"FAIL ({worst:.0f} elements differ)"]
+        if not same:
+            why.append("replicas differ")
+        status = ", ".join(why) or "ok"
+        replicas = "-" if problem.n_outputs < 2 else ("identical" if same else "DIFFER")
         rows.append((label, str(problem.n_inputs), _size(problem.bytes_per_device), _seconds(t),
-                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", status))
+                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, status))
 
     shape = "x".join(str(d) for d in problem.shape)
     print(f"{args.file}: all_reduce {problem.kind or 'copy'} of {problem.n_inputs} x "
           f"{shape or 'scalar'}x{problem.element} -> {problem.n_outputs} output(s), "
           f"backend {args.backend}, median of {args.repeat}")
-    header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "check")
+    header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         print("  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())

@@ -55,7 +55,8 @@ def test_example_every_strategy():
     assert [row[0] for row in rows] == ["naive", "ring", "all2all"]
     for row in rows:
         assert row[1] == "4" and row[2:4] == ["1.00", "MiB"] and row[-1] == "ok"
-        assert row[-2] == "GB/s" and float(row[-3]) > 0
+        assert row[-3] == "GB/s" and float(row[-4]) > 0
+        assert row[-2] == "identical"  # every replica holds the same bits
 
 
 @pytest.mark.parametrize("dtype,kind,make", [

@@ -1,7 +1,11 @@
-"""A short, bounded fuzz run of coll-opt's full pipeline (the long run is
-`python -m coll.tools.fuzz --count 10000`): every mutated input ends in
-success or a located diagnostic; no traceback, crash or hang."""
-from coll.tools import fuzz
+"""A short, bounded fuzz run over every tool (coll-opt's full pipeline,
+coll-run, coll-build, coll-gen; the long run is `python bench/fuzz.py`):
+every mutated input ends in success or a located diagnostic; no traceback,
+internal error, crash, hang or partial output file."""
+import base64
+import random
+
+from coll.fuzz import engine as fuzz
 
 GOOD = """func.func @f(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
   %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
@@ -14,10 +18,15 @@ PIPELINE = "builtin.module(coll-lower-all-reduce,coll-check-order,canonicalize,c
 
 def test_short_fuzz_run():
     counts, failures = fuzz.fuzz(200, seed=12345, timeout=30)
-    print(f"fuzz counts: {counts}")
-    assert not failures, "\n".join(f"input {i}: {o}\n{d[:1500]}\n{t[:1500]}" for i, o, d, t, _ in failures[:3])
+    print(f"fuzz counts: {counts}\n{fuzz.format_table(fuzz.fuzz.table)}\n{dict(fuzz.fuzz.categories)}")
+    assert not failures, "\n".join(f"input {i}: {o} {w[:300]}\n{d[:1500]}\n{t[:1500]}" for i, o, d, t, w in failures[:3])
     assert counts["tried"] == 200
     assert counts["succeeded"] >= 10 and counts["diagnosed"] >= 50  # both paths exercised
+    for tool in fuzz.TOOLS:  # every tool, both outcomes for the ones that take files
+        assert sum(fuzz.fuzz.table[tool].values()) >= 10, tool
+        assert fuzz.fuzz.table[tool]["diagnosed"] >= 5, tool
+    for category in ("opt:structured", "opt:bytes", "run:npz", "build:text", "gen:flags"):
+        assert fuzz.fuzz.categories[category] >= 1, category
 
 
 def test_inputs_are_reproducible():
@@ -53,3 +62,51 @@ def test_classify():
     assert fuzz.classify(1, "coll-opt: error: bad")[0] == "unlocated"
     assert fuzz.classify(1, "in.mlir:3:8: error: x\nTraceback (most recent call last):")[0] == "tracebacks"
     assert fuzz.classify(2, "")[0] == "bad_exit"
+
+
+def test_structured_mutators_change_the_program():
+    """Each structure-aware category makes a different, still parseable (or
+    deliberately broken) program from a lowered seed."""
+    seeds = [t for t in fuzz.corpus() if '"coll.copy"' in t and "memref.subview" in t]
+    rng = random.Random(3)
+    for mutate, marker in ((fuzz.m_view_chain, "memref."), (fuzz.m_strided_slice, "strided<["),
+                           (fuzz.m_upstream_memory, "%fz_"), (fuzz.m_deep_nesting, "")):
+        changed = [mutate(t, rng) for t in seeds[:6]]
+        assert any(c != t for c, t in zip(changed, seeds)), mutate.__name__
+        assert any(marker in c for c in changed), mutate.__name__
+    sliced = [fuzz.m_strided_slice(t, random.Random(k)) for k, t in enumerate(seeds[:10])]
+    assert any(fuzz._parsed(t) is not None and "strided<[2]" in t or "strided<[3]" in t for t in sliced)
+    data = fuzz.corrupt_bytes(seeds[0].encode(), random.Random(1))
+    assert data != seeds[0].encode()
+
+
+def test_each_hostile_job_is_classified(tmp_path):
+    """npz corruption, file-system errors and coll-gen flags reach the tools
+    and come back diagnosed (the runner would report anything else)."""
+    r = fuzz.Runner(timeout=60)
+    data = base64.b64encode(GOOD.encode()).decode()
+    try:
+        npz, what = fuzz.npz_input(GOOD, random.Random(0))
+        for job in ({"tool": "run", "data": data, "strategy": "ring", "npz": base64.b64encode(b"PK\x03\x04junk").decode()},
+                    {"tool": "build", "data": data, "emit": "gpu", "strategy": "naive", "fs": "full_disk"},
+                    {"tool": "opt", "data": data, "pipeline": PIPELINE, "fs": "missing_output_dir"},
+                    {"tool": "run", "data": data, "strategy": "naive", "fs": "directory_input"},
+                    {"tool": "opt", "data": base64.b64encode(b"\xff" + GOOD.encode()).decode(), "pipeline": PIPELINE},
+                    {"tool": "gen", "argv": ["all-reduce", "--devices", "0"]},
+                    {"tool": "gen", "argv": ["all-reduce", "--devices", "x"]}):
+            outcome, detail = r.run_job(job)
+            assert outcome == "diagnosed", (job, outcome, detail)
+        assert r.run_job({"tool": "run", "data": data, "strategy": "ring"})[0] == "succeeded"
+        assert r.run_job({"tool": "gen", "argv": ["all-reduce", "--devices", "3"]})[0] == "succeeded"
+    finally:
+        r.close()
+
+
+def test_partial_output_is_a_failure():
+    assert fuzz.classify(1, "coll-run: error: internal error: KeyError: 'x'", "run")[0] == "unlocated"
+    assert fuzz.classify(1, "coll-opt: error: could not write '/dev/full': No space left on device")[0] == "diagnosed"
+    assert fuzz.classify(2, "usage: coll-gen\ncoll-gen: error: argument --devices: invalid int value", "gen")[0] == "diagnosed"
+    assert fuzz.classify(2, "usage: coll-opt\ncoll-opt: error: bad", "opt")[0] == "bad_exit"
+    row = "-               2          32 B       0.000 ms  0.82 GB/s  DIFFER    FAIL (8 elements differ)"
+    assert fuzz.classify(1, "f.mlir: all_reduce sum\nstrategy ...\n" + row, "run")[0] == "check_failed"
+    assert fuzz.classify(1, row, "opt")[0] == "unlocated"

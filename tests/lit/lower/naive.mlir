@@ -1,5 +1,6 @@
 // naive: every input is copied to every other device; each device reduces
-// its own input (read in place) with the N-1 copies into its output.
+// its own input (read in place) with the N-1 copies into its output, the
+// operands in device order x0, x1, ... on every device (identical replicas).
 // RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive})' | filecheck %s
 // RUN: coll-gen all-reduce --devices 3 --shape 5 | coll-opt --coll-lower-all-reduce=strategy=naive | filecheck %s --check-prefix=N3
 // RUN: coll-gen all-reduce --devices 4 --shape 4x100 | coll-opt --coll-lower-all-reduce=strategy=naive | filecheck %s --check-prefix=N4
@@ -14,7 +15,7 @@
 // CHECK: %[[K0:.*]] = "coll.combine"(%[[X0]], %[[R0]], %[[Y0]], %[[T0]]) {kind = "max"
 // CHECK: %[[R1:.*]] = "coll.alloc"() : () -> memref<6xi32, #coll.device<1 : i64>>
 // CHECK: %[[T1:.*]] = "coll.copy"(%[[X0]], %[[R1]])
-// CHECK: %[[K1:.*]] = "coll.combine"(%[[X1]], %[[R1]], %[[Y1]], %[[T1]]) {kind = "max"
+// CHECK: %[[K1:.*]] = "coll.combine"(%[[R1]], %[[X1]], %[[Y1]], %[[T1]]) {kind = "max"
 // CHECK: %[[J:.*]] = "coll.join"(%[[K0]], %[[K1]])
 // CHECK: "coll.wait"(%[[J]])
 // CHECK-NOT: coll.all_reduce

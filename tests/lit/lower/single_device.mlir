@@ -1,5 +1,6 @@
 // Single-device output: only the target device gets the result.
-// naive: every input not on the target is copied there; the target reduces.
+// naive: every input not on the target is copied there; the target reduces,
+// the operands in device order.
 // RUN: coll-gen all-reduce --devices 3 --shape 8 --to-device 1 | coll-opt --coll-lower-all-reduce=strategy=naive | filecheck %s --check-prefix=NAIVE
 // A target outside the group (the host, say device 3): the first copy lands in the output, which is then reduced in place.
 // RUN: coll-gen all-reduce --devices 3 --shape 8 --to-device 3 | coll-opt --coll-lower-all-reduce=strategy=naive | filecheck %s --check-prefix=HOST
@@ -13,7 +14,7 @@
 // NAIVE: %[[T0:.*]] = "coll.copy"(%{{.*}}, %[[R0]])
 // NAIVE: %[[R2:.*]] = "coll.alloc"() : () -> memref<8xf32, #coll.device<1 : i64>>
 // NAIVE: %[[T2:.*]] = "coll.copy"(%{{.*}}, %[[R2]])
-// NAIVE: %[[K:.*]] = "coll.combine"(%[[X1]], %[[R0]], %[[R2]], %[[Y]], %[[T0]], %[[T2]])
+// NAIVE: %[[K:.*]] = "coll.combine"(%[[R0]], %[[X1]], %[[R2]], %[[Y]], %[[T0]], %[[T2]])
 // NAIVE: "coll.join"(%[[K]])
 // NAIVE-NOT: "coll.copy"
 

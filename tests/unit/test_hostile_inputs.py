@@ -1,0 +1,263 @@
+"""No crash, no traceback, on any input (issue 10, item 4): every tool ends
+bad input in a located diagnostic and exit 1, and writes no output file.
+Each case asserts the exact diagnostic."""
+import io
+import pickle
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+from coll.ir import make_context
+from coll.ir.generate import all_reduce_module
+
+MODULES = {"opt": "coll.tools.coll_opt", "build": "coll.tools.coll_build",
+           "run": "coll.tools.coll_run", "gen": "coll.tools.coll_gen"}
+
+
+def tool(name, *args, stdin=None):
+    return subprocess.run([sys.executable, "-m", MODULES[name], *map(str, args)],
+                          capture_output=True, timeout=300, input=stdin)
+
+
+def good_text(n=2, shape=(8,), **kw):
+    with make_context():
+        return all_reduce_module(n, list(shape), "f32", "sum", **kw)
+
+
+def args_for(name, path, out):
+    return {"opt": [path, "--coll-lower-all-reduce", "-o", out],
+            "build": [path, "--emit=gpu", "-o", out],
+            "run": [path, "--backend=cpu", "--repeat=1", "--outputs", out]}[name]
+
+
+def expect(name, path, out, stderr):
+    r = tool(name, *args_for(name, path, out))
+    err = r.stderr.decode()
+    assert (r.returncode, err) == (1, stderr), err
+    assert b"Traceback" not in r.stderr and not out.exists()
+
+
+TOOLS = ("opt", "build", "run")
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_deep_nesting(tmp_path, name):
+    path = tmp_path / "deep.mlir"
+    path.write_text("module {\n" * 300 + good_text() + "}\n" * 300)
+    expect(name, path, tmp_path / "out", f"{path}:257:8: error: brackets nested deeper than 256 levels; "
+                                         "expected at most 256\n")
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_non_utf8_bytes(tmp_path, name):
+    path = tmp_path / "bytes.mlir"
+    path.write_bytes(good_text().encode().replace(b"kind", b"ki\xffnd", 1))
+    # coll-opt and coll-build read bytes like mlir-opt (non-UTF-8 comments
+    # are fine) and report the MLIR lexer's error; the others refuse non-UTF-8.
+    why = "unexpected character" if name in ("opt", "build") else "invalid UTF-8 byte 0xff; expected UTF-8 text"
+    expect(name, path, tmp_path / "out", f"{path}:3:87: error: {why}\n")
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_device_attribute_that_is_not_an_id(tmp_path, name):
+    path = tmp_path / "dev.mlir"
+    t = "memref<8xf32, #coll.device<true>>"
+    path.write_text(f'func.func @f(%a: {t}, %b: memref<8xf32, #coll.device<1>>) {{\n'
+                    f'  %t = "coll.copy"(%a, %b) : ({t}, memref<8xf32, #coll.device<1>>) -> !coll.token\n'
+                    '  "coll.wait"(%t) : (!coll.token) -> ()\n  return\n}\n')
+    expect(name, path, tmp_path / "out", f"{path}:2:8: error: copy source has memory space #coll.device<true>, "
+                                         "which names no device; expected #coll.device<i> with an integer id i\n")
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_guard_is_not_fooled_by_strings_or_comments(tmp_path, name):
+    crash = good_text().replace("array<i64: 0, 1>", "array<index: 0, 1>")
+    path = tmp_path / "g.mlir"
+    # A quote in a comment and '//' in a string, before the crashing pattern.
+    path.write_text('// an odd " quote\n' + crash.replace('kind = "sum"', 'kind = "sum", note = "a//b"'))
+    expect(name, path, tmp_path / "out", f"{path}:4:67: error: dense arrays of 'index' elements are not "
+                                         "supported (they crash the MLIR parser); use i64\n")
+    # The pattern inside a string or a comment is no error.
+    ok = tmp_path / "ok.mlir"
+    ok.write_text("// array<index: 0>\n" + good_text().replace('kind = "sum"', 'kind = "sum", note = "array<index"'))
+    r = tool(name, *args_for(name, ok, tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_parser_crash_outside_the_known_patterns_is_caught(monkeypatch):
+    from coll.tools import parse_guard
+    monkeypatch.setattr(parse_guard, "KNOWN_CRASHES", [])
+    crash = good_text().replace("array<i64: 0, 1>", "array<index: 0, 1>")
+    with pytest.raises(parse_guard.SourceError) as e:
+        parse_guard.check_source(crash, "in.mlir")
+    assert e.value.format() == ("in.mlir:1:1: error: the MLIR parser crashed on this input (SIGABRT); "
+                                "the input was not parsed")
+    assert parse_guard.crash_in_child("module {" * 20000 + "}" * 20000).endswith("(SIGSEGV)")
+    assert parse_guard.crash_in_child(good_text()) is None
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_huge_dimensions(tmp_path, name):
+    path = tmp_path / "huge.mlir"
+    path.write_text(good_text().replace("memref<8xf32>", "memref<9999999x9999999x99999xf32>"))
+    expect(name, path, tmp_path / "out", f"{path}:3:10: error: input #0 memref<9999999x9999999x99999xf32> "
+                                         "holds 39999592000080399996 bytes; expected fewer than 2^62 bytes\n")
+
+
+def test_coll_run_refuses_what_does_not_fit_in_memory(tmp_path):
+    path = tmp_path / "big.mlir"
+    path.write_text(good_text().replace("memref<8xf32>", "memref<99999999999xf32>"))
+    r = tool("run", path, "--backend=cpu")
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err.startswith(
+        f"{path}:2:3: error: coll-run of 2 inputs and 2 outputs of 99999999999xf32 needs about 8195.64 GiB, "
+        "more than the "), err
+    assert err.endswith(" GiB of memory available here; use smaller buffers or fewer devices\n")
+
+
+def test_cpu_route_refuses_scratch_beyond_memory(monkeypatch):
+    from coll.runtime import cpu, memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    with pytest.raises(memory.MemoryLimit) as e:
+        cpu.compile(good_text(3, (100,)), strategy="naive")
+    assert str(e.value) == ("running @all_reduce on the CPU (6 argument buffers and 2400 bytes of scratch) "
+                            "needs about 4800 bytes, more than the 1000 bytes of memory available here; "
+                            "use smaller buffers or fewer devices")
+
+
+# -- file-system errors ------------------------------------------------------
+
+@pytest.mark.parametrize("name,prefix", [("opt", "coll-opt"), ("build", "coll-build"), ("run", "coll-run")])
+def test_file_system_errors(tmp_path, name, prefix):
+    good = tmp_path / "good.mlir"
+    good.write_text(good_text())
+    missing = tmp_path / "missing.mlir"
+    expect(name, missing, tmp_path / "out",
+           f"{prefix}: error: could not open input file '{missing}': No such file or directory\n")
+    expect(name, tmp_path, tmp_path / "out", f"{prefix}: error: could not open input file '{tmp_path}': Is a directory\n")
+    out = tmp_path / "no-dir" / "out"
+    expect(name, good, out, f"{prefix}: error: could not write '{out}': No such file or directory\n")
+    r = tool(name, *args_for(name, good, "/dev/full"))
+    assert (r.returncode, r.stderr.decode()) == (1, f"{prefix}: error: could not write '/dev/full': No space left on device\n")
+
+
+def test_coll_gen_full_disk():
+    r = subprocess.run(f"{sys.executable} -m coll.tools.coll_gen all-reduce --devices 2 > /dev/full",
+                       shell=True, capture_output=True, timeout=120)
+    assert (r.returncode, r.stderr.decode()) == (1, "coll-gen: error: could not write the module to stdout: "
+                                                    "No space left on device\n")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--name", ""], "invalid --name ''; expected a symbol name like all_reduce"),
+    (["--threshold", str(2 ** 70)], f"--threshold {2 ** 70} does not fit in 64 bits"),
+    (["--shape", "99999999999x99999999999"], "input #0 memref<99999999999x99999999999xf32> holds "
+                                             "39999999999200000000004 bytes; expected fewer than 2^62 bytes (--shape)"),
+])
+def test_coll_gen_flags(argv, message):
+    r = tool("gen", "all-reduce", "--devices", "2", *argv)
+    assert (r.returncode, r.stderr.decode(), r.stdout) == (1, f"coll-gen: error: {message}\n", b"")
+
+
+# -- coll-build: the verifiers of coll-opt, atomic output, tokens -------------------
+
+@pytest.mark.parametrize("edit,message", [
+    (("array<i64: 0, 1>", "array<i64: 1, 1>"), "3:10: error: device 1 is repeated (inputs #0 and #1); expected distinct devices"),
+    (('"coll.all_reduce"(%arg0, %arg1, %arg2, %arg3)', '"coll.all_reduce"(%arg0, %arg1, %arg0, %arg3)'),
+     "3:10: error: output #0 is also an input; in-place all_reduce is not supported yet"),
+    (('%0 = "coll.all_reduce"(%arg0, %arg1, %arg2, %arg3)',
+      '%c = memref.cast %arg0 : memref<8xf32> to memref<8xf32>\n    %0 = "coll.all_reduce"(%arg0, %arg1, %c, %arg3)'),
+     "4:10: error: output #0 is also an input; in-place all_reduce is not supported yet"),
+])
+@pytest.mark.parametrize("name", ("opt", "build"))
+def test_coll_build_runs_the_verifiers(tmp_path, name, edit, message):
+    path = tmp_path / "m.mlir"
+    path.write_text(good_text().replace(*edit))
+    out = tmp_path / "out"
+    out.write_text("old")  # a failure leaves an existing output alone
+    r = tool(name, *args_for(name, path, out))
+    assert (r.returncode, r.stderr.decode()) == (1, f"{path}:{message}\n")
+    assert out.read_text() == "old"
+
+
+def test_returned_token_is_refused_not_an_llvm_abort(tmp_path):
+    path = tmp_path / "tok.mlir"
+    path.write_text(good_text().replace(") attributes", ") -> !coll.token attributes")
+                    .replace('"coll.wait"(%0) : (!coll.token) -> ()\n    return', "return %0 : !coll.token"))
+    r = tool("build", path, "--emit=llvmir", "-o", tmp_path / "out")
+    assert (r.returncode, r.stderr.decode()) == (
+        1, f"{path}:4:5: error: coll-to-gpu: 'func.return' uses the !coll.token of 'coll.join'; tokens may "
+           "only be used by coll ops (coll.join, coll.wait, coll.copy, coll.combine) when the program is lowered\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_nested_modules_are_refused_by_the_gpu_route(tmp_path):
+    path = tmp_path / "nested.mlir"
+    path.write_text("module {\n" + good_text() + "}\n")
+    r = tool("build", path, "--emit=llvm", "-o", tmp_path / "out")
+    assert (r.returncode, r.stderr.decode()) == (
+        1, f"{path}:2:1: error: nested modules are not supported by the GPU route; expected the functions at "
+           "the top level of the module\n")
+
+
+# -- npz members for coll-run --inputs ----------------------------------------------
+
+def _member(a, edit=None):
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, a)
+    raw = buf.getvalue()
+    return edit(raw) if edit else raw
+
+
+def _zip(path, members):
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, raw in members.items():
+            z.writestr(name, raw)
+
+
+X = np.zeros(8, np.float32)
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: np.savez(p, x0=np.array([None] * 8, dtype=object), x1=X),
+     "'x0' holds Python objects (a pickle); expected float32[8]"),
+    (lambda p: p.write_bytes(pickle.dumps({"x0": X, "x1": X})),
+     "not an .npz archive (np.savez writes one; a plain .npy or a pickle is not)"),
+    (lambda p: np.save(open(p, "wb"), X), "not an .npz archive (np.savez writes one; a plain .npy or a pickle is not)"),
+    (lambda p: (np.savez(p, x0=X, x1=X), p.write_bytes(p.read_bytes()[:300])),
+     "not an .npz archive (np.savez writes one; a plain .npy or a pickle is not)"),
+    (lambda p: _zip(p, {"x0.npy": _member(X, lambda r: r[:-16]), "x1.npy": _member(X)}),
+     "'x0' has 16 bytes of data but its header says float32[8] (32 bytes)"),
+    (lambda p: _zip(p, {"x0.npy": _member(X) + b"\0" * (16 << 20), "x1.npy": _member(X)}),
+     "'x0' has 16777248 bytes of data but its header says float32[8] (32 bytes)"),
+    (lambda p: _zip(p, {"x0.npy": _member(X, lambda r: r.replace(b"(8,)", b"(99999999999,)")), "x1.npy": _member(X)}),
+     "'x0' is float32[99999999999], expected float32[8]"),
+    (lambda p: _zip(p, {"x0.npy": b"garbage", "x1.npy": _member(X)}),
+     "'x0' is not a valid .npy array: EOF: reading magic string, expected 8 bytes got 7"),
+])
+def test_bad_npz_members(tmp_path, make, message):
+    mod = tmp_path / "m.mlir"
+    mod.write_text(good_text())
+    npz = tmp_path / "in.npz"
+    make(npz)
+    r = tool("run", mod, "--backend=cpu", "--inputs", npz, "--outputs", tmp_path / "o.npz")
+    assert (r.returncode, r.stderr.decode()) == (1, f"coll-run: error: {npz}: {message}\n")
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_explicit_program_without_an_input(tmp_path):
+    """Every argument written: no reference to check against (was an
+    IndexError in the check)."""
+    path = tmp_path / "noin.mlir"
+    t0, t1 = "memref<8xi32, #coll.device<0>>", "memref<8xi32, #coll.device<1>>"
+    path.write_text(
+        "func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>) attributes {llvm.emit_c_interface} {\n"
+        f"  %x0 = memref.memory_space_cast %a0 : memref<8xi32> to {t0}\n"
+        f"  %x1 = memref.memory_space_cast %a1 : memref<8xi32> to {t1}\n"
+        f'  %t0 = "coll.copy"(%x0, %x1) : ({t0}, {t1}) -> !coll.token\n'
+        f'  %t1 = "coll.copy"(%x1, %x0, %t0) : ({t1}, {t0}, !coll.token) -> !coll.token\n'
+        '  "coll.wait"(%t1) : (!coll.token) -> ()\n  return\n}\n')
+    expect("run", path, tmp_path / "o.npz", f"{path}:1:1: error: @f has no input argument (every argument is written)\n")
