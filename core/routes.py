@@ -50,7 +50,7 @@ def explicit(strategy=None, threshold=None, profile=None, check_order=False):
     """Collective level -> explicit level. `strategy` (not auto) overrides
     every collective's own; otherwise coll-choose-strategy decides."""
     elems = [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
-             "coll-lower-all-reduce"]
+             "coll-lower-collectives"]
     if check_order:
         elems.append("coll-check-order")
     return elems

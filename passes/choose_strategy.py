@@ -19,10 +19,11 @@ from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, builders, make_context
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import AllReduce
+from ..ir.ops import COLLECTIVES, AllReduce, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce, reference_rule
+from .lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce, reference_rule  # noqa: F401
+from .lower_collectives import reference_rule as collective_rule
 
 CANDIDATES = AllReduce.STRATEGIES
 
@@ -93,16 +94,19 @@ def choose_by_model(op, profile):
 
 def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
     """The strategy for collective `op` (see the module doc)."""
-    ar = AllReduce.of(op)
+    c = view(op)
     if strategy != "auto":
+        if strategy not in c.STRATEGIES:
+            raise PassError(f"strategy '{strategy}' does not apply to {op.name}; expected one of: "
+                            f"{', '.join(('auto',) + c.STRATEGIES)}", op.location)
         return strategy
-    if ar.strategy not in (None, "auto"):
-        return ar.strategy
-    if profile is not None:
+    if c.strategy not in (None, "auto"):
+        return c.strategy
+    if profile is not None and op.name == AllReduce.NAME:
         return choose_by_model(op, profile)
-    mt = ir.MemRefType(ar.inputs[0].type)
-    t = ar.threshold if ar.threshold is not None else threshold
-    return reference_rule(len(ar.devices), numel(mt), t)
+    mt = ir.MemRefType(c.inputs[0].type)
+    t = c.threshold if c.threshold is not None else threshold
+    return collective_rule(op.name, len(c.devices), numel(mt), t)
 
 
 def load_profile(profile):
@@ -121,7 +125,7 @@ def choose_strategies(root, strategy="auto", threshold=DEFAULT_THRESHOLD, profil
         raise PassError(f"threshold must be >= 0, got {threshold}")
     prof = load_profile(profile)
     chosen = []
-    for op in find_ops(root, AllReduce.NAME):
+    for op in find_ops(root, lambda name: name in COLLECTIVES):
         s = choose(op, strategy, threshold, prof)
         op.attributes["strategy"] = ir.StringAttr.get(s, op.context)
         chosen.append(s)
