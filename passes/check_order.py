@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from ..ir.ops import view
+from ..ir.ops import COLLECTIVES, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
@@ -32,7 +32,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
-ASYNC_OPS = ("coll.copy", "coll.combine", "coll.all_reduce")
+ASYNC_OPS = ("coll.copy", "coll.combine") + COLLECTIVES
 MAX_FINDINGS = 50  # per function: one broken edge can make many ops wrong
 MAX_NODES = 100_000  # bitsets cost up to nodes^2 / 8 bytes at worst
 
