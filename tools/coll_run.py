@@ -1,12 +1,14 @@
-"""coll-run: compile an allreduce module, run it on a backend, check it
+"""coll-run: compile a collective module, run it on a backend, check it
 against numpy, print time and bandwidth.
 
-  coll-run FILE --backend=cpu|cuda [--strategy auto|naive|ring|all2all|all]
+  coll-run FILE --backend=cpu|cuda [--strategy auto|S|all]
            [--inputs in.npz] [--outputs out.npz] [--repeat K] [--seed S]
 
-FILE is at the collective level (coll.all_reduce) or the explicit level.
+FILE is at the collective level (one coll.all_reduce, reduce_scatter,
+all_gather, reduce, broadcast or all_to_all) or the explicit level.
 --strategy (other than auto) overrides the module's strategy attribute; `all`
-runs naive, ring and all2all in turn. Inputs come from --inputs (npz keys
+runs every strategy of the collective in turn (an in-place one gets fresh
+copies of the inputs for every run). Inputs come from --inputs (npz keys
 x0..x{N-1}) or are generated from --seed; --outputs receives y0..y{M-1} of the
 first strategy run, and only when everything succeeded. bf16 arrays are
 uint16 bit patterns. Bandwidth counts the bytes the explicit program reads
@@ -16,7 +18,9 @@ import argparse
 import importlib
 import sys
 
-STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "all")
+from coll.ir import STRATEGIES
+
+STRATEGY_CHOICES = STRATEGIES + ("all",)
 
 
 class Failure(Exception):
@@ -157,10 +161,12 @@ def run(argv):
         _fail(f"backend '{args.backend}' is not available here: {why}")
 
     text, problem = _load(args.file, args.entry)
-    from coll.runtime.check import check, make_inputs, make_outputs
+    from coll.ir.ops import OPS
+    from coll.runtime.check import check, make_inputs, make_outputs, op_outputs
     inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
     collective = problem.collective
-    strategies = ["naive", "ring", "all2all"] if args.strategy == "all" else [args.strategy]
+    every = list(OPS["coll." + problem.op].STRATEGIES)
+    strategies = every if args.strategy == "all" else [args.strategy]
     if not collective:
         strategies = strategies[:1]
 
@@ -171,10 +177,11 @@ def run(argv):
             prog = backend.compile(text, args.entry, strategy=strategy)
             chosen = prog.strategies[0] if prog.strategies else "-"
             traffic = prog.traffic_bytes
-            outputs = make_outputs(problem)
-            prog.run(inputs, outputs)
+            given, outputs = [x.copy() for x in inputs], make_outputs(problem)
+            prog.run(given, outputs)
+            outputs = op_outputs(problem, given, outputs)
             good, worst = check(problem, inputs, outputs)
-            times = prog.time(inputs, make_outputs(problem), args.repeat)
+            times = prog.time([x.copy() for x in inputs], make_outputs(problem), args.repeat)
         except Failure:
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
@@ -190,8 +197,9 @@ def run(argv):
                      f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", status))
 
     shape = "x".join(str(d) for d in problem.shape)
-    print(f"{args.file}: all_reduce {problem.kind or 'copy'} of {problem.n_inputs} x "
-          f"{shape or 'scalar'}x{problem.element} -> {problem.n_outputs} output(s), "
+    n_out = len(problem.alias) if problem.alias else problem.n_outputs
+    print(f"{args.file}: {problem.op} {problem.kind or 'copy'} of {problem.n_inputs} x "
+          f"{shape or 'scalar'}x{problem.element} -> {n_out} output(s), "
           f"backend {args.backend}, median of {args.repeat}")
     header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "check")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
