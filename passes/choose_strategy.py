@@ -1,7 +1,8 @@
 """coll-choose-strategy: writes the `strategy` attribute of every collective.
 
-Without a profile it applies the reference rule (ring when N > 2 and numel >
-threshold, else naive); with one (`profile=cpu|nvlink-h200|FILE.json`) it
+Without a profile it applies the reference rule (all_reduce: ring when N > 2
+and numel > threshold, else naive; the other collectives: see
+passes/lower_collectives.py reference_rule); with one (`profile=cpu|nvlink-h200|FILE.json`) it
 lowers each candidate strategy in a private Context and picks the one the
 cost model (analysis/cost_model.py) predicts fastest. A strategy already on
 the op wins, unless the pass is given `strategy=S`, which forces S on every
@@ -19,33 +20,56 @@ from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, builders, make_context
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVES, AllReduce, view
+from ..ir.ops import COLLECTIVES, OPS, AllReduce, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
 from .lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce, reference_rule  # noqa: F401
-from .lower_collectives import reference_rule as collective_rule
+from .lower_collectives import lower_collectives, reference_rule as collective_rule
 
-CANDIDATES = AllReduce.STRATEGIES
+CANDIDATES = AllReduce.STRATEGIES  # an all_reduce's; candidates() takes each op's own
 
 
 @dataclass(frozen=True)
 class Collective:
-    """What the lowering of one all_reduce depends on."""
+    """What the lowering of one collective depends on (an all_reduce: its
+    flat size; another collective: its shapes and attributes too)."""
     devices: tuple
     numel: int
     elem: str
     kind: str
     to_device: object = None
+    op: str = AllReduce.NAME
+    shapes: tuple = None   # (input shape, output shape, inputs, outputs)
+    attrs: tuple = ()      # ((name, value), ...): root, axes
 
     @staticmethod
     def of(op):
-        ar = AllReduce.of(op)
-        mt = ir.MemRefType(ar.inputs[0].type)
-        return Collective(tuple(ar.devices), numel(mt), str(mt.element_type), ar.kind,
-                          ar.to_device)
+        c = view(op)
+        mt = ir.MemRefType(c.inputs[0].type)
+        if op.name == AllReduce.NAME:
+            return Collective(tuple(c.devices), numel(mt), str(mt.element_type), c.kind,
+                              c.to_device)
+        attrs = tuple((k, c.axis(k)) for k in c.AXES)
+        if c.root is not None:
+            attrs += (("root", c.root),)
+        shapes = (tuple(mt.shape), tuple(ir.MemRefType(c.outputs[0].type).shape),
+                  len(c.inputs), len(c.outputs))
+        return Collective(tuple(c.devices), numel(mt), str(mt.element_type),
+                          c.kind if c.HAS_KIND else None, None, op.name, shapes, attrs)
 
     def nbytes(self):
         return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0
+
+
+def _build(coll, strategy, args):
+    """The collective `coll` with `strategy` over the function arguments."""
+    if coll.op == AllReduce.NAME:
+        n = len(coll.devices)
+        return builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
+                                   strategy=strategy, to_device=coll.to_device)
+    n_in = coll.shapes[2]
+    return builders.collective(coll.op[len("coll."):], args[:n_in], args[n_in:], list(coll.devices),
+                               kind=coll.kind, strategy=strategy, **dict(coll.attrs))
 
 
 @lru_cache(maxsize=64)
@@ -54,25 +78,28 @@ def candidate_graph(coll, strategy):
     (built in a private Context, so the caller's IR is untouched)."""
     with make_context(), ir.Location.unknown():
         module = ir.Module.create()
-        t = flat_type(ir.Type.parse(coll.elem), coll.numel)
-        n = len(coll.devices)
-        n_out = 1 if coll.to_device is not None else n
+        el = ir.Type.parse(coll.elem)
+        if coll.shapes is None:
+            n = len(coll.devices)
+            types = [flat_type(el, coll.numel)] * (n + (1 if coll.to_device is not None else n))
+        else:
+            ins, outs, n_in, n_out = coll.shapes
+            types = [ir.MemRefType.get(list(ins), el)] * n_in + [ir.MemRefType.get(list(outs), el)] * n_out
         with ir.InsertionPoint(module.body):
-            f = func.FuncOp("f", ir.FunctionType.get([t] * (n + n_out), []))
+            f = func.FuncOp("f", ir.FunctionType.get(types, []))
             with ir.InsertionPoint(f.add_entry_block()):
-                args = list(f.entry_block.arguments)
-                tok = builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
-                                          strategy=strategy, to_device=coll.to_device)
+                tok = _build(coll, strategy, list(f.entry_block.arguments))
                 builders.wait([tok])
                 func.ReturnOp([])
-        lower_all_reduce(module.operation, strategy)
+        lower_collectives(module.operation, strategy)
         return taskgraph.from_function(f.operation)
 
 
-def candidates(coll, profile, strategies=CANDIDATES):
-    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}]."""
+def candidates(coll, profile, strategies=None):
+    """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}] for
+    `strategies` (default: every strategy of the collective)."""
     out = []
-    for s in strategies:
+    for s in strategies or OPS[coll.op].STRATEGIES:
         g = candidate_graph(coll, s)
         out.append(dict(strategy=s, predicted_s=cost_model.simulate(g, profile).total,
                         **cost_model.summary(g)))
@@ -85,10 +112,10 @@ def pick(cands):
 
 
 def choose_by_model(op, profile):
-    """The strategy with the lowest predicted time for all_reduce `op`."""
+    """The strategy with the lowest predicted time for collective `op`."""
     coll = Collective.of(op)
     if len(coll.devices) == 1 or coll.numel == 0:
-        return "naive"
+        return OPS[coll.op].STRATEGIES[0]
     return pick(candidates(coll, profile))
 
 
@@ -102,7 +129,7 @@ def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
         return strategy
     if c.strategy not in (None, "auto"):
         return c.strategy
-    if profile is not None and op.name == AllReduce.NAME:
+    if profile is not None:
         return choose_by_model(op, profile)
     mt = ir.MemRefType(c.inputs[0].type)
     t = c.threshold if c.threshold is not None else threshold

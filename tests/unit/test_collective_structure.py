@@ -102,3 +102,35 @@ def test_broadcast(n):
 def test_all_to_all(n):
     s = stats("all_to_all", n, [2 * n, 3], "direct", split_axis=0, concat_axis=0)
     assert (s["copies"], s["local_copies"], s["rounds"]) == (n * (n - 1), n, 1)
+
+
+COST_CASES = [("reduce_scatter", [8, 512], {"axis": 0}), ("all_gather", [512], {"axis": 0}),
+              ("reduce", [4096], {"root": 2}), ("broadcast", [4096], {"root": 8}),
+              ("all_to_all", [8, 64], {"split_axis": 0, "concat_axis": 1}), ("all_reduce", [4096], {})]
+
+
+@pytest.mark.parametrize("op,shape,attrs", COST_CASES)
+def test_cost_model_covers_every_strategy(op, shape, attrs):
+    from coll.analysis import cost_model
+    from coll.ir.ops import OPS
+    from coll.passes.choose_strategy import Collective, candidates, choose_strategies
+    nv = cost_model.load_profile("nvlink-h200")
+    with make_context():
+        m = ir.Module.parse(collective_module(op, 8, shape, "f32", **attrs))
+        c = Collective.of(find_ops(m.operation, "coll." + op)[0])
+        cands = candidates(c, nv)
+        assert [x["strategy"] for x in cands] == list(OPS["coll." + op].STRATEGIES)
+        assert all(x["predicted_s"] > 0 and x["copies"] > 0 for x in cands)
+        fastest = min(cands, key=lambda x: x["predicted_s"])["strategy"]
+        assert choose_strategies(m.operation, profile="nvlink-h200") == [fastest]
+
+
+@pytest.mark.parametrize("op,n,numel,want", [
+    ("coll.reduce_scatter", 8, 1 << 20, "ring"), ("coll.reduce_scatter", 8, 64, "direct"),
+    ("coll.reduce_scatter", 2, 1 << 20, "direct"), ("coll.all_gather", 4, 1 << 20, "ring"),
+    ("coll.reduce", 8, 1 << 20, "ring"), ("coll.reduce", 8, 64, "tree"), ("coll.reduce", 2, 64, "direct"),
+    ("coll.broadcast", 4, 1 << 20, "ring"), ("coll.broadcast", 4, 64, "tree"),
+    ("coll.all_to_all", 8, 1 << 20, "direct"), ("coll.all_reduce", 8, 1 << 20, "ring")])
+def test_reference_rule(op, n, numel, want):
+    from coll.passes.lower_collectives import reference_rule
+    assert reference_rule(op, n, numel) == want
