@@ -8,7 +8,7 @@ VerifyError that tools print as located MLIR diagnostics.
 """
 from mlir import ir
 
-from . import BITWISE_KINDS, KINDS, MAX_DEVICES, STRATEGIES
+from . import BITWISE_KINDS, KINDS, MAX_DEVICES
 from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllGather, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
 from .types import ELEMENT_TYPES, device_of, element_name, is_token
 

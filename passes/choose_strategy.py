@@ -23,7 +23,7 @@ from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, OPS, AllReduce, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce, reference_rule  # noqa: F401
+from .lower_all_reduce import DEFAULT_THRESHOLD
 from .lower_collectives import lower_collectives, reference_rule as collective_rule
 
 CANDIDATES = AllReduce.STRATEGIES  # an all_reduce's; candidates() takes each op's own

@@ -18,10 +18,17 @@ from ..ir.ops import view
 from ..ir.types import device_of, flat_type, numel as numel_of
 
 
-def _flatten(deps):
+class Tokens(list):
+    """The tokens of an op on a part, one per piece: an op on piece p of
+    another part of as many pieces waits only for piece p."""
+
+
+def _flatten(deps, piece=None, pieces=None):
     for d in deps:
-        if isinstance(d, (list, tuple)):
-            yield from _flatten(d)
+        if isinstance(d, Tokens) and piece is not None and len(d) == pieces:
+            yield from _flatten([d[piece]])
+        elif isinstance(d, (list, tuple)):
+            yield from _flatten(d, piece, pieces)
         elif d is not None:
             yield d
 
@@ -97,8 +104,8 @@ class Emitter:
         return buf
 
     # -- async ops, tracked so the final join names only terminal tokens ----
-    def _deps(self, deps):
-        deps = list(_flatten(deps))
+    def _deps(self, deps, piece=None, pieces=None):
+        deps = list(_flatten(deps, piece, pieces))
         return deps if deps else list(self.entry)
 
     def _track(self, tok, deps):
@@ -107,17 +114,19 @@ class Emitter:
         return tok
 
     def copy(self, src, dst, deps=()):
-        """One copy, or one per piece of two parts (a list of tokens)."""
-        deps = self._deps(deps)
+        """One copy, or one per piece of two parts (Tokens)."""
         if isinstance(src, list):
-            return [self.copy(s, d, deps) for s, d in zip(src, dst)]
+            return Tokens(self.copy(s, d, self._deps(deps, p, len(src)))
+                          for p, (s, d) in enumerate(zip(src, dst)))
+        deps = self._deps(deps)
         return self._track(builders.copy(src, dst, deps), deps)
 
     def combine(self, lhs, rhs, out, deps=()):
         """out = lhs (+) rhs[0] (+) ...; on parts, one combine per piece."""
-        deps = self._deps(deps)
         if isinstance(out, list):
-            return [self.combine(lhs[p], [r[p] for r in rhs], out[p], deps) for p in range(len(out))]
+            return Tokens(self.combine(lhs[p], [r[p] for r in rhs], out[p], self._deps(deps, p, len(out)))
+                          for p in range(len(out)))
+        deps = self._deps(deps)
         return self._track(builders.combine(lhs, rhs, out, self.kind, deps), deps)
 
     def finish(self):

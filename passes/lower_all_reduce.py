@@ -145,77 +145,56 @@ def ring(e):
 
 def rhd(e):
     """Recursive halving reduce-scatter, then recursive doubling allgather,
-    over the largest power of two p <= N; the first 2(N - p) devices fold in
-    pairwise first (2i sends to 2i+1) and get the result back at the end."""
-    n, devs = e.n, e.devices
+    over the largest power of two p <= N (ranks in device order); the first
+    2(N - p) devices fold in pairwise first (2i sends to 2i+1) and get the
+    result back at the end."""
+    n, devs, multi = e.n, e.devices, e.to_device is None
     p = 1 << (n.bit_length() - 1)
     extra = n - p
-    multi = e.to_device is None
-    acc = {}   # device index -> the buffer its partial lives in
-    tok = {}   # device index -> tokens of the writes to it
-
-    def accumulator(i):
-        return e.y[i] if multi else e.scratch(devs[i], e.numel)
-
-    for i in range(extra):  # fold-in: operands in device order
-        lo, hi = 2 * i, 2 * i + 1
-        r = e.scratch(devs[hi], e.numel)
-        acc[hi] = accumulator(hi)
-        tok[hi] = [e.combine(r, [e.x[hi]], acc[hi], [e.copy(e.x[lo], r)])]
-    active = [2 * i + 1 for i in range(extra)] + list(range(2 * extra, n))
-    part = {i: acc.get(i, e.x[i]) for i in active}
+    at = [2 * i + 1 for i in range(extra)] + list(range(2 * extra, n))  # rank -> device index
+    acc = [e.y[i] if multi else e.scratch(devs[i], e.numel) for i in at]  # its partials
+    part, tok = [e.x[i] for i in at], [[] for _ in at]
+    for q in range(extra):  # fold-in, operands in device order
+        r = e.scratch(devs[at[q]], e.numel)
+        tok[q] = [e.combine(r, [e.x[at[q]]], acc[q], [e.copy(e.x[at[q] - 1], r)])]
+        part[q] = acc[q]
     cuts = [s for s, _ in chunks(e.numel, p)] + [e.numel]
-    held = {q: (0, p) for q in range(p)}   # the chunk range rank q holds
-    span = lambda a, b: (cuts[a], cuts[b] - cuts[a])
-
+    span = lambda lo, hi: (cuts[lo], cuts[hi] - cuts[lo])  # noqa: E731
+    held = [(0, p)] * p  # the chunks rank q is responsible for
     d = p // 2
-    while d:  # halving: exchange the half the partner keeps, combine the other
-        sends = {}
+    while d:  # halving: get the partner's partial of the half it keeps, combine
+        recv = {}
         for q in range(p):
-            a, b = held[q]
-            mid = (a + b) // 2
-            held[q] = (a, mid) if q & d == 0 else (mid, b)
-            (s, size) = span(*held[q])
+            lo, hi = held[q]
+            held[q] = (lo, (lo + hi) // 2) if q & d == 0 else ((lo + hi) // 2, hi)
+            s, size = span(*held[q])
             if size:
-                src = active[q ^ d]
-                r = e.scratch(devs[active[q]], size)
-                sends[q] = (r, e.copy(e.slice(part[src], s, size), r, [tok.get(src)]))
-        for q, (r, t) in sends.items():
-            i, (s, size) = active[q], span(*held[q])
-            if i not in acc:
-                acc[i] = accumulator(i)
-            mine, out = e.slice(part[i], s, size), e.slice(acc[i], s, size)
-            lhs, rhs = (r, mine) if active[q ^ d] < i else (mine, r)
-            tok[i] = [e.combine(lhs, [rhs], out, [t, tok.get(i)])]
-        for q in range(p):
-            part[active[q]] = acc.get(active[q], part[active[q]])
+                r = e.scratch(devs[at[q]], size)
+                recv[q] = (r, e.copy(e.slice(part[q ^ d], s, size), r, [tok[q ^ d]]))
+        for q, (r, t) in recv.items():
+            s, size = span(*held[q])
+            pair = (r, e.slice(part[q], s, size))[:: 1 if q ^ d < q else -1]
+            tok[q] = [e.combine(pair[0], [pair[1]], e.slice(acc[q], s, size), [t, tok[q]])]
+        part = list(acc)  # only the (non-empty) ranges written above are read
         d //= 2
     if not multi:  # each rank's reduced chunk to the target
         for q in range(p):
             s, size = span(*held[q])
             if size:
-                e.copy(e.slice(acc[active[q]], s, size), e.slice(e.y[0], s, size), [tok.get(active[q])])
+                e.copy(e.slice(acc[q], s, size), e.slice(e.y[0], s, size), [tok[q]])
         return
     d = 1
-    while d < p:  # doubling: send what it holds to the partner's output
-        new = {}
+    while d < p:  # doubling: everything a rank holds into its partner's output
+        sent = [None] * p
         for q in range(p):
-            src, s_size = active[q ^ d], span(*held[q ^ d])
-            if s_size[1]:
-                new[q] = e.copy(e.slice(e.y[src], *s_size), e.slice(e.y[active[q]], *s_size),
-                                [tok.get(src)])
-        for q in range(p):
-            tok[active[q]] = list(_flat_toks(tok.get(active[q]))) + ([new[q]] if q in new else [])
-            a, b = held[q]
-            pa, pb = held[q ^ d]
-            held[q] = (min(a, pa), max(b, pb))
+            s, size = span(*held[q])
+            if size:
+                sent[q] = e.copy(e.slice(acc[q], s, size), e.slice(acc[q ^ d], s, size), [tok[q]])
+        tok = [tok[q] + [sent[q ^ d]] for q in range(p)]
+        held = [(min(held[q][0], held[q ^ d][0]), max(held[q][1], held[q ^ d][1])) for q in range(p)]
         d *= 2
-    for i in range(extra):  # fold-out: the result back to the even device
-        e.copy(e.y[2 * i + 1], e.y[2 * i], [tok.get(2 * i + 1)])
-
-
-def _flat_toks(t):
-    return [x for x in (t or []) if x is not None]
+    for q in range(extra):  # fold-out: the result back to the even device
+        e.copy(e.y[at[q]], e.y[at[q] - 1], [tok[q]])
 
 
 def tree(e):
