@@ -6,6 +6,7 @@
 // RUN: coll-gen all-gather --devices 2 --shape 2 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING2
 // RUN: coll-gen all-gather --devices 4 --shape 3 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING4
 // RUN: coll-gen all-gather --devices 3 --shape 2 --axis 0 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT3
+// RUN: coll-gen all-gather --devices 2 --shape 3 --axis 0 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT2
 // RUN: coll-gen all-gather --devices 4 --shape 2x3 --axis 1 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=AXIS1
 // RUN: coll-gen all-gather --devices 4 --shape 2x3 --axis 1 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=AXIS1N
 // RUN: coll-gen all-gather --devices 3 --shape 0 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=EMPTY
@@ -29,6 +30,12 @@
 // Direct copies wait for nothing (the collective has no deps).
 // DIRECT3-COUNT-9: "coll.copy"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
 // DIRECT3-NOT: "coll.copy"
+
+// DIRECT2: "coll.copy"({{.*}}) : (memref<3xf32, #coll.device<0 : i64>>, memref<3xf32, strided<[1]>, #coll.device<0 : i64>>)
+// DIRECT2: "coll.copy"({{.*}}) : (memref<3xf32, #coll.device<0 : i64>>, memref<3xf32, strided<[1]>, #coll.device<1 : i64>>)
+// DIRECT2: "coll.copy"({{.*}}) : (memref<3xf32, #coll.device<1 : i64>>, memref<3xf32, strided<[1], offset: 3>, #coll.device<0 : i64>>)
+// DIRECT2: "coll.copy"({{.*}}) : (memref<3xf32, #coll.device<1 : i64>>, memref<3xf32, strided<[1], offset: 3>, #coll.device<1 : i64>>)
+// DIRECT2-NOT: "coll.copy"
 
 // Along axis 1, block i of a 2x12 output is one run of 3 per row: each
 // input moves to each output in two pieces.

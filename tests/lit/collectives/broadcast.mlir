@@ -5,6 +5,9 @@
 // in place).
 // RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT4
 // RUN: coll-gen broadcast --devices 2 --shape 8 --root 0 --strategy direct --in-place | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=INPLACE2
+// RUN: coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT3
+// RUN: coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING2
+// RUN: coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy tree | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=TREE2
 // RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING4
 // RUN: coll-gen broadcast --devices 3 --shape 5 --root 3 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RINGOUT3
 // RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy tree | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=TREE4
@@ -16,6 +19,18 @@
 
 // INPLACE2-COUNT-1: "coll.copy"({{.*}}) : (memref<8xf32, #coll.device<0 : i64>>, memref<8xf32, #coll.device<1 : i64>>)
 // INPLACE2-NOT: "coll.copy"
+
+// DIRECT3-COUNT-3: "coll.copy"({{.*}}) : (memref<8xf32, #coll.device<2 : i64>>
+// DIRECT3-NOT: "coll.copy"
+
+// RING2: "coll.copy"({{.*}}) : (memref<64xf32, #coll.device<1 : i64>>, memref<64xf32, #coll.device<1 : i64>>)
+// RING2: "coll.copy"({{.*}}) : (memref<32xf32, strided<[1]>, #coll.device<1 : i64>>, memref<32xf32, strided<[1]>, #coll.device<0 : i64>>)
+// RING2: "coll.copy"({{.*}}) : (memref<32xf32, strided<[1], offset: 32>, #coll.device<1 : i64>>, memref<32xf32, strided<[1], offset: 32>, #coll.device<0 : i64>>)
+// RING2-NOT: "coll.copy"
+
+// TREE2: "coll.copy"({{.*}}) : (memref<64xf32, #coll.device<1 : i64>>, memref<64xf32, #coll.device<1 : i64>>)
+// TREE2: "coll.copy"({{.*}}) : (memref<64xf32, #coll.device<1 : i64>>, memref<64xf32, #coll.device<0 : i64>>)
+// TREE2-NOT: "coll.copy"
 
 // 64 elements: chunks of 32, 32, 0, 0; each goes d1 -> d2 -> d3 -> d0.
 // RING4: "coll.copy"({{.*}}) : (memref<64xf32, #coll.device<1 : i64>>, memref<64xf32, #coll.device<1 : i64>>)

@@ -4,6 +4,8 @@
 // rank q = devices[(root + q) mod N].
 // RUN: coll-gen reduce --devices 3 --shape 4 --root 1 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT3
 // RUN: coll-gen reduce --devices 2 --shape 4 --root 2 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=OUTSIDE2
+// RUN: coll-gen reduce --devices 4 --shape 4 --root 3 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT4
+// RUN: coll-gen reduce --devices 2 --shape 64 --root 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING2
 // RUN: coll-gen reduce --devices 3 --shape 4 --root 1 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING3
 // RUN: coll-gen reduce --devices 4 --shape 64 --kind max --root 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING4
 // RUN: coll-gen reduce --devices 4 --shape 64 --root 4 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RINGOUT
@@ -19,6 +21,10 @@
 // DIRECT3: %[[B:.*]] = "coll.copy"(%[[X2]], %[[R2:.*]]) :
 // DIRECT3: "coll.combine"(%[[X1]], %[[R0]], %[[R2]], %[[Y]], %[[A]], %[[B]]) {kind = "sum", operandSegmentSizes = array<i32: 1, 2, 1, 2>}
 
+// DIRECT4-COUNT-3: "coll.copy"({{.*}}, memref<4xf32, #coll.device<3 : i64>>) -> !coll.token
+// DIRECT4: "coll.combine"({{.*}}operandSegmentSizes = array<i32: 1, 3, 1, 3>}
+// DIRECT4-NOT: "coll.copy"
+
 // A root outside the group: both inputs copied to it.
 // OUTSIDE2: "coll.alloc"() : () -> memref<4xf32, #coll.device<2 : i64>>
 // OUTSIDE2-COUNT-2: "coll.copy"({{.*}}#coll.device<2 : i64>>) -> !coll.token
@@ -31,6 +37,14 @@
 // RING3: %[[T1:.*]] = "coll.copy"(%[[P]], %{{.*}}, %[[K0]]) : (memref<4xf32, #coll.device<0 : i64>>, memref<4xf32, #coll.device<1 : i64>>, !coll.token)
 // RING3: "coll.combine"(%{{.*}}, %{{.*}}, %[[Y]], %[[T1]])
 // RING3-NOT: "coll.copy"
+
+// Two chunks of 32, each one hop d1 -> d0 and a combine into the output.
+// RING2: %[[Y:.*]] = memref.memory_space_cast %arg2 : memref<64xf32> to memref<64xf32, #coll.device<0 : i64>>
+// RING2: %[[Y0:.*]] = memref.subview %[[Y]][0] [32] [1]
+// RING2: "coll.copy"({{.*}}) : (memref<32xf32, strided<[1]>, #coll.device<1 : i64>>, memref<32xf32, #coll.device<0 : i64>>)
+// RING2: "coll.combine"(%{{.*}}, %{{.*}}, %[[Y0]], %{{.*}})
+// RING2: "coll.copy"({{.*}}) : (memref<32xf32, strided<[1], offset: 32>, #coll.device<1 : i64>>, memref<32xf32, #coll.device<0 : i64>>)
+// RING2-NOT: "coll.copy"
 
 // 64 elements in 4 chunks of 32, 32, 0, 0: two chunks, 3 hops each.
 // RING4-COUNT-6: "coll.copy"({{.*}}memref<32xf32
