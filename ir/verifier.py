@@ -114,7 +114,7 @@ class _Verifier:
             if not self.device_in_range(op, d, f"{'output' if grouped is outs else 'input'} #{i}"):
                 return
             if d in seen:
-                return self.error(op, f"device {d} is repeated (inputs #{seen[d]} and #{i}); expected distinct devices")
+                return self.error(op, f"device {d} is repeated ({'outputs' if grouped is outs else 'inputs'} #{seen[d]} and #{i}); expected distinct devices")
             seen[d] = i
         for key in ("to_device", "root"):
             if key in attrs or (key == "root" and isinstance(c, (Reduce, Broadcast))):

@@ -156,3 +156,17 @@ func.func @ok(%x0: memref<4xf32, strided<[1], offset: 128>>, %x1: memref<4xf32, 
   "coll.wait"(%u) : (!coll.token) -> ()
   return
 }
+
+// -----
+func.func @broadcast_repeated_device(%x: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) {
+  // expected-error @+1 {{device 1 is repeated (outputs #0 and #1); expected distinct devices}}
+  %t = "coll.broadcast"(%x, %y0, %y1) {devices = array<i64: 1, 1>, root = 0 : i64, operandSegmentSizes = array<i32: 1, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+  return
+}
+
+// -----
+func.func @dynamic_output(%x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<?xf32>, %y1: memref<?xf32>) {
+  // expected-error @+1 {{output #0 has dynamic shape memref<?xf32>; dynamic shapes are not supported yet, expected a static shape}}
+  %t = "coll.all_gather"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, gather_axis = 0 : i64, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<?xf32>, memref<?xf32>) -> !coll.token
+  return
+}
