@@ -18,7 +18,7 @@ from ..ir.types import numel
 from ..ir.walk import find_ops
 from . import lower_all_reduce, lower_rooted
 from .emit import Emitter, axis_block, block_pairs, replace, whole
-from .lower_all_reduce import DEFAULT_THRESHOLD
+from .lower_all_reduce import DEFAULT_THRESHOLD, MAX_OPS
 
 
 def _scatter_blocks(e, axis):
@@ -100,8 +100,10 @@ def _each(fn, names):
     return {s: (lambda e, s=s: fn(e, s)) for s in names}
 
 
-# The one table: op -> strategy -> the function that emits it.
+# The one table: op -> strategy -> the function that emits it (all_reduce's
+# own entry point, lower_all_reduce.lower_op, adds its threshold and size rules).
 LOWERINGS = {
+    AllReduce.NAME: lower_all_reduce.STRATEGIES,
     ReduceScatter.NAME: _each(reduce_scatter, ReduceScatter.STRATEGIES),
     AllGather.NAME: _each(all_gather, AllGather.STRATEGIES),
     AllToAll.NAME: _each(all_to_all, AllToAll.STRATEGIES),
@@ -124,6 +126,21 @@ def reference_rule(name, n, size, threshold=DEFAULT_THRESHOLD):
     return "direct"
 
 
+def check_size(op, c):
+    """Refuses a lowering that would exhaust memory: at most N^2 blocks
+    (or chunks) of at most `runs` pieces each, a few ops per piece."""
+    n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
+    axis = min([c.axis(a) for a in c.AXES] or [0])
+    runs = 1
+    for d in shape[:axis]:
+        runs *= d
+    size = 4 * n * n * max(runs, 1)
+    if size > MAX_OPS:
+        raise PassError(f"lowering this {op.name} ({n} devices, {runs} pieces per block) would emit "
+                        f"about {size} ops, above the limit of {MAX_OPS}; use fewer devices or a "
+                        f"leading axis", op.location)
+
+
 def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     """Replaces one collective with its explicit program; returns the
     strategy used (the op's own, else `strategy`, auto: the default rule)."""
@@ -138,6 +155,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     if chosen not in table:
         raise PassError(f"unknown strategy '{chosen}' for {op.name}; expected one of: "
                         f"{', '.join(table)}", op.location)
+    check_size(op, c)
     with ir.InsertionPoint(op), op.location:
         e = Emitter(op)
         table[chosen](e)
