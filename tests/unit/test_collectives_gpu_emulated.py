@@ -57,3 +57,32 @@ def test_gpu_route(emu, tmp_path, op, strategy, shape, attrs, in_place):
         emu.run(path, problem.entry, given + outputs + extra, seed=seed)
         ok, worst = check.check(problem, inputs, check.op_outputs(problem, given, outputs))
         assert ok, f"seed {seed}: max error {worst}"
+
+
+def test_two_programs_with_one_entry_name_in_one_process(emu, tmp_path):
+    """Two loaded libraries with the same entry name (as coll-run
+    --strategy=all loads them) each run their own code: the libraries bind
+    their own symbols (-Bsymbolic), or the second would run the first."""
+    from coll.runtime import cuda_driver
+    libs = {}
+    for kind in ("sum", "max"):
+        with make_context():
+            m = ir.Module.parse(collective_module("all_reduce", 2, [8], "f32", kind=kind,
+                                                  strategy="naive", name="f"))
+            lower_collectives(m.operation)
+            to_gpu(m.operation, workspace="arg")
+            compile_module(m.operation, tmp_path / f"lib{kind}.so", fmt="isa", runtime_dir=emu.dir)
+    progs = {k: cuda_driver.Program(tmp_path / f"lib{k}.so", "f") for k in ("sum", "max")}
+    try:
+        xs = [np.arange(8, dtype=np.float32), np.full(8, 3, np.float32)]
+        for kind, want in (("max", np.maximum(xs[0], xs[1])), ("sum", xs[0] + xs[1])):
+            ys, ws = [np.zeros(8, np.float32) for _ in range(2)], np.zeros(4096, np.uint8)
+            arrays = xs + ys + [ws]
+            emu.lib.mgpuEmuReset(0, emu._cb)
+            prog = progs[kind]
+            prog.call(prog.bind([a.ctypes.data for a in arrays], [a.shape for a in arrays]))
+            for y in ys:
+                np.testing.assert_array_equal(y, want)
+    finally:
+        for p in progs.values():
+            p.close()
