@@ -193,7 +193,7 @@ def run(argv):
         label = chosen if collective else "-"
         status = "ok" if good else (f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
                                     else f"FAIL ({worst:.0f} elements differ)")
-        rows.append((label, str(problem.n_inputs), _size(problem.bytes_per_device), _seconds(t),
+        rows.append((label, str(max(problem.n_inputs, len(problem.alias) or problem.n_outputs)), _size(problem.bytes_per_device), _seconds(t),
                      f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", status))
 
     shape = "x".join(str(d) for d in problem.shape)

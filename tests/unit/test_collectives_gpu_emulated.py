@@ -86,3 +86,35 @@ def test_two_programs_with_one_entry_name_in_one_process(emu, tmp_path):
     finally:
         for p in progs.values():
             p.close()
+
+
+IN_PLACE_ON_CUDA = r"""
+import os
+from coll.tools.coll_run import run
+from coll.ir.generate import collective_module
+for op, kw in [("reduce", dict(root=1, in_place=True)), ("all_reduce", dict(in_place=True)),
+               ("broadcast", dict(root=0, in_place=True)), ("all_to_all", dict(split_axis=0, concat_axis=0))]:
+    path = os.path.join(sys.argv[1], op + ".mlir")
+    with open(path, "w") as f:
+        with make_context():
+            f.write(collective_module(op, 3, [6], "f32", **kw))
+    emu.lib.mgpuEmuReset(3, emu._cb)
+    assert run([path, "--backend=cuda", "--strategy=all", "--repeat=1"]) == 0, op
+print("collectives on the emulated runtime ok")
+"""
+
+
+def test_coll_run_cuda_every_collective_in_place(tmp_path):
+    """coll-run --backend=cuda on the emulated driver and runtime (a
+    subprocess, as test_cuda_runtime.py does): every strategy of in-place
+    collectives, whose results are the inputs read back from the device."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    from test_cuda_runtime import EMULATED_RUN
+    script = EMULATED_RUN.split("rng = np.random.default_rng(0)")[0] + IN_PLACE_ON_CUDA
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(Path(__file__).parent)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "collectives on the emulated runtime ok" in r.stdout
+    assert "FAIL" not in r.stdout
