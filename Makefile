@@ -30,7 +30,7 @@ test: setup
 	$(BIN)/pytest -q tests/unit
 	for s in $(SHUFFLE_SEEDS); do \
 	  echo "CPU numeric suite under coll-shuffle{seed=$$s}"; \
-	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_cpu_runtime.py || exit 1; \
+	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_cpu_runtime.py tests/unit/test_collectives_cpu.py || exit 1; \
 	done
 
 # bench/report.md + bench/report/*.png: calibrates the CPU profile, then

@@ -2,8 +2,9 @@
 
 Per function: copies (between devices; same-device copies are counted
 apart), kernels (combines), bytes sent and received per device, distinct
-(src, dst) device pairs, and the critical path in dependent steps (each copy
-or combine is one step; joins are free).
+(src, dst) device pairs, the critical path in dependent steps (each copy
+or combine is one step; joins are free) and the rounds: copy rounds (the most
+cross-device copies on one dependency chain).
 """
 import json
 import sys
@@ -51,6 +52,7 @@ def analyze_function(func_op):
     copies = local_copies = kernels = 0
     sent, received, pairs = {}, {}, set()
     depth, critical = {}, 0
+    rounds, max_rounds = {}, 0
     for block in func_op.regions[0].blocks:
         for op in block.operations:
             op = op.operation
@@ -59,6 +61,7 @@ def analyze_function(func_op):
                 continue
             v = view(op)
             d = max((depth.get(t, 0) for t in getattr(v, "deps", [])), default=0)
+            r = max((rounds.get(t, 0) for t in getattr(v, "deps", [])), default=0)
             if name == "coll.copy":
                 src, dst = v.source, v.target
                 s, t = device_of(src.type), device_of(dst.type)
@@ -70,13 +73,16 @@ def analyze_function(func_op):
                     sent[s] = sent.get(s, 0) + b
                     received[t] = received.get(t, 0) + b
                     pairs.add((s, t))
+                    r += 1
                 d += 1
             elif name == "coll.combine":
                 kernels += 1
                 d += 1
             if op.results and is_token(op.results[0].type):
                 depth[op.results[0]] = d
+                rounds[op.results[0]] = r
             critical = max(critical, d)
+            max_rounds = max(max_rounds, r)
     return {
         "copies": copies,
         "local_copies": local_copies,
@@ -87,6 +93,7 @@ def analyze_function(func_op):
         "max_bytes_received": max(received.values(), default=0),
         "pairs": len(pairs),
         "critical_path": critical,
+        "rounds": max_rounds,  # copy rounds
     }
 
 

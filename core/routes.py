@@ -52,7 +52,7 @@ def explicit(strategy=None, threshold=None, profile=None, check_order=False, che
     checks prove an explicit program ordered (coll-check-order) and that it
     computes what its coll.implements claims (coll-check-semantics)."""
     elems = [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
-             "coll-lower-all-reduce"]
+             "coll-lower-collectives"]
     if check_order:
         elems.append("coll-check-order")
     if check_semantics:

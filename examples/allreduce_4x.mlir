@@ -16,7 +16,7 @@ module {
                         %y2: memref<1024x256xf32>, %y3: memref<1024x256xf32>)
       attributes {llvm.emit_c_interface} {
     %done = "coll.all_reduce"(%x0, %x1, %x2, %x3, %y0, %y1, %y2, %y3)
-        {devices = array<i64: 0, 1, 2, 3>, kind = "sum", operandSegmentSizes = array<i32: 4, 4>}
+        {devices = array<i64: 0, 1, 2, 3>, kind = "sum", operandSegmentSizes = array<i32: 4, 4, 0>}
         : (memref<1024x256xf32>, memref<1024x256xf32>, memref<1024x256xf32>, memref<1024x256xf32>,
            memref<1024x256xf32>, memref<1024x256xf32>, memref<1024x256xf32>, memref<1024x256xf32>)
         -> !coll.token

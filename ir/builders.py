@@ -12,27 +12,31 @@ def _tokens(deps):
     return [d for d in deps if d is not None]
 
 
-def all_reduce(inputs, outputs, kind, devices, strategy=None, to_device=None, threshold=None):
-    """%token = coll.all_reduce(inputs..., outputs...): outputs <- (+)_i inputs[i].
+def collective(name, inputs, outputs, devices, deps=(), **attrs):
+    """%token = coll.<name>(inputs..., outputs..., deps...). `attrs`: kind,
+    strategy (str); root, to_device, threshold, *_axis (int); None: absent."""
+    deps = _tokens(deps)
+    i64 = ir.IntegerType.get_signless(64)
+    a = {"devices": ir.DenseI64ArrayAttr.get([int(d) for d in devices]),
+         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), len(outputs), len(deps)])}
+    for key, value in attrs.items():
+        if value is not None:
+            a[key] = (ir.StringAttr.get(value) if isinstance(value, str)
+                      else ir.IntegerAttr.get(i64, int(value)))
+    op = ir.Operation.create(f"coll.{name}", results=[token_type()],
+                             operands=list(inputs) + list(outputs) + deps, attributes=a)
+    return op.result
+
+
+def all_reduce(inputs, outputs, kind, devices, strategy=None, to_device=None, threshold=None,
+               deps=()):
+    """%token = coll.all_reduce(inputs..., outputs..., deps...): outputs <- (+)_i inputs[i].
 
     inputs[i] lives on devices[i]. With `to_device`, there is one output on
     that device; otherwise outputs[j] lives on devices[j].
     """
-    attrs = {
-        "kind": ir.StringAttr.get(kind),
-        "devices": ir.DenseI64ArrayAttr.get([int(d) for d in devices]),
-        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), len(outputs)]),
-    }
-    i64 = ir.IntegerType.get_signless(64)
-    if strategy is not None:
-        attrs["strategy"] = ir.StringAttr.get(strategy)
-    if to_device is not None:
-        attrs["to_device"] = ir.IntegerAttr.get(i64, int(to_device))
-    if threshold is not None:
-        attrs["threshold"] = ir.IntegerAttr.get(i64, int(threshold))
-    op = ir.Operation.create("coll.all_reduce", results=[token_type()],
-                             operands=list(inputs) + list(outputs), attributes=attrs)
-    return op.result
+    return collective("all_reduce", inputs, outputs, devices, deps, kind=kind, strategy=strategy,
+                      to_device=to_device, threshold=threshold)
 
 
 def alloc(type_):

@@ -20,11 +20,15 @@ irdl.dialect @coll {
     irdl.parameters(id: %id)
   }
 
-  // Collective level. inputs[i] lives on devices[i]. Multi-device output:
-  // one output per input, on the same device. Single-device output: one
-  // output on device `to_device`. Optional attributes, checked in Python:
-  // `strategy` (auto|naive|ring|all2all|oneshot|twoshot), `to_device` (i64),
-  // `threshold` (i64, elements).
+  // Collective level. Every collective has the operand groups (inputs,
+  // outputs, deps): inputs[i] lives on devices[i] (coll.broadcast: its one
+  // input on `root`), outputs on the same devices (coll.reduce and
+  // all_reduce with `to_device`: one output); it starts after the `deps`
+  // tokens and returns a token. Optional `strategy` on all of them (the
+  // names per op are in ir/ops.py), checked in Python with the rest.
+  //
+  // all_reduce: every output (or the one on `to_device`) = (+)_i inputs[i].
+  // Optional attributes: `to_device` (i64), `threshold` (i64, elements).
   irdl.operation @all_reduce {
     %in = irdl.base "!builtin.memref"
     %out = irdl.base "!builtin.memref"
@@ -38,9 +42,92 @@ irdl.dialect @coll {
     %xor = irdl.is "xor"
     %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
     %devices = irdl.base "#builtin.dense_array"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out)
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
     irdl.results(token: %tok)
     irdl.attributes {"kind" = %kind, "devices" = %devices}
+  }
+
+  // outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`
+  // (that dimension divided by N).
+  irdl.operation @reduce_scatter {
+    %in = irdl.base "!builtin.memref"
+    %out = irdl.base "!builtin.memref"
+    %tok = irdl.base @coll::@token
+    %sum = irdl.is "sum"
+    %prod = irdl.is "prod"
+    %max = irdl.is "max"
+    %min = irdl.is "min"
+    %and = irdl.is "and"
+    %or = irdl.is "or"
+    %xor = irdl.is "xor"
+    %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
+    %devices = irdl.base "#builtin.dense_array"
+    %scatter_axis = irdl.base "#builtin.integer"
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
+    irdl.results(token: %tok)
+    irdl.attributes {"kind" = %kind, "devices" = %devices, "scatter_axis" = %scatter_axis}
+  }
+
+  // outputs[j] = the inputs concatenated in device order along
+  // `gather_axis` (that dimension multiplied by N).
+  irdl.operation @all_gather {
+    %in = irdl.base "!builtin.memref"
+    %out = irdl.base "!builtin.memref"
+    %tok = irdl.base @coll::@token
+    %devices = irdl.base "#builtin.dense_array"
+    %gather_axis = irdl.base "#builtin.integer"
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
+    irdl.results(token: %tok)
+    irdl.attributes {"devices" = %devices, "gather_axis" = %gather_axis}
+  }
+
+  // one output on device `root` (which may be outside `devices`)
+  // = (+)_i inputs[i].
+  irdl.operation @reduce {
+    %in = irdl.base "!builtin.memref"
+    %out = irdl.base "!builtin.memref"
+    %tok = irdl.base @coll::@token
+    %sum = irdl.is "sum"
+    %prod = irdl.is "prod"
+    %max = irdl.is "max"
+    %min = irdl.is "min"
+    %and = irdl.is "and"
+    %or = irdl.is "or"
+    %xor = irdl.is "xor"
+    %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
+    %devices = irdl.base "#builtin.dense_array"
+    %root = irdl.base "#builtin.integer"
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
+    irdl.results(token: %tok)
+    irdl.attributes {"kind" = %kind, "devices" = %devices, "root" = %root}
+  }
+
+  // one input on device `root` (in `devices` or not); every output
+  // outputs[j], on devices[j], gets a copy.
+  irdl.operation @broadcast {
+    %in = irdl.base "!builtin.memref"
+    %out = irdl.base "!builtin.memref"
+    %tok = irdl.base @coll::@token
+    %devices = irdl.base "#builtin.dense_array"
+    %root = irdl.base "#builtin.integer"
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
+    irdl.results(token: %tok)
+    irdl.attributes {"devices" = %devices, "root" = %root}
+  }
+
+  // inputs[i] is split into N blocks along `split_axis`;
+  // outputs[j] = block j of every input, concatenated in device order along
+  // `concat_axis`.
+  irdl.operation @all_to_all {
+    %in = irdl.base "!builtin.memref"
+    %out = irdl.base "!builtin.memref"
+    %tok = irdl.base @coll::@token
+    %devices = irdl.base "#builtin.dense_array"
+    %split_axis = irdl.base "#builtin.integer"
+    %concat_axis = irdl.base "#builtin.integer"
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
+    irdl.results(token: %tok)
+    irdl.attributes {"devices" = %devices, "split_axis" = %split_axis, "concat_axis" = %concat_axis}
   }
 
   // Explicit level: scratch buffer on the device named by its memory space.

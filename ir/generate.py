@@ -46,3 +46,75 @@ def all_reduce_module(devices, shape, dtype, kind="sum", to_device=None,
                 builders.wait([tok])
                 func.ReturnOp([])
         return str(module)
+
+
+def output_shape(op, shape, devices, axis=None, split_axis=None, concat_axis=None):
+    """The output shape of collective `op` (a name like 'reduce_scatter')
+    over `devices` inputs of `shape`."""
+    shape = list(shape)
+    if op in ("reduce_scatter", "all_to_all"):
+        a = axis if op == "reduce_scatter" else split_axis
+        shape[a] //= devices
+    if op in ("all_gather", "all_to_all"):
+        shape[axis if op == "all_gather" else concat_axis] *= devices
+    return shape
+
+
+def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root=None,
+                      axis=None, split_axis=None, concat_axis=None, in_place=False,
+                      to_device=None, threshold=None, name=None):
+    """Text of a module with one function @name(x0.., y0..) running
+    collective `op` (all_reduce, reduce_scatter, all_gather, reduce,
+    broadcast, all_to_all). In place, the outputs are the inputs (the
+    function takes no argument for them). Needs a current Context; axes must be in
+    range (the verifier reports the rest)."""
+    load_dialect()
+    name = name or op
+    n_in = 1 if op == "broadcast" else devices
+    n_out = 1 if op == "reduce" or to_device is not None else devices
+    out_shape = output_shape(op, shape, devices, axis, split_axis, concat_axis)
+    attrs = dict(strategy=strategy, to_device=to_device, threshold=threshold)
+    if op in ("all_reduce", "reduce_scatter", "reduce"):
+        attrs["kind"] = kind
+    if op in ("reduce", "broadcast"):
+        attrs["root"] = root
+    attrs.update({"reduce_scatter": {"scatter_axis": axis}, "all_gather": {"gather_axis": axis},
+                  "all_to_all": {"split_axis": split_axis, "concat_axis": concat_axis}}.get(op, {}))
+    with ir.Location.unknown():
+        module = ir.Module.create()
+        el = element_type(dtype)
+        in_t = ir.MemRefType.get(list(shape), el)
+        out_t = ir.MemRefType.get(out_shape, el)
+        alias = [None] * n_out
+        if in_place:
+            alias = _in_place_outputs(op, list(range(n_in)), devices, root, to_device)
+        types = [in_t] * n_in + [out_t] * alias.count(None)
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp(name, ir.FunctionType.get(types, []))
+            f.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            block = f.add_entry_block()
+            with ir.InsertionPoint(block):
+                args = list(block.arguments)
+                ins, rest = args[:n_in], iter(args[n_in:])
+                outs = [ins[a] if a is not None else next(rest) for a in alias]
+                tok = builders.collective(op, ins, outs, list(range(devices)), **attrs)
+                builders.wait([tok])
+                func.ReturnOp([])
+        return str(module)
+
+
+def _in_place_outputs(op, ins, devices, root, to_device):
+    """The outputs of the in-place form: each output is the input on its
+    device (ValueError where the op or its root has none)."""
+    if op == "broadcast":
+        if root is None or not 0 <= root < devices:
+            raise ValueError("in-place broadcast needs its root in the group")
+        return [ins[0] if d == root else None for d in range(devices)]
+    target = root if op == "reduce" else to_device
+    if op == "reduce" or target is not None:
+        if target is None or not 0 <= target < devices:
+            raise ValueError(f"in-place {op} needs its destination in the group")
+        return [ins[target]]
+    if op != "all_reduce":
+        raise ValueError(f"{op} has no in-place form")
+    return list(ins)

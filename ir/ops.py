@@ -93,26 +93,96 @@ def segment_sizes(*groups):
     return ir.DenseI32ArrayAttr.get([len(g) for g in groups])
 
 
-class AllReduce(OpView):
-    """%t = coll.all_reduce(inputs..., outputs...): inputs[i] on devices[i];
-    outputs on the same devices, or one output on `to_device`."""
-    NAME = "coll.all_reduce"
-    GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC))
+class Collective(OpView):
+    """%t = coll.<collective>(inputs..., outputs..., deps...): inputs[i] on
+    devices[i] (Broadcast: one input on `root`), outputs on their devices;
+    it starts after the `deps` tokens."""
+    GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("deps", VARIADIC))
     READS, WRITES = ("inputs",), ("outputs",)
-    # The strategies the lowering implements (passes/lower_all_reduce.py);
-    # the peer ones need coll.peer_access (passes/peer_strategies.py).
-    STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
-    PEER_STRATEGIES = ("oneshot", "twoshot")
+    STRATEGIES = ()   # the strategies its lowering implements, default first
+    PEER_STRATEGIES = ()  # those that need coll.peer_access (ir/peers.py)
+    AXES = ()         # its integer axis attributes
+    HAS_KIND = True   # it reduces (a `kind` attribute)
+    IN_PLACE = False  # an output may be an input
 
     kind = property(lambda self: attr_str(self.op, "kind"))
     devices = property(lambda self: attr_ints(self.op, "devices"))
     strategy = property(lambda self: attr_str(self.op, "strategy"))
-    to_device = property(lambda self: attr_int(self.op, "to_device"))
     threshold = property(lambda self: attr_int(self.op, "threshold"))
+    root = property(lambda self: attr_int(self.op, "root"))
+
+    def axis(self, name):
+        return attr_int(self.op, name)
+
+    @property
+    def input_devices(self):
+        return self.devices
+
+    @property
+    def output_devices(self):
+        return self.devices
+
+
+class AllReduce(Collective):
+    """Every output (or the one on `to_device`) = (+)_i inputs[i]."""
+    NAME = "coll.all_reduce"
+    # The strategies the lowering implements (passes/lower_all_reduce.py);
+    # the peer ones need coll.peer_access (passes/peer_strategies.py).
+    STRATEGIES = ("naive", "ring", "all2all", "rhd", "tree", "oneshot", "twoshot")
+    PEER_STRATEGIES = ("oneshot", "twoshot")
+    IN_PLACE = True
+    to_device = property(lambda self: attr_int(self.op, "to_device"))
 
     @property
     def output_devices(self):
         return [self.to_device] if self.to_device is not None else self.devices
+
+
+class ReduceScatter(Collective):
+    """outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`."""
+    NAME = "coll.reduce_scatter"
+    STRATEGIES = ("ring", "direct")
+    AXES = ("scatter_axis",)
+
+
+class AllGather(Collective):
+    """outputs[j] = the inputs concatenated along `gather_axis`."""
+    NAME = "coll.all_gather"
+    STRATEGIES = ("ring", "direct")
+    AXES = ("gather_axis",)
+    HAS_KIND = False
+
+
+class Reduce(Collective):
+    """The one output, on `root` (in the group or not), = (+)_i inputs[i]."""
+    NAME = "coll.reduce"
+    STRATEGIES = ("direct", "ring", "tree")
+    IN_PLACE = True
+
+    @property
+    def output_devices(self):
+        return [self.root]
+
+
+class Broadcast(Collective):
+    """The one input is on `root`; outputs[j] (on devices[j]) get a copy."""
+    NAME = "coll.broadcast"
+    STRATEGIES = ("direct", "ring", "tree")
+    HAS_KIND = False
+    IN_PLACE = True
+
+    @property
+    def input_devices(self):
+        return [self.root]
+
+
+class AllToAll(Collective):
+    """outputs[j] = block j (along `split_axis`) of every input, concatenated
+    in device order along `concat_axis`."""
+    NAME = "coll.all_to_all"
+    STRATEGIES = ("direct",)
+    AXES = ("split_axis", "concat_axis")
+    HAS_KIND = False
 
 
 class Alloc(OpView):
@@ -184,8 +254,9 @@ class Implements(OpView):
     final = property(lambda self: self.tokens[0])
 
 
-OPS = {cls.NAME: cls for cls in (AllReduce, Alloc, Copy, Combine, Join, Wait, Implements)}
-COLLECTIVES = (AllReduce.NAME,)
+COLLECTIVE_OPS = (AllReduce, ReduceScatter, AllGather, Reduce, Broadcast, AllToAll)
+OPS = {cls.NAME: cls for cls in COLLECTIVE_OPS + (Alloc, Copy, Combine, Join, Wait, Implements)}
+COLLECTIVES = tuple(cls.NAME for cls in COLLECTIVE_OPS)
 # Ops that return a token that completes later.
 ASYNC_OPS = tuple(name for name in OPS if name not in (Alloc.NAME, Wait.NAME, Implements.NAME))
 # Explicit-level ops that move or combine data.

@@ -8,12 +8,12 @@ VerifyError that tools print as located MLIR diagnostics.
 """
 from mlir import ir
 
-from . import BITWISE_KINDS, KINDS, MAX_DEVICES, STRATEGIES, peers
+from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
+from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllGather, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
 from .types import ELEMENT_TYPES, device_of, element_name, is_token
 from .kinds import ELEMENTS
 from .views import root_of
 
-ASYNC_OPS = ("coll.all_reduce", "coll.copy", "coll.combine", "coll.join")
 MAX_BYTES = 2 ** 62
 
 
@@ -58,15 +58,22 @@ def _memref(v):
 
 
 def _contiguous(mt):
-    """Row-major contiguous with offset 0 (what collapse_shape needs)."""
+    """Row-major contiguous, at any offset (what collapse_shape needs)."""
     if str(mt.affine_map) == str(ir.AffineMap.get_identity(mt.rank)):
         return True  # also covers zero-sized dims, whose strides are undefined
-    strides, offset = mt.get_strides_and_offset()
+    try:
+        strides, offset = mt.get_strides_and_offset()
+    except (ValueError, TypeError):
+        return False
+    if any(d == 0 for d in mt.shape):
+        return True
     expect, want = 1, []
     for d in reversed(list(mt.shape)):
         want.append(expect)
         expect *= d
-    return offset == 0 and list(strides) == list(reversed(want))
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    # Strides of unit dimensions do not matter for contiguity.
+    return offset != dyn and all(s == w or d == 1 for s, w, d in zip(strides, reversed(want), mt.shape))
 
 
 def _shape_text(mt):
@@ -88,51 +95,58 @@ class _Verifier:
         return True
 
     # -- collective level ----------------------------------------------------
-    def all_reduce(self, op):
+    def collective(self, op):
+        c = OPS[op.name](op)
         attrs = op.attributes
+        what = op.name[len("coll."):]
         devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
         if devices is None:
             return self.error(op, "'devices' must be an array<i64: ...> of device ids")
         devices = list(devices)
-        seg = list(ir.DenseI32ArrayAttr(attrs["operandSegmentSizes"]))
-        n, n_out = seg
-        operands = list(op.operands)
+        ins, outs = c.inputs, c.outputs
+        grouped = outs if isinstance(c, Broadcast) else ins  # one buffer per device
+        n = len(grouped)
         if n == 0:
-            return self.error(op, "expected at least one input buffer (zero devices)")
+            return self.error(op, f"expected at least one {'output' if grouped is outs else 'input'} buffer (zero devices)")
         if n > MAX_DEVICES:
             return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
         if len(devices) != n:
-            return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} inputs; expected one device per input")
+            per = "outputs" if grouped is outs else "inputs"
+            return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
         seen = {}
         for i, d in enumerate(devices):
-            if not self.device_in_range(op, d, f"input #{i}"):
+            if not self.device_in_range(op, d, f"{'output' if grouped is outs else 'input'} #{i}"):
                 return
             if d in seen:
-                return self.error(op, f"device {d} is repeated (inputs #{seen[d]} and #{i}); expected distinct devices")
+                return self.error(op, f"device {d} is repeated ({'outputs' if grouped is outs else 'inputs'} #{seen[d]} and #{i}); expected distinct devices")
             seen[d] = i
-        to_device = None
-        if "to_device" in attrs:
-            if as_(ir.IntegerAttr, _get(attrs, "to_device")) is None:
-                return self.error(op, "'to_device' must be an integer device id")
-            to_device = ir.IntegerAttr(attrs["to_device"]).value
-            if not self.device_in_range(op, to_device, "destination"):
-                return
+        for key in ("to_device", "root"):
+            if key in attrs or (key == "root" and isinstance(c, (Reduce, Broadcast))):
+                if as_(ir.IntegerAttr, _get(attrs, key)) is None:
+                    return self.error(op, f"'{key}' must be an integer device id")
+                if not self.device_in_range(op, ir.IntegerAttr(attrs[key]).value, "root" if key == "root" else "destination"):
+                    return
         if "strategy" in attrs:
             s = as_(ir.StringAttr, _get(attrs, "strategy"))
             s = s.value if s is not None else None
-            if s not in STRATEGIES:
-                return self.error(op, f"unknown strategy {_get(attrs, 'strategy')}; expected one of: {', '.join(STRATEGIES)}")
+            if s not in ("auto",) + c.STRATEGIES:
+                return self.error(op, f"unknown strategy {_get(attrs, 'strategy')} for {what}; expected one of: {', '.join(('auto',) + c.STRATEGIES)}")
         if "threshold" in attrs:
             t = as_(ir.IntegerAttr, _get(attrs, "threshold"))
             if t is None or t.value < 0:
                 return self.error(op, "'threshold' must be a non-negative integer (elements)")
-        expected_out = 1 if to_device is not None else n
-        if n_out != expected_out:
-            what = "single-device output (to_device)" if to_device is not None else "multi-device output"
-            return self.error(op, f"{what} expects {expected_out} output buffer(s), got {n_out}")
-        ref = _memref(operands[0])
-        for i, v in enumerate(operands):
-            role = f"input #{i}" if i < n else f"output #{i - n}"
+        single = isinstance(c, Reduce) or (isinstance(c, AllReduce) and c.to_device is not None)
+        expected = (1 if isinstance(c, Broadcast) else n, 1 if single else n)
+        if len(ins) != expected[0]:
+            return self.error(op, f"{what} expects {expected[0]} input buffer(s), got {len(ins)}")
+        if len(outs) != expected[1]:
+            kind = what
+            if isinstance(c, AllReduce):
+                kind = "single-device output (to_device)" if single else "multi-device output"
+            return self.error(op, f"{kind} expects {expected[1]} output buffer(s), got {len(outs)}")
+        ref = _memref(ins[0])
+        for i, v in enumerate(ins + outs):
+            role = f"input #{i}" if i < len(ins) else f"output #{i - len(ins)}"
             mt = _memref(v)
             if any(d < 0 for d in mt.shape):
                 return self.error(op, f"{role} has dynamic shape memref<{_shape_text(mt)}x{mt.element_type}>; dynamic shapes are not supported yet, expected a static shape")
@@ -141,20 +155,60 @@ class _Verifier:
             if mt.memory_space is not None:
                 return self.error(op, f"{role} has memory space {mt.memory_space}; collective-level buffers carry none (placement is the 'devices' attribute)")
             if not _contiguous(mt):
-                return self.error(op, f"{role} has layout {mt.layout}; expected a contiguous (identity) layout")
-            if list(mt.shape) != list(ref.shape) or mt.element_type != ref.element_type:
+                return self.error(op, f"{role} has layout {mt.layout}; expected a contiguous layout (identity, or strided row-major with any offset)")
+            if mt.element_type != ref.element_type or (i < len(ins) and list(mt.shape) != list(ref.shape)):
                 return self.error(op, f"{role} is {mt} but input #0 is {ref}; expected the same shape and element type on every device")
-        # Compared through views (memref.cast of an input is that input).
-        roots = [root_of(v)[0] for v in operands]
-        ins = set(roots[:n])
-        for j, v in enumerate(roots[n:]):
-            if v in ins:
-                return self.error(op, f"output #{j} is also an input; in-place all_reduce is not supported yet")
-        if len(set(roots[n:])) != n_out:
+        want = self.output_shape(op, c, list(ref.shape), n)
+        if want is None:
+            return
+        for j, v in enumerate(outs):
+            if list(_memref(v).shape) != want and want == list(ref.shape):
+                return self.error(op, f"output #{j} is {_memref(v)} but input #0 is {ref}; expected the same shape and element type on every device")
+            if list(_memref(v).shape) != want:
+                return self.error(op, f"output #{j} is {_memref(v)} but {what} of {_shape_text(ref)} inputs over {n} devices gives memref<{'x'.join(map(str, want)) or 'scalar'}>; expected that shape")
+        if self.aliasing(op, c, ins, outs):
+            return
+        self.tokens(op, c.deps)
+        if c.HAS_KIND:
+            msg = _kind_error(ir.StringAttr(attrs["kind"]).value if "kind" in attrs else "", element_name(ref))
+            if msg:
+                self.error(op, msg)
+
+    def output_shape(self, op, c, shape, n):
+        """The output shape `c` gives for inputs of `shape`, or None (reported)."""
+        for key in c.AXES:
+            a = as_(ir.IntegerAttr, _get(op.attributes, key))
+            if a is None:
+                return self.error(op, f"'{key}' must be an integer axis")
+            if not 0 <= a.value < len(shape):
+                return self.error(op, f"{key} {a.value} is out of range for rank {len(shape)}; expected 0 <= axis < {len(shape)}")
+        if isinstance(c, (ReduceScatter, AllToAll)):
+            key = c.AXES[0]
+            a = c.axis(key)
+            if shape[a] % n:
+                return self.error(op, f"{key} {a} has size {shape[a]}, which the {n} devices do not divide; expected a multiple of {n}")
+            shape[a] //= n
+        if isinstance(c, (AllGather, AllToAll)):
+            shape[c.axis(c.AXES[-1])] *= n
+        return shape
+
+    def aliasing(self, op, c, ins, outs):
+        """In place: an output may be the input on its own device, where
+        the op allows it; any other shared buffer is an error."""
+        out_devs = c.output_devices
+        # Compared through views: a memref.cast of an input is that input.
+        ins, outs = [root_of(v)[0] for v in ins], [root_of(v)[0] for v in outs]
+        for j, v in enumerate(outs):
+            if v not in ins:
+                continue
+            i = ins.index(v)
+            if not c.IN_PLACE:
+                return self.error(op, f"output #{j} is also input #{i}; {op.name} has no in-place form, expected distinct buffers")
+            if c.input_devices[i] != out_devs[j]:
+                return self.error(op, f"output #{j} (device {out_devs[j]}) is input #{i} (device {c.input_devices[i]}); in place, an output must be the input on its own device")
+        if len(set(outs)) != len(outs):
             return self.error(op, "an output buffer is repeated; expected one distinct buffer per output device")
-        msg = _kind_error(ir.StringAttr(attrs["kind"]).value, element_name(ref))
-        if msg:
-            self.error(op, msg)
+        return None
 
     # -- explicit level --------------------------------------------------------
     def placed(self, op, v, role):
@@ -277,7 +331,7 @@ class _Verifier:
 
     def run(self, root):
         handlers = {
-            "coll.all_reduce": self.all_reduce, "coll.alloc": self.alloc,
+            **{name: self.collective for name in COLLECTIVES}, "coll.alloc": self.alloc,
             "coll.copy": self.copy, "coll.combine": self.combine,
             "coll.join": self.join, "coll.wait": self.join, "coll.implements": self.implements,
         }

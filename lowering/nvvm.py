@@ -187,7 +187,11 @@ def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
         ll.write_text(llvm_ir)
         _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
         lib = Path(tmp) / "lib.so"
-        cmd = [cc, "-shared", "-o", str(lib), str(obj), f"-L{runtime_dir}", "-lmlir_cuda_runtime"]
+        # -Bsymbolic: the library's calls bind to its own functions; without
+        # it, a second program with the same entry name loaded into one
+        # process (RTLD_GLOBAL) runs the first one's code on its buffers.
+        cmd = [cc, "-shared", "-Wl,-Bsymbolic", "-o", str(lib), str(obj), f"-L{runtime_dir}",
+               "-lmlir_cuda_runtime"]
         cmd += [f"-Wl,-rpath,{r}" for r in rpaths]
         _run(cmd)
         _install(lib, out)

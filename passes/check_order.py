@@ -44,14 +44,14 @@ from mlir import ir
 from ..analysis.regions import box, covered, overlaps
 from ..core.errors import PassError
 from ..core.registry import register
-from ..ir.ops import view
+from ..ir.ops import COLLECTIVES, view
 from ..ir.types import device_of, token_type
 from ..ir.views import VIEW_OPS, root_of, view_op
 from ..ir.walk import find_ops
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
 ROOT_OPS = UNWRITTEN_ROOTS + ("memref.get_global",)
-ASYNC_OPS = ("coll.copy", "coll.combine", "coll.all_reduce")
+ASYNC_OPS = ("coll.copy", "coll.combine") + COLLECTIVES
 # Ops whose memref operands are not memory accesses.
 NO_ACCESS = ("memref.dim", "memref.rank", "memref.extract_strided_metadata",
              "memref.extract_aligned_pointer_as_index", "memref.prefetch")

@@ -1,7 +1,8 @@
 """coll-choose-strategy: writes the `strategy` attribute of every collective.
 
-Without a profile it applies the reference rule (ring when N > 2 and numel >
-threshold, else naive); with one (`profile=cpu|nvlink-h200|FILE.json`) it
+Without a profile it applies the reference rule (all_reduce: ring when N > 2
+and numel > threshold, else naive; the other collectives: see
+passes/lower_collectives.py reference_rule); with one (`profile=cpu|nvlink-h200|FILE.json`) it
 lowers each candidate strategy in a private Context and picks the one the
 cost model (analysis/cost_model.py) predicts fastest. A strategy already on
 the op wins, unless the pass is given `strategy=S`, which forces S on every
@@ -19,38 +20,63 @@ from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import AllReduce
+from ..ir.ops import COLLECTIVES, OPS, AllReduce, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_all_reduce import DEFAULT_THRESHOLD, lower_all_reduce, reference_rule
+from .lower_all_reduce import DEFAULT_THRESHOLD
+from .lower_collectives import lower_collectives, reference_rule as collective_rule
 
-CANDIDATES = AllReduce.STRATEGIES
+CANDIDATES = AllReduce.STRATEGIES  # an all_reduce's; candidates() takes each op's own
 
 
 @dataclass(frozen=True)
 class Collective:
-    """What the lowering of one all_reduce depends on."""
+    """What the lowering of one collective depends on (an all_reduce: its
+    flat size; another collective: its shapes and attributes too)."""
     devices: tuple
     numel: int
     elem: str
     kind: str
     to_device: object = None
+    op: str = AllReduce.NAME
+    shapes: tuple = None   # (input shape, output shape, inputs, outputs)
+    attrs: tuple = ()      # ((name, value), ...): root, axes
     peer_access: bool = False  # coll.peer_access: the peer strategies are candidates
 
     @staticmethod
     def of(op):
-        ar = AllReduce.of(op)
-        mt = ir.MemRefType(ar.inputs[0].type)
-        return Collective(tuple(ar.devices), numel(mt), str(mt.element_type), ar.kind,
-                          ar.to_device, peers.enabled(op))
+        c = view(op)
+        mt = ir.MemRefType(c.inputs[0].type)
+        if op.name == AllReduce.NAME:
+            return Collective(tuple(c.devices), numel(mt), str(mt.element_type), c.kind,
+                              c.to_device, peer_access=peers.enabled(op))
+        attrs = tuple((k, c.axis(k)) for k in c.AXES)
+        if c.root is not None:
+            attrs += (("root", c.root),)
+        shapes = (tuple(mt.shape), tuple(ir.MemRefType(c.outputs[0].type).shape),
+                  len(c.inputs), len(c.outputs))
+        return Collective(tuple(c.devices), numel(mt), str(mt.element_type),
+                          c.kind if c.HAS_KIND else None, None, op.name, shapes, attrs)
 
     def strategies(self):
         """The candidate strategies: the peer ones only with peer access."""
-        return tuple(s for s in CANDIDATES
-                     if self.peer_access or s not in AllReduce.PEER_STRATEGIES)
+        cls = OPS[self.op]
+        return tuple(s for s in cls.STRATEGIES
+                     if self.peer_access or s not in cls.PEER_STRATEGIES)
 
     def nbytes(self):
         return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0
+
+
+def _build(coll, strategy, args):
+    """The collective `coll` with `strategy` over the function arguments."""
+    if coll.op == AllReduce.NAME:
+        n = len(coll.devices)
+        return builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
+                                   strategy=strategy, to_device=coll.to_device)
+    n_in = coll.shapes[2]
+    return builders.collective(coll.op[len("coll."):], args[:n_in], args[n_in:], list(coll.devices),
+                               kind=coll.kind, strategy=strategy, **dict(coll.attrs))
 
 
 @lru_cache(maxsize=64)
@@ -61,18 +87,20 @@ def candidate_graph(coll, strategy):
         module = ir.Module.create()
         if strategy in AllReduce.PEER_STRATEGIES:
             peers.enable(module.operation)
-        t = flat_type(ir.Type.parse(coll.elem), coll.numel)
-        n = len(coll.devices)
-        n_out = 1 if coll.to_device is not None else n
+        el = ir.Type.parse(coll.elem)
+        if coll.shapes is None:
+            n = len(coll.devices)
+            types = [flat_type(el, coll.numel)] * (n + (1 if coll.to_device is not None else n))
+        else:
+            ins, outs, n_in, n_out = coll.shapes
+            types = [ir.MemRefType.get(list(ins), el)] * n_in + [ir.MemRefType.get(list(outs), el)] * n_out
         with ir.InsertionPoint(module.body):
-            f = func.FuncOp("f", ir.FunctionType.get([t] * (n + n_out), []))
+            f = func.FuncOp("f", ir.FunctionType.get(types, []))
             with ir.InsertionPoint(f.add_entry_block()):
-                args = list(f.entry_block.arguments)
-                tok = builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
-                                          strategy=strategy, to_device=coll.to_device)
+                tok = _build(coll, strategy, list(f.entry_block.arguments))
                 builders.wait([tok])
                 func.ReturnOp([])
-        lower_all_reduce(module.operation, strategy)
+        lower_collectives(module.operation, strategy)
         return taskgraph.from_function(f.operation)
 
 
@@ -93,25 +121,28 @@ def pick(cands):
 
 
 def choose_by_model(op, profile):
-    """The strategy with the lowest predicted time for all_reduce `op`."""
+    """The strategy with the lowest predicted time for collective `op`."""
     coll = Collective.of(op)
     if len(coll.devices) == 1 or coll.numel == 0:
-        return "naive"
+        return OPS[coll.op].STRATEGIES[0]
     return pick(candidates(coll, profile))
 
 
 def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
     """The strategy for collective `op` (see the module doc)."""
-    ar = AllReduce.of(op)
+    c = view(op)
     if strategy != "auto":
+        if strategy not in c.STRATEGIES:
+            raise PassError(f"strategy '{strategy}' does not apply to {op.name}; expected one of: "
+                            f"{', '.join(('auto',) + c.STRATEGIES)}", op.location)
         return strategy
-    if ar.strategy not in (None, "auto"):
-        return ar.strategy
+    if c.strategy not in (None, "auto"):
+        return c.strategy
     if profile is not None:
         return choose_by_model(op, profile)
-    mt = ir.MemRefType(ar.inputs[0].type)
-    t = ar.threshold if ar.threshold is not None else threshold
-    return reference_rule(len(ar.devices), numel(mt), t)
+    mt = ir.MemRefType(c.inputs[0].type)
+    t = c.threshold if c.threshold is not None else threshold
+    return collective_rule(op.name, len(c.devices), numel(mt), t)
 
 
 def load_profile(profile):
@@ -130,7 +161,7 @@ def choose_strategies(root, strategy="auto", threshold=DEFAULT_THRESHOLD, profil
         raise PassError(f"threshold must be >= 0, got {threshold}")
     prof = load_profile(profile)
     chosen = []
-    for op in find_ops(root, AllReduce.NAME):
+    for op in find_ops(root, lambda name: name in COLLECTIVES):
         s = choose(op, strategy, threshold, prof)
         op.attributes["strategy"] = ir.StringAttr.get(s, op.context)
         chosen.append(s)

@@ -2,8 +2,7 @@
 
 Each coll.all_reduce becomes per-device copies, combines that write straight
 into their final slice, and a coll.join of the program's terminal tokens,
-which replaces the collective's token; a coll.implements next to it records
-what the program computes (checked by coll-check-semantics).
+which replaces the collective's token.
 """
 from mlir import ir
 from mlir.dialects import memref
@@ -11,9 +10,10 @@ from mlir.dialects import memref
 from ..core.errors import PassError
 from ..ir import builders, peers
 from ..ir.ops import AllReduce
-from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.walk import find_ops
 from .chunking import chunks
+from .emit import Emitter, replace
+from .lower_rooted import broadcast_tree, reduce_tree
 from .peer_strategies import oneshot, twoshot
 
 DEFAULT_THRESHOLD = 256000
@@ -32,141 +32,14 @@ def choose_strategy(requested, n, numel, threshold=DEFAULT_THRESHOLD):
     return reference_rule(n, numel, threshold)
 
 
-class _Emitter:
-    """Emits the explicit program of one all_reduce before it."""
+class _Emitter(Emitter):
+    """An all_reduce's program: the shared pieces (passes/emit.py) plus its
+    result slices and its allgather (or copy to the one target)."""
 
     def __init__(self, op):
-        ar = AllReduce.of(op)
-        self.op = op
-        self.kind = ar.kind
-        self.devices = ar.devices
-        self.n = len(self.devices)
-        self.mtype = ir.MemRefType(ar.inputs[0].type)
-        self.elem = self.mtype.element_type
-        self.numel = numel_of(self.mtype)
-        self.to_device = ar.to_device
-        self.x = [self.flat(v, d) for v, d in zip(ar.inputs, self.devices)]
-        self.y = [self.flat(v, d) for v, d in zip(ar.outputs, ar.output_devices)]
-        self.tokens = []      # every token emitted, in order
-        self.consumed = set()  # tokens some emitted op waits for
-        self._slices = {}
+        super().__init__(op)
+        self.to_device = self.c.to_device
 
-    # -- views ---------------------------------------------------------------
-    def flat(self, value, device):
-        """`value` placed on `device` and flattened to rank 1."""
-        mt = ir.MemRefType(value.type)
-        placed = ir.MemRefType.get(mt.shape, mt.element_type, None,
-                                   ir.Attribute.parse(f"#coll.device<{device}>"))
-        v = memref.memory_space_cast(placed, value)
-        flat = flat_type(self.elem, self.numel, device)
-        rank = len(mt.shape)
-        if rank == 1:
-            return v
-        if rank == 0:
-            return memref.expand_shape(flat, v, [], [], [1])
-        return memref.collapse_shape(flat, v, [list(range(rank))])
-
-    def slice(self, buf, start, size):
-        """buf[start:start+size] as a memref.subview (one per region)."""
-        if start == 0 and size == self.numel:
-            return buf
-        key = (buf, start, size)
-        if key not in self._slices:
-            rt = flat_type(self.elem, size, device_of(buf.type), offset=start)
-            self._slices[key] = builders.subview(buf, [start], [size], rt)
-        return self._slices[key]
-
-    def scratch(self, device, size):
-        return builders.alloc(flat_type(self.elem, size, device))
-
-    # -- async ops, tracked so the final join names only terminal tokens ----
-    def _track(self, tok, deps):
-        self.consumed.update(d for d in deps if d is not None)
-        self.tokens.append(tok)
-        return tok
-
-    def copy(self, src, dst, deps=()):
-        return self._track(builders.copy(src, dst, deps), deps)
-
-    def combine(self, lhs, rhs, out, deps=()):
-        return self._track(builders.combine(lhs, rhs, out, self.kind, deps), deps)
-
-    def finish(self):
-        terminal = [t for t in self.tokens if t not in self.consumed]
-        return builders.join(terminal)
-
-    # -- strategies ----------------------------------------------------------
-    def identity(self):
-        """N = 1: the result is the input, one copy on the device (no kernel)."""
-        self.copy(self.x[0], self.y[0])
-
-    def naive(self):
-        n, devs = self.n, self.devices
-        if self.to_device is None:
-            for j in range(n):
-                # Operands in device order x_0 .. x_{N-1} on every device (its
-                # own input read in place): every replica rounds alike.
-                operands, deps = [], []
-                for i in range(n):
-                    if i == j:
-                        operands.append(self.x[j])
-                        continue
-                    r = self.scratch(devs[j], self.numel)
-                    deps.append(self.copy(self.x[i], r))
-                    operands.append(r)
-                self.combine(operands[0], operands[1:], self.y[j], deps)
-            return
-        # Device order here too; when the target holds no input, x_0's copy
-        # lands in the output and is the first operand.
-        t, y = self.to_device, self.y[0]
-        operands, deps, holds = [], [], t in devs
-        for i in range(n):
-            if devs[i] == t:
-                operands.append(self.x[i])
-                continue
-            dst = y if i == 0 and not holds else self.scratch(t, self.numel)
-            deps.append(self.copy(self.x[i], dst))
-            operands.append(dst)
-        self.combine(operands[0], operands[1:], y, deps)
-
-    def all2all(self):
-        n, devs = self.n, self.devices
-        for c, (s, size) in enumerate(chunks(self.numel, n)):
-            if size == 0:
-                continue
-            owner = devs[c]
-            recv, deps = [], []
-            for j in range(n):
-                if j != c:
-                    r = self.scratch(owner, size)
-                    deps.append(self.copy(self.slice(self.x[j], s, size), r))
-                    recv.append(r)
-            out = self.result_slice(owner, s, size, default=recv[0])
-            done = self.combine(self.slice(self.x[c], s, size), recv, out, deps)
-            self.deliver(c, owner, out, s, size, done, hops=[
-                (c, j) for j in range(n) if j != c])
-
-    def ring(self):
-        n, devs = self.n, self.devices
-        for c, (s, size) in enumerate(chunks(self.numel, n)):
-            if size == 0:
-                continue
-            partial, tok = self.slice(self.x[c], s, size), None
-            for k in range(n - 1):
-                dst = (c + k + 1) % n
-                r = self.scratch(devs[dst], size)
-                tok = self.copy(partial, r, [tok])
-                out = r
-                if k == n - 2:
-                    out = self.result_slice(devs[dst], s, size, default=r)
-                tok = self.combine(r, [self.slice(self.x[dst], s, size)], out, [tok])
-                partial = out
-            start = (c - 1) % n
-            # Allgather hop by hop around the ring, each after the one before.
-            self.deliver(c, devs[start], partial, s, size, tok, hops=[
-                ((start + k - 1) % n, (start + k) % n) for k in range(1, n)], chain=True)
-
-    # -- shared tails ----------------------------------------------------------
     def result_slice(self, device, s, size, default):
         """Where the reduced chunk is written: the result slice when `device`
         holds a result, else `default` (scratch, then one copy to the target)."""
@@ -176,8 +49,8 @@ class _Emitter:
             return self.slice(self.y[0], s, size)
         return default
 
-    def deliver(self, c, device, reduced, s, size, done, hops, chain=False):
-        """Allgather of chunk c (multi-device) or its copy to the target."""
+    def deliver(self, device, reduced, s, size, done, hops, chain=False):
+        """Allgather of a reduced chunk (multi-device) or its copy to the target."""
         if self.to_device is not None:
             if device != self.to_device:
                 self.copy(reduced, self.slice(self.y[0], s, size), [done])
@@ -190,9 +63,174 @@ class _Emitter:
                 tok = t
 
 
+# -- strategies ----------------------------------------------------------------
+def identity(e):
+    """N = 1: the result is the input, one copy on the device (no kernel)."""
+    if e.x[0] != e.y[0]:
+        e.copy(e.x[0], e.y[0])
+
+
+def _one_type(values):
+    """`values` as one type (a combine's rhs group is one IRDL type): a
+    strided input next to scratch is cast to the dynamic-offset layout."""
+    if len({v.type for v in values}) <= 1:
+        return values
+    out = []
+    for v in values:
+        mt = ir.MemRefType(v.type)
+        dyn = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(), [1])
+        out.append(memref.cast(ir.MemRefType.get(mt.shape, mt.element_type, dyn, mt.memory_space), v))
+    return out
+
+
+def _combine_in_order(e, operands, out, deps):
+    """One combine of `operands` in device order x_0 .. x_{N-1}: every
+    device computes the same expression, so every replica rounds alike."""
+    return e.combine(operands[0], _one_type(operands[1:]), out, deps)
+
+
+def naive(e):
+    n, devs = e.n, e.devices
+    if e.to_device is None:
+        # In place (y_j is x_j) every copy is emitted first, and device j
+        # combines only after the copies that read x_j as well. Device j
+        # reads its own input in place, at its position in device order.
+        in_place = e.y[0] == e.x[0]
+        for group in [list(range(n))] if in_place else [[j] for j in range(n)]:
+            operands, into, out_of = {}, {j: [] for j in range(n)}, {i: [] for i in range(n)}
+            for j in group:
+                operands[j] = []
+                for i in range(n):
+                    if i == j:
+                        operands[j].append(e.x[j])
+                        continue
+                    r = e.scratch(devs[j], e.numel)
+                    t = e.copy(e.x[i], r)
+                    operands[j].append(r)
+                    into[j].append(t)
+                    out_of[i].append(t)
+            for j in group:
+                _combine_in_order(e, operands[j], e.y[j], into[j] + (out_of[j] if in_place else []))
+        return
+    # Device order here too; when the target holds no input, x_0's copy
+    # lands in the output and is the first operand.
+    t, y = e.to_device, e.y[0]
+    operands, deps, holds = [], [], t in devs
+    for i in range(n):
+        if devs[i] == t:
+            operands.append(e.x[i])
+            continue
+        dst = y if i == 0 and not holds else e.scratch(t, e.numel)
+        deps.append(e.copy(e.x[i], dst))
+        operands.append(dst)
+    _combine_in_order(e, operands, y, deps)
+
+
+def all2all(e):
+    n, devs = e.n, e.devices
+    for c, (s, size) in enumerate(chunks(e.numel, n)):
+        if size == 0:
+            continue
+        owner = devs[c]
+        recv, deps = [], []
+        for j in range(n):
+            if j != c:
+                r = e.scratch(owner, size)
+                deps.append(e.copy(e.slice(e.x[j], s, size), r))
+                recv.append(r)
+        out = e.result_slice(owner, s, size, default=recv[0])
+        done = e.combine(e.slice(e.x[c], s, size), recv, out, deps)
+        e.deliver(owner, out, s, size, done, hops=[(c, j) for j in range(n) if j != c])
+
+
+def ring(e):
+    n, devs = e.n, e.devices
+    for c, (s, size) in enumerate(chunks(e.numel, n)):
+        if size == 0:
+            continue
+        partial, tok = e.slice(e.x[c], s, size), None
+        for k in range(n - 1):
+            dst = (c + k + 1) % n
+            r = e.scratch(devs[dst], size)
+            tok = e.copy(partial, r, [tok])
+            out = r
+            if k == n - 2:
+                out = e.result_slice(devs[dst], s, size, default=r)
+            tok = e.combine(r, [e.slice(e.x[dst], s, size)], out, [tok])
+            partial = out
+        start = (c - 1) % n
+        # Allgather hop by hop around the ring, each after the one before.
+        e.deliver(devs[start], partial, s, size, tok, hops=[
+            ((start + k - 1) % n, (start + k) % n) for k in range(1, n)], chain=True)
+
+
+def rhd(e):
+    """Recursive halving reduce-scatter, then recursive doubling allgather,
+    over the largest power of two p <= N (ranks in device order); the first
+    2(N - p) devices fold in pairwise first (2i sends to 2i+1) and get the
+    result back at the end."""
+    n, devs, multi = e.n, e.devices, e.to_device is None
+    p = 1 << (n.bit_length() - 1)
+    extra = n - p
+    at = [2 * i + 1 for i in range(extra)] + list(range(2 * extra, n))  # rank -> device index
+    acc = [e.y[i] if multi else e.scratch(devs[i], e.numel) for i in at]  # its partials
+    part, tok = [e.x[i] for i in at], [[] for _ in at]
+    for q in range(extra):  # fold-in, operands in device order
+        r = e.scratch(devs[at[q]], e.numel)
+        tok[q] = [e.combine(r, [e.x[at[q]]], acc[q], [e.copy(e.x[at[q] - 1], r)])]
+        part[q] = acc[q]
+    cuts = [s for s, _ in chunks(e.numel, p)] + [e.numel]
+    span = lambda lo, hi: (cuts[lo], cuts[hi] - cuts[lo])  # noqa: E731
+    held = [(0, p)] * p  # the chunks rank q is responsible for
+    d = p // 2
+    while d:  # halving: get the partner's partial of the half it keeps, combine
+        recv = {}
+        for q in range(p):
+            lo, hi = held[q]
+            held[q] = (lo, (lo + hi) // 2) if q & d == 0 else ((lo + hi) // 2, hi)
+            s, size = span(*held[q])
+            if size:
+                r = e.scratch(devs[at[q]], size)
+                recv[q] = (r, e.copy(e.slice(part[q ^ d], s, size), r, [tok[q ^ d]]))
+        for q, (r, t) in recv.items():
+            s, size = span(*held[q])
+            pair = (r, e.slice(part[q], s, size))[:: 1 if q ^ d < q else -1]
+            tok[q] = [e.combine(pair[0], [pair[1]], e.slice(acc[q], s, size), [t, tok[q]])]
+        part = list(acc)  # only the (non-empty) ranges written above are read
+        d //= 2
+    if not multi:  # each rank's reduced chunk to the target
+        for q in range(p):
+            s, size = span(*held[q])
+            if size:
+                e.copy(e.slice(acc[q], s, size), e.slice(e.y[0], s, size), [tok[q]])
+        return
+    d = 1
+    while d < p:  # doubling: everything a rank holds into its partner's output
+        sent = [None] * p
+        for q in range(p):
+            s, size = span(*held[q])
+            if size:
+                sent[q] = e.copy(e.slice(acc[q], s, size), e.slice(acc[q ^ d], s, size), [tok[q]])
+        tok = [tok[q] + [sent[q ^ d]] for q in range(p)]
+        held = [(min(held[q][0], held[q ^ d][0]), max(held[q][1], held[q ^ d][1])) for q in range(p)]
+        d *= 2
+    for q in range(extra):  # fold-out: the result back to the even device
+        e.copy(e.y[at[q]], e.y[at[q] - 1], [tok[q]])
+
+
+def tree(e):
+    """Binomial tree reduce to the first device (or the target), then a
+    binomial tree broadcast from it: every replica gets the same bits."""
+    if e.to_device is not None:
+        reduce_tree(e, e.x, e.devices, e.y[0], e.to_device)
+        return
+    done = reduce_tree(e, e.x, e.devices, e.y[0], e.devices[0])
+    broadcast_tree(e, e.y[0], e.devices[0], e.y, e.devices, after=done)
+
+
 # The strategies coll-lower-all-reduce implements, by the name the
 # `strategy` attribute gives (ir/ops.py AllReduce.STRATEGIES lists them).
-STRATEGIES = {"naive": _Emitter.naive, "ring": _Emitter.ring, "all2all": _Emitter.all2all,
+STRATEGIES = {"naive": naive, "ring": ring, "all2all": all2all, "rhd": rhd, "tree": tree,
               "oneshot": oneshot, "twoshot": twoshot}
 
 
@@ -203,7 +241,7 @@ def estimated_ops(strategy, n, numel):
     """An upper bound on the ops one all_reduce lowers to (casts included)."""
     if n == 1 or numel == 0:
         return 2 * n + 4
-    if strategy in ("naive", "oneshot"):
+    if strategy == "naive":
         return 2 * n * n + 3 * n
     busy = sum(1 for _, size in chunks(numel, n) if size)
     return busy * 6 * n + 2 * n + 4
@@ -238,15 +276,14 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
                             "each other's memory, e.g. logical devices on one GPU)", op.location)
         if e.n == 1 or e.numel == 0:
             if e.numel:
-                e.identity()
+                identity(e)
         else:
             STRATEGIES[chosen](e)
         final = e.finish()
         # What the program claims to compute, for coll-check-semantics.
         builders.implements(ar.inputs, ar.outputs, final, "all_reduce", kind=ar.kind,
                             devices=ar.devices, to_device=ar.to_device)
-    op.result.replace_all_uses_with(final)
-    op.erase()
+    replace(op, final)
     return chosen
 
 

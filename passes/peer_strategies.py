@@ -14,9 +14,18 @@ def oneshot(e):
     on their devices, into its result: N kernels, no copies."""
     n, devs = e.n, e.devices
     targets = [e.to_device] if e.to_device is not None else devs
+    # In place, every device still reads every input: results go to scratch
+    # first and into the outputs once all combines are done.
+    in_place = any(y in e.x for y in e.y)
+    done, results = [], []
     for y, dev in zip(e.y, targets):
         ins = [peer_view(e.x[i], dev) for i in range(n)]
-        e.combine(ins[0], ins[1:], y)
+        out = e.scratch(dev, e.numel) if in_place else y
+        done.append(e.combine(ins[0], ins[1:], out))
+        results.append(out)
+    if in_place:
+        for r, y in zip(results, e.y):
+            e.copy(r, y, done)
 
 
 def twoshot(e):
@@ -34,4 +43,4 @@ def twoshot(e):
         scratch = e.to_device is not None and owner != e.to_device
         out = e.result_slice(owner, s, size, default=e.scratch(owner, size) if scratch else None)
         done = e.combine(ins[0], ins[1:], out)
-        e.deliver(c, owner, out, s, size, done, hops=[(c, j) for j in range(n) if j != c])
+        e.deliver(owner, out, s, size, done, hops=[(c, j) for j in range(n) if j != c])

@@ -1,5 +1,6 @@
-"""What an allreduce module computes, deterministic inputs for it, and the
-numpy reference to check a run against (used by coll-run, tests, benches).
+"""What a collective module computes, deterministic inputs for it, and the
+numpy reference to check a run against (used by coll-run, tests, benches):
+one reference per collective (`_EXPECT`), outputs in the op's order.
 
 Checks: integers and i1 exactly (sum and prod wrap around like the
 program); max and min exactly, with IEEE semantics (NaN propagates,
@@ -9,12 +10,12 @@ the element type, and a tolerance per element from the reduction depth and
 missing or doubled contribution fails). Every replica of a multi-device
 result must hold the same bits.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from mlir import ir
 
-from ..ir.ops import AllReduce, Combine
+from ..ir.ops import COLLECTIVES, Combine, view
 from ..ir.walk import find_ops
 from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
 
@@ -35,7 +36,15 @@ class Problem:
     element: str
     kind: str          # None when the program has no reduction (one input)
     strategy: str = None  # requested in the module, if any
-    collective: bool = False  # a coll.all_reduce (else the explicit level)
+    collective: bool = False  # a collective op (else the explicit level)
+    op: str = "all_reduce"    # which collective (its name without coll.)
+    out_shape: tuple = None   # of each output argument (None: `shape`)
+    attrs: dict = field(default_factory=dict)  # root, to_device, the axes
+    alias: tuple = ()         # per op output: the input it is (in place), else None
+
+    @property
+    def output_shape(self):
+        return self.shape if self.out_shape is None else self.out_shape
 
     @property
     def bytes_per_device(self):
@@ -64,34 +73,22 @@ def describe(module, entry=None):
 
 def _describe(func):
     name, specs = read_signature(func)
-    reduces = _ops(func, "coll.all_reduce")
-    if len(reduces) > 1:
-        raise ValueError(f"@{name} holds {len(reduces)} coll.all_reduce ops; coll-run checks one")
-    strategy = None
-    if reduces:
-        op = AllReduce.of(reduces[0])
-        kind, strategy = op.kind, op.strategy
-        args = list(func.regions[0].blocks[0].arguments)
-        if list(op.op.operands) != args:
-            raise ValueError(f"the operands of coll.all_reduce must be the arguments of @{name}, in order")
-        for k, a in enumerate(args[:len(op.inputs)]):
-            w = writer_of(a)
-            if w is not None and w != op.op:
-                raise ValueError(f"argument #{k} is an input of coll.all_reduce but is written by "
-                                 f"'{w.name}' at {where(w)}; expected inputs that the program only reads")
-        n_in, n_out = len(op.inputs), len(op.outputs)
-    else:
-        if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
-            raise ValueError(f"@{name} holds no coll.all_reduce, coll.copy or coll.combine: "
-                             "nothing to check against numpy")
-        kinds = {Combine.of(op).kind for op in _ops(func, "coll.combine")}
-        if len(kinds) > 1:
-            raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
-        kind = kinds.pop() if kinds else None
-        n_in, why = classify_arguments(func)
-        if n_in is None:
-            raise ValueError(f"@{name} is not an allreduce coll-run can check: {why}")
-        n_out = len(specs) - n_in
+    found = _ops(func, lambda n: n in COLLECTIVES)
+    if len(found) > 1:
+        raise ValueError(f"@{name} holds {len(found)} collectives; coll-run checks one")
+    if found:
+        return _describe_collective(func, name, specs, view(found[0]))
+    if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
+        raise ValueError(f"@{name} holds no collective, coll.copy or coll.combine: "
+                         "nothing to check against numpy")
+    kinds = {Combine.of(op).kind for op in _ops(func, "coll.combine")}
+    if len(kinds) > 1:
+        raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
+    kind = kinds.pop() if kinds else None
+    n_in, why = classify_arguments(func)
+    if n_in is None:
+        raise ValueError(f"@{name} is not an allreduce coll-run can check: {why}")
+    n_out = len(specs) - n_in
     if n_out < 1:
         raise ValueError(f"@{name} has no output argument")
     if n_in < 1:
@@ -100,7 +97,43 @@ def _describe(func):
         raise ValueError(f"@{name} has {n_in} inputs but no reduction")
     if len({s for s in specs}) != 1:
         raise ValueError(f"@{name}: all arguments must have one shape and element type")
-    return Problem(name, n_in, n_out, specs[0].shape, specs[0].element, kind, strategy, bool(reduces))
+    return Problem(name, n_in, n_out, specs[0].shape, specs[0].element, kind)
+
+
+def _describe_collective(func, name, specs, c):
+    what = c.op.name
+    args = list(func.regions[0].blocks[0].arguments)
+    ins = list(c.inputs)
+    alias = tuple(ins.index(o) if o in ins else None for o in c.outputs)
+    extra = [o for o, a in zip(c.outputs, alias) if a is None]
+    if ins + extra != args or c.deps:
+        raise ValueError(f"the operands of {what} must be the arguments of @{name}, in order "
+                         "(inputs, then the outputs that are not inputs), with no deps")
+    n_in = len(ins)
+    if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
+        raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
+    attrs = {k: v for k in ("root", "to_device", "scatter_axis", "gather_axis", "split_axis",
+                            "concat_axis") if (v := _int_attr(c.op, k)) is not None}
+    out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
+    return Problem(name, n_in, len(extra), specs[0].shape, specs[0].element,
+                   c.kind if c.HAS_KIND else None, c.strategy, True, what[len("coll."):],
+                   out_shape, attrs, alias)
+
+
+def _int_attr(op, key):
+    try:
+        return ir.IntegerAttr(op.attributes[key]).value
+    except (KeyError, ValueError):
+        return None
+
+
+def op_outputs(problem, inputs, outputs):
+    """The op's outputs, in its order, after a run that was given `inputs`
+    and `outputs` (in place, an output is the input array it was)."""
+    if not problem.alias:
+        return list(outputs)
+    rest = iter(outputs)
+    return [inputs[a] if a is not None else next(rest) for a in problem.alias]
 
 
 def make_inputs(problem, seed=0):
@@ -140,7 +173,8 @@ def _p(n):
 
 
 def make_outputs(problem):
-    return [np.zeros(problem.shape, NUMPY_DTYPES[problem.element]) for _ in range(problem.n_outputs)]
+    return [np.zeros(problem.output_shape, NUMPY_DTYPES[problem.element])
+            for _ in range(problem.n_outputs)]
 
 
 _UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
@@ -165,7 +199,7 @@ def reference(problem, inputs):
     semantics: NaN propagates, -0 < +0), the element type (with wrap-around)
     for integers."""
     if problem.kind is None:
-        return as_float(inputs[0], problem.element) if problem.element in EPS else inputs[0].copy()
+        return _values(problem, inputs)[0]
     fn = _UFUNC[problem.kind]
     if problem.element in EPS:
         xs = [as_float(x, problem.element) for x in inputs]
@@ -185,6 +219,9 @@ def reference(problem, inputs):
     return acc
 
 
+_fold = reference  # what _expect reduces each output from
+
+
 def _odd_part(a):
     """Per element: (2^-e·|a| made an odd integer, as float64) — the
     significand without trailing zero bits (1 for zero)."""
@@ -201,6 +238,42 @@ def _grid(a):
     mi = (m * 2.0 ** 53).astype(np.int64)
     low = np.where(mi == 0, 1, mi & -mi).astype(np.float64)
     return np.where(a == 0, np.inf, np.ldexp(low, e - 53))
+
+
+def _values(problem, inputs):
+    if problem.element in EPS:
+        return [as_float(x, problem.element) for x in inputs]
+    return [np.array(x) for x in inputs]
+
+
+def _n_out(problem):
+    return len(problem.alias) if problem.alias else problem.n_outputs
+
+
+def _ranks(problem):
+    """N: the devices the collective spans."""
+    return _n_out(problem) if problem.op == "broadcast" else problem.n_inputs
+
+
+def _expect(problem, inputs):
+    """[(expected output j, the inputs it reduces)] of the collective."""
+    a, n = problem.attrs, _ranks(problem)
+    op, vals = problem.op, _values(problem, inputs)
+    if op in ("all_reduce", "reduce"):
+        return [(_fold(problem, inputs), inputs)] * _n_out(problem)
+    if op == "reduce_scatter":
+        ax = a["scatter_axis"]
+        parts = np.split(_fold(problem, inputs), n, axis=ax)
+        return [(p, [np.split(x, n, axis=ax)[j] for x in inputs]) for j, p in enumerate(parts)]
+    if op == "all_gather":
+        return [(np.concatenate(vals, axis=a["gather_axis"]), None)] * n
+    if op == "broadcast":
+        return [(vals[0], None)] * n
+    if op == "all_to_all":
+        blocks = [np.split(x, n, axis=a["split_axis"]) for x in vals]
+        return [(np.concatenate([b[j] for b in blocks], axis=a["concat_axis"]), None)
+                for j in range(n)]
+    raise ValueError(f"no reference for {op}")
 
 
 def tolerance(problem, inputs, ref):
@@ -257,19 +330,33 @@ def _same_value(got, want):
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
+# The collectives whose outputs are replicas of one result.
+REPLICATED = ("all_reduce", "all_gather", "broadcast")
+
+
 def check(problem, inputs, outputs):
     """(ok, worst error over all outputs, as a float). `inputs` must be the
-    values the program started from (a copy taken before the run). Fails
-    when the replicas of a multi-device result differ in any bit."""
-    ref = reference(problem, inputs)
-    worst, ok = 0.0, identical(outputs)
+    values the program started from (a copy taken before the run);
+    `outputs` are the op's outputs (op_outputs() for an in-place run).
+    Fails when the replicas of a multi-device result differ in any bit."""
+    if problem.collective:
+        expected = _expect(problem, inputs)
+    else:
+        expected = [(reference(problem, inputs), inputs)] * len(outputs)
+    worst, ok = 0.0, True
+    if not problem.collective or problem.op in REPLICATED:
+        ok = identical(outputs)
     el = problem.element
-    if el in EPS:
-        tol, over = tolerance(problem, inputs, ref)
-        want = _round(ref, el) if problem.kind not in ("max", "min") else ref
-        exact_ieee = problem.kind in ("max", "min")
-    for y in outputs:
+    for y, (ref, reduced) in zip(outputs, expected):
         if el in EPS:
+            if reduced is not None and problem.kind is not None:
+                tol, over = tolerance(problem, reduced, ref)
+                exact_ieee = problem.kind in ("max", "min")
+                want = ref if exact_ieee else _round(ref, el)
+            else:  # data movement: every value as it was, the sign of zero too
+                none = np.zeros(np.shape(ref), bool)
+                tol, over = np.zeros(np.shape(ref)), {"+inf": none, "-inf": none, "nan": none}
+                exact_ieee, want = True, ref
             got = as_float(y, el)
             with np.errstate(invalid="ignore"):
                 err = np.abs(got - ref)
@@ -287,4 +374,4 @@ def check(problem, inputs, outputs):
             bad = y != ref
             worst = max(worst, float(np.count_nonzero(bad)))
         ok = ok and not bool(np.any(bad))
-    return ok, worst
+    return ok and len(outputs) == len(expected), worst

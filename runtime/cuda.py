@@ -102,11 +102,16 @@ class CudaProgram:
             if tmp is not o:
                 o[...] = tmp
 
+    in_place = ()  # the inputs the program also writes (in-place collectives)
+
     def run(self, inputs, outputs):
-        """Runs once; writes `outputs` in place."""
+        """Runs once; writes `outputs` (and in-place inputs) in place."""
         outs = self._upload(inputs, outputs)
         self._lib.call(self._args)
         self._download(outs)
+        drv = driver(self.device)
+        for i in self.in_place:
+            drv.download(inputs[i], self._buffers[i])
 
     def time(self, inputs, outputs, repeat=10):
         """Seconds of each of `repeat` runs (after warm-up); writes `outputs`."""
@@ -137,7 +142,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
     from ..ir import STRATEGIES, make_context
     from ..lowering.route import lower
     from ..lowering.nvvm import compile_module
-    from .signature import find_entry, parse_program
+    from .signature import _written, find_entry, parse_program
 
     key = (module_text, entry, strategy, threshold, chip, device_map, workspace, streams, fmt)
     if key in _CACHE:
@@ -147,6 +152,8 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
     t0 = _time.perf_counter()
     with make_context():
         module, name, specs, n_inputs = parse_program(module_text, entry)
+        args = list(find_entry(module, name).regions[0].blocks[0].arguments)
+        in_place = [i for i, a in enumerate(args[:n_inputs or 0]) if _written(a)]
         low = lower(module.operation, "gpu", strategy, threshold, device_map=device_map,
                     chip=chip, workspace=workspace, streams=streams)
         strategies, traffic = low.strategies, low.traffic
@@ -163,6 +170,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
     prog = CudaProgram(lib, name, specs, n_inputs, strategies, traffic, ws,
                        _time.perf_counter() - t0, gpu_id)
     prog.pipeline = low.pipeline
+    prog.in_place = in_place
     _CACHE[key] = prog
     return prog
 

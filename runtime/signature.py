@@ -15,8 +15,9 @@ from functools import lru_cache
 import numpy as np
 from mlir import ir
 
+from ..ir.ops import COLLECTIVES, OPS, view
+from ..ir.walk import find_ops
 from ..passes.check_order import effects
-from ..ir.ops import OPS
 from ..ir.views import VIEW_OPS
 
 NUMPY_DTYPES = {
@@ -93,6 +94,9 @@ def parse_program(module_text, entry=None):
     func = find_entry(module, entry)
     name, specs = read_signature(func)
     n_inputs = count_inputs(func)
+    collectives = find_ops(func, lambda n: n in COLLECTIVES)
+    if len(collectives) == 1:  # in place, inputs are written too
+        n_inputs = len(view(collectives[0]).inputs)
     func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     return module, name, specs, n_inputs
 

@@ -1,36 +1,64 @@
 """coll-gen: prints a collective-level module for the common case.
 
   coll-gen all-reduce --devices 4 --shape 4x100 --dtype f32 --kind sum
-                      [--to-device 2] [--strategy ring] [--threshold N]
+                      [--to-device 2] [--strategy ring] [--threshold N] [--in-place]
+  coll-gen reduce-scatter --devices 4 --shape 8x6 --kind sum --axis 0
+  coll-gen all-gather     --devices 4 --shape 8x6 --axis 1
+  coll-gen reduce         --devices 4 --shape 8x6 --kind max --root 2 [--in-place]
+  coll-gen broadcast      --devices 4 --shape 8x6 --root 0 [--in-place]
+  coll-gen all-to-all     --devices 4 --shape 8x8 --split-axis 0 --concat-axis 1
+each with [--strategy S] (the op's strategies, or auto).
 """
 import argparse
 import re
 import sys
 
-from coll.ir import KINDS, MAX_DEVICES, STRATEGIES
+from coll.ir import KINDS, MAX_DEVICES
+from coll.ir.ops import COLLECTIVE_OPS
 from coll.ir.types import ELEMENT_TYPES
+
+# subcommand -> (op class, its options beyond the common ones)
+COMMANDS = {cls.NAME[len("coll."):].replace("_", "-"): cls for cls in COLLECTIVE_OPS}
+OPTIONS = {"all-reduce": ("kind", "to_device", "threshold", "in_place"),
+           "reduce-scatter": ("kind", "axis"), "all-gather": ("axis",),
+           "reduce": ("kind", "root", "in_place"), "broadcast": ("root", "in_place"),
+           "all-to-all": ("split_axis", "concat_axis")}
 
 
 def _parser():
     p = argparse.ArgumentParser(prog="coll-gen", description="Print a collective-level coll module.")
     sub = p.add_subparsers(dest="collective", required=True)
-    a = sub.add_parser("all-reduce", help="an allreduce over N devices")
-    a.add_argument("--devices", type=int, required=True, help=f"number of devices, 1..{MAX_DEVICES}")
-    a.add_argument("--shape", default="1024", help="static shape, e.g. 4x100 (default 1024)")
-    a.add_argument("--dtype", default="f32", choices=ELEMENT_TYPES)
-    a.add_argument("--kind", default="sum", choices=KINDS)
-    a.add_argument("--to-device", type=int, default=None, help="single-device output on this device")
-    a.add_argument("--strategy", default=None, choices=STRATEGIES)
-    a.add_argument("--threshold", type=int, default=None, help="elements above which auto picks ring")
-    a.add_argument("--name", default="all_reduce", help="function name")
-    a.add_argument("--peer-access", action="store_true",
-                   help="the devices address each other's memory (module attribute coll.peer_access)")
+    for command, cls in COMMANDS.items():
+        a = sub.add_parser(command, help=(cls.__doc__ or "").strip().splitlines()[0])
+        a.add_argument("--devices", type=int, required=True, help=f"number of devices, 1..{MAX_DEVICES}")
+        a.add_argument("--shape", default="1024", help="static shape, e.g. 4x100 (default 1024)")
+        a.add_argument("--dtype", default="f32", choices=ELEMENT_TYPES)
+        a.add_argument("--strategy", default=None, choices=("auto",) + cls.STRATEGIES)
+        a.add_argument("--name", default=cls.NAME[len("coll."):], help="function name")
+        opts = OPTIONS[command]
+        if "kind" in opts:
+            a.add_argument("--kind", default="sum", choices=KINDS)
+        if "to_device" in opts:
+            a.add_argument("--to-device", type=int, default=None, help="single-device output on this device")
+            a.add_argument("--peer-access", action="store_true",
+                           help="the devices address each other's memory (module attribute coll.peer_access)")
+        if "threshold" in opts:
+            a.add_argument("--threshold", type=int, default=None, help="elements above which auto picks ring")
+        if "root" in opts:
+            a.add_argument("--root", type=int, required=True, help="the root device (reduce: may be outside the group)")
+        if "axis" in opts:
+            a.add_argument("--axis", type=int, default=0, help="the scatter/gather axis (default 0)")
+        if "split_axis" in opts:
+            a.add_argument("--split-axis", type=int, default=0)
+            a.add_argument("--concat-axis", type=int, default=0)
+        if "in_place" in opts:
+            a.add_argument("--in-place", action="store_true", help="outputs are the inputs")
     return p
 
 
 def run(argv):
     from coll.ir import make_context
-    from coll.ir.generate import all_reduce_module, parse_shape
+    from coll.ir.generate import collective_module, parse_shape
     from coll.ir.verifier import verify
     from mlir import ir
     args = _parser().parse_args(argv)
@@ -48,13 +76,34 @@ def run(argv):
     if not re.fullmatch(r"[A-Za-z_][\w$.]*", args.name):
         print(f"coll-gen: error: invalid --name '{args.name}'; expected a symbol name like all_reduce", file=sys.stderr)
         return 1
-    for flag, v in (("--to-device", args.to_device), ("--threshold", args.threshold)):
+    for flag, v in (("--to-device", getattr(args, "to_device", None)), ("--threshold", getattr(args, "threshold", None)),
+                    ("--root", getattr(args, "root", None))):
         if v is not None and not -2 ** 63 <= v < 2 ** 63:
             print(f"coll-gen: error: {flag} {v} does not fit in 64 bits", file=sys.stderr)
             return 1
+    op = COMMANDS[args.collective].NAME[len("coll."):]
+    for key in ("axis", "split_axis", "concat_axis"):
+        a = getattr(args, key, None)
+        if a is not None and not 0 <= a < len(shape):
+            print(f"coll-gen: error: --{key.replace('_', '-')} {a} is out of range for shape "
+                  f"'{args.shape}'; expected 0 <= axis < {len(shape)}", file=sys.stderr)
+            return 1
     with make_context():
-        text = all_reduce_module(args.devices, shape, args.dtype, args.kind, args.to_device,
-                                 args.strategy, args.threshold, args.name, args.peer_access)
+        try:
+            text = collective_module(
+                op, args.devices, shape, args.dtype, kind=getattr(args, "kind", None),
+                strategy=args.strategy, root=getattr(args, "root", None), axis=getattr(args, "axis", None),
+                split_axis=getattr(args, "split_axis", None), concat_axis=getattr(args, "concat_axis", None),
+                in_place=getattr(args, "in_place", False), to_device=getattr(args, "to_device", None),
+                threshold=getattr(args, "threshold", None), name=args.name)
+            if getattr(args, "peer_access", False):
+                from coll.ir import peers
+                m = ir.Module.parse(text)
+                peers.enable(m.operation)
+                text = str(m)
+        except ValueError as e:
+            print(f"coll-gen: error: {e}", file=sys.stderr)
+            return 1
         findings = verify(ir.Module.parse(text).operation)
     if findings:
         for _, msg in findings:

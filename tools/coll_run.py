@@ -1,12 +1,14 @@
-"""coll-run: compile an allreduce module, run it on a backend, check it
+"""coll-run: compile a collective module, run it on a backend, check it
 against numpy, print time and bandwidth.
 
-  coll-run FILE --backend=cpu|cuda [--strategy auto|naive|ring|all2all|all]
+  coll-run FILE --backend=cpu|cuda [--strategy auto|S|all]
            [--inputs in.npz] [--outputs out.npz] [--repeat K] [--seed S]
 
-FILE is at the collective level (coll.all_reduce) or the explicit level.
+FILE is at the collective level (one coll.all_reduce, reduce_scatter,
+all_gather, reduce, broadcast or all_to_all) or the explicit level.
 --strategy (other than auto) overrides the module's strategy attribute; `all`
-runs naive, ring and all2all in turn. Inputs come from --inputs (npz keys
+runs every strategy of the collective in turn (an in-place one gets fresh
+copies of the inputs for every run). Inputs come from --inputs (npz keys
 x0..x{N-1}) or are generated from --seed; --outputs receives y0..y{M-1} of the
 first strategy run, and only when everything succeeded. bf16 arrays are
 uint16 bit patterns. Bandwidth counts the bytes the explicit program reads
@@ -15,7 +17,9 @@ plus writes. Errors are MLIR-style diagnostics and exit code 1.
 import argparse
 import sys
 
-STRATEGY_CHOICES = ("auto", "naive", "ring", "all2all", "oneshot", "twoshot", "all")
+from coll.ir import STRATEGIES
+
+STRATEGY_CHOICES = STRATEGIES + ("all",)
 
 
 class Failure(Exception):
@@ -168,13 +172,15 @@ def run(argv):
         _fail(f"backend '{args.backend}' is not available here: {why}")
 
     text, problem = _load(args.file, args.entry)
-    from coll.runtime.check import check, identical, make_inputs, make_outputs
+    from coll.ir.ops import OPS
+    from coll.runtime.check import REPLICATED, check, identical, make_inputs, make_outputs, op_outputs
     inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
     # The reference reads this copy: a program that writes its own inputs
     # cannot hide it, and every run starts from the same values.
     pristine = [x.copy() for x in inputs]
     collective = problem.collective
-    strategies = ["naive", "ring", "all2all"] if args.strategy == "all" else [args.strategy]
+    every = list(OPS["coll." + problem.op].STRATEGIES)
+    strategies = every if args.strategy == "all" else [args.strategy]
     if not collective:
         strategies = strategies[:1]
 
@@ -187,10 +193,12 @@ def run(argv):
             if args.dump_pass_pipeline:
                 print(prog.pipeline, file=sys.stderr)
             traffic = prog.traffic_bytes
-            outputs = make_outputs(problem)
-            prog.run([x.copy() for x in pristine], outputs)
+            given, outputs = [x.copy() for x in pristine], make_outputs(problem)
+            prog.run(given, outputs)
+            outputs = op_outputs(problem, given, outputs)
             good, worst = check(problem, pristine, outputs)
-            same = identical(outputs)
+            replicated = problem.op in REPLICATED and len(outputs) > 1
+            same = identical(outputs) if replicated else True
             times = prog.time([x.copy() for x in pristine], make_outputs(problem), args.repeat)
         except Failure:
             raise
@@ -206,13 +214,17 @@ def run(argv):
         if not same:
             why.append("replicas differ")
         status = ", ".join(why) or "ok"
-        replicas = "-" if problem.n_outputs < 2 else ("identical" if same else "DIFFER")
-        rows.append((label, str(problem.n_inputs), _size(problem.bytes_per_device), _seconds(t),
+        replicas = "identical" if same else "DIFFER"
+        if not replicated:
+            replicas = "-"
+        rows.append((label, str(max(problem.n_inputs, len(problem.alias) or problem.n_outputs)),
+                     _size(problem.bytes_per_device), _seconds(t),
                      f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, status))
 
     shape = "x".join(str(d) for d in problem.shape)
-    print(f"{args.file}: all_reduce {problem.kind or 'copy'} of {problem.n_inputs} x "
-          f"{shape or 'scalar'}x{problem.element} -> {problem.n_outputs} output(s), "
+    n_out = len(problem.alias) if problem.alias else problem.n_outputs
+    print(f"{args.file}: {problem.op} {problem.kind or 'copy'} of {problem.n_inputs} x "
+          f"{shape or 'scalar'}x{problem.element} -> {n_out} output(s), "
           f"backend {args.backend}, median of {args.repeat}")
     header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]

@@ -87,7 +87,7 @@ def test_all_reduce_builder_and_passes_by_function(ctx):
 def test_add_pass_rejects_bad_options(ctx):
     pm = PassManager("builtin.module")
     with pytest.raises(ValueError, match="expected one of: auto, naive, ring, all2all"):
-        add_pass(pm, "coll-lower-all-reduce", strategy="tree")
+        add_pass(pm, "coll-lower-all-reduce", strategy="direct")
     with pytest.raises(PipelineError, match="not a coll pass"):
         add_pass(pm, "cse")
 

@@ -52,7 +52,7 @@ def test_example_every_strategy():
     r = coll_run(EXAMPLE, "--backend=cpu", "--strategy=all", "--repeat=2")
     assert r.returncode == 0, r.stderr
     rows = [line.split() for line in r.stdout.splitlines()[2:]]
-    assert [row[0] for row in rows] == ["naive", "ring", "all2all"]
+    assert [row[0] for row in rows] == ["naive", "ring", "all2all", "rhd", "tree", "oneshot", "twoshot"]
     for row in rows:
         assert row[1] == "4" and row[2:4] == ["1.00", "MiB"] and row[-1] == "ok"
         assert row[-3] == "GB/s" and float(row[-4]) > 0

@@ -267,8 +267,8 @@ def test_every_level_compiles():
 
 def test_compile_errors():
     from coll.ir.verifier import VerifyError
-    with pytest.raises(ValueError, match="unknown strategy 'tree'"):
-        cpu.compile(_text(), strategy="tree")
+    with pytest.raises(ValueError, match="unknown strategy 'bogus'"):
+        cpu.compile(_text(), strategy="bogus")
     with pytest.raises(ir.MLIRError):
         cpu.compile("func.func @f( {")
     bad_kind = _text().replace('kind = "sum"', 'kind = "xor"')

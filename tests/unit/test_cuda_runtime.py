@@ -28,7 +28,7 @@ def test_compile_needs_no_gpu(tmp_path):
 
 def test_compile_rejects_unknown_strategy():
     with pytest.raises(ValueError, match="unknown strategy"):
-        cuda.compile(_text(2, [8]), strategy="tree")
+        cuda.compile(_text(2, [8]), strategy="bogus")
 
 
 @pytest.mark.skipif(GPU, reason="a GPU is present")

@@ -166,11 +166,12 @@ def test_coll_gen_flags(argv, message):
 
 @pytest.mark.parametrize("edit,message", [
     (("array<i64: 0, 1>", "array<i64: 1, 1>"), "3:10: error: device 1 is repeated (inputs #0 and #1); expected distinct devices"),
-    (('"coll.all_reduce"(%arg0, %arg1, %arg2, %arg3)', '"coll.all_reduce"(%arg0, %arg1, %arg0, %arg3)'),
-     "3:10: error: output #0 is also an input; in-place all_reduce is not supported yet"),
+    # In place is the input on its own device; device 1's output may not be device 0's input.
+    (('"coll.all_reduce"(%arg0, %arg1, %arg2, %arg3)', '"coll.all_reduce"(%arg0, %arg1, %arg2, %arg0)'),
+     "3:10: error: output #1 (device 1) is input #0 (device 0); in place, an output must be the input on its own device"),
     (('%0 = "coll.all_reduce"(%arg0, %arg1, %arg2, %arg3)',
-      '%c = memref.cast %arg0 : memref<8xf32> to memref<8xf32>\n    %0 = "coll.all_reduce"(%arg0, %arg1, %c, %arg3)'),
-     "4:10: error: output #0 is also an input; in-place all_reduce is not supported yet"),
+      '%c = memref.cast %arg0 : memref<8xf32> to memref<8xf32>\n    %0 = "coll.all_reduce"(%arg0, %arg1, %arg2, %c)'),
+     "4:10: error: output #1 (device 1) is input #0 (device 0); in place, an output must be the input on its own device"),
 ])
 @pytest.mark.parametrize("name", ("opt", "build"))
 def test_coll_build_runs_the_verifiers(tmp_path, name, edit, message):

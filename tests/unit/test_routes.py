@@ -45,7 +45,7 @@ def test_route_text_round_trips_through_the_builder():
     text = routes.pipeline(routes.explicit("all2all", 10, None, check_order=True),
                            routes.cpu(tile=256, shuffle_seed=3))
     assert text.startswith("builtin.module(coll-choose-strategy{strategy=all2all threshold=10},"
-                           "coll-lower-all-reduce,coll-check-order,coll-shuffle{seed=3},"
+                           "coll-lower-collectives,coll-check-order,coll-shuffle{seed=3},"
                            "coll-to-cpu{tile=256},")
     with make_context():
         build(text)  # every element is a registered coll pass or an upstream pass
@@ -81,7 +81,7 @@ func.func @step(%a0: memref<16xf32>, %a1: memref<16xf32>, %y0: memref<16xf32>, %
     affine.store %w, %g1[%i] : memref<16xf32>
   }
   %t = "coll.all_reduce"(%g0, %g1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>,
-         operandSegmentSizes = array<i32: 2, 2>} : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>) -> !coll.token
+         operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

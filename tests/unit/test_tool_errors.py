@@ -11,7 +11,7 @@ BIN = os.path.dirname(sys.executable)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INPUTS = os.path.join(ROOT, "tests", "lit", "tools", "Inputs")
 GOOD = """func.func @f(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
@@ -32,7 +32,7 @@ CASES = [
     ("device out of range", _variant("array<i64: 0, 1>", "array<i64: 0, 4096>"), [], True, "device id 4096 is out of range"),
     ("device repeated", _variant("array<i64: 0, 1>", "array<i64: 1, 1>"), [], True, "device 1 is repeated"),
     ("unknown kind", _variant('kind = "sum"', 'kind = "mean"'), [], True, "does not satisfy the constraint"),
-    ("unknown strategy", _variant('kind = "sum"', 'kind = "sum", strategy = "tree"'), [], True, "unknown strategy"),
+    ("unknown strategy", _variant('kind = "sum"', 'kind = "sum", strategy = "bogus"'), [], True, "unknown strategy"),
     ("bitwise on floats", _variant('kind = "sum"', 'kind = "or"'), [], True, "bitwise reduction kind 'or'"),
     ("dynamic shape", GOOD.replace("memref<8xf32>", "memref<?xf32>"), [], True, "dynamic shapes are not supported yet"),
     ("zero devices", os.path.join(INPUTS, "zero_devices.mlir"), [], True, "zero devices"),
@@ -40,7 +40,7 @@ CASES = [
     ("truncated", GOOD[: len(GOOD) // 2], [], True, "error"),
     ("malformed pipeline", GOOD, ["--pass-pipeline=builtin.module(cse"], False, "invalid pass pipeline"),
     ("unknown pass", GOOD, ["--pass-pipeline=builtin.module(coll-frobnicate)"], False, "'coll-frobnicate' does not refer to a registered pass"),
-    ("unknown strategy option", GOOD, ["--coll-lower-all-reduce=strategy=tree"], False, "expected one of: auto, naive, ring, all2all"),
+    ("unknown strategy option", GOOD, ["--coll-lower-all-reduce=strategy=direct"], False, "expected one of: auto, naive, ring, all2all"),
     ("missing input", os.path.join(INPUTS, "nope.mlir"), [], False, "could not open input file"),
 ]
 

@@ -11,7 +11,7 @@ module {
   func.func @all_reduce(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
     // expected-error @below {{'coll.all_reduce' has no CPU lowering}}
     %t = "coll.all_reduce"(%x0, %x1, %y0, %y1)
-        {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2>}
+        {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>}
         : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
     return

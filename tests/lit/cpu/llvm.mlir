@@ -24,7 +24,7 @@ module {
                         %y0: memref<4x100xf32>, %y1: memref<4x100xf32>)
       attributes {llvm.emit_c_interface} {
     %t = "coll.all_reduce"(%x0, %x1, %y0, %y1)
-        {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2>}
+        {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>}
         : (memref<4x100xf32>, memref<4x100xf32>, memref<4x100xf32>, memref<4x100xf32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
     return

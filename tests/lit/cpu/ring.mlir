@@ -52,7 +52,7 @@ module {
                         %y0: memref<7xf32>, %y1: memref<7xf32>, %y2: memref<7xf32>)
       attributes {llvm.emit_c_interface} {
     %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2)
-        {devices = array<i64: 0, 1, 2>, kind = "sum", operandSegmentSizes = array<i32: 3, 3>}
+        {devices = array<i64: 0, 1, 2>, kind = "sum", operandSegmentSizes = array<i32: 3, 3, 0>}
         : (memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
     return

@@ -41,7 +41,7 @@ module {
                         %y0: memref<1000xf32>, %y1: memref<1000xf32>)
       attributes {llvm.emit_c_interface} {
     %t = "coll.all_reduce"(%x0, %x1, %y0, %y1)
-        {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2>}
+        {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>}
         : (memref<1000xf32>, memref<1000xf32>, memref<1000xf32>, memref<1000xf32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
     return

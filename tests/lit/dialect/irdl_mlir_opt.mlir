@@ -4,10 +4,10 @@
 // RUN: not %mlir-opt --irdl-file=%irdl --split-input-file %S/Inputs/irdl_bad.mlir 2>&1 | filecheck %s --check-prefix=BAD
 
 // CHECK-LABEL: func.func @collective
-// CHECK: "coll.all_reduce"(%arg0, %arg1, %arg2, %arg3) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2>} : {{.*}} -> !coll.token
+// CHECK: "coll.all_reduce"(%arg0, %arg1, %arg2, %arg3) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : {{.*}} -> !coll.token
 // CHECK: "coll.wait"
 func.func @collective(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }

@@ -20,7 +20,7 @@
 // LOWERED-NOT: "coll.copy"
 // LOWERED: return
 func.func @small3(%x0: memref<64xf32>, %x1: memref<64xf32>, %x2: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>, %y2: memref<64xf32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2) {kind = "sum", devices = array<i64: 0, 1, 2>, operandSegmentSizes = array<i32: 3, 3>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2) {kind = "sum", devices = array<i64: 0, 1, 2>, operandSegmentSizes = array<i32: 3, 3, 0>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
@@ -32,7 +32,7 @@ func.func @small3(%x0: memref<64xf32>, %x1: memref<64xf32>, %x2: memref<64xf32>,
 // LOW-LABEL: func.func @two
 // LOW: strategy = "naive"
 func.func @two(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
@@ -46,8 +46,8 @@ func.func @two(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %y
 // FORCE: strategy = "all2all"
 // FORCE: strategy = "all2all"
 func.func @own(%x0: memref<64xf32>, %x1: memref<64xf32>, %x2: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>, %y2: memref<64xf32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2) {kind = "sum", devices = array<i64: 0, 1, 2>, strategy = "all2all", operandSegmentSizes = array<i32: 3, 3>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
-  %u = "coll.all_reduce"(%y0, %y1, %y2, %x0, %x1, %x2) {kind = "sum", devices = array<i64: 0, 1, 2>, threshold = 1 : i64, operandSegmentSizes = array<i32: 3, 3>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2) {kind = "sum", devices = array<i64: 0, 1, 2>, strategy = "all2all", operandSegmentSizes = array<i32: 3, 3, 0>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
+  %u = "coll.all_reduce"(%y0, %y1, %y2, %x0, %x1, %x2) {kind = "sum", devices = array<i64: 0, 1, 2>, threshold = 1 : i64, operandSegmentSizes = array<i32: 3, 3, 0>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
   "coll.wait"(%t, %u) : (!coll.token, !coll.token) -> ()
   return
 }

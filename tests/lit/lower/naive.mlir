@@ -20,7 +20,7 @@
 // CHECK: "coll.wait"(%[[J]])
 // CHECK-NOT: coll.all_reduce
 func.func @n2(%x0: memref<2x3xi32>, %x1: memref<2x3xi32>, %y0: memref<2x3xi32>, %y1: memref<2x3xi32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "max", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<2x3xi32>, memref<2x3xi32>, memref<2x3xi32>, memref<2x3xi32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "max", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<2x3xi32>, memref<2x3xi32>, memref<2x3xi32>, memref<2x3xi32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
@@ -32,7 +32,7 @@ func.func @n2(%x0: memref<2x3xi32>, %x1: memref<2x3xi32>, %y0: memref<2x3xi32>, 
 // CHECK: "coll.combine"{{.*}}kind = "prod"
 // CHECK: "coll.copy"{{.*}} : (memref<4xf64, #coll.device<3 : i64>>, memref<4xf64, #coll.device<7 : i64>>)
 func.func @placed(%x0: memref<4xf64>, %x1: memref<4xf64>, %y0: memref<4xf64>, %y1: memref<4xf64>) {
-  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "prod", devices = array<i64: 3, 7>, operandSegmentSizes = array<i32: 2, 2>} : (memref<4xf64>, memref<4xf64>, memref<4xf64>, memref<4xf64>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "prod", devices = array<i64: 3, 7>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf64>, memref<4xf64>, memref<4xf64>, memref<4xf64>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }

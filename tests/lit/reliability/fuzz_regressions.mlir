@@ -10,7 +10,7 @@
 // of `index`).
 func.func @f(%x0: memref<8xf32>, %y0: memref<8xf32>) {
   // expected-error @+1 {{dense arrays of 'index' elements are not supported (they crash the MLIR parser); use i64}}
-  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<index: 0>, operandSegmentSizes = array<i32: 1, 1>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<index: 0>, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
@@ -36,7 +36,7 @@ func.func @lone_at() {
 // verifier).
 func.func @f8_devices(%x0: memref<8xf32>, %y0: memref<8xf32>) {
   // expected-error @+1 {{'devices' must be an array<i64: ...> of device ids}}
-  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<f8E4M3FN: 0.0>, operandSegmentSizes = array<i32: 1, 1>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<f8E4M3FN: 0.0>, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
@@ -44,7 +44,7 @@ func.func @f8_devices(%x0: memref<8xf32>, %y0: memref<8xf32>) {
 // -----
 func.func @f8_to_device(%x0: memref<8xf32>, %y0: memref<8xf32>) {
   // expected-error @+1 {{'to_device' must be an integer device id}}
-  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<i64: 0>, to_device = array<f8E4M3FN>, operandSegmentSizes = array<i32: 1, 1>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<i64: 0>, to_device = array<f8E4M3FN>, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }

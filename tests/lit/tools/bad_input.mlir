@@ -7,7 +7,7 @@
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce' -o %t.out 2>&1 | filecheck %s --check-prefix=MALFORMED
 // RUN: not coll-opt %s --pass-pipeline='func.func(cse)' 2>&1 | filecheck %s --check-prefix=ANCHOR
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-everything)' -o %t.out 2>&1 | filecheck %s --check-prefix=UNKNOWN
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree})' 2>&1 | filecheck %s --check-prefix=STRATEGY
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=bogus})' 2>&1 | filecheck %s --check-prefix=STRATEGY
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{chunks=3})' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{threshold=many})' 2>&1 | filecheck %s --check-prefix=VALUE
 // RUN: not coll-opt %s --bogus-flag 2>&1 | filecheck %s --check-prefix=FLAG
@@ -24,7 +24,7 @@
 // MALFORMED: coll-opt: error: invalid pass pipeline: {{.*}}expected 'builtin.module(...)'
 // ANCHOR: coll-opt: error: invalid pass pipeline: pipeline must be anchored on the module
 // UNKNOWN: coll-opt: error: invalid pass pipeline: invalid pipeline element 'coll-lower-everything': 'coll-lower-everything' does not refer to a registered pass or pass pipeline
-// STRATEGY: invalid value 'tree' for option 'strategy' of pass 'coll-lower-all-reduce'; expected one of: auto, naive, ring, all2all
+// STRATEGY: invalid value 'bogus' for option 'strategy' of pass 'coll-lower-all-reduce'; expected one of: auto, naive, ring, all2all
 // OPTION: unknown option 'chunks' for pass 'coll-lower-all-reduce'; expected one of: profile, strategy, threshold
 // VALUE: invalid value 'many' for option 'threshold' of pass 'coll-lower-all-reduce'; expected int
 // FLAG: coll-opt: Unknown command line argument '--bogus-flag'.  Try: 'coll-opt --help'
@@ -37,7 +37,7 @@
 // CHECK-NOT: Traceback
 
 func.func @f(%x0: memref<8xf32>, %y0: memref<8xf32>) {
-  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<i64: 0>, operandSegmentSizes = array<i32: 1, 1>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<i64: 0>, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }

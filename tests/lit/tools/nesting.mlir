@@ -22,12 +22,12 @@
 // OPTION: error: invalid pass pipeline: invalid value 'bogus' for option 'strategy' of pass 'coll-lower-all-reduce'
 
 func.func @a(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
 func.func @b(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>) {
-  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "max", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "max", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }

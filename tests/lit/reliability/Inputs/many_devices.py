@@ -8,7 +8,7 @@ args = ", ".join(f"%x{i}: {t}" for i in range(n)) + ", " + ", ".join(f"%y{i}: {t
 ops = ", ".join([f"%x{i}" for i in range(n)] + [f"%y{i}" for i in range(n)])
 print(f"func.func @f({args}) {{")
 print(f'  %t = "coll.all_reduce"({ops}) {{kind = "sum", devices = array<i64: {", ".join(map(str, range(n)))}>, '
-      f"operandSegmentSizes = array<i32: {n}, {n}>}} : ({', '.join([t] * 2 * n)}) -> !coll.token")
+      f"operandSegmentSizes = array<i32: {n}, {n}, 0>}} : ({', '.join([t] * 2 * n)}) -> !coll.token")
 print('  "coll.wait"(%t) : (!coll.token) -> ()')
 print("  return")
 print("}")

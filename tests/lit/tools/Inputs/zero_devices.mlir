@@ -1,4 +1,4 @@
 func.func @f() {
-  %t = "coll.all_reduce"() {kind = "sum", devices = array<i64>, operandSegmentSizes = array<i32: 0, 0>} : () -> !coll.token
+  %t = "coll.all_reduce"() {kind = "sum", devices = array<i64>, operandSegmentSizes = array<i32: 0, 0, 0>} : () -> !coll.token
   return
 }

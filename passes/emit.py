@@ -1,0 +1,168 @@
+"""What every collective's lowering shares: placed flat views of its
+buffers, slices, scratch, copies and combines with token tracking, and the
+final join (`finish`). The strategies (passes/lower_*.py) are written in
+these.
+
+A "part" is a list of memref pieces (slices) that together hold one block
+of data; copy and combine accept parts as well as single buffers and emit
+one op per piece (a block along a non-leading axis is several contiguous
+runs). Every op that waits for nothing else waits for the collective's own
+`deps`, so a collective starts only after them.
+"""
+import numpy as np
+from mlir import ir
+from mlir.dialects import memref
+
+from ..ir import builders
+from ..ir.ops import view
+from ..ir.types import device_of, flat_type, numel as numel_of
+
+
+class Tokens(list):
+    """The tokens of an op on a part, one per piece: an op on piece p of
+    another part of as many pieces waits only for piece p."""
+
+
+def _flatten(deps, piece=None, pieces=None):
+    for d in deps:
+        if isinstance(d, Tokens) and piece is not None and len(d) == pieces:
+            yield from _flatten([d[piece]])
+        elif isinstance(d, (list, tuple)):
+            yield from _flatten(d, piece, pieces)
+        elif d is not None:
+            yield d
+
+
+def _offset(type_):
+    strides, offset = ir.MemRefType(type_).get_strides_and_offset()
+    return offset
+
+
+class Emitter:
+    """Emits the explicit program of one collective `op` before it."""
+
+    def __init__(self, op):
+        c = view(op)
+        self.op, self.c = op, c
+        self.kind = c.kind if c.HAS_KIND else None
+        self.devices = c.devices
+        self.n = len(self.devices)
+        self.in_type = ir.MemRefType(c.inputs[0].type)
+        self.out_type = ir.MemRefType(c.outputs[0].type)
+        self.elem = self.in_type.element_type
+        self.numel = numel_of(self.in_type)
+        self.entry = list(c.deps)
+        self.tokens = []       # every token emitted, in order
+        self.consumed = set()  # tokens some emitted op waits for
+        self._flat, self._slices, self._len = {}, {}, {}
+        self.x = [self.flat(v, d) for v, d in zip(c.inputs, c.input_devices)]
+        self.y = [self.flat(v, d) for v, d in zip(c.outputs, c.output_devices)]
+
+    # -- views ---------------------------------------------------------------
+    def flat(self, value, device):
+        """`value` placed on `device` and flattened to rank 1 (one view per
+        buffer, so an in-place output is the very value of its input)."""
+        key = (value, device)
+        if key in self._flat:
+            return self._flat[key]
+        mt = ir.MemRefType(value.type)
+        placed = ir.MemRefType.get(mt.shape, mt.element_type, mt.layout,
+                                   ir.Attribute.parse(f"#coll.device<{device}>"))
+        v = memref.memory_space_cast(placed, value)
+        size, rank = numel_of(mt), len(mt.shape)
+        off = _offset(mt) if size else 0
+        flat = flat_type(self.elem, size, device, offset=off if off else None)
+        if rank == 0:
+            v = memref.expand_shape(flat, v, [], [], [1])
+        elif rank > 1:
+            v = memref.collapse_shape(flat, v, [list(range(rank))])
+        self._flat[key] = v
+        self._len[v] = size
+        return v
+
+    def slice(self, buf, start, size):
+        """buf[start:start+size] as a memref.subview (one per region)."""
+        if start == 0 and size == self._len.get(buf):
+            return buf
+        key = (buf, start, size)
+        if key not in self._slices:
+            off = _offset(buf.type) + start
+            rt = flat_type(self.elem, size, device_of(buf.type), offset=off)
+            self._slices[key] = builders.subview(buf, [start], [size], rt)
+        return self._slices[key]
+
+    def pieces(self, buf, region):
+        """The part of `buf` that `region` ([(start, size)]) names."""
+        return [self.slice(buf, s, n) for s, n in region]
+
+    def scratch(self, device, size):
+        """A scratch buffer on `device`; a list of sizes gives a part."""
+        if isinstance(size, list):
+            return [self.scratch(device, s) for s in size]
+        buf = builders.alloc(flat_type(self.elem, size, device))
+        self._len[buf] = size
+        return buf
+
+    # -- async ops, tracked so the final join names only terminal tokens ----
+    def _deps(self, deps, piece=None, pieces=None):
+        deps = list(_flatten(deps, piece, pieces))
+        return deps if deps else list(self.entry)
+
+    def _track(self, tok, deps):
+        self.consumed.update(deps)
+        self.tokens.append(tok)
+        return tok
+
+    def copy(self, src, dst, deps=()):
+        """One copy, or one per piece of two parts (Tokens)."""
+        if isinstance(src, list):
+            return Tokens(self.copy(s, d, self._deps(deps, p, len(src)))
+                          for p, (s, d) in enumerate(zip(src, dst)))
+        deps = self._deps(deps)
+        return self._track(builders.copy(src, dst, deps), deps)
+
+    def combine(self, lhs, rhs, out, deps=()):
+        """out = lhs (+) rhs[0] (+) ...; on parts, one combine per piece."""
+        if isinstance(out, list):
+            return Tokens(self.combine(lhs[p], [r[p] for r in rhs], out[p], self._deps(deps, p, len(out)))
+                          for p in range(len(out)))
+        deps = self._deps(deps)
+        return self._track(builders.combine(lhs, rhs, out, self.kind, deps), deps)
+
+    def finish(self):
+        """A join of the tokens nothing else waits for (the collective's
+        deps when it emitted nothing)."""
+        terminal = [t for t in self.tokens if t not in self.consumed]
+        return builders.join(terminal if self.tokens else self.entry)
+
+
+def replace(op, final):
+    """Replaces collective `op` by its lowered program's token `final`."""
+    op.result.replace_all_uses_with(final)
+    op.erase()
+
+
+# -- blocks along an axis ---------------------------------------------------
+def axis_block(shape, axis, k, n):
+    """Flat indices (row-major in `shape`) of block k of n along `axis`, as
+    an array of the block's shape."""
+    idx = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    w = shape[axis] // n
+    return idx[(slice(None),) * axis + (slice(k * w, (k + 1) * w),)]
+
+
+def whole(shape):
+    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+
+
+def block_pairs(src, dst):
+    """([(start, size)] in the source, the same in the target) for two index
+    arrays of one shape: the longest runs contiguous in both."""
+    a, b = src.ravel(), dst.ravel()
+    if a.size == 0:
+        return [], []
+    cut = np.flatnonzero((np.diff(a) != 1) | (np.diff(b) != 1)) + 1
+    starts = np.concatenate([[0], cut])
+    sizes = np.diff(np.concatenate([starts, [a.size]]))
+    return ([(int(a[s]), int(n)) for s, n in zip(starts, sizes)],
+            [(int(b[s]), int(n)) for s, n in zip(starts, sizes)])

@@ -1,0 +1,44 @@
+// Every collective reaches the gpu dialect through coll-to-gpu: one
+// gpu.memcpy per coll.copy, one gpu.launch_func per coll.combine, no coll op
+// and no device placement left.
+// RUN: coll-gen reduce-scatter --devices 3 --shape 2x6 --axis 1 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=RS
+// RUN: coll-gen all-gather --devices 3 --shape 2x3 --axis 1 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=AG
+// RUN: coll-gen reduce --devices 3 --shape 8 --root 2 --kind max --dtype i32 --strategy tree | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=RED
+// RUN: coll-gen broadcast --devices 3 --shape 64 --root 0 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=BC
+// RUN: coll-gen all-to-all --devices 3 --shape 6x3 --split-axis 0 --concat-axis 1 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=A2A
+// RUN: coll-gen all-reduce --devices 3 --shape 128 --strategy rhd | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=RHD
+// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy tree --in-place | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=TREE
+
+// Ring reduce-scatter along axis 1: 3 blocks x 2 hops x 2 row pieces.
+// RS-NOT: #coll.device
+// RS-NOT: "coll.
+// RS-LABEL: func.func @reduce_scatter
+// RS-COUNT-12: gpu.launch_func async [%{{.*}}] @coll_kernels::@combine_sum_f32_x2
+// RS-NOT: gpu.launch_func
+// RS: gpu.module @coll_kernels
+
+// AG-NOT: "coll.
+// AG-COUNT-18: gpu.memcpy async
+// AG-NOT: gpu.launch_func
+
+// RED-NOT: "coll.
+// RED-COUNT-2: gpu.launch_func async [%{{.*}}] @coll_kernels::@combine_max_i32_x2
+// RED: gpu.func @combine_max_i32_x2
+// RED: arith.maxsi
+
+// 64 floats in 3 chunks of 32, 32, 0: 2 chunks x 2 hops + the root's own copy.
+// BC-NOT: "coll.
+// BC-COUNT-5: gpu.memcpy async
+// BC-NOT: gpu.memcpy async
+
+// A2A-NOT: "coll.
+// A2A-COUNT-18: gpu.memcpy async
+// A2A-NOT: gpu.memcpy async
+
+// RHD-NOT: "coll.
+// RHD-COUNT-3: gpu.launch_func
+// RHD-NOT: gpu.launch_func
+
+// TREE-NOT: "coll.
+// TREE-LABEL: func.func @all_reduce(%arg0: memref<8xf32>, %arg1: memref<8xf32>, %arg2: memref<8xf32>)
+// TREE-COUNT-2: gpu.launch_func

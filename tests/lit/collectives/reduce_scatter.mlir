@@ -1,0 +1,54 @@
+// coll.reduce_scatter: device c ends with block c of the reduction.
+// ring: the partial of block c starts on c+1 and travels the ring to c, each
+// hop a copy into scratch and a combine with the device's own block; direct:
+// every other device's block is copied to c, one combine (own block first).
+// RUN: coll-gen reduce-scatter --devices 2 --shape 4x3 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING2
+// RUN: coll-gen reduce-scatter --devices 3 --shape 6 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING3
+// RUN: coll-gen reduce-scatter --devices 4 --shape 8 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING4
+// RUN: coll-gen reduce-scatter --devices 3 --shape 6 --axis 0 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT3
+// RUN: coll-gen reduce-scatter --devices 4 --shape 8 --kind max --axis 0 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=DIRECT4
+// RUN: coll-gen reduce-scatter --devices 2 --shape 2x4 --axis 1 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=AXIS1
+// RUN: coll-gen reduce-scatter --devices 3 --shape 0x6 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=EMPTY
+
+// Block 0 (rows 0-1 of x1) goes d1 -> d0 and is combined straight into y0.
+// RING2: %[[X0:.*]] = memref.collapse_shape {{.*}} into memref<12xf32, #coll.device<0 : i64>>
+// RING2: %[[X1:.*]] = memref.collapse_shape {{.*}} into memref<12xf32, #coll.device<1 : i64>>
+// RING2: %[[Y0:.*]] = memref.collapse_shape {{.*}} into memref<6xf32, #coll.device<0 : i64>>
+// RING2: %[[S1:.*]] = memref.subview %[[X1]][0] [6] [1]
+// RING2: %[[R:.*]] = "coll.alloc"() : () -> memref<6xf32, #coll.device<0 : i64>>
+// RING2: %[[T:.*]] = "coll.copy"(%[[S1]], %[[R]])
+// RING2: %[[S0:.*]] = memref.subview %[[X0]][0] [6] [1]
+// RING2: "coll.combine"(%[[R]], %[[S0]], %[[Y0]], %[[T]]) {kind = "sum"
+// RING2-COUNT-1: "coll.copy"
+// RING2-NOT: "coll.copy"
+// RING2: "coll.join"
+
+// N(N-1) = 6 copies, each waiting for the combine before it after the first.
+// RING3-COUNT-6: "coll.copy"
+// RING3-NOT: "coll.copy"
+// RING4-COUNT-12: "coll.copy"
+// RING4-NOT: "coll.copy"
+
+// DIRECT3: %[[Y0:.*]] = memref.memory_space_cast %arg3 : memref<2xf32> to memref<2xf32, #coll.device<0 : i64>>
+// DIRECT3: %[[A:.*]] = "coll.copy"({{.*}}) : (memref<2xf32, strided<[1]>, #coll.device<1 : i64>>, memref<2xf32, #coll.device<0 : i64>>)
+// DIRECT3: %[[B:.*]] = "coll.copy"({{.*}}) : (memref<2xf32, strided<[1]>, #coll.device<2 : i64>>, memref<2xf32, #coll.device<0 : i64>>)
+// DIRECT3: "coll.combine"(%{{.*}}, %{{.*}}, %{{.*}}, %[[Y0]], %[[A]], %[[B]]) {kind = "sum", operandSegmentSizes = array<i32: 1, 2, 1, 2>}
+// DIRECT3-COUNT-4: "coll.copy"
+// DIRECT3-NOT: "coll.copy"
+// DIRECT4-COUNT-3: "coll.copy"
+// DIRECT4: "coll.combine"{{.*}}kind = "max", operandSegmentSizes = array<i32: 1, 3, 1, 3>
+
+// Along axis 1 a block is one run per row: two pieces, moved and combined
+// piece by piece.
+// AXIS1: memref.subview %{{.*}}[0] [2] [1] : memref<8xf32, #coll.device<1 : i64>>
+// AXIS1: memref.subview %{{.*}}[4] [2] [1] : memref<8xf32, #coll.device<1 : i64>> to memref<2xf32, strided<[1], offset: 4>, #coll.device<1 : i64>>
+// AXIS1-COUNT-2: "coll.copy"
+// AXIS1-COUNT-2: "coll.combine"
+// AXIS1-COUNT-2: "coll.copy"
+// AXIS1-COUNT-2: "coll.combine"
+// AXIS1-NOT: "coll.copy"
+
+// No element, no work: the token is an empty join.
+// EMPTY-NOT: "coll.copy"
+// EMPTY-NOT: "coll.combine"
+// EMPTY: "coll.join"() : () -> !coll.token
