@@ -8,6 +8,7 @@ and tests all lower through these, with core/pipeline.py.
   cpu       explicit level -> LLVM dialect for the ExecutionEngine
   gpu       explicit level -> gpu dialect (host ops + kernels)
   nvvm      gpu dialect -> LLVM dialect host + gpu.binary (PTX or cubin)
+  mpi       explicit level -> one per-rank program (mpi dialect), LLVM dialect
 Each starts from any level at or above its own: passes with nothing to do
 leave the IR alone.
 """
@@ -74,7 +75,24 @@ def nvvm(chip="sm_90", features="+ptx80", fmt="isa", opt_level=3):
             f"cubin-format={fmt} opt-level={opt_level}}}"]
 
 
-ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm}
+# CPU_TO_LLVM with its dialect conversions replaced by convert-to-llvm, the
+# one pass that knows the mpi dialect (it reads the module's dlti.map for
+# the ABI); math-to-libm first, as convert-to-llvm would inline nothing.
+MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
+    "convert-math-to-libm",
+    "convert-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+
+def mpi(implementation=None):
+    """Explicit level -> the per-rank projection (coll-to-mpi: one module for
+    every rank), its combines for the CPU, then the LLVM dialect."""
+    return ([f"coll-to-mpi{_opts(implementation=implementation)}", "coll-to-cpu{tile=0}",
+             "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
+
+
+ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm, "mpi": mpi}
 
 
 def pipeline(*parts):

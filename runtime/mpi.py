@@ -1,0 +1,250 @@
+"""Run coll programs as one process per rank under mpirun (OpenMPI or MPICH).
+
+    prog = compile(text)              # global view (one rank per device) or per-rank
+    prog.run(inputs, outputs)         # numpy arrays of the global view; outputs in place
+    prog.time(inputs, outputs, 10)    # seconds per run (slowest rank, per run)
+
+Same interface as runtime/cpu.py. compile() lowers the module once, here,
+through the `mpi` route (core/routes.py: the per-rank projection, then the
+LLVM dialect) and links it with mpicc into a shared library
+(lowering/mpi.py). Each run starts `mpirun -n N python -m
+coll.runtime.mpi_worker JOBDIR`; rank r gets its slice of the global view's
+arrays, its outputs come back through JOBDIR.
+
+Faults: nothing waits forever. A run that has not finished within `timeout`
+seconds is killed, and a rank that crashes or exits early fails the run;
+either way MpiError names each rank that did not finish and what it was
+doing (from its status file). Outputs are written only when every rank
+succeeded. A group of the wrong size is refused before mpirun starts (and
+again by each rank, before any message).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time as _time
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_TIMEOUT = 120.0
+_CACHE = {}
+
+
+class MpiError(RuntimeError):
+    """A run that failed: which ranks, doing what."""
+
+
+def available():
+    """(True, '') when mpirun, mpicc and the LLVM tools are here, else why not."""
+    from ..lowering.mpi import find
+    from ..lowering.nvvm import tool
+    if find() is None:
+        return False, ("no MPI found (mpirun and mpicc on PATH); `make` installs OpenMPI "
+                       "(apt-get install openmpi-bin libopenmpi-dev)")
+    try:
+        tool("mlir-translate")
+        tool("llc")
+    except FileNotFoundError as e:
+        return False, f"the LLVM tools are not installed: {e}"
+    return True, ""
+
+
+def mpirun_command(mpi, ranks):
+    """mpirun with what this machine needs: as root OpenMPI wants
+    --allow-run-as-root; with more ranks than cores, --oversubscribe."""
+    cmd = [mpi.mpirun]
+    if mpi.implementation == "OpenMPI":
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        cmd += ["--oversubscribe", "--bind-to", "none"]
+    return cmd + ["-n", str(ranks)]
+
+
+class MpiProgram:
+    """A per-rank program for `ranks` ranks. `global_args[r]`: the global
+    view's argument index of each of rank r's arguments; `specs`: the global
+    view's ArgSpecs; `n_inputs`: how many leading global arguments are inputs."""
+
+    def __init__(self, lib, mpi, entry, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
+                 strategies, traffic, compile_seconds, timeout):
+        self.lib, self.mpi, self.entry, self.ranks = lib, mpi, entry, ranks
+        self.rank_specs, self.rank_inputs, self.global_args = rank_specs, rank_inputs, global_args
+        self.specs, self.n_inputs = specs, n_inputs
+        self.strategies, self.traffic_bytes = strategies, traffic
+        self.compile_seconds, self.timeout = compile_seconds, timeout
+
+    def run(self, inputs, outputs):
+        """Runs once on every rank; writes `outputs` in place."""
+        self.launch(inputs, outputs, 0)
+
+    def time(self, inputs, outputs, repeat=10):
+        """Seconds of each of `repeat` runs after a warm-up run: per run, the
+        slowest rank (runs start together, after a barrier)."""
+        return self.launch(inputs, outputs, max(int(repeat), 1))
+
+    def launch(self, inputs, outputs, repeat, ranks=None, env=None):
+        """One mpirun of the program (`ranks`: default the program's; any
+        other is refused). Returns the per-run times."""
+        from .signature import check_arrays
+        ranks = self.ranks if ranks is None else ranks
+        if ranks != self.ranks:
+            raise MpiError(f"the program is for {self.ranks} ranks, not {ranks}: nothing was started")
+        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
+        with tempfile.TemporaryDirectory(prefix="coll-mpi-") as tmp:
+            job = Path(tmp)
+            shutil.copy(self.lib, job / "prog.so")
+            k, k_in = len(self.rank_specs), self.rank_inputs
+            (job / "job.json").write_text(json.dumps({
+                "ranks": ranks, "entry": self.entry, "n_inputs": k_in, "repeat": repeat,
+                "outputs": [[list(s.shape), s.dtype.str] for s in self.rank_specs[k_in:]]}))
+            for r in range(ranks):
+                mine = self.global_args[r * k:(r + 1) * k]
+                np.savez(job / f"in{r}.npz", **{f"a{i}": arrays[g] for i, g in enumerate(mine[:k_in])})
+            self._mpirun(job, ranks, env)
+            results = [np.load(job / f"out{r}.npz") for r in range(ranks)]
+            for r, res in enumerate(results):
+                for i, g in enumerate(self.global_args[r * k + k_in:(r + 1) * k]):
+                    arrays[g][...] = res[f"arr_{i}"]
+            times = np.max([res["times"] for res in results], axis=0) if repeat else np.array([])
+        for out, arr in zip(outputs, arrays[len(inputs):]):
+            if out is not arr:
+                out[...] = arr
+        return [float(t) for t in times]
+
+    def _mpirun(self, job, ranks, env):
+        cmd = mpirun_command(self.mpi, ranks) + [sys.executable, "-m", "coll.runtime.mpi_worker", str(job)]
+        full_env = dict(os.environ, **(env or {}))
+        t0 = _time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env,
+                                start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill(proc, job, ranks)
+            raise MpiError(f"the run did not finish within {self.timeout:g} s and was killed; "
+                           + _report(job, ranks, ""))
+        text = out.decode(errors="replace")
+        done = all(_status(job, r)[1] == "done" for r in range(ranks))
+        if proc.returncode or not done:
+            raise MpiError(f"the run failed after {_time.monotonic() - t0:.1f} s (mpirun exit code "
+                           f"{proc.returncode}); " + _report(job, ranks, text))
+
+
+def _status(job, r):
+    """(pid, what rank r was last doing) from its status file."""
+    try:
+        pid, _, text = (job / f"status{r}").read_text().partition(" ")
+        return int(pid), text
+    except (OSError, ValueError):
+        return None, "not started (no status)"
+
+
+_SIGNALS = {int(s): s.name for s in signal.Signals}
+
+
+def _report(job, ranks, mpirun_text):
+    """'rank 1 was killed by signal 9 (SIGKILL) while running the program;
+    rank 0 was ...' for every rank that did not finish."""
+    died = {}
+    for m in re.finditer(r"process rank (\d+) with PID \d+ on node \S+ (exited on signal (\d+)|"
+                         r"exited with status (\d+)|exiting improperly)", mpirun_text):
+        r = int(m.group(1))
+        died[r] = (f"was killed by signal {m.group(3)} ({_SIGNALS.get(int(m.group(3)), '?')})"
+                   if m.group(3) else f"exited with status {m.group(4)}" if m.group(4)
+                   else "exited without finalizing MPI")
+    for m in re.finditer(r"rank (\d+) PID \d+ RUNNING AT \S+\s+=\s+KILLED BY SIGNAL: (\d+)", mpirun_text):
+        died[int(m.group(1))] = f"was killed by signal {m.group(2)}"
+    parts = []
+    for r in range(ranks):
+        _, doing = _status(job, r)
+        if doing == "done":
+            continue
+        if r in died:
+            parts.append(f"rank {r} {died[r]} while {doing}")
+        elif doing.startswith("refused"):
+            parts.append(f"rank {r} {doing}")
+        else:
+            parts.append(f"rank {r} was {doing}")
+    if not parts:
+        parts.append("every rank finished but mpirun failed")
+    tail = "\n".join(l for l in mpirun_text.strip().splitlines()[-6:])
+    return "; ".join(parts) + (f"\nmpirun said:\n{tail}" if tail else "")
+
+
+def _kill(proc, job, ranks):
+    """mpirun and every rank: TERM, then KILL (ranks may sit in their own
+    process groups, so by the pids they reported too)."""
+    pids = [p for p in (_status(job, r)[0] for r in range(ranks)) if p]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for target in [-proc.pid] + pids:
+            try:
+                os.kill(target, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            proc.wait(timeout=3)
+            if sig == signal.SIGTERM:
+                continue
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DEFAULT_TIMEOUT,
+            out_dir=None):
+    """Compiles `module_text` (collective or explicit level in the global
+    view, one rank per device; or a per-rank program coll-to-mpi made) into
+    one shared library for every rank. Cached per arguments. Raises
+    ir.MLIRError (parse), VerifyError or PassError (lowering; both carry
+    locations) or ValueError."""
+    from mlir import ir
+
+    from ..ir import STRATEGIES, make_context
+    from ..lowering import mpi as lowering_mpi
+    from ..lowering.route import lower
+    from ..lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
+    from .signature import find_entry, parse_program
+
+    key = (module_text, entry, strategy, threshold, timeout)
+    if key in _CACHE:
+        return _CACHE[key]
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
+    mpi = lowering_mpi.find()
+    if mpi is None:
+        raise ValueError(available()[1])
+    t0 = _time.perf_counter()
+    with make_context():
+        module, name, specs, n_inputs = parse_program(module_text, entry)
+        per_rank = ranks_of(find_entry(module, name)) is not None
+        low = lower(module.operation, "mpi", strategy, threshold, check_order=not per_rank,
+                    implementation=mpi.implementation)
+        attrs = ir.SymbolTable(module.operation)[name].attributes
+        ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
+        global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))
+        rank_inputs = ir.IntegerAttr(attrs[RANK_INPUTS_ATTR]).value
+        out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-mpi-build-"))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        lib = lowering_mpi.build(module.operation, out_dir / f"lib{name}.so", mpi)
+    k = len(global_args) // ranks
+    if per_rank:  # the global view is every rank's arguments
+        rank_specs = specs
+        specs = [None] * len(global_args)
+        for j, g in enumerate(global_args):
+            specs[g] = rank_specs[j % k]
+        n_inputs = ranks * rank_inputs
+    else:
+        rank_specs = [specs[g] for g in global_args[:k]]
+    prog = MpiProgram(lib, mpi, name, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
+                      low.strategies, low.traffic, _time.perf_counter() - t0, timeout)
+    prog.pipeline = low.pipeline
+    _CACHE[key] = prog
+    return prog
+
+
+def clear_cache():
+    _CACHE.clear()
