@@ -147,32 +147,40 @@ def _status(job, r):
 _SIGNALS = {int(s): s.name for s in signal.Signals}
 
 
+def _died(mpirun_text):
+    """{rank: how it ended} from what OpenMPI's mpirun or MPICH's hydra say."""
+    died = {}
+    for m in re.finditer(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)", mpirun_text):
+        died[int(m.group(1))] = f"was killed by signal {m.group(2)} ({_SIGNALS.get(int(m.group(2)), '?')})"
+    for m in re.finditer(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit code:\s+(\d+)", mpirun_text):
+        died.setdefault(int(m.group(1)), f"exited early with status {m.group(2)}")
+    for m in re.finditer(r"process rank (\d+) with PID \d+ on node \S+ exiting improperly", mpirun_text):
+        died.setdefault(int(m.group(1)), "exited early without finalizing MPI")
+    for m in re.finditer(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*(KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))",
+                         mpirun_text):
+        died.setdefault(int(m.group(1)), f"was killed by signal {m.group(3)}" if m.group(3)
+                        else f"exited early with status {m.group(4)}")
+    return died
+
+
 def _report(job, ranks, mpirun_text):
     """'rank 1 was killed by signal 9 (SIGKILL) while running the program;
-    rank 0 was ...' for every rank that did not finish."""
-    died = {}
-    for m in re.finditer(r"process rank (\d+) with PID \d+ on node \S+ (exited on signal (\d+)|"
-                         r"exited with status (\d+)|exiting improperly)", mpirun_text):
-        r = int(m.group(1))
-        died[r] = (f"was killed by signal {m.group(3)} ({_SIGNALS.get(int(m.group(3)), '?')})"
-                   if m.group(3) else f"exited with status {m.group(4)}" if m.group(4)
-                   else "exited without finalizing MPI")
-    for m in re.finditer(r"rank (\d+) PID \d+ RUNNING AT \S+\s+=\s+KILLED BY SIGNAL: (\d+)", mpirun_text):
-        died[int(m.group(1))] = f"was killed by signal {m.group(2)}"
-    parts = []
+    rank 0 was running the program' for every rank that did not finish,
+    the ones that failed first."""
+    died = _died(mpirun_text)
+    first, rest = [], []
     for r in range(ranks):
         _, doing = _status(job, r)
         if doing == "done":
             continue
         if r in died:
-            parts.append(f"rank {r} {died[r]} while {doing}")
+            first.append(f"rank {r} {died[r]} while {doing}")
         elif doing.startswith("refused"):
-            parts.append(f"rank {r} {doing}")
+            first.append(f"rank {r} {doing}")
         else:
-            parts.append(f"rank {r} was {doing}")
-    if not parts:
-        parts.append("every rank finished but mpirun failed")
-    tail = "\n".join(l for l in mpirun_text.strip().splitlines()[-6:])
+            rest.append(f"rank {r} was {doing}")
+    parts = first + rest or ["every rank finished but mpirun failed"]
+    tail = "\n".join(l for l in mpirun_text.strip().splitlines()[-8:] if l.strip("-= "))
     return "; ".join(parts) + (f"\nmpirun said:\n{tail}" if tail else "")
 
 

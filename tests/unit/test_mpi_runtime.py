@@ -1,0 +1,175 @@
+"""The MPI back end: real processes under mpirun, checked against numpy.
+
+Covering design (each run starts mpirun, about 2 s on 2 cores, so the grid
+is small):
+  - N in 2 3 4 x every strategy, f32 sum on 1000 elements (chunks of
+    unequal size);
+  - a mix of types and kinds, and empty chunks (numel < N), at N = 3 and 4;
+  - faults: a rank killed mid-run, a rank that exits early, a rank that
+    hangs, a rank that never posts its receive, the wrong rank count: each
+    ends in an error that names the rank and what it was doing, within the
+    timeout, and coll-run writes no output file.
+Skips (with the reason) only where no MPI is installed; `make` installs one.
+"""
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from coll.ir import make_context
+from coll.ir.generate import all_reduce_module
+from coll.runtime import check, mpi
+
+OK, WHY = mpi.available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
+
+STRATEGIES = ("naive", "ring", "all2all")
+TIMEOUT = 60  # generous for a loaded 2-core machine; the fault tests use less
+
+
+def _module(n, shape, dtype="f32", kind="sum", strategy=None):
+    with make_context():
+        return all_reduce_module(n, shape, dtype, kind, strategy=strategy)
+
+
+def _run(text, strategy="auto", seed=0, **launch):
+    from mlir import ir
+    with make_context():
+        problem = check.describe(ir.Module.parse(text))
+    prog = mpi.compile(text, strategy=strategy, timeout=launch.pop("timeout", TIMEOUT))
+    inputs = check.make_inputs(problem, seed)
+    outputs = check.make_outputs(problem)
+    prog.launch(inputs, outputs, 0, **launch)
+    return prog, problem, inputs, outputs
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_matches_numpy(n, strategy):
+    prog, problem, inputs, outputs = _run(_module(n, [1000]), strategy, seed=n)
+    assert prog.strategies == [strategy]
+    assert prog.ranks == n
+    ok, worst = check.check(problem, inputs, outputs)
+    assert ok, f"max error {worst}"
+
+
+@pytest.mark.parametrize("n,shape,dtype,kind,strategy", [
+    (3, [5, 7], "i32", "max", "ring"),
+    (3, [64], "bf16", "sum", "all2all"),
+    (4, [3], "i1", "xor", "ring"),        # chunks 1, 1, 1, 0
+    (4, [2], "f64", "prod", "all2all"),   # two empty chunks
+    (3, [9], "i8", "and", "naive"),
+])
+def test_types_kinds_and_empty_chunks(n, shape, dtype, kind, strategy):
+    _, problem, inputs, outputs = _run(_module(n, shape, dtype, kind), strategy, seed=7)
+    assert check.check(problem, inputs, outputs)[0]
+
+
+def test_time_reports_every_run():
+    prog, problem, inputs, _ = _run(_module(2, [256]), "ring")
+    outputs = check.make_outputs(problem)
+    times = prog.time(inputs, outputs, 3)
+    assert len(times) == 3 and all(t > 0 for t in times)
+    assert check.check(problem, inputs, outputs)[0]
+
+
+# -- faults --------------------------------------------------------------------
+
+def _fault(fault, timeout=20):
+    t0 = time.monotonic()
+    with pytest.raises(mpi.MpiError) as e:
+        _run(_module(2, [16384], strategy="naive"), timeout=timeout,
+             env={"COLL_MPI_TEST_FAULT": fault})
+    return str(e.value), time.monotonic() - t0
+
+
+def test_a_rank_killed_mid_run_fails_the_run():
+    msg, took = _fault("1:kill")
+    assert re.search(r"rank 1 was killed by signal 9 \(SIGKILL\) while running the program", msg), msg
+    assert took < 20
+
+
+def test_a_rank_that_exits_early_fails_the_run():
+    msg, _ = _fault("1:exit")
+    assert "rank 1 exited early with status 3 while running the program" in msg, msg
+
+
+def test_a_hanging_rank_is_killed_at_the_timeout():
+    msg, took = _fault("0:hang", timeout=6)
+    assert "did not finish within 6 s" in msg and "rank 0 was running the program" in msg, msg
+    assert took < 6 + 10  # the timeout, then TERM/KILL with short grace periods
+
+
+def test_a_receive_never_posted_times_out():
+    # The projection of a 2-rank naive allreduce (64 KiB: past the eager
+    # limit, so the send waits for its receive), with rank 1's receive
+    # and its wait deleted.
+    text = _projected(_module(2, [16384], strategy="naive"))
+    head, case1 = text.split("case 1 {", 1)
+    case1, tail = case1.split("default {", 1)
+    req = re.search(r"(%\w+) = mpi\.irecv", case1).group(1)
+    case1 = "\n".join(l for l in case1.splitlines() if "mpi.irecv" not in l and f"mpi.wait({req})" not in l)
+    broken = head + "case 1 {" + case1 + "\ndefault {" + tail
+    assert broken.count("mpi.irecv") == 1
+    prog = mpi.compile(broken, timeout=6)
+    x = [np.ones(16384, np.float32)] * 2
+    y = [np.zeros(16384, np.float32) for _ in range(2)]
+    t0 = time.monotonic()
+    with pytest.raises(mpi.MpiError) as e:
+        prog.run(x, y)
+    assert "rank 0 was running the program" in str(e.value), str(e.value)
+    assert time.monotonic() - t0 < 16
+    assert not y[0].any() and not y[1].any()  # nothing copied back
+
+
+def test_the_wrong_rank_count_is_refused_before_starting():
+    prog = mpi.compile(_module(3, [8]), timeout=TIMEOUT)
+    x = [np.ones(8, np.float32)] * 3
+    y = [np.zeros(8, np.float32) for _ in range(3)]
+    with pytest.raises(mpi.MpiError, match="the program is for 3 ranks, not 2: nothing was started"):
+        prog.launch(x, y, 0, ranks=2)
+
+
+def _projected(text):
+    return subprocess.run([sys.executable, "-m", "coll.tools.coll_opt",
+                           "--pass-pipeline=builtin.module(coll-lower-all-reduce,coll-to-mpi)"],
+                          input=text, capture_output=True, text=True, check=True).stdout
+
+
+# -- coll-run ------------------------------------------------------------------
+
+def _coll_run(tmp_path, args, env=None):
+    import os
+    src = tmp_path / "ar.mlir"
+    src.write_text(_module(2, [16384]))
+    return subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(src), "--backend=mpi"] + args,
+                          capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+
+
+def test_coll_run_mpi_prints_the_table_and_writes_outputs(tmp_path):
+    out = tmp_path / "y.npz"
+    r = _coll_run(tmp_path, ["--strategy=all", "--ranks", "2", "--repeat", "2", "--outputs", str(out)])
+    assert r.returncode == 0, r.stderr
+    rows = [l.split()[0] for l in r.stdout.splitlines()[2:]]
+    assert rows == ["naive", "ring", "all2all"] and r.stdout.count(" ok") == 3, r.stdout
+    y = np.load(out)
+    assert sorted(y.files) == ["y0", "y1"] and np.array_equal(y["y0"], y["y1"])
+
+
+def test_coll_run_mpi_fault_writes_nothing(tmp_path):
+    out = tmp_path / "y.npz"
+    r = _coll_run(tmp_path, ["--timeout", "20", "--outputs", str(out)], env={"COLL_MPI_TEST_FAULT": "1:kill"})
+    assert r.returncode == 1
+    assert "rank 1 was killed by signal 9" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_coll_run_mpi_wrong_ranks_is_refused(tmp_path):
+    out = tmp_path / "y.npz"
+    r = _coll_run(tmp_path, ["--ranks", "3", "--outputs", str(out)])
+    assert r.returncode == 1
+    assert "the program is for 2 ranks (one per device), not --ranks 3; nothing was started" in r.stderr
+    assert not out.exists()
