@@ -199,7 +199,9 @@ def build(module_op, out, mpi, executable_main=None):
         ll.write_text(text)
         _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
         cmd = [mpi.mpicc, "-o", str(out), str(obj), str(shim_object(mpi))]
-        cmd[1:1] = ["-shared"] if executable_main is None else []
+        # -Bsymbolic: several programs loaded in one process keep their own
+        # (same-named) symbols.
+        cmd[1:1] = ["-shared", "-Wl,-Bsymbolic"] if executable_main is None else []
         if executable_main is not None:
             cmd.append(str(executable_main))
         _run(cmd)

@@ -66,9 +66,9 @@ def mpirun_command(mpi, ranks):
 
 
 class MpiProgram:
-    """A per-rank program for `ranks` ranks. `global_args[r]`: the global
-    view's argument index of each of rank r's arguments; `specs`: the global
-    view's ArgSpecs; `n_inputs`: how many leading global arguments are inputs."""
+    """A per-rank program for `ranks` ranks, in shared library `lib`.
+    `rank_specs`: one rank's ArgSpecs, its first `rank_inputs` are inputs;
+    `global_args`: see rank_args; `specs`, `n_inputs`: the global view's."""
 
     def __init__(self, lib, mpi, entry, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
                  strategies, traffic, compile_seconds, timeout):
@@ -77,6 +77,11 @@ class MpiProgram:
         self.specs, self.n_inputs = specs, n_inputs
         self.strategies, self.traffic_bytes = strategies, traffic
         self.compile_seconds, self.timeout = compile_seconds, timeout
+
+    def rank_args(self, r):
+        """The global view's indices of rank r's arguments."""
+        k = len(self.rank_specs)
+        return self.global_args[r * k:(r + 1) * k]
 
     def run(self, inputs, outputs):
         """Runs once on every rank; writes `outputs` in place."""
@@ -88,51 +93,72 @@ class MpiProgram:
         return self.launch(inputs, outputs, max(int(repeat), 1))
 
     def launch(self, inputs, outputs, repeat, ranks=None, env=None):
-        """One mpirun of the program (`ranks`: default the program's; any
-        other is refused). Returns the per-run times."""
-        from .signature import check_arrays
-        ranks = self.ranks if ranks is None else ranks
-        if ranks != self.ranks:
-            raise MpiError(f"the program is for {self.ranks} ranks, not {ranks}: nothing was started")
-        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
-        with tempfile.TemporaryDirectory(prefix="coll-mpi-") as tmp:
-            job = Path(tmp)
-            shutil.copy(self.lib, job / "prog.so")
-            k, k_in = len(self.rank_specs), self.rank_inputs
-            (job / "job.json").write_text(json.dumps({
-                "ranks": ranks, "entry": self.entry, "n_inputs": k_in, "repeat": repeat,
-                "outputs": [[list(s.shape), s.dtype.str] for s in self.rank_specs[k_in:]]}))
-            for r in range(ranks):
-                mine = self.global_args[r * k:(r + 1) * k]
-                np.savez(job / f"in{r}.npz", **{f"a{i}": arrays[g] for i, g in enumerate(mine[:k_in])})
-            self._mpirun(job, ranks, env)
-            results = [np.load(job / f"out{r}.npz") for r in range(ranks)]
-            for r, res in enumerate(results):
-                for i, g in enumerate(self.global_args[r * k + k_in:(r + 1) * k]):
-                    arrays[g][...] = res[f"arr_{i}"]
-            times = np.max([res["times"] for res in results], axis=0) if repeat else np.array([])
-        for out, arr in zip(outputs, arrays[len(inputs):]):
-            if out is not arr:
-                out[...] = arr
-        return [float(t) for t in times]
+        """One mpirun of the program; see `launch`."""
+        return launch([(self, inputs, outputs)], repeat, ranks, env)[0]
 
-    def _mpirun(self, job, ranks, env):
-        cmd = mpirun_command(self.mpi, ranks) + [sys.executable, "-m", "coll.runtime.mpi_worker", str(job)]
-        full_env = dict(os.environ, **(env or {}))
-        t0 = _time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env,
-                                start_new_session=True)
-        try:
-            out, _ = proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc, job, ranks)
-            raise MpiError(f"the run did not finish within {self.timeout:g} s and was killed; "
-                           + _report(job, ranks, ""))
-        text = out.decode(errors="replace")
-        done = all(_status(job, r)[1] == "done" for r in range(ranks))
-        if proc.returncode or not done:
-            raise MpiError(f"the run failed after {_time.monotonic() - t0:.1f} s (mpirun exit code "
-                           f"{proc.returncode}); " + _report(job, ranks, text))
+
+def launch(runs, repeat, ranks=None, env=None, timeout=None):
+    """One mpirun for several programs of one group size: `runs` is
+    [(program, inputs, outputs)]; each runs once (its outputs are written in
+    place), then `repeat` timed rounds run every program in turn, each after
+    a barrier (interleaved, so that they see the same machine). `ranks`:
+    default the programs'; any other is refused before anything starts.
+    Returns per program the seconds of each timed run (slowest rank)."""
+    from .signature import check_arrays
+    group = {p.ranks for p, _, _ in runs}
+    if len(group) != 1:
+        raise MpiError(f"one launch runs programs of one group size, got {sorted(group)}")
+    n = group.pop()
+    ranks = n if ranks is None else ranks
+    if ranks != n:
+        raise MpiError(f"the program is for {n} ranks, not {ranks}: nothing was started")
+    arrays = [check_arrays(p.specs, p.n_inputs, i, o) for p, i, o in runs]
+    with tempfile.TemporaryDirectory(prefix="coll-mpi-") as tmp:
+        job = Path(tmp)
+        programs = []
+        for j, (p, _, _) in enumerate(runs):
+            shutil.copy(p.lib, job / f"prog{j}.so")
+            k_in = p.rank_inputs
+            programs.append({"lib": f"prog{j}.so", "entry": p.entry, "n_inputs": k_in,
+                             "label": f"@{p.entry}" + (f" ({', '.join(p.strategies)})" if p.strategies else ""),
+                             "outputs": [[list(s.shape), s.dtype.str] for s in p.rank_specs[k_in:]]})
+            for r in range(ranks):
+                mine = p.rank_args(r)[:k_in]
+                np.savez(job / f"in{j}_{r}.npz", **{f"a{i}": arrays[j][g] for i, g in enumerate(mine)})
+        (job / "job.json").write_text(json.dumps({"ranks": ranks, "repeat": repeat, "programs": programs}))
+        mpi = runs[0][0].mpi
+        _mpirun(mpi, job, ranks, env, timeout or max(p.timeout for p, _, _ in runs))
+        all_times = []
+        for j, (p, inputs, outputs) in enumerate(runs):
+            results = [np.load(job / f"out{j}_{r}.npz") for r in range(ranks)]
+            for r, res in enumerate(results):
+                for i, g in enumerate(p.rank_args(r)[p.rank_inputs:]):
+                    arrays[j][g][...] = res[f"arr_{i}"]
+            for out, arr in zip(outputs, arrays[j][len(inputs):]):
+                if out is not arr:
+                    out[...] = arr
+            times = np.max([res["times"] for res in results], axis=0) if repeat else []
+            all_times.append([float(t) for t in times])
+    return all_times
+
+
+def _mpirun(mpi, job, ranks, env, timeout):
+    cmd = mpirun_command(mpi, ranks) + [sys.executable, "-m", "coll.runtime.mpi_worker", str(job)]
+    full_env = dict(os.environ, **(env or {}))
+    t0 = _time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc, job, ranks)
+        raise MpiError(f"the run did not finish within {timeout:g} s and was killed; "
+                       + _report(job, ranks, "")) from None
+    text = out.decode(errors="replace")
+    done = all(_status(job, r)[1] == "done" for r in range(ranks))
+    if proc.returncode or not done:
+        raise MpiError(f"the run failed after {_time.monotonic() - t0:.1f} s (mpirun exit code "
+                       f"{proc.returncode}); " + _report(job, ranks, text))
 
 
 def _status(job, r):

@@ -1,10 +1,11 @@
 """One rank of an MPI run (runtime/mpi.py starts N of these under mpirun):
 `python -m coll.runtime.mpi_worker JOBDIR`.
 
-It loads the per-rank program (JOBDIR/prog.so), initializes MPI, refuses a
-group of the wrong size before any message is sent, runs the entry on its
-own arrays (JOBDIR/in{rank}.npz), times `repeat` further runs between
-barriers, and writes JOBDIR/out{rank}.npz. Before each step it writes what
+It loads the per-rank programs (JOBDIR/job.json lists them), initializes
+MPI, refuses a group of the wrong size before any message is sent, runs
+each entry once on its own arrays (JOBDIR/in{program}_{rank}.npz), times
+`repeat` rounds of every program in turn, each run after a barrier, and
+writes JOBDIR/out{program}_{rank}.npz. Before each step it writes what
 it is doing to JOBDIR/status{rank}, so that the launcher can say what a
 rank that crashed or hung was doing.
 """
@@ -55,6 +56,14 @@ def _fault(rank):
         time.sleep(60)
 
 
+def _load(job, program):
+    # RTLD_GLOBAL: OpenMPI's plugins resolve libmpi symbols globally (the
+    # programs are linked -Bsymbolic, so their own symbols never clash).
+    lib = ctypes.CDLL(str(job / program["lib"]), mode=ctypes.RTLD_GLOBAL)
+    lib.coll_mpi_wtime.restype = ctypes.c_double
+    return lib
+
+
 def main(job):
     job = Path(job)
     spec = json.loads((job / "job.json").read_text())
@@ -64,36 +73,43 @@ def main(job):
         return 2
     status = _Status(job, rank)
     status("loading the program")
-    # RTLD_GLOBAL: OpenMPI's plugins resolve libmpi symbols globally.
-    lib = ctypes.CDLL(str(job / "prog.so"), mode=ctypes.RTLD_GLOBAL)
-    lib.coll_mpi_wtime.restype = ctypes.c_double
+    programs = spec["programs"]
+    libs = [_load(job, p) for p in programs]
+    mpi = libs[0]
     status("in MPI_Init")
-    lib.coll_mpi_init()
-    size = lib.coll_mpi_size()
-    if size != spec["ranks"] or lib.coll_mpi_rank() != rank:
+    mpi.coll_mpi_init()
+    size = mpi.coll_mpi_size()
+    if size != spec["ranks"] or mpi.coll_mpi_rank() != rank:
         status(f"refused: the program is for {spec['ranks']} ranks, the job has {size}")
-        lib.coll_mpi_finalize()
+        mpi.coll_mpi_finalize()
         return 4
-    data = np.load(job / f"in{rank}.npz")
-    arrays = [np.ascontiguousarray(data[f"a{i}"]) for i in range(spec["n_inputs"])]
-    arrays += [np.zeros(shape, dtype) for shape, dtype in spec["outputs"]]
-    descs = [descriptor(a) for a in arrays]
-    ptrs = [ctypes.pointer(d) for d in descs]
-    entry = getattr(lib, "_mlir_ciface_" + spec["entry"])
-    status("running the program")
-    _fault(rank)
-    entry(*ptrs)
-    times = []
-    for i in range(spec["repeat"]):
-        status(f"timing the program (run {i + 1} of {spec['repeat']})")
-        lib.coll_mpi_barrier()
-        t0 = lib.coll_mpi_wtime()
+    calls = []
+    for j, (p, lib) in enumerate(zip(programs, libs)):
+        data = np.load(job / f"in{j}_{rank}.npz")
+        arrays = [np.ascontiguousarray(data[f"a{i}"]) for i in range(p["n_inputs"])]
+        arrays += [np.zeros(shape, dtype) for shape, dtype in p["outputs"]]
+        descs = [descriptor(a) for a in arrays]
+        ptrs = [ctypes.pointer(d) for d in descs]
+        calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, arrays, descs))
+    what = lambda j: f"program {j + 1} of {len(programs)}, {programs[j]['label']}" if len(programs) > 1 \
+        else programs[j]["label"]
+    for j, (entry, ptrs, _, _) in enumerate(calls):
+        status(f"running the program ({what(j)})")
+        _fault(rank)
         entry(*ptrs)
-        times.append(lib.coll_mpi_wtime() - t0)
+    times = [[] for _ in calls]
+    for i in range(spec["repeat"]):
+        for j, (entry, ptrs, _, _) in enumerate(calls):
+            status(f"timing the program (run {i + 1} of {spec['repeat']}, {what(j)})")
+            mpi.coll_mpi_barrier()
+            t0 = mpi.coll_mpi_wtime()
+            entry(*ptrs)
+            times[j].append(mpi.coll_mpi_wtime() - t0)
     status("writing its outputs")
-    np.savez(job / f"out{rank}.npz", *arrays[spec["n_inputs"]:], times=np.array(times))
+    for j, (p, (_, _, arrays, _)) in enumerate(zip(programs, calls)):
+        np.savez(job / f"out{j}_{rank}.npz", *arrays[p["n_inputs"]:], times=np.array(times[j]))
     status("in MPI_Finalize")
-    lib.coll_mpi_finalize()
+    mpi.coll_mpi_finalize()
     status("done")
     return 0
 
