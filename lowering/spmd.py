@@ -30,7 +30,7 @@ from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir.ops import Copy, view
+from ..ir.ops import DATA_OPS, Copy, view
 from ..ir.types import device_of
 from ..ir.views import VIEW_OPS, root_of
 from ..passes.check_order import Unresolved, _region
@@ -104,6 +104,23 @@ def _op_ranks(op):
     return None
 
 
+def _step_order(ops):
+    """The data ops by step (longest token path from the start), then
+    program order: a topological order of the token graph that every rank
+    follows, in which step k of every chunk comes before step k + 1 of any,
+    so a ring's chunks travel together instead of one after the other."""
+    depth, order = {}, []
+    for i, op in enumerate(ops):
+        v = view(op)
+        if v is None or op.name in ("coll.alloc", "coll.wait"):
+            continue
+        d = max((depth[x.owner] for x in v.deps), default=0)
+        depth[op] = d + 1 if op.name in DATA_OPS else d
+        if op.name in DATA_OPS:
+            order.append((depth[op], i, op))
+    return [op for _, _, op in sorted(order, key=lambda t: t[:2])]
+
+
 def _written_args(ops):
     """Indices of the arguments that some op writes (through views)."""
     found = set()
@@ -146,8 +163,8 @@ class _Rank:
     for the op inherits it, so an ordering that runs through an op still
     reaches the ops before it."""
 
-    def __init__(self, r, block, args, comm):
-        self.r, self.block, self.comm = r, block, comm
+    def __init__(self, r, block, args, comm, location):
+        self.r, self.block, self.comm, self.location = r, block, comm, location
         self.values = dict(args)   # global value -> value in this case
         self.done = {}             # global op -> request (None: finished in place)
         self.regions = {}          # global op -> its regions on r
@@ -194,43 +211,44 @@ def _mpi(name, results, operands, attrs=None):
     return ir.Operation.create(name, results=results, operands=operands, attributes=attrs or {})
 
 
-def _clone(op, rank):
+def _value(rank, v):
+    """`v` in rank r's case: an argument, or a view, cast or scratch buffer
+    cloned there at its first use (with what it is built from)."""
+    if v in rank.values:
+        return rank.values[v]
+    op = v.owner
+    if isinstance(op, ir.Block):
+        raise PassError("coll-to-mpi: a buffer of another rank is used on this rank", rank.location)
+    op = op.operation
+    operands = [_value(rank, x) for x in op.operands]
     new = op.clone()
-    for i, v in enumerate(list(new.operands)):
-        if v in rank.values:
-            new.operands[i] = rank.values[v]
+    for i, x in enumerate(operands):
+        new.operands[i] = x
     for old, res in zip(op.results, new.results):
         rank.values[old] = res
-    return new
+    return rank.values[v]
 
 
 def _emit(op, rank, tags):
-    """Rank r's part of `op` at the end of its case."""
+    """Rank r's part of data op `op` at the end of its case."""
     name, r = op.name, rank.r
-    if name in VIEW_OPS or name == "coll.alloc":
-        _clone(op, rank)
-        rank.done[op] = None
-        return
     v = view(op)
     rank.wait_for(op)
-    if name == "coll.combine" or (name == Copy.NAME and _device(v.source) == _device(v.target)):
-        new = _clone(op, rank)
-        # Its waits are done: keep the data operands only.
-        keep = len(new.operands) - len(v.deps)
-        data = [new.operands[i] for i in range(keep)]
-        attrs = {a: new.attributes[a] for a in new.attributes}
+    if name == "coll.combine" or _device(v.source) == _device(v.target):
+        # Its waits are done: the data operands only.
+        data = [_value(rank, x) for x in list(op.operands)[:len(op.operands) - len(v.deps)]]
+        attrs = {a: op.attributes[a] for a in op.attributes}
         if "operandSegmentSizes" in attrs:
             sizes = list(ir.DenseI32ArrayAttr(attrs["operandSegmentSizes"]))
             attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(sizes[:-1] + [0])
-        ir.Operation.create(name, results=[r.type for r in new.results], operands=data, attributes=attrs)
-        new.erase()
+        ir.Operation.create(name, results=[x.type for x in op.results], operands=data, attributes=attrs)
         rank.done[op] = None
         return
     # A copy between ranks: this rank's half.
     i32 = ir.IntegerType.get_signless(32)
     const = lambda x: _mpi("arith.constant", [i32], [], {"value": ir.IntegerAttr.get(i32, x)}).results[0]
     send = _device(v.source) == r
-    buf = rank.values[v.source if send else v.target]
+    buf = _value(rank, v.source if send else v.target)
     peer = _device(v.target if send else v.source)
     req = _mpi("mpi.isend" if send else "mpi.irecv", [ir.Type.parse("!mpi.request")],
                [buf, const(tags[op]), const(peer), rank.comm]).results[0]
@@ -262,6 +280,8 @@ def _project(func_op):
                     raise PassError(f"coll-to-mpi: '{op.name}' is on a device outside 0..{n - 1} "
                                     "(every device is a rank holding arguments)", op.location)
 
+    order = _step_order(ops)
+
     # The new signature: rank 0's arguments (every rank's have these types).
     loc = func_op.location
     global_args = [a.arg_number for group in per_rank for a in group]
@@ -283,13 +303,9 @@ def _project(func_op):
     for r in range(n):
         case = switch.regions[r + 1].blocks[0]  # regions[0] is the default
         args = {old: new for old, new in zip(per_rank[r], new_args)}
-        rank = _Rank(r, case, args, comm)
+        rank = _Rank(r, case, args, comm, loc)
         with ir.InsertionPoint(case.operations[0]), loc:
-            for op in ops:
-                if op.name == "memref.memory_space_cast":
-                    if op.operands[0] in args and _device(op.results[0]) == r:
-                        _clone(op, rank)
-                    continue
+            for op in order:
                 if r in _op_ranks(op):
                     _emit(op, rank, tags)
             rank.wait_all()
