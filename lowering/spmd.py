@@ -71,18 +71,18 @@ def _arg_ranks(func_op):
                 if d is not None:
                     placed.setdefault(a.arg_number, d)
     if len(placed) != len(args):
-        raise PassError("coll-to-mpi: every argument must be placed on a device "
+        raise PassError(f"every argument must be placed on a device "
                         "(memref.memory_space_cast to #coll.device<i>); lower the collectives first "
                         "(coll-lower-all-reduce)", func_op.location)
     ranks = sorted(set(placed.values()))
     if ranks != list(range(len(ranks))):
-        raise PassError(f"coll-to-mpi: the arguments are on devices {ranks}; expected devices 0..N-1, one rank each",
+        raise PassError(f"the arguments are on devices {ranks}; expected devices 0..N-1, one rank each",
                         func_op.location)
     per_rank = [[a for a in args if placed[a.arg_number] == r] for r in ranks]
     types = [[a.type for a in group] for group in per_rank]
     if any(t != types[0] for t in types):
         counts = ", ".join(f"device {r}: {len(g)}" for r, g in enumerate(per_rank))
-        raise PassError("coll-to-mpi: every rank must hold the same buffers (an SPMD program); "
+        raise PassError(f"every rank must hold the same buffers (an SPMD program); "
                         f"arguments per device: {counts} (a single-device output is not SPMD)",
                         func_op.location)
     return per_rank
@@ -218,7 +218,7 @@ def _value(rank, v):
         return rank.values[v]
     op = v.owner
     if isinstance(op, ir.Block):
-        raise PassError("coll-to-mpi: a buffer of another rank is used on this rank", rank.location)
+        raise PassError(f"a buffer of another rank is used on this rank", rank.location)
     op = op.operation
     operands = [_value(rank, x) for x in op.operands]
     new = op.clone()
@@ -267,17 +267,17 @@ def _project(func_op):
     for op in ops:
         if op.name == Copy.NAME:
             tags[op] = len(tags)
-        if op.name != "memref.memory_space_cast" and _op_ranks(op) is None:
+        if op.name not in ("memref.memory_space_cast", "arith.constant") and _op_ranks(op) is None:
             unknown.append(op)
     if unknown:
-        raise PassError(f"coll-to-mpi: '{unknown[0].name}' has no per-rank projection; expected only coll "
+        raise PassError(f"'{unknown[0].name}' has no per-rank projection; expected only coll "
                         "ops, views and memref.memory_space_cast (lower the collectives first)",
                         unknown[0].location)
     for op in ops:
-        if op.name not in VIEW_OPS and op.name != "memref.memory_space_cast":
+        if op.name in DATA_OPS or op.name == "coll.alloc":
             for r in _op_ranks(op):
                 if r is None or not 0 <= r < n:
-                    raise PassError(f"coll-to-mpi: '{op.name}' is on a device outside 0..{n - 1} "
+                    raise PassError(f"'{op.name}' is on a device outside 0..{n - 1} "
                                     "(every device is a rank holding arguments)", op.location)
 
     order = _step_order(ops)
