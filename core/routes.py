@@ -47,11 +47,13 @@ def _opts(**values):
     return "{" + " ".join(items) + "}" if items else ""
 
 
-def explicit(strategy=None, threshold=None, profile=None, check_order=False):
+def explicit(strategy=None, threshold=None, profile=None, check_order=False, spmd=False):
     """Collective level -> explicit level. `strategy` (not auto) overrides
-    every collective's own; otherwise coll-choose-strategy decides."""
-    elems = [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
-             "coll-lower-all-reduce"]
+    every collective's own; otherwise coll-choose-strategy decides. `spmd`:
+    SPMD functions are expanded into their global view first."""
+    elems = ["coll-spmd-to-global"] if spmd else []
+    elems += [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
+              "coll-lower-all-reduce"]
     if check_order:
         elems.append("coll-check-order")
     return elems

@@ -98,7 +98,13 @@ class _Verifier:
             return self.error(op, "expected at least one input buffer (zero devices)")
         if n > MAX_DEVICES:
             return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
-        if len(devices) != n:
+        ranks = _spmd_ranks(op)
+        if ranks is not None:
+            # SPMD form: one rank's buffers, the group in 'devices'.
+            if (n, n_out) != (1, 1) or devices != list(range(ranks)):
+                return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
+                                      f"one output (this rank's) and names its group devices = [0..{ranks - 1}]")
+        elif len(devices) != n:
             return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} inputs; expected one device per input")
         seen = {}
         for i, d in enumerate(devices):
@@ -123,7 +129,7 @@ class _Verifier:
             t = as_(ir.IntegerAttr, _get(attrs, "threshold"))
             if t is None or t.value < 0:
                 return self.error(op, "'threshold' must be a non-negative integer (elements)")
-        expected_out = 1 if to_device is not None else n
+        expected_out = 1 if to_device is not None or ranks is not None else n
         if n_out != expected_out:
             what = "single-device output (to_device)" if to_device is not None else "multi-device output"
             return self.error(op, f"{what} expects {expected_out} output buffer(s), got {n_out}")
@@ -229,6 +235,20 @@ class _Verifier:
 
         root.walk(visit)
         return self.findings
+
+
+SPMD_RANKS = "coll.ranks"  # on a function that holds one rank's buffers
+
+
+def _spmd_ranks(op):
+    """The group size of the SPMD function around `op`, or None."""
+    f = op.parent
+    while f is not None and f.name != "func.func":
+        f = f.parent
+    if f is None or SPMD_RANKS not in f.attributes:
+        return None
+    a = as_(ir.IntegerAttr, _get(f.attributes, SPMD_RANKS))
+    return a.value if a is not None and a.value > 0 else None
 
 
 def num_devices_of(module_op):

@@ -9,6 +9,7 @@ from ..core import routes
 from ..core.pipeline import run
 from ..ir.ops import COLLECTIVES, DATA_OPS, view
 from ..ir.walk import find_ops
+from .spmd import is_spmd
 
 
 @dataclass
@@ -27,9 +28,12 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     tests that run a racy program on purpose)."""
     collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
-    choose, rest = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
-                                   check_order=check_order and bool(explicit and not collectives)), []
-    choose, rest = choose[:1], choose[1:]
+    funcs = find_ops(module_op, "func.func")
+    spmd = any(is_spmd(f) for f in funcs)
+    choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
+                             check_order=check_order and bool(explicit and not collectives), spmd=spmd)
+    first = 2 if spmd else 1  # through coll-choose-strategy
+    choose, rest = choose[:first], choose[first:]
     back = routes.ROUTES[backend](**options) if backend else []
     strategies, traffic = [], None
     if collectives or explicit:

@@ -30,7 +30,7 @@ from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir.ops import DATA_OPS, Copy, view
+from ..ir.ops import COLLECTIVES, DATA_OPS, Copy, view
 from ..ir.types import device_of
 from ..ir.views import VIEW_OPS, root_of
 from ..passes.check_order import Unresolved, _region
@@ -71,7 +71,7 @@ def _arg_ranks(func_op):
                 if d is not None:
                     placed.setdefault(a.arg_number, d)
     if len(placed) != len(args):
-        raise PassError(f"every argument must be placed on a device "
+        raise PassError("every argument must be placed on a device "
                         "(memref.memory_space_cast to #coll.device<i>); lower the collectives first "
                         "(coll-lower-all-reduce)", func_op.location)
     ranks = sorted(set(placed.values()))
@@ -218,7 +218,7 @@ def _value(rank, v):
         return rank.values[v]
     op = v.owner
     if isinstance(op, ir.Block):
-        raise PassError(f"a buffer of another rank is used on this rank", rank.location)
+        raise PassError("a buffer of another rank is used on this rank", rank.location)
     op = op.operation
     operands = [_value(rank, x) for x in op.operands]
     new = op.clone()
@@ -345,6 +345,68 @@ def _add_init_finalize(module_op):
                 _mpi(opname, [ir.Type.parse("!mpi.retval")], [])
                 zero = _mpi("arith.constant", [i32], [], {"value": ir.IntegerAttr.get(i32, 0)}).results[0]
                 ir.Operation.create("func.return", results=[], operands=[zero])
+
+
+def _expand(func_op, n):
+    """An SPMD function (one rank's buffers, collectives naming their group)
+    -> its global view: argument i of rank r becomes argument i * n + r
+    (x0..x{n-1}, y0..y{n-1}), and every collective takes the n ranks'
+    buffers in place of one."""
+    block = func_op.regions[0].blocks[0]
+    args = list(block.arguments)
+    k, loc = len(args), func_op.location
+    wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
+    for op in [o.operation for o in block.operations]:
+        if op.name not in COLLECTIVES:
+            continue
+        operands, sizes = list(op.operands), None
+        if "operandSegmentSizes" in op.attributes:
+            sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        groups, start = [], 0
+        for size in sizes or [len(operands)]:
+            groups.append(operands[start:start + size])
+            start += size
+        new_groups = []
+        for g in groups:
+            if any(isinstance(v.owner, ir.Block) and v.owner == block for v in g):
+                new_groups.append([w for v in g for w in wide[v.arg_number]])
+            else:
+                new_groups.append(g)
+        attrs = {a: op.attributes[a] for a in op.attributes}
+        if sizes is not None:
+            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(g) for g in new_groups])
+        with ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create(op.name, results=[r.type for r in op.results],
+                                      operands=[v for g in new_groups for v in g], attributes=attrs)
+        for old, res in zip(op.results, new.results):
+            old.replace_all_uses_with(res)
+        op.erase()
+    for a in args:
+        for use in a.uses:
+            raise PassError(f"'{use.owner.name}' uses a buffer of an SPMD function; expected only "
+                            "collectives on the function's own arguments", use.owner.location)
+    for i in reversed(range(k)):
+        block.erase_argument(i)
+    ft = ir.FunctionType.get([a.type for a in block.arguments], [])
+    func_op.attributes["function_type"] = ir.TypeAttr.get(ft)
+    del func_op.attributes[RANKS_ATTR]
+
+
+def is_spmd(func_op):
+    """Whether `func_op` is in SPMD form with collectives to expand."""
+    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and any(
+        op.operation.name in COLLECTIVES for op in func_op.regions[0].blocks[0].operations)
+
+
+@register("coll-spmd-to-global",
+          "Expand every SPMD function (one rank's buffers, coll.ranks = N, collectives naming their "
+          "group) into its global view, one buffer per device, for the explicit lowering",
+          anchor="builtin.module")
+def spmd_to_global(module_op):
+    with module_op.context, module_op.location:
+        for op in module_op.regions[0].blocks[0].operations:
+            if op.operation.name == "func.func" and is_spmd(op.operation):
+                _expand(op.operation, ranks_of(op.operation))
 
 
 @register("coll-to-mpi",

@@ -14,6 +14,7 @@ from mlir import ir
 
 from ..ir.ops import AllReduce, Combine
 from ..ir.walk import find_ops
+from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
 from .signature import NUMPY_DTYPES, count_inputs, find_entry, from_bf16, read_signature, to_bf16
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
@@ -57,6 +58,9 @@ def describe(module, entry=None):
         if list(op.op.operands) != args:
             raise ValueError(f"the operands of coll.all_reduce must be the arguments of @{name}, in order")
         n_in, n_out = len(op.inputs), len(op.outputs)
+        if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers
+            ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
+            n_in, n_out, specs = n_in * ranks, n_out * ranks, specs * ranks
     else:
         if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
             raise ValueError(f"@{name} holds no coll.all_reduce, coll.copy or coll.combine: "
@@ -66,6 +70,11 @@ def describe(module, entry=None):
             raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
         kind = kinds.pop() if kinds else None
         n_in = count_inputs(func)
+        if RANKS_ATTR in func.attributes:
+            # A per-rank program (coll-to-mpi): the global view is every rank's buffers.
+            ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
+            k_in = ir.IntegerAttr(func.attributes[RANK_INPUTS_ATTR]).value
+            n_in, specs = ranks * k_in, specs * ranks
         if n_in is None:
             raise ValueError(f"@{name} is not an allreduce coll-run can check (no coll.all_reduce; "
                              "inputs and outputs not told apart)")

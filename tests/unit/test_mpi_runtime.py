@@ -145,7 +145,7 @@ def test_the_wrong_rank_count_is_refused_before_starting():
 
 def _projected(text):
     return subprocess.run([sys.executable, "-m", "coll.tools.coll_opt",
-                           "--pass-pipeline=builtin.module(coll-lower-all-reduce,coll-to-mpi)"],
+                           "--pass-pipeline=builtin.module(coll-spmd-to-global,coll-lower-all-reduce,coll-to-mpi)"],
                           input=text, capture_output=True, text=True, check=True).stdout
 
 
@@ -183,3 +183,38 @@ def test_coll_run_mpi_wrong_ranks_is_refused(tmp_path):
     assert r.returncode == 1
     assert "the program is for 2 ranks (one per device), not --ranks 3; nothing was started" in r.stderr
     assert not out.exists()
+
+
+# -- other input forms ---------------------------------------------------------
+
+SPMD = """
+module {
+  func.func @all_reduce(%x: memref<100xi64>, %y: memref<100xi64>) attributes {coll.ranks = 4 : i64} {
+    %t = "coll.all_reduce"(%x, %y) {devices = array<i64: 0, 1, 2, 3>, kind = "sum", strategy = "ring",
+        operandSegmentSizes = array<i32: 1, 1>} : (memref<100xi64>, memref<100xi64>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    return
+  }
+}
+"""
+
+
+def test_spmd_form_and_per_rank_form_run(tmp_path):
+    # The SPMD form (one rank's buffers, the group in attributes) and the
+    # per-rank program coll-to-mpi prints both run; the global view's
+    # arrays are x0..x3 and y0..y3 either way.
+    projected = _projected(SPMD.replace("coll.ranks = 4 : i64", "coll.ranks = 4 : i64, llvm.emit_c_interface"))
+    assert "coll.global_args" in projected
+    inputs = [np.arange(100, dtype=np.int64) * (r + 1) for r in range(4)]
+    for text in (SPMD, projected):
+        prog = mpi.compile(text, timeout=TIMEOUT)
+        assert (prog.ranks, prog.n_inputs, len(prog.specs)) == (4, 4, 8)
+        outputs = [np.zeros(100, np.int64) for _ in range(4)]
+        prog.run(inputs, outputs)
+        for y in outputs:
+            assert np.array_equal(y, np.arange(100, dtype=np.int64) * 10)
+    src = tmp_path / "rank.mlir"
+    src.write_text(projected)
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(src), "--backend=mpi", "--repeat", "1"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and " ok" in r.stdout, r.stdout + r.stderr
