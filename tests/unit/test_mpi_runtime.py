@@ -143,6 +143,19 @@ def test_the_wrong_rank_count_is_refused_before_starting():
         prog.launch(x, y, 0, ranks=2)
 
 
+def test_each_rank_refuses_a_group_of_the_wrong_size(monkeypatch):
+    # A 2-rank program started on 3 ranks (as a user's own mpirun could):
+    # every rank checks the group size after MPI_Init, before any message.
+    prog = mpi.compile(_module(2, [8]), timeout=TIMEOUT)
+    real = mpi.mpirun_command
+    monkeypatch.setattr(mpi, "mpirun_command", lambda m, ranks: real(m, ranks + 1))
+    x = [np.ones(8, np.float32)] * 2
+    y = [np.zeros(8, np.float32) for _ in range(2)]
+    with pytest.raises(mpi.MpiError, match="rank 0 refused: the program is for 2 ranks, the job has 3"):
+        prog.run(x, y)
+    assert not y[0].any()
+
+
 def _projected(text):
     return subprocess.run([sys.executable, "-m", "coll.tools.coll_opt",
                            "--pass-pipeline=builtin.module(coll-spmd-to-global,coll-lower-all-reduce,coll-to-mpi)"],
