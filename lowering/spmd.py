@@ -47,7 +47,7 @@ MPI_IMPLEMENTATION = "MPI:Implementation"
 
 
 def ranks_of(func_op):
-    """The group size of a projected function, or None."""
+    """The group size of a function in SPMD form or projected, or None."""
     attrs = func_op.attributes
     return ir.IntegerAttr(attrs[RANKS_ATTR]).value if RANKS_ATTR in attrs else None
 
@@ -98,7 +98,7 @@ def _op_ranks(op):
     if name in ("coll.join", "coll.wait", "func.return"):
         return set()
     if name == "coll.combine":
-        return {_device(op.operands[len(op.operands) - 1 - len(view(op).deps)])}
+        return {view(op).device}
     if name == "coll.alloc" or name in VIEW_OPS:
         return {_device(op.results[0])}
     return None
