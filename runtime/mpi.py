@@ -229,10 +229,12 @@ def _kill(proc, job, ranks):
 
 
 def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DEFAULT_TIMEOUT,
-            out_dir=None):
+            out_dir=None, executable=None):
     """Compiles `module_text` (collective or explicit level in the global
-    view, one rank per device; or a per-rank program coll-to-mpi made) into
-    one shared library for every rank. Cached per arguments. Raises
+    view, one rank per device; the SPMD form; or a per-rank program
+    coll-to-mpi made) into one shared library for every rank, and with
+    `executable` (a path) also into a program for the user's own mpirun
+    (lowering/mpi.py main_source). Cached per arguments. Raises
     ir.MLIRError (parse), VerifyError or PassError (lowering; both carry
     locations) or ValueError."""
     from mlir import ir
@@ -243,7 +245,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
     from ..lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
     from .signature import find_entry, parse_program
 
-    key = (module_text, entry, strategy, threshold, timeout)
+    key = (module_text, entry, strategy, threshold, timeout, executable)
     if key in _CACHE:
         return _CACHE[key]
     if strategy not in STRATEGIES:
@@ -254,25 +256,30 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
     t0 = _time.perf_counter()
     with make_context():
         module, name, specs, n_inputs = parse_program(module_text, entry)
-        per_rank = ranks_of(find_entry(module, name)) is not None
-        low = lower(module.operation, "mpi", strategy, threshold, check_order=not per_rank,
+        spmd = ranks_of(find_entry(module, name)) is not None  # SPMD form or per-rank
+        low = lower(module.operation, "mpi", strategy, threshold, check_order=not spmd,
                     implementation=mpi.implementation)
         attrs = ir.SymbolTable(module.operation)[name].attributes
         ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
         global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))
         rank_inputs = ir.IntegerAttr(attrs[RANK_INPUTS_ATTR]).value
+        k = len(global_args) // ranks
+        if spmd:  # the global view is every rank's arguments
+            rank_specs = specs
+            specs = [None] * len(global_args)
+            for j, g in enumerate(global_args):
+                specs[g] = rank_specs[j % k]
+            n_inputs = ranks * rank_inputs
+        else:
+            rank_specs = [specs[g] for g in global_args[:k]]
         out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-mpi-build-"))
         out_dir.mkdir(parents=True, exist_ok=True)
         lib = lowering_mpi.build(module.operation, out_dir / f"lib{name}.so", mpi)
-    k = len(global_args) // ranks
-    if per_rank:  # the global view is every rank's arguments
-        rank_specs = specs
-        specs = [None] * len(global_args)
-        for j, g in enumerate(global_args):
-            specs[g] = rank_specs[j % k]
-        n_inputs = ranks * rank_inputs
-    else:
-        rank_specs = [specs[g] for g in global_args[:k]]
+        if executable is not None:
+            main = out_dir / "main.c"
+            main.write_text(lowering_mpi.main_source(name, ranks, [(s.shape, s.element) for s in rank_specs],
+                                                     rank_inputs))
+            lowering_mpi.build(module.operation, executable, mpi, executable_main=main)
     prog = MpiProgram(lib, mpi, name, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
                       low.strategies, low.traffic, _time.perf_counter() - t0, timeout)
     prog.pipeline = low.pipeline

@@ -1,6 +1,7 @@
-"""coll-build: compile a coll module for the GPU and dump any stage.
+"""coll-build: compile a coll module for the GPU and dump any stage, or
+build an MPI program.
 
-  python -m coll.tools.coll_build [FILE|-] --emit=gpu|llvm|ptx|llvmir|so [-o OUT]
+  python -m coll.tools.coll_build [FILE|-] --emit=gpu|llvm|ptx|llvmir|so|mpi-exe [-o OUT]
       [--strategy=auto] [--threshold=N] [--device-map=0,0] [--chip=sm_90]
       [--format=auto|isa|bin] [--workspace=alloc|arg] [--streams=device|single]
 
@@ -14,12 +15,17 @@ gpu-lower-to-nvvm-pipeline). Stages:
   so      the shared library (-o required), linked against
           libmlir_cuda_runtime.so with rpath $ORIGIN (--runtime-dir: where
           to link it from; default the mlir wheel)
+  mpi-exe a program for your own `mpirun -n N OUT [--in PREFIX] [--out PREFIX]
+          [--repeat K]` (-o required; the mpi route, runtime/mpi.py): rank r
+          reads its inputs from PREFIX<r>.bin (raw, concatenated; default:
+          rank + 1 in every element), writes its outputs to PREFIX<r>.bin;
+          started on the wrong number of ranks it exits 1 before any message
 No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 """
 import argparse
 import sys
 
-STAGES = ("gpu", "llvm", "ptx", "llvmir", "so")
+STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
 
 def _parser():
@@ -47,6 +53,10 @@ def build(text, args, filename="-"):
     from coll.lowering import nvvm
     from coll.lowering.route import lower
 
+    if args.emit == "mpi-exe":
+        from coll.runtime import mpi
+        mpi.compile(text, strategy=args.strategy, threshold=args.threshold, executable=args.output)
+        return None
     with make_context():
         module = ir.Module.parse(text)
         verify_or_raise(module.operation)
@@ -82,8 +92,8 @@ def _is_gpu_level(module_op):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    if args.emit == "so" and args.output == "-":
-        print("coll-build: error: --emit=so needs -o <library path>", file=sys.stderr)
+    if args.emit in ("so", "mpi-exe") and args.output == "-":
+        print(f"coll-build: error: --emit={args.emit} needs -o <output path>", file=sys.stderr)
         return 1
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     from mlir import ir

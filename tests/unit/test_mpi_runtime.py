@@ -231,3 +231,23 @@ def test_spmd_form_and_per_rank_form_run(tmp_path):
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(src), "--backend=mpi", "--repeat", "1"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and " ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_mpi_exe_runs_under_the_users_mpirun(tmp_path):
+    from coll.lowering.mpi import find
+    src, exe = tmp_path / "ar.mlir", tmp_path / "ar.exe"
+    src.write_text(_module(3, [1000], "i32", "sum"))
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe",
+                        "--strategy=ring", "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    xs = [np.arange(1000, dtype=np.int32) * (r + 1) - 7 for r in range(3)]
+    for r, x in enumerate(xs):
+        x.tofile(tmp_path / f"in{r}.bin")
+    run = mpi.mpirun_command(find(), 3) + [str(exe), "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out")]
+    r = subprocess.run(run, capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(3):
+        assert np.array_equal(np.fromfile(tmp_path / f"out{rank}.bin", dtype=np.int32), sum(xs))
+    wrong = mpi.mpirun_command(find(), 2) + [str(exe)]
+    r = subprocess.run(wrong, capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode != 0 and "built for 3 ranks, started on 2; nothing was sent" in r.stdout + r.stderr
