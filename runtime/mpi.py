@@ -1,8 +1,9 @@
 """Run coll programs as one process per rank under mpirun (OpenMPI or MPICH).
 
-    prog = compile(text)              # global view (one rank per device) or per-rank
+    prog = compile(text)              # global view (one rank per device), SPMD form or per-rank
     prog.run(inputs, outputs)         # numpy arrays of the global view; outputs in place
     prog.time(inputs, outputs, 10)    # seconds per run (slowest rank, per run)
+    launch([(prog, inputs, outputs), ...], repeat)   # several programs, one mpirun
 
 Same interface as runtime/cpu.py. compile() lowers the module once, here,
 through the `mpi` route (core/routes.py: the per-rank projection, then the
@@ -18,6 +19,7 @@ doing (from its status file). Outputs are written only when every rank
 succeeded. A group of the wrong size is refused before mpirun starts (and
 again by each rank, before any message).
 """
+import atexit
 import json
 import os
 import re
@@ -199,10 +201,10 @@ def _report(job, ranks, mpirun_text):
         _, doing = _status(job, r)
         if doing == "done":
             continue
-        if r in died:
-            first.append(f"rank {r} {died[r]} while {doing}")
-        elif doing.startswith("refused"):
+        if doing.startswith("refused"):
             first.append(f"rank {r} {doing}")
+        elif r in died:
+            first.append(f"rank {r} {died[r]} while {doing}")
         else:
             rest.append(f"rank {r} was {doing}")
     parts = first + rest or ["every rank finished but mpirun failed"]
@@ -272,7 +274,10 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
             n_inputs = ranks * rank_inputs
         else:
             rank_specs = [specs[g] for g in global_args[:k]]
-        out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-mpi-build-"))
+        if out_dir is None:
+            out_dir = tempfile.mkdtemp(prefix="coll-mpi-build-")
+            atexit.register(shutil.rmtree, out_dir, True)
+        out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         lib = lowering_mpi.build(module.operation, out_dir / f"lib{name}.so", mpi)
         if executable is not None:
