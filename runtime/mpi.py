@@ -175,19 +175,27 @@ def _status(job, r):
 _SIGNALS = {int(s): s.name for s in signal.Signals}
 
 
-def _died(mpirun_text):
-    """{rank: how it ended} from what OpenMPI's mpirun or MPICH's hydra say."""
+def _signal(n):
+    return f"was killed by signal {n} ({_SIGNALS.get(int(n), '?')})"
+
+
+def _died(mpirun_text, pids):
+    """{rank: how it ended} from what OpenMPI's mpirun or MPICH's hydra say
+    (hydra names the pid: `pids` maps the ranks' pids to ranks)."""
     died = {}
     for m in re.finditer(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)", mpirun_text):
-        died[int(m.group(1))] = f"was killed by signal {m.group(2)} ({_SIGNALS.get(int(m.group(2)), '?')})"
+        died[int(m.group(1))] = _signal(m.group(2))
     for m in re.finditer(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit code:\s+(\d+)", mpirun_text):
         died.setdefault(int(m.group(1)), f"exited early with status {m.group(2)}")
     for m in re.finditer(r"process rank (\d+) with PID \d+ on node \S+ exiting improperly", mpirun_text):
         died.setdefault(int(m.group(1)), "exited early without finalizing MPI")
-    for m in re.finditer(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*(KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))",
+    killed = re.search(r"EXIT STRING: .*\(signal (\d+)\)", mpirun_text)
+    for m in re.finditer(r"PID (\d+) RUNNING AT \S+\s*=\s*(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))",
                          mpirun_text):
-        died.setdefault(int(m.group(1)), f"was killed by signal {m.group(3)}" if m.group(3)
-                        else f"exited early with status {m.group(4)}")
+        r = pids.get(int(m.group(1)))
+        if r is not None:
+            sig = m.group(2) or (killed.group(1) if killed else None)
+            died.setdefault(r, _signal(sig) if sig else f"exited early with status {m.group(3)}")
     return died
 
 
@@ -195,7 +203,8 @@ def _report(job, ranks, mpirun_text):
     """'rank 1 was killed by signal 9 (SIGKILL) while running the program;
     rank 0 was running the program' for every rank that did not finish,
     the ones that failed first."""
-    died = _died(mpirun_text)
+    pids = {pid: r for r in range(ranks) for pid in [_status(job, r)[0]] if pid}
+    died = _died(mpirun_text, pids)
     first, rest = [], []
     for r in range(ranks):
         _, doing = _status(job, r)
