@@ -267,15 +267,15 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
     t0 = _time.perf_counter()
     with make_context():
         module, name, specs, n_inputs = parse_program(module_text, entry)
-        spmd = ranks_of(find_entry(module, name)) is not None  # SPMD form or per-rank
-        low = lower(module.operation, "mpi", strategy, threshold, check_order=not spmd,
+        per_rank = ranks_of(find_entry(module, name)) is not None  # already projected
+        low = lower(module.operation, "mpi", strategy, threshold, check_order=not per_rank,
                     implementation=mpi.implementation)
         attrs = ir.SymbolTable(module.operation)[name].attributes
         ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
         global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))
         rank_inputs = ir.IntegerAttr(attrs[RANK_INPUTS_ATTR]).value
         k = len(global_args) // ranks
-        if spmd:  # the global view is every rank's arguments
+        if per_rank:  # the global view is every rank's arguments
             rank_specs = specs
             specs = [None] * len(global_args)
             for j, g in enumerate(global_args):
