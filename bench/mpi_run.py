@@ -1,7 +1,7 @@
 """MPI benchmark: every strategy against MPI_Allreduce on the same buffers.
 
-For N ranks and B bytes per rank (f32 sum), one mpirun runs the naive, ring
-and all2all programs (coll-to-mpi projections) and a program that calls
+For N ranks and B bytes per rank (f32 sum), one mpirun runs the program of
+every strategy (coll-to-mpi projections) and a program that calls
 MPI_Allreduce through upstream's `mpi.allreduce`, interleaved: each timed
 round runs every program once, each after a barrier, so that all of them
 see the same machine. Per point: the median time of each (slowest rank per
@@ -20,12 +20,13 @@ import numpy as np
 from coll.analysis.cost_model import load_profile
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.ir.ops import AllReduce
 from coll.lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
 from coll.passes.choose_strategy import Collective, candidates, pick
 from coll.passes.lower_all_reduce import DEFAULT_THRESHOLD, reference_rule
 from coll.runtime import check, mpi
 
-STRATEGIES = ("naive", "ring", "all2all")
+STRATEGIES = AllReduce.STRATEGIES  # every strategy the lowering has
 
 
 def mpi_allreduce_module(ranks, numel):

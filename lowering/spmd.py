@@ -163,8 +163,8 @@ class _Rank:
     for the op inherits it, so an ordering that runs through an op still
     reaches the ops before it."""
 
-    def __init__(self, r, block, args, comm, location):
-        self.r, self.block, self.comm, self.location = r, block, comm, location
+    def __init__(self, r, args, comm, location):
+        self.r, self.comm, self.location = r, comm, location
         self.values = dict(args)   # global value -> value in this case
         self.done = {}             # global op -> request (None: finished in place)
         self.regions = {}          # global op -> its regions on r
@@ -303,7 +303,7 @@ def _project(func_op):
     for r in range(n):
         case = switch.regions[r + 1].blocks[0]  # regions[0] is the default
         args = {old: new for old, new in zip(per_rank[r], new_args)}
-        rank = _Rank(r, case, args, comm, loc)
+        rank = _Rank(r, args, comm, loc)
         with ir.InsertionPoint(case.operations[0]), loc:
             for op in order:
                 if r in _op_ranks(op):

@@ -20,13 +20,14 @@ import numpy as np
 import pytest
 
 from coll.ir import make_context
+from coll.ir.ops import AllReduce
 from coll.ir.generate import all_reduce_module
 from coll.runtime import check, mpi
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
 
-STRATEGIES = ("naive", "ring", "all2all")
+STRATEGIES = AllReduce.STRATEGIES  # every strategy the lowering has
 TIMEOUT = 60  # generous for a loaded 2-core machine; the fault tests use less
 
 
