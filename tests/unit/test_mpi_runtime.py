@@ -5,6 +5,8 @@ grid is small):
   - N in 2 3 4 x every strategy, f32 sum on 1000 elements (chunks of
     unequal size): the three strategies of one N in one launch;
   - a mix of types and kinds, and empty chunks (numel < N), at N = 3 and 4;
+  - the SPMD form and the per-rank form as input; coll-build --emit=mpi-exe
+    under a plain mpirun;
   - faults: a rank killed mid-run, a rank that exits early, a rank that
     hangs, a rank that never posts its receive, the wrong rank count: each
     ends in an error that names the rank and what it was doing, within the
@@ -63,16 +65,27 @@ def test_every_strategy_matches_numpy(n):
         assert ok, f"{strategy}: max error {worst}"
 
 
-@pytest.mark.parametrize("n,shape,dtype,kind,strategy", [
-    (3, [5, 7], "i32", "max", "ring"),
-    (3, [64], "bf16", "sum", "all2all"),
-    (4, [3], "i1", "xor", "ring"),        # chunks 1, 1, 1, 0
-    (4, [2], "f64", "prod", "all2all"),   # two empty chunks
-    (3, [9], "i8", "and", "naive"),
-])
-def test_types_kinds_and_empty_chunks(n, shape, dtype, kind, strategy):
-    _, problem, inputs, outputs = _run(_module(n, shape, dtype, kind), strategy, seed=7)
-    assert check.check(problem, inputs, outputs)[0]
+MIXED = {  # one launch per N
+    3: [([5, 7], "i32", "max", "ring"), ([64], "bf16", "sum", "all2all"), ([9], "i8", "and", "naive")],
+    4: [([3], "i1", "xor", "ring"),       # chunks 1, 1, 1, 0
+        ([2], "f64", "prod", "all2all")],  # two empty chunks
+}
+
+
+@pytest.mark.parametrize("n", sorted(MIXED))
+def test_types_kinds_and_empty_chunks(n):
+    from mlir import ir
+    runs, problems = [], []
+    for shape, dtype, kind, strategy in MIXED[n]:
+        text = _module(n, shape, dtype, kind)
+        with make_context():
+            problem = check.describe(ir.Module.parse(text))
+        inputs = check.make_inputs(problem, 7)
+        runs.append((mpi.compile(text, strategy=strategy, timeout=TIMEOUT), inputs, check.make_outputs(problem)))
+        problems.append(problem)
+    mpi.launch(runs, 0)
+    for case, problem, (_, inputs, outputs) in zip(MIXED[n], problems, runs):
+        assert check.check(problem, inputs, outputs)[0], case
 
 
 def test_time_reports_every_run():
