@@ -1,6 +1,7 @@
 # lit configuration: no CMake needed. Tools come from the active venv
 # (coll-opt, coll-gen, coll-run, filecheck) and from the MLIR/LLVM wheels
-# (mlir-opt, FileCheck, llc).
+# (mlir-opt, mlir-translate, FileCheck, not, llc), all on PATH. The code
+# under test is always this checkout's, whichever venv runs lit.
 import os
 import shutil
 import sys
@@ -17,9 +18,8 @@ config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = config.test_source_root
 config.excludes = ["Inputs", "Output", ".venv", "examples", "ir", "build", "bench"]
 
-root = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(os.path.realpath(__file__))
 bindir = os.path.dirname(sys.executable)
-config.environment["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
 for var in ("HOME", "TMPDIR", "CI"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
@@ -32,6 +32,30 @@ def _wheel_bin(pkg):
 
 
 mlir_bin, llvm_bin = _wheel_bin("mlir"), _wheel_bin("llvm")
+config.environment["PATH"] = os.pathsep.join([bindir, mlir_bin, llvm_bin, os.environ.get("PATH", "")])
+
+
+def _checkout_on_pythonpath():
+    """build/lit-pythonpath/coll -> this checkout, first on PYTHONPATH.
+
+    The repository root is the `coll` package (package-dir) and the clone
+    may have any name, so a venv's editable install may point at another
+    clone; the symlink makes `import coll` (and so the venv's console
+    scripts) load this one. Replaced atomically: lit runs may overlap."""
+    folder = os.path.join(root, "build", "lit-pythonpath")
+    os.makedirs(folder, exist_ok=True)
+    link = os.path.join(folder, "coll")
+    if not (os.path.islink(link) and os.readlink(link) == root):
+        tmp = f"{link}.{os.getpid()}"
+        os.symlink(root, tmp)
+        os.replace(tmp, link)
+    return folder
+
+
+pythonpath = _checkout_on_pythonpath()
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    p for p in [pythonpath, os.environ.get("PYTHONPATH", "")] if p)
+config.substitutions.append(("%coll_pythonpath", pythonpath))
 config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append(("%root", root))
 config.substitutions.append(("%irdl", os.path.join(root, "ir", "coll.irdl.mlir")))

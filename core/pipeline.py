@@ -32,7 +32,7 @@ class Element:
         return f"{self.name}{{{self.options}}}" if self.options else self.name
 
 
-def _split_top(text):
+def split_top(text):
     """Splits at commas not nested in (), {} or []."""
     parts, depth, cur = [], 0, []
     for ch in text:
@@ -61,7 +61,7 @@ def _element(text):
         name = text[:paren].strip()
         if not name:
             raise PipelineError(f"a nested pipeline needs an op name before '(' in '{text}'")
-        return Element(name, children=tuple(_element(p) for p in _split_top(text[paren + 1:-1])))
+        return Element(name, children=tuple(_element(p) for p in split_top(text[paren + 1:-1])))
     if brace != -1:
         if not text.endswith("}"):
             raise PipelineError(f"expected '}}' at the end of '{text}'")
@@ -173,6 +173,35 @@ def _add(pm, elements, path, registry):
             raise PipelineError(str(err)) from None
         pm.add(_python_pass(info, values, path), name=e.name, argument=e.name)
     flush()
+
+
+def describe(text, context=None):
+    """The pipeline with every option spelled out, nesting kept: what
+    --dump-pass-pipeline prints (upstream passes as upstream prints them)."""
+    registry = load_all()
+
+    def one(e, path):
+        if e.children is not None:
+            return f"{e.name}({','.join(one(c, path + (e.name,)) for c in e.children)})"
+        info = registry.get(e.name)
+        if info is not None:
+            try:
+                values = info.parse_options(e.options)
+            except ValueError as err:
+                raise PipelineError(str(err)) from None
+            opts = " ".join(f"{k}={v}" for k, v in values.items())
+            return f"{e.name}{{{opts}}}" if opts else e.name
+        pm = passmanager.PassManager(MODULE, context=context)
+        inner = e.text()
+        for anchor in reversed(path):
+            inner = f"{anchor}({inner})"
+        _add_upstream(pm, inner)
+        out = str(pm)[len(MODULE) + 1:-1]
+        for anchor in path:  # strip the anchors added above
+            out = out[len(anchor) + 1:-1]
+        return out
+
+    return f"{MODULE}({','.join(one(e, ()) for e in parse(text))})"
 
 
 def build(text, context=None):

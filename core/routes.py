@@ -47,15 +47,20 @@ def _opts(**values):
     return "{" + " ".join(items) + "}" if items else ""
 
 
-def explicit(strategy=None, threshold=None, profile=None, check_order=False, spmd=False):
+def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False,
+             spmd=False):
     """Collective level -> explicit level. `strategy` (not auto) overrides
-    every collective's own; otherwise coll-choose-strategy decides. `spmd`:
+    every collective's own; otherwise coll-choose-strategy decides. The
+    checks prove an explicit program ordered (coll-check-order) and that it
+    computes what its coll.implements claims (coll-check-semantics). `spmd`:
     SPMD functions are expanded into their global view first."""
     elems = ["coll-spmd-to-global"] if spmd else []
     elems += [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
               "coll-lower-all-reduce"]
     if check_order:
         elems.append("coll-check-order")
+    if check_semantics:
+        elems.append("coll-check-semantics")
     return elems
 
 

@@ -67,3 +67,37 @@ def join(deps):
 def wait(deps):
     """coll.wait(deps...): the host blocks until they complete."""
     return ir.Operation.create("coll.wait", results=[], operands=_tokens(deps))
+
+
+def subview(source, offsets, sizes, result_type):
+    """memref.subview with static offsets and sizes, unit strides. Built with
+    Operation.create: the generated builder's mixed static/dynamic dispatch
+    costs four times as much, and lowerings emit one per chunk and device."""
+    attrs = {
+        "static_offsets": ir.DenseI64ArrayAttr.get([int(o) for o in offsets]),
+        "static_sizes": ir.DenseI64ArrayAttr.get([int(s) for s in sizes]),
+        "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
+    }
+    return ir.Operation.create("memref.subview", results=[result_type], operands=[source],
+                               attributes=attrs).result
+
+
+def implements(inputs, outputs, token, collective, **attrs):
+    """coll.implements(inputs..., outputs..., token): the claim that the
+    program ending in `token` computes `collective`. `attrs`: kind (str),
+    devices / axes (int lists), to_device / root (int); None ones are left out."""
+    i64 = ir.IntegerType.get_signless(64)
+    a = {"op": ir.StringAttr.get(collective),
+         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), len(outputs), 1])}
+    for name, v in attrs.items():
+        if v is None:
+            continue
+        if isinstance(v, str):
+            a[name] = ir.StringAttr.get(v)
+        elif isinstance(v, (list, tuple)):
+            a[name] = ir.DenseI64ArrayAttr.get([int(x) for x in v])
+        else:
+            a[name] = ir.IntegerAttr.get(i64, int(v))
+    return ir.Operation.create("coll.implements", operands=list(inputs) + list(outputs) + [token],
+                               attributes=a)

@@ -79,6 +79,24 @@ irdl.dialect @coll {
     irdl.attributes {"kind" = %kind}
   }
 
+  // Explicit level: the claim that the program ending in `token` computes
+  // the collective named by `op` ("all_reduce", ...) from `inputs` into
+  // `outputs`. Its other attributes are the collective's (kind, devices,
+  // to_device, root, axes), checked in Python. Like the collective's, its
+  // buffers carry no placement (one type per variadic group): a program on
+  // placed buffers names them through memref.memory_space_cast. The
+  // lowering emits it next to
+  // its final join, users write it under their own algorithms;
+  // coll-check-semantics proves it, and the back ends erase it.
+  irdl.operation @implements {
+    %in = irdl.base "!builtin.memref"
+    %out = irdl.base "!builtin.memref"
+    %tok = irdl.base @coll::@token
+    %name = irdl.base "#builtin.string"
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, token: %tok)
+    irdl.attributes {"op" = %name}
+  }
+
   // Explicit level: a token that completes when all `deps` have.
   irdl.operation @join {
     %tok = irdl.base @coll::@token

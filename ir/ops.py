@@ -157,10 +157,27 @@ class Wait(OpView):
         return None
 
 
-OPS = {cls.NAME: cls for cls in (AllReduce, Alloc, Copy, Combine, Join, Wait)}
+class Implements(OpView):
+    """coll.implements(inputs..., outputs..., token): the claim that the
+    explicit program ending in `token` computes collective `collective`
+    ("all_reduce", ...) from inputs into outputs (coll-check-semantics)."""
+    NAME = "coll.implements"
+    GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("tokens", 1))
+
+    collective = property(lambda self: attr_str(self.op, "op"))
+    kind = property(lambda self: attr_str(self.op, "kind"))
+    devices = property(lambda self: attr_ints(self.op, "devices"))
+    to_device = property(lambda self: attr_int(self.op, "to_device"))
+    root = property(lambda self: attr_int(self.op, "root"))
+    axes = property(lambda self: attr_ints(self.op, "axes"))
+    token = property(lambda self: None)  # it returns none
+    final = property(lambda self: self.tokens[0])
+
+
+OPS = {cls.NAME: cls for cls in (AllReduce, Alloc, Copy, Combine, Join, Wait, Implements)}
 COLLECTIVES = (AllReduce.NAME,)
 # Ops that return a token that completes later.
-ASYNC_OPS = tuple(name for name, cls in OPS.items() if name != Alloc.NAME and name != Wait.NAME)
+ASYNC_OPS = tuple(name for name in OPS if name not in (Alloc.NAME, Wait.NAME, Implements.NAME))
 # Explicit-level ops that move or combine data.
 DATA_OPS = (Copy.NAME, Combine.NAME)
 

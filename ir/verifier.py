@@ -220,11 +220,37 @@ class _Verifier:
     def join(self, op):
         self.tokens(op, list(op.operands))
 
+    def implements(self, op):
+        """A claim (coll-check-semantics proves it): well-formed attributes
+        and a token from the program; what `op` names is the checker's."""
+        attrs = op.attributes
+        if as_(ir.StringAttr, _get(attrs, "op")) is None:
+            return self.error(op, "'op' must name the collective the program implements, e.g. \"all_reduce\"")
+        if "kind" in attrs:
+            kind = as_(ir.StringAttr, _get(attrs, "kind"))
+            if kind is None or kind.value not in KINDS:
+                return self.error(op, f"unknown reduction kind {_get(attrs, 'kind')}; expected one of: {', '.join(KINDS)}")
+        for name in ("devices", "axes"):
+            if name in attrs and as_(ir.DenseI64ArrayAttr, _get(attrs, name)) is None:
+                return self.error(op, f"'{name}' must be an array<i64: ...>")
+        for name in ("to_device", "root"):
+            if name in attrs and as_(ir.IntegerAttr, _get(attrs, name)) is None:
+                return self.error(op, f"'{name}' must be an integer")
+        seg = list(ir.DenseI32ArrayAttr(attrs["operandSegmentSizes"]))
+        if "devices" in attrs:
+            devices = list(ir.DenseI64ArrayAttr(attrs["devices"]))
+            if len(devices) != seg[0]:
+                return self.error(op, f"'devices' names {len(devices)} devices but the claim has {seg[0]} inputs; expected one device per input")
+            for d in devices:
+                if not self.device_in_range(op, d, "claimed"):
+                    return
+        self.tokens(op, list(op.operands)[-1:])
+
     def run(self, root):
         handlers = {
             "coll.all_reduce": self.all_reduce, "coll.alloc": self.alloc,
             "coll.copy": self.copy, "coll.combine": self.combine,
-            "coll.join": self.join, "coll.wait": self.join,
+            "coll.join": self.join, "coll.wait": self.join, "coll.implements": self.implements,
         }
 
         def visit(op):

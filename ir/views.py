@@ -9,7 +9,10 @@ from mlir import ir
 VIEW_OPS = (
     "memref.subview", "memref.reinterpret_cast", "memref.transpose", "memref.view",
     "memref.collapse_shape", "memref.expand_shape", "memref.cast",
-    "memref.memory_space_cast",
+    "memref.memory_space_cast", "memref.assume_alignment",
+    # Also reads its shape operand (a memref of sizes): coll-check-order
+    # counts that read.
+    "memref.reshape",
 )
 
 

@@ -22,7 +22,8 @@ from mlir.passmanager import PassManager
 from ..core.errors import PassError
 from ..core.registry import register
 from ..core.routes import CPU_TO_LLVM
-from ..ir.ops import Combine as CombineView
+from ..ir.ops import Combine as CombineView, Implements
+from ..ir.walk import find_ops
 from ..ir.views import VIEW_OPS
 from . import cpu_fuse
 from .placement import strip_types
@@ -132,6 +133,8 @@ def to_cpu(module_op, tile=-1):
     if tile < -1:
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
     with module_op.context, module_op.location:
+        for claim in find_ops(module_op, Implements.NAME):
+            claim.erase()  # checked already (coll-check-semantics); it runs nothing
         ops = _collect(module_op)
         strip_types(module_op)
         if tile != 0:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import memref, scf
 
-from ..ir.ops import view
+from ..ir.ops import Implements, view
 from ..ir.views import VIEW_OPS
 from .cpu_kernels import Combine, copy_1d, element_bytes, index
 
@@ -31,7 +31,8 @@ TILE_BYTES = 4 << 20
 MIN_TILE = 256
 
 # Ops a tiled block may hold besides copies and combines (none touches data).
-BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", "arith.constant", "func.return")
+BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", Implements.NAME, "arith.constant",
+                         "func.return")
 
 
 @dataclass

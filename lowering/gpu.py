@@ -51,7 +51,7 @@ from mlir.dialects import arith, gpu, memref
 
 from ..core.errors import PassError
 from ..core.registry import register
-from ..ir.ops import Combine, Copy
+from ..ir.ops import Combine, Copy, Implements
 from ..ir.types import device_of
 from ..ir.walk import find_ops
 from . import gpu_kernels as kernels
@@ -360,6 +360,8 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
     dmap = parse_device_map(device_map)
     needed = {}
     with module_op.context, module_op.location:
+        for claim in find_ops(module_op, Implements.NAME):
+            claim.erase()  # checked already (coll-check-semantics); it runs nothing
         funcs = []
         for op in module_op.regions[0].blocks[0].operations:
             if op.operation.name == "func.func" and _has_coll(op.operation):

@@ -20,18 +20,22 @@ class Lowered:
 
 
 def lower(module_op, backend, strategy=None, threshold=None, profile=None, check_order=True,
-          **options):
+          check_semantics=None, **options):
     """Lowers `module_op` in place through the explicit route and then
     `routes.ROUTES[backend](**options)` (backend None: stop at the
     explicit level). An explicit program that we did not lower ourselves is
-    checked by coll-check-order first (`check_order=False`: not, for chaos
-    tests that run a racy program on purpose)."""
+    checked by coll-check-order and coll-check-semantics first
+    (`check_order=False`: neither, for chaos tests that run a racy program
+    on purpose; `check_semantics` None: as `check_order`)."""
+    if check_semantics is None:
+        check_semantics = check_order
     collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
-    funcs = find_ops(module_op, "func.func")
-    spmd = any(is_spmd(f) for f in funcs)
+    theirs = bool(explicit and not collectives)
+    spmd = any(is_spmd(f) for f in find_ops(module_op, "func.func"))
     choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
-                             check_order=check_order and bool(explicit and not collectives), spmd=spmd)
+                             check_order=check_order and theirs,
+                             check_semantics=check_semantics and theirs, spmd=spmd)
     first = 2 if spmd else 1  # through coll-choose-strategy
     choose, rest = choose[:first], choose[first:]
     back = routes.ROUTES[backend](**options) if backend else []

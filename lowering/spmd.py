@@ -30,10 +30,12 @@ from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir.ops import COLLECTIVES, DATA_OPS, Copy, view
+from ..ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, view
+from ..ir.walk import find_ops
 from ..ir.types import device_of
 from ..ir.views import VIEW_OPS, root_of
-from ..passes.check_order import Unresolved, _region
+from ..analysis.regions import box, overlaps
+from ..passes.check_order import Resolver, Unresolved
 
 RANKS_ATTR = "coll.ranks"
 # Where each rank's arguments were in the global view: argument i of rank r
@@ -133,24 +135,31 @@ def _written_args(ops):
     return found
 
 
-def _regions(op, r):
-    """(root, start, end) of every buffer region op's part on rank r
-    touches; None when one is not static (then it overlaps everything)."""
+def _regions(op, r, resolver):
+    """(root, byte box) of every buffer region op's part on rank r touches;
+    None when one is not static (then it overlaps everything)."""
     v = view(op)
     if op.name == Copy.NAME:
         values = [x for x in (v.source, v.target) if _device(x) == r]
     else:
         values = v.reads + v.writes
+    found = []
     try:
-        return [_region(x) for x in values]
+        for x in values:
+            lay = resolver.layout(x)
+            z = lay.esize
+            b = box(lay.shift + z * lay.offset, [(n, st * z) for n, st in zip(lay.shape, lay.strides)], z)
+            if b is not None:
+                found.append((lay.root, b))
     except Unresolved:
         return None
+    return found
 
 
 def _overlap(a, b):
     if a is None or b is None:
         return True
-    return any(ra == rb and max(sa, sb) < min(ea, eb) for ra, sa, ea in a for rb, sb, eb in b)
+    return any(ra == rb and overlaps(ba, bb) for ra, ba in a for rb, bb in b)
 
 
 class _Rank:
@@ -163,8 +172,8 @@ class _Rank:
     for the op inherits it, so an ordering that runs through an op still
     reaches the ops before it."""
 
-    def __init__(self, r, args, comm, location):
-        self.r, self.comm, self.location = r, comm, location
+    def __init__(self, r, args, comm, location, resolver):
+        self.r, self.comm, self.location, self.resolver = r, comm, location, resolver
         self.values = dict(args)   # global value -> value in this case
         self.done = {}             # global op -> request (None: finished in place)
         self.regions = {}          # global op -> its regions on r
@@ -187,7 +196,7 @@ class _Rank:
 
     def wait_for(self, op):
         """mpi.wait for what `op` (about to be emitted on r) must follow."""
-        mine = self.regions[op] = _regions(op, self.r)
+        mine = self.regions[op] = _regions(op, self.r, self.resolver)
         deferred = []
         for d in view(op).deps:
             for o in self.reach(d.owner):
@@ -281,6 +290,7 @@ def _project(func_op):
                                     "(every device is a rank holding arguments)", op.location)
 
     order = _step_order(ops)
+    resolver = Resolver(func_op)  # where each global buffer value points
 
     # The new signature: rank 0's arguments (every rank's have these types).
     loc = func_op.location
@@ -303,7 +313,7 @@ def _project(func_op):
     for r in range(n):
         case = switch.regions[r + 1].blocks[0]  # regions[0] is the default
         args = {old: new for old, new in zip(per_rank[r], new_args)}
-        rank = _Rank(r, args, comm, loc)
+        rank = _Rank(r, args, comm, loc, resolver)
         with ir.InsertionPoint(case.operations[0]), loc:
             for op in order:
                 if r in _op_ranks(op):
@@ -416,6 +426,8 @@ def spmd_to_global(module_op):
 def to_mpi(module_op, implementation="OpenMPI"):
     """Projects every function that holds explicit ops, in place."""
     with module_op.context, module_op.location:
+        for claim in find_ops(module_op, Implements.NAME):
+            claim.erase()  # about the global view (checked by coll-check-semantics); it runs nothing
         funcs = [op.operation for op in module_op.regions[0].blocks[0].operations
                  if op.operation.name == "func.func"]
         projected = False

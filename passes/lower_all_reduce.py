@@ -2,7 +2,8 @@
 
 Each coll.all_reduce becomes per-device copies, combines that write straight
 into their final slice, and a coll.join of the program's terminal tokens,
-which replaces the collective's token.
+which replaces the collective's token; a coll.implements next to it records
+what the program computes (checked by coll-check-semantics).
 """
 from mlir import ir
 from mlir.dialects import memref
@@ -71,7 +72,7 @@ class _Emitter:
         key = (buf, start, size)
         if key not in self._slices:
             rt = flat_type(self.elem, size, device_of(buf.type), offset=start)
-            self._slices[key] = memref.subview(buf, [start], [size], [1], result_type=rt)
+            self._slices[key] = builders.subview(buf, [start], [size], rt)
         return self._slices[key]
 
     def scratch(self, device, size):
@@ -235,6 +236,9 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
         else:
             STRATEGIES[chosen](e)
         final = e.finish()
+        # What the program claims to compute, for coll-check-semantics.
+        builders.implements(ar.inputs, ar.outputs, final, "all_reduce", kind=ar.kind,
+                            devices=ar.devices, to_device=ar.to_device)
     op.result.replace_all_uses_with(final)
     op.erase()
     return chosen

@@ -1,3 +1,3 @@
 """Imports every module of passes/ that registers a pass (an entry point of
 the `coll.passes` group in pyproject.toml)."""
-from . import builtin_passes, check_order, choose_strategy, cost_passes, shuffle  # noqa: F401
+from . import builtin_passes, check_order, check_semantics, choose_strategy, cost_passes, shuffle  # noqa: F401

@@ -28,8 +28,13 @@ import sys
 STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # exit 1 with the tool's error line, as every error
+        self.exit(1, f"coll-build: error: {message}\n")
+
+
 def _parser():
-    p = argparse.ArgumentParser(prog="coll-build", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="coll-build", description=__doc__.split("\n\n")[0])
     p.add_argument("input", nargs="?", default="-")
     p.add_argument("-o", dest="output", default="-")
     p.add_argument("--emit", choices=STAGES, default="so")
@@ -44,22 +49,48 @@ def _parser():
     return p
 
 
-def build(text, args, filename="-"):
-    """Returns the requested stage as text (or writes the library)."""
-    from mlir import ir
+def nvptx_chips():
+    """The sm_NN names the wheel's NVPTX backend knows (`llc -mcpu=help`),
+    sorted by number; [] when llc cannot be asked."""
+    import re
+    import subprocess
+    from coll.lowering.nvvm import tool
+    try:
+        r = subprocess.run([tool("llc"), "-march=nvptx64", "-mcpu=help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    names = set(re.findall(r"^\s+(sm_\d+[a-z]?)\s+- ", r.stdout + r.stderr, re.M))
+    return sorted(names, key=lambda n: (int(re.sub(r"\D", "", n)), n))
 
+
+def _chip_problem(chip):
+    import re
+    if not re.fullmatch(r"sm_\d+[a-z]?", chip):
+        return f"--chip must be an NVPTX chip name such as sm_90, got '{chip}'"
+    known = nvptx_chips()
+    if known and chip not in known:
+        return f"--chip: the NVPTX backend does not know '{chip}'; it knows: {', '.join(known)}"
+    return None
+
+
+def build(data, args, filename="-", ctx=None):
+    """Returns the requested stage as text (or writes the library to
+    args.output). `data` is the input's bytes (text or bytecode), parsed
+    with `filename` in its locations."""
     from coll.ir import make_context
     from coll.ir.verifier import verify_or_raise
     from coll.lowering import nvvm
     from coll.lowering.route import lower
+    from .source import parse
 
-    if args.emit == "mpi-exe":
-        from coll.runtime import mpi
-        mpi.compile(text, strategy=args.strategy, threshold=args.threshold, executable=args.output)
-        return None
-    with make_context():
-        module = ir.Module.parse(text)
+    with ctx or make_context():
+        module, _top = parse(data, filename)  # implicit module: an ir.Module
         verify_or_raise(module.operation)
+        if args.emit == "mpi-exe":
+            from coll.runtime import mpi
+            mpi.compile(str(module), strategy=args.strategy, threshold=args.threshold,
+                        executable=args.output)
+            return None
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,
                   device_map=args.device_map, chip=args.chip,
@@ -91,43 +122,86 @@ def _is_gpu_level(module_op):
 
 
 def main(argv=None):
+    from .diagnostics import tool_main
+    tool_main("coll-build", _main, sys.argv[1:] if argv is None else argv)
+
+
+def _main(argv):
+    from .source import read_input
     args = _parser().parse_args(argv)
     if args.emit in ("so", "mpi-exe") and args.output == "-":
-        print(f"coll-build: error: --emit={args.emit} needs -o <output path>", file=sys.stderr)
-        return 1
-    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
-    from mlir import ir
-
-    from coll.ir.verifier import VerifyError
-    from coll.core.errors import PassError
-    from .diagnostics import from_location
+        return _fail(f"--emit={args.emit} needs -o <output path>")
+    problem = _chip_problem(args.chip)
+    if problem:
+        return _fail(problem)
     try:
-        out = build(text, args, args.input)
-    except ir.MLIRError as e:
-        for d in e.error_diagnostics:
-            print(f"{args.input}: error: {d.message}", file=sys.stderr)
-        return 1
-    except VerifyError as e:
-        for loc, msg in e.findings:
-            print(from_location(loc, msg, args.input).format(), file=sys.stderr)
-        return 1
-    except PassError as e:
-        if e.location is not None:
-            print(from_location(e.location, str(e), args.input).format(), file=sys.stderr)
-        else:
-            print(f"coll-build: error: {e}", file=sys.stderr)
-        return 1
-    except (FileNotFoundError, ValueError) as e:
-        print(f"coll-build: error: {e}", file=sys.stderr)
-        return 1
-    if out is not None:
+        data, filename = read_input(args.input)
+    except OSError as e:
+        return _fail(f"could not open input file '{args.input}': {e.strerror}")
+    if args.emit in ("so", "mpi-exe"):
+        from .output import AtomicPath
+        try:
+            with AtomicPath(args.output) as ap:
+                final, args.output = args.output, ap.tmp
+                rc = _build_and_report(data, args, filename)
+                args.output = final
+                if rc == 0:
+                    ap.commit()
+            return rc
+        except OSError as e:
+            return _fail(f"could not write '{args.output}': {e.strerror}")
+    rc, out = _build_and_report(data, args, filename, want_text=True)
+    if rc:
+        return rc
+    text = out if out.endswith("\n") else out + "\n"
+    try:
         if args.output == "-":
-            sys.stdout.write(out if out.endswith("\n") else out + "\n")
+            sys.stdout.write(text)
         else:
-            with open(args.output, "w") as f:
-                f.write(out)
+            from .output import write_atomically
+            write_atomically(args.output, text)
+    except OSError as e:
+        return _fail(f"could not write '{args.output}': {e.strerror}")
     return 0
 
 
+def _fail(message):
+    print(f"coll-build: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _build_and_report(data, args, filename, want_text=False):
+    """Runs build(); every failure becomes diagnostics on stderr and rc 1.
+    Returns rc, or (rc, text) with want_text."""
+    from mlir import ir
+
+    from coll.ir import make_context
+    from coll.ir.verifier import VerifyError
+    from coll.core.errors import PassError
+    from .diagnostics import Collector, from_location, print_diags
+
+    ctx = make_context()
+    col = Collector(ctx, filename)
+    out, rc = None, 1
+    try:
+        out = build(data, args, filename, ctx)
+        rc = 1 if any(d.severity == "error" for d in col.diags) else 0
+    except ir.MLIRError as e:
+        col.add_error(e)
+    except VerifyError as e:
+        col.diags += [from_location(loc, msg, filename) for loc, msg in e.findings]
+    except PassError as e:
+        if e.location is not None:
+            col.diags.append(from_location(e.location, str(e), filename))
+        else:
+            print(f"coll-build: error: {e}", file=sys.stderr)
+    except (OSError, ValueError) as e:
+        print(f"coll-build: error: {e}", file=sys.stderr)
+    finally:
+        col.detach()
+    print_diags(col.diags)
+    return (rc, out) if want_text else rc
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,88 +1,212 @@
-"""coll-opt: like mlir-opt, with the coll dialect and passes registered.
+"""coll-opt: mlir-opt with the coll dialect and passes registered.
 
-  coll-opt [FILE|-] [-o OUT] [--pass-pipeline='builtin.module(...)']
-           [--split-input-file] [--verify-diagnostics]
-           [--mlir-print-ir-after-all] [--mlir-timing] [--<pass>[=opts] ...]
+  coll-opt [FILE|-] [-o OUT] [--pass-pipeline='builtin.module(...)' | --<pass>[=opts] ...]
+           [options as mlir-opt spells them; `coll-opt --help` lists them]
 
-Errors are MLIR diagnostics (file:line:col: error: ...) and exit code 1;
-nothing is written to -o unless every step succeeded.
+Options are spelled with one dash or two, as LLVM's command line takes
+them. Errors are MLIR diagnostics (file:line:col: error: ...) and exit code
+1; nothing is written to -o unless every chunk succeeded.
 """
-import argparse
+import io
 import sys
 
-SPLIT_MARKER = "// -----"
+from . import cl
+from .source import DEFAULT_MARKER
+
+USAGE = ("OVERVIEW: coll-opt: MLIR modular optimizer driver with the coll dialect and passes\n\n"
+         "USAGE: coll-opt [options] <input file>\n\n"
+         "Passes are given as --pass-pipeline='builtin.module(...)' or one by one as\n"
+         "--<pass-name>[=<options>] (e.g. --coll-lower-all-reduce=strategy=ring -cse);\n"
+         "--list-passes lists them.")
+
+OPTIONS = [
+    cl.Option("o", cl.VALUE, "Output filename", "filename", default="-"),
+    cl.Option("pass-pipeline", cl.VALUE, "Textual description of the pass pipeline to run", "string", default=""),
+    cl.Option("split-input-file", cl.OPTIONAL, "Split the input file into chunks using the given or default marker "
+              "and process each chunk independently", "string"),
+    cl.Option("output-split-marker", cl.VALUE, "Split marker to use for merging the output", "string",
+              default=DEFAULT_MARKER),
+    cl.Option("verify-diagnostics", cl.OPTIONAL, "Check that emitted diagnostics match expected-* lines on the "
+              "corresponding line (=only-expected: ignore unexpected ones)", "all|only-expected",
+              choices=("", "all", "only-expected")),
+    cl.Option("allow-unregistered-dialect", cl.FLAG, "Allow operation with no registered dialects"),
+    cl.Option("no-implicit-module", cl.FLAG, "Disable implicit addition of a top-level module op during parsing"),
+    cl.Option("irdl-file", cl.VALUE, "IRDL file to register before processing the input (coll is always loaded)",
+              "filename", default=""),
+    cl.Option("emit-bytecode", cl.FLAG, "Emit bytecode when generating output"),
+    cl.Option("list-passes", cl.FLAG, "Print the list of registered passes and exit"),
+    cl.Option("show-dialects", cl.FLAG, "Print the list of registered dialects and exit"),
+    cl.Option("dump-pass-pipeline", cl.FLAG, "Print the pipeline that will be run"),
+    cl.Option("mlir-disable-threading", cl.FLAG, "Disable multi-threading within MLIR"),
+    cl.Option("mlir-elide-elementsattrs-if-larger", cl.VALUE, "Elide ElementsAttrs with \"...\" that have more "
+              "elements than the given upper limit", "uint"),
+    cl.Option("mlir-pass-statistics", cl.FLAG, "Display the statistics of each pass"),
+    cl.Option("mlir-pass-statistics-display", cl.VALUE, "Display method for pass statistics", "list|pipeline",
+              choices=("list", "pipeline"), default="pipeline"),
+    cl.Option("mlir-print-debuginfo", cl.FLAG, "Print debug info in MLIR output"),
+    cl.Option("mlir-pretty-debuginfo", cl.FLAG, "Print pretty debug info in MLIR output"),
+    cl.Option("mlir-print-local-scope", cl.FLAG, "Print with local scope and inline information (eliding aliases "
+              "for attributes, types, and locations)"),
+    cl.Option("mlir-print-op-generic", cl.FLAG, "Print the generic op form"),
+    cl.Option("mlir-print-ir-before", cl.LIST, "Print IR before specified passes", "pass-arg"),
+    cl.Option("mlir-print-ir-after", cl.LIST, "Print IR after specified passes", "pass-arg"),
+    cl.Option("mlir-print-ir-before-all", cl.FLAG, "Print IR before each pass"),
+    cl.Option("mlir-print-ir-after-all", cl.FLAG, "Print IR after each pass"),
+    cl.Option("mlir-print-ir-after-change", cl.FLAG, "When printing the IR after a pass, only print if the IR changed"),
+    cl.Option("mlir-print-ir-after-failure", cl.FLAG, "When printing the IR after a pass, only print if the pass failed"),
+    cl.Option("mlir-print-ir-module-scope", cl.FLAG, "When printing IR for print-ir-[before|after]{-all} always "
+              "print the top-level operation"),
+    cl.Option("mlir-timing", cl.FLAG, "Display execution times"),
+    cl.Option("help", cl.FLAG, "Display available options"),
+    cl.Option("h", cl.FLAG, "Alias for --help"),
+]
 
 
-def _parser():
-    p = argparse.ArgumentParser(
-        prog="coll-opt", description="MLIR optimizer driver with the coll dialect and passes.",
-        epilog="Passes may also be given one by one as --<pass-name>[=<options>], "
-               "e.g. --coll-lower-all-reduce='strategy=ring' --canonicalize. "
-               "--list-passes prints the coll passes.")
-    p.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
-    p.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
-    p.add_argument("--pass-pipeline", default="", help="textual pipeline, e.g. 'builtin.module(coll-lower-all-reduce,cse)'")
-    p.add_argument("--split-input-file", action="store_true", help=f"process chunks separated by '{SPLIT_MARKER}' independently")
-    p.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* annotations")
-    p.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
-    p.add_argument("--mlir-print-ir-before-all", action="store_true", help="print the IR before every pass (stderr)")
-    p.add_argument("--mlir-timing", action="store_true", help="print pass timing (stderr)")
-    p.add_argument("--mlir-print-op-generic", action="store_true", help="print operations in generic form")
-    p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
-    p.add_argument("--list-passes", action="store_true", help="list the coll passes and their options")
-    return p
+class Args:
+    """The parsed options as attributes (`args.split_input_file`)."""
+
+    def __init__(self, values):
+        for k, v in values.items():
+            setattr(self, k.replace("-", "_"), v)
 
 
-def _read(path):
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path) as f:
-        return f.read(), path
+def _fail(message):
+    print(f"coll-opt: {message}", file=sys.stderr)
+    return 1
 
 
-def _chunks(text, split):
-    """[(chunk text padded so line numbers match the file, first line)]."""
-    if not split:
-        return [(text, 1)]
-    out, start, cur = [], 1, []
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.strip() == SPLIT_MARKER:
-            out.append(("\n" * (start - 1) + "\n".join(cur), start))
-            cur, start = [], i + 2
-        else:
-            cur.append(line)
-    out.append(("\n" * (start - 1) + "\n".join(cur), start))
-    return out
+def _is_pass(name, coll_names):
+    """True when `name` is a coll pass or one the upstream registry knows."""
+    import re
+    if name in coll_names:
+        return True
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", name):
+        return False
+    from mlir import ir, passmanager
+    with ir.Context():
+        try:
+            passmanager.PassManager.parse(f"builtin.module({name})")
+        except ValueError as e:
+            return "does not refer to a registered pass" not in str(e)
+    return True
 
 
-def _extra_pass_flags(extra):
-    """['--canonicalize', '--coll-lower-all-reduce=strategy=ring'] ->
-    ['canonicalize', 'coll-lower-all-reduce{strategy=ring}']."""
+def _unknown(arg, coll_names):
+    import difflib
+    msg = f"Unknown command line argument '{arg}'.  Try: 'coll-opt --help'"
+    names = [o.name for o in OPTIONS if len(o.name) > 1] + sorted(coll_names)
+    close = difflib.get_close_matches(arg.lstrip("-").partition("=")[0], names, n=1, cutoff=0.75)
+    if close:
+        msg += f"\ncoll-opt: Did you mean '--{close[0]}'?"
+    return _fail(msg)
+
+
+def _pass_elements(flags, coll_names):
+    """[('--coll-x=strategy=ring', 'coll-x', 'strategy=ring')] -> pipeline
+    elements ['coll-x{strategy=ring}'], or the unknown argument."""
     elems = []
-    for a in extra:
-        if not a.startswith("--") or len(a) < 3:
-            raise ValueError(f"unexpected argument '{a}'")
-        name, eq, opts = a[2:].partition("=")
-        opts = opts.strip("'\"")
-        elems.append(f"{name}{{{opts}}}" if eq and opts else name)
-    return elems
+    for spelled, name, value in flags:
+        if not _is_pass(name, coll_names):
+            return None, spelled
+        value = (value or "").strip("'\"")
+        elems.append(f"{name}{{{value}}}" if value else name)
+    return elems, None
 
 
-class Failed(Exception):
-    pass
+def _pretty_pipeline(text, indent=0):
+    """builtin.module(a,func.func(b)) the way --dump-pass-pipeline shows it."""
+    from coll.core.pipeline import split_top
+    pad = "  " * indent
+    if text.endswith(")") and "(" in text and ("{" not in text or text.index("(") < text.index("{")):
+        anchor, _, inner = text.partition("(")
+        parts = split_top(inner[:-1])
+        body = ",\n".join(_pretty_pipeline(p, indent + 1) for p in parts)
+        return f"{pad}{anchor}(\n{body}\n{pad})"
+    return pad + text
 
 
-def process(text, filename, pipeline, args):
-    """Runs one chunk. Returns (output text or None, diags)."""
+def _chunk_context(args):
+    """A fresh coll context for one chunk, set up from the options."""
     from mlir import ir
+    from mlir.dialects import irdl
+
     from coll.ir import make_context
+    ctx = make_context()
+    if args.allow_unregistered_dialect:
+        ctx.allow_unregistered_dialects = True
+    if args.mlir_disable_threading:
+        ctx.enable_multithreading(False)
+    if args.irdl_file_text is not None:  # checked by _irdl_problem already
+        with ctx, ir.Location.unknown():
+            irdl.load_dialects(ir.Module.parse(args.irdl_file_text))
+    return ctx
+
+
+def _configure(pm, args):
+    """IR printing, statistics, timing on `pm`. Returns the dump filter
+    (before, after) or None when every dump is wanted."""
+    from mlir import passmanager
+    before_all = args.mlir_print_ir_before_all or bool(args.mlir_print_ir_before)
+    after_all = args.mlir_print_ir_after_all or bool(args.mlir_print_ir_after)
+    failure = args.mlir_print_ir_after_failure
+    # As mlir-opt: after-failure makes every pass eligible, then only the
+    # failing one prints.
+    after_all = after_all or failure
+    if before_all or after_all:
+        limit = args.mlir_elide_elementsattrs_if_larger
+        pm.enable_ir_printing(print_before_all=before_all, print_after_all=after_all,
+                              print_module_scope=args.mlir_print_ir_module_scope,
+                              print_after_change=args.mlir_print_ir_after_change,
+                              print_after_failure=failure,
+                              large_elements_limit=None if limit is None else int(limit),
+                              enable_debug_info=args.mlir_print_debuginfo)
+    if args.mlir_pass_statistics:
+        mode = passmanager.PassDisplayMode.LIST if args.mlir_pass_statistics_display == "list" \
+            else passmanager.PassDisplayMode.PIPELINE
+        pm.enable_statistics(mode)
+    if args.mlir_timing:
+        pm.enable_timing()
+    filtered = ((args.mlir_print_ir_before and not args.mlir_print_ir_before_all)
+                or (args.mlir_print_ir_after and not args.mlir_print_ir_after_all))
+    if not filtered:
+        return None
+    every = {"*"}
+    before = every if args.mlir_print_ir_before_all else set(args.mlir_print_ir_before)
+    after = every if args.mlir_print_ir_after_all or failure else set(args.mlir_print_ir_after)
+    return before, after
+
+
+def _print(top, args):
+    """The op as mlir-opt prints it (bytes): text or bytecode."""
+    if args.emit_bytecode:
+        buf = io.BytesIO()
+        top.write_bytecode(buf)
+        return buf.getvalue()
+    limit = args.mlir_elide_elementsattrs_if_larger
+    text = top.get_asm(print_generic_op_form=args.mlir_print_op_generic,
+                       enable_debug_info=args.mlir_print_debuginfo,
+                       pretty_debug_info=args.mlir_pretty_debuginfo,
+                       use_local_scope=args.mlir_print_local_scope,
+                       large_elements_limit=None if limit is None else int(limit))
+    return text.encode("utf-8", errors="surrogateescape") + b"\n"
+
+
+def process(data, filename, pipeline, args, chunk_start=None):
+    """Runs one chunk (bytes). Returns (output bytes or None, diags).
+    chunk_start: (line, col) of a later chunk, where mlir-opt locates its
+    implicit module."""
+    import contextlib
+
+    from mlir import ir
+
     from coll.ir.verifier import verify
     from coll.core.pipeline import PipelineError, build
     from .diagnostics import Collector, Diag, from_location
+    from .ir_print import only_dumps_of
     from .parse_guard import known_crashes
+    from .source import as_text, is_bytecode, parse
 
-    ctx = make_context()
+    ctx = _chunk_context(args)
     col = Collector(ctx, filename)
     try:
         with ctx:
@@ -90,98 +214,194 @@ def process(text, filename, pipeline, args):
                 pm = build(pipeline)
             except PipelineError as e:
                 return None, [Diag("error", f"invalid pass pipeline: {e}", "coll-opt")]
-            if args.mlir_print_ir_after_all or args.mlir_print_ir_before_all:
-                pm.enable_ir_printing(print_before_all=args.mlir_print_ir_before_all,
-                                      print_after_all=args.mlir_print_ir_after_all)
-            if args.mlir_timing:
-                pm.enable_timing()
-            crashes = known_crashes(text)
+            dumps = _configure(pm, args)
+            crashes = [] if is_bytecode(data) else known_crashes(as_text(data))
             if crashes:  # would abort the process inside the parser
-                return None, [Diag("error", m, filename, line, col) for line, col, m in crashes]
+                return None, [Diag("error", m, filename, line, c) for line, c, m in crashes]
             try:
-                module = ir.Module.parse(text)
+                # _owner keeps the parsed module alive while `top` is used.
+                _owner, top = parse(data, filename, implicit_module=not args.no_implicit_module)
             except ir.MLIRError as e:
                 col.add_error(e)
                 return None, col.diags
-            findings = verify(module.operation)
+            if chunk_start and not args.no_implicit_module and str(top.location).endswith(':0:0)'):
+                top.location = ir.Location.file(filename, *chunk_start)
+            findings = verify(top)
             if findings:
                 return None, col.diags + [from_location(l, m, filename) for l, m in findings]
             try:
-                pm.run(module.operation)
+                # An empty pipeline is anchored on builtin.module too; with
+                # --no-implicit-module the top op may be anything.
+                if pipeline or top.name == "builtin.module":
+                    with only_dumps_of(*dumps) if dumps else contextlib.nullcontext():
+                        pm.run(top)
             except ir.MLIRError as e:
                 col.add_error(e)
                 return None, col.diags
             if any(d.severity == "error" for d in col.diags):
                 return None, col.diags
-            out = module.operation.get_asm(print_generic_op_form=args.mlir_print_op_generic,
-                                           enable_debug_info=args.mlir_print_debuginfo)
-            return out, col.diags
+            return _print(top, args), col.diags
     finally:
         col.detach()
 
 
-def _write(path, text):
+def _write(path, data):
     if path == "-":
-        sys.stdout.write(text)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
         return
     from .output import write_atomically
-    write_atomically(path, text)
+    write_atomically(path, data)
+
+
+def _check_flags(args):
+    """Option values mlir-opt would reject before reading any input."""
+    limit = args.mlir_elide_elementsattrs_if_larger
+    if limit is not None and not limit.isdigit():
+        return f"for the --mlir-elide-elementsattrs-if-larger option: '{limit}' value invalid for uint argument!"
+    printing = (args.mlir_print_ir_before_all or args.mlir_print_ir_after_all or args.mlir_print_ir_before
+                or args.mlir_print_ir_after or args.mlir_print_ir_after_failure)
+    if args.mlir_print_ir_module_scope and printing and not args.mlir_disable_threading:
+        # The bindings abort the process here; mlir-opt reports it.
+        return ("error: IR print for module scope can't be setup on a pass-manager without disabling "
+                "multi-threading first (add --mlir-disable-threading)")
+    return None
 
 
 def run(argv):
     from .diagnostics import check_expectations, parse_expectations, print_diags
-    args, extra = _parser().parse_known_args(argv)
-    if args.list_passes:
-        from coll.core.registry import load_all
-        for name, info in sorted(load_all().items()):
-            opts = " ".join(f"{k}={d}" for k, (_, d) in info.options.items())
-            print(f"  --{name}{'  {' + opts + '}' if opts else ''}\n      {info.description}")
-        return 0
+    from .source import as_text, read_input, split_chunks
     try:
-        elems = _extra_pass_flags(extra)
-    except ValueError as e:
-        print(f"coll-opt: error: {e}", file=sys.stderr)
-        return 1
+        parsed = cl.parse(argv, OPTIONS)
+    except cl.UsageError as e:
+        return _fail(str(e))
+    args = Args(parsed.values)
+    if args.help or args.h:
+        sys.stdout.write(cl.help_text(OPTIONS, USAGE))
+        return 0
+    from coll.core.registry import load_all
+    coll_passes = load_all()
+    elems, unknown = _pass_elements(parsed.passes, coll_passes)
+    if unknown is not None:
+        return _unknown(unknown, coll_passes)
+    for flag in ("mlir-print-ir-before", "mlir-print-ir-after"):
+        for name in parsed.values[flag]:
+            if not _is_pass(name, coll_passes):
+                return _fail(f"for the --{flag} option: Cannot find option named '{name}'!")
+    if args.list_passes:
+        from .upstream import list_passes
+        sys.stdout.write(list_passes(coll_passes))
+        return 0
+    problem = _check_flags(args)
+    if problem:
+        return _fail(problem)
+    args.irdl_file_text = None
+    if args.irdl_file:
+        try:
+            with open(args.irdl_file, "rb") as f:
+                args.irdl_file_text = f.read()
+        except OSError as e:
+            return _fail(f"error: could not open IRDL file '{args.irdl_file}': {e.strerror}")
+        if _irdl_problem(args):
+            return 1
+    if args.show_dialects:
+        return _show_dialects(args)
     pipeline = args.pass_pipeline
     if elems:
         if pipeline:
-            print("coll-opt: error: give passes either with --pass-pipeline or as --<pass> flags, not both", file=sys.stderr)
-            return 1
+            return _fail("error: '--pass-pipeline' option can't be used with individual pass options")
         pipeline = "builtin.module(" + ",".join(elems) + ")"
+    if args.dump_pass_pipeline:
+        _dump_pipeline(pipeline)
+    path = parsed.positional[0] if parsed.positional else "-"
     try:
-        text, filename = _read(args.input)
+        data, filename = read_input(path)
     except OSError as e:
-        print(f"coll-opt: error: could not open input file '{args.input}': {e.strerror}", file=sys.stderr)
-        return 1
+        return _fail(f"error: could not open input file '{path}': {e.strerror}")
 
+    marker = args.split_input_file
+    if marker == "":
+        marker = DEFAULT_MARKER
     outputs, ok = [], True
-    for chunk, first in _chunks(text, args.split_input_file):
-        out, diags = process(chunk, filename, pipeline, args)
-        if args.verify_diagnostics:
-            problems = check_expectations(parse_expectations(chunk), diags, filename)
+    chunks, near_misses = split_chunks(data, marker)
+    for line, col in near_misses:
+        print(f"{filename}:{line}:{col}: warning: near miss with file split marker", file=sys.stderr)
+    for k, (chunk, start) in enumerate(chunks):
+        out, diags = process(chunk, filename, pipeline, args, start if k else None)
+        if args.verify_diagnostics is not None:
+            problems = check_expectations(parse_expectations(as_text(chunk)), diags, filename,
+                                          only_expected=args.verify_diagnostics == "only-expected")
             print_diags(problems)
             ok = ok and not problems
         else:
             print_diags(diags)
             ok = ok and out is not None
-        if out is not None:
-            outputs.append(out)
+        outputs.append(out or b"")
+    # mlir-opt: every chunk's output, failed ones empty, joined by the marker.
+    data = (args.output_split_marker.encode() + b"\n").join(outputs)
+    if args.o == "-":
+        _write("-", data)  # like mlir-opt, what succeeded is shown
+        return 0 if ok else 1
     if not ok:
         return 1
-    sep = "\n" + SPLIT_MARKER + "\n" if args.split_input_file else ""
     try:
-        _write(args.output, sep.join(o.rstrip("\n") + "\n" for o in outputs))
+        _write(args.o, data)
     except OSError as e:
-        print(f"coll-opt: error: could not write '{args.output}': {e.strerror}", file=sys.stderr)
-        return 1
+        return _fail(f"error: could not write '{args.o}': {e.strerror}")
     return 0
 
 
-def main():
+def _irdl_problem(args):
+    """Reports an IRDL file that does not load (located, exit 1)."""
+    from mlir import ir
+    from mlir.dialects import irdl
+
+    from coll.ir import make_context
+    from .diagnostics import Collector, print_diags
+    from .source import parse
+    ctx = make_context()
+    col = Collector(ctx, args.irdl_file)
     try:
-        sys.exit(run(sys.argv[1:]))
-    except KeyboardInterrupt:
-        sys.exit(130)
+        with ctx:
+            try:
+                module, top = parse(args.irdl_file_text, args.irdl_file)
+                irdl.load_dialects(module)
+            except ir.MLIRError as e:
+                col.add_error(e)
+            if col.diags:
+                print_diags(col.diags)
+                return True
+            args.irdl_dialects = [str(op.attributes["sym_name"]).strip('"') for op in top.regions[0].blocks[0]
+                                  if op.name == "irdl.dialect"]
+            return False
+    finally:
+        col.detach()
+
+
+def _show_dialects(args):
+    from .upstream import dialects
+    names = set(dialects()) | {"coll"} | set(getattr(args, "irdl_dialects", []))
+    print("Available Dialects: " + ",".join(sorted(names)))
+    return 0
+
+
+def _dump_pipeline(pipeline):
+    from coll.ir import make_context
+    from coll.core.pipeline import PipelineError, describe, split_top
+    with make_context():
+        try:  # coll options spelled out and nesting kept (str(pm) has neither)
+            text = describe(pipeline)
+        except PipelineError:
+            return  # reported per chunk, located like every other error
+    inner = text[len("builtin.module("):-1] if text.startswith("builtin.module(") else text
+    count = len(split_top(inner)) if inner else 0
+    print(f"Pass Manager with {count} passes:\n{_pretty_pipeline(text)}\n", file=sys.stderr)
+
+
+def main():
+    from .diagnostics import tool_main
+    tool_main("coll-opt", run, sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -15,9 +15,10 @@ class Diag:
     line: int = 0
     col: int = 0
     notes: list = field(default_factory=list)
+    located: bool = False  # a file location, even one at 0:0
 
     def format(self):
-        where = f"{self.file}:{self.line}:{self.col}: " if self.line else (f"{self.file}: " if self.file else "")
+        where = f"{self.file}:{self.line}:{self.col}: " if self.line or self.located else (f"{self.file}: " if self.file else "")
         out = [f"{where}{self.severity}: {self.message}"]
         out += [n.format() for n in self.notes]
         return "\n".join(out)
@@ -29,7 +30,7 @@ _SEVERITY = {"ERROR": "error", "WARNING": "warning", "NOTE": "note", "REMARK": "
 def _file_loc(loc):
     """The first file:line:col inside a (possibly nested) location."""
     text = str(loc)
-    m = re.search(r'"([^"]*)":(\d+):(\d+)', text)
+    m = re.search(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)', text)
     if m:
         return m.group(1), int(m.group(2)), int(m.group(3))
     return "", 0, 0
@@ -39,19 +40,21 @@ def from_mlir(d, filename):
     """Diag from a binding diagnostic (handler) or DiagnosticInfo (MLIRError)."""
     sev = _SEVERITY.get(str(d.severity).split(".")[-1], "error")
     f, line, col = _file_loc(d.location)
-    if f in ("-", "") and line:
+    located = bool(f)
+    if f == "-" or (f == "" and line):
         f = filename
     notes = [from_mlir(n, filename) for n in d.notes]
     if sev == "error":  # notes a pass recorded (core/errors.py: the bindings cannot emit them)
         notes += [from_location(loc, text, filename, "note") for loc, text in take_notes(d.message)]
-    return Diag(sev, d.message, f, line, col, notes)
+    return Diag(sev, d.message, f, line, col, notes, located)
 
 
 def from_location(loc, message, filename, severity="error"):
     f, line, col = _file_loc(loc)
-    if f in ("-", "") and line:
+    located = bool(f)
+    if f == "-" or (f == "" and line):
         f = filename
-    return Diag(severity, message, f, line, col)
+    return Diag(severity, message, f, line, col, located=located)
 
 
 class Collector:
@@ -101,6 +104,7 @@ class Expect:
     text: str
     at: int  # line of the annotation itself
     matched: bool = False
+    col: int = 1  # column of "expected-...", where mlir-opt points
 
     def matches(self, d):
         if d.severity != self.severity or d.line != self.line:
@@ -130,12 +134,14 @@ def parse_expectations(text, first_line=1):
             target = lineno + 1
         else:
             target = lineno + int(at)
-        out.append(Expect(sev, bool(re_flag), target, body, lineno))
+        out.append(Expect(sev, bool(re_flag), target, body, lineno, col=m.start() + 1))
     return out
 
 
-def check_expectations(expects, diags, filename):
-    """Returns the problems as Diags (empty when everything matched)."""
+def check_expectations(expects, diags, filename, only_expected=False):
+    """Returns the problems as Diags (empty when everything matched).
+    only_expected (--verify-diagnostics=only-expected): diagnostics that no
+    annotation expects are not problems."""
     problems = []
     flat = []
     for d in diags:
@@ -145,9 +151,29 @@ def check_expectations(expects, diags, filename):
         e = next((e for e in expects if not e.matched and e.matches(d)), None)
         if e is not None:
             e.matched = True
-        elif d.severity != "note" or any(x.severity == "note" for x in expects):
+        elif not only_expected and (d.severity != "note" or any(x.severity == "note" for x in expects)):
             problems.append(Diag("error", f"unexpected {d.severity}: {d.message}", d.file or filename, d.line, d.col))
     for e in expects:
         if not e.matched:
-            problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced", filename, e.at, 1))
+            problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced", filename, e.at, e.col))
     return problems
+
+
+def tool_main(prog, run, argv):
+    """Runs a tool's `run(argv)` and exits with its code. What no handler
+    caught still ends as one `prog: error:` line and exit 1, not a traceback
+    (COLL_TRACEBACK=1 shows it); a closed stdout pipe (`| head`) is quiet."""
+    import os
+    try:
+        code = run(argv)
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
+    except Exception as e:  # noqa: BLE001 - the last resort
+        if os.environ.get("COLL_TRACEBACK"):
+            raise
+        print(f"{prog}: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        code = 1
+    sys.exit(code)

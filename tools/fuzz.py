@@ -366,7 +366,7 @@ def _pipeline(rng):
     elems = [f"coll-lower-all-reduce{{strategy={rng.choice(STRATEGIES)}}}"]
     if rng.random() < 0.3:
         elems.append(f"coll-shuffle{{seed={rng.randrange(100)}}}")
-    elems += ["coll-check-order", "canonicalize", "cse"]
+    elems += ["coll-check-order", "coll-check-semantics", "canonicalize", "cse"]
     if "coll-to-cpu" in _registered():
         elems.append("coll-to-cpu")
     return "builtin.module(" + ",".join(elems) + ")"

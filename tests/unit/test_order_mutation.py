@@ -43,8 +43,9 @@ def body_ops(module):
 
 
 def token_edges(module):
-    """[(consumer op index, token operand index)] in block order."""
-    return [(i, k) for i, op in enumerate(body_ops(module))
+    """[(consumer op index, token operand index)] in block order. The token
+    of a coll.implements names the program it claims, it orders nothing."""
+    return [(i, k) for i, op in enumerate(body_ops(module)) if op.name != "coll.implements"
             for k, v in enumerate(op.operands) if is_token(v.type)]
 
 

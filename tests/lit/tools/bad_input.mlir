@@ -27,7 +27,7 @@
 // STRATEGY: invalid value 'tree' for option 'strategy' of pass 'coll-lower-all-reduce'; expected one of: auto, naive, ring, all2all
 // OPTION: unknown option 'chunks' for pass 'coll-lower-all-reduce'; expected one of: profile, strategy, threshold
 // VALUE: invalid value 'many' for option 'threshold' of pass 'coll-lower-all-reduce'; expected int
-// FLAG: invalid pass pipeline: invalid pipeline element 'bogus-flag'
+// FLAG: coll-opt: Unknown command line argument '--bogus-flag'.  Try: 'coll-opt --help'
 // KIND: bad_kind.mlir:2:8: error: '"mean"' does not satisfy the constraint
 // ZERO: zero_devices.mlir:2:8: error: expected at least one input buffer (zero devices)
 // VERIFY-DAG: wrong_expectation.mlir:3:{{[0-9]+}}: error: expected error "this message is never produced" was not produced

@@ -31,8 +31,19 @@
 // STATS: "kernels": 2,
 // STATS: "pairs": 2
 
-// LIST: --coll-lower-all-reduce  {strategy=auto threshold=256000 profile=}
-// LIST: --coll-stats
+// Upstream's list, with ours merged in by name, options and defaults below.
+// LIST: Passes:
+// LIST: {{^}}  --canonicalize {{ +}}-   Canonicalize operations
+// LIST: {{^}}  --coll-lower-all-reduce {{ +}}-   Lower coll.all_reduce
+// LIST-NEXT: {{^}}    --strategy=<value> {{ +}}- default: auto
+// LIST-NEXT: {{^}}    =auto {{ +}}-   auto
+// LIST-NEXT: {{^}}    =naive
+// LIST-NEXT: {{^}}    =ring
+// LIST-NEXT: {{^}}    =all2all
+// LIST-NEXT: {{^}}    --threshold=<int> {{ +}}- default: 256000
+// LIST-NEXT: {{^}}    --profile=<string> {{ +}}- string
+// LIST: {{^}}  --coll-stats {{ +}}-   Print per-function schedule statistics
+// LIST: {{^}}  --cse {{ +}}-   Eliminate common sub-expressions
 
 func.func @f(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>) {
   %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token

@@ -1,0 +1,540 @@
+"""coll-check-semantics: prove that an explicit program computes the
+collective it claims (`coll.implements`).
+
+Every region of every buffer is followed as the value it holds, symbolically:
+per root buffer, sorted pieces [start, end) of flattened positions, each with
+one value for the whole piece. A value is the multiset of input elements it
+combines, written relative to the position p it sits at, so that a piece can
+be split or moved without touching its value:
+
+  (None, s, ((i, 0),))            p holds x_i[p - s]
+  (kind, s, ((i, r), ...))        p holds (+)_kind of x_i[p - s - r] ...
+  an item (-1, r, kind2, items)   a nested value of another kind
+
+Items are sorted and the first has r = 0, so equal values compare equal. A
+copy moves pieces (s += distance); a combine merges the multisets of its
+aligned operand pieces. Both cost per piece, not per element: a program's
+pieces are its chunks.
+
+The ops a claim covers are those its token depends on (token operands, and
+every op before an earlier coll.wait), minus those an earlier claim covers;
+they are applied in block order, which is a topological order of the token
+graph. That the result does not depend on the order (no unordered
+conflicting accesses) is coll-check-order's job. Then every output region
+is compared with the collective's specification (SPECS: one function per
+collective), and a read of a region that nothing wrote is reported at the
+op. A function without a claim is not checked.
+"""
+from bisect import bisect_right
+from collections import Counter
+
+from mlir import ir
+
+from ..core.errors import PassError
+from ..core.registry import register
+from ..ir.ops import Combine, Copy, Implements, view
+from ..ir.types import device_of, token_type
+from ..ir.views import root_of
+from ..ir.walk import find_ops
+
+POISON = ("poison",)  # what a read of unwritten memory yields (reported there)
+MAX_FINDINGS = 20
+MAX_RUNS = 1_000_000  # contiguous runs of one strided view
+
+
+class SemanticsError(PassError):
+    def __init__(self, findings):
+        loc, msg, notes = findings[0]
+        super().__init__(msg, loc, notes, findings=findings)
+
+
+class Unsupported(Exception):
+    pass
+
+
+# -- specifications: what each output region of a collective holds -----------
+# spec(claim, numel_in, numel_out) -> {output index: [(start, end, kind,
+# [(input i, d)])]}: output elements e in [start, end) hold (+)_kind over
+# the listed inputs of x_i[e - d] (kind None: exactly one input). Raises
+# Unsupported for a malformed claim. A new collective is one function here.
+
+def _n_outputs(claim, expected):
+    if len(claim.outputs) != expected:
+        raise Unsupported(f"claims {claim.collective} with {len(claim.outputs)} output buffer(s); "
+                          f"expected {expected}")
+
+
+def _kind(claim, n):
+    if claim.kind is None:
+        raise Unsupported(f"claims {claim.collective} without a reduction 'kind'")
+    return claim.kind if n > 1 else None
+
+
+def all_reduce_spec(claim, numel_in, numel_out):
+    n = len(claim.inputs)
+    _n_outputs(claim, 1 if claim.to_device is not None else n)
+    if numel_out != numel_in:
+        raise Unsupported(f"claims all_reduce from {numel_in}-element inputs into {numel_out}-element "
+                          "outputs; expected the same size")
+    every = [(0, numel_in, _kind(claim, n), [(i, 0) for i in range(n)])]
+    return {j: every for j in range(len(claim.outputs))}
+
+
+def _per_device(claim, numel_in, numel_out, factor):
+    n = len(claim.inputs)
+    _n_outputs(claim, 1 if claim.to_device is not None else n)
+    if numel_out * factor[0] != numel_in * factor[1]:
+        raise Unsupported(f"claims {claim.collective} from {numel_in}-element inputs into "
+                          f"{numel_out}-element outputs on {n} devices; expected outputs "
+                          f"{factor[1]}/{factor[0]} times the input size")
+    return n
+
+
+def reduce_scatter_spec(claim, numel_in, numel_out):
+    """y_j = (+)_i x_i[j*m : (j+1)*m], m = numel / N (device order)."""
+    n = _per_device(claim, numel_in, numel_out, (len(claim.inputs), 1))
+    kind = _kind(claim, n)
+    return {j: [(0, numel_out, kind, [(i, -j * numel_out) for i in range(n)])]
+            for j in range(len(claim.outputs))}
+
+
+def all_gather_spec(claim, numel_in, numel_out):
+    """y_j[i*m : (i+1)*m] = x_i for every output j (device order)."""
+    n = _per_device(claim, numel_in, numel_out, (1, len(claim.inputs)))
+    every = [(i * numel_in, (i + 1) * numel_in, None, [(i, i * numel_in)]) for i in range(n)]
+    return {j: every for j in range(len(claim.outputs))}
+
+
+def reduce_spec(claim, numel_in, numel_out):
+    """One output (on the root): (+)_i x_i."""
+    _n_outputs(claim, 1)
+    return all_reduce_spec(claim, numel_in, numel_out)
+
+
+def broadcast_spec(claim, numel_in, numel_out):
+    """One input (the root's buffer); every output y_j = x_0."""
+    if len(claim.inputs) != 1:
+        raise Unsupported(f"claims broadcast from {len(claim.inputs)} inputs; expected 1 (the root's buffer)")
+    if numel_out != numel_in:
+        raise Unsupported(f"claims broadcast of {numel_in} elements into {numel_out}-element outputs")
+    return {j: [(0, numel_in, None, [(0, 0)])] for j in range(len(claim.outputs))}
+
+
+def all_to_all_spec(claim, numel_in, numel_out):
+    """y_j[i*m : (i+1)*m] = x_i[j*m : (j+1)*m], m = numel / N."""
+    n = _per_device(claim, numel_in, numel_out, (1, 1))
+    _n_outputs(claim, n)
+    if numel_in % n:
+        raise Unsupported(f"claims all_to_all of {numel_in} elements on {n} devices; expected a multiple of {n}")
+    m = numel_in // n
+    return {j: [(i * m, (i + 1) * m, None, [(i, (i - j) * m)]) for i in range(n)] for j in range(n)}
+
+
+# The collectives a coll.implements may name. Buffers are taken flattened
+# (row-major), pieces concatenated in the order of the claim's inputs, a
+# root as the claim's one input (broadcast) or one output (reduce).
+SPECS = {"all_reduce": all_reduce_spec, "reduce_scatter": reduce_scatter_spec,
+         "all_gather": all_gather_spec, "reduce": reduce_spec, "broadcast": broadcast_spec,
+         "all_to_all": all_to_all_spec}
+
+
+# -- values ---------------------------------------------------------------------
+
+def _leaf(i, s):
+    return (None, s, ((i, 0),))
+
+
+def _moved(v, d):
+    return v if v is POISON else (v[0], v[1] + d, v[2])
+
+
+def _shifted(items, d):
+    return items if d == 0 else [(it[0], it[1] + d) + it[2:] for it in items]
+
+
+def _combined(kind, values):
+    """(+)_kind of `values` (all at the same positions), canonical. Items
+    are kept relative to the first value's shift, so that merging operands
+    that sit where their inputs do (the common case) moves no item."""
+    items, base = [], None
+    for k, s, its in values:
+        if base is None:
+            base = s
+        if k is None or k == kind:
+            items.extend(_shifted(its, s - base))
+        else:
+            items.append((-1, s - base, k, its))
+    if len(items) == 1:
+        it = items[0]
+        return (None, it[1] + base, ((it[0], 0),)) if it[0] >= 0 else (it[2], it[1] + base, it[3])
+    items.sort()
+    first = items[0][1]
+    return (kind, base + first, tuple(_shifted(items, -first)))
+
+
+def _describe(v, a, b):
+    """The value at positions [a, b), e.g. 'sum(x0[0:4], x1[4:8])'."""
+    if v is None:
+        return "nothing (never written)"
+    if v is POISON:
+        return "unwritten data"
+    kind, s, items = v
+    parts = []
+    for it in items:
+        t = s + it[1]
+        if it[0] >= 0:
+            parts.append(f"x{it[0]}[{a - t}:{b - t}]")
+        else:
+            parts.append(_describe((it[2], t, it[3]), a, b))
+    return f"{kind}({', '.join(parts)})" if kind is not None else parts[0]
+
+
+def _leaves(v):
+    """Counter of (input, shift) of the top-level inputs of a value."""
+    kind, s, items = v
+    return Counter((it[0], s + it[1]) for it in items if it[0] >= 0)
+
+
+def _diagnosis(got, want, a, b):
+    """Why `got` is not `want`, in words: what is missing, doubled, misplaced."""
+    if got is None:
+        return "it is never written"
+    if got[0] is None and want[0] is None and got[2][0][0] != want[2][0][0]:
+        return f"it holds x{got[2][0][0]}'s data instead of x{want[2][0][0]}'s"
+    why = []
+    if got[0] is not None and want[0] is not None and got[0] != want[0]:
+        why.append(f"combined with '{got[0]}', expected '{want[0]}'")
+    if any(it[0] < 0 for it in got[2]):
+        why.append("it mixes reduction kinds")
+    g, w = _leaves(got), _leaves(want)
+    inputs = sorted({i for i, _ in g} | {i for i, _ in w})
+    for i in inputs:
+        gi = {t: c for (j, t), c in g.items() if j == i}
+        wi = {t: c for (j, t), c in w.items() if j == i}
+        if gi == wi:
+            continue
+        total = sum(gi.values())
+        if not wi:
+            why.append(f"x{i} must not contribute")
+        elif not gi:
+            why.append(f"x{i} is missing")
+        elif total > sum(wi.values()) and set(gi) == set(wi):
+            why.append(f"x{i} contributes {total} times")
+        else:
+            (t,) = wi
+            wrong = sorted(set(gi) - set(wi))
+            why.append(f"x{i} comes from x{i}[{a - wrong[0]}:{b - wrong[0]}] instead of "
+                       f"x{i}[{a - t}:{b - t}] (the wrong slice)")
+            if total > 1:
+                why.append(f"x{i} contributes {total} times")
+    return "; ".join(why) or "the values differ"
+
+
+# -- regions ----------------------------------------------------------------------
+
+def _runs(value):
+    """(root, [(position, length)]) of memref `value`'s elements in
+    row-major order, flattened in its root buffer, adjacent runs merged."""
+    root, chain = root_of(value)
+    if any(op.name == "memref.view" for op in chain):
+        raise Unsupported("a memref.view is not followed (its offset is an operand)")
+    try:
+        mt = ir.MemRefType(value.type)
+        strides, offset = mt.get_strides_and_offset()
+    except (ValueError, TypeError):
+        raise Unsupported(f"{value.type} has no strided layout") from None
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    shape = list(mt.shape)
+    if offset == dyn or dyn in strides or any(d < 0 for d in shape):
+        raise Unsupported(f"{value.type} has a dynamic offset, stride or size; expected static ones")
+    if any(d == 0 for d in shape):
+        return root, []
+    dims = [(d, s) for d, s in zip(shape, strides) if d != 1]
+    block, k = 1, len(dims) - 1
+    while k >= 0 and dims[k][1] == block:  # the contiguous innermost dims
+        block *= dims[k][0]
+        k -= 1
+    outer = dims[:k + 1]
+    count = 1
+    for d, _ in outer:
+        count *= d
+    if count > MAX_RUNS:
+        raise Unsupported(f"{value.type} is {count} separate runs, above the {MAX_RUNS} followed")
+    starts = [offset]
+    for d, s in outer:
+        starts = [p + i * s for p in starts for i in range(d)]
+    return root, [(p, block) for p in starts]
+
+
+def _aligned(runlists):
+    """Splits equally long run lists into common segments:
+    yields ([position in each], length)."""
+    idx, off = [0] * len(runlists), [0] * len(runlists)
+    first = runlists[0]
+    while idx[0] < len(first):
+        length = min(r[i][1] - o for r, i, o in zip(runlists, idx, off))
+        yield [r[i][0] + o for r, i, o in zip(runlists, idx, off)], length
+        for j, r in enumerate(runlists):
+            off[j] += length
+            if off[j] == r[idx[j]][1]:
+                idx[j] += 1
+                off[j] = 0
+
+
+class _Memory:
+    """Per root buffer: sorted, disjoint written pieces [start, end, value, writer]."""
+
+    def __init__(self):
+        self.starts, self.pieces = {}, {}
+
+    def read(self, root, a, b):
+        """[(start, end, value or None, writer)] covering [a, b)."""
+        starts, pieces = self.starts.get(root, []), self.pieces.get(root, [])
+        i = max(bisect_right(starts, a) - 1, 0)
+        out, pos = [], a
+        while i < len(pieces) and pieces[i][0] < b:
+            s, e, v, w = pieces[i]
+            i += 1
+            if e <= pos:
+                continue
+            if s > pos:
+                out.append((pos, s, None, None))
+            out.append((max(s, pos), min(e, b), v, w))
+            pos = min(e, b)
+        if pos < b:
+            out.append((pos, b, None, None))
+        return out
+
+    def write(self, root, new):
+        """Writes pieces `new` (sorted, contiguous [a, b))."""
+        if not new:
+            return
+        a, b = new[0][0], new[-1][1]
+        starts = self.starts.setdefault(root, [])
+        pieces = self.pieces.setdefault(root, [])
+        lo = max(bisect_right(starts, a) - 1, 0)
+        while lo < len(pieces) and pieces[lo][1] <= a:
+            lo += 1
+        hi = lo
+        while hi < len(pieces) and pieces[hi][0] < b:
+            hi += 1
+        keep = list(new)
+        if lo < hi and pieces[lo][0] < a:
+            keep.insert(0, (pieces[lo][0], a) + pieces[lo][2:])
+        if lo < hi and pieces[hi - 1][1] > b:
+            keep.append((b, pieces[hi - 1][1]) + pieces[hi - 1][2:])
+        pieces[lo:hi] = keep
+        starts[lo:hi] = [p[0] for p in keep]
+
+
+def _name(v):
+    try:
+        return v.get_name()
+    except Exception:  # a name is only for the message
+        return "<buffer>"
+
+
+# -- the checker -----------------------------------------------------------------
+
+class _Claim:
+    """Simulates the ops of one claim and compares its outputs with the spec."""
+
+    def __init__(self, claim, ops):
+        self.claim, self.ops = claim, ops
+        self.mem = _Memory()
+        self.findings = []
+        self.runs = {}  # value -> _runs(value): slices are shared by many ops
+
+    def report(self, loc, message, notes=()):
+        if len(self.findings) < MAX_FINDINGS:
+            self.findings.append((loc, message, list(notes)))
+
+    def region(self, op, v):
+        try:
+            r = self.runs.get(v)
+            if r is None:
+                r = self.runs[v] = _runs(v)
+            return r
+        except Unsupported as e:
+            raise PassError(f"coll-check-semantics cannot follow this {op.name}: {e}", op.location) from None
+
+    def where(self, v, a, b):
+        dev = device_of(v.type)
+        return f"{_name(root_of(v)[0])}[{a}, {b})" + (f" on device {dev}" if dev is not None else "")
+
+    def unwritten(self, op, v, a, b):
+        self.report(op.location, f"{op.name} reads {self.where(v, a, b)}, which nothing has written: "
+                                 f"it is no input of the claimed {self.claim.collective} and no op "
+                                 "before it in the program writes it",
+                    [(self.claim.location, "the claim")])
+
+    def run(self):
+        claim = self.claim
+        spec_fn = SPECS.get(claim.collective)
+        if spec_fn is None:
+            raise PassError(f"no specification for collective '{claim.collective}'; expected one of: "
+                            f"{', '.join(SPECS)}", claim.location)
+        ins = [self.region(claim.op, v) for v in claim.inputs]
+        outs = [self.region(claim.op, v) for v in claim.outputs]
+        sizes = {sum(r[1] for r in runs) for _, runs in ins}
+        out_sizes = {sum(r[1] for r in runs) for _, runs in outs}
+        if len(sizes) != 1 or len(out_sizes) != 1:
+            raise PassError("the claimed inputs (and outputs) must all have one size", claim.location)
+        try:
+            spec = spec_fn(claim, sizes.pop(), out_sizes.pop())
+        except Unsupported as e:
+            raise PassError(f"coll.implements {e}", claim.location) from None
+        for i, (root, runs) in enumerate(ins):
+            logical = 0
+            for p, n in runs:
+                self.mem.write(root, [(p, p + n, _leaf(i, p - logical), None)])
+                logical += n
+        for op in self.ops:
+            if op.name == Copy.NAME:
+                self.copy(Copy.of(op))
+            elif op.name == Combine.NAME:
+                self.combine(Combine.of(op))
+        for j, pieces in spec.items():
+            self.check_output(j, outs[j], pieces)
+        return self.findings
+
+    def copy(self, c):
+        (sroot, sruns), (droot, druns) = self.region(c.op, c.source), self.region(c.op, c.target)
+        writes, bad = [], None
+        for (sp, dp), n in _aligned([sruns, druns]):
+            new = []
+            for a, b, v, _ in self.mem.read(sroot, sp, sp + n):
+                if v is None:
+                    bad = bad or (a, b)
+                    v = POISON
+                new.append((a + dp - sp, b + dp - sp, _moved(v, dp - sp), c.op))
+            writes.append(new)
+        if bad:
+            self.unwritten(c.op, c.source, *bad)
+        for new in writes:
+            self.mem.write(droot, new)
+
+    def combine(self, c):
+        regions = [self.region(c.op, v) for v in c.inputs + [c.out]]
+        kind, writes, bad = c.kind, [], None
+        for pos, n in _aligned([runs for _, runs in regions]):
+            q = pos[-1]
+            # Each input's pieces, moved to the output positions.
+            per_input, cuts = [], {q, q + n}
+            for (root, _), p, v in zip(regions, pos, c.inputs):
+                got = []
+                for a, b, val, _ in self.mem.read(root, p, p + n):
+                    if val is None:
+                        bad = bad or (v, a, b)
+                        val = POISON
+                    got.append((a + q - p, b + q - p, _moved(val, q - p)))
+                    cuts.add(a + q - p)
+                per_input.append(got)
+            cuts = sorted(cuts)
+            idx = [0] * len(per_input)
+            new = []
+            for a, b in zip(cuts, cuts[1:]):
+                vals = []
+                for k, got in enumerate(per_input):
+                    while got[idx[k]][1] <= a:
+                        idx[k] += 1
+                    vals.append(got[idx[k]][2])
+                v = POISON if any(x is POISON for x in vals) else _combined(kind, vals)
+                new.append((a, b, v, c.op))
+            writes.append(new)
+        if bad:
+            self.unwritten(c.op, *bad)
+        for new in writes:
+            self.mem.write(regions[-1][0], new)
+
+    def check_output(self, j, region, pieces):
+        root, runs = region
+        value = self.claim.outputs[j]
+        wrong = []  # [(logical a, logical b, got, want, writer)]
+        logical = 0
+        for p, n in runs:
+            for start, end, kind, sources in pieces:
+                lo, hi = max(start, logical), min(end, logical + n)
+                if lo >= hi:
+                    continue
+                base = p - logical  # position of logical element e: e + base
+                want = _combined(kind, [_leaf(i, base + d) for i, d in sources])
+                for a, b, got, writer in self.mem.read(root, lo + base, hi + base):
+                    if got == want or got is POISON:  # poison: reported at its read
+                        continue
+                    w = (a - base, b - base, got, want, writer, a, b)
+                    if wrong and wrong[-1][1] == w[0] and wrong[-1][2:5] == w[2:5]:
+                        w = (wrong[-1][0],) + w[1:5] + (wrong[-1][5], b)
+                        wrong[-1] = w
+                    else:
+                        wrong.append(w)
+            logical += n
+        for la, lb, got, want, writer, a, b in wrong[:3]:
+            dev = ""
+            devs = self.claim.devices
+            if self.claim.to_device is not None:
+                dev = f" on device {self.claim.to_device}"
+            elif devs is not None and j < len(devs):
+                dev = f" on device {devs[j]}"
+            msg = (f"output #{j} ({_name(value)}{dev}) [{la}, {lb}) holds {_describe(got, a, b)} "
+                   f"but should hold {_describe(want, a, b)}: {_diagnosis(got, want, a, b)}")
+            notes = [(writer.location, f"last written by this {writer.name}")] if writer is not None else []
+            self.report(self.claim.location, msg, notes)
+
+
+def _program(block):
+    """{claim op: [ops it covers, in block order]} for the claims of a block."""
+    ops = [op.operation for op in block.operations]
+    index = {op: i for i, op in enumerate(ops)}
+    tok = token_type()
+    preds, last_wait = [], None
+    for i, op in enumerate(ops):
+        p = [] if not op.name.startswith("coll.") else [  # only coll ops take tokens
+            index[v.owner.operation] for v in op.operands
+            if v.type == tok and isinstance(v, ir.OpResult) and v.owner.operation in index]
+        if last_wait is not None:
+            p.append(last_wait)
+        preds.append(p)
+        if op.name == "coll.wait":
+            last_wait = i
+    taken, out = set(), {}
+    for i, op in enumerate(ops):
+        if op.name != Implements.NAME:
+            continue
+        seen, stack = set(), [i]
+        while stack:
+            for p in preds[stack.pop()]:
+                if p not in seen and p not in taken:
+                    seen.add(p)
+                    stack.append(p)
+        taken |= seen
+        out[op] = [ops[k] for k in sorted(seen)]
+    return out
+
+
+def check_module(module_op):
+    """[(location, message, notes)] for every claim under module_op."""
+    findings = []
+    for claim_op in find_ops(module_op, Implements.NAME):
+        if claim_op.parent is None or claim_op.parent.name != "func.func":
+            raise PassError("coll.implements must be at the top level of a function", claim_op.location)
+    for func in find_ops(module_op, "func.func"):
+        for block in func.regions[0].blocks:
+            for claim_op, ops in _program(block).items():
+                lowered = [op for op in ops if op.name == "coll.all_reduce"]
+                if lowered:
+                    raise PassError("the program claimed here still holds a coll.all_reduce; lower it "
+                                    "first (coll-lower-all-reduce)", claim_op.location,
+                                    [(lowered[0].location, "this coll.all_reduce")])
+                findings += _Claim(view(claim_op), ops).run()
+    return findings
+
+
+@register("coll-check-semantics",
+          "Prove that every explicit program claimed by a coll.implements computes its collective: "
+          "each output region holds every input exactly once, combined with the right kind, from "
+          "the right place, and nothing unwritten is read")
+def check_semantics(module_op):
+    findings = check_module(module_op)
+    if findings:
+        raise SemanticsError(findings)

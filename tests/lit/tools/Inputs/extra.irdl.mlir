@@ -1,0 +1,4 @@
+irdl.dialect @extra {
+  irdl.operation @marker {
+  }
+}

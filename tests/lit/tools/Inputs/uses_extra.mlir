@@ -1,0 +1,4 @@
+func.func @f() {
+  "extra.marker"() : () -> ()
+  return
+}

@@ -1,0 +1,39 @@
+// The coll verifier on coll.implements (what IRDL cannot say); what the
+// claim means is coll-check-semantics' (tests/lit/reliability).
+// RUN: coll-opt %s --split-input-file --verify-diagnostics
+// (A non-string 'op' is IRDL's to reject.)
+
+!a = memref<4xf32>
+!d0 = memref<4xf32, #coll.device<0>>
+func.func @op_not_a_string(%a: !a, %b: !a) {
+  %x = memref.memory_space_cast %a : !a to !d0
+  %y = memref.memory_space_cast %b : !a to !d0
+  %t = "coll.copy"(%x, %y) : (!d0, !d0) -> !coll.token
+  // expected-error @+1 {{expected base attribute 'builtin.string' but got 'builtin.integer'}}
+  "coll.implements"(%a, %b, %t) {op = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !coll.token) -> ()
+  return
+}
+
+// -----
+!a = memref<4xf32>
+!d0 = memref<4xf32, #coll.device<0>>
+func.func @unknown_kind(%a: !a, %b: !a) {
+  %x = memref.memory_space_cast %a : !a to !d0
+  %y = memref.memory_space_cast %b : !a to !d0
+  %t = "coll.copy"(%x, %y) : (!d0, !d0) -> !coll.token
+  // expected-error @+1 {{unknown reduction kind "avg"; expected one of: sum, prod, max, min, and, or, xor}}
+  "coll.implements"(%a, %b, %t) {op = "all_reduce", kind = "avg", operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !coll.token) -> ()
+  return
+}
+
+// -----
+!a = memref<4xf32>
+!d0 = memref<4xf32, #coll.device<0>>
+func.func @devices_per_input(%a: !a, %b: !a) {
+  %x = memref.memory_space_cast %a : !a to !d0
+  %y = memref.memory_space_cast %b : !a to !d0
+  %t = "coll.copy"(%x, %y) : (!d0, !d0) -> !coll.token
+  // expected-error @+1 {{'devices' names 2 devices but the claim has 1 inputs; expected one device per input}}
+  "coll.implements"(%a, %b, %t) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !coll.token) -> ()
+  return
+}

@@ -1,0 +1,115 @@
+"""Reading tool input the way mlir-opt does: any bytes, text or bytecode,
+split into chunks, parsed with the input's own file name in every location.
+"""
+import sys
+
+from mlir import ir
+
+BYTECODE_MAGIC = b"ML\xefR"
+DEFAULT_MARKER = "// -----"
+STDIN_NAME = "<stdin>"  # what mlir-opt calls it in locations
+
+
+def read_input(path):
+    """(bytes, name for locations). Raises OSError (a directory too)."""
+    if path == "-":
+        return sys.stdin.buffer.read(), STDIN_NAME
+    with open(path, "rb") as f:
+        return f.read(), path
+
+
+def is_bytecode(data):
+    return data.startswith(BYTECODE_MAGIC)
+
+
+def split_chunks(data, marker):
+    """Splits like mlir-opt (llvm::splitAndProcessBuffer): at every
+    occurrence of `marker`, mid-line too; text that matches all but its last
+    two characters is a near miss (a warning, not a split).
+
+    Returns ([(chunk bytes, (line, col) where it starts)], [(line, col) of
+    near misses]).
+    Each chunk is padded with the newlines and spaces before it, so that
+    lines and columns in it are the file's."""
+    if not marker or is_bytecode(data):
+        return [(data, (1, 1))], []
+    mark = marker.encode()
+    head, tail = (mark[:-2], mark[-2:]) if len(mark) > 2 else (mark, b"")
+    pieces = data.split(head)
+    starts, near, pos = [0], [], len(pieces[0])
+    for piece in pieces[1:]:
+        pos += len(head)
+        if piece.startswith(tail):
+            starts.append(pos + len(tail))
+        else:
+            near.append(_line_col(data, pos))
+        pos += len(piece)
+    chunks = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] - len(mark) if k + 1 < len(starts) else len(data)
+        line, col = _line_col(data, start)
+        chunks.append((b"\n" * (line - 1) + b" " * (col - 1) + data[start:end], (line, col)))
+    return chunks, near
+
+
+def _line_col(data, offset):
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
+
+
+def as_text(data):
+    """The chunk as str for our own scans (guard, expected-* lines); bytes
+    that are not UTF-8 become U+FFFD, which none of those scans look for."""
+    return data.decode("utf-8", errors="replace")
+
+
+def parse(data, name, implicit_module=True):
+    """Parses text or bytecode into an Operation (the top-level op).
+
+    Module.parse names its buffer "-": locations are renamed to `name`
+    afterwards. Without an implicit module the bindings' Operation.parse
+    takes the name itself and, like mlir-opt, wants exactly one top-level
+    op. Returns (owner to keep alive, top-level Operation); raises
+    ir.MLIRError."""
+    if not implicit_module and not is_bytecode(data):
+        op = ir.Operation.parse(as_text(data), source_name=name).operation
+        return op, op
+    module = ir.Module.parse(data)
+    _rename_locations(module.operation, name)
+    return module, module.operation
+
+
+def _rename_locations(root, name):
+    cache = {}
+
+    def fix(loc):
+        key = str(loc)
+        if key not in cache:
+            cache[key] = _renamed(loc, name)
+        return cache[key]
+
+    def visit(op):
+        op.location = fix(op.location)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    arg.set_location(fix(arg.location))
+        return ir.WalkResult.ADVANCE
+    root.walk(visit)
+
+
+def _renamed(loc, name):
+    """`loc` with every file "-" replaced by `name` (nested locations too)."""
+    if loc.is_a_file():
+        if loc.filename != "-":
+            return loc
+        return ir.Location.file(name, loc.start_line, loc.start_col, loc.end_line, loc.end_col)
+    if loc.is_a_name():
+        return ir.Location.name(loc.name_str, childLoc=_renamed(loc.child_loc, name))
+    if loc.is_a_callsite():
+        return ir.Location.callsite(_renamed(loc.callee, name), [_renamed(loc.caller, name)])
+    if loc.is_a_fused():
+        if str(loc).startswith("loc(fused<"):
+            return loc  # its metadata is not readable from the bindings
+        return ir.Location.fused([_renamed(l, name) for l in loc.locations])
+    return loc
