@@ -8,6 +8,7 @@ and tests all lower through these, with core/pipeline.py.
   cpu       explicit level -> LLVM dialect for the ExecutionEngine
   gpu       explicit level -> gpu dialect (host ops + kernels)
   nvvm      gpu dialect -> LLVM dialect host + gpu.binary (PTX or cubin)
+  mpi       explicit level -> one per-rank program (mpi dialect), LLVM dialect
 Each starts from any level at or above its own: passes with nothing to do
 leave the IR alone.
 """
@@ -46,13 +47,16 @@ def _opts(**values):
     return "{" + " ".join(items) + "}" if items else ""
 
 
-def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False):
+def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False,
+             spmd=False):
     """Collective level -> explicit level. `strategy` (not auto) overrides
     every collective's own; otherwise coll-choose-strategy decides. The
     checks prove an explicit program ordered (coll-check-order) and that it
-    computes what its coll.implements claims (coll-check-semantics)."""
-    elems = [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
-             "coll-lower-collectives"]
+    computes what its coll.implements claims (coll-check-semantics). `spmd`:
+    SPMD functions are expanded into their global view first."""
+    elems = ["coll-spmd-to-global"] if spmd else []
+    elems += [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
+              "coll-lower-collectives"]
     if check_order:
         elems.append("coll-check-order")
     if check_semantics:
@@ -78,7 +82,24 @@ def nvvm(chip="sm_90", features="+ptx80", fmt="isa", opt_level=3):
             f"cubin-format={fmt} opt-level={opt_level}}}"]
 
 
-ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm}
+# CPU_TO_LLVM with its dialect conversions replaced by convert-to-llvm, the
+# one pass that knows the mpi dialect (it reads the module's dlti.map for
+# the ABI); math-to-libm first, as convert-to-llvm would inline nothing.
+MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
+    "convert-math-to-libm",
+    "convert-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+
+def mpi(implementation=None):
+    """Explicit level -> the per-rank projection (coll-to-mpi: one module for
+    every rank), its combines for the CPU, then the LLVM dialect."""
+    return ([f"coll-to-mpi{_opts(implementation=implementation)}", "coll-to-cpu{tile=0}",
+             "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
+
+
+ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm, "mpi": mpi}
 
 
 def pipeline(*parts):

@@ -110,7 +110,13 @@ class _Verifier:
             return self.error(op, f"expected at least one {'output' if grouped is outs else 'input'} buffer (zero devices)")
         if n > MAX_DEVICES:
             return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
-        if len(devices) != n:
+        ranks = _spmd_ranks(op) if isinstance(c, AllReduce) else None
+        if ranks is not None:
+            # SPMD form: one rank's buffers, the group in 'devices'.
+            if (len(ins), len(outs)) != (1, 1) or devices != list(range(ranks)):
+                return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
+                                      f"one output (this rank's) and names its group devices = [0..{ranks - 1}]")
+        elif len(devices) != n:
             per = "outputs" if grouped is outs else "inputs"
             return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
         seen = {}
@@ -137,6 +143,8 @@ class _Verifier:
                 return self.error(op, "'threshold' must be a non-negative integer (elements)")
         single = isinstance(c, Reduce) or (isinstance(c, AllReduce) and c.to_device is not None)
         expected = (1 if isinstance(c, Broadcast) else n, 1 if single else n)
+        if ranks is not None:
+            expected = (1, 1)
         if len(ins) != expected[0]:
             return self.error(op, f"{what} expects {expected[0]} input buffer(s), got {len(ins)}")
         if len(outs) != expected[1]:
@@ -360,6 +368,20 @@ def token_escapes(op, allowed=()):
                                         "may only be used by coll ops (coll.join, coll.wait, coll.copy, "
                                         "coll.combine) when the program is lowered")]
     return []
+
+
+SPMD_RANKS = "coll.ranks"  # on a function that holds one rank's buffers
+
+
+def _spmd_ranks(op):
+    """The group size of the SPMD function around `op`, or None."""
+    f = op.parent
+    while f is not None and f.name != "func.func":
+        f = f.parent
+    if f is None or SPMD_RANKS not in f.attributes:
+        return None
+    a = as_(ir.IntegerAttr, _get(f.attributes, SPMD_RANKS))
+    return a.value if a is not None and a.value > 0 else None
 
 
 def num_devices_of(module_op):

@@ -13,6 +13,7 @@ from ..ir import peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
 from ..ir.walk import find_ops
+from .spmd import is_spmd
 
 
 # Back ends whose devices share one address space: the CPU's simulated
@@ -46,10 +47,12 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
         peers.enable(module_op)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
     theirs = bool(explicit and not collectives)
-    choose, rest = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
-                                   check_order=check_order and theirs,
-                                   check_semantics=check_semantics and theirs), []
-    choose, rest = choose[:1], choose[1:]
+    spmd = any(is_spmd(f) for f in find_ops(module_op, "func.func"))
+    choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
+                             check_order=check_order and theirs,
+                             check_semantics=check_semantics and theirs, spmd=spmd)
+    first = 2 if spmd else 1  # through coll-choose-strategy
+    choose, rest = choose[:first], choose[first:]
     back = routes.ROUTES[backend](**options) if backend else []
     strategies, traffic = [], None
     if collectives or explicit:

@@ -17,6 +17,7 @@ from mlir import ir
 
 from ..ir.ops import COLLECTIVES, Combine, view
 from ..ir.walk import find_ops
+from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
 from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
@@ -86,6 +87,11 @@ def _describe(func):
         raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
     kind = kinds.pop() if kinds else None
     n_in, why = classify_arguments(func)
+    if RANKS_ATTR in func.attributes and n_in is not None:
+        # A per-rank program (coll-to-mpi): the global view is every rank's buffers.
+        ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
+        k_in = ir.IntegerAttr(func.attributes[RANK_INPUTS_ATTR]).value
+        n_in, specs = ranks * k_in, specs * ranks
     if n_in is None:
         raise ValueError(f"@{name} is not an allreduce coll-run can check: {why}")
     n_out = len(specs) - n_in
@@ -115,7 +121,11 @@ def _describe_collective(func, name, specs, c):
     attrs = {k: v for k in ("root", "to_device", "scatter_axis", "gather_axis", "split_axis",
                             "concat_axis") if (v := _int_attr(c.op, k)) is not None}
     out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
-    return Problem(name, n_in, len(extra), specs[0].shape, specs[0].element,
+    n_out = len(extra)
+    if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers, every rank's in all
+        ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
+        n_in, n_out, alias = n_in * ranks, n_out * ranks, ()
+    return Problem(name, n_in, n_out, specs[0].shape, specs[0].element,
                    c.kind if c.HAS_KIND else None, c.strategy, True, what[len("coll."):],
                    out_shape, attrs, alias)
 

@@ -86,12 +86,18 @@ def find_entry(module, entry=None):
 
 def parse_program(module_text, entry=None):
     """Parses and verifies a module for a runtime (in the current Context):
-    (module, entry name, argument specs, number of inputs). The entry gets
-    the C interface the runtimes call."""
+    (module, entry name, argument specs, number of inputs). An entry in SPMD
+    form is expanded into its global view first. The entry gets the C
+    interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
+    from ..lowering.spmd import is_spmd, spmd_to_global
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
     func = find_entry(module, entry)
+    if is_spmd(func):  # one rank's buffers: runtimes take the global view's
+        spmd_to_global(module.operation)
+        verify_or_raise(module.operation)
+        func = find_entry(module, entry)
     name, specs = read_signature(func)
     n_inputs = count_inputs(func)
     collectives = find_ops(func, lambda n: n in COLLECTIVES)
@@ -123,7 +129,7 @@ def read_signature(func):
 # Upstream ops that only read the memref operands they take.
 READ_ONLY_OPS = ("memref.load", "vector.load", "vector.transfer_read", "memref.dim",
                  "memref.extract_strided_metadata", "memref.extract_aligned_pointer_as_index",
-                 "func.return", "memref.prefetch")
+                 "func.return", "memref.prefetch", "mpi.send", "mpi.isend")  # mpi: a per-rank program sends its inputs
 
 
 def _writer(value):

@@ -1,6 +1,7 @@
-"""coll-build: compile a coll module for the GPU and dump any stage.
+"""coll-build: compile a coll module for the GPU and dump any stage, or
+build an MPI program.
 
-  python -m coll.tools.coll_build [FILE|-] --emit=gpu|llvm|ptx|llvmir|so [-o OUT]
+  python -m coll.tools.coll_build [FILE|-] --emit=gpu|llvm|ptx|llvmir|so|mpi-exe [-o OUT]
       [--strategy=auto] [--threshold=N] [--device-map=0,0] [--chip=sm_90]
       [--format=auto|isa|bin] [--workspace=alloc|arg] [--streams=device|single]
 
@@ -14,12 +15,17 @@ gpu-lower-to-nvvm-pipeline). Stages:
   so      the shared library (-o required), linked against
           libmlir_cuda_runtime.so with rpath $ORIGIN (--runtime-dir: where
           to link it from; default the mlir wheel)
+  mpi-exe a program for your own `mpirun -n N OUT [--in PREFIX] [--out PREFIX]
+          [--repeat K]` (-o required; the mpi route, runtime/mpi.py): rank r
+          reads its inputs from PREFIX<r>.bin (raw, concatenated; default:
+          rank + 1 in every element), writes its outputs to PREFIX<r>.bin;
+          started on the wrong number of ranks it exits 1 before any message
 No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 """
 import argparse
 import sys
 
-STAGES = ("gpu", "llvm", "ptx", "llvmir", "so")
+STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,6 +91,11 @@ def build(data, args, filename="-", ctx=None):
         if nested:  # gpu-lower-to-nvvm-pipeline crashes (SIGSEGV) on them
             raise PassError("nested modules are not supported by the GPU route; expected the "
                             "functions at the top level of the module", nested[0].location)
+        if args.emit == "mpi-exe":
+            from coll.runtime import mpi
+            mpi.compile(str(module), strategy=args.strategy, threshold=args.threshold,
+                        executable=args.output)
+            return None
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,
                   device_map=args.device_map, chip=args.chip,
@@ -123,8 +134,8 @@ def main(argv=None):
 def _main(argv):
     from .source import read_input
     args = _parser().parse_args(argv)
-    if args.emit == "so" and args.output == "-":
-        return _fail("--emit=so needs -o <library path>")
+    if args.emit in ("so", "mpi-exe") and args.output == "-":
+        return _fail(f"--emit={args.emit} needs -o <output path>")
     problem = _chip_problem(args.chip)
     if problem:
         return _fail(problem)
@@ -140,7 +151,7 @@ def _main(argv):
         except SourceError as e:
             print(e.format(), file=sys.stderr)
             return 1
-    if args.emit == "so":
+    if args.emit in ("so", "mpi-exe"):
         from .output import AtomicPath
         try:
             with AtomicPath(args.output) as ap:

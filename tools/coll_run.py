@@ -1,8 +1,9 @@
 """coll-run: compile a collective module, run it on a backend, check it
 against numpy, print time and bandwidth.
 
-  coll-run FILE --backend=cpu|cuda [--strategy auto|S|all]
+  coll-run FILE --backend=cpu|cuda|mpi [--strategy auto|S|all]
            [--inputs in.npz] [--outputs out.npz] [--repeat K] [--seed S]
+           [--ranks N] [--timeout SECONDS]
 
 FILE is at the collective level (one coll.all_reduce, reduce_scatter,
 all_gather, reduce, broadcast or all_to_all) or the explicit level.
@@ -13,6 +14,11 @@ x0..x{N-1}) or are generated from --seed; --outputs receives y0..y{M-1} of the
 first strategy run, and only when everything succeeded. bf16 arrays are
 uint16 bit patterns. Bandwidth counts the bytes the explicit program reads
 plus writes. Errors are MLIR-style diagnostics and exit code 1.
+
+--backend=mpi runs one process per device under mpirun (runtime/mpi.py):
+--ranks must be the program's device count (a run with another is refused
+before anything starts); a run that has not finished within --timeout
+seconds is killed and reported rank by rank.
 """
 import argparse
 import sys
@@ -29,13 +35,17 @@ class Failure(Exception):
 def _parser():
     p = argparse.ArgumentParser(prog="coll-run", description="Run an allreduce module and check it against numpy.")
     p.add_argument("file", help="input .mlir file")
-    p.add_argument("--backend", required=True, help="cpu or cuda")
+    p.add_argument("--backend", required=True, help="cpu, cuda or mpi")
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
     p.add_argument("--inputs", help="npz with x0..x{N-1} (default: generated from --seed)")
     p.add_argument("--outputs", help="npz to write y0..y{M-1} to")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per strategy (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
+    p.add_argument("--ranks", type=int, default=None,
+                   help="mpi: the number of ranks (default: one per device of the program)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="mpi: seconds a run may take before it is killed (default 120)")
     p.add_argument("--dump-pass-pipeline", action="store_true",
                    help="print the route each strategy is lowered with (coll-opt --pass-pipeline text) on stderr")
     return p
@@ -163,6 +173,14 @@ def run(argv):
     args = _parser().parse_args(argv)
     if args.repeat < 1:
         _fail(f"--repeat must be >= 1, got {args.repeat}")
+    mpi_options = {}
+    if args.backend == "mpi":
+        if args.timeout is not None:
+            if not args.timeout > 0:
+                _fail(f"--timeout must be > 0 seconds, got {args.timeout}")
+            mpi_options["timeout"] = args.timeout
+    elif args.ranks is not None or args.timeout is not None:
+        _fail("--ranks and --timeout apply to --backend=mpi only")
     from coll.runtime.backends import BACKENDS
     backend = BACKENDS.get(args.backend)
     if backend is None:
@@ -179,7 +197,9 @@ def run(argv):
     # cannot hide it, and every run starts from the same values.
     pristine = [x.copy() for x in inputs]
     collective = problem.collective
-    every = list(OPS["coll." + problem.op].STRATEGIES)
+    cls = OPS["coll." + problem.op]
+    # Ranks under mpirun share no memory: no peer strategies there.
+    every = [s for s in cls.STRATEGIES if args.backend != "mpi" or s not in cls.PEER_STRATEGIES]
     strategies = every if args.strategy == "all" else [args.strategy]
     if not collective:
         strategies = strategies[:1]
@@ -188,7 +208,10 @@ def run(argv):
     for strategy in strategies:
         try:
             # The runtime lowers once (core/routes.py) and reports what it chose.
-            prog = backend.compile(text, args.entry, strategy=strategy)
+            prog = backend.compile(text, args.entry, strategy=strategy, **mpi_options)
+            if args.ranks is not None and args.ranks != prog.ranks:
+                _fail(f"{args.file}: the program is for {prog.ranks} ranks (one per device), "
+                      f"not --ranks {args.ranks}; nothing was started")
             chosen = prog.strategies[0] if prog.strategies else "-"
             if args.dump_pass_pipeline:
                 print(prog.pipeline, file=sys.stderr)

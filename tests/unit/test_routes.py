@@ -25,7 +25,8 @@ def _coll_opt(text, pipeline):
 
 
 @pytest.mark.parametrize("backend,options", [
-    ("cpu", {"tile": 0}), ("cpu", {}), ("gpu", {"streams": "single"}), (None, {})])
+    ("cpu", {"tile": 0}), ("cpu", {}), ("gpu", {"streams": "single"}), ("mpi", {"implementation": "MPICH"}),
+    (None, {})])
 def test_printed_route_reproduces_the_runtime_lowering(backend, options):
     with make_context():
         text = all_reduce_module(3, [40], "f32", "sum")

@@ -1,0 +1,45 @@
+// coll-to-mpi on ring, 3 devices, 7 elements (chunks [0,3) [3,5) [5,7)):
+// rank 1's case holds only device 1's ops; it receives only from rank 0 and
+// sends only to rank 2 (the ring edges); every rank follows one step order,
+// so the first step of every chunk is posted before anything waits. The
+// module is as large as the explicit program: 12 copies give 12 sends and
+// 12 receives in all, each waited for once.
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-mpi,canonicalize,cse)' | filecheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-mpi,canonicalize,cse)' | filecheck %s --check-prefix=COUNT
+
+// CHECK-LABEL: func.func @all_reduce(%arg0: memref<7xf32>, %arg1: memref<7xf32>)
+// CHECK-SAME: coll.ranks = 3 : i64
+// CHECK: case 1 {
+// CHECK-NOT: #coll.device<0
+// CHECK-NOT: #coll.device<2
+// Step 1: chunk 0 arrives from rank 0 (tag 0), chunk 1 leaves for rank 2 (tag 4).
+// CHECK: %[[A:.*]] = mpi.irecv(%[[S:.*]], %c0_i32, %c0_i32, %{{.*}}) : memref<3xf32, #coll.device<1 : i64>>
+// CHECK: mpi.isend(%{{.*}}, %c4_i32, %c2_i32, %{{.*}}) : memref<2xf32, strided<[1], offset: 3>, #coll.device<1 : i64>>
+// CHECK-NEXT: mpi.wait(%[[A]])
+// Step 2: chunk 0 combined in place and forwarded (tag 1).
+// CHECK: "coll.combine"(%[[S]], %{{.*}}, %[[S]])
+// CHECK-NEXT: mpi.isend(%[[S]], %c1_i32, %c2_i32, %{{.*}})
+// CHECK-NOT: #coll.device<0
+// CHECK-NOT: #coll.device<2
+// CHECK-NOT: mpi.isend(%{{.*}}, %{{.*}}, %c0_i32
+// CHECK-NOT: mpi.irecv(%{{.*}}, %{{.*}}, %c2_i32
+// CHECK: case 2 {
+
+// COUNT-COUNT-12: mpi.isend
+// COUNT-NOT: mpi.isend
+// COUNT-LABEL: func.func @coll_mpi_init
+
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-mpi)' | grep -c mpi.irecv | filecheck %s --check-prefix=RECV
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-mpi)' | grep -c mpi.wait | filecheck %s --check-prefix=WAIT
+// RECV: {{^}}12{{$}}
+// WAIT: {{^}}24{{$}}
+
+module {
+  func.func @all_reduce(%x0: memref<7xf32>, %x1: memref<7xf32>, %x2: memref<7xf32>,
+                        %y0: memref<7xf32>, %y1: memref<7xf32>, %y2: memref<7xf32>) attributes {llvm.emit_c_interface} {
+    %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2) {devices = array<i64: 0, 1, 2>, kind = "sum", operandSegmentSizes = array<i32: 3, 3, 0>}
+        : (memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    return
+  }
+}

@@ -1,0 +1,274 @@
+"""The MPI back end: real processes under mpirun, checked against numpy.
+
+Covering design (each launch starts mpirun, about 2 s on 2 cores, so the
+grid is small):
+  - N in 2 3 4 x every strategy, f32 sum on 1000 elements (chunks of
+    unequal size): the three strategies of one N in one launch;
+  - a mix of types and kinds, and empty chunks (numel < N), at N = 3 and 4;
+  - the SPMD form and the per-rank form as input; coll-build --emit=mpi-exe
+    under a plain mpirun;
+  - faults: a rank killed mid-run, a rank that exits early, a rank that
+    hangs, a rank that never posts its receive, the wrong rank count: each
+    ends in an error that names the rank and what it was doing, within the
+    timeout, and coll-run writes no output file.
+Skips (with the reason) only where no MPI is installed; `make` installs one.
+"""
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from coll.ir import make_context
+from coll.ir.ops import AllReduce
+from coll.ir.generate import all_reduce_module
+from coll.runtime import check, mpi
+
+OK, WHY = mpi.available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
+
+# Every strategy the lowering has, but the peer ones: ranks do not share memory.
+STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
+TIMEOUT = 60  # generous for a loaded 2-core machine; the fault tests use less
+
+
+def _module(n, shape, dtype="f32", kind="sum", strategy=None):
+    with make_context():
+        return all_reduce_module(n, shape, dtype, kind, strategy=strategy)
+
+
+def _run(text, strategy="auto", seed=0, **launch):
+    from mlir import ir
+    with make_context():
+        problem = check.describe(ir.Module.parse(text))
+    prog = mpi.compile(text, strategy=strategy, timeout=launch.pop("timeout", TIMEOUT))
+    inputs = check.make_inputs(problem, seed)
+    outputs = check.make_outputs(problem)
+    prog.launch(inputs, outputs, 0, **launch)
+    return prog, problem, inputs, outputs
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_every_strategy_matches_numpy(n):
+    from mlir import ir
+    text = _module(n, [1000])
+    with make_context():
+        problem = check.describe(ir.Module.parse(text))
+    inputs = check.make_inputs(problem, n)
+    runs = [(mpi.compile(text, strategy=s, timeout=TIMEOUT), inputs, check.make_outputs(problem))
+            for s in STRATEGIES]
+    mpi.launch(runs, 0)
+    for strategy, (prog, _, outputs) in zip(STRATEGIES, runs):
+        assert prog.strategies == [strategy] and prog.ranks == n
+        ok, worst = check.check(problem, inputs, outputs)
+        assert ok, f"{strategy}: max error {worst}"
+
+
+MIXED = {  # one launch per N
+    3: [([5, 7], "i32", "max", "ring"), ([64], "bf16", "sum", "all2all"), ([9], "i8", "and", "naive")],
+    4: [([3], "i1", "xor", "ring"),       # chunks 1, 1, 1, 0
+        ([2], "f64", "prod", "all2all")],  # two empty chunks
+}
+
+
+@pytest.mark.parametrize("n", sorted(MIXED))
+def test_types_kinds_and_empty_chunks(n):
+    from mlir import ir
+    runs, problems = [], []
+    for shape, dtype, kind, strategy in MIXED[n]:
+        text = _module(n, shape, dtype, kind)
+        with make_context():
+            problem = check.describe(ir.Module.parse(text))
+        inputs = check.make_inputs(problem, 7)
+        runs.append((mpi.compile(text, strategy=strategy, timeout=TIMEOUT), inputs, check.make_outputs(problem)))
+        problems.append(problem)
+    mpi.launch(runs, 0)
+    for case, problem, (_, inputs, outputs) in zip(MIXED[n], problems, runs):
+        assert check.check(problem, inputs, outputs)[0], case
+
+
+def test_time_reports_every_run():
+    from mlir import ir
+    text = _module(2, [256])
+    with make_context():
+        problem = check.describe(ir.Module.parse(text))
+    inputs = check.make_inputs(problem, 1)
+    outputs = check.make_outputs(problem)
+    times = mpi.compile(text, strategy="ring", timeout=TIMEOUT).time(inputs, outputs, 3)
+    assert len(times) == 3 and all(t > 0 for t in times)
+    assert check.check(problem, inputs, outputs)[0]
+
+
+# -- faults --------------------------------------------------------------------
+
+def _fault(fault, timeout=20):
+    t0 = time.monotonic()
+    with pytest.raises(mpi.MpiError) as e:
+        _run(_module(2, [16384], strategy="naive"), timeout=timeout,
+             env={"COLL_MPI_TEST_FAULT": fault})
+    return str(e.value), time.monotonic() - t0
+
+
+def test_a_rank_killed_mid_run_fails_the_run():
+    msg, took = _fault("1:kill")
+    assert re.search(r"rank 1 was killed by signal 9 \(SIGKILL\) while running the program", msg), msg
+    assert took < 20
+
+
+def test_a_rank_that_exits_early_fails_the_run():
+    from coll.lowering.mpi import find
+    msg, _ = _fault("1:exit")
+    if find().implementation == "MPICH":  # hydra does not say which rank exited
+        assert "mpirun exit code 3" in msg and "rank 1 was running the program" in msg, msg
+    else:
+        assert "rank 1 exited early with status 3 while running the program" in msg, msg
+
+
+def test_a_hanging_rank_is_killed_at_the_timeout():
+    msg, took = _fault("0:hang", timeout=6)
+    assert "did not finish within 6 s" in msg and "rank 0 was running the program" in msg, msg
+    assert took < 6 + 10  # the timeout, then TERM/KILL with short grace periods
+
+
+def test_a_receive_never_posted_times_out():
+    # The projection of a 2-rank naive allreduce (64 KiB: past the eager
+    # limit, so the send waits for its receive), with rank 1's receive
+    # and its wait deleted.
+    text = _projected(_module(2, [16384], strategy="naive"))
+    head, case1 = text.split("case 1 {", 1)
+    case1, tail = case1.split("default {", 1)
+    req = re.search(r"(%\w+) = mpi\.irecv", case1).group(1)
+    case1 = "\n".join(l for l in case1.splitlines() if "mpi.irecv" not in l and f"mpi.wait({req})" not in l)
+    broken = head + "case 1 {" + case1 + "\ndefault {" + tail
+    assert broken.count("mpi.irecv") == 1
+    prog = mpi.compile(broken, timeout=6)
+    x = [np.ones(16384, np.float32)] * 2
+    y = [np.zeros(16384, np.float32) for _ in range(2)]
+    t0 = time.monotonic()
+    with pytest.raises(mpi.MpiError) as e:
+        prog.run(x, y)
+    assert "rank 0 was running the program" in str(e.value), str(e.value)
+    assert time.monotonic() - t0 < 16
+    assert not y[0].any() and not y[1].any()  # nothing copied back
+
+
+def test_the_wrong_rank_count_is_refused_before_starting():
+    prog = mpi.compile(_module(3, [8]), timeout=TIMEOUT)
+    x = [np.ones(8, np.float32)] * 3
+    y = [np.zeros(8, np.float32) for _ in range(3)]
+    with pytest.raises(mpi.MpiError, match="the program is for 3 ranks, not 2: nothing was started"):
+        prog.launch(x, y, 0, ranks=2)
+
+
+def test_each_rank_refuses_a_group_of_the_wrong_size(monkeypatch):
+    # A 2-rank program started on 3 ranks (as a user's own mpirun could):
+    # every rank checks the group size after MPI_Init, before any message.
+    prog = mpi.compile(_module(2, [8]), timeout=TIMEOUT)
+    real = mpi.mpirun_command
+    monkeypatch.setattr(mpi, "mpirun_command", lambda m, ranks: real(m, ranks + 1))
+    x = [np.ones(8, np.float32)] * 2
+    y = [np.zeros(8, np.float32) for _ in range(2)]
+    with pytest.raises(mpi.MpiError) as e:
+        prog.run(x, y)
+    for r in (0, 1):  # each rank that got as far as the check says so
+        assert f"rank {r} refused: the program is for 2 ranks, the job has 3" in str(e.value), str(e.value)
+    assert not y[0].any()
+
+
+def _projected(text):
+    return subprocess.run([sys.executable, "-m", "coll.tools.coll_opt",
+                           "--pass-pipeline=builtin.module(coll-spmd-to-global,coll-lower-all-reduce,coll-to-mpi)"],
+                          input=text, capture_output=True, text=True, check=True).stdout
+
+
+# -- coll-run ------------------------------------------------------------------
+
+def _coll_run(tmp_path, args, env=None):
+    import os
+    src = tmp_path / "ar.mlir"
+    src.write_text(_module(2, [16384]))
+    return subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(src), "--backend=mpi"] + args,
+                          capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+
+
+def test_coll_run_mpi_prints_the_table_and_writes_outputs(tmp_path):
+    out = tmp_path / "y.npz"
+    r = _coll_run(tmp_path, ["--strategy=ring", "--ranks", "2", "--repeat", "2", "--outputs", str(out)])
+    assert r.returncode == 0, r.stderr
+    rows = [l.split() for l in r.stdout.splitlines()[2:]]
+    assert [(row[0], row[1], row[-1]) for row in rows] == [("ring", "2", "ok")], r.stdout
+    y = np.load(out)
+    assert sorted(y.files) == ["y0", "y1"] and np.array_equal(y["y0"], y["y1"])
+
+
+def test_coll_run_mpi_fault_writes_nothing(tmp_path):
+    out = tmp_path / "y.npz"
+    r = _coll_run(tmp_path, ["--timeout", "20", "--outputs", str(out)], env={"COLL_MPI_TEST_FAULT": "1:kill"})
+    assert r.returncode == 1
+    assert "rank 1 was killed by signal 9" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_coll_run_mpi_wrong_ranks_is_refused(tmp_path):
+    out = tmp_path / "y.npz"
+    r = _coll_run(tmp_path, ["--ranks", "3", "--outputs", str(out)])
+    assert r.returncode == 1
+    assert "the program is for 2 ranks (one per device), not --ranks 3; nothing was started" in r.stderr
+    assert not out.exists()
+
+
+# -- other input forms ---------------------------------------------------------
+
+SPMD = """
+module {
+  func.func @all_reduce(%x: memref<100xi64>, %y: memref<100xi64>) attributes {coll.ranks = 4 : i64} {
+    %t = "coll.all_reduce"(%x, %y) {devices = array<i64: 0, 1, 2, 3>, kind = "sum", strategy = "ring",
+        operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<100xi64>, memref<100xi64>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    return
+  }
+}
+"""
+
+
+def test_spmd_form_and_per_rank_form_run(tmp_path):
+    # The SPMD form (one rank's buffers, the group in attributes) and the
+    # per-rank program coll-to-mpi prints both run; the global view's
+    # arrays are x0..x3 and y0..y3 either way.
+    projected = _projected(SPMD.replace("coll.ranks = 4 : i64", "coll.ranks = 4 : i64, llvm.emit_c_interface"))
+    assert "coll.global_args" in projected
+    inputs = [np.arange(100, dtype=np.int64) * (r + 1) for r in range(4)]
+    for text in (SPMD, projected):
+        prog = mpi.compile(text, timeout=TIMEOUT)
+        assert (prog.ranks, prog.n_inputs, len(prog.specs)) == (4, 4, 8)
+        outputs = [np.zeros(100, np.int64) for _ in range(4)]
+        prog.run(inputs, outputs)
+        for y in outputs:
+            assert np.array_equal(y, np.arange(100, dtype=np.int64) * 10)
+    src = tmp_path / "rank.mlir"
+    src.write_text(projected)
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(src), "--backend=mpi", "--repeat", "1"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and " ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_mpi_exe_runs_under_the_users_mpirun(tmp_path):
+    from coll.lowering.mpi import find
+    src, exe = tmp_path / "ar.mlir", tmp_path / "ar.exe"
+    src.write_text(_module(3, [1000], "i32", "sum"))
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe",
+                        "--strategy=ring", "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    xs = [np.arange(1000, dtype=np.int32) * (r + 1) - 7 for r in range(3)]
+    for r, x in enumerate(xs):
+        x.tofile(tmp_path / f"in{r}.bin")
+    run = mpi.mpirun_command(find(), 3) + [str(exe), "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out")]
+    r = subprocess.run(run, capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(3):
+        assert np.array_equal(np.fromfile(tmp_path / f"out{rank}.bin", dtype=np.int32), sum(xs))
+    wrong = mpi.mpirun_command(find(), 2) + [str(exe)]
+    r = subprocess.run(wrong, capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode != 0 and "built for 3 ranks, started on 2; nothing was sent" in r.stdout + r.stderr
