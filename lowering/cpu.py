@@ -19,8 +19,8 @@ from mlir import ir
 from mlir.dialects import memref
 from mlir.passmanager import PassManager
 
-from ..passes.registry import PassError, register
-from . import cpu_fuse
+from ..passes.registry import PassError, choice, register
+from . import cpu_fuse, cpu_shared, cpu_split
 from .placement import strip_types
 from .cpu_kernels import Combine, element_bytes
 
@@ -47,6 +47,7 @@ LLVM_PIPELINE = ",".join([
 ])
 
 FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
+SPLIT = 128  # most ops per function (see cpu_split.py)
 
 
 def _blocks(module_op):
@@ -80,7 +81,27 @@ def _combine_operands(op):
     return ops[:n_in], ops[n_in]
 
 
-def _rewrite(op):
+def _terminator(op, cache):
+    """The terminator of `op`'s block (cached per parent: finding it walks
+    the whole block)."""
+    key = op.parent
+    if key not in cache:
+        ops = op.block.operations
+        cache[key] = ops[len(ops) - 1]
+    return cache[key]
+
+
+def _combine(op, ins, out, kernels):
+    try:
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        if kernels is not None and kernels.call(kind, ins, out):
+            return
+        Combine(kind, ir.MemRefType(out.type).element_type).emit(ins, out)
+    except ValueError as e:
+        raise PassError(str(e), op.location) from None
+
+
+def _rewrite(op, kernels, ends):
     """Emits the upstream ops that replace `op` (before it)."""
     name = op.name
     if FUSED in op.attributes:
@@ -89,8 +110,7 @@ def _rewrite(op):
         if name == "coll.alloc":
             buf = memref.alloc(op.results[0].type, [], [], alignment=ALIGNMENT)
             op.results[0].replace_all_uses_with(buf)
-            block = op.block
-            with ir.InsertionPoint(block.operations[len(block.operations) - 1]):
+            with ir.InsertionPoint(_terminator(op, ends)):
                 memref.dealloc(buf)
         elif name == "coll.copy":
             src, dst = op.operands[0], op.operands[1]
@@ -99,12 +119,7 @@ def _rewrite(op):
             memref.copy(src, dst)
         elif name == "coll.combine":
             ins, out = _combine_operands(op)
-            try:
-                kernel = Combine(ir.StringAttr(op.attributes["kind"]).value,
-                                 ir.MemRefType(out.type).element_type)
-            except ValueError as e:
-                raise PassError(str(e), op.location) from None
-            kernel.emit(ins, out)
+            _combine(op, ins, out, kernels)
         elif name == "memref.memory_space_cast":
             src = op.operands[0]
             if src.type == op.results[0].type:
@@ -134,13 +149,13 @@ def _erase_dead_views(blocks):
                 op.erase()
 
 
-def _tile_blocks(module_op, tile):
+def _tile_blocks(module_op, tile, kernels):
     """Replaces the copies and combines of every tileable group by tiled
     loops; marks what they replace."""
     for block in _blocks(module_op):
         groups, accesses = cpu_fuse.plan(block)
         for g in groups:
-            cpu_fuse.emit(g, accesses, tile)
+            cpu_fuse.emit(g, accesses, tile, kernels)
             for op in g.ops:
                 op.attributes[FUSED] = ir.UnitAttr.get()
             for s in g.scratch:
@@ -149,19 +164,24 @@ def _tile_blocks(module_op, tile):
 
 @register("coll-to-cpu",
           "Lower the explicit level to memref/scf/vector for CPU-simulated devices "
-          "(tile: elements per tile, -1 sized by cache, 0 no tiling)",
-          tile=(int, -1))
-def to_cpu(module_op, tile=-1):
+          "(tile: elements per tile, -1 sized by cache, 0 no tiling; kernels: shared "
+          "functions or inline loops; split: most ops per function, 0 no split)",
+          tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT))
+def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
     """Explicit level -> memref/scf/vector/arith, in place."""
     if tile < -1:
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
+    if split < 0:
+        raise PassError(f"split must be 0 (no split) or a number of ops, got {split}")
     with module_op.context, module_op.location:
         ops = _collect(module_op)
         strip_types(module_op)
+        lib = cpu_shared.Kernels(module_op) if kernels == "shared" else None
         if tile != 0:
-            _tile_blocks(module_op, tile)
+            _tile_blocks(module_op, tile, lib)
+        ends = {}
         for op in ops:
-            _rewrite(op)
+            _rewrite(op, lib, ends)
         # Users come after their producers: erase from the back.
         for op in reversed(ops):
             if FUSED in op.attributes and op.name == "coll.alloc":
@@ -170,6 +190,8 @@ def to_cpu(module_op, tile=-1):
                 continue  # a cast between non-coll spaces is not ours
             _erase(op)
         _erase_dead_views(_blocks(module_op))
+        if split:
+            cpu_split.split_module(module_op, split)
 
 
 @register("coll-cpu-to-llvm",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import memref, scf
 
-from .cpu_kernels import Combine, copy_1d, element_bytes, index
+from .cpu_kernels import Combine, copy_1d, element_bytes, index, window
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
 # beats L2-sized tiles (fewer, longer streams for the prefetchers).
@@ -171,9 +171,10 @@ def plan(block):
     return list(groups.values()), accesses
 
 
-def emit(group, accesses, tile=-1):
+def emit(group, accesses, tile=-1, kernels=None):
     """Emits the tiled loops of `group` before its last op (tile: elements
-    per tile, or -1 to size tiles by TILE_BYTES)."""
+    per tile, or -1 to size tiles by TILE_BYTES; kernels: a
+    cpu_shared.Kernels to call, or None for inline loops)."""
     last = group.ops[-1]
     with ir.InsertionPoint(last), last.location:
         L = group.length
@@ -185,19 +186,19 @@ def emit(group, accesses, tile=-1):
             loop = scf.ForOp(index(0), index(full * T), index(T))
             with ir.InsertionPoint(loop.body):
                 for op in group.ops:
-                    _emit_op(op, accesses[op], tiles, loop.induction_variable, T)
+                    _emit_op(op, accesses[op], tiles, loop.induction_variable, T, kernels)
                 scf.YieldOp([])
         elif full == 1:
             for op in group.ops:
-                _emit_op(op, accesses[op], tiles, 0, T)
+                _emit_op(op, accesses[op], tiles, 0, T, kernels)
         if L % T:
             for op in group.ops:
-                _emit_op(op, accesses[op], tiles, full * T, L % T)
+                _emit_op(op, accesses[op], tiles, full * T, L % T, kernels)
         for buf in tiles.values():
             memref.dealloc(buf)
 
 
-def _emit_op(op, accesses, tiles, base, count):
+def _emit_op(op, accesses, tiles, base, count, kernels=None):
     views = []
     for v, a in zip(_views(op), accesses):
         tile = tiles.get(a.root)
@@ -207,6 +208,9 @@ def _emit_op(op, accesses, tiles, base, count):
         return
     kind = ir.StringAttr(op.attributes["kind"]).value
     ins, out = views[:-1], views[-1]
+    if kernels is not None:
+        kernels.call(kind, [window(v, b, count) for v, b in ins], window(out[0], out[1], count))
+        return
     Combine(kind, ir.MemRefType(op.operands[0].type).element_type).emit_1d(
         [(v, b) for v, b in ins], out, count)
 
