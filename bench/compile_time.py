@@ -160,13 +160,13 @@ def stage_jit_run(d, n, numel):
 def stage_e2e(d, n, strategy, numel):
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
-    from coll.runtime import cpu
+    from coll.runtime import cpu as runtime
     with make_context():
         text = all_reduce_module(n, [numel], "f32", "sum", strategy=strategy)
     xs, ys, ref = _problem(n, numel)
 
     def work():
-        cpu.compile(text, strategy=strategy).run(xs, ys)
+        runtime.compile(text, strategy=strategy).run(xs, ys)
     cpu = []
     _, secs, rss = _timed(work, cpu)
     _check(ys, ref)

@@ -20,7 +20,7 @@ from mlir.dialects import memref
 from mlir.passmanager import PassManager
 
 from ..passes.registry import PassError, choice, register
-from . import cpu_fuse, cpu_shared, cpu_split
+from . import cpu_fuse, cpu_program, cpu_shared, cpu_split
 from .placement import strip_types
 from .cpu_kernels import Combine, element_bytes
 
@@ -162,6 +162,25 @@ def _tile_blocks(module_op, tile, kernels):
                 s.owner.attributes[FUSED] = ir.UnitAttr.get()
 
 
+def _pointer_level(module_op, kernels, split, tile):
+    """Functions whose program cpu_program.py emitted: large programs, on
+    buffers too small to tile (tile=-1) or on any buffers (tile=0)."""
+    done = set()
+    if tile > 0:
+        return done  # tiles were asked for
+    max_bytes = 2**31 if tile == 0 else cpu_fuse.TILE_BYTES
+    for op in list(module_op.regions[0].blocks[0].operations):
+        f = op.operation
+        if f.name != "func.func" or not f.regions[0].blocks:
+            continue
+        try:
+            if cpu_program.lower(f, kernels, split, max_bytes):
+                done.add(ir.StringAttr(f.attributes["sym_name"]).value)
+        except ValueError as e:
+            raise PassError(e.args[0], e.args[1].location) from None
+    return done
+
+
 @register("coll-to-cpu",
           "Lower the explicit level to memref/scf/vector for CPU-simulated devices "
           "(tile: elements per tile, -1 sized by cache, 0 no tiling; kernels: shared "
@@ -174,9 +193,10 @@ def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
     if split < 0:
         raise PassError(f"split must be 0 (no split) or a number of ops, got {split}")
     with module_op.context, module_op.location:
-        ops = _collect(module_op)
         strip_types(module_op)
         lib = cpu_shared.Kernels(module_op) if kernels == "shared" else None
+        done = _pointer_level(module_op, lib, split, tile) if lib is not None and split else set()
+        ops = _collect(module_op)
         if tile != 0:
             _tile_blocks(module_op, tile, lib)
         ends = {}
@@ -191,7 +211,7 @@ def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
             _erase(op)
         _erase_dead_views(_blocks(module_op))
         if split:
-            cpu_split.split_module(module_op, split)
+            cpu_split.split_module(module_op, split, skip=done)
 
 
 @register("coll-cpu-to-llvm",

@@ -108,6 +108,25 @@ class Kernels:
         self.funcs[name] = f
         return name
 
+    def copy(self, dst, src, nbytes):
+        """Emits a call of the shared copy: memcpy on a size known only at
+        run time, so that LLVM neither expands it at each of thousands of
+        copies nor turns small ones into byte loops."""
+        name = "coll_copy"
+        if name not in self.funcs:
+            first = next(iter(self.body.operations), None)
+            ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
+            with ip, ir.Location.unknown():
+                f = func.FuncOp(name, ir.FunctionType.get([ptr_type(), ptr_type(), i64()], []),
+                                visibility="private")
+                no_inline(f)
+                entry = f.add_entry_block()
+                with ir.InsertionPoint(entry):
+                    create("llvm.intr.memcpy", [], list(entry.arguments), isVolatile=ir.BoolAttr.get(False))
+                    func.ReturnOp([])
+            self.funcs[name] = f
+        func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
+
     def call_ptrs(self, kind, elem, ptrs, count):
         """Emits the call on pointers (`ptrs`: inputs then output; `count`:
         an i64 Value)."""

@@ -62,10 +62,12 @@ def _static(t):
     return list(m.shape), offset, list(strides)
 
 
-def split_module(module_op, limit):
+def split_module(module_op, limit, skip=()):
+    """Splits every public function (but those named in `skip`)."""
     body = module_op.regions[0].blocks[0]
     for f in [op.operation for op in body.operations]:
-        if f.name == "func.func" and f.regions[0].blocks and "sym_visibility" not in f.attributes:
+        if (f.name == "func.func" and f.regions[0].blocks and "sym_visibility" not in f.attributes
+                and ir.StringAttr(f.attributes["sym_name"]).value not in skip):
             _Splitter(f, limit).run()
 
 
