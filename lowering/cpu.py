@@ -50,27 +50,37 @@ FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
 SPLIT = 128  # most ops per function (see cpu_split.py)
 
 
-def _blocks(module_op):
-    blocks = []
+def _tops(module_op, skip):
+    """The module and its top-level ops, but the functions named in `skip`
+    (what the pointer-level path emitted: nothing of coll is left there)."""
+    yield from (op.operation for op in module_op.regions[0].blocks[0].operations
+                if op.operation.name != "func.func"
+                or ir.StringAttr(op.operation.attributes["sym_name"]).value not in skip)
+
+
+def _blocks(module_op, skip=()):
+    blocks = list(module_op.regions[0].blocks)
 
     def visit(op):
         for region in op.regions:
             blocks.extend(region.blocks)
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    for op in _tops(module_op, skip):
+        op.walk(visit)
     return blocks
 
 
 # -- per-op lowering ---------------------------------------------------------
 
-def _collect(module_op):
+def _collect(module_op, skip=()):
     ops = []
 
     def visit(op):
         if op.name.startswith("coll.") or op.name == "memref.memory_space_cast":
             ops.append(op)
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    for op in _tops(module_op, skip):
+        op.walk(visit)
     return ops
 
 
@@ -149,10 +159,10 @@ def _erase_dead_views(blocks):
                 op.erase()
 
 
-def _tile_blocks(module_op, tile, kernels):
+def _tile_blocks(module_op, tile, kernels, skip):
     """Replaces the copies and combines of every tileable group by tiled
     loops; marks what they replace."""
-    for block in _blocks(module_op):
+    for block in _blocks(module_op, skip):
         groups, accesses = cpu_fuse.plan(block)
         for g in groups:
             cpu_fuse.emit(g, accesses, tile, kernels)
@@ -174,8 +184,9 @@ def _pointer_level(module_op, kernels, split, tile):
         if f.name != "func.func" or not f.regions[0].blocks:
             continue
         try:
-            if cpu_program.lower(f, kernels, split, max_bytes):
-                done.add(ir.StringAttr(f.attributes["sym_name"]).value)
+            parts = cpu_program.lower(f, kernels, split, max_bytes)
+            if parts:
+                done.update(parts + [ir.StringAttr(f.attributes["sym_name"]).value])
         except ValueError as e:
             raise PassError(e.args[0], e.args[1].location) from None
     return done
@@ -196,9 +207,9 @@ def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
         strip_types(module_op)
         lib = cpu_shared.Kernels(module_op) if kernels == "shared" else None
         done = _pointer_level(module_op, lib, split, tile) if lib is not None and split else set()
-        ops = _collect(module_op)
+        ops = _collect(module_op, done)
         if tile != 0:
-            _tile_blocks(module_op, tile, lib)
+            _tile_blocks(module_op, tile, lib, done)
         ends = {}
         for op in ops:
             _rewrite(op, lib, ends)
@@ -209,7 +220,7 @@ def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
             if op.name == "memref.memory_space_cast" and op.operands[0].type != op.results[0].type:
                 continue  # a cast between non-coll spaces is not ours
             _erase(op)
-        _erase_dead_views(_blocks(module_op))
+        _erase_dead_views(_blocks(module_op, done))
         if split:
             cpu_split.split_module(module_op, split, skip=done)
 

@@ -91,8 +91,9 @@ def _trace(value):
     return v, offset
 
 
-def _accesses(op):
-    """Accesses of a coll.copy or coll.combine, or None if not analysable."""
+def _accesses(op, memo=None):
+    """Accesses of a coll.copy or coll.combine, or None if not analysable
+    (`memo`: traced views, shared by the ops of a block)."""
     ops = list(op.operands)
     if op.name == "coll.copy":
         views = [(ops[0], False), (ops[1], True)]
@@ -102,7 +103,12 @@ def _accesses(op):
         views = [(v, False) for v in ops[:n_in]] + [(ops[n_in], True)]
     out = []
     for v, write in views:
-        traced = _trace(v)
+        if memo is None:
+            traced = _trace(v)
+        else:
+            if v not in memo:
+                memo[v] = _trace(v)
+            traced = memo[v]
         if traced is None:
             return None
         out.append(Access(traced[0], traced[1], ir.MemRefType(v.type).shape[0], write))
@@ -123,6 +129,34 @@ class _UnionFind:
         self.parent[self.find(a)] = self.find(b)
 
 
+def _conflicts(items, uf, clash):
+    """Unions the ops of `items` (one root's (op index, access)) that touch
+    overlapping elements, one of them writing; `clash` gets ops so joined
+    at different offsets. Per distinct interval, not per pair of ops: a
+    buffer that N ops read would cost N^2."""
+    spans = {}
+    for i, a in items:
+        members, write = spans.get((a.start, a.length), ([], False))
+        members.append(i)
+        spans[(a.start, a.length)] = (members, write or a.write)
+    keys = sorted(spans)
+    for key in keys:
+        members, write = spans[key]
+        if write:  # every op on it conflicts with the writer
+            for i in members[1:]:
+                uf.union(members[0], i)
+    for k, (start, length) in enumerate(keys):
+        a, a_write = spans[(start, length)]
+        for j in range(k + 1, len(keys)):
+            if keys[j][0] >= start + length:
+                break  # sorted by start: no later interval overlaps
+            b, b_write = spans[keys[j]]
+            if a_write or b_write:
+                for i in a + b:
+                    uf.union(a[0], i)
+                clash.add(a[0])
+
+
 def plan(block):
     """(groups to tile, accesses per op) for one block; ([], {}) when the
     block holds something the analysis does not understand."""
@@ -130,9 +164,9 @@ def plan(block):
     if not ops or any(op.name not in BENIGN_OPS + ("coll.copy", "coll.combine")
                       for op in block.operations):
         return [], {}
-    accesses = {}
+    accesses, memo = {}, {}
     for op in ops:
-        acc = _accesses(op)
+        acc = _accesses(op, memo)
         if acc is None:
             return [], {}
         accesses[op] = acc
@@ -142,19 +176,11 @@ def plan(block):
             by_root.setdefault(a.root, []).append((i, a))
     uf, clash = _UnionFind(len(ops)), set()
     for items in by_root.values():
-        items.sort(key=lambda x: x[1].start)
-        for k, (i, a) in enumerate(items):
-            for j, b in items[k + 1:]:
-                if b.start >= a.start + a.length:
-                    break  # sorted by start: no later item overlaps a
-                if a.write or b.write:
-                    uf.union(i, j)
-                    if (a.start, a.length) != (b.start, b.length):
-                        clash.add((i, j))
+        _conflicts(items, uf, clash)
     members = {}
     for i in range(len(ops)):
         members.setdefault(uf.find(i), []).append(i)
-    bad_roots = {uf.find(i) for pair in clash for i in pair}
+    bad_roots = {uf.find(i) for i in clash}
     groups = {}
     for r, idx in members.items():
         lengths = {accesses[ops[i]][0].length for i in idx}

@@ -33,9 +33,9 @@ def _plan(block, limit, max_bytes):
         return None
     if any(op.name not in cpu_fuse.BENIGN_OPS + WORK for op in ops):
         return None
-    accesses = []
+    accesses, memo = [], {}
     for op in work:
-        acc = cpu_fuse._accesses(op)
+        acc = cpu_fuse._accesses(op, memo)
         if acc is None or len({a.length for a in acc}) != 1:
             return None
         accesses.append(acc)
@@ -84,12 +84,13 @@ def _arena(work):
 
 def lower(func_op, kernels, limit, max_bytes):
     """Emits `func_op`'s program at the pointer level in place of its coll
-    ops; False (nothing changed) when it does not take this path. Raises
+    ops; returns the names of the functions it made, [] (nothing changed)
+    when it does not take this path. Raises
     ValueError (with the op) for a kind its element type has not."""
     block = func_op.regions[0].blocks[0]
     plan = _plan(block, limit, max_bytes)
     if plan is None:
-        return False
+        return []
     ops, work = plan
     for op, acc in work:  # every kernel exists before anything is emitted
         if op.name == "coll.combine":
@@ -132,7 +133,7 @@ def lower(func_op, kernels, limit, max_bytes):
                 memref.dealloc(arena)
     for op in reversed(ops[:-1]):
         op.erase()
-    return True
+    return [f"{name}_part{k}" for k in range(len(parts))]
 
 
 def _store_ptr(buf, table, k):
