@@ -2,6 +2,8 @@
 // tail. Float max/min are arith.maximumf/minimumf (NaN-propagating, like
 // numpy), integer max/min are signed, f16/bf16 are combined in f32 and
 // rounded once, i1 buffers are stored as i8 (one byte per element).
+// kernels=inline: the loops in place (the default puts the same loops in one
+// shared function per signature, tests/lit/cpu/shared.mlir).
 // RUN: coll-opt %s --split-input-file --coll-to-cpu=kernels=inline | filecheck %s
 
 // 20 f32 = one vector<16xf32> step + 4 scalar steps; the output aliases lhs.
