@@ -19,7 +19,7 @@ from mlir.dialects import arith, func, llvm, memref
 
 from . import cpu_fuse
 from .cpu_kernels import element_bytes
-from .cpu_shared import create, i64, no_inline, ptr_type
+from .cpu_shared import create, i64, inline_entry, no_inline, ptr_type
 
 ALIGN = 64
 WORK = ("coll.copy", "coll.combine")
@@ -121,7 +121,7 @@ def lower(func_op, kernels, limit, max_bytes):
             pname = f"{name}_part{k}"
             with ir.InsertionPoint(func_op):
                 f = func.FuncOp(pname, ir.FunctionType.get([ptr_type()], []), visibility="private")
-                no_inline(f)
+                no_inline(f, optimize=False)
                 entry = f.add_entry_block()
             with ir.InsertionPoint(entry):
                 _Part(entry.arguments[0], slots, offsets, len(args), kernels).emit(part)
@@ -133,6 +133,7 @@ def lower(func_op, kernels, limit, max_bytes):
                 memref.dealloc(arena)
     for op in reversed(ops[:-1]):
         op.erase()
+    inline_entry(func_op)
     return [f"{name}_part{k}" for k in range(len(parts))]
 
 

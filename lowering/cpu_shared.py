@@ -20,8 +20,21 @@ from .cpu_kernels import Combine, element_bytes, index, unit_inner_stride
 NO_INLINE = "passthrough"
 
 
-def no_inline(op):
-    op.attributes[NO_INLINE] = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
+def no_inline(op, optimize=True):
+    """Marks func `op` noinline; optimize=False: optnone too (a function of
+    calls gains nothing from -O3, and LLVM selects its code faster)."""
+    names = ["noinline"] if optimize else ["noinline", "optnone"]
+    op.attributes[NO_INLINE] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
+
+
+def inline_entry(op):
+    """Marks a split entry function alwaysinline: its C-interface wrapper
+    would otherwise call it with 5 scalars per buffer, and selecting a call
+    of a thousand stack arguments takes LLVM quadratic time (4 s at 128
+    devices). Its body is only table setup and calls."""
+    old = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[NO_INLINE])] \
+        if NO_INLINE in op.attributes else []
+    op.attributes[NO_INLINE] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in old + ["alwaysinline"]])
 
 
 def ptr_type():

@@ -19,7 +19,7 @@ induction variable) are arguments.
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
-from .cpu_shared import create as _create, descriptor_type as _descriptor_type, no_inline
+from .cpu_shared import create as _create, descriptor_type as _descriptor_type, inline_entry, no_inline
 
 PURE = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast",
         "memref.reinterpret_cast", "arith.constant", "memref.extract_aligned_pointer_as_index",
@@ -91,6 +91,7 @@ class _Splitter:
             with ir.InsertionPoint.after(op), self.f.location:
                 _store(v, self.table, self.slots[v])
         self.size.owner.attributes["value"] = ir.IntegerAttr.get(ir.IndexType.get(), 2 * len(self.slots))
+        inline_entry(self.f)
 
     def _table(self):
         if self.table is None:

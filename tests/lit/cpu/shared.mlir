@@ -26,7 +26,7 @@
 // SPLIT-NEXT: "llvm.intr.memcpy"(%arg0, %arg1, %arg2)
 // SPLIT: func.func private @coll_combine_sum_f32_x2(
 // SPLIT-NOT: func.func private @coll_combine
-// SPLIT-LABEL: func.func private @all_reduce_part0(%arg0: !llvm.ptr) attributes {passthrough = ["noinline"]}
+// SPLIT-LABEL: func.func private @all_reduce_part0(%arg0: !llvm.ptr) attributes {passthrough = ["noinline", "optnone"]}
 // SPLIT: %[[X0:.*]] = llvm.load %arg0 : !llvm.ptr -> !llvm.ptr
 // SPLIT: %[[S:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
 // SPLIT: call @coll_copy(%[[S]], %[[X0]], %{{.*}})
