@@ -42,10 +42,6 @@ def _weight(op):
     return n
 
 
-def _i64(v):
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
-
-
 def _static(t):
     """Shape, offset and strides of a memref type when all are static."""
     if not isinstance(t, ir.MemRefType):
@@ -305,7 +301,7 @@ def _load(table, k, t):
     consts = [([2], offset)] + [([3, i], s) for i, s in enumerate(shape)] + \
              [([4, i], s) for i, s in enumerate(strides)]
     for pos, value in consts:
-        (c,) = _create("llvm.mlir.constant", [i64], [], value=_i64(value))
+        (c,) = _create("llvm.mlir.constant", [i64], [], value=ir.IntegerAttr.get(i64, value))
         (d,) = _create("llvm.insertvalue", [dt], [d, c], position=ir.DenseI64ArrayAttr.get(pos))
     (m,) = _create("builtin.unrealized_conversion_cast", [t], [d])
     return m
