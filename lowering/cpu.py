@@ -11,9 +11,15 @@ vanish.
 - `coll.alloc`   -> `memref.alloc {alignment = 64}`, freed before the
                     terminator of its block (the function's return).
 - `coll.copy`    -> `memref.copy` (a contiguous slice lowers to a memcpy).
-- `coll.combine` -> one vector loop (lowering/cpu_kernels.py).
+- `coll.combine` -> a call of the shared kernel of its signature
+                    (lowering/cpu_shared.py: one vector loop per kind, type
+                    and arity); kernels=inline puts the loop in place.
 With tiling on (the default, lowering/cpu_fuse.py), the copies and combines
 that share data run tile by tile and their scratch shrinks to one tile.
+A program of more than `split` copies and combines is emitted at the
+pointer level in functions of `split` ops (lowering/cpu_program.py) when its
+buffers are too small to tile (or tile=0), else split after lowering
+(lowering/cpu_split.py): no stage sees one giant block.
 """
 from mlir import ir
 from mlir.dialects import memref
