@@ -166,29 +166,33 @@ def nvlink_picks(ns=(2, 4, 8, 16), sizes=(4 << 10, 256 << 10, 1 << 20, 4 << 20, 
 # -- 2. compile time -----------------------------------------------------------------
 
 def compile_section(ns=COMPILE_NS):
+    """bench/compile_time.py's stages (each in a child process) per strategy
+    and N; rows also in report/compile-time.json."""
     rows = []
     for s in STRATEGIES:
         for n in ns:
-            ops, secs = compile_time.measure(n, s, 1 << 20)
-            rows.append(dict(strategy=s, n=n, ops=ops, seconds=secs))
+            rows.append(compile_time.measure_point(n, s))
         log(f"compile time {s} done")
+    with open(os.path.join(OUT_DIR, "compile-time.json"), "w") as f:
+        json.dump(rows, f, indent=1)
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    styles = {"lower_s": ":", "route_s": "--", "jit_s": "-.", "e2e_s": "-"}
     for s in STRATEGIES:
-        sel = [r for r in rows if r["strategy"] == s]
-        axes[0].plot([r["n"] for r in sel], [r["seconds"] for r in sel], "o-", color=COLORS[s], label=s)
-        axes[1].plot([r["n"] for r in sel], [r["seconds"] / r["ops"] * 1e6 for r in sel], "o-",
-                     color=COLORS[s], label=s)
-    axes[0].set(xscale="log", yscale="log", xlabel="N", ylabel="s", title="lowering + verification time")
-    axes[1].set(xscale="log", xlabel="N", ylabel="us per emitted op", title="time per op")
+        sel = [r for r in rows if r["strategy"] == s and "error" not in r]
+        for key, style in styles.items():
+            axes[0].plot([r["n"] for r in sel], [r[key] for r in sel], style, marker="o", color=COLORS[s],
+                         label=f"{s} {key[:-2]}" if s == "ring" or key == "e2e_s" else None)
+        axes[1].plot([r["n"] for r in sel], [r["e2e_cpu"] / (r["copies"] + r["kernels"]) * 1e6 for r in sel],
+                     "o-", color=COLORS[s], label=s)
+    axes[0].set(xscale="log", yscale="log", xlabel="N", ylabel="s", title="stage time (wall)")
+    axes[1].set(xscale="log", yscale="log", xlabel="N", ylabel="us CPU per copy+kernel", title="end to end, per op")
     for ax in axes:
-        ax.legend()
+        ax.legend(fontsize=7)
         _n_ticks(ax, list(ns))
-    out = [f"![compile time]({_save(fig, 'compile_time.png')})",
-           table(["strategy", "N", "ops emitted", "seconds", "us/op"],
-                 [[r["strategy"], r["n"], r["ops"], f"{r['seconds']:.3f}",
-                   f"{r['seconds'] / r['ops'] * 1e6:.1f}"] for r in rows])]
-    return out
+    return [f"![compile time]({_save(fig, 'compile_time.png')})",
+            table(compile_time.heads(), [compile_time.cells(r) for r in rows]),
+            "", "\n".join(f"- {t}" for t in compile_time.targets(rows))]
 
 
 # -- 3. calibration and validation ----------------------------------------------------
@@ -368,8 +372,10 @@ def main(argv=None):
            "`analysis/profiles/nvlink-h200.json`).\n"]
     md += schedule_section(srows)
     md += ["\nWhat `auto` with `profile=nvlink-h200` picks (f32 sum, bytes per device):\n", nvlink_picks(), ""]
-    md += ["## Compile time\n", "`bench/compile_time.py`'s measure: lowering + verification of one "
-           "all_reduce (f32, 2^20 elements).\n"] + comp
+    md += ["## Compile time\n", "`bench/compile_time.py`: one all_reduce (f32 sum, 4096 elements per "
+           "device) through every CPU stage, each in a child process: lowering + verification, the CPU "
+           "route (coll-to-cpu, coll-cpu-to-llvm), the JIT, the first checked run, and all of it in one "
+           "process (e2e, like coll-run). Seconds (wall, and CPU for e2e), peak RSS in MB.\n"] + comp
     md += ["\n## CPU execution efficiency\n", "From `bench/cpu_run.py` (its functions, smaller sizes).\n"] + cpu
     md += ["\n## GPU results\n"] + gpu_section()
     md += ["\n## Timelines, N = 4\n", "`coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce"

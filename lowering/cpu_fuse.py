@@ -23,7 +23,7 @@ from mlir.dialects import memref, scf
 
 from ..ir.ops import Implements, view
 from ..ir.views import VIEW_OPS
-from .cpu_kernels import Combine, copy_1d, element_bytes, index
+from .cpu_kernels import Combine, copy_1d, element_bytes, index, window
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
 # beats L2-sized tiles (fewer, longer streams for the prefetchers).
@@ -92,13 +92,19 @@ def _trace(value):
     return v, offset
 
 
-def _accesses(op):
-    """Accesses of a coll.copy or coll.combine, or None if not analysable."""
+def _accesses(op, memo=None):
+    """Accesses of a coll.copy or coll.combine, or None if not analysable
+    (`memo`: traced views, shared by the ops of a block)."""
     v = view(op)
     views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
     out = []
     for v, write in views:
-        traced = _trace(v)
+        if memo is None:
+            traced = _trace(v)
+        else:
+            if v not in memo:
+                memo[v] = _trace(v)
+            traced = memo[v]
         if traced is None:
             return None
         out.append(Access(traced[0], traced[1], ir.MemRefType(v.type).shape[0], write))
@@ -119,6 +125,34 @@ class _UnionFind:
         self.parent[self.find(a)] = self.find(b)
 
 
+def _conflicts(items, uf, clash):
+    """Unions the ops of `items` (one root's (op index, access)) that touch
+    overlapping elements, one of them writing; `clash` gets ops so joined
+    at different offsets. Per distinct interval, not per pair of ops: a
+    buffer that N ops read would cost N^2."""
+    spans = {}
+    for i, a in items:
+        members, write = spans.get((a.start, a.length), ([], False))
+        members.append(i)
+        spans[(a.start, a.length)] = (members, write or a.write)
+    keys = sorted(spans)
+    for key in keys:
+        members, write = spans[key]
+        if write:  # every op on it conflicts with the writer
+            for i in members[1:]:
+                uf.union(members[0], i)
+    for k, (start, length) in enumerate(keys):
+        a, a_write = spans[(start, length)]
+        for j in range(k + 1, len(keys)):
+            if keys[j][0] >= start + length:
+                break  # sorted by start: no later interval overlaps
+            b, b_write = spans[keys[j]]
+            if a_write or b_write:
+                for i in a + b:
+                    uf.union(a[0], i)
+                clash.add(a[0])
+
+
 def plan(block):
     """(groups to tile, accesses per op) for one block; ([], {}) when the
     block holds something the analysis does not understand."""
@@ -126,9 +160,9 @@ def plan(block):
     if not ops or any(op.name not in BENIGN_OPS + ("coll.copy", "coll.combine")
                       for op in block.operations):
         return [], {}
-    accesses = {}
+    accesses, memo = {}, {}
     for op in ops:
-        acc = _accesses(op)
+        acc = _accesses(op, memo)
         if acc is None:
             return [], {}
         accesses[op] = acc
@@ -138,19 +172,11 @@ def plan(block):
             by_root.setdefault(a.root, []).append((i, a))
     uf, clash = _UnionFind(len(ops)), set()
     for items in by_root.values():
-        items.sort(key=lambda x: x[1].start)
-        for k, (i, a) in enumerate(items):
-            for j, b in items[k + 1:]:
-                if b.start >= a.start + a.length:
-                    break  # sorted by start: no later item overlaps a
-                if a.write or b.write:
-                    uf.union(i, j)
-                    if (a.start, a.length) != (b.start, b.length):
-                        clash.add((i, j))
+        _conflicts(items, uf, clash)
     members = {}
     for i in range(len(ops)):
         members.setdefault(uf.find(i), []).append(i)
-    bad_roots = {uf.find(i) for pair in clash for i in pair}
+    bad_roots = {uf.find(i) for i in clash}
     groups = {}
     for r, idx in members.items():
         lengths = {accesses[ops[i]][0].length for i in idx}
@@ -167,9 +193,10 @@ def plan(block):
     return list(groups.values()), accesses
 
 
-def emit(group, accesses, tile=-1):
+def emit(group, accesses, tile=-1, kernels=None):
     """Emits the tiled loops of `group` before its last op (tile: elements
-    per tile, or -1 to size tiles by TILE_BYTES)."""
+    per tile, or -1 to size tiles by TILE_BYTES; kernels: a
+    cpu_shared.Kernels to call, or None for inline loops)."""
     last = group.ops[-1]
     with ir.InsertionPoint(last), last.location:
         L = group.length
@@ -181,19 +208,19 @@ def emit(group, accesses, tile=-1):
             loop = scf.ForOp(index(0), index(full * T), index(T))
             with ir.InsertionPoint(loop.body):
                 for op in group.ops:
-                    _emit_op(op, accesses[op], tiles, loop.induction_variable, T)
+                    _emit_op(op, accesses[op], tiles, loop.induction_variable, T, kernels)
                 scf.YieldOp([])
         elif full == 1:
             for op in group.ops:
-                _emit_op(op, accesses[op], tiles, 0, T)
+                _emit_op(op, accesses[op], tiles, 0, T, kernels)
         if L % T:
             for op in group.ops:
-                _emit_op(op, accesses[op], tiles, full * T, L % T)
+                _emit_op(op, accesses[op], tiles, full * T, L % T, kernels)
         for buf in tiles.values():
             memref.dealloc(buf)
 
 
-def _emit_op(op, accesses, tiles, base, count):
+def _emit_op(op, accesses, tiles, base, count, kernels=None):
     views = []
     for v, a in zip(_views(op), accesses):
         tile = tiles.get(a.root)
@@ -203,6 +230,9 @@ def _emit_op(op, accesses, tiles, base, count):
         return
     kind = ir.StringAttr(op.attributes["kind"]).value
     ins, out = views[:-1], views[-1]
+    if kernels is not None:
+        kernels.call(kind, [window(v, b, count) for v, b in ins], window(out[0], out[1], count))
+        return
     Combine(kind, ir.MemRefType(op.operands[0].type).element_type).emit_1d(
         [(v, b) for v, b in ins], out, count)
 

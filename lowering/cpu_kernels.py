@@ -16,10 +16,16 @@ _INT = {"sum": arith.addi, "prod": arith.muli, "max": arith.maxsi, "min": arith.
         "and": arith.andi, "or": arith.ori, "xor": arith.xori}
 
 
+_FLOAT_BYTES = ((ir.F32Type, 4), (ir.F64Type, 8), (ir.F16Type, 2), (ir.BF16Type, 2))
+
+
 def element_bytes(elem):
     if isinstance(elem, ir.IntegerType):
         return max(elem.width // 8, 1)
-    return {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}[str(elem)]
+    for cls, n in _FLOAT_BYTES:  # isinstance: printing the type (str) is slow
+        if isinstance(elem, cls):
+            return n
+    raise ValueError(f"no element size for {elem}")
 
 
 def index(v):

@@ -2,7 +2,9 @@
 // tail. Float max/min are arith.maximumf/minimumf (NaN-propagating, like
 // numpy), integer max/min are signed, f16/bf16 are combined in f32 and
 // rounded once, i1 buffers are stored as i8 (one byte per element).
-// RUN: coll-opt %s --split-input-file --coll-to-cpu | filecheck %s
+// kernels=inline: the loops in place (the default puts the same loops in one
+// shared function per signature, tests/lit/cpu/shared.mlir).
+// RUN: coll-opt %s --split-input-file --coll-to-cpu=kernels=inline | filecheck %s
 
 // 20 f32 = one vector<16xf32> step + 4 scalar steps; the output aliases lhs.
 // CHECK-LABEL: func.func @max_f32(%arg0: memref<20xf32>, %arg1: memref<20xf32>)
