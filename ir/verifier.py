@@ -282,10 +282,9 @@ class _Verifier:
         self.tokens(op, list(op.operands)[2:])
 
     def combine(self, op):
-        seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        operands = list(op.operands)
-        bufs = operands[: seg[0] + seg[1] + seg[2]]
-        roles = ["lhs"] + [f"rhs #{i}" for i in range(seg[1])] + ["output"]
+        c = OPS[op.name](op)
+        bufs = c.inputs + [c.out]
+        roles = ["lhs"] + [f"rhs #{i}" for i in range(len(c.rhs))] + ["output"]
         devs = []
         for v, role in zip(bufs, roles):
             dev = self.placed(op, v, f"combine {role}")
@@ -306,7 +305,7 @@ class _Verifier:
         msg = _kind_error(ir.StringAttr(op.attributes["kind"]).value, element_name(ref))
         if msg:
             return self.error(op, msg)
-        self.tokens(op, operands[len(bufs):])
+        self.tokens(op, c.deps)
 
     def join(self, op):
         self.tokens(op, list(op.operands))
@@ -327,11 +326,11 @@ class _Verifier:
         for name in ("to_device", "root"):
             if name in attrs and as_(ir.IntegerAttr, _get(attrs, name)) is None:
                 return self.error(op, f"'{name}' must be an integer")
-        seg = list(ir.DenseI32ArrayAttr(attrs["operandSegmentSizes"]))
+        n_in = len(OPS[op.name](op).inputs)
         if "devices" in attrs:
             devices = list(ir.DenseI64ArrayAttr(attrs["devices"]))
-            if len(devices) != seg[0]:
-                return self.error(op, f"'devices' names {len(devices)} devices but the claim has {seg[0]} inputs; expected one device per input")
+            if len(devices) != n_in:
+                return self.error(op, f"'devices' names {len(devices)} devices but the claim has {n_in} inputs; expected one device per input")
             for d in devices:
                 if not self.device_in_range(op, d, "claimed"):
                     return
