@@ -46,6 +46,7 @@ class Element:
     eps: float = 0.0   # unit roundoff (floats)
     tiny: float = 0.0  # smallest normal (floats)
     compute: str = ""  # the type a kernel combines it in ('' = itself)
+    max_exponent: int = 0  # floats: the largest finite value is (2 - eps) * 2^max_exponent
 
     @property
     def stored(self):
@@ -54,10 +55,10 @@ class Element:
 
 
 ELEMENTS = {e.name: e for e in (
-    Element("f16", 2, "float16", False, 2.0 ** -10, 2.0 ** -14, "f32"),
-    Element("bf16", 2, "uint16", False, 2.0 ** -7, 2.0 ** -126, "f32"),
-    Element("f32", 4, "float32", False, 2.0 ** -23, 2.0 ** -126),
-    Element("f64", 8, "float64", False, 2.0 ** -52, 2.0 ** -1022),
+    Element("f16", 2, "float16", False, 2.0 ** -10, 2.0 ** -14, "f32", 15),
+    Element("bf16", 2, "uint16", False, 2.0 ** -7, 2.0 ** -126, "f32", 127),
+    Element("f32", 4, "float32", False, 2.0 ** -23, 2.0 ** -126, "", 127),
+    Element("f64", 8, "float64", False, 2.0 ** -52, 2.0 ** -1022, "", 1023),
     Element("i1", 1, "bool", True),
     Element("i8", 1, "int8", True),
     Element("i16", 2, "int16", True),

@@ -9,11 +9,19 @@ per operand. f16 and bf16 are combined in f32 and rounded once per store.
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
+from ..ir.kinds import ELEMENTS, KINDS
+
 VECTOR_BYTES = 64  # one AVX-512 register; LLVM splits it on narrower targets
 
-_FLOAT = {"sum": arith.addf, "prod": arith.mulf, "max": arith.maximumf, "min": arith.minimumf}
-_INT = {"sum": arith.addi, "prod": arith.muli, "max": arith.maxsi, "min": arith.minsi,
-        "and": arith.andi, "or": arith.ori, "xor": arith.xori}
+def _combine_fn(kind, elem):
+    """The arith builder that combines two `elem` values (ir/kinds.py), or None."""
+    k, name = KINDS.get(kind), str(elem)
+    if k is None or name not in ELEMENTS:
+        return None
+    try:
+        return getattr(arith, k.arith_op(name).split(".", 1)[1])
+    except ValueError:
+        return None
 
 
 _FLOAT_BYTES = ((ir.F32Type, 4), (ir.F64Type, 8), (ir.F16Type, 2), (ir.BF16Type, 2))
@@ -71,7 +79,7 @@ class Combine:
     def __init__(self, kind, elem):
         self.elem = elem
         is_int = isinstance(elem, ir.IntegerType)
-        self.fn = (_INT if is_int else _FLOAT).get(kind)
+        self.fn = _combine_fn(kind, elem)
         if self.fn is None:
             raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")
         self.compute = ir.F32Type.get() if str(elem) in ("f16", "bf16") else elem

@@ -15,16 +15,18 @@ from dataclasses import dataclass, field
 import numpy as np
 from mlir import ir
 
+from ..ir.kinds import ELEMENTS, KINDS
 from ..ir.ops import COLLECTIVES, Combine, view
 from ..ir.walk import find_ops
 from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
 from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
 
-EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
-TINY = {"f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f32": 2.0 ** -126, "f64": 2.0 ** -1022}
-PRECISION = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}  # significand bits
-MAX_FINITE = {"f16": 65504.0, "bf16": (2 - 2.0 ** -7) * 2.0 ** 127,
-              "f32": float(np.finfo(np.float32).max), "f64": float(np.finfo(np.float64).max)}
+# Float facts from the one table of element types (ir/kinds.py).
+_FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
+EPS = {n: e.eps for n, e in _FLOATS.items()}
+TINY = {n: e.tiny for n, e in _FLOATS.items()}
+PRECISION = {n: 1 - int(np.log2(e.eps)) for n, e in _FLOATS.items()}  # significand bits
+MAX_FINITE = {n: (2 - e.eps) * 2.0 ** e.max_exponent for n, e in _FLOATS.items()}
 
 
 @dataclass
@@ -187,8 +189,7 @@ def make_outputs(problem):
             for _ in range(problem.n_outputs)]
 
 
-_UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-          "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+_UFUNC = {name: getattr(np, k.numpy) for name, k in KINDS.items()}
 
 
 def as_float(a, element):

@@ -15,17 +15,13 @@ from functools import lru_cache
 import numpy as np
 from mlir import ir
 
+from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, OPS, view
 from ..ir.walk import find_ops
 from ..passes.check_order import effects
 from ..ir.views import VIEW_OPS
 
-NUMPY_DTYPES = {
-    "f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
-    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
-}
+NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
 
 
 
