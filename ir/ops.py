@@ -115,6 +115,17 @@ class Collective(OpView):
         return attr_int(self.op, name)
 
     @property
+    def axes(self):
+        """Its axis attributes, in AXES order (what a claim records)."""
+        return [self.axis(a) for a in self.AXES]
+
+    @staticmethod
+    def result_shape(shape, n, axes):
+        """The shape of each output for inputs of `shape` over n devices
+        (axes in AXES order, checked by the verifier)."""
+        return list(shape)
+
+    @property
     def input_devices(self):
         return self.devices
 
@@ -144,6 +155,10 @@ class ReduceScatter(Collective):
     STRATEGIES = ("ring", "direct")
     AXES = ("scatter_axis",)
 
+    @staticmethod
+    def result_shape(shape, n, axes):
+        return [d // n if k == axes[0] else d for k, d in enumerate(shape)]
+
 
 class AllGather(Collective):
     """outputs[j] = the inputs concatenated along `gather_axis`."""
@@ -151,6 +166,10 @@ class AllGather(Collective):
     STRATEGIES = ("ring", "direct")
     AXES = ("gather_axis",)
     HAS_KIND = False
+
+    @staticmethod
+    def result_shape(shape, n, axes):
+        return [d * n if k == axes[0] else d for k, d in enumerate(shape)]
 
 
 class Reduce(Collective):
@@ -183,6 +202,11 @@ class AllToAll(Collective):
     STRATEGIES = ("direct",)
     AXES = ("split_axis", "concat_axis")
     HAS_KIND = False
+
+    @staticmethod
+    def result_shape(shape, n, axes):
+        out = ReduceScatter.result_shape(shape, n, axes[:1])
+        return AllGather.result_shape(out, n, axes[1:])
 
 
 class Alloc(OpView):

@@ -9,7 +9,7 @@ VerifyError that tools print as located MLIR diagnostics.
 from mlir import ir
 
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
-from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllGather, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
+from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
 from .types import ELEMENT_TYPES, device_of, element_name, is_token
 from .kinds import ELEMENTS
 from .views import root_of
@@ -195,10 +195,7 @@ class _Verifier:
             a = c.axis(key)
             if shape[a] % n:
                 return self.error(op, f"{key} {a} has size {shape[a]}, which the {n} devices do not divide; expected a multiple of {n}")
-            shape[a] //= n
-        if isinstance(c, (AllGather, AllToAll)):
-            shape[c.axis(c.AXES[-1])] *= n
-        return shape
+        return c.result_shape(shape, n, c.axes)
 
     def aliasing(self, op, c, ins, outs):
         """In place: an output may be the input on its own device, where
@@ -326,11 +323,14 @@ class _Verifier:
         for name in ("to_device", "root"):
             if name in attrs and as_(ir.IntegerAttr, _get(attrs, name)) is None:
                 return self.error(op, f"'{name}' must be an integer")
-        n_in = len(OPS[op.name](op).inputs)
+        claim = OPS[op.name](op)
+        # As on the collective: a broadcast names its outputs' devices.
+        per = "outputs" if claim.collective == Broadcast.NAME[len("coll."):] else "inputs"
+        n_in = len(claim.outputs if per == "outputs" else claim.inputs)
         if "devices" in attrs:
             devices = list(ir.DenseI64ArrayAttr(attrs["devices"]))
             if len(devices) != n_in:
-                return self.error(op, f"'devices' names {len(devices)} devices but the claim has {n_in} inputs; expected one device per input")
+                return self.error(op, f"'devices' names {len(devices)} devices but the claim has {n_in} {per}; expected one device per {per[:-1]}")
             for d in devices:
                 if not self.device_in_range(op, d, "claimed"):
                     return

@@ -32,7 +32,8 @@ from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import register
-from ..ir.ops import Combine, Copy, Implements, view
+from ..ir.ops import (COLLECTIVES, AllGather, AllReduce, AllToAll, Broadcast, Combine, Copy, Implements,
+                      Reduce, ReduceScatter, view)
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
@@ -53,10 +54,12 @@ class Unsupported(Exception):
 
 
 # -- specifications: what each output region of a collective holds -----------
-# spec(claim, numel_in, numel_out) -> {output index: [(start, end, kind,
-# [(input i, d)])]}: output elements e in [start, end) hold (+)_kind over
-# the listed inputs of x_i[e - d] (kind None: exactly one input). Raises
-# Unsupported for a malformed claim. A new collective is one function here.
+# spec(claim, shape) -> {output index: [(start, end, kind, [(input i, d)])]}:
+# output elements e in [start, end) (row-major) hold (+)_kind over the listed
+# inputs of x_i[e - d] (kind None: exactly one input); `shape` is that of
+# each input. Raises Unsupported for a malformed claim. The collectives mean
+# what ir/ops.py says (blocks along their axes, in device order); a new one
+# is one function here.
 
 def _n_outputs(claim, expected):
     if len(claim.outputs) != expected:
@@ -70,72 +73,118 @@ def _kind(claim, n):
     return claim.kind if n > 1 else None
 
 
-def all_reduce_spec(claim, numel_in, numel_out):
+def _numel(shape):
+    size = 1
+    for d in shape:
+        size *= d
+    return size
+
+
+def _block(shape, axis, k, n):
+    """[(start, length)] (row-major) of block k of n along `axis`."""
+    if axis is None:
+        return [(0, _numel(shape))] if k == 0 else []
+    inner, w = _numel(shape[axis + 1:]), shape[axis] // n
+    span = shape[axis] * inner
+    return [(o * span + k * w * inner, w * inner) for o in range(_numel(shape[:axis]))] if w * inner else []
+
+
+def _pieces(out_runs, in_runs, kind, inputs):
+    """The spec pieces that put in_runs (of each of `inputs`) into out_runs."""
+    return [(q, q + n, kind, [(i, q - p) for i in inputs]) for (q, p), n in _aligned([out_runs, in_runs])]
+
+
+def all_reduce_spec(claim, shape):
     n = len(claim.inputs)
     _n_outputs(claim, 1 if claim.to_device is not None else n)
-    if numel_out != numel_in:
-        raise Unsupported(f"claims all_reduce from {numel_in}-element inputs into {numel_out}-element "
-                          "outputs; expected the same size")
-    every = [(0, numel_in, _kind(claim, n), [(i, 0) for i in range(n)])]
+    every = [(0, _numel(shape), _kind(claim, n), [(i, 0) for i in range(n)])]
     return {j: every for j in range(len(claim.outputs))}
 
 
-def _per_device(claim, numel_in, numel_out, factor):
+def reduce_scatter_spec(claim, shape):
+    """y_j = block j of (+)_i x_i along the scatter axis."""
     n = len(claim.inputs)
-    _n_outputs(claim, 1 if claim.to_device is not None else n)
-    if numel_out * factor[0] != numel_in * factor[1]:
-        raise Unsupported(f"claims {claim.collective} from {numel_in}-element inputs into "
-                          f"{numel_out}-element outputs on {n} devices; expected outputs "
-                          f"{factor[1]}/{factor[0]} times the input size")
-    return n
+    _n_outputs(claim, n)
+    out, kind = claim.out_shape, _kind(claim, n)
+    return {j: _pieces(_block(out, None, 0, 1), _block(shape, claim.axis(0), j, n), kind, range(n))
+            for j in range(n)}
 
 
-def reduce_scatter_spec(claim, numel_in, numel_out):
-    """y_j = (+)_i x_i[j*m : (j+1)*m], m = numel / N (device order)."""
-    n = _per_device(claim, numel_in, numel_out, (len(claim.inputs), 1))
-    kind = _kind(claim, n)
-    return {j: [(0, numel_out, kind, [(i, -j * numel_out) for i in range(n)])]
-            for j in range(len(claim.outputs))}
+def all_gather_spec(claim, shape):
+    """Block i of every y_j along the gather axis = x_i."""
+    n = len(claim.inputs)
+    _n_outputs(claim, n)
+    every = [p for i in range(n)
+             for p in _pieces(_block(claim.out_shape, claim.axis(0), i, n), _block(shape, None, 0, 1), None, [i])]
+    return {j: every for j in range(n)}
 
 
-def all_gather_spec(claim, numel_in, numel_out):
-    """y_j[i*m : (i+1)*m] = x_i for every output j (device order)."""
-    n = _per_device(claim, numel_in, numel_out, (1, len(claim.inputs)))
-    every = [(i * numel_in, (i + 1) * numel_in, None, [(i, i * numel_in)]) for i in range(n)]
-    return {j: every for j in range(len(claim.outputs))}
-
-
-def reduce_spec(claim, numel_in, numel_out):
-    """One output (on the root): (+)_i x_i."""
+def reduce_spec(claim, shape):
+    """One output (on the root, in the group or not): (+)_i x_i."""
+    n = len(claim.inputs)
     _n_outputs(claim, 1)
-    return all_reduce_spec(claim, numel_in, numel_out)
+    return {0: [(0, _numel(shape), _kind(claim, n), [(i, 0) for i in range(n)])]}
 
 
-def broadcast_spec(claim, numel_in, numel_out):
+def broadcast_spec(claim, shape):
     """One input (the root's buffer); every output y_j = x_0."""
     if len(claim.inputs) != 1:
         raise Unsupported(f"claims broadcast from {len(claim.inputs)} inputs; expected 1 (the root's buffer)")
-    if numel_out != numel_in:
-        raise Unsupported(f"claims broadcast of {numel_in} elements into {numel_out}-element outputs")
-    return {j: [(0, numel_in, None, [(0, 0)])] for j in range(len(claim.outputs))}
+    return {j: [(0, _numel(shape), None, [(0, 0)])] for j in range(len(claim.outputs))}
 
 
-def all_to_all_spec(claim, numel_in, numel_out):
-    """y_j[i*m : (i+1)*m] = x_i[j*m : (j+1)*m], m = numel / N."""
-    n = _per_device(claim, numel_in, numel_out, (1, 1))
+def all_to_all_spec(claim, shape):
+    """Block i of y_j along the concat axis = block j of x_i along the split axis."""
+    n = len(claim.inputs)
     _n_outputs(claim, n)
-    if numel_in % n:
-        raise Unsupported(f"claims all_to_all of {numel_in} elements on {n} devices; expected a multiple of {n}")
-    m = numel_in // n
-    return {j: [(i * m, (i + 1) * m, None, [(i, (i - j) * m)]) for i in range(n)] for j in range(n)}
+    split, concat = claim.axis(0), claim.axis(1)
+    return {j: [p for i in range(n) for p in _pieces(_block(claim.out_shape, concat, i, n),
+                                                     _block(shape, split, j, n), None, [i])]
+            for j in range(n)}
 
 
-# The collectives a coll.implements may name. Buffers are taken flattened
-# (row-major), pieces concatenated in the order of the claim's inputs, a
-# root as the claim's one input (broadcast) or one output (reduce).
-SPECS = {"all_reduce": all_reduce_spec, "reduce_scatter": reduce_scatter_spec,
-         "all_gather": all_gather_spec, "reduce": reduce_spec, "broadcast": broadcast_spec,
-         "all_to_all": all_to_all_spec}
+# The collectives a coll.implements may name, with the op layer's class (its
+# axes and output shape). A claim's inputs and outputs are in device order;
+# a broadcast claims the root's buffer as its one input, a reduce its one
+# output. Without 'axes' a claim is along axis 0 (concatenation in device
+# order for 1-d buffers).
+SPECS = {AllReduce: all_reduce_spec, ReduceScatter: reduce_scatter_spec, AllGather: all_gather_spec,
+         Reduce: reduce_spec, Broadcast: broadcast_spec, AllToAll: all_to_all_spec}
+SPECS = {cls.NAME[len("coll."):]: (cls, fn) for cls, fn in SPECS.items()}
+
+
+class _Spec:
+    """A claim read against its collective's class: the axes, the shape of
+    the outputs; Unsupported when they do not fit the buffers claimed."""
+
+    def __init__(self, claim, cls, shape, out_shape):
+        self.claim, self.cls = claim, cls
+        self.__dict__.update(inputs=claim.inputs, outputs=claim.outputs, kind=claim.kind,
+                             to_device=claim.to_device, collective=claim.collective)
+        what = claim.collective
+        axes = claim.axes if claim.axes is not None else [0] * len(cls.AXES)
+        if len(axes) != len(cls.AXES):
+            raise Unsupported(f"claims {what} with {len(axes)} axes; expected {len(cls.AXES)} "
+                              f"({', '.join(cls.AXES) or 'none'})")
+        for name, a in zip(cls.AXES, axes):
+            if not 0 <= a < len(shape):
+                raise Unsupported(f"claims {what} with {name} {a}, out of range for rank {len(shape)}")
+        n = len(claim.outputs if cls is Broadcast else claim.inputs)
+        if cls in (ReduceScatter, AllToAll) and shape[axes[0]] % n:
+            raise Unsupported(f"claims {what} with {cls.AXES[0]} {axes[0]} of size {shape[axes[0]]}, "
+                              f"which its {n} devices do not divide")
+        want = cls.result_shape(shape, n, axes)
+        if list(out_shape) != want:
+            raise Unsupported(f"claims {what} of {_shape(shape)} inputs on {n} devices into "
+                              f"{_shape(out_shape)} outputs; expected {_shape(want)} outputs")
+        self.axes, self.out_shape = axes, want
+
+    def axis(self, k):
+        return self.axes[k]
+
+
+def _shape(shape):
+    return "x".join(map(str, shape)) or "scalar"
 
 
 # -- values ---------------------------------------------------------------------
@@ -370,18 +419,20 @@ class _Claim:
 
     def run(self):
         claim = self.claim
-        spec_fn = SPECS.get(claim.collective)
-        if spec_fn is None:
+        found = SPECS.get(claim.collective)
+        if found is None:
             raise PassError(f"no specification for collective '{claim.collective}'; expected one of: "
                             f"{', '.join(SPECS)}", claim.location)
+        cls, spec_fn = found
         ins = [self.region(claim.op, v) for v in claim.inputs]
         outs = [self.region(claim.op, v) for v in claim.outputs]
-        sizes = {sum(r[1] for r in runs) for _, runs in ins}
-        out_sizes = {sum(r[1] for r in runs) for _, runs in outs}
-        if len(sizes) != 1 or len(out_sizes) != 1:
-            raise PassError("the claimed inputs (and outputs) must all have one size", claim.location)
+        shapes = {tuple(ir.MemRefType(v.type).shape) for v in claim.inputs}
+        out_shapes = {tuple(ir.MemRefType(v.type).shape) for v in claim.outputs}
+        if len(shapes) != 1 or len(out_shapes) > 1:
+            raise PassError("the claimed inputs (and outputs) must all have one shape", claim.location)
+        shape = list(shapes.pop())
         try:
-            spec = spec_fn(claim, sizes.pop(), out_sizes.pop())
+            spec = spec_fn(_Spec(claim, cls, shape, list(out_shapes.pop()) if out_shapes else shape), shape)
         except Unsupported as e:
             raise PassError(f"coll.implements {e}", claim.location) from None
         for i, (root, runs) in enumerate(ins):
@@ -452,8 +503,13 @@ class _Claim:
         value = self.claim.outputs[j]
         wrong = []  # [(logical a, logical b, got, want, writer)]
         logical = 0
+        pieces = sorted(pieces)
+        starts = [pc[0] for pc in pieces]
         for p, n in runs:
-            for start, end, kind, sources in pieces:
+            k = max(bisect_right(starts, logical) - 1, 0)
+            for start, end, kind, sources in pieces[k:]:
+                if start >= logical + n:
+                    break
                 lo, hi = max(start, logical), min(end, logical + n)
                 if lo >= hi:
                     continue
@@ -521,11 +577,11 @@ def check_module(module_op):
     for func in find_ops(module_op, "func.func"):
         for block in func.regions[0].blocks:
             for claim_op, ops in _program(block).items():
-                lowered = [op for op in ops if op.name == "coll.all_reduce"]
+                lowered = [op for op in ops if op.name in COLLECTIVES]
                 if lowered:
-                    raise PassError("the program claimed here still holds a coll.all_reduce; lower it "
-                                    "first (coll-lower-all-reduce)", claim_op.location,
-                                    [(lowered[0].location, "this coll.all_reduce")])
+                    raise PassError(f"the program claimed here still holds a {lowered[0].name}; lower it "
+                                    "first (coll-lower-collectives)", claim_op.location,
+                                    [(lowered[0].location, f"this {lowered[0].name}")])
                 findings += _Claim(view(claim_op), ops).run()
     return findings
 

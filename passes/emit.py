@@ -136,6 +136,15 @@ class Emitter:
         return builders.join(terminal if self.tokens else self.entry)
 
 
+def claim(c, final):
+    """The coll.implements of collective `c` (an ir/ops.py view) over the
+    program ending in `final`: what that program computes, with the
+    collective's own attributes, for coll-check-semantics."""
+    return builders.implements(
+        c.inputs, c.outputs, final, c.op.name[len("coll."):], kind=c.kind if c.HAS_KIND else None,
+        devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root, axes=c.axes or None)
+
+
 def replace(op, final):
     """Replaces collective `op` by its lowered program's token `final`."""
     op.result.replace_all_uses_with(final)

@@ -8,11 +8,11 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..core.errors import PassError
-from ..ir import builders, peers
+from ..ir import peers
 from ..ir.ops import AllReduce
 from ..ir.walk import find_ops
 from .chunking import chunks
-from .emit import Emitter, replace
+from .emit import Emitter, claim, replace
 from .lower_rooted import broadcast_tree, reduce_tree
 from .peer_strategies import oneshot, twoshot
 
@@ -280,9 +280,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
         else:
             STRATEGIES[chosen](e)
         final = e.finish()
-        # What the program claims to compute, for coll-check-semantics.
-        builders.implements(ar.inputs, ar.outputs, final, "all_reduce", kind=ar.kind,
-                            devices=ar.devices, to_device=ar.to_device)
+        claim(ar, final)  # what the program computes, for coll-check-semantics
     replace(op, final)
     return chosen
 

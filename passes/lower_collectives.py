@@ -17,7 +17,7 @@ from ..ir.ops import (OPS, AllGather, AllReduce, AllToAll, Broadcast, COLLECTIVE
 from ..ir.types import numel
 from ..ir.walk import find_ops
 from . import lower_all_reduce, lower_rooted
-from .emit import Emitter, axis_block, block_pairs, replace, whole
+from .emit import Emitter, axis_block, block_pairs, claim, replace, whole
 from .lower_all_reduce import DEFAULT_THRESHOLD, MAX_OPS
 
 
@@ -160,6 +160,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
         e = Emitter(op)
         table[chosen](e)
         final = e.finish()
+        claim(c, final)  # what the program computes, for coll-check-semantics
     replace(op, final)
     return chosen
 

@@ -357,7 +357,7 @@ def direct_program(op, swap=False):
                     tokens.append(builders.combine(recv[0], recv[1:], dst, "sum", deps))
             done = builders.join(tokens)
             builders.implements(args[:n_in], args[n_in:], done, op, kind="sum",
-                                devices=list(range(n_in)), to_device=0 if op == "reduce" else None)
+                                devices=list(range(n_in)), root=0 if op == "reduce" else None)
             builders.wait([done])
             func.ReturnOp([])
     return str(module)

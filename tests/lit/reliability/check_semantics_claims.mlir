@@ -67,7 +67,7 @@ func.func @claim_with_too_few_outputs(%a0: !a, %a1: !a, %b: !a) {
 func.func @claim_over_a_collective(%a0: !a, %a1: !a, %b0: !a, %b1: !a) {
   // expected-note @+1 {{this coll.all_reduce}}
   %c = "coll.all_reduce"(%a0, %a1, %b0, %b1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (!a, !a, !a, !a) -> !t
-  // expected-error @+1 {{the program claimed here still holds a coll.all_reduce; lower it first (coll-lower-all-reduce)}}
+  // expected-error @+1 {{the program claimed here still holds a coll.all_reduce; lower it first (coll-lower-collectives)}}
   "coll.implements"(%a0, %a1, %b0, %b1, %c) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 1>} : (!a, !a, !a, !a, !t) -> ()
   "coll.wait"(%c) : (!t) -> ()
   return
