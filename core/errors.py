@@ -46,3 +46,19 @@ def take_notes(message):
             del pending[i]
             return notes
     return []
+
+
+def warn(location, message):
+    """A warning of a pass, for the tool that runs it to print located
+    (coll-opt, coll-run, coll-build): the bindings emit only errors."""
+    pending = getattr(_notes, "warnings", None)
+    if pending is None:
+        pending = _notes.warnings = []
+    pending.append((location, message))
+
+
+def take_warnings():
+    """[(location, message)] warned since the last call."""
+    pending = getattr(_notes, "warnings", None) or []
+    _notes.warnings = []
+    return pending

@@ -23,16 +23,17 @@ graph. That the result does not depend on the order (no unordered
 conflicting accesses) is coll-check-order's job. Then every output region
 is compared with the collective's specification (SPECS: one function per
 collective), and a read of a region that nothing wrote is reported at the
-op. A function without a claim is not checked.
+op. A coll.copy or coll.combine that no claim covers is not checked: the
+pass warns at the first one of each function (core/errors.py warn).
 """
 from bisect import bisect_right
 from collections import Counter
 
 from mlir import ir
 
-from ..core.errors import PassError
+from ..core.errors import PassError, warn
 from ..core.registry import register
-from ..ir.ops import (COLLECTIVES, AllGather, AllReduce, AllToAll, Broadcast, Combine, Copy, Implements,
+from ..ir.ops import (COLLECTIVES, DATA_OPS, AllGather, AllReduce, AllToAll, Broadcast, Combine, Copy, Implements,
                       Reduce, ReduceScatter, view)
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
@@ -412,10 +413,20 @@ class _Claim:
         return f"{_name(root_of(v)[0])}[{a}, {b})" + (f" on device {dev}" if dev is not None else "")
 
     def unwritten(self, op, v, a, b):
+        claim, root = self.claim, root_of(v)[0]
+        outs = [root_of(o)[0] for o in claim.outputs]
+        what = claim.collective
+        if root in outs and root not in [root_of(x)[0] for x in claim.inputs]:
+            why = f"{_name(root)} is output #{outs.index(root)} of the claimed {what}, not an input"
+        else:
+            why = f"it is no input of the claimed {what}"
+        ins = ", ".join(_name(x) for x in claim.inputs)
+        if claim.root is not None and len(claim.inputs) == 1:
+            ins += f" (the buffer of root {claim.root})"
         self.report(op.location, f"{op.name} reads {self.where(v, a, b)}, which nothing has written: "
-                                 f"it is no input of the claimed {self.claim.collective} and no op "
-                                 "before it in the program writes it",
-                    [(self.claim.location, "the claim")])
+                                 f"{why} and no op before it in the program writes it; the claimed "
+                                 f"input(s): {ins}",
+                    [(claim.location, "the claim")])
 
     def run(self):
         claim = self.claim
@@ -586,11 +597,32 @@ def check_module(module_op):
     return findings
 
 
+def unclaimed(module_op):
+    """[(location, message)]: per function, its first coll.copy or
+    coll.combine that no claim covers (nothing checks what it computes)."""
+    out = []
+    for func in find_ops(module_op, "func.func"):
+        covered = set()
+        for block in func.regions[0].blocks:
+            for ops in _program(block).values():
+                covered.update(ops)
+        loose = [op for op in find_ops(func, lambda n: n in DATA_OPS) if op not in covered]
+        if loose:
+            others = f" (and {len(loose) - 1} more coll.copy/coll.combine of this function)" if len(loose) > 1 else ""
+            out.append((loose[0].location,
+                        f"coll-check-semantics: this {loose[0].name}{others} belongs to no coll.implements "
+                        "claim, so nothing checks what it computes; add a coll.implements that names the "
+                        "collective the program implements, after its final token"))
+    return out
+
+
 @register("coll-check-semantics",
           "Prove that every explicit program claimed by a coll.implements computes its collective: "
           "each output region holds every input exactly once, combined with the right kind, from "
           "the right place, and nothing unwritten is read")
 def check_semantics(module_op):
     findings = check_module(module_op)
+    for loc, msg in unclaimed(module_op):
+        warn(loc, msg)
     if findings:
         raise SemanticsError(findings)

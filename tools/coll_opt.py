@@ -191,6 +191,13 @@ def _print(top, args):
     return text.encode("utf-8", errors="surrogateescape") + b"\n"
 
 
+def _warnings(filename):
+    """The passes' warnings (core/errors.py warn) as located diagnostics."""
+    from coll.core.errors import take_warnings
+    from .diagnostics import from_location
+    return [from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()]
+
+
 def process(data, filename, pipeline, args, chunk_start=None):
     """Runs one chunk (bytes). Returns (output bytes or None, diags).
     chunk_start: (line, col) of a later chunk, where mlir-opt locates its
@@ -200,6 +207,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
     from mlir import ir
 
     from coll.ir.verifier import verify
+    from coll.core.errors import take_warnings
     from coll.core.pipeline import PipelineError, build
     from .diagnostics import Collector, Diag, from_location
     from .ir_print import only_dumps_of
@@ -231,6 +239,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
             findings = verify(top)
             if findings:
                 return None, col.diags + [from_location(l, m, filename) for l, m in findings]
+            take_warnings()  # a chunk reports its own
             try:
                 # An empty pipeline is anchored on builtin.module too; with
                 # --no-implicit-module the top op may be anything.
@@ -239,7 +248,8 @@ def process(data, filename, pipeline, args, chunk_start=None):
                         pm.run(top)
             except ir.MLIRError as e:
                 col.add_error(e)
-                return None, col.diags
+                return None, col.diags + _warnings(filename)
+            col.diags.extend(_warnings(filename))
             if any(d.severity == "error" for d in col.diags):
                 return None, col.diags
             return _print(top, args), col.diags
