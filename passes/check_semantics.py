@@ -295,6 +295,12 @@ def _runs(value):
         raise Unsupported(f"{value.type} has no strided layout") from None
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
     shape = list(mt.shape)
+    if offset == dyn or dyn in strides:
+        # A memref.cast only forgets a static layout (naive casts strided
+        # inputs to one type): the layout is its source's.
+        cast = chain[-1] if chain and chain[-1].name == "memref.cast" else None
+        if cast is not None:
+            return _runs(cast.operands[0])
     if offset == dyn or dyn in strides or any(d < 0 for d in shape):
         raise Unsupported(f"{value.type} has a dynamic offset, stride or size; expected static ones")
     if any(d == 0 for d in shape):
