@@ -400,6 +400,9 @@ class _Claim:
         self.mem = _Memory()
         self.findings = []
         self.runs = {}  # value -> _runs(value): slices are shared by many ops
+        self.homes = {}  # claimed buffer -> [(device, role)] where the claim places it
+        self.misplaced = set()
+        self.out_devices = []  # per output, its claimed device
 
     def report(self, loc, message, notes=()):
         if len(self.findings) < MAX_FINDINGS:
@@ -410,9 +413,42 @@ class _Claim:
             r = self.runs.get(v)
             if r is None:
                 r = self.runs[v] = _runs(v)
+                self.check_home(op, v)
             return r
         except Unsupported as e:
             raise PassError(f"coll-check-semantics cannot follow this {op.name}: {e}", op.location) from None
+
+    def place(self, cls):
+        """Where the claim puts its buffers: as its collective does (a
+        broadcast's input on the root, a reduce's output there, ...)."""
+        claim = self.claim
+        if claim.devices is None:
+            return
+        self.out_devices = list(cls.output_devices.fget(claim))
+        for group, devs, role in ((claim.inputs, cls.input_devices.fget(claim), "input"),
+                                  (claim.outputs, cls.output_devices.fget(claim), "output")):
+            for k, (v, d) in enumerate(zip(group, devs or [])):
+                if d is not None:
+                    self.homes.setdefault(root_of(v)[0], []).append((d, f"{role} #{k}"))
+
+    def check_home(self, op, v):
+        """A claimed buffer is used on the device the claim places it on:
+        its first placement (memory_space_cast) names that device."""
+        root, chain = root_of(v)
+        homes = self.homes.get(root)
+        cast = next((c for c in chain if c.name == "memref.memory_space_cast"), None)
+        if not homes or cast is None:
+            return
+        dev = device_of(cast.results[0].type)
+        if dev is None or dev in [d for d, _ in homes] or (root, dev) in self.misplaced:
+            return
+        self.misplaced.add((root, dev))
+        d, role = homes[0]
+        what = self.claim.collective
+        extra = f", the buffer of root {self.claim.root}" if self.claim.root == d else ""
+        self.report(op.location, f"{op.name} uses {_name(root)} on device {dev}, but the claim places it "
+                                 f"on device {d} ({role} of the claimed {what}{extra})",
+                    [(cast.location, f"placed on device {dev} here"), (self.claim.location, "the claim")])
 
     def where(self, v, a, b):
         dev = device_of(v.type)
@@ -441,6 +477,7 @@ class _Claim:
             raise PassError(f"no specification for collective '{claim.collective}'; expected one of: "
                             f"{', '.join(SPECS)}", claim.location)
         cls, spec_fn = found
+        self.place(cls)
         ins = [self.region(claim.op, v) for v in claim.inputs]
         outs = [self.region(claim.op, v) for v in claim.outputs]
         shapes = {tuple(ir.MemRefType(v.type).shape) for v in claim.inputs}
@@ -542,16 +579,14 @@ class _Claim:
                     else:
                         wrong.append(w)
             logical += n
-        for la, lb, got, want, writer, a, b in wrong[:3]:
-            dev = ""
-            devs = self.claim.devices
-            if self.claim.to_device is not None:
-                dev = f" on device {self.claim.to_device}"
-            elif devs is not None and j < len(devs):
-                dev = f" on device {devs[j]}"
+        devs = self.out_devices
+        dev = f" on device {devs[j]}" if j < len(devs) and devs[j] is not None else ""
+        for k, (la, lb, got, want, writer, a, b) in enumerate(wrong[:3]):
             msg = (f"output #{j} ({_name(value)}{dev}) [{la}, {lb}) holds {_describe(got, a, b)} "
                    f"but should hold {_describe(want, a, b)}: {_diagnosis(got, want, a, b)}")
             notes = [(writer.location, f"last written by this {writer.name}")] if writer is not None else []
+            if k == 2 and len(wrong) > 3:
+                notes.append((self.claim.location, f"and {len(wrong) - 3} more wrong regions of output #{j}"))
             self.report(self.claim.location, msg, notes)
 
 
