@@ -33,8 +33,9 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
           check_semantics=None, **options):
     """Lowers `module_op` in place through the explicit route and then
     `routes.ROUTES[backend](**options)` (backend None: stop at the
-    explicit level). An explicit program that we did not lower ourselves is
-    checked by coll-check-order and coll-check-semantics first
+    explicit level). A module that holds an explicit program we did not
+    lower ourselves (alone or next to collectives) is checked by
+    coll-check-order and coll-check-semantics before the back end
     (`check_order=False`: neither, for chaos tests that run a racy program
     on purpose; `check_semantics` None: as `check_order`). A peer strategy
     asked for (oneshot, twoshot) on a back end in PEER_BACKENDS sets
@@ -46,7 +47,7 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     if backend in PEER_BACKENDS and any(s in AllReduce.PEER_STRATEGIES for s in asked):
         peers.enable(module_op)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
-    theirs = bool(explicit and not collectives)
+    theirs = bool(explicit)  # checked after our lowering, which the checks also pass
     spmd = any(is_spmd(f) for f in find_ops(module_op, "func.func"))
     choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
                              check_order=check_order and theirs,

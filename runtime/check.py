@@ -16,7 +16,7 @@ import numpy as np
 from mlir import ir
 
 from ..ir.kinds import ELEMENTS, KINDS
-from ..ir.ops import COLLECTIVES, Combine, view
+from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
 from ..ir.walk import find_ops
 from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
 from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
@@ -81,6 +81,9 @@ def _describe(func):
         raise ValueError(f"@{name} holds {len(found)} collectives; coll-run checks one")
     if found:
         return _describe_collective(func, name, specs, view(found[0]))
+    claims = _ops(func, Implements.NAME)
+    if len(claims) == 1 and RANKS_ATTR not in func.attributes:
+        return _describe_claim(func, name, specs, view(claims[0]))
     if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
         raise ValueError(f"@{name} holds no collective, coll.copy or coll.combine: "
                          "nothing to check against numpy")
@@ -130,6 +133,30 @@ def _describe_collective(func, name, specs, c):
     return Problem(name, n_in, n_out, specs[0].shape, specs[0].element,
                    c.kind if c.HAS_KIND else None, c.strategy, True, what[len("coll."):],
                    out_shape, attrs, alias)
+
+
+def _describe_claim(func, name, specs, claim):
+    """An explicit program that claims its collective (coll.implements):
+    the Problem of that collective, checked like one at the collective level."""
+    what = claim.collective
+    cls = OPS.get("coll." + str(what))
+    if cls is None or cls.NAME not in COLLECTIVES:
+        raise ValueError(f"@{name} claims '{what}', which is no collective coll-run knows")
+    args = list(func.regions[0].blocks[0].arguments)
+    ins = list(claim.inputs)
+    alias = tuple(ins.index(o) if o in ins else None for o in claim.outputs)
+    extra = [o for o, a in zip(claim.outputs, alias) if a is None]
+    if ins + extra != args:
+        raise ValueError(f"the buffers of the coll.implements of @{name} must be its arguments, in "
+                         "order (inputs, then the outputs that are not inputs)")
+    n_in = len(ins)
+    if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
+        raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
+    attrs = {k: v for k, v in (("root", claim.root), ("to_device", claim.to_device)) if v is not None}
+    attrs.update(zip(cls.AXES, claim.axes if claim.axes is not None else [0] * len(cls.AXES)))
+    out_shape = tuple(ir.MemRefType(claim.outputs[0].type).shape) if claim.outputs else None
+    return Problem(name, n_in, len(extra), specs[0].shape, specs[0].element,
+                   claim.kind if cls.HAS_KIND else None, None, False, what, out_shape, attrs, alias)
 
 
 def _int_attr(op, key):
@@ -350,12 +377,12 @@ def check(problem, inputs, outputs):
     values the program started from (a copy taken before the run);
     `outputs` are the op's outputs (op_outputs() for an in-place run).
     Fails when the replicas of a multi-device result differ in any bit."""
-    if problem.collective:
+    if problem.collective or problem.op != "all_reduce":  # an op, or a claim, names it
         expected = _expect(problem, inputs)
     else:
         expected = [(reference(problem, inputs), inputs)] * len(outputs)
     worst, ok = 0.0, True
-    if not problem.collective or problem.op in REPLICATED:
+    if problem.op in REPLICATED:
         ok = identical(outputs)
     el = problem.element
     for y, (ref, reduced) in zip(outputs, expected):

@@ -81,6 +81,7 @@ def build(data, args, filename="-", ctx=None):
     from coll.ir.verifier import verify_or_raise
     from coll.lowering import nvvm
     from coll.lowering.route import lower
+    from .diagnostics import print_warnings
     from .source import parse
     from coll.core.errors import PassError
 
@@ -100,6 +101,7 @@ def build(data, args, filename="-", ctx=None):
             lower(module.operation, "gpu", args.strategy, args.threshold,
                   device_map=args.device_map, chip=args.chip,
                   workspace=args.workspace, streams=args.streams)
+            print_warnings(filename)
         if args.emit == "gpu":
             return str(module)
         fmt = args.format

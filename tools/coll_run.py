@@ -192,6 +192,7 @@ def run(argv):
     text, problem = _load(args.file, args.entry)
     from coll.ir.ops import OPS
     from coll.runtime.check import REPLICATED, check, identical, make_inputs, make_outputs, op_outputs
+    from .diagnostics import print_warnings
     inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
     # The reference reads this copy: a program that writes its own inputs
     # cannot hide it, and every run starts from the same values.
@@ -209,6 +210,7 @@ def run(argv):
         try:
             # The runtime lowers once (core/routes.py) and reports what it chose.
             prog = backend.compile(text, args.entry, strategy=strategy, **mpi_options)
+            print_warnings(args.file)
             if args.ranks is not None and args.ranks != prog.ranks:
                 _fail(f"{args.file}: the program is for {prog.ranks} ranks (one per device), "
                       f"not --ranks {args.ranks}; nothing was started")

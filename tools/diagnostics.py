@@ -86,9 +86,15 @@ class Collector:
         self.handle.detach()
 
 
-def print_diags(diags, stream=sys.stderr):
+def print_diags(diags, stream=None):
     for d in diags:
-        print(d.format(), file=stream)
+        print(d.format(), file=stream or sys.stderr)  # the stderr of now (a test may swap it)
+
+
+def print_warnings(filename, stream=None):
+    """Prints the passes' warnings (core/errors.py warn), located."""
+    from coll.core.errors import take_warnings
+    print_diags([from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()], stream)
 
 
 # --verify-diagnostics -------------------------------------------------------
