@@ -48,17 +48,21 @@ def take_notes(message):
     return []
 
 
+MAX_WARNINGS = 100
+
+
 def warn(location, message):
     """A warning of a pass, for the tool that runs it to print located
     (coll-opt, coll-run, coll-build): the bindings emit only errors."""
     pending = getattr(_notes, "warnings", None)
     if pending is None:
         pending = _notes.warnings = []
-    pending.append((location, message))
+    pending.append((str(location), message))  # text: holds no Context alive
+    del pending[:-MAX_WARNINGS]  # a caller that never takes them keeps the last ones only
 
 
 def take_warnings():
-    """[(location, message)] warned since the last call."""
+    """[(location text, message)] warned since the last call."""
     pending = getattr(_notes, "warnings", None) or []
     _notes.warnings = []
     return pending
