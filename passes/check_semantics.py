@@ -282,10 +282,11 @@ def _diagnosis(got, want, a, b):
 
 # -- regions ----------------------------------------------------------------------
 
-def _runs(value):
+def _runs(value, found=None):
     """(root, [(position, length)]) of memref `value`'s elements in
-    row-major order, flattened in its root buffer, adjacent runs merged."""
-    root, chain = root_of(value)
+    row-major order, flattened in its root buffer, adjacent runs merged.
+    `found`: root_of(value), when the caller has it."""
+    root, chain = found or root_of(value)
     if any(op.name == "memref.view" for op in chain):
         raise Unsupported("a memref.view is not followed (its offset is an operand)")
     try:
@@ -412,8 +413,10 @@ class _Claim:
         try:
             r = self.runs.get(v)
             if r is None:
-                r = self.runs[v] = _runs(v)
-                self.check_home(op, v)
+                found = root_of(v)
+                r = self.runs[v] = _runs(v, found)
+                if found[0] in self.homes:
+                    self.check_home(op, *found)
             return r
         except Unsupported as e:
             raise PassError(f"coll-check-semantics cannot follow this {op.name}: {e}", op.location) from None
@@ -431,10 +434,10 @@ class _Claim:
                 if d is not None:
                     self.homes.setdefault(root_of(v)[0], []).append((d, f"{role} #{k}"))
 
-    def check_home(self, op, v):
-        """A claimed buffer is used on the device the claim places it on:
-        its first placement (memory_space_cast) names that device."""
-        root, chain = root_of(v)
+    def check_home(self, op, root, chain):
+        """A claimed buffer (`root`, viewed through `chain`) is used on the
+        device the claim places it on: its first placement
+        (memory_space_cast) names that device."""
         homes = self.homes.get(root)
         cast = next((c for c in chain if c.name == "memref.memory_space_cast"), None)
         if not homes or cast is None:

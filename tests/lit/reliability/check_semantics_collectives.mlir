@@ -221,3 +221,32 @@ func.func @no_claim(%a0: !a, %b1: !a) {
   "coll.wait"(%c1) : (!t) -> ()
   return
 }
+
+// -----
+!a = memref<2x4xi32>
+!d0 = memref<2x4xi32, #coll.device<0>>
+!t = !coll.token
+func.func @claim_with_too_few_axes(%a0: !a, %a1: !a, %b0: !a, %b1: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %y0 = memref.memory_space_cast %b0 : !a to !d0
+  %c = "coll.copy"(%x0, %y0) : (!d0, !d0) -> !t
+  // expected-error @+1 {{coll.implements claims all_to_all with 1 axes; expected 2 (split_axis, concat_axis)}}
+  "coll.implements"(%a0, %a1, %b0, %b1, %c) {op = "all_to_all", devices = array<i64: 0, 1>, axes = array<i64: 1>, operandSegmentSizes = array<i32: 2, 2, 1>} : (!a, !a, !a, !a, !t) -> ()
+  "coll.wait"(%c) : (!t) -> ()
+  return
+}
+
+// -----
+!a = memref<3xi32>
+!s = memref<1xi32>
+!d0 = memref<3xi32, #coll.device<0>>
+!t = !coll.token
+func.func @claim_of_an_indivisible_scatter(%a0: !a, %a1: !a, %b0: !s, %b1: !s) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %r = "coll.alloc"() : () -> !d0
+  %c = "coll.copy"(%x0, %r) : (!d0, !d0) -> !t
+  // expected-error @+1 {{coll.implements claims reduce_scatter with scatter_axis 0 of size 3, which its 2 devices do not divide}}
+  "coll.implements"(%a0, %a1, %b0, %b1, %c) {op = "reduce_scatter", kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 1>} : (!a, !a, !s, !s, !t) -> ()
+  "coll.wait"(%c) : (!t) -> ()
+  return
+}

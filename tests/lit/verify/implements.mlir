@@ -37,3 +37,17 @@ func.func @devices_per_input(%a: !a, %b: !a) {
   "coll.implements"(%a, %b, %t) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !coll.token) -> ()
   return
 }
+
+// -----
+// A broadcast claim names its outputs' devices (its one input is the root's).
+!a = memref<4xf32>
+!d0 = memref<4xf32, #coll.device<0>>
+func.func @broadcast_devices_per_output(%a: !a, %b0: !a, %b1: !a) {
+  %x = memref.memory_space_cast %a : !a to !d0
+  %y = memref.memory_space_cast %b0 : !a to !d0
+  %t = "coll.copy"(%x, %y) : (!d0, !d0) -> !coll.token
+  "coll.implements"(%a, %b0, %b1, %t) {op = "broadcast", root = 0, devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 1, 2, 1>} : (!a, !a, !a, !coll.token) -> ()
+  // expected-error @+1 {{'devices' names 1 devices but the claim has 2 outputs; expected one device per output}}
+  "coll.implements"(%a, %b0, %b1, %t) {op = "broadcast", root = 0, devices = array<i64: 0>, operandSegmentSizes = array<i32: 1, 2, 1>} : (!a, !a, !a, !coll.token) -> ()
+  return
+}
