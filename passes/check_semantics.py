@@ -338,6 +338,22 @@ def _aligned(runlists):
                 off[j] = 0
 
 
+def _overlap(regions):
+    """(i, j) of two regions ([(root, runs)]) that share an element, i == j
+    for one that overlaps itself (a stride 0), else None."""
+    roots, spans = [], []
+    for k, (root, runs) in enumerate(regions):
+        if root not in roots:
+            roots.append(root)
+        r = roots.index(root)
+        spans += [(r, p, p + n, k) for p, n in runs if n]
+    spans.sort()
+    for (r1, _, e1, k1), (r2, s2, _, k2) in zip(spans, spans[1:]):
+        if r1 == r2 and s2 < e1:
+            return (min(k1, k2), max(k1, k2))
+    return None
+
+
 class _Memory:
     """Per root buffer: sorted, disjoint written pieces [start, end, value, writer]."""
 
@@ -483,6 +499,13 @@ class _Claim:
         self.place(cls)
         ins = [self.region(claim.op, v) for v in claim.inputs]
         outs = [self.region(claim.op, v) for v in claim.outputs]
+        for role, regions in (("input", ins), ("output", outs)):
+            clash = _overlap(regions)
+            if clash:
+                a, b = clash
+                what = f"{role} #{a} overlaps itself" if a == b else f"{role}s #{a} and #{b} overlap"
+                raise PassError(f"coll.implements: {what}; expected distinct memory for each claimed "
+                                f"{role}", claim.location)
         shapes = {tuple(ir.MemRefType(v.type).shape) for v in claim.inputs}
         out_shapes = {tuple(ir.MemRefType(v.type).shape) for v in claim.outputs}
         if len(shapes) != 1 or len(out_shapes) > 1:

@@ -250,3 +250,18 @@ func.func @claim_of_an_indivisible_scatter(%a0: !a, %a1: !a, %b0: !s, %b1: !s) {
   "coll.wait"(%c) : (!t) -> ()
   return
 }
+
+// -----
+// One buffer claimed as both outputs would hold "both" results.
+!a = memref<4xi32>
+!d0 = memref<4xi32, #coll.device<0>>
+!t = !coll.token
+func.func @claim_with_one_buffer_for_two_outputs(%a0: !a, %a1: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %y = memref.memory_space_cast %b : !a to !d0
+  %c = "coll.copy"(%x0, %y) : (!d0, !d0) -> !t
+  // expected-error @+1 {{coll.implements: outputs #0 and #1 overlap; expected distinct memory for each claimed output}}
+  "coll.implements"(%a0, %a1, %b, %b, %c) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 1>} : (!a, !a, !a, !a, !t) -> ()
+  "coll.wait"(%c) : (!t) -> ()
+  return
+}
