@@ -82,7 +82,7 @@ def _describe(func):
     if found:
         return _describe_collective(func, name, specs, view(found[0]))
     claims = _ops(func, Implements.NAME)
-    if len(claims) == 1 and RANKS_ATTR not in func.attributes:
+    if len(claims) == 1 and RANKS_ATTR not in func.attributes and _on_arguments(func, view(claims[0])):
         return _describe_claim(func, name, specs, view(claims[0]))
     if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
         raise ValueError(f"@{name} holds no collective, coll.copy or coll.combine: "
@@ -135,6 +135,15 @@ def _describe_collective(func, name, specs, c):
                    out_shape, attrs, alias)
 
 
+def _on_arguments(func, claim):
+    """Whether the claim's buffers are the function's arguments, in order
+    (inputs, then the outputs that are not inputs); else (views of them)
+    the program is read as an allreduce of its arguments."""
+    ins = list(claim.inputs)
+    extra = [o for o in claim.outputs if o not in ins]
+    return ins + extra == list(func.regions[0].blocks[0].arguments)
+
+
 def _describe_claim(func, name, specs, claim):
     """An explicit program that claims its collective (coll.implements):
     the Problem of that collective, checked like one at the collective level."""
@@ -142,13 +151,9 @@ def _describe_claim(func, name, specs, claim):
     cls = OPS.get("coll." + str(what))
     if cls is None or cls.NAME not in COLLECTIVES:
         raise ValueError(f"@{name} claims '{what}', which is no collective coll-run knows")
-    args = list(func.regions[0].blocks[0].arguments)
     ins = list(claim.inputs)
     alias = tuple(ins.index(o) if o in ins else None for o in claim.outputs)
     extra = [o for o, a in zip(claim.outputs, alias) if a is None]
-    if ins + extra != args:
-        raise ValueError(f"the buffers of the coll.implements of @{name} must be its arguments, in "
-                         "order (inputs, then the outputs that are not inputs)")
     n_in = len(ins)
     if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
