@@ -516,8 +516,9 @@ def main(argv=None):
            "the bandwidth lower bound is 2(N-1)/N. The critical path counts dependent copies and "
            "combines (`stats.py`); copy rounds count dependent copies only, which is what the latency "
            "bounds count: 2(N-1) rounds for a ring (ring meets it: its 3(N-1) steps are 2(N-1) copy "
-           "rounds plus N-1 combines), 2 log2 N for recursive halving/doubling (not implemented; "
-           "naive and all2all take 1 and 2 rounds by sending N-1 messages at once). The last column "
+           "rounds plus N-1 combines), 2 log2 N for recursive halving/doubling (`rhd`, "
+           "in the collective family's table below, meets it at powers of two; naive and all2all take "
+           "1 and 2 rounds by sending N-1 messages at once). The last column "
            "is the cost model's prediction on the `nvlink-h200` profile (public figures, "
            "`analysis/profiles/nvlink-h200.json`).\n"]
     md += schedule_section(srows)
