@@ -16,6 +16,9 @@ resources it needs are free, and takes
   memory time = bytes touched / memory_bandwidth_Bps, where bytes touched
   are every input + the output (a copy: 2 x bytes); the bytes in coll.alloc
   scratch go over scratch_bandwidth_Bps instead when the profile gives it.
+  A bandwidth table is read at the bytes of the task's data-sharing group
+  (the tasks whose regions overlap: one chunk of a ring), not the whole
+  program's: the runtime runs a group's ops back to back on its data.
 
 and the prediction is when the last task ends, plus call_overhead_s.
 Latency counts once per dependent step, bandwidth once per byte a resource
@@ -41,6 +44,13 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
   A number may instead be a table [[working_set_bytes, value], ...]:
   the value is interpolated (log-log) at the program's working set, so that
   one profile covers both cache-resident and DRAM-sized programs.
+  pointer_level  {min_ops, max_buffer_bytes, <numbers>...}: the numbers that
+                 replace the others for a program of at least min_ops copies
+                 and combines on buffers of at most max_buffer_bytes (the
+                 CPU runtime emits those at the pointer level, scratch in
+                 one reused arena: lowering/cpu_program.py).
+  Scratch bytes never cost more than the program's own working set does:
+  a cache-resident program keeps its scratch in that cache too.
 """
 import bisect
 import heapq
@@ -114,7 +124,30 @@ def profile_from_dict(data, default_name="profile"):
     if data.get("memory_bandwidth_Bps") is None:
         raise ValueError(f"profile '{default_name}' needs 'memory_bandwidth_Bps'")
     params = {k: data.get(k) for k in _NUMBERS}
+    pointer = data.get("pointer_level")
+    if pointer is not None:
+        if not isinstance(pointer, dict) or not {"min_ops", "max_buffer_bytes"} <= set(pointer):
+            raise ValueError(f"profile '{default_name}': pointer_level must be an object with "
+                             "min_ops, max_buffer_bytes and the numbers it overrides")
+        unknown = set(pointer) - set(_NUMBERS) - {"min_ops", "max_buffer_bytes"}
+        if unknown:
+            raise ValueError(f"profile '{default_name}': pointer_level has unknown keys "
+                             f"{', '.join(sorted(unknown))}; expected some of: {', '.join(_NUMBERS)}")
+        params["pointer_level"] = dict(pointer)
     return Profile(data.get("name", default_name), resources, order, params)
+
+
+def for_graph(profile, graph):
+    """`profile` with its pointer_level numbers when `graph` takes that path."""
+    pointer = profile.params.get("pointer_level")
+    if not pointer:
+        return profile
+    ops = sum(1 for t in graph.tasks if t.kind in ("copy", "combine"))
+    if ops < pointer["min_ops"] or graph.largest > pointer["max_buffer_bytes"]:
+        return profile
+    params = dict(profile.params)
+    params.update({k: v for k, v in pointer.items() if k in _NUMBERS})
+    return Profile(profile.name, profile.resources, profile.order, params)
 
 
 # -- costs and the schedule -----------------------------------------------------
@@ -143,8 +176,11 @@ def memory_time(task, profile, working_set, over_link=0):
     """Bytes touched (less `over_link`, which the link carries) over memory
     bandwidth; scratch bytes over scratch_bandwidth_Bps when the profile has
     it (a runtime that keeps scratch in cache)."""
-    mem = profile.value("memory_bandwidth_Bps", working_set)
-    scratch = profile.value("scratch_bandwidth_Bps", working_set) or mem
+    # The bandwidth of the data this task shares with others (its group,
+    # taskgraph.py): a ring's chunk stays in cache while its hops run.
+    local = min(task.group_set or working_set, working_set)
+    mem = profile.value("memory_bandwidth_Bps", local)
+    scratch = max(profile.value("scratch_bandwidth_Bps", working_set) or mem, mem)
     return ((task.touched - task.touched_scratch - over_link) / mem
             + task.touched_scratch / scratch)
 
@@ -174,6 +210,7 @@ class Schedule:
 def simulate(graph, profile):
     """List-schedules `graph` on `profile`; returns a Schedule."""
     tasks, ws = graph.tasks, graph.working_set
+    profile = for_graph(profile, graph)
     n = len(tasks)
     cost = [task_cost(t, profile, ws) for t in tasks]
     res = [task_resources(t, profile) for t in tasks]

@@ -29,6 +29,7 @@ class Task:
     peer_reads: tuple = ()    # combine: (home device, bytes) of each input read in
                               # another device's memory (coll.peer_access)
     deps: list = field(default_factory=list)
+    group_set: int = 0   # bytes of the regions its data-sharing group touches
 
 
 @dataclass
@@ -36,11 +37,71 @@ class Graph:
     tasks: list
     working_set: int     # bytes of every distinct buffer the program touches
     devices: list        # device ids, sorted
+    largest: int = 0     # bytes of its largest buffer
 
 
 def _root(value):
     """The buffer a (possibly viewed) memref value belongs to."""
     return root_of(value)[0]
+
+
+def _span(value):
+    """(root, first byte, end byte) of a view: its static offset in the
+    root (the whole root when the offset is dynamic)."""
+    r = _root(value)
+    size = nbytes(value.type)
+    t = ir.MemRefType(value.type)
+    _, off = t.get_strides_and_offset()
+    _, root_off = ir.MemRefType(r.type).get_strides_and_offset()
+    if t.is_dynamic_stride_or_offset(off) or t.is_dynamic_stride_or_offset(root_off):
+        return r, 0, nbytes(r.type)
+    lo = (off - root_off) * (size // max(_numel(t), 1))
+    return r, lo, lo + size
+
+
+def _numel(t):
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n
+
+
+def _groups(tasks, spans):
+    """Sets each task's group_set: tasks whose regions overlap (in any
+    buffer) form a group, as the CPU runtime's tiling groups them
+    (lowering/cpu_fuse.py); a group's bytes are the union of its regions.
+    A ring's chunk is a group of its own, a naive reduction reads every
+    input whole and joins them all."""
+    parent = list(range(len(tasks)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    by_root = {}
+    for i, sp in enumerate(spans):
+        for r, lo, hi in sp:
+            by_root.setdefault(r, []).append((lo, hi, i))
+    merged = []  # (root, lo, hi, a task in it)
+    for r, ivs in by_root.items():
+        ivs.sort(key=lambda x: (x[0], x[1]))
+        lo, hi, first = ivs[0]
+        for a, b, i in ivs[1:]:
+            if a < hi:
+                parent[find(i)] = find(first)
+                hi = max(hi, b)
+            else:
+                merged.append((lo, hi, first))
+                lo, hi, first = a, b, i
+        merged.append((lo, hi, first))
+    size = {}
+    for lo, hi, i in merged:
+        g = find(i)
+        size[g] = size.get(g, 0) + hi - lo
+    for i, t in enumerate(tasks):
+        if spans[i]:
+            t.group_set = size.get(find(i), 0)
 
 
 def _is_alloc(value):
@@ -50,7 +111,7 @@ def _is_alloc(value):
 
 def from_function(func_op):
     """Graph of every coll op in `func_op`, in program order."""
-    tasks, index, roots, devices = [], {}, {}, set()
+    tasks, index, roots, devices, spans = [], {}, {}, set(), []
 
     def touch(value):
         r = _root(value)
@@ -88,6 +149,10 @@ def from_function(func_op):
             t.peer_reads = tuple((home, nbytes(b.type)) for b, home in v.peers)
             for b in bufs:
                 touch(b)
+        if name in ("coll.copy", "coll.combine"):
+            spans.append([_span(b) for b in v.reads + v.writes])
+        else:
+            spans.append([])
         for d in (t.device, t.src):
             if d is not None:
                 devices.add(d)
@@ -97,7 +162,8 @@ def from_function(func_op):
         return ir.WalkResult.ADVANCE
 
     func_op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return Graph(tasks, sum(roots.values()), sorted(devices))
+    _groups(tasks, spans)
+    return Graph(tasks, sum(roots.values()), sorted(devices), max(roots.values(), default=0))
 
 
 def functions(module_op):

@@ -6,9 +6,17 @@ Every number comes from small explicit coll programs compiled and timed by
 the CPU runtime itself, so it includes what the runtime adds (memref.copy,
 the generated combine loop, malloc/free of scratch):
   call_overhead_s       an empty program
-  link_latency_s        per copy, from 64 copies of 64 bytes
+  link_latency_s        per copy, from 64 copies of 64 bytes (into permuted
+                        slices, so that LLVM cannot merge them into one)
   kernel_launch_s       per combine, from 64 combines of 64 bytes
   alloc_s               per scratch buffer, from 64 allocs of 64 bytes
+  alloc_bandwidth_Bps   its growth with size, from 64 allocs of 4 KB (malloc
+                        and free of a page-sized buffer cost more than of a
+                        line-sized one)
+  pointer_level         the same three from 256 ops: a program of more than
+                        lowering/cpu.py's SPLIT ops on small buffers runs at
+                        the pointer level, scratch in one reused arena
+                        (lowering/cpu_program.py), so its ops cost less
   memory_bandwidth_Bps  bytes touched per second (mean of copies and
                         combines) at several working sets, from 16 ops on
                         disjoint slices: cache-resident up to DRAM
@@ -32,23 +40,25 @@ from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.runtime import cpu
 
-try:  # the CPU runtime's tile (lowering/cpu_fuse.py): scratch lives in one
-    from coll.lowering.cpu_fuse import TILE_BYTES
-except ImportError:
-    TILE_BYTES = 4 << 20
+from coll.lowering.cpu import SPLIT
+from coll.lowering.cpu_fuse import TILE_BYTES  # scratch lives in one tile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_OUT = os.path.join(ROOT, "passes", "profiles", "cpu.json")
+DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "cpu.json")
 OPS = 16           # ops per bandwidth program
-SMALL_OPS = 64     # ops per overhead program
+SMALL_OPS = 64     # ops per overhead program (the memref path: <= SPLIT)
+POINTER_OPS = 2 * SPLIT  # ops per overhead program at the pointer level
 SMALL = 16         # elements (64 bytes) per overhead op
+PAGE = 1024        # elements (4 KB) per op of the alloc-size program
 WORKING_SETS = [1 << 14, 1 << 17, 1 << 20, 1 << 23, 1 << 26, 1 << 28]
 QUICK_SETS = [1 << 14, 1 << 20, 1 << 26]
 
 
-def program(kind, ops, size):
+def program(kind, ops, size, permute=False):
     """Text of an explicit program: `ops` times `kind` on f32 slices of
-    `size` elements. copy: a(d0) -> b(d1) slice by slice. scratch: a slice
+    `size` elements. copy: a(d0) -> b(d1) slice by slice (`permute`: slice i
+    into slice 5i mod ops, an odd step, so no two copies are adjacent in
+    both buffers and LLVM keeps every one). scratch: a slice
     into a fresh coll.alloc on d1. combine: b = a + c on d0. none: nothing."""
     total = ops * size
     with make_context(), ir.Location.unknown():
@@ -72,7 +82,8 @@ def program(kind, ops, size):
                 toks = []
                 for i in range(ops if kind != "none" else 0):
                     if kind == "copy":
-                        toks.append(builders.copy(sl(placed[0], 0, i), sl(placed[1], 1, i)))
+                        j = (5 * i) % ops if permute else i
+                        toks.append(builders.copy(sl(placed[0], 0, i), sl(placed[1], 1, j)))
                     elif kind == "scratch":
                         r = builders.alloc(flat_type(f32, size, 1))
                         toks.append(builders.copy(sl(placed[0], 0, i), r))
@@ -85,9 +96,9 @@ def program(kind, ops, size):
         return str(m), n_args
 
 
-def seconds(kind, ops, size, budget=0.15):
-    """Best time of one run of program(kind, ops, size)."""
-    text, n_args = program(kind, ops, size)
+def seconds(kind, ops, size, budget=0.15, permute=False):
+    """Best time of one run of program(kind, ops, size, permute)."""
+    text, n_args = program(kind, ops, size, permute)
     prog = cpu.compile(text)
     arrays = [np.random.rand(ops * size).astype(np.float32) for _ in range(n_args)]
     n_in = prog.n_inputs if prog.n_inputs is not None else n_args
@@ -98,11 +109,21 @@ def seconds(kind, ops, size, budget=0.15):
 
 def calibrate(working_sets=WORKING_SETS, log=print):
     base = seconds("none", 0, 1)
-    per_op = {}
+    per_op, pointer = {}, {}
     for kind in ("copy", "combine", "scratch"):
-        per_op[kind] = max(seconds(kind, SMALL_OPS, SMALL) - base, 0.0) / SMALL_OPS
-    log(f"call {base * 1e6:.2f} us; per op: copy {per_op['copy'] * 1e9:.1f} ns, "
-        f"combine {per_op['combine'] * 1e9:.1f} ns, copy into new scratch {per_op['scratch'] * 1e9:.1f} ns")
+        per_op[kind] = max(seconds(kind, SMALL_OPS, SMALL, permute=True) - base, 0.0) / SMALL_OPS
+        pointer[kind] = max(seconds(kind, POINTER_OPS, SMALL, permute=True) - base, 0.0) / POINTER_OPS
+    # The cost of a scratch buffer by its size: copies into fresh scratch
+    # against copies into an argument, at 64 B and at 4 KB.
+    alloc_page = max(seconds("scratch", SMALL_OPS, PAGE) - seconds("copy", SMALL_OPS, PAGE, permute=True),
+                     0.0) / SMALL_OPS
+    alloc_small = max(per_op["scratch"] - per_op["copy"], 0.0)
+    grow = alloc_page - alloc_small
+    alloc_bw = (PAGE - SMALL) * 4 / grow if grow > 0 else None
+    log(f"scratch buffer: {alloc_small * 1e9:.1f} ns at {SMALL * 4} B, {alloc_page * 1e9:.1f} ns at {PAGE * 4} B")
+    for name, d in (("memref path", per_op), ("pointer level", pointer)):
+        log(f"call {base * 1e6:.2f} us; per op ({name}): copy {d['copy'] * 1e9:.1f} ns, "
+            f"combine {d['combine'] * 1e9:.1f} ns, copy into new scratch {d['scratch'] * 1e9:.1f} ns")
     table, measured = [], []
     for ws in working_sets:
         # The same working set for both: a copy streams 2 buffers, a combine 3.
@@ -130,13 +151,20 @@ def calibrate(working_sets=WORKING_SETS, log=print):
             f"scratch stays in cache: the runtime runs the ops that share data tile by tile "
             f"(lowering/cpu_fuse.py, {TILE_BYTES >> 20} MiB tiles), so scratch bytes cost the bandwidth "
             f"at a {TILE_BYTES >> 20} MiB working set and malloc hands out no fresh pages",
+            f"pointer_level: programs of more than {SPLIT} copies and combines on buffers of at most "
+            f"{TILE_BYTES >> 20} MiB run at the pointer level (lowering/cpu_program.py): a memcpy or a "
+            "kernel call per op, scratch in one arena allocated once",
         ],
         "resources": "host",
         "order": "program",
         "call_overhead_s": base,
         "link_latency_s": per_op["copy"],
         "kernel_launch_s": per_op["combine"],
-        "alloc_s": max(per_op["scratch"] - per_op["copy"], 0.0),
+        "alloc_s": alloc_small,
+        "alloc_bandwidth_Bps": alloc_bw,
+        "pointer_level": {"min_ops": SPLIT + 1, "max_buffer_bytes": TILE_BYTES,
+                          "link_latency_s": pointer["copy"], "kernel_launch_s": pointer["combine"],
+                          "alloc_s": max(pointer["scratch"] - pointer["copy"], 0.0)},
         "link_bandwidth_Bps": None,
         "memory_bandwidth_Bps": table,
         "measured": measured,

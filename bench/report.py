@@ -8,8 +8,13 @@
 3. the CPU profile calibration (bench/calibrate_cpu.py) and the validation
    grid of `auto` with it (bench/validate.py);
 4. CPU execution efficiency against memcpy (bench/cpu_run.py);
-5. GPU results under bench/results/, if any;
-6. timelines of naive, ring and all2all on 4 devices.
+5. the collective family (reduce_scatter, all_gather, reduce, broadcast,
+   all_to_all, and the rhd and tree allreduce): schedule quality against
+   each op's bounds, the cost model's picks, the CPU benchmark against
+   numpy with peak memory (bench/collectives_run.py, at 16 MiB per device
+   here; 64 MiB with that script alone), and the 4 KB allreduce pick;
+6. GPU results under bench/results/, if any;
+7. timelines of naive, ring and all2all on 4 devices.
 
   python bench/report.py [--quick]      (make report)
 """
@@ -27,15 +32,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import calibrate_cpu  # noqa: E402
+import collectives_run  # noqa: E402
 import compile_time  # noqa: E402
 import validate  # noqa: E402
 from mlir import ir  # noqa: E402
 
 from coll.ir import make_context  # noqa: E402
-from coll.ir.generate import all_reduce_module  # noqa: E402
+from coll.ir.generate import all_reduce_module, collective_module  # noqa: E402
+from coll.ir.ops import COLLECTIVES, OPS  # noqa: E402
+from coll.ir.walk import find_ops  # noqa: E402
 from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.passes import choose_strategy  # noqa: E402
 from coll.passes.lower_all_reduce import lower_all_reduce  # noqa: E402
+from coll.passes.lower_collectives import lower_collectives  # noqa: E402
 
 OUT_MD = os.path.join(HERE, "report.md")
 OUT_DIR = os.path.join(HERE, "report")
@@ -43,7 +52,8 @@ STRATEGIES = ("naive", "ring", "all2all")
 SCHEDULE_NS = (2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
 COMPILE_NS = (4, 8, 16, 32, 64)
 SCHEDULE_BYTES = 64 << 20  # per device, for the bytes and the predictions
-COLORS = {"naive": "tab:red", "ring": "tab:blue", "all2all": "tab:green"}
+COLORS = {"naive": "tab:red", "ring": "tab:blue", "all2all": "tab:green", "rhd": "tab:purple",
+          "tree": "tab:orange"}
 
 
 def log(msg):
@@ -215,7 +225,7 @@ def validation_section(rows):
         sel = [r for r in rows if r["n"] == n]
         xs = [r["bytes"] for r in sel]
         best = [min(r["measured"].values()) for r in sel]
-        for s in STRATEGIES:
+        for s in validate.STRATEGIES:
             ax.plot(xs, [r["measured"][s] / b for r, b in zip(sel, best)], "o-", color=COLORS[s],
                     label=f"{s} measured")
             ax.plot(xs, [r["predicted"][s] / b for r, b in zip(sel, best)], ":", color=COLORS[s],
@@ -231,10 +241,10 @@ def validation_section(rows):
     for r in rows:
         m, p = r["measured"], r["predicted"]
         trs.append([r["n"], validate.human(r["bytes"])]
-                   + [f"{m[s] * 1e3:.3f} ({p[s] * 1e3:.3f})" for s in STRATEGIES]
+                   + [f"{m[s] * 1e3:.3f} ({p[s] * 1e3:.3f})" for s in validate.STRATEGIES]
                    + [r["pick"], r["fastest"], f"{m[r['pick']] / m[r['fastest']]:.2f}",
                       "ok" if r["ok"] else "MISS", r["reference"], "ok" if r["ref_ok"] else "miss"])
-    out.append(table(["N", "size/device"] + [f"{s} ms (pred.)" for s in STRATEGIES]
+    out.append(table(["N", "size/device"] + [f"{s} ms (pred.)" for s in validate.STRATEGIES]
                      + ["auto pick", "fastest", "pick/fastest", "within 10%", "reference rule", "ref. within 10%"],
                      trs))
     return out
@@ -283,7 +293,146 @@ def cpu_section(devices=(4, 8), mibs=(1, 16, 64)):
     return out
 
 
-# -- 5. GPU results -----------------------------------------------------------------------
+# -- 5. the collective family --------------------------------------------------------
+
+FAMILY = ("all_reduce", "reduce_scatter", "all_gather", "reduce", "broadcast", "all_to_all")
+FAMILY_NS = (2, 3, 4, 8, 16)
+
+
+def family_strategies(op):
+    cls = OPS["coll." + op]
+    return [s for s in cls.STRATEGIES if s not in cls.PEER_STRATEGIES]
+
+
+def family_module(op, n, nbytes, strategy=None):
+    """Module text of `op` over n devices, `nbytes` in the larger per-device
+    buffer (collectives_run.Case's convention), 1-D f32."""
+    numel = nbytes // 4
+    numel -= numel % n
+    kw = {"all_reduce": dict(kind="sum"), "reduce_scatter": dict(kind="sum", axis=0),
+          "all_gather": dict(axis=0), "broadcast": dict(root=0), "reduce": dict(kind="sum", root=0),
+          "all_to_all": dict(split_axis=0, concat_axis=0)}[op]
+    shape = [numel // n] if op == "all_gather" else [numel]
+    return collective_module(op, n, shape, "f32", strategy=strategy, **kw), numel * 4
+
+
+def family_bound(op, n):
+    """(the least bytes a device must send or receive / the larger buffer,
+    the least copy rounds with one message into and out of each device per
+    round)."""
+    log_n = math.ceil(math.log2(n)) if n > 1 else 0
+    return {"all_reduce": (2 * (n - 1) / n, 2 * log_n),
+            "reduce_scatter": ((n - 1) / n, log_n), "all_gather": ((n - 1) / n, log_n),
+            "reduce": (1.0 if n > 1 else 0.0, log_n), "broadcast": (1.0 if n > 1 else 0.0, log_n),
+            "all_to_all": ((n - 1) / n, n - 1)}[op]
+
+
+def family_schedule_rows(ns=FAMILY_NS, nbytes=1 << 20):
+    rows = []
+    for op in FAMILY:
+        for n in ns:
+            for s in family_strategies(op):
+                if op == "all_reduce" and s in ("naive", "ring", "all2all"):
+                    continue  # in the allreduce table above
+                with make_context():
+                    text, b = family_module(op, n, nbytes, s)
+                    m = ir.Module.parse(text)
+                    lower_collectives(m.operation)
+                    st = next(iter(stats.analyze(m.operation).values()))
+                bb, rb = family_bound(op, n)
+                rows.append(dict(op=op, n=n, strategy=s, copies=st["copies"], kernels=st["kernels"],
+                                 sent=st["max_bytes_sent"] / b, received=st["max_bytes_received"] / b,
+                                 bytes_bound=bb, rounds=st["rounds"], rounds_bound=rb,
+                                 steps=st["critical_path"]))
+        log(f"family schedule quality {op} done")
+    return rows
+
+
+def family_picks(profiles, ns=(4, 8), sizes=(4 << 10, 1 << 20, 64 << 20)):
+    """[op, N, then the pick at each size under each profile]."""
+    loaded = [cost_model.load_profile(p) for p in profiles]
+    rows = []
+    for op in FAMILY:
+        for n in ns:
+            row = [op, n]
+            for prof in loaded:
+                for b in sizes:
+                    with make_context():
+                        m = ir.Module.parse(family_module(op, n, b)[0])
+                        coll = choose_strategy.Collective.of(
+                            find_ops(m.operation, lambda name: name in COLLECTIVES)[0])
+                        row.append(choose_strategy.pick(choose_strategy.candidates(coll, prof)))
+            rows.append(row)
+    return rows
+
+
+def family_section(profile_path, quick=False):
+    out = ["Every op lowered with each strategy (f32, 1 MiB in the larger per-device buffer: the "
+           "input of reduce_scatter, reduce, broadcast and all_to_all, the output of all_gather). "
+           "Bytes: the most any device sends or receives over that buffer, against the bound each op "
+           "needs: 2(N-1)/N for all_reduce, (N-1)/N for reduce_scatter, all_gather and all_to_all, "
+           "1 for reduce (the root receives a buffer's worth) and broadcast (every other device "
+           "does). Copy rounds: dependent copies; the reference is what an algorithm that sends "
+           "one message per device per round needs: ceil(log2 N) for the rooted ops, reduce_scatter "
+           "and all_gather, 2 ceil(log2 N) for a bandwidth-optimal all_reduce (rhd meets it at a power of two; its fold-in of the extra devices adds 2), N-1 for all_to_all "
+           "(direct and naive send all their messages in one round instead). The allreduce's "
+           "naive, ring and all2all are in the table above.\n"]
+    rows = family_schedule_rows(FAMILY_NS[:4] if quick else FAMILY_NS)
+    out.append(table(["op", "N", "strategy", "copies", "kernels", "max sent/B", "max recv/B", "bytes bound",
+                      "copy rounds", "rounds reference", "crit. path"],
+                     [[r["op"], r["n"], r["strategy"], r["copies"], r["kernels"], f"{r['sent']:.3f}",
+                       f"{r['received']:.3f}", f"{r['bytes_bound']:.3f}", r["rounds"], r["rounds_bound"],
+                       r["steps"]] for r in rows]))
+    sizes = (4 << 10, 1 << 20, 64 << 20)
+    profiles = [profile_path, "nvlink-h200"]
+    log("family picks ...")
+    picks = family_picks(profiles, sizes=sizes)
+    out += ["\nWhat `coll-choose-strategy{profile=P}` picks for each op (f32, bytes in the larger "
+            "per-device buffer), P = this run's calibrated CPU profile and `nvlink-h200`:\n",
+            table(["op", "N"] + [f"{'cpu' if i == 0 else 'nvlink-h200'} {validate.human(b)}"
+                                 for i in range(len(profiles)) for b in sizes], picks)]
+    mib = 4 if quick else 16
+    log(f"collectives benchmark at {mib} MiB ...")
+    bench, mem = [], []
+    for n in (4, 8):
+        for op in collectives_run.NAMES:
+            bench += collectives_run.measure(op, n, mib, repeat=5 if quick else 7)
+            for s in collectives_run.strategies(op):
+                mem.append(collectives_run.peak_memory(op, n, mib, s))
+        log(f"collectives benchmark N={n} done")
+    peak = {(m["op"], m["devices"], m["strategy"]): m for m in mem}
+    trs = []
+    for r in bench:
+        m = peak[r["op"], r["devices"], r["strategy"]]
+        best = min((x for x in bench if (x["op"], x["devices"]) == (r["op"], r["devices"])),
+                   key=lambda x: x["time_s"])
+        trs.append([r["op"], r["devices"], r["strategy"], f"{r['time_s'] * 1e3:.2f}", f"{r['numpy_s'] * 1e3:.2f}",
+                    f"{r['numpy_ratio']:.2f}", f"{r['median_ratio']:.2f}", "best" if best is r else "",
+                    "ok" if r["ok"] else "FAIL",
+                    f"{m['buffer_bytes'] / 2**20:.0f}", f"{m['scratch_bytes'] / 2**20:.1f}",
+                    f"{m['bound_bytes'] / 2**20:.0f}", "ok" if m["ok"] else "OVER"])
+    met = all(min((x for x in bench if (x["op"], x["devices"]) == key), key=lambda x: x["time_s"])
+              ["numpy_ratio"] <= 1 for key in {(x["op"], x["devices"]) for x in bench})
+    out += [f"\nCPU runtime against numpy doing the same data movement (`bench/collectives_run.py`; here "
+            f"{mib} MiB per device to keep `make report` short: `python bench/collectives_run.py "
+            "--memory --small` runs the 64 MiB grid). Program and numpy runs alternate; times are the best "
+            "of the interleaved runs (the ones this shared machine disturbed least), the ratio of the medians beside. "
+            "Peak memory: a child process runs the op once; scratch = its VmHWM, reset after the "
+            "buffers are made, minus its RSS then; bound: one buffer per device.\n",
+            f"**Best strategy of each op no slower than numpy: {'met' if met else 'MISSED'}.**\n",
+            table(["op", "N", "strategy", "ms", "numpy ms", "prog/numpy", "medians", "", "check", "buffers MiB",
+                   "scratch MiB", "bound MiB", "memory"], trs)]
+    log("allreduce 4 KB, N = 8 ...")
+    small = collectives_run.small_allreduce(profile=profile_path)
+    out += [f"\nAllreduce, N = 8, 4 KB per device, every strategy (median of interleaved rounds, each the "
+            f"best of 200 runs) and the pick of `coll-choose-strategy{{profile=cpu}}` (this run's "
+            f"calibration): **pick {small['pick']}, fastest {small['fastest']}, pick/fastest "
+            f"{small['ratio']:.2f} ({'met' if small['ratio'] <= 1.1 else 'MISSED'}: target <= 1.10).**\n",
+            table(["strategy", "us"], [[s, f"{t * 1e6:.2f}"] for s, t in small["measured"].items()])]
+    return out
+
+
+# -- 6. GPU results -----------------------------------------------------------------------
 
 def gpu_section():
     found = sorted(glob.glob(os.path.join(HERE, "results", "**", "results.txt"), recursive=True))
@@ -296,7 +445,7 @@ def gpu_section():
     return out
 
 
-# -- 6. timelines -------------------------------------------------------------------------
+# -- 7. timelines -------------------------------------------------------------------------
 
 def timeline_section(n=4, numel=SCHEDULE_BYTES // 4):
     """By dependent step, then by predicted time on nvlink-h200."""
@@ -342,6 +491,7 @@ def main(argv=None):
     comp = compile_section(COMPILE_NS[:3] if args.quick else COMPILE_NS)
     log("CPU efficiency ...")
     cpu = cpu_section(mibs=(1, 16) if args.quick else (1, 16, 64))
+    family = family_section(prof_path, args.quick)
     tl = timeline_section()
 
     md = [f"# coll benchmark report\n",
@@ -366,8 +516,9 @@ def main(argv=None):
            "the bandwidth lower bound is 2(N-1)/N. The critical path counts dependent copies and "
            "combines (`stats.py`); copy rounds count dependent copies only, which is what the latency "
            "bounds count: 2(N-1) rounds for a ring (ring meets it: its 3(N-1) steps are 2(N-1) copy "
-           "rounds plus N-1 combines), 2 log2 N for recursive halving/doubling (not implemented; "
-           "naive and all2all take 1 and 2 rounds by sending N-1 messages at once). The last column "
+           "rounds plus N-1 combines), 2 log2 N for recursive halving/doubling (`rhd`, "
+           "in the collective family's table below, meets it at powers of two; naive and all2all take "
+           "1 and 2 rounds by sending N-1 messages at once). The last column "
            "is the cost model's prediction on the `nvlink-h200` profile (public figures, "
            "`analysis/profiles/nvlink-h200.json`).\n"]
     md += schedule_section(srows)
@@ -377,6 +528,7 @@ def main(argv=None):
            "route (coll-to-cpu, coll-cpu-to-llvm), the JIT, the first checked run, and all of it in one "
            "process (e2e, like coll-run). Seconds (wall, and CPU for e2e), peak RSS in MB.\n"] + comp
     md += ["\n## CPU execution efficiency\n", "From `bench/cpu_run.py` (its functions, smaller sizes).\n"] + cpu
+    md += ["\n## The collective family\n"] + family
     md += ["\n## GPU results\n"] + gpu_section()
     md += ["\n## Timelines, N = 4\n", "`coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce"
            "{strategy=S},coll-timeline{file=out.png})'`: one lane per device, copies as arrows from "

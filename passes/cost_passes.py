@@ -4,7 +4,7 @@ from ..core.registry import choice, register
 
 
 @register("coll-predict",
-          "Print the cost model's predicted time of each strategy for every all_reduce "
+          "Print the cost model's predicted time of each strategy for every collective "
           "(and of every explicit function); stderr, or file=PATH",
           anchor="builtin.module",
           profile=(str, "nvlink-h200"), file=(str, "-"), format=(choice("table", "json"), "table"))

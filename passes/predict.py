@@ -1,5 +1,6 @@
 """coll-predict: prints the cost model's prediction for each candidate
-strategy of every coll.all_reduce (and for every already explicit function),
+strategy of every collective (all_reduce, reduce_scatter, all_gather,
+reduce, broadcast, all_to_all; and for every already explicit function),
 as a table or JSON, on stderr or into a file. The IR is not changed."""
 import json
 import sys
@@ -8,14 +9,16 @@ from mlir import ir
 
 from ..analysis import cost_model, taskgraph
 from . import choose_strategy as choice
-from .lower_all_reduce import DEFAULT_THRESHOLD, reference_rule
+from ..ir.ops import COLLECTIVES, view
+from .lower_all_reduce import DEFAULT_THRESHOLD
+from .lower_collectives import reference_rule
 
 
-def _all_reduces(func_op):
+def _collectives(func_op):
     found = []
 
     def visit(op):
-        if op.operation.name == "coll.all_reduce":
+        if op.operation.name in COLLECTIVES:
             found.append(op.operation)
         return ir.WalkResult.ADVANCE
     func_op.walk(visit)
@@ -27,20 +30,20 @@ def _has_explicit_ops(func_op):
 
 
 def predictions(module_op, profile):
-    """[{function, index, n, numel, dtype, bytes, reference, pick, candidates}
-    for each all_reduce] + [{function, explicit: {...}} for each explicit
-    function]."""
+    """[{function, op, index, n, numel, dtype, bytes, reference, pick,
+    candidates} for each collective (index: its place among the function's
+    collectives)] + [{function, explicit: {...}} for each explicit function]."""
     out = []
     for name, f in taskgraph.functions(module_op):
-        ops = _all_reduces(f)
+        ops = _collectives(f)
         for i, op in enumerate(ops):
             c = choice.Collective.of(op)
-            threshold = (ir.IntegerAttr(op.attributes["threshold"]).value
-                         if "threshold" in op.attributes else DEFAULT_THRESHOLD)
+            threshold = view(op).threshold
+            threshold = DEFAULT_THRESHOLD if threshold is None else threshold
             cands = choice.candidates(c, profile)
-            out.append({"function": name, "index": i, "n": len(c.devices), "numel": c.numel,
-                        "dtype": c.elem, "bytes": c.nbytes(),
-                        "reference": reference_rule(len(c.devices), c.numel, threshold),
+            out.append({"function": name, "op": op.name[len("coll."):], "index": i,
+                        "n": len(c.devices), "numel": c.numel, "dtype": c.elem, "bytes": c.nbytes(),
+                        "reference": reference_rule(op.name, len(c.devices), c.numel, threshold),
                         "pick": choice.pick(cands), "candidates": cands})
         if not ops and _has_explicit_ops(f):
             out.append({"function": name, "explicit": cost_model.predict_function(f, profile)})
@@ -58,7 +61,7 @@ def format_table(preds, profile_name):
             lines.append(f"{'-':9} {e['copies']:>7} {e['kernels']:>7} {e['steps']:>5} "
                          f"{e['max_sent']:>12} {e['predicted_s'] * 1e6:>13.3f}")
             continue
-        lines.append(f"@{p['function']} all_reduce #{p['index']}: N={p['n']} numel={p['numel']} "
+        lines.append(f"@{p['function']} {p['op']} #{p['index']}: N={p['n']} numel={p['numel']} "
                      f"{p['dtype']} ({p['bytes']} B per device): pick {p['pick']} "
                      f"(reference rule: {p['reference']})")
         lines.append(head)

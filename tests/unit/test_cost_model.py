@@ -201,3 +201,50 @@ def test_timeline_needs_explicit_ops(ctx, tmp_path):
     with pytest.raises(ir.MLIRError, match="run coll-lower-all-reduce first"):
         _run(text, f"builtin.module(coll-timeline{{file={tmp_path / 't.png'}}})")
     assert not (tmp_path / "t.png").exists()
+
+
+# -- the CPU runtime's code paths and locality (profile=cpu) ------------------
+
+HOST = {"name": "host", "resources": "host", "order": "program", "call_overhead_s": 0.0,
+        "link_latency_s": 1e-8, "kernel_launch_s": 1e-8, "alloc_s": 1e-7, "link_bandwidth_Bps": None,
+        "memory_bandwidth_Bps": [[1 << 14, 1e11], [1 << 20, 1e10]]}
+
+
+def _graph(n, numel, strategy):
+    coll = choose_strategy.Collective(tuple(range(n)), numel, "f32", "sum")
+    return choose_strategy.candidate_graph(coll, strategy)
+
+
+def test_pointer_level_numbers_replace_the_others_only_for_programs_that_take_that_path():
+    # 8 devices, 4 KB: ring is 168 copies and combines (the runtime's pointer
+    # level: scratch in one arena, no malloc per buffer), tree 21 (memref path).
+    with_pointer = dict(HOST, pointer_level={"min_ops": 129, "max_buffer_bytes": 1 << 22, "alloc_s": 0.0})
+    plain, pointer = cost_model.profile_from_dict(HOST), cost_model.profile_from_dict(with_pointer)
+    ring, tree = _graph(8, 1024, "ring"), _graph(8, 1024, "tree")
+    allocs = sum(t.kind == "alloc" for t in ring.tasks)
+    assert allocs > 0
+    drop = cost_model.simulate(ring, plain).total - cost_model.simulate(ring, pointer).total
+    assert drop == pytest.approx(allocs * 1e-7)
+    assert cost_model.simulate(tree, plain).total == cost_model.simulate(tree, pointer).total
+    # Large buffers are tiled instead: the numbers do not apply.
+    big = _graph(8, 1 << 21, "ring")
+    assert cost_model.simulate(big, plain).total == cost_model.simulate(big, pointer).total
+
+
+@pytest.mark.parametrize("bad", [{"min_ops": 1}, {"min_ops": 1, "max_buffer_bytes": 2, "alloc_z": 0}, 3])
+def test_pointer_level_must_name_its_path_and_known_numbers(bad):
+    with pytest.raises(ValueError, match="pointer_level"):
+        cost_model.profile_from_dict(dict(HOST, pointer_level=bad))
+
+
+def test_bandwidth_is_read_at_the_data_a_task_shares():
+    # A ring's chunk is a group of its own (1/N of the data); a naive
+    # reduction reads every input whole, so its group is the whole program.
+    ring, naive = _graph(8, 1 << 14, "ring"), _graph(8, 1 << 14, "naive")
+    ring_sets = {t.group_set for t in ring.tasks if t.kind in ("copy", "combine")}
+    assert max(ring_sets) < ring.working_set / 4
+    assert {t.group_set for t in naive.tasks if t.kind in ("copy", "combine")} == {naive.working_set}
+    # So a ring copy costs the cache bandwidth of its chunk, not DRAM's.
+    prof = cost_model.profile_from_dict(HOST)
+    copy = next(t for t in ring.tasks if t.kind == "copy")
+    assert cost_model.task_cost(copy, prof, ring.working_set) < copy.touched / 1e10 + 1e-8
