@@ -83,11 +83,17 @@ def main(job):
         status(f"refused: the program is for {spec['ranks']} ranks, the job has {size}")
         mpi.coll_mpi_finalize()
         return 4
+    tag_ub = mpi.coll_mpi_tag_ub()
+    if spec.get("max_tag", 0) > tag_ub:
+        status(f"refused: the program uses MPI tags up to {spec['max_tag']}, this MPI's MPI_TAG_UB "
+               f"is {tag_ub}")
+        mpi.coll_mpi_finalize()
+        return 4
     calls = []
     for j, (p, lib) in enumerate(zip(programs, libs)):
         data = np.load(job / f"in{j}_{rank}.npz")
-        arrays = [np.ascontiguousarray(data[f"a{i}"]) for i in range(p["n_inputs"])]
-        arrays += [np.zeros(shape, dtype) for shape, dtype in p["outputs"]]
+        arrays = [np.ascontiguousarray(data[f"a{i}"]) if f"a{i}" in data.files else np.zeros(shape, dtype)
+                  for i, (shape, dtype) in enumerate(p["slots"])]
         descs = [descriptor(a) for a in arrays]
         ptrs = [ctypes.pointer(d) for d in descs]
         calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, arrays, descs))
