@@ -98,7 +98,8 @@ def mpi(implementation=None, shuffle_seed=None, tag_limit=None):
     `shuffle_seed` the explicit program is put in another valid order first
     (coll-shuffle): the projection posts every rank's messages in it."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{_opts(seed=shuffle_seed)}"]
-    return elems + ([f"coll-to-mpi{_opts(implementation=implementation, tag_limit=tag_limit)}", "coll-to-cpu{tile=0}",
+    return elems + ([f"coll-to-mpi{_opts(implementation=implementation, tag_limit=tag_limit)}",
+                     "coll-mpi-static-scratch", "coll-to-cpu{tile=0}",
              "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 
