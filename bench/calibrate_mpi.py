@@ -143,6 +143,8 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
         "assumptions": [
             "ports: a rank sends one message and receives one at a time and runs one combine at a time; "
             "ranks run in parallel",
+            "ready: a rank posts its messages in step order (lowering/spmd.py), not program order: a "
+            "message goes as soon as what it waits for is done and its ports are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "
             "message costs here (with more ranks than cores, mostly waiting for the peer to be scheduled)",
             "link_bandwidth_Bps and memory_bandwidth_Bps are tables by working set, "
@@ -151,7 +153,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             "combines run the CPU kernels of coll-to-cpu, on both ranks at once",
         ],
         "resources": "ports",
-        "order": "program",
+        "order": "ready",
         "call_overhead_s": base,
         "link_latency_s": alpha,
         "kernel_launch_s": 0.0,

@@ -74,6 +74,33 @@ def point(ranks, kib, repeat, profile):
                 reference_pick=reference_rule(ranks, numel, DEFAULT_THRESHOLD))
 
 
+HEADER = (f"{'N':>2} {'KiB/rank':>9} {'MPI_Allreduce':>14} " + " ".join(f"{s + '/MPI':>12}" for s in STRATEGIES)
+          + f" {'fastest':>8} {'model':>8} {'<=1.1x':>6} {'rule':>8}  check")
+
+
+def repick(p, profile):
+    """Point `p` with the model's pick under `profile`."""
+    coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
+    model = pick(candidates(coll, profile))
+    return dict(p, model_pick=model, model_within_10=p["median_s"][model] <= 1.1 * p["median_s"][p["fastest"]])
+
+
+def row(p):
+    return (f"{p['ranks']:>2} {p['kib']:>9} {p['median_s']['MPI_Allreduce'] * 1e3:>11.3f} ms "
+            + " ".join(f"{p['ratio'][s]:>12.2f}" for s in STRATEGIES)
+            + f" {p['fastest']:>8} {p['model_pick']:>8} {'yes' if p['model_within_10'] else 'NO':>6}"
+            + f" {p['reference_pick']:>8}  " + ("ok" if all(p["ok"].values()) else "FAIL " + str(p["ok"])))
+
+
+def summary(rows):
+    good = sum(p["model_within_10"] for p in rows)
+    print(f"model pick within 10% of the fastest at {good}/{len(rows)} points")
+    big = [p for p in rows if p["kib"] >= 1024 and p["ranks"] in (2, 4)]
+    if big:
+        worst = max(min(p["ratio"].values()) for p in big)
+        print(f"at >= 1 MiB, N = 2 and 4: coll's best strategy / MPI_Allreduce at most {worst:.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, nargs="+", default=[2, 3, 4])
@@ -81,31 +108,32 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--profile", default="mpi", help="the cost-model profile of the model's pick")
     ap.add_argument("--json", help="write the points here")
+    ap.add_argument("--from", dest="source", metavar="JSON",
+                    help="run nothing: the table of the points a --json run wrote, with the model's "
+                         "picks of --profile as it is now, for those measurements")
     args = ap.parse_args()
+    profile = load_profile(args.profile)
+    if args.source:
+        with open(args.source) as f:
+            rows = [repick(p, profile) for p in json.load(f)]
+        print(f"measured by an earlier run ({args.source}); picks of profile {args.profile}")
+        print(HEADER)
+        for p in rows:
+            print(row(p))
+        summary(rows)
+        return
     ok, why = mpi.available()
     if not ok:
         raise SystemExit(f"mpi_run: {why}")
-    profile = load_profile(args.profile)
     t0 = time.time()
     rows = []
     print(f"load average before: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cpus); profile {args.profile}")
-    print(f"{'N':>2} {'KiB/rank':>9} {'MPI_Allreduce':>14} " + " ".join(f"{s + '/MPI':>12}" for s in STRATEGIES)
-          + f" {'fastest':>8} {'model':>8} {'<=1.1x':>6} {'rule':>8}  check")
+    print(HEADER)
     for n in args.ranks:
         for kib in args.kib:
-            p = point(n, kib, args.repeat, profile)
-            rows.append(p)
-            print(f"{n:>2} {kib:>9} {p['median_s']['MPI_Allreduce'] * 1e3:>11.3f} ms "
-                  + " ".join(f"{p['ratio'][s]:>12.2f}" for s in STRATEGIES)
-                  + f" {p['fastest']:>8} {p['model_pick']:>8} {'yes' if p['model_within_10'] else 'NO':>6}"
-                  + f" {p['reference_pick']:>8}  "
-                  + ("ok" if all(p["ok"].values()) else "FAIL " + str(p["ok"])), flush=True)
-    good = sum(p["model_within_10"] for p in rows)
-    print(f"model pick within 10% of the fastest at {good}/{len(rows)} points")
-    big = [p for p in rows if p["kib"] >= 1024 and p["ranks"] in (2, 4)]
-    if big:
-        worst = max(min(p["ratio"].values()) for p in big)
-        print(f"at >= 1 MiB, N = 2 and 4: coll's best strategy / MPI_Allreduce at most {worst:.2f}")
+            rows.append(point(n, kib, args.repeat, profile))
+            print(row(rows[-1]), flush=True)
+    summary(rows)
     print(f"{len(rows)} points in {time.time() - t0:.0f} s; load average after: {os.getloadavg()[0]:.1f}")
     if args.json:
         with open(args.json, "w") as f:

@@ -161,8 +161,11 @@ def static_scratch(module_op):
     in every page of a message received into it each call (measured here at
     under 1 GB/s, slower than the message itself). Scratch is only read
     after it is written (coll-check-order), so what a call leaves in it is
-    never seen. A rank runs one call at a time."""
-    allocs = find_ops(module_op, "coll.alloc")
+    never seen. A rank runs one call at a time. i1 scratch stays a
+    coll.alloc: coll-to-cpu stores i1 as i8 by rewriting the types it
+    sees, which a global's would escape."""
+    allocs = [op for op in find_ops(module_op, "coll.alloc")
+              if str(ir.MemRefType(op.results[0].type).element_type) != "i1"]
     body = module_op.regions[0].blocks[0]
     for i, op in enumerate(allocs):
         t = ir.MemRefType(op.results[0].type)

@@ -11,7 +11,7 @@ buffers and serves every rank; the rank is read at run time
   token graph, so every rank posts its messages in one global order, which
   is what makes waiting deadlock-free);
 - a `coll.copy` from device a to device b is an `mpi.isend` on a and an
-  `mpi.irecv` on b, with a tag unique to the copy (its index);
+  `mpi.irecv` on b, with a tag unique among the messages from a to b;
 - a token becomes the request of the op on r that produced it; an op waits
   (`mpi.wait`) for the requests its dependencies reach on r and whose
   buffers it overlaps (see _Rank). A dependency on an op with no part on r
@@ -42,7 +42,7 @@ RANKS_ATTR = "coll.ranks"
 # is global argument GLOBAL_ARGS[r * k + i] (k arguments per rank), so a
 # launcher can hand rank r its slice of the global view's arrays.
 GLOBAL_ARGS_ATTR = "coll.global_args"
-# How many leading arguments of a rank are inputs (only read).
+# How many leading arguments (slots) of a rank are inputs (only read).
 RANK_INPUTS_ATTR = "coll.rank_inputs"
 # The largest MPI tag the program uses (the runtime checks it against the
 # MPI's MPI_TAG_UB before any message).
@@ -350,9 +350,9 @@ def _tags(order, limit):
     """The tag of each copy between ranks: its index among the copies from
     the same source to the same target, in the step order every rank posts
     them in. MPI matches a message by (source, tag), so this is unique per
-    copy where it matters, and tags stay small: a ring's largest is 2(N-1)
-    whatever N is, where one index per copy would pass MPI's guaranteed
-    MPI_TAG_UB (32767) at N = 129. A program that needs a tag above `limit`
+    copy where it matters, and tags stay small: a ring sends 2(N-1)
+    messages along each edge, where one index per copy would pass MPI's
+    guaranteed MPI_TAG_UB (32767) at N = 129. A program that needs a tag above `limit`
     is refused at that copy."""
     tags, count = {}, {}
     for op in order:
