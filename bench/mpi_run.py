@@ -133,11 +133,11 @@ def main():
         for kib in args.kib:
             rows.append(point(n, kib, args.repeat, profile))
             print(row(rows[-1]), flush=True)
+            if args.json:  # after every point: a run cut short keeps what it measured
+                with open(args.json, "w") as f:
+                    json.dump(rows, f, indent=1, default=list)
     summary(rows)
     print(f"{len(rows)} points in {time.time() - t0:.0f} s; load average after: {os.getloadavg()[0]:.1f}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1, default=list)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@
 3. the CPU profile calibration (bench/calibrate_cpu.py) and the validation
    grid of `auto` with it (bench/validate.py);
 4. CPU execution efficiency against memcpy (bench/cpu_run.py);
-5. GPU results under bench/results/, if any;
+5. GPU results under bench/results/, if any, and bench/mpi_run.py (every
+   strategy against MPI_Allreduce under mpirun) where MPI is installed;
 6. timelines of naive, ring and all2all on 4 devices.
 
   python bench/report.py [--quick]      (make report)
@@ -296,6 +297,25 @@ def gpu_section():
     return out
 
 
+# -- MPI ----------------------------------------------------------------------------------
+
+def mpi_section(quick=False):
+    """bench/mpi_run.py's table (in a child: it starts mpirun per point);
+    its points in report/mpi-run.json. Nothing to run without MPI."""
+    import subprocess
+    from coll.runtime import mpi
+    ok, why = mpi.available()
+    if not ok:
+        return [f"not run: {why}."]
+    cmd = [sys.executable, os.path.join(HERE, "mpi_run.py"), "--json", os.path.join(OUT_DIR, "mpi-run.json")]
+    if quick:
+        cmd += ["--ranks", "2", "4", "--kib", "4", "1024", "--repeat", "3"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        return [f"`bench/mpi_run.py` failed:\n\n```\n{r.stderr.strip()[-2000:]}\n```"]
+    return [f"```\n{r.stdout.rstrip()}\n```"]
+
+
 # -- 6. timelines -------------------------------------------------------------------------
 
 def timeline_section(n=4, numel=SCHEDULE_BYTES // 4):
@@ -343,6 +363,8 @@ def main(argv=None):
     log("CPU efficiency ...")
     cpu = cpu_section(mibs=(1, 16) if args.quick else (1, 16, 64))
     tl = timeline_section()
+    log("MPI: every strategy against MPI_Allreduce ...")
+    mpi_md = mpi_section(args.quick)
 
     md = [f"# coll benchmark report\n",
           f"Written by `make report` (`python bench/report.py{' --quick' if args.quick else ''}`) on "
@@ -378,6 +400,11 @@ def main(argv=None):
            "process (e2e, like coll-run). Seconds (wall, and CPU for e2e), peak RSS in MB.\n"] + comp
     md += ["\n## CPU execution efficiency\n", "From `bench/cpu_run.py` (its functions, smaller sizes).\n"] + cpu
     md += ["\n## GPU results\n"] + gpu_section()
+    md += ["\n## MPI: every strategy against MPI_Allreduce\n",
+           "`bench/mpi_run.py`: per N ranks and KiB per rank (f32 sum), every strategy's per-rank program "
+           "and MPI_Allreduce (upstream `mpi.allreduce`) on the same buffers in one mpirun, interleaved; "
+           "median time, ratio to MPI_Allreduce, the fastest, the cost model's pick with profile `mpi` "
+           "(`bench/calibrate_mpi.py`) and whether it is within 10% of the fastest.\n"] + mpi_md
     md += ["\n## Timelines, N = 4\n", "`coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce"
            "{strategy=S},coll-timeline{file=out.png})'`: one lane per device, copies as arrows from "
            "source to target (blue into scratch, green into results), combines as boxes, by "

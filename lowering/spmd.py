@@ -467,6 +467,8 @@ def spmd_to_global(module_op):
           **{"tag-limit": (int, TAG_LIMIT)})
 def to_mpi(module_op, implementation="OpenMPI", **options):
     """Projects every function that holds explicit ops, in place."""
+    if options.get("tag-limit", TAG_LIMIT) < 0:
+        raise PassError(f"tag-limit must be a tag (>= 0), got {options['tag-limit']}")
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # about the global view (checked by coll-check-semantics); it runs nothing

@@ -35,3 +35,6 @@ module {
     return
   }
 }
+
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=-1})' 2>&1 | filecheck %s --check-prefix=NEG
+// NEG: error: coll-to-mpi: tag-limit must be a tag (>= 0), got -1
