@@ -4,8 +4,9 @@ For N ranks and B bytes per rank (f32 sum), one mpirun runs the program of
 every strategy (coll-to-mpi projections) and a program that calls
 MPI_Allreduce through upstream's `mpi.allreduce`, interleaved: each timed
 round runs every program once, each after a barrier, so that all of them
-see the same machine. Per point: the median time of each (slowest rank per
-run), its ratio to MPI_Allreduce, the fastest strategy, what the cost model
+see the same machine. Per point: the median time of each over the rounds
+(the slowest rank's time per run; every run's time is in the JSON), its
+ratio to MPI_Allreduce, the fastest strategy, what the cost model
 (profile `mpi`, measured by bench/calibrate_mpi.py: what coll-run
 --backend=mpi chooses `auto` by) and the reference rule would pick, and
 whether the pick is within 10% of the fastest. Points up to 1 MiB run
@@ -64,25 +65,26 @@ def point(ranks, kib, repeat, profile):
     times = mpi.launch(runs, repeat * 4 if kib <= 1024 else repeat)
     names = list(STRATEGIES) + ["MPI_Allreduce"]
     ok = {n: check.check(problem, inputs, out)[0] for n, (_, _, out) in zip(names, runs)}
-    med = {n: float(np.median(t)) for n, t in zip(names, times)}
-    coll = Collective(tuple(range(ranks)), numel, "f32", "sum")
-    fastest = min(STRATEGIES, key=lambda s: med[s])
+    times = [[float(t) for t in ts] for ts in times]
+    point = dict(ranks=ranks, kib=kib, ok=ok, times_s=dict(zip(names, times)),
+                 reference_pick=reference_rule(ranks, numel, DEFAULT_THRESHOLD))
+    return judge(point, profile)
+
+
+def judge(p, profile):
+    """Point `p` (its times_s) with its median times, ratios, fastest
+    strategy and the model's pick under `profile`."""
+    best = {n: float(np.median(t)) for n, t in p["times_s"].items()}
+    fastest = min(STRATEGIES, key=lambda s: best[s])
+    coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
     model = pick(candidates(coll, profile))
-    return dict(ranks=ranks, kib=kib, median_s=med, ok=ok, times_s=dict(zip(names, times)),
-                ratio={s: med[s] / med["MPI_Allreduce"] for s in STRATEGIES},
-                fastest=fastest, model_pick=model, model_within_10=med[model] <= 1.1 * med[fastest],
-                reference_pick=reference_rule(ranks, numel, DEFAULT_THRESHOLD))
+    return dict(p, median_s=best, best_s={n: float(np.min(t)) for n, t in p["times_s"].items()},
+                ratio={s: best[s] / best["MPI_Allreduce"] for s in STRATEGIES}, fastest=fastest,
+                model_pick=model, model_within_10=best[model] <= 1.1 * best[fastest])
 
 
 HEADER = (f"{'N':>2} {'KiB/rank':>9} {'MPI_Allreduce':>14} " + " ".join(f"{s + '/MPI':>12}" for s in STRATEGIES)
           + f" {'fastest':>8} {'model':>8} {'<=1.1x':>6} {'rule':>8}  check")
-
-
-def repick(p, profile):
-    """Point `p` with the model's pick under `profile`."""
-    coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
-    model = pick(candidates(coll, profile))
-    return dict(p, model_pick=model, model_within_10=p["median_s"][model] <= 1.1 * p["median_s"][p["fastest"]])
 
 
 def row(p):
@@ -115,7 +117,7 @@ def main():
     profile = load_profile(args.profile)
     if args.source:
         with open(args.source) as f:
-            rows = [repick(p, profile) for p in json.load(f)]
+            rows = [judge(p, profile) for p in json.load(f)]
         print(f"measured by an earlier run ({args.source}); picks of profile {args.profile}")
         print(HEADER)
         for p in rows:
