@@ -9,8 +9,6 @@ machine add (eager and rendezvous protocols, shared-memory copies, ranks
 that share cores and yield when idle):
   link_latency_s        per message, from chains of 8 and 64 dependent
                         64-byte messages bouncing between the two ranks
-                        (their fastest runs: the medians differ by less
-                        than the noise)
   call_overhead_s       the rest of a chain's time (the call, its waits)
   link_bandwidth_Bps    bytes per second of one message at several sizes,
                         from chains of 4 (a table by working set)
@@ -41,6 +39,7 @@ SMALL = 16                      # elements (64 bytes) per latency message
 SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 23]   # f32 elements per message
 QUICK_SIZES = [1 << 10, 1 << 18, 1 << 22]
 CHAIN = 4                       # messages per bandwidth chain
+BATCH_BELOW = 1 << 20           # bytes: programs below this run 16 calls per timed run
 
 
 def program(kind, k, size):
@@ -83,15 +82,15 @@ def program(kind, k, size):
         return str(m)
 
 
-def measure(programs, repeat):
-    """(median, fastest) seconds per run of each (kind, k, size), all in one
-    mpirun."""
+def measure(programs, repeat, calls=1):
+    """(median, fastest) seconds per call of each (kind, k, size), all in
+    one mpirun, `calls` calls in a row per timed run."""
     runs = []
     for kind, k, size in programs:
         prog = mpi.compile(program(kind, k, size), timeout=600)
         arrays = [np.random.rand(k * size).astype(np.float32) for _ in range(4)]
         runs.append((prog, arrays[:prog.n_inputs], arrays[prog.n_inputs:]))
-    times = mpi.launch(runs, repeat)
+    times = mpi.launch(runs, repeat, calls=calls)
     return [(float(np.median(t)), float(np.min(t))) for t in times]
 
 
@@ -104,11 +103,9 @@ def _table(points):
     return [list(p) for p in kept] or [[points[-1][0], points[-1][1] / max(points[-1][2], 1e-9)]]
 
 
-def derive(t, fastest, sizes):
-    """Profile numbers from the medians `t[(kind, k, size)]`; the latency
-    from the fastest runs of the two small chains (`fastest`): their
-    medians differ by less than the noise of a shared machine."""
-    alpha = max(fastest["chain", 64, SMALL] - fastest["chain", 8, SMALL], 0.0) / 56
+def derive(t, sizes):
+    """Profile numbers from the medians `t[(kind, k, size)]`."""
+    alpha = max(t["chain", 64, SMALL] - t["chain", 8, SMALL], 0.0) / 56
     base = max(t["chain", 8, SMALL] - 8 * alpha, 0.0)
     link, mem = [], []
     for s in sizes:
@@ -124,12 +121,16 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
     progs = [("chain", 8, SMALL), ("chain", 64, SMALL)]
     progs += [("chain", CHAIN, s) for s in sizes]
     progs += [("combine", CHAIN, s) for s in sizes]
-    both = dict(zip(progs, measure(progs, repeat)))
+    # Short programs 16 calls in a row per timed run (bench/mpi_run.py does
+    # the same), so that the barrier's skew between ranks does not swamp them.
+    short = [p for p in progs if p[1] * p[2] * 4 < BATCH_BELOW]
+    long_ = [p for p in progs if p not in short]
+    both = dict(zip(short, measure(short, repeat, calls=16)))
+    both.update(zip(long_, measure(long_, repeat)))
     t = {key: med for key, (med, _) in both.items()}
-    fastest = {key: low for key, (_, low) in both.items()}
     for (kind, k, size), (med, low) in both.items():
         log(f"{kind:8} {k:3} x {size * 4 / 2**10:9.1f} KiB: median {med * 1e3:9.3f} ms, fastest {low * 1e3:9.3f} ms")
-    alpha, base, link, mem = derive(t, fastest, sizes)
+    alpha, base, link, mem = derive(t, sizes)
     log(f"per message {alpha * 1e6:.1f} us, call {base * 1e6:.1f} us; message GB/s by working set "
         f"{[(ws, round(v / 1e9, 3)) for ws, v in link]}; "
         f"combine (touched) {[(ws, round(v / 1e9, 3)) for ws, v in mem]}")
@@ -138,11 +139,14 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
         "name": "mpi",
         "description": "per-rank programs under mpirun (runtime/mpi.py), measured by bench/calibrate_mpi.py",
         "measured_on": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
-                       f"{find().implementation} ({find().mpirun}), 2 ranks, median of {repeat}, "
+                       f"{find().implementation} ({find().mpirun}), 2 ranks, median of {repeat} "
+                       f"(programs under {BATCH_BELOW >> 20} MiB: of 16 calls in a row), "
                        f"load average {load[0]:.1f}, {datetime.date.today().isoformat()}",
         "assumptions": [
             "ports: a rank sends one message and receives one at a time and runs one combine at a time; "
             "ranks run in parallel",
+            f"cores: the ranks share this machine's {os.cpu_count()} cores (rank r on core r mod "
+            f"{os.cpu_count()}); a message holds both ranks' cores, a combine its rank's",
             "ready: a rank posts its messages in step order (lowering/spmd.py), not program order: a "
             "message goes as soon as what it waits for is done and its ports are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "
@@ -153,6 +157,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             "combines run the CPU kernels of coll-to-cpu, on both ranks at once",
         ],
         "resources": "ports",
+        "cores": os.cpu_count(),
         "order": "ready",
         "call_overhead_s": base,
         "link_latency_s": alpha,

@@ -104,13 +104,14 @@ class MpiProgram:
         return launch([(self, inputs, outputs)], repeat, ranks, env)[0]
 
 
-def launch(runs, repeat, ranks=None, env=None, timeout=None):
+def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
     """One mpirun for several programs of one group size: `runs` is
     [(program, inputs, outputs)]; each runs once (its outputs are written in
     place), then `repeat` timed rounds run every program in turn, each after
-    a barrier (interleaved, so that they see the same machine). `ranks`:
-    default the programs'; any other is refused before anything starts.
-    Returns per program the seconds of each timed run (slowest rank)."""
+    a barrier (interleaved, so that they see the same machine), `calls`
+    calls in a row per timed run. `ranks`: default the programs'; any other
+    is refused before anything starts. Returns per program the seconds per
+    call of each timed run (slowest rank)."""
     from .signature import check_arrays
     group = {p.ranks for p, _, _ in runs}
     if len(group) != 1:
@@ -133,7 +134,8 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None):
             for r in range(ranks):
                 given = {f"a{i}": arrays[j][g] for i, g in enumerate(p.rank_args(r)) if 0 <= g < p.n_inputs}
                 np.savez(job / f"in{j}_{r}.npz", **given)
-        (job / "job.json").write_text(json.dumps({"ranks": ranks, "repeat": repeat, "programs": programs,
+        (job / "job.json").write_text(json.dumps({"ranks": ranks, "repeat": repeat, "calls": calls,
+                                                  "programs": programs,
                                                   "max_tag": max(p.max_tag for p, _, _ in runs)}))
         mpi = runs[0][0].mpi
         _mpirun(mpi, job, ranks, env, timeout or max(p.timeout for p, _, _ in runs))
