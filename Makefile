@@ -31,13 +31,15 @@ demo: setup
 SHUFFLE_SEEDS ?= 1 2 3
 
 # lit + FileCheck, all of pytest, then the CPU numeric suite again with every
-# program run in another valid order of its token graph (coll-shuffle seeds).
+# program run in another valid order of its token graph (coll-shuffle seeds),
+# and the MPI collectives under mpirun (seed s: the grid of 2 + (s-1) % 3 ranks).
 test: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
 	$(BIN)/pytest -q tests/unit
 	for s in $(SHUFFLE_SEEDS); do \
 	  echo "CPU numeric suite under coll-shuffle{seed=$$s}"; \
-	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_cpu_runtime.py tests/unit/test_collectives_cpu.py || exit 1; \
+	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_cpu_runtime.py tests/unit/test_collectives_cpu.py \
+	    tests/unit/test_mpi_collectives.py || exit 1; \
 	done
 
 # bench/report.md + bench/report/*.png: calibrates the CPU profile, then

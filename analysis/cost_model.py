@@ -37,6 +37,12 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
                     that reads peers takes its cost and shares no port.
              host:  everything runs on one engine (the CPU runtime: one
                     thread runs the ops one after the other).
+  cores      (ports only, optional) the devices are processes sharing this
+             many cores: device d runs on core d mod cores, and a copy also
+             holds its source's and its target's core (a shared-memory
+             message is copied by the processes' CPUs), a combine its
+             device's core. More ranks than cores then cost what they do:
+             the messages of two ranks on one core run one after the other.
   order      program: each resource serves tasks in program order (like a
                     FIFO stream, or the CPU runtime's straight-line code).
              ready: a resource serves tasks in the order they become ready
@@ -134,6 +140,10 @@ def profile_from_dict(data, default_name="profile"):
             raise ValueError(f"profile '{default_name}': pointer_level has unknown keys "
                              f"{', '.join(sorted(unknown))}; expected some of: {', '.join(_NUMBERS)}")
         params["pointer_level"] = dict(pointer)
+    cores = data.get("cores")
+    if cores is not None and (not isinstance(cores, int) or cores < 1 or resources != "ports"):
+        raise ValueError(f"profile '{default_name}': cores must be a positive integer, with resources ports")
+    params["cores"] = cores
     return Profile(data.get("name", default_name), resources, order, params)
 
 
@@ -189,13 +199,15 @@ def task_resources(task, profile):
     if profile.resources == "host":
         return ("host",) if task.kind in ("copy", "combine", "alloc") else ()
     if profile.resources == "ports":
+        cores = profile.params.get("cores")
+        cpu = (lambda *ds: tuple(sorted({("core", d % cores) for d in ds}))) if cores else (lambda *ds: ())
         if task.kind == "copy":
-            return (("send", task.src), ("recv", task.device))
+            return (("send", task.src), ("recv", task.device)) + cpu(task.src, task.device)
         if task.kind == "combine":
             # Peer reads hold the senders' ports and the reader's.
             peers = sorted({h for h, _ in task.peer_reads})
             link = (("recv", task.device),) + tuple(("send", h) for h in peers) if peers else ()
-            return (("compute", task.device),) + link
+            return (("compute", task.device),) + link + cpu(task.device)
     return ()
 
 

@@ -4,15 +4,21 @@ For N ranks and B bytes per rank (f32 sum), one mpirun runs the program of
 every strategy (coll-to-mpi projections) and a program that calls
 MPI_Allreduce through upstream's `mpi.allreduce`, interleaved: each timed
 round runs every program once, each after a barrier, so that all of them
-see the same machine. Per point: the median time of each (slowest rank per
-run), its ratio to MPI_Allreduce, the fastest strategy, and what the cost
-model (profile `cpu`) and the reference rule would pick. Every output is
-checked against numpy.
+see the same machine. Per point: the median time of each over the rounds
+(the slowest rank's time per run; every run's time is in the JSON), its
+ratio to MPI_Allreduce, the fastest strategy, what the cost model
+(profile `mpi`, measured by bench/calibrate_mpi.py: what coll-run
+--backend=mpi chooses `auto` by) and the reference rule would pick, and
+whether the pick is within 10% of the fastest. Points up to 1 MiB run
+4 x --repeat rounds, those under 1 MiB 16 calls in a row per timed run
+(they are short and noisy). Every output is checked
+against numpy. The machine's load average is printed before and after.
 
-  python bench/mpi_run.py [--ranks 2 3 4] [--kib 4 64 1024 16384 65536] [--repeat 5] [--json out.json]
+  python bench/mpi_run.py [--ranks 2 3 4] [--kib 4 64 1024 16384 65536] [--repeat 7] [--profile mpi] [--json out.json]
 """
 import argparse
 import json
+import os
 import time
 
 import numpy as np
@@ -57,45 +63,86 @@ def point(ranks, kib, repeat, profile):
     progs = [mpi.compile(text, strategy=s, timeout=timeout) for s in STRATEGIES]
     progs.append(mpi.compile(mpi_allreduce_module(ranks, numel), timeout=timeout))
     runs = [(p, inputs, check.make_outputs(problem)) for p in progs]
-    times = mpi.launch(runs, repeat)
+    # Short points: more rounds, and 16 calls in a row per timed run, so
+    # that the barrier's skew between ranks does not swamp them.
+    times = mpi.launch(runs, repeat * 4 if kib <= 1024 else repeat, calls=16 if kib < 1024 else 1)
     names = list(STRATEGIES) + ["MPI_Allreduce"]
     ok = {n: check.check(problem, inputs, out)[0] for n, (_, _, out) in zip(names, runs)}
-    med = {n: float(np.median(t)) for n, t in zip(names, times)}
-    coll = Collective(tuple(range(ranks)), numel, "f32", "sum")
-    return dict(ranks=ranks, kib=kib, median_s=med, ok=ok,
-                ratio={s: med[s] / med["MPI_Allreduce"] for s in STRATEGIES},
-                fastest=min(STRATEGIES, key=lambda s: med[s]),
-                model_pick=pick(candidates(coll, profile)),
-                reference_pick=reference_rule(ranks, numel, DEFAULT_THRESHOLD))
+    times = [[float(t) for t in ts] for ts in times]
+    point = dict(ranks=ranks, kib=kib, ok=ok, times_s=dict(zip(names, times)),
+                 reference_pick=reference_rule(ranks, numel, DEFAULT_THRESHOLD))
+    return judge(point, profile)
+
+
+def judge(p, profile):
+    """Point `p` (its times_s) with its median times, ratios, fastest
+    strategy and the model's pick under `profile`."""
+    best = {n: float(np.median(t)) for n, t in p["times_s"].items()}
+    fastest = min(STRATEGIES, key=lambda s: best[s])
+    coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
+    model = pick(candidates(coll, profile))
+    return dict(p, median_s=best, best_s={n: float(np.min(t)) for n, t in p["times_s"].items()},
+                ratio={s: best[s] / best["MPI_Allreduce"] for s in STRATEGIES}, fastest=fastest,
+                model_pick=model, model_within_10=best[model] <= 1.1 * best[fastest])
+
+
+HEADER = (f"{'N':>2} {'KiB/rank':>9} {'MPI_Allreduce':>14} " + " ".join(f"{s + '/MPI':>12}" for s in STRATEGIES)
+          + f" {'fastest':>8} {'model':>8} {'<=1.1x':>6} {'rule':>8}  check")
+
+
+def row(p):
+    return (f"{p['ranks']:>2} {p['kib']:>9} {p['median_s']['MPI_Allreduce'] * 1e3:>11.3f} ms "
+            + " ".join(f"{p['ratio'][s]:>12.2f}" for s in STRATEGIES)
+            + f" {p['fastest']:>8} {p['model_pick']:>8} {'yes' if p['model_within_10'] else 'NO':>6}"
+            + f" {p['reference_pick']:>8}  " + ("ok" if all(p["ok"].values()) else "FAIL " + str(p["ok"])))
+
+
+def summary(rows):
+    good = sum(p["model_within_10"] for p in rows)
+    print(f"model pick within 10% of the fastest at {good}/{len(rows)} points")
+    big = [p for p in rows if p["kib"] >= 1024 and p["ranks"] in (2, 4)]
+    if big:
+        worst = max(min(p["ratio"].values()) for p in big)
+        print(f"at >= 1 MiB, N = 2 and 4: coll's best strategy / MPI_Allreduce at most {worst:.2f}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, nargs="+", default=[2, 3, 4])
     ap.add_argument("--kib", type=int, nargs="+", default=[4, 64, 1024, 16384, 65536])
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--profile", default="mpi", help="the cost-model profile of the model's pick")
     ap.add_argument("--json", help="write the points here")
+    ap.add_argument("--from", dest="source", metavar="JSON",
+                    help="run nothing: the table of the points a --json run wrote, with the model's "
+                         "picks of --profile as it is now, for those measurements")
     args = ap.parse_args()
+    profile = load_profile(args.profile)
+    if args.source:
+        with open(args.source) as f:
+            rows = [judge(p, profile) for p in json.load(f)]
+        print(f"measured by an earlier run ({args.source}); picks of profile {args.profile}")
+        print(HEADER)
+        for p in rows:
+            print(row(p))
+        summary(rows)
+        return
     ok, why = mpi.available()
     if not ok:
         raise SystemExit(f"mpi_run: {why}")
-    profile = load_profile("cpu")
     t0 = time.time()
     rows = []
-    print(f"{'N':>2} {'KiB/rank':>9} {'MPI_Allreduce':>14} " + " ".join(f"{s + '/MPI':>12}" for s in STRATEGIES)
-          + f" {'fastest':>8} {'model':>8} {'rule':>8}  check")
+    print(f"load average before: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cpus); profile {args.profile}")
+    print(HEADER)
     for n in args.ranks:
         for kib in args.kib:
-            p = point(n, kib, args.repeat, profile)
-            rows.append(p)
-            print(f"{n:>2} {kib:>9} {p['median_s']['MPI_Allreduce'] * 1e3:>11.3f} ms "
-                  + " ".join(f"{p['ratio'][s]:>12.2f}" for s in STRATEGIES)
-                  + f" {p['fastest']:>8} {p['model_pick']:>8} {p['reference_pick']:>8}  "
-                  + ("ok" if all(p["ok"].values()) else "FAIL " + str(p["ok"])), flush=True)
-    print(f"{len(rows)} points in {time.time() - t0:.0f} s")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            rows.append(point(n, kib, args.repeat, profile))
+            print(row(rows[-1]), flush=True)
+            if args.json:  # after every point: a run cut short keeps what it measured
+                with open(args.json, "w") as f:
+                    json.dump(rows, f, indent=1, default=list)
+    summary(rows)
+    print(f"{len(rows)} points in {time.time() - t0:.0f} s; load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

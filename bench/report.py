@@ -13,7 +13,8 @@
    each op's bounds, the cost model's picks, the CPU benchmark against
    numpy with peak memory (bench/collectives_run.py, at 16 MiB per device
    here; 64 MiB with that script alone), and the 4 KB allreduce pick;
-6. GPU results under bench/results/, if any;
+6. GPU results under bench/results/, if any, and bench/mpi_run.py (every
+   strategy against MPI_Allreduce under mpirun) where MPI is installed;
 7. timelines of naive, ring and all2all on 4 devices.
 
   python bench/report.py [--quick]      (make report)
@@ -445,6 +446,25 @@ def gpu_section():
     return out
 
 
+# -- MPI ----------------------------------------------------------------------------------
+
+def mpi_section(quick=False):
+    """bench/mpi_run.py's table (in a child: it starts mpirun per point);
+    its points in report/mpi-run.json. Nothing to run without MPI."""
+    import subprocess
+    from coll.runtime import mpi
+    ok, why = mpi.available()
+    if not ok:
+        return [f"not run: {why}."]
+    cmd = [sys.executable, os.path.join(HERE, "mpi_run.py"), "--json", os.path.join(OUT_DIR, "mpi-run.json")]
+    if quick:
+        cmd += ["--ranks", "2", "4", "--kib", "4", "1024", "--repeat", "3"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        return [f"`bench/mpi_run.py` failed:\n\n```\n{r.stderr.strip()[-2000:]}\n```"]
+    return [f"```\n{r.stdout.rstrip()}\n```"]
+
+
 # -- 7. timelines -------------------------------------------------------------------------
 
 def timeline_section(n=4, numel=SCHEDULE_BYTES // 4):
@@ -493,6 +513,8 @@ def main(argv=None):
     cpu = cpu_section(mibs=(1, 16) if args.quick else (1, 16, 64))
     family = family_section(prof_path, args.quick)
     tl = timeline_section()
+    log("MPI: every strategy against MPI_Allreduce ...")
+    mpi_md = mpi_section(args.quick)
 
     md = [f"# coll benchmark report\n",
           f"Written by `make report` (`python bench/report.py{' --quick' if args.quick else ''}`) on "
@@ -530,6 +552,11 @@ def main(argv=None):
     md += ["\n## CPU execution efficiency\n", "From `bench/cpu_run.py` (its functions, smaller sizes).\n"] + cpu
     md += ["\n## The collective family\n"] + family
     md += ["\n## GPU results\n"] + gpu_section()
+    md += ["\n## MPI: every strategy against MPI_Allreduce\n",
+           "`bench/mpi_run.py`: per N ranks and KiB per rank (f32 sum), every strategy's per-rank program "
+           "and MPI_Allreduce (upstream `mpi.allreduce`) on the same buffers in one mpirun, interleaved; "
+           "median time, ratio to MPI_Allreduce, the fastest, the cost model's pick with profile `mpi` "
+           "(`bench/calibrate_mpi.py`) and whether it is within 10% of the fastest.\n"] + mpi_md
     md += ["\n## Timelines, N = 4\n", "`coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce"
            "{strategy=S},coll-timeline{file=out.png})'`: one lane per device, copies as arrows from "
            "source to target (blue into scratch, green into results), combines as boxes, by "

@@ -92,10 +92,14 @@ MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
 )
 
 
-def mpi(implementation=None):
+def mpi(implementation=None, shuffle_seed=None, tag_limit=None):
     """Explicit level -> the per-rank projection (coll-to-mpi: one module for
-    every rank), its combines for the CPU, then the LLVM dialect."""
-    return ([f"coll-to-mpi{_opts(implementation=implementation)}", "coll-to-cpu{tile=0}",
+    every rank), its combines for the CPU, then the LLVM dialect. With
+    `shuffle_seed` the explicit program is put in another valid order first
+    (coll-shuffle): the projection posts every rank's messages in it."""
+    elems = [] if shuffle_seed is None else [f"coll-shuffle{_opts(seed=shuffle_seed)}"]
+    return elems + ([f"coll-to-mpi{_opts(implementation=implementation, tag_limit=tag_limit)}",
+                     "coll-mpi-static-scratch", "coll-to-cpu{tile=0}",
              "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 

@@ -153,6 +153,43 @@ def mpi_requests(module_op):
         lower_requests(module_op)
 
 
+def static_scratch(module_op):
+    """Every coll.alloc of a per-rank program -> a buffer of its own in the
+    module's static memory (memref.global, uninitialized: zero pages until
+    touched, and only the rank whose case uses one touches it). MPI
+    libraries keep their buffers too: a fresh malloc per call would fault
+    in every page of a message received into it each call (measured here at
+    under 1 GB/s, slower than the message itself). Scratch is only read
+    after it is written (coll-check-order), so what a call leaves in it is
+    never seen. A rank runs one call at a time. i1 scratch stays a
+    coll.alloc: coll-to-cpu stores i1 as i8 by rewriting the types it
+    sees, which a global's would escape."""
+    allocs = [op for op in find_ops(module_op, "coll.alloc")
+              if str(ir.MemRefType(op.results[0].type).element_type) != "i1"]
+    body = module_op.regions[0].blocks[0]
+    for i, op in enumerate(allocs):
+        t = ir.MemRefType(op.results[0].type)
+        plain = ir.MemRefType.get(t.shape, t.element_type)
+        name = f"coll_scratch_{i}"
+        with ir.InsertionPoint.at_block_begin(body), op.location:
+            memref.GlobalOp(name, ir.TypeAttr.get(plain), sym_visibility="private",
+                            initial_value=ir.UnitAttr.get(),
+                            alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64))
+        with ir.InsertionPoint(op), op.location:
+            buf = memref.get_global(plain, name)
+            op.results[0].replace_all_uses_with(memref.memory_space_cast(t, buf))
+        op.erase()
+
+
+@register("coll-mpi-static-scratch",
+          "Per-rank programs: every coll.alloc becomes a static buffer (memref.global), kept across "
+          "calls as MPI keeps its own, instead of a fresh malloc whose pages each call faults in",
+          anchor="builtin.module")
+def mpi_static_scratch(module_op):
+    with module_op.context, module_op.location:
+        static_scratch(module_op)
+
+
 @register("coll-mpi-abi",
           "After convert-to-llvm: check that no mpi op is left, and fix upstream's OpenMPI symbol "
           "names (ompi_mpi_sum -> ompi_mpi_op_sum)", anchor="builtin.module")
@@ -214,12 +251,16 @@ _C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f32": "float", "f64": "doubl
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
 
 
-def main_source(entry, ranks, rank_specs, rank_inputs):
-    """C `main` for a per-rank program: MPI_Init, a group-size check before
-    any message, this rank's buffers (inputs from PREFIX<rank>.bin, else
-    rank + 1 in every element; f16/bf16: zero), one run, `--repeat` timed
-    runs after barriers, outputs to PREFIX<rank>.bin, MPI_Finalize.
-    `rank_specs`: [(shape, element)] of one rank's arguments."""
+def main_source(entry, ranks, rank_specs, rank_inputs, given=None, max_tag=0):
+    """C `main` for a per-rank program: MPI_Init, a group-size and tag check
+    before any message, this rank's buffers (its first `given` (default
+    `rank_inputs`) slots from PREFIX<rank>.bin, else rank + 1 in every
+    element; f16/bf16: zero), one run, `--repeat` timed runs after
+    barriers, the written slots (from `rank_inputs` on) to PREFIX<rank>.bin,
+    MPI_Finalize. `rank_specs`: [(shape, element)] of one rank's slots (a
+    rank without a buffer in a slot, as a rooted op's non-roots, reads and
+    writes its placeholder's bytes there too)."""
+    given = rank_inputs if given is None else given
     dims = sorted({len(shape) for shape, _ in rank_specs})
     structs = "\n".join(
         f"typedef struct {{ void *allocated, *aligned; int64_t offset"
@@ -237,7 +278,7 @@ def main_source(entry, ranks, rank_specs, rank_inputs):
         for j in reversed(range(len(shape))):
             lines.append(f"  m{i}.sizes[{j}] = {shape[j]}; m{i}.strides[{j}] = {stride};")
             stride *= shape[j]
-        if i < rank_inputs and elem not in ("f16", "bf16"):
+        if i < given and elem not in ("f16", "bf16"):
             value = "(rank + 1) & 1" if elem == "i1" else "rank + 1"
             lines.append(f"  for (int64_t e = 0; e < {n}; e++) (({_C_TYPES[elem]} *)buf[{i}])[e] = "
                          f"({_C_TYPES[elem]})({value});")
@@ -255,6 +296,7 @@ int32_t coll_mpi_finalize(void);
 int32_t coll_mpi_rank(void);
 int32_t coll_mpi_size(void);
 int32_t coll_mpi_barrier(void);
+int32_t coll_mpi_tag_ub(void);
 double coll_mpi_wtime(void);
 void _mlir_ciface_{entry}({params});
 
@@ -288,10 +330,17 @@ int main(int argc, char **argv) {{
     coll_mpi_finalize();
     return 1;
   }}
+  if (coll_mpi_tag_ub() < {max_tag}) {{
+    if (rank == 0)
+      fprintf(stderr, "%s: error: the program uses MPI tags up to {max_tag}, above this MPI's MPI_TAG_UB %d; "
+              "nothing was sent\\n", argv[0], coll_mpi_tag_ub());
+    coll_mpi_finalize();
+    return 1;
+  }}
   void *buf[{k}];
   long long bytes[{k}];
 {setup}
-  if (in && io(in, rank, buf, bytes, 0, {rank_inputs}, 0)) return 1;
+  if (in && io(in, rank, buf, bytes, 0, {given}, 0)) return 1;
   _mlir_ciface_{entry}({args});
   double worst = 0;
   for (int r = 0; r < repeat; r++) {{

@@ -40,5 +40,10 @@ int32_t coll_mpi_wait(void *r) {
 /* For the runtime (ctypes) around the program. */
 int32_t coll_mpi_rank(void) { int r = -1; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 int32_t coll_mpi_size(void) { int s = -1; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
+int32_t coll_mpi_tag_ub(void) {
+  int *ub = NULL, flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+  return flag && ub ? *ub : 32767; /* the standard's guaranteed minimum */
+}
 int32_t coll_mpi_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 double coll_mpi_wtime(void) { return MPI_Wtime(); }

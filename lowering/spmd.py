@@ -11,7 +11,7 @@ buffers and serves every rank; the rank is read at run time
   token graph, so every rank posts its messages in one global order, which
   is what makes waiting deadlock-free);
 - a `coll.copy` from device a to device b is an `mpi.isend` on a and an
-  `mpi.irecv` on b, with a tag unique to the copy (its index);
+  `mpi.irecv` on b, with a tag unique among the messages from a to b;
 - a token becomes the request of the op on r that produced it; an op waits
   (`mpi.wait`) for the requests its dependencies reach on r and whose
   buffers it overlaps (see _Rank). A dependency on an op with no part on r
@@ -42,8 +42,12 @@ RANKS_ATTR = "coll.ranks"
 # is global argument GLOBAL_ARGS[r * k + i] (k arguments per rank), so a
 # launcher can hand rank r its slice of the global view's arrays.
 GLOBAL_ARGS_ATTR = "coll.global_args"
-# How many leading arguments of a rank are inputs (only read).
+# How many leading arguments (slots) of a rank are inputs (only read).
 RANK_INPUTS_ATTR = "coll.rank_inputs"
+# The largest MPI tag the program uses (the runtime checks it against the
+# MPI's MPI_TAG_UB before any message).
+MAX_TAG_ATTR = "coll.max_tag"
+TAG_LIMIT = 32767  # the MPI standard's guaranteed minimum MPI_TAG_UB
 IMPLEMENTATIONS = ("OpenMPI", "MPICH")
 MPI_IMPLEMENTATION = "MPI:Implementation"
 
@@ -61,9 +65,14 @@ def _device(value):
         return None
 
 
-def _arg_ranks(func_op):
-    """Per rank, the function arguments that live on it, in order: an
-    argument's device is the memory space its memory_space_cast gives it."""
+def _rank_slots(func_op, written):
+    """Rank r's arguments, in slots every rank shares: the arguments only
+    read first, then the written ones, each in global order. Slot i of rank
+    r holds a global argument, or None where r has none there (a rooted
+    op's root holds a buffer the others lack, as MPI_Reduce's recvbuf is
+    significant only at the root: the runtime hands r a placeholder). An
+    argument's device is the memory space its memory_space_cast gives it.
+    Returns (slot types, number of read-only slots, table[r][i])."""
     args = list(func_op.regions[0].blocks[0].arguments)
     placed = {}
     for a in args:
@@ -80,14 +89,21 @@ def _arg_ranks(func_op):
     if ranks != list(range(len(ranks))):
         raise PassError(f"the arguments are on devices {ranks}; expected devices 0..N-1, one rank each",
                         func_op.location)
-    per_rank = [[a for a in args if placed[a.arg_number] == r] for r in ranks]
-    types = [[a.type for a in group] for group in per_rank]
-    if any(t != types[0] for t in types):
-        counts = ", ".join(f"device {r}: {len(g)}" for r, g in enumerate(per_rank))
-        raise PassError(f"every rank must hold the same buffers (an SPMD program); "
-                        f"arguments per device: {counts} (a single-device output is not SPMD)",
-                        func_op.location)
-    return per_rank
+    groups = [([a for a in args if placed[a.arg_number] == r and a.arg_number not in written],
+               [a for a in args if placed[a.arg_number] == r and a.arg_number in written]) for r in ranks]
+    k_ro = max(len(ro) for ro, _ in groups)
+    k_wr = max(len(wr) for _, wr in groups)
+    table = [ro + [None] * (k_ro - len(ro)) + wr + [None] * (k_wr - len(wr)) for ro, wr in groups]
+    types = []
+    for i in range(k_ro + k_wr):
+        held = {r: t[i].type for r, t in enumerate(table) if t[i] is not None}
+        if len(set(held.values())) > 1:
+            what = ", ".join(f"device {r}: {t}" for r, t in held.items())
+            raise PassError(f"every rank must hold the same buffer types (an SPMD program); "
+                            f"{'read-only' if i < k_ro else 'written'} argument {i if i < k_ro else i - k_ro} "
+                            f"of each device has types {what}", func_op.location)
+        types.append(next(iter(held.values())))
+    return types, k_ro, table
 
 
 def _op_ranks(op):
@@ -265,17 +281,16 @@ def _emit(op, rank, tags):
     rank.done[op] = req
 
 
-def _project(func_op):
+def _project(func_op, tag_limit=TAG_LIMIT):
     """Replaces the body of a global-view explicit function by its per-rank
     projection (in place)."""
     block = func_op.regions[0].blocks[0]
-    per_rank = _arg_ranks(func_op)
-    n = len(per_rank)
     ops = [op.operation for op in block.operations]
-    tags, unknown = {}, []
+    written = _written_args(ops)
+    types, n_in, table = _rank_slots(func_op, written)
+    n = len(table)
+    unknown = []
     for op in ops:
-        if op.name == Copy.NAME:
-            tags[op] = len(tags)
         if op.name not in ("memref.memory_space_cast", "arith.constant") and _op_ranks(op) is None:
             unknown.append(op)
     if unknown:
@@ -290,15 +305,14 @@ def _project(func_op):
                                     "(every device is a rank holding arguments)", op.location)
 
     order = _step_order(ops)
+    tags = _tags(order, tag_limit)
     resolver = Resolver(func_op)  # where each global buffer value points
 
-    # The new signature: rank 0's arguments (every rank's have these types).
+    # The new signature: the slots (every rank's arguments have these types).
     loc = func_op.location
-    global_args = [a.arg_number for group in per_rank for a in group]
-    written = _written_args(ops)
-    n_in = next((i for i, a in enumerate(per_rank[0]) if a.arg_number in written), len(per_rank[0]))
+    global_args = [-1 if a is None else a.arg_number for slots in table for a in slots]
     n_old = len(block.arguments)
-    new_args = [block.add_argument(a.type, loc) for a in per_rank[0]]
+    new_args = [block.add_argument(t, loc) for t in types]
     with ir.InsertionPoint(ops[0]), loc:  # before the old body, which goes
         comm = _mpi("mpi.comm_world", [ir.Type.parse("!mpi.comm")], []).results[0]
         rank_i32 = _mpi("mpi.comm_rank", [ir.IntegerType.get_signless(32)], [comm]).results[0]
@@ -312,7 +326,7 @@ def _project(func_op):
         ir.Operation.create("func.return", results=[], operands=[])
     for r in range(n):
         case = switch.regions[r + 1].blocks[0]  # regions[0] is the default
-        args = {old: new for old, new in zip(per_rank[r], new_args)}
+        args = {old: new for old, new in zip(table[r], new_args) if old is not None}
         rank = _Rank(r, args, comm, loc, resolver)
         with ir.InsertionPoint(case.operations[0]), loc:
             for op in order:
@@ -328,6 +342,33 @@ def _project(func_op):
     func_op.attributes[RANKS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
     func_op.attributes[GLOBAL_ARGS_ATTR] = ir.DenseI64ArrayAttr.get(global_args)
     func_op.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n_in)
+    func_op.attributes[MAX_TAG_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                          max(tags.values(), default=0))
+
+
+def _tags(order, limit):
+    """The tag of each copy between ranks: its index among the copies from
+    the same source to the same target, in the step order every rank posts
+    them in. MPI matches a message by (source, tag), so this is unique per
+    copy where it matters, and tags stay small: a ring sends 2(N-1)
+    messages along each edge, where one index per copy would pass MPI's
+    guaranteed MPI_TAG_UB (32767) at N = 129. A program that needs a tag above `limit`
+    is refused at that copy."""
+    tags, count = {}, {}
+    for op in order:
+        if op.name != Copy.NAME:
+            continue
+        c = Copy.of(op)
+        pair = (_device(c.source), _device(c.target))
+        if pair[0] == pair[1]:
+            continue
+        tags[op] = count[pair] = count.get(pair, -1) + 1
+        if tags[op] > limit:
+            raise PassError(f"this copy from rank {pair[0]} to rank {pair[1]} needs MPI tag {tags[op]} "
+                            f"(one per message between two ranks), above tag-limit={limit}; expected at "
+                            f"most {limit + 1} copies from one rank to another (MPI guarantees only "
+                            f"MPI_TAG_UB >= {TAG_LIMIT})", op.location)
+    return tags
 
 
 def _set_implementation(module_op, implementation):
@@ -422,9 +463,12 @@ def spmd_to_global(module_op):
 @register("coll-to-mpi",
           "Project an explicit global-view program onto one rank (one module for every rank, the rank "
           "read at run time): copies between devices become mpi.isend/mpi.irecv, tokens mpi.wait",
-          anchor="builtin.module", implementation=(choice(*IMPLEMENTATIONS), "OpenMPI"))
-def to_mpi(module_op, implementation="OpenMPI"):
+          anchor="builtin.module", implementation=(choice(*IMPLEMENTATIONS), "OpenMPI"),
+          **{"tag-limit": (int, TAG_LIMIT)})
+def to_mpi(module_op, implementation="OpenMPI", **options):
     """Projects every function that holds explicit ops, in place."""
+    if options.get("tag-limit", TAG_LIMIT) < 0:
+        raise PassError(f"tag-limit must be a tag (>= 0), got {options['tag-limit']}")
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # about the global view (checked by coll-check-semantics); it runs nothing
@@ -436,7 +480,7 @@ def to_mpi(module_op, implementation="OpenMPI"):
                 projected = projected or ranks_of(f) is not None
                 continue
             if any(op.name.startswith("coll.") for op in f.regions[0].blocks[0].operations):
-                _project(f)
+                _project(f, options.get("tag-limit", TAG_LIMIT))
                 projected = True
         if projected:
             _set_implementation(module_op, implementation)

@@ -34,6 +34,9 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_TIMEOUT = 120.0
+# The cost-model profile `auto` chooses by (analysis/profiles/mpi.json,
+# measured by bench/calibrate_mpi.py): messages between ranks, not memcpys.
+PROFILE = "mpi"
 _CACHE = {}
 
 
@@ -73,15 +76,17 @@ class MpiProgram:
     `global_args`: see rank_args; `specs`, `n_inputs`: the global view's."""
 
     def __init__(self, lib, mpi, entry, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
-                 strategies, traffic, compile_seconds, timeout):
+                 strategies, traffic, compile_seconds, timeout, max_tag=0):
         self.lib, self.mpi, self.entry, self.ranks = lib, mpi, entry, ranks
         self.rank_specs, self.rank_inputs, self.global_args = rank_specs, rank_inputs, global_args
         self.specs, self.n_inputs = specs, n_inputs
         self.strategies, self.traffic_bytes = strategies, traffic
-        self.compile_seconds, self.timeout = compile_seconds, timeout
+        self.compile_seconds, self.timeout, self.max_tag = compile_seconds, timeout, max_tag
 
     def rank_args(self, r):
-        """The global view's indices of rank r's arguments."""
+        """The global view's indices of rank r's arguments (slots), -1 for a
+        placeholder (a buffer another rank holds there, as a rooted op's
+        output on the root)."""
         k = len(self.rank_specs)
         return self.global_args[r * k:(r + 1) * k]
 
@@ -99,13 +104,14 @@ class MpiProgram:
         return launch([(self, inputs, outputs)], repeat, ranks, env)[0]
 
 
-def launch(runs, repeat, ranks=None, env=None, timeout=None):
+def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
     """One mpirun for several programs of one group size: `runs` is
     [(program, inputs, outputs)]; each runs once (its outputs are written in
     place), then `repeat` timed rounds run every program in turn, each after
-    a barrier (interleaved, so that they see the same machine). `ranks`:
-    default the programs'; any other is refused before anything starts.
-    Returns per program the seconds of each timed run (slowest rank)."""
+    a barrier (interleaved, so that they see the same machine), `calls`
+    calls in a row per timed run. `ranks`: default the programs'; any other
+    is refused before anything starts. Returns per program the seconds per
+    call of each timed run (slowest rank)."""
     from .signature import check_arrays
     group = {p.ranks for p, _, _ in runs}
     if len(group) != 1:
@@ -120,14 +126,17 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None):
         programs = []
         for j, (p, _, _) in enumerate(runs):
             shutil.copy(p.lib, job / f"prog{j}.so")
-            k_in = p.rank_inputs
-            programs.append({"lib": f"prog{j}.so", "entry": p.entry, "n_inputs": k_in,
+            # A slot that holds an input of the global view (in place, also
+            # one the rank writes) gets its values; the others start zeroed.
+            programs.append({"lib": f"prog{j}.so", "entry": p.entry, "n_inputs": p.rank_inputs,
                              "label": f"@{p.entry}" + (f" ({', '.join(p.strategies)})" if p.strategies else ""),
-                             "outputs": [[list(s.shape), s.dtype.str] for s in p.rank_specs[k_in:]]})
+                             "slots": [[list(s.shape), s.dtype.str] for s in p.rank_specs]})
             for r in range(ranks):
-                mine = p.rank_args(r)[:k_in]
-                np.savez(job / f"in{j}_{r}.npz", **{f"a{i}": arrays[j][g] for i, g in enumerate(mine)})
-        (job / "job.json").write_text(json.dumps({"ranks": ranks, "repeat": repeat, "programs": programs}))
+                given = {f"a{i}": arrays[j][g] for i, g in enumerate(p.rank_args(r)) if 0 <= g < p.n_inputs}
+                np.savez(job / f"in{j}_{r}.npz", **given)
+        (job / "job.json").write_text(json.dumps({"ranks": ranks, "repeat": repeat, "calls": calls,
+                                                  "programs": programs,
+                                                  "max_tag": max(p.max_tag for p, _, _ in runs)}))
         mpi = runs[0][0].mpi
         _mpirun(mpi, job, ranks, env, timeout or max(p.timeout for p, _, _ in runs))
         all_times = []
@@ -135,10 +144,14 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None):
             results = [np.load(job / f"out{j}_{r}.npz") for r in range(ranks)]
             for r, res in enumerate(results):
                 for i, g in enumerate(p.rank_args(r)[p.rank_inputs:]):
-                    arrays[j][g][...] = res[f"arr_{i}"]
-            for out, arr in zip(outputs, arrays[j][len(inputs):]):
-                if out is not arr:
-                    out[...] = arr
+                    if g >= 0:
+                        arrays[j][g][...] = res[f"arr_{i}"]
+            # In place, inputs are written too, and as_array may have copied
+            # one (made it contiguous); a bf16 view shares the caller's memory.
+            written = {g for r in range(ranks) for g in p.rank_args(r)[p.rank_inputs:] if g >= 0}
+            for g, (given, arr) in enumerate(zip(list(inputs) + list(outputs), arrays[j])):
+                if g in written and not np.shares_memory(given, arr):
+                    given[...] = arr
             times = np.max([res["times"] for res in results], axis=0) if repeat else []
             all_times.append([float(t) for t in times])
     return all_times
@@ -147,6 +160,12 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None):
 def _mpirun(mpi, job, ranks, env, timeout):
     cmd = mpirun_command(mpi, ranks) + [sys.executable, "-m", "coll.runtime.mpi_worker", str(job)]
     full_env = dict(os.environ, **(env or {}))
+    if mpi.implementation == "OpenMPI":
+        # Every rank runs on this host, beside other work: a rank that spins
+        # in MPI_Wait keeps its peer off the core it needs (measured on 2
+        # cores, load 11: a 4 KiB MPI_Allreduce on 4 ranks took 52 ms
+        # spinning, 0.5 ms yielding). The caller's setting wins.
+        full_env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
     t0 = _time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env,
                             start_new_session=True)
@@ -240,7 +259,7 @@ def _kill(proc, job, ranks):
 
 
 def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DEFAULT_TIMEOUT,
-            out_dir=None, executable=None):
+            out_dir=None, executable=None, shuffle_seed=None, profile=None):
     """Compiles `module_text` (collective or explicit level in the global
     view, one rank per device; the SPMD form; or a per-rank program
     coll-to-mpi made) into one shared library for every rank, and with
@@ -253,10 +272,10 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
     from ..ir import STRATEGIES, make_context
     from ..lowering import mpi as lowering_mpi
     from ..lowering.route import lower
-    from ..lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
+    from ..lowering.spmd import GLOBAL_ARGS_ATTR, MAX_TAG_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
     from .signature import find_entry, parse_program
 
-    key = (module_text, entry, strategy, threshold, timeout, executable)
+    key = (module_text, entry, strategy, threshold, timeout, executable, shuffle_seed, profile)
     if key in _CACHE:
         return _CACHE[key]
     if strategy not in STRATEGIES:
@@ -268,21 +287,23 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
     with make_context():
         module, name, specs, n_inputs = parse_program(module_text, entry)
         per_rank = ranks_of(find_entry(module, name)) is not None  # already projected
-        low = lower(module.operation, "mpi", strategy, threshold, check_order=not per_rank,
-                    implementation=mpi.implementation)
+        low = lower(module.operation, "mpi", strategy, threshold, profile or PROFILE, check_order=not per_rank,
+                    implementation=mpi.implementation, shuffle_seed=shuffle_seed)
         attrs = ir.SymbolTable(module.operation)[name].attributes
         ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
         global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))
         rank_inputs = ir.IntegerAttr(attrs[RANK_INPUTS_ATTR]).value
+        max_tag = ir.IntegerAttr(attrs[MAX_TAG_ATTR]).value if MAX_TAG_ATTR in attrs else 0
         k = len(global_args) // ranks
-        if per_rank:  # the global view is every rank's arguments
+        if per_rank:  # the global view is every rank's arguments (-1: a placeholder)
             rank_specs = specs
-            specs = [None] * len(global_args)
+            specs = [None] * (max(global_args) + 1)
             for j, g in enumerate(global_args):
-                specs[g] = rank_specs[j % k]
-            n_inputs = ranks * rank_inputs
-        else:
-            rank_specs = [specs[g] for g in global_args[:k]]
+                if g >= 0:
+                    specs[g] = rank_specs[j % k]
+            n_inputs = len({g for j, g in enumerate(global_args) if g >= 0 and j % k < rank_inputs})
+        else:  # a slot's type, from a rank that holds an argument there
+            rank_specs = [next(specs[g] for g in global_args[i::k] if g >= 0) for i in range(k)]
         if out_dir is None:
             out_dir = tempfile.mkdtemp(prefix="coll-mpi-build-")
             atexit.register(shutil.rmtree, out_dir, True)
@@ -291,11 +312,12 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
         lib = lowering_mpi.build(module.operation, out_dir / f"lib{name}.so", mpi)
         if executable is not None:
             main = out_dir / "main.c"
+            given = max((j % k + 1 for j, g in enumerate(global_args) if 0 <= g < n_inputs), default=0)
             main.write_text(lowering_mpi.main_source(name, ranks, [(s.shape, s.element) for s in rank_specs],
-                                                     rank_inputs))
+                                                     rank_inputs, given, max_tag))
             lowering_mpi.build(module.operation, executable, mpi, executable_main=main)
     prog = MpiProgram(lib, mpi, name, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
-                      low.strategies, low.traffic, _time.perf_counter() - t0, timeout)
+                      low.strategies, low.traffic, _time.perf_counter() - t0, timeout, max_tag)
     prog.pipeline = low.pipeline
     _CACHE[key] = prog
     return prog

@@ -83,11 +83,17 @@ def main(job):
         status(f"refused: the program is for {spec['ranks']} ranks, the job has {size}")
         mpi.coll_mpi_finalize()
         return 4
+    tag_ub = mpi.coll_mpi_tag_ub()
+    if spec.get("max_tag", 0) > tag_ub:
+        status(f"refused: the program uses MPI tags up to {spec['max_tag']}, this MPI's MPI_TAG_UB "
+               f"is {tag_ub}")
+        mpi.coll_mpi_finalize()
+        return 4
     calls = []
     for j, (p, lib) in enumerate(zip(programs, libs)):
         data = np.load(job / f"in{j}_{rank}.npz")
-        arrays = [np.ascontiguousarray(data[f"a{i}"]) for i in range(p["n_inputs"])]
-        arrays += [np.zeros(shape, dtype) for shape, dtype in p["outputs"]]
+        arrays = [np.ascontiguousarray(data[f"a{i}"]) if f"a{i}" in data.files else np.zeros(shape, dtype)
+                  for i, (shape, dtype) in enumerate(p["slots"])]
         descs = [descriptor(a) for a in arrays]
         ptrs = [ctypes.pointer(d) for d in descs]
         calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, arrays, descs))
@@ -98,13 +104,15 @@ def main(job):
         _fault(rank)
         entry(*ptrs)
     times = [[] for _ in calls]
+    batch = spec.get("calls", 1)  # calls per timed run: short programs, less barrier skew
     for i in range(spec["repeat"]):
         for j, (entry, ptrs, _, _) in enumerate(calls):
             status(f"timing the program (run {i + 1} of {spec['repeat']}, {what(j)})")
             mpi.coll_mpi_barrier()
             t0 = mpi.coll_mpi_wtime()
-            entry(*ptrs)
-            times[j].append(mpi.coll_mpi_wtime() - t0)
+            for _ in range(batch):
+                entry(*ptrs)
+            times[j].append((mpi.coll_mpi_wtime() - t0) / batch)
     status("writing its outputs")
     for j, (p, (_, _, arrays, _)) in enumerate(zip(programs, calls)):
         np.savez(job / f"out{j}_{rank}.npz", *arrays[p["n_inputs"]:], times=np.array(times[j]))

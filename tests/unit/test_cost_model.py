@@ -75,6 +75,22 @@ def test_ports_and_switch_share_a_devices_link(ctx):
     assert cost_model.simulate(g, free).total == pytest.approx(copy + combine)
 
 
+def test_cores_serialize_ranks_that_share_one(ctx):
+    # The same naive program as processes on cores (profile `mpi`): on one
+    # core every copy and combine runs after the other; with a core per
+    # device each core carries its rank's 3 sends and 3 receives (the ports
+    # alone would overlap them), then its combine; on 2 cores in between.
+    b = 4096
+    copy, combine = 1e-6 + b / 1e9, 2e-6 + 5 * b / 1e10
+    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
+    one, two, four = (cost_model.profile_from_dict(dict(HAND, cores=c)) for c in (1, 2, 4))
+    assert cost_model.simulate(g, one).total == pytest.approx(12 * copy + 4 * combine)
+    assert cost_model.simulate(g, four).total == pytest.approx(6 * copy + combine)
+    assert 6 * copy + combine < cost_model.simulate(g, two).total < 12 * copy + 4 * combine
+    with pytest.raises(ValueError, match="cores must be a positive integer, with resources ports"):
+        cost_model.profile_from_dict(dict(HAND, cores=0))
+
+
 def test_switch_shares_only_what_is_shared(ctx):
     # ring on 3 devices, 3 KB: every device sends one chunk at a time to one
     # peer, so nothing is shared: each copy runs at full bandwidth, and the

@@ -272,3 +272,19 @@ def test_mpi_exe_runs_under_the_users_mpirun(tmp_path):
     wrong = mpi.mpirun_command(find(), 2) + [str(exe)]
     r = subprocess.run(wrong, capture_output=True, text=True, timeout=TIMEOUT)
     assert r.returncode != 0 and "built for 3 ranks, started on 2; nothing was sent" in r.stdout + r.stderr
+
+
+def test_a_tag_above_the_mpis_tag_ub_is_refused_before_any_message():
+    # coll-to-mpi refuses tags above tag-limit (tests/lit/mpi/tags.mlir); a
+    # program built with a higher limit is checked at run time against the
+    # MPI's own MPI_TAG_UB (at most 2^31 - 1), by every rank, before it sends.
+    prog = mpi.compile(_module(2, [12], strategy="ring"), timeout=TIMEOUT)
+    assert prog.max_tag == 1  # chunks of 8 and 4: two messages each way, tags 0 and 1
+    prog.max_tag = 2 ** 40
+    x = [np.ones(12, np.float32)] * 2
+    y = [np.zeros(12, np.float32) for _ in range(2)]
+    with pytest.raises(mpi.MpiError) as e:
+        prog.run(x, y)
+    assert re.search(r"rank 0 refused: the program uses MPI tags up to 1099511627776, this MPI's "
+                     r"MPI_TAG_UB is \d+", str(e.value)), str(e.value)
+    assert not y[0].any() and not y[1].any()

@@ -1,17 +1,23 @@
-// coll-to-mpi needs an SPMD explicit program: every device a rank holding
-// the same buffers. What is not is a located error, and nothing is printed.
-// RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-mpi)'
-// RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-mpi)' 2>&1 | filecheck %s
-// CHECK: errors.mlir:[[# @LINE + 6]]:{{[0-9]+}}: error: coll-to-mpi: every rank must hold the same buffers (an SPMD program); arguments per device: device 0: 2, device 1: 1 (a single-device output is not SPMD)
+// coll-to-mpi needs an SPMD explicit program: every device a rank, whose
+// buffers fill slots of one type each (the read-only ones, then the written
+// ones; a rank may lack a buffer in a slot, as a reduce's non-roots lack
+// its output). What is not is a located error, and nothing is printed.
+// RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi)'
+// RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi)' 2>&1 | filecheck %s
+// CHECK: errors.mlir:[[# @LINE + 6]]:{{[0-9]+}}: error: coll-to-mpi: every rank must hold the same buffer types (an SPMD program); written argument 0 of each device has types device 0: memref<4xi32>, device 1: memref<8xf32>
 // CHECK-NOT: module
 
-// A single-device output: only device 0 holds an output.
+// Device 0's first written buffer is a reduce's output, device 1's an allreduce's.
 module {
-  // expected-error @below {{every rank must hold the same buffers}}
-  func.func @to_one(%x0: memref<8xf32>, %x1: memref<8xf32>, %y: memref<8xf32>) {
-    %t = "coll.all_reduce"(%x0, %x1, %y) {devices = array<i64: 0, 1>, kind = "sum", to_device = 0 : i64,
-        operandSegmentSizes = array<i32: 2, 1, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  // expected-error @below {{every rank must hold the same buffer types}}
+  func.func @mixed(%x0: memref<8xf32>, %x1: memref<8xf32>, %z0: memref<4xi32>, %z1: memref<4xi32>,
+                   %w: memref<4xi32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
+    %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum",
+        operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+    %u = "coll.reduce"(%z0, %z1, %w) {devices = array<i64: 0, 1>, kind = "sum", root = 0 : i64,
+        operandSegmentSizes = array<i32: 2, 1, 0>} : (memref<4xi32>, memref<4xi32>, memref<4xi32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
+    "coll.wait"(%u) : (!coll.token) -> ()
     return
   }
 }

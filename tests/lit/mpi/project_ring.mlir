@@ -8,17 +8,20 @@
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-mpi,canonicalize,cse)' | filecheck %s --check-prefix=COUNT
 
 // CHECK-LABEL: func.func @all_reduce(%arg0: memref<7xf32>, %arg1: memref<7xf32>)
-// CHECK-SAME: coll.ranks = 3 : i64
+// CHECK-SAME: coll.max_tag = 3 : i64, coll.rank_inputs = 1 : i64, coll.ranks = 3 : i64
 // CHECK: case 1 {
 // CHECK-NOT: #coll.device<0
 // CHECK-NOT: #coll.device<2
-// Step 1: chunk 0 arrives from rank 0 (tag 0), chunk 1 leaves for rank 2 (tag 4).
+// Tags count the messages between two ranks (k-th from 0 to 1: tag k).
+// Step 1: chunk 0 arrives from rank 0 (tag 0), chunk 1 leaves for rank 2 (tag 0).
 // CHECK: %[[A:.*]] = mpi.irecv(%[[S:.*]], %c0_i32, %c0_i32, %{{.*}}) : memref<3xf32, #coll.device<1 : i64>>
-// CHECK: mpi.isend(%{{.*}}, %c4_i32, %c2_i32, %{{.*}}) : memref<2xf32, strided<[1], offset: 3>, #coll.device<1 : i64>>
+// CHECK: mpi.isend(%{{.*}}, %c0_i32, %c2_i32, %{{.*}}) : memref<2xf32, strided<[1], offset: 3>, #coll.device<1 : i64>>
 // CHECK-NEXT: mpi.wait(%[[A]])
-// Step 2: chunk 0 combined in place and forwarded (tag 1).
+// Step 2: chunk 0 combined in place and forwarded (tag 1). The last of the
+// 2(N-1) = 4 messages to rank 2 has tag 3: the largest a ring needs.
 // CHECK: "coll.combine"(%[[S]], %{{.*}}, %[[S]])
 // CHECK-NEXT: mpi.isend(%[[S]], %c1_i32, %c2_i32, %{{.*}})
+// CHECK: mpi.isend(%{{.*}}, %c3_i32, %c2_i32, %{{.*}})
 // CHECK-NOT: #coll.device<0
 // CHECK-NOT: #coll.device<2
 // CHECK-NOT: mpi.isend(%{{.*}}, %{{.*}}, %c0_i32

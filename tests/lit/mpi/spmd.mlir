@@ -9,7 +9,7 @@
 // GLOBAL-NEXT: %0 = "coll.all_reduce"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) {devices = array<i64: 0, 1, 2>, kind = "max", operandSegmentSizes = array<i32: 3, 3, 0>}
 
 // RANK-LABEL: func.func @all_reduce(%arg0: memref<12xi32>, %arg1: memref<12xi32>)
-// RANK-SAME: coll.global_args = array<i64: 0, 3, 1, 4, 2, 5>, coll.rank_inputs = 1 : i64, coll.ranks = 3 : i64
+// RANK-SAME: coll.global_args = array<i64: 0, 3, 1, 4, 2, 5>, coll.max_tag = 1 : i64, coll.rank_inputs = 1 : i64, coll.ranks = 3 : i64
 // RANK: scf.index_switch
 // RANK: case 2 {
 // RANK: default {

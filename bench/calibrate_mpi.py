@@ -1,0 +1,192 @@
+"""Measures a cost-model profile of the MPI runtime (runtime/mpi.py) on this
+machine and writes it as JSON (default: analysis/profiles/mpi.json, the
+profile `coll-run --backend=mpi` and the mpi route choose `auto` by).
+
+Every number comes from small explicit coll programs on 2 ranks, projected
+by coll-to-mpi and timed by the MPI runtime itself (one mpirun, every
+program interleaved, the median of each), so it includes what MPI and the
+machine add (eager and rendezvous protocols, shared-memory copies, ranks
+that share cores and yield when idle):
+  link_latency_s        per message, from chains of 8 and 64 dependent
+                        64-byte messages bouncing between the two ranks
+  call_overhead_s       the rest of a chain's time (the call, its waits)
+  link_bandwidth_Bps    bytes per second of one message at several sizes,
+                        from chains of 4 (a table by working set)
+  memory_bandwidth_Bps  bytes touched per second by combines, both ranks
+                        at once (a table by working set)
+
+  python bench/calibrate_mpi.py [-o PATH] [--quick] [--repeat R]
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func, memref
+
+from coll.ir import builders, make_context
+from coll.ir.types import flat_type
+from coll.lowering.mpi import find
+from coll.runtime import mpi
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "mpi.json")
+SMALL = 16                      # elements (64 bytes) per latency message
+SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 23]   # f32 elements per message
+QUICK_SIZES = [1 << 10, 1 << 18, 1 << 22]
+CHAIN = 4                       # messages per bandwidth chain
+BATCH_BELOW = 1 << 20           # bytes: programs below this run 16 calls per timed run
+
+
+def program(kind, k, size):
+    """Text of an explicit program on devices 0 and 1 (x0, x1 read, y0, y1
+    written, k * size f32 each). chain: k dependent copies of `size`
+    elements bouncing 0 -> 1 -> 0 ..., message i into slice i of the
+    receiver's y. combine: on both
+    devices at once, y = x + x, k slices of `size`."""
+    total = k * size
+    with make_context(), ir.Location.unknown():
+        m = ir.Module.create()
+        f32 = ir.F32Type.get()
+        plain = ir.MemRefType.get([total], f32)
+        with ir.InsertionPoint(m.body):
+            f = func.FuncOp("f", ir.FunctionType.get([plain] * 4, []))
+            f.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            with ir.InsertionPoint(f.add_entry_block()):
+                a = list(f.entry_block.arguments)
+                x = [memref.memory_space_cast(flat_type(f32, total, d), a[d]) for d in (0, 1)]
+                y = [memref.memory_space_cast(flat_type(f32, total, d), a[2 + d]) for d in (0, 1)]
+
+                def sl(buf, d, i):
+                    return memref.subview(buf, [i * size], [size], [1],
+                                          result_type=flat_type(f32, size, d, offset=i * size))
+                toks = []
+                if kind == "combine":
+                    for d in (0, 1):
+                        for i in range(k):
+                            toks.append(builders.combine(sl(x[d], d, i), [sl(x[d], d, i)], sl(y[d], d, i), "sum"))
+                else:
+                    src, tok = sl(x[0], 0, 0), None
+                    for i in range(k):
+                        d = (i + 1) % 2  # the receiver
+                        dst = sl(y[d], d, i)
+                        tok = builders.copy(src, dst, [tok] if tok is not None else [])
+                        src = dst
+                    toks.append(tok)
+                builders.wait([builders.join(toks)] if len(toks) > 1 else toks)
+                func.ReturnOp([])
+        return str(m)
+
+
+def measure(programs, repeat, calls=1):
+    """(median, fastest) seconds per call of each (kind, k, size), all in
+    one mpirun, `calls` calls in a row per timed run."""
+    runs = []
+    for kind, k, size in programs:
+        prog = mpi.compile(program(kind, k, size), timeout=600)
+        arrays = [np.random.rand(k * size).astype(np.float32) for _ in range(4)]
+        runs.append((prog, arrays[:prog.n_inputs], arrays[prog.n_inputs:]))
+    times = mpi.launch(runs, repeat, calls=calls)
+    return [(float(np.median(t)), float(np.min(t))) for t in times]
+
+
+def _table(points):
+    """[[working set, bytes per second]] from (working set, bytes, seconds,
+    measured total) where the part measured is at least a quarter of the
+    total: at small sizes a difference of medians is noise (the largest
+    point is kept in any case; the model holds the ends flat)."""
+    kept = [(ws, b / sec) for ws, b, sec, total in points if sec >= 0.25 * total]
+    return [list(p) for p in kept] or [[points[-1][0], points[-1][1] / max(points[-1][2], 1e-9)]]
+
+
+def derive(t, sizes):
+    """Profile numbers from the medians `t[(kind, k, size)]`."""
+    alpha = max(t["chain", 64, SMALL] - t["chain", 8, SMALL], 0.0) / 56
+    base = max(t["chain", 8, SMALL] - 8 * alpha, 0.0)
+    link, mem = [], []
+    for s in sizes:
+        b, chain = s * 4, t["chain", CHAIN, s]
+        send = max(chain - base, 0.0) / CHAIN - alpha       # a message's bytes
+        comb = max(t["combine", CHAIN, s] - base, 0.0) / CHAIN
+        link.append((2 * b, b, send, chain / CHAIN))
+        mem.append((3 * b, 3 * b, comb, t["combine", CHAIN, s] / CHAIN))
+    return alpha, base, _table(link), _table(mem)
+
+
+def calibrate(sizes=SIZES, repeat=21, log=print):
+    progs = [("chain", 8, SMALL), ("chain", 64, SMALL)]
+    progs += [("chain", CHAIN, s) for s in sizes]
+    progs += [("combine", CHAIN, s) for s in sizes]
+    # Short programs 16 calls in a row per timed run (bench/mpi_run.py does
+    # the same), so that the barrier's skew between ranks does not swamp them.
+    short = [p for p in progs if p[1] * p[2] * 4 < BATCH_BELOW]
+    long_ = [p for p in progs if p not in short]
+    both = dict(zip(short, measure(short, repeat, calls=16)))
+    both.update(zip(long_, measure(long_, repeat)))
+    t = {key: med for key, (med, _) in both.items()}
+    for (kind, k, size), (med, low) in both.items():
+        log(f"{kind:8} {k:3} x {size * 4 / 2**10:9.1f} KiB: median {med * 1e3:9.3f} ms, fastest {low * 1e3:9.3f} ms")
+    alpha, base, link, mem = derive(t, sizes)
+    log(f"per message {alpha * 1e6:.1f} us, call {base * 1e6:.1f} us; message GB/s by working set "
+        f"{[(ws, round(v / 1e9, 3)) for ws, v in link]}; "
+        f"combine (touched) {[(ws, round(v / 1e9, 3)) for ws, v in mem]}")
+    load = os.getloadavg()
+    return {
+        "name": "mpi",
+        "description": "per-rank programs under mpirun (runtime/mpi.py), measured by bench/calibrate_mpi.py",
+        "measured_on": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
+                       f"{find().implementation} ({find().mpirun}), 2 ranks, median of {repeat} "
+                       f"(programs under {BATCH_BELOW >> 20} MiB: of 16 calls in a row), "
+                       f"load average {load[0]:.1f}, {datetime.date.today().isoformat()}",
+        "assumptions": [
+            "ports: a rank sends one message and receives one at a time and runs one combine at a time; "
+            "ranks run in parallel",
+            f"cores: the ranks share this machine's {os.cpu_count()} cores (rank r on core r mod "
+            f"{os.cpu_count()}); a message holds both ranks' cores, a combine its rank's",
+            "ready: a rank posts its messages in step order (lowering/spmd.py), not program order: a "
+            "message goes as soon as what it waits for is done and its ports are free",
+            "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "
+            "message costs here (with more ranks than cores, mostly waiting for the peer to be scheduled)",
+            "link_bandwidth_Bps and memory_bandwidth_Bps are tables by working set, "
+            "log-log interpolated, flat beyond their ends",
+            "scratch is static (coll-mpi-static-scratch): no allocation or first touch per call",
+            "combines run the CPU kernels of coll-to-cpu, on both ranks at once",
+        ],
+        "resources": "ports",
+        "cores": os.cpu_count(),
+        "order": "ready",
+        "call_overhead_s": base,
+        "link_latency_s": alpha,
+        "kernel_launch_s": 0.0,
+        "alloc_s": 0.0,
+        "link_bandwidth_Bps": link,
+        "alloc_bandwidth_Bps": None,
+        "memory_bandwidth_Bps": mem,
+        "measured": [{"program": kind, "messages_or_ops": k, "bytes": size * 4, "median_s": med,
+                      "fastest_s": low} for (kind, k, size), (med, low) in both.items()],
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("-o", dest="output", default=DEFAULT_OUT)
+    p.add_argument("--quick", action="store_true", help="three message sizes instead of five")
+    p.add_argument("--repeat", type=int, default=21)
+    args = p.parse_args(argv)
+    ok, why = mpi.available()
+    if not ok:
+        raise SystemExit(f"calibrate_mpi: {why}")
+    prof = calibrate(QUICK_SIZES if args.quick else SIZES, args.repeat,
+                     log=lambda s: print(s, file=sys.stderr, flush=True))
+    with open(args.output, "w") as f:
+        json.dump(prof, f, indent=1)
+        f.write("\n")
+    print(args.output)
+
+
+if __name__ == "__main__":
+    main()
