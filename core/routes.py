@@ -4,6 +4,7 @@ A route is pipeline text: print it, diff it, replay it with
 `coll-opt --pass-pipeline=...`. Runtimes, coll-run, coll-build, benchmarks
 and tests all lower through these, with core/pipeline.py.
 
+  bufferize tensor form -> memref form (first, when the module has tensors)
   explicit  collective level -> explicit level (strategy chosen, lowered)
   cpu       explicit level -> LLVM dialect for the ExecutionEngine
   gpu       explicit level -> gpu dialect (host ops + kernels)
@@ -45,6 +46,17 @@ def _opts(**values):
     """'{a=1 b=x}' for the options that are set (None: the pass default)."""
     items = [f"{k.replace('_', '-')}={v}" for k, v in values.items() if v is not None and v != ""]
     return "{" + " ".join(items) + "}" if items else ""
+
+
+def bufferize():
+    """Tensor form -> memref form: coll-bufferize, then upstream's
+    one-shot-bufferize over whole functions (plain memrefs at their
+    boundaries, as the collectives need contiguous buffers), then memref
+    results as out-parameters (the entry convention: inputs, then outputs),
+    the static allocations of returned buffers becoming those parameters."""
+    return ["coll-bufferize",
+            "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"]
 
 
 def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False,

@@ -184,6 +184,23 @@ def _bufferize_one(op, state):
     return new
 
 
+def _tensor_type(t):
+    return isinstance(t, (ir.RankedTensorType, ir.UnrankedTensorType))
+
+
+def has_tensors(module_op):
+    """Whether `module_op` holds a tensor collective or a function with
+    tensors in its signature: what routes.bufferize turns into buffers."""
+    for c in find_ops(module_op, lambda n: n in COLLECTIVES):
+        if view(c).is_tensor:
+            return True
+    for f in find_ops(module_op, "func.func"):
+        ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+        if any(_tensor_type(t) for t in list(ft.inputs) + list(ft.results)):
+            return True
+    return False
+
+
 class _State:
     def __init__(self):
         self.producer = {}  # tensor -> token of the collective that produced it

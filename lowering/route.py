@@ -13,6 +13,7 @@ from ..ir import peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
 from ..ir.walk import find_ops
+from .bufferize import has_tensors
 from .spmd import is_spmd
 
 
@@ -31,7 +32,8 @@ class Lowered:
 
 def lower(module_op, backend, strategy=None, threshold=None, profile=None, check_order=True,
           check_semantics=None, **options):
-    """Lowers `module_op` in place through the explicit route and then
+    """Lowers `module_op` in place (the tensor form bufferized first,
+    routes.bufferize) through the explicit route and then
     `routes.ROUTES[backend](**options)` (backend None: stop at the
     explicit level). An explicit program that we did not lower ourselves is
     checked by coll-check-order and coll-check-semantics first
@@ -41,6 +43,9 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     coll.peer_access, which holds there."""
     if check_semantics is None:
         check_semantics = check_order
+    front = routes.bufferize() if has_tensors(module_op) else []
+    if front:  # the tensor form: buffers first, then as any memref program
+        run(module_op, routes.pipeline(front))
     collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
     asked = [strategy] + [view(op).strategy for op in collectives]
     if backend in PEER_BACKENDS and any(s in AllReduce.PEER_STRATEGIES for s in asked):
@@ -63,7 +68,7 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     scratch = sum(_bytes(op.results[0].type) for op in find_ops(module_op, "coll.alloc"))
     if back:
         run(module_op, routes.pipeline(back))
-    return Lowered(strategies, traffic, routes.pipeline(choose, rest, back), scratch)
+    return Lowered(strategies, traffic, routes.pipeline(front, choose, rest, back), scratch)
 
 
 def _bytes(type_):

@@ -19,7 +19,7 @@ from ..ir.kinds import ELEMENTS, KINDS
 from ..ir.ops import COLLECTIVES, Combine, view
 from ..ir.walk import find_ops
 from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
+from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16, to_buffers
 
 # Float facts from the one table of element types (ir/kinds.py).
 _FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
@@ -59,10 +59,13 @@ def _ops(func, name):
 
 
 def describe(module, entry=None):
-    """The Problem of a parsed module at the collective or explicit level.
+    """The Problem of a parsed module at the collective or explicit level
+    (in the tensor form: bufferized in place first, as a runtime runs it).
     Raises ValueError whose `location` is the entry function's (or the
     module's when there is no entry)."""
     try:
+        func = find_entry(module, entry)
+        to_buffers(module, entry)
         func = find_entry(module, entry)
     except ValueError as e:
         e.location = module.operation.location
