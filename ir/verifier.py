@@ -99,38 +99,39 @@ class _Verifier:
         c = OPS[op.name](op)
         attrs = op.attributes
         what = op.name[len("coll."):]
-        devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
-        if devices is None:
-            return self.error(op, "'devices' must be an array<i64: ...> of device ids")
-        devices = list(devices)
         ins, outs = c.inputs, c.outputs
         grouped = outs if isinstance(c, Broadcast) else ins  # one buffer per device
-        n = len(grouped)
-        if n == 0:
-            return self.error(op, f"expected at least one {'output' if grouped is outs else 'input'} buffer (zero devices)")
-        if n > MAX_DEVICES:
-            return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
-        ranks = _spmd_ranks(op) if isinstance(c, AllReduce) else None
+        ranks = _spmd_ranks(op)
         if ranks is not None:
-            # SPMD form: one rank's buffers, the group in 'devices'.
-            if (len(ins), len(outs)) != (1, 1) or devices != list(range(ranks)):
-                return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
-                                      f"one output (this rank's) and names its group devices = [0..{ranks - 1}]")
-        elif len(devices) != n:
-            per = "outputs" if grouped is outs else "inputs"
-            return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
-        seen = {}
-        for i, d in enumerate(devices):
-            if not self.device_in_range(op, d, f"{'output' if grouped is outs else 'input'} #{i}"):
+            # SPMD form: this rank's buffers; the group(s) in 'devices' or 'groups'.
+            n = self.spmd_group(op, c, ranks)
+            if n is None:
                 return
-            if d in seen:
-                return self.error(op, f"device {d} is repeated ({'outputs' if grouped is outs else 'inputs'} #{seen[d]} and #{i}); expected distinct devices")
-            seen[d] = i
+        else:
+            devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+            if devices is None:
+                return self.error(op, "'devices' must be an array<i64: ...> of device ids")
+            devices = list(devices)
+            n = len(grouped)
+            if n == 0:
+                return self.error(op, f"expected at least one {'output' if grouped is outs else 'input'} buffer (zero devices)")
+            if n > MAX_DEVICES:
+                return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
+            if len(devices) != n:
+                per = "outputs" if grouped is outs else "inputs"
+                return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
+            if not self.distinct(op, devices, f"{'output' if grouped is outs else 'input'} #"):
+                return
         for key in ("to_device", "root"):
             if key in attrs or (key == "root" and isinstance(c, (Reduce, Broadcast))):
                 if as_(ir.IntegerAttr, _get(attrs, key)) is None:
                     return self.error(op, f"'{key}' must be an integer device id")
-                if not self.device_in_range(op, ir.IntegerAttr(attrs[key]).value, "root" if key == "root" else "destination"):
+                value = ir.IntegerAttr(attrs[key]).value
+                if ranks is not None and "groups" in attrs:
+                    if not 0 <= value < n:
+                        return self.error(op, f"'{key}' {value} is out of range for groups of {n}; with 'groups' "
+                                              f"it is a position in each group, expected 0 <= {key} < {n}")
+                elif not self.device_in_range(op, value, "root" if key == "root" else "destination"):
                     return
         if "strategy" in attrs:
             s = as_(ir.StringAttr, _get(attrs, "strategy"))
@@ -181,6 +182,42 @@ class _Verifier:
             msg = _kind_error(ir.StringAttr(attrs["kind"]).value if "kind" in attrs else "", element_name(ref))
             if msg:
                 self.error(op, msg)
+
+    def distinct(self, op, devices, what):
+        seen = {}
+        for i, d in enumerate(devices):
+            if not self.device_in_range(op, d, f"{what}{i}"):
+                return False
+            if d in seen:
+                self.error(op, f"device {d} is repeated ({what}{seen[d]} and {what}{i}); expected distinct devices")
+                return False
+            seen[d] = i
+        return True
+
+    def spmd_group(self, op, c, ranks):
+        """The group size of a collective in an SPMD function (coll.ranks =
+        `ranks`), or None (reported). It names one group, `devices`, or
+        several of one size, `groups` (flattened, disjoint, covering
+        0..ranks-1: what a collective over some axes of a grid runs in)."""
+        attrs = op.attributes
+        has_devices, has_groups = "devices" in attrs, "groups" in attrs
+        devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+        if ((len(c.inputs), len(c.outputs)) != (1, 1) or has_devices == has_groups
+                or (has_devices and (devices is None or list(devices) != list(range(ranks))))):
+            return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
+                                  f"one output (this rank's) and names its group devices = [0..{ranks - 1}], "
+                                  "or groups = [...] with group_size (several groups of one size)")
+        if has_devices:
+            return ranks
+        flat = as_(ir.DenseI64ArrayAttr, _get(attrs, "groups"))
+        size = as_(ir.IntegerAttr, _get(attrs, "group_size"))
+        if flat is None or size is None or size.value <= 0 or len(flat) % size.value:
+            return self.error(op, "'groups' must be an array<i64: ...> of ranks, group after group, with "
+                                  "'group_size' (an integer > 0) dividing its length")
+        if sorted(flat) != list(range(ranks)):
+            return self.error(op, f"'groups' must hold every rank 0..{ranks - 1} exactly once (disjoint groups "
+                                  f"covering the function's ranks), got {list(flat)}")
+        return size.value
 
     def output_shape(self, op, c, shape, n):
         """The output shape `c` gives for inputs of `shape`, or None (reported)."""

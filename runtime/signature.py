@@ -86,11 +86,13 @@ def parse_program(module_text, entry=None):
     form is expanded into its global view first. The entry gets the C
     interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..lowering.spmd import is_spmd, spmd_to_global
+    from ..lowering.spmd import has_local_work, is_spmd, spmd_to_global
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
     func = find_entry(module, entry)
-    if is_spmd(func):  # one rank's buffers: runtimes take the global view's
+    # One rank's buffers: runtimes take the global view's. With local work
+    # it stays SPMD (the mpi route lowers its collectives in place).
+    if is_spmd(func) and not has_local_work(func):
         spmd_to_global(module.operation)
         verify_or_raise(module.operation)
         func = find_entry(module, entry)
