@@ -137,7 +137,7 @@ class _Verifier:
             if len(devices) != n:
                 per = ("tensor results" if tensor else "outputs") if grouped is outs else "inputs"
                 return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
-            if not self.distinct(op, devices, f"{'output' if grouped is outs else 'input'} #"):
+            if not self.distinct(op, devices, *(("output", "outputs") if grouped is outs else ("input", "inputs"))):
                 return
         for key in ("to_device", "root"):
             if key in attrs or (key == "root" and isinstance(c, (Reduce, Broadcast))):
@@ -207,42 +207,46 @@ class _Verifier:
             if msg:
                 self.error(op, msg)
 
-    def distinct(self, op, devices, what):
+    def distinct(self, op, devices, one, many):
+        """Device ids in range and each once (`one`/`many`: 'input'/'inputs')."""
         seen = {}
         for i, d in enumerate(devices):
-            if not self.device_in_range(op, d, f"{what}{i}"):
+            if not self.device_in_range(op, d, f"{one} #{i}"):
                 return False
             if d in seen:
-                self.error(op, f"device {d} is repeated ({what}{seen[d]} and {what}{i}); expected distinct devices")
+                self.error(op, f"device {d} is repeated ({many} #{seen[d]} and #{i}); expected distinct devices")
                 return False
             seen[d] = i
         return True
 
     def spmd_group(self, op, c, ranks, ins, outs):
         """The group size of a collective in an SPMD function (coll.ranks =
-        `ranks`), or None (reported). It names one group, `devices`, or
-        several of one size, `groups` (flattened, disjoint, covering
-        0..ranks-1: what a collective over some axes of a grid runs in)."""
+        `ranks`), or None (reported). It names one group, devices =
+        [0..ranks-1], or several of one size: `groups` (flattened, disjoint,
+        covering 0..ranks-1: what a collective over some axes of a grid runs
+        in) with devices = [0..size-1], the positions in a group."""
         attrs = op.attributes
-        has_devices, has_groups = "devices" in attrs, "groups" in attrs
+        has_groups = "groups" in attrs
         devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
-        if ((len(ins), len(outs)) != (1, 1) or has_devices == has_groups
-                or (has_devices and (devices is None or list(devices) != list(range(ranks))))):
+        devices = list(devices) if devices is not None else None
+        flat = as_(ir.DenseI64ArrayAttr, _get(attrs, "groups")) if has_groups else None
+        if has_groups and flat is not None and devices:
+            if devices != list(range(len(devices))) or len(flat) % len(devices):
+                return self.error(op, f"with 'groups' a collective's devices = [0..size-1] are the positions in a "
+                                      f"group of `size` ranks, and size divides the length of 'groups'; got devices "
+                                      f"= {devices} and {len(flat)} ranks in groups")
+            if sorted(flat) != list(range(ranks)):
+                return self.error(op, f"'groups' must hold every rank 0..{ranks - 1} exactly once (disjoint groups "
+                                      f"covering the function's ranks), got {list(flat)}")
+            size = len(devices)
+        else:
+            size = ranks
+        if (len(ins), len(outs)) != (1, 1) or (has_groups and flat is None) or devices != list(range(size)):
             one = "returns one tensor" if c.is_tensor else "one output"
             return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
                                   f"{one} (this rank's) and names its group devices = [0..{ranks - 1}], "
-                                  "or groups = [...] with group_size (several groups of one size)")
-        if has_devices:
-            return ranks
-        flat = as_(ir.DenseI64ArrayAttr, _get(attrs, "groups"))
-        size = as_(ir.IntegerAttr, _get(attrs, "group_size"))
-        if flat is None or size is None or size.value <= 0 or len(flat) % size.value:
-            return self.error(op, "'groups' must be an array<i64: ...> of ranks, group after group, with "
-                                  "'group_size' (an integer > 0) dividing its length")
-        if sorted(flat) != list(range(ranks)):
-            return self.error(op, f"'groups' must hold every rank 0..{ranks - 1} exactly once (disjoint groups "
-                                  f"covering the function's ranks), got {list(flat)}")
-        return size.value
+                                  "or groups = [ranks, group after group] with devices = [0..size-1]")
+        return size
 
     def form(self, op, c):
         """One form per op: memref inputs and outputs returning a token, or

@@ -7,7 +7,8 @@ with `coll.ranks = N`: rank r is the grid's process with linear index r
 runs within each group of processes that share their other coordinates;
 its coll op names the group (`devices`, when it is the whole grid in
 order) or the groups (`groups`, group after group, each in the order of
-the linear index over `grid_axes`, with `group_size`). Over no axes a
+the linear index over `grid_axes`; `devices` then lists the positions in
+a group, 0..size-1). Over no axes a
 collective is the identity. `shard.all_slice` is local work: a
 `tensor.extract_slice` at the rank's position in its group. The rank is
 `mpi.comm_rank` (what the mpi route lowers; a process index of shard
@@ -15,13 +16,20 @@ becomes arithmetic on it). Anything of shard left over is an error: a
 shard op passes through silently nowhere.
 """
 import re
+import subprocess
 
 from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import register
+from ..ir import IRDL_FILE
 from ..ir.types import token_type
+from .nvvm import tool
 from .spmd import RANKS_ATTR
+
+# Upstream's partitioning, nested under func.func as it must be (22.1.8).
+PARTITION = "builtin.module(func.func(sharding-propagation,cse),func.func(shard-partition,canonicalize,cse))"
+PARTITION_TIMEOUT = 300
 
 # shard's reduction kinds -> coll's (ir/kinds.py); `average` and `generic`
 # have no coll kind.
@@ -200,9 +208,9 @@ class _Function:
         attrs = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0])}
         if len(groups) == 1 and groups[0] == list(range(g.size)):
             attrs["devices"] = ir.DenseI64ArrayAttr.get(groups[0])
-        else:
+        else:  # devices: the positions in a group
+            attrs["devices"] = ir.DenseI64ArrayAttr.get(list(range(len(groups[0]))))
             attrs["groups"] = ir.DenseI64ArrayAttr.get([r for grp in groups for r in grp])
-            attrs["group_size"] = _i64(len(groups[0]))
         if reduces:
             attrs["kind"] = ir.StringAttr.get(kind)
         for ours, theirs in attrs_of.items():
@@ -311,3 +319,61 @@ def from_shard(module_op):
                 raise PassError(f"'{o.name}' at module level has no coll form", o.location)
         for g in grids.values():
             g.erase()
+
+
+def _multi_axis_grid_use(module_op):
+    """The first shard.sharding on a grid of more than one axis, or None."""
+    body = module_op.regions[0].blocks[0]
+    shapes = {ir.StringAttr(op.attributes["sym_name"]).value: list(op.opview.shape)
+              for op in body.operations if op.operation.name == "shard.grid"}
+    for op in _ops(module_op):
+        if op.name == "shard.sharding":
+            g = ir.FlatSymbolRefAttr(op.attributes["grid"]).value
+            if len(shapes.get(g, [])) > 1:
+                return op, g, shapes[g]
+    return None
+
+
+@register("coll-shard-partition",
+          "Upstream sharding-propagation and shard-partition (nested under func.func), run in a child "
+          "mlir-opt so that an upstream abort (22.1.8: resharding on a grid of more than one axis) is a "
+          "located error, not a crash of the tool",
+          anchor="builtin.module")
+def shard_partition(module_op):
+    """Replaces the module's body by its partitioned form (locations kept)."""
+    text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    cmd = [tool("mlir-opt"), f"--irdl-file={IRDL_FILE}", "--mlir-print-debuginfo",
+           "--mlir-print-op-generic", f"--pass-pipeline={PARTITION}"]
+    try:
+        proc = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=PARTITION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise PassError(f"upstream shard-partition did not finish within {PARTITION_TIMEOUT} s",
+                        module_op.location) from None
+    if proc.returncode < 0 or "Assertion" in proc.stderr:
+        said = next((l for l in proc.stderr.splitlines() if "Assertion" in l), proc.stderr.strip()[:300])
+        said = said[said.find("Assertion"):] if "Assertion" in said else said
+        where = _multi_axis_grid_use(module_op)
+        if where is not None:
+            op, g, shape = where
+            raise PassError(f"upstream shard-partition aborted ({said}): LLVM 22.1.8 reshards only on 1-D grids, "
+                            f"and grid @{g} is {'x'.join(map(str, shape))}; expected shardings on it that need "
+                            "no resharding (a partial sum over some axes, results returned as they are split)",
+                            op.location)
+        raise PassError(f"upstream shard-partition aborted: {said}", module_op.location)
+    if proc.returncode != 0:
+        lines = [l for l in proc.stderr.splitlines() if "error:" in l]
+        said = lines[0].split("error:", 1)[1].strip() if lines else proc.stderr.strip()[:300]
+        raise PassError(f"upstream shard-partition failed: {said}", module_op.location)
+    new = ir.Module.parse(proc.stdout, module_op.context)
+    body = module_op.regions[0].blocks[0]
+    for op in list(body.operations):
+        op.operation.erase()
+    for op in list(new.body.operations):
+        _append(body, op.operation)
+
+
+def _append(block, op):
+    """Moves `op` to the end of `block`."""
+    ip = ir.InsertionPoint(block)
+    op.detach_from_parent()
+    ip.insert(op)

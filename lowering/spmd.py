@@ -363,18 +363,19 @@ def _add_init_finalize(module_op):
 
 def spmd_groups(op):
     """The groups an SPMD collective runs in, each a list of ranks in group
-    order: [devices], or `groups` cut into lists of `group_size`."""
-    c = view(op)
-    if c.devices is not None:
-        return [c.devices]
-    flat, size = attr_ints(op, "groups"), attr_int(op, "group_size")
-    return [flat[i:i + size] for i in range(0, len(flat), size)]
+    order: `groups` cut into lists of len(devices) (the positions in a
+    group), else [devices]."""
+    devices = view(op).devices
+    flat = attr_ints(op, "groups")
+    if flat is None:
+        return [devices]
+    return [flat[i:i + len(devices)] for i in range(0, len(flat), len(devices))]
 
 
 def _global_attrs(op, group):
     """The attributes of `op`'s global-view collective for `group`: its
     devices, and root (with `groups`, a position in the group) as a rank."""
-    attrs = {a: op.attributes[a] for a in op.attributes if a not in ("groups", "group_size")}
+    attrs = {a: op.attributes[a] for a in op.attributes if a != "groups"}
     i64 = ir.IntegerType.get_signless(64)
     attrs["devices"] = ir.DenseI64ArrayAttr.get(group)
     if "groups" in op.attributes and "root" in attrs:
