@@ -13,6 +13,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import memref
 
+from ..core.errors import PassError
 from ..ir import builders
 from ..ir.ops import view
 from ..ir.types import device_of, flat_type, numel as numel_of
@@ -166,3 +167,12 @@ def block_pairs(src, dst):
     sizes = np.diff(np.concatenate([starts, [a.size]]))
     return ([(int(a[s]), int(n)) for s, n in zip(starts, sizes)],
             [(int(b[s]), int(n)) for s, n in zip(starts, sizes)])
+
+
+def require_memref_form(op):
+    """Refuses a collective in the tensor form: the explicit lowering needs
+    buffers (coll-bufferize and one-shot-bufferize come first)."""
+    if view(op).is_tensor:
+        raise PassError(f"'{op.name}' is in the tensor form; expected memrefs: bufferize it first "
+                        "(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})", op.location)
+
