@@ -106,8 +106,10 @@ MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
 
 def mpi(implementation=None):
     """Explicit level -> the per-rank projection (coll-to-mpi: one module for
-    every rank), its combines for the CPU, then the LLVM dialect."""
-    return ([f"coll-to-mpi{_opts(implementation=implementation)}", "coll-to-cpu{tile=0}",
+    every rank), its combines for the CPU, then the LLVM dialect. An SPMD
+    function still here (local work around its collectives) has each
+    collective lowered in place to its rank's part (coll-spmd-to-mpi)."""
+    return (["coll-spmd-to-mpi", f"coll-to-mpi{_opts(implementation=implementation)}", "coll-to-cpu{tile=0}",
              "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 

@@ -110,10 +110,6 @@ class _Verifier:
         c = OPS[op.name](op)
         attrs = op.attributes
         what = op.name[len("coll."):]
-        devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
-        if devices is None:
-            return self.error(op, "'devices' must be an array<i64: ...> of device ids")
-        devices = list(devices)
         ins, outs = c.inputs, c.outputs
         if self.form(op, c):
             return
@@ -121,34 +117,38 @@ class _Verifier:
         if tensor:
             outs = c.values  # the results stand where the outputs would be
         grouped = outs if isinstance(c, Broadcast) else ins  # one buffer per device
-        n = len(grouped)
-        if n == 0:
-            what_ = ("tensor result" if tensor else "output buffer") if grouped is outs else ("input tensor" if tensor else "input buffer")
-            return self.error(op, f"expected at least one {what_} (zero devices)")
-        if n > MAX_DEVICES:
-            return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
-        ranks = _spmd_ranks(op) if isinstance(c, AllReduce) else None
+        ranks = _spmd_ranks(op)
         if ranks is not None:
-            # SPMD form: one rank's buffers, the group in 'devices'.
-            if (len(ins), len(outs)) != (1, 1) or devices != list(range(ranks)):
-                one = "returns one tensor" if tensor else "one output"
-                return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
-                                      f"{one} (this rank's) and names its group devices = [0..{ranks - 1}]")
-        elif len(devices) != n:
-            per = ("tensor results" if tensor else "outputs") if grouped is outs else "inputs"
-            return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
-        seen = {}
-        for i, d in enumerate(devices):
-            if not self.device_in_range(op, d, f"{'output' if grouped is outs else 'input'} #{i}"):
+            # SPMD form: this rank's buffers; the group(s) in 'devices' or 'groups'.
+            n = self.spmd_group(op, c, ranks, ins, outs)
+            if n is None:
                 return
-            if d in seen:
-                return self.error(op, f"device {d} is repeated ({'outputs' if grouped is outs else 'inputs'} #{seen[d]} and #{i}); expected distinct devices")
-            seen[d] = i
+        else:
+            devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+            if devices is None:
+                return self.error(op, "'devices' must be an array<i64: ...> of device ids")
+            devices = list(devices)
+            n = len(grouped)
+            if n == 0:
+                what_ = ("tensor result" if tensor else "output buffer") if grouped is outs else ("input tensor" if tensor else "input buffer")
+                return self.error(op, f"expected at least one {what_} (zero devices)")
+            if n > MAX_DEVICES:
+                return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
+            if len(devices) != n:
+                per = ("tensor results" if tensor else "outputs") if grouped is outs else "inputs"
+                return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
+            if not self.distinct(op, devices, *(("output", "outputs") if grouped is outs else ("input", "inputs"))):
+                return
         for key in ("to_device", "root"):
             if key in attrs or (key == "root" and isinstance(c, (Reduce, Broadcast))):
                 if as_(ir.IntegerAttr, _get(attrs, key)) is None:
                     return self.error(op, f"'{key}' must be an integer device id")
-                if not self.device_in_range(op, ir.IntegerAttr(attrs[key]).value, "root" if key == "root" else "destination"):
+                value = ir.IntegerAttr(attrs[key]).value
+                if ranks is not None and "groups" in attrs:
+                    if not 0 <= value < n:
+                        return self.error(op, f"'{key}' {value} is out of range for groups of {n}; with 'groups' "
+                                              f"it is a position in each group, expected 0 <= {key} < {n}")
+                elif not self.device_in_range(op, value, "root" if key == "root" else "destination"):
                     return
         if "strategy" in attrs:
             s = as_(ir.StringAttr, _get(attrs, "strategy"))
@@ -206,6 +206,47 @@ class _Verifier:
             msg = _kind_error(ir.StringAttr(attrs["kind"]).value if "kind" in attrs else "", element_name(ref.element_type))
             if msg:
                 self.error(op, msg)
+
+    def distinct(self, op, devices, one, many):
+        """Device ids in range and each once (`one`/`many`: 'input'/'inputs')."""
+        seen = {}
+        for i, d in enumerate(devices):
+            if not self.device_in_range(op, d, f"{one} #{i}"):
+                return False
+            if d in seen:
+                self.error(op, f"device {d} is repeated ({many} #{seen[d]} and #{i}); expected distinct devices")
+                return False
+            seen[d] = i
+        return True
+
+    def spmd_group(self, op, c, ranks, ins, outs):
+        """The group size of a collective in an SPMD function (coll.ranks =
+        `ranks`), or None (reported). It names one group, devices =
+        [0..ranks-1], or several of one size: `groups` (flattened, disjoint,
+        covering 0..ranks-1: what a collective over some axes of a grid runs
+        in) with devices = [0..size-1], the positions in a group."""
+        attrs = op.attributes
+        has_groups = "groups" in attrs
+        devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+        devices = list(devices) if devices is not None else None
+        flat = as_(ir.DenseI64ArrayAttr, _get(attrs, "groups")) if has_groups else None
+        if has_groups and flat is not None and devices:
+            if devices != list(range(len(devices))) or len(flat) % len(devices):
+                return self.error(op, f"with 'groups' a collective's devices = [0..size-1] are the positions in a "
+                                      f"group of `size` ranks, and size divides the length of 'groups'; got devices "
+                                      f"= {devices} and {len(flat)} ranks in groups")
+            if sorted(flat) != list(range(ranks)):
+                return self.error(op, f"'groups' must hold every rank 0..{ranks - 1} exactly once (disjoint groups "
+                                      f"covering the function's ranks), got {list(flat)}")
+            size = len(devices)
+        else:
+            size = ranks
+        if (len(ins), len(outs)) != (1, 1) or (has_groups and flat is None) or devices != list(range(size)):
+            one = "returns one tensor" if c.is_tensor else "one output"
+            return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
+                                  f"{one} (this rank's) and names its group devices = [0..{ranks - 1}], "
+                                  "or groups = [ranks, group after group] with devices = [0..size-1]")
+        return size
 
     def form(self, op, c):
         """One form per op: memref inputs and outputs returning a token, or

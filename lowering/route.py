@@ -14,7 +14,7 @@ from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
 from ..ir.walk import find_ops
 from .bufferize import has_tensors
-from .spmd import is_spmd
+from .spmd import has_local_work, is_spmd
 
 
 # Back ends whose devices share one address space: the CPU's simulated
@@ -52,7 +52,18 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
         peers.enable(module_op)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
     theirs = bool(explicit and not collectives)
-    spmd = any(is_spmd(f) for f in find_ops(module_op, "func.func"))
+    spmd_funcs = [f for f in find_ops(module_op, "func.func") if is_spmd(f)]
+    # With local work around its collectives an SPMD function stays SPMD on
+    # the mpi back end (its collectives lower in place, per rank); the
+    # single-process back ends take its global view (coll-spmd-to-global:
+    # one clone of the local work per rank).
+    local = [f for f in spmd_funcs if has_local_work(f)] if backend == "mpi" else []
+    spmd = bool(spmd_funcs) and not local
+    if local:  # coll-spmd-to-mpi chooses and lowers, collective by collective
+        choose = [f"coll-spmd-to-mpi{routes._opts(strategy=strategy, threshold=threshold, profile=profile)}"]
+        back = routes.ROUTES[backend](**options)
+        run(module_op, routes.pipeline(choose, back))
+        return Lowered([], None, routes.pipeline(front, choose, back))
     choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
                              check_order=check_order and theirs,
                              check_semantics=check_semantics and theirs, spmd=spmd)

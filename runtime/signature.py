@@ -110,20 +110,23 @@ def to_buffers(module, entry=None):
     return len(ft.inputs)
 
 
-def parse_program(module_text, entry=None):
+def parse_program(module_text, entry=None, keep_local_work=False):
     """Parses and verifies a module for a runtime (in the current Context):
     (module, entry name, argument specs, number of inputs). A module in the
     tensor form is bufferized first (`to_buffers`: the entry's tensor
     results become output arguments); an entry in SPMD form is expanded
-    into its global view. The entry gets the C interface the runtimes call."""
+    into its global view (`keep_local_work`: not when it has local work
+    around its collectives; the mpi route runs that per rank). The entry
+    gets the C interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..lowering.spmd import is_spmd, ranks_of, spmd_to_global
+    from ..lowering.spmd import has_local_work, is_spmd, ranks_of, spmd_to_global
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
     tensor_inputs = to_buffers(module, entry)
     func = find_entry(module, entry)
     ranks = 1
-    if is_spmd(func):  # one rank's buffers: runtimes take the global view's
+    # One rank's buffers: runtimes take the global view's.
+    if is_spmd(func) and not (keep_local_work and has_local_work(func)):
         ranks = ranks_of(func)
         spmd_to_global(module.operation)
         verify_or_raise(module.operation)
