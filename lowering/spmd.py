@@ -457,6 +457,106 @@ def _expand(func_op, n):
     del func_op.attributes[RANKS_ATTR]
 
 
+# An SPMD function's local work, cloned once per rank by _expand_local,
+# carries its rank's device here (the collectives carry theirs in
+# `devices`): what a back end that places work reads.
+DEVICE_ATTR = "coll.device"
+# Ops that read the rank: in rank r's clone, the constant r.
+RANK_OPS = ("mpi.comm_rank",)
+# Ops of the SPMD form that hold one value for every rank (once, not cloned).
+SHARED_OPS = ("coll.wait", "coll.join", "mpi.comm_world")
+
+
+def _straight_line(func_op):
+    """Refuses what one clone per rank cannot express: several blocks,
+    control flow (ops with regions, but for linalg's bodies), results."""
+    blocks = func_op.regions[0].blocks
+    if len(blocks) != 1:
+        raise PassError("coll-spmd-to-global expands straight-line SPMD functions; this one has "
+                        f"{len(blocks)} blocks (control flow)", func_op.location)
+    for op in blocks[0].operations:
+        op = op.operation
+        if len(op.regions) and not op.name.startswith("linalg."):
+            raise PassError(f"'{op.name}' holds regions (control flow, which may depend on the rank); "
+                            "coll-spmd-to-global expands straight-line local work (linalg, arith, memref "
+                            "ops) around the collectives: unroll or lower it in place with the mpi route "
+                            "(coll-spmd-to-mpi)", op.location)
+        if op.name in COLLECTIVES and view(op).is_tensor:
+            raise PassError(f"'{op.name}' is in the tensor form; bufferize the SPMD function first "
+                            "(coll-bufferize, one-shot-bufferize)", op.location)
+        if op.name == "func.return" and len(op.operands):
+            raise PassError("an SPMD function returns values; expected its results as output arguments "
+                            "(buffer-results-to-out-params)", op.location)
+
+
+def _clone_for(op, mapping, r):
+    """Rank r's clone of local-work op `op` (before it), on rank r's values
+    (in its nested regions too: a linalg body may use values from outside)."""
+    with ir.InsertionPoint(op):
+        new = op.clone()
+    for i, v in enumerate(op.operands):
+        new.operands[i] = mapping.get(v, v)
+
+    def remap(inner):
+        for i, v in enumerate(inner.operands):
+            if v in mapping:
+                inner.operands[i] = mapping[v]
+        return ir.WalkResult.ADVANCE
+    for region in new.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner.operation.walk(remap)
+    new.attributes[DEVICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), r)
+    for old, res in zip(op.results, new.results):
+        mapping[old] = res
+
+
+def _expand_local(func_op, n):
+    """An SPMD function with local work around its collectives (straight
+    line) -> its global view: argument i of rank r becomes argument i * n + r
+    as in _expand, each local op becomes one clone per rank on that rank's
+    values (marked coll.device = r), each collective one global-view
+    collective per group on every rank's buffers, joined; waits and joins
+    stay one (tokens are global)."""
+    _straight_line(func_op)
+    block = func_op.regions[0].blocks[0]
+    args = list(block.arguments)
+    k, loc = len(args), func_op.location
+    wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
+    mapping = [{a: wide[i][r] for i, a in enumerate(args)} for r in range(n)]
+    tokens = {}  # an SPMD token -> the global view's
+    i32 = ir.IntegerType.get_signless(32)
+    ops = [o.operation for o in block.operations]
+    for op in ops[:-1]:
+        name = op.name
+        if name in COLLECTIVES:
+            deps = [tokens.get(d, d) for d in view(op).deps]
+            made = global_collectives(op, op, lambda v, r: mapping[r][v], deps)
+            with ir.InsertionPoint(op), op.location:
+                tokens[op.results[0]] = made[0] if len(made) == 1 else ir.Operation.create(
+                    "coll.join", results=[op.results[0].type], operands=made).results[0]
+        elif name in SHARED_OPS:
+            for i, v in enumerate(op.operands):
+                op.operands[i] = tokens.get(v, v)
+        elif name in RANK_OPS:
+            for r in range(n):
+                with ir.InsertionPoint(op), op.location:
+                    c = ir.Operation.create("arith.constant", results=[i32],
+                                            attributes={"value": ir.IntegerAttr.get(i32, r)})
+                mapping[r][op.results[0]] = c.results[0]
+        else:
+            for r in range(n):
+                _clone_for(op, mapping[r], r)
+    for op in reversed(ops[:-1]):  # users first; an mpi.comm_world goes when nothing reads it now
+        if op.name not in SHARED_OPS or (op.name == "mpi.comm_world" and not list(op.results[0].uses)):
+            op.erase()
+    for i in reversed(range(k)):
+        block.erase_argument(i)
+    ft = ir.FunctionType.get([a.type for a in block.arguments], [])
+    func_op.attributes["function_type"] = ir.TypeAttr.get(ft)
+    del func_op.attributes[RANKS_ATTR]
+
+
 def is_spmd(func_op):
     """Whether `func_op` is in SPMD form with collectives to expand."""
     return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and any(
@@ -465,13 +565,15 @@ def is_spmd(func_op):
 
 @register("coll-spmd-to-global",
           "Expand every SPMD function (one rank's buffers, coll.ranks = N, collectives naming their "
-          "group) into its global view, one buffer per device, for the explicit lowering",
+          "group) into its global view, one buffer per device, for the explicit lowering; straight-line "
+          "local work around the collectives becomes one clone per rank (coll.device = r)",
           anchor="builtin.module")
 def spmd_to_global(module_op):
     with module_op.context, module_op.location:
         for op in module_op.regions[0].blocks[0].operations:
             if op.operation.name == "func.func" and is_spmd(op.operation):
-                _expand(op.operation, ranks_of(op.operation))
+                f = op.operation
+                (_expand_local if has_local_work(f) else _expand)(f, ranks_of(f))
 
 
 @register("coll-to-mpi",
@@ -616,6 +718,9 @@ def _rank_inputs(func_op):
         return False
 
     return next((i for i, a in enumerate(args) if written(a)), len(args))
+
+
+rank_inputs = _rank_inputs
 
 
 @register("coll-spmd-to-mpi",

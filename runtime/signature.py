@@ -119,15 +119,17 @@ def parse_program(module_text, entry=None, keep_local_work=False):
     around its collectives; the mpi route runs that per rank). The entry
     gets the C interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..lowering.spmd import has_local_work, is_spmd, ranks_of, spmd_to_global
+    from ..lowering.spmd import has_local_work, is_spmd, rank_inputs, ranks_of, spmd_to_global
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
     tensor_inputs = to_buffers(module, entry)
     func = find_entry(module, entry)
-    ranks = 1
+    ranks, local_inputs = 1, None
     # One rank's buffers: runtimes take the global view's.
     if is_spmd(func) and not (keep_local_work and has_local_work(func)):
         ranks = ranks_of(func)
+        if has_local_work(func):  # its inputs: the leading arguments no op writes
+            local_inputs = rank_inputs(func) * ranks
         spmd_to_global(module.operation)
         verify_or_raise(module.operation)
         func = find_entry(module, entry)
@@ -136,10 +138,18 @@ def parse_program(module_text, entry=None, keep_local_work=False):
     collectives = find_ops(func, lambda n: n in COLLECTIVES)
     if tensor_inputs is not None:  # the arguments it had; its results came after
         n_inputs = tensor_inputs * ranks
-    elif len(collectives) == 1:  # in place, inputs are written too
-        n_inputs = len(view(collectives[0]).inputs)
+    elif local_inputs is not None:
+        n_inputs = local_inputs
+    elif len(collectives) == 1 and _leading_args(func, view(collectives[0]).inputs):
+        n_inputs = len(view(collectives[0]).inputs)  # in place, inputs are written too
     func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     return module, name, specs, n_inputs
+
+
+def _leading_args(func, values):
+    """Whether `values` are the function's first arguments, in order."""
+    args = list(func.regions[0].blocks[0].arguments)
+    return list(values) == args[:len(values)]
 
 
 def _spec(t):
