@@ -571,8 +571,12 @@ def is_spmd(func_op):
 def spmd_to_global(module_op):
     with module_op.context, module_op.location:
         for op in module_op.regions[0].blocks[0].operations:
-            if op.operation.name == "func.func" and is_spmd(op.operation):
-                f = op.operation
+            f = op.operation
+            if f.name != "func.func" or ranks_of(f) is None:
+                continue
+            if len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVES):
+                _straight_line(f)  # refuses it, located
+            if is_spmd(f):
                 (_expand_local if has_local_work(f) else _expand)(f, ranks_of(f))
 
 
