@@ -82,9 +82,21 @@ def cpu(tile=None, shuffle_seed=None):
     return elems + [f"coll-to-cpu{_opts(tile=tile)}", "coll-ieee-minmax"] + list(CPU_TO_LLVM)
 
 
-def gpu(device_map=None, chip=None, workspace=None, streams=None):
-    """Explicit level -> gpu dialect: host ops on streams, combine kernels."""
-    return [f"coll-to-gpu{_opts(device_map=device_map, chip=chip, workspace=workspace, streams=streams)}"]
+# Local work around the collectives (linalg on each device's buffers, as
+# coll-spmd-to-global clones it) as kernels: upstream's parallel-loop
+# mapping, one synchronous launch per op (host order keeps it between the
+# collectives' waits and starts).
+GPU_LOCAL_WORK = (
+    "func.func(convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu)",
+    "gpu-kernel-outlining",
+)
+
+
+def gpu(device_map=None, chip=None, workspace=None, streams=None, local_work=False):
+    """Explicit level -> gpu dialect: host ops on streams, combine kernels
+    (`local_work`: and the module's linalg ops as kernels)."""
+    return ([f"coll-to-gpu{_opts(device_map=device_map, chip=chip, workspace=workspace, streams=streams)}"]
+            + (list(GPU_LOCAL_WORK) if local_work else []))
 
 
 def nvvm(chip="sm_90", features="+ptx80", fmt="isa", opt_level=3):

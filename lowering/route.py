@@ -8,10 +8,12 @@ from mlir import ir
 
 from ..analysis.stats import traffic_bytes
 from ..core import routes
+from ..core.errors import PassError
 from ..core.pipeline import run
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
+from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from .bufferize import has_tensors
 from .spmd import has_local_work, is_spmd
@@ -69,17 +71,43 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
                              check_semantics=check_semantics and theirs, spmd=spmd)
     first = 2 if spmd else 1  # through coll-choose-strategy
     choose, rest = choose[:first], choose[first:]
-    back = routes.ROUTES[backend](**options) if backend else []
     strategies, traffic = [], None
     if collectives or explicit:
         run(module_op, routes.pipeline(choose))
         strategies = [view(op).strategy for op in find_ops(module_op, lambda n: n in COLLECTIVES)]
         run(module_op, routes.pipeline(rest))
         traffic = traffic_bytes(module_op)
+    if backend == "gpu" and "local_work" not in options:  # read on the global view
+        options["local_work"] = gpu_local_work(module_op)
+    back = routes.ROUTES[backend](**options) if backend else []
     scratch = sum(_bytes(op.results[0].type) for op in find_ops(module_op, "coll.alloc"))
     if back:
         run(module_op, routes.pipeline(back))
     return Lowered(strategies, traffic, routes.pipeline(front, choose, rest, back), scratch)
+
+
+# Local ops the GPU route runs (as kernels, or host scalars and views).
+GPU_LOCAL_PREFIXES = ("linalg.", "arith.", "math.", "func.")
+GPU_LOCAL_OPS = VIEW_OPS + ("memref.memory_space_cast",)
+
+
+def gpu_local_work(module_op):
+    """Whether the module has linalg work for the GPU route to launch as
+    kernels. Raises PassError at a local op that it cannot run there (it
+    would touch device memory from the host)."""
+    found = False
+    for f in find_ops(module_op, "func.func"):
+        for block in f.regions[0].blocks:
+            for op in block.operations:
+                name = op.operation.name
+                if name.startswith("coll.") or name in GPU_LOCAL_OPS:
+                    continue
+                if not name.startswith(GPU_LOCAL_PREFIXES):
+                    raise PassError(f"'{name}' has no GPU lowering: local work on the GPU route runs as "
+                                    "kernels (linalg ops), device memory is not the host's; expected linalg, "
+                                    "arith or math ops around the collectives", op.location)
+                found = found or name.startswith("linalg.")
+    return found
 
 
 def _bytes(type_):

@@ -190,3 +190,48 @@ func.func @all_gather(%t0: tensor<2x3xi32>, %t1: tensor<2x3xi32>, %t2: tensor<2x
     assert r.stdout.count(" ok") == 2  # ring and direct
     got = np.load(out)
     assert sorted(got.files) == ["y0", "y1", "y2"] and got["y0"].shape == (2, 9)
+
+
+def test_spmd_local_work_on_the_gpu_route_compiles_to_ptx():
+    """The single-process GPU route (no GPU here: to PTX): the local work of
+    every rank becomes kernels launched in host order, before the
+    collective's copies and after its final wait."""
+    from coll.lowering import nvvm
+    from coll.lowering.route import lower
+    text = SPMD_MEMREF.replace("RANKS", "2").replace("DEVICES", "0, 1")
+    with make_context():
+        module = ir.Module.parse(text)
+        low = lower(module.operation, "gpu")
+        assert "convert-parallel-loops-to-gpu" in low.pipeline and "coll-spmd-to-global" in low.pipeline
+        ops = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
+        body = [op.name for op in ops]
+        local = [i for i, op in enumerate(ops) if op.name == "gpu.launch_func"
+                 and not str(op.attributes["kernel"]).startswith("@coll_kernels")]
+        copies = [i for i, n in enumerate(body) if n == "gpu.memcpy"]
+        # fill and matmul of both ranks before the allreduce's first copy,
+        # relu of both after its final wait.
+        assert len(local) == 6 and copies
+        assert [i < copies[0] for i in local] == [True] * 4 + [False] * 2
+        syncs = [i for i, op in enumerate(ops) if op.name == "llvm.call" and copies[-1] < i < local[4]
+                 and "mgpuStreamSynchronize" in str(op)]
+        assert syncs  # the host waits for the allreduce before the relu kernels
+        nvvm.lower_to_llvm(module.operation, "sm_90", "isa")
+        ptx = nvvm.ptx_text(module.operation)
+        assert ptx.count(".entry mlp_kernel") == 6 and ".entry combine_sum_f32_x2" in ptx
+
+
+def test_gpu_route_refuses_local_work_it_cannot_launch():
+    text = """
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) attributes {coll.ranks = 2 : i64} {
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+  %t = "coll.all_reduce"(%y, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>}
+      : (memref<4xf32>, memref<4xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+"""
+    from coll.lowering.route import lower
+    with make_context():
+        module = ir.Module.parse(text)
+        with pytest.raises(PassError, match="'memref.copy' has no GPU lowering"):
+            lower(module.operation, "gpu")
