@@ -83,6 +83,14 @@ def _describe(func):
     if len(found) > 1:
         raise ValueError(f"@{name} holds {len(found)} collectives; coll-run checks one")
     if found:
+        local = [op for op in func.regions[0].blocks[0].operations
+                 if not op.operation.name.startswith("coll.")
+                 and op.operation.name not in ("func.return", "arith.constant")]
+        if local:  # e.g. a frontend's linalg around its collective: no reference here
+            raise ValueError(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
+                             f"{where(local[0].operation)}); coll-run checks a function that is one collective on "
+                             "its arguments: run this one from Python (coll.runtime.cpu.compile(text).run) "
+                             "against your own reference")
         return _describe_collective(func, name, specs, view(found[0]))
     if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
         raise ValueError(f"@{name} holds no collective, coll.copy or coll.combine: "

@@ -235,3 +235,14 @@ func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) attributes {coll.ranks = 2 : 
         module = ir.Module.parse(text)
         with pytest.raises(PassError, match="'memref.copy' has no GPU lowering"):
             lower(module.operation, "gpu")
+
+
+def test_tensor_example_runs_on_the_cpu():
+    prog = cpu.compile((ROOT / "examples" / "tensor_mlp.mlir").read_text())
+    rng = np.random.default_rng(4)
+    x0, x1 = _arrays(rng, 2, (2, 4))
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    ys = [np.zeros((2, 3), np.float32) for _ in range(2)]
+    prog.run([x0, x1, w], ys)
+    for y in ys:
+        np.testing.assert_allclose(y, np.exp(x0 @ w + x1 @ w), rtol=1e-5)
