@@ -53,10 +53,12 @@ def bufferize():
     one-shot-bufferize over whole functions (plain memrefs at their
     boundaries, as the collectives need contiguous buffers), then memref
     results as out-parameters (the entry convention: inputs, then outputs),
-    the static allocations of returned buffers becoming those parameters."""
+    the static allocations of returned buffers becoming those parameters;
+    the other allocations freed at the function's end."""
     return ["coll-bufferize",
             "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"]
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            "coll-free-local-buffers"]
 
 
 def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False,

@@ -29,6 +29,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, view
+from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 
 WRITABLE = "bufferization.writable"  # upstream's function-argument attribute
@@ -217,3 +218,33 @@ def bufferize(op):
     # host op needs no wait of its own, the later one's covers it.
     for new in reversed(news):
         _wait_before_host(new, new.results[0])
+
+
+def _escapes(value):
+    """Whether a buffer (or a view of it) leaves its function or is freed."""
+    for use in value.uses:
+        user = getattr(use.owner, "operation", use.owner)
+        if user.name in VIEW_OPS:
+            if any(_escapes(r) for r in user.results):
+                return True
+        elif user.name in ("func.return", "func.call", "memref.dealloc", "memref.store",
+                           "bufferization.to_tensor"):
+            return True
+    return False
+
+
+@register("coll-free-local-buffers",
+          "Free, at the end of its function, every memref.alloc of the function's entry block that "
+          "does not escape it (upstream's buffer-deallocation-pipeline refuses the coll ops: IRDL ops "
+          "declare no memory effects in LLVM 22)")
+def free_local_buffers(op):
+    for f in find_ops(op, "func.func"):
+        if not len(f.regions[0].blocks):
+            continue
+        block = f.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        local = [o for o in ops if o.name == "memref.alloc" and not _escapes(o.results[0])]
+        with ir.InsertionPoint(ops[-1]), f.location:
+            for a in local:
+                memref.DeallocOp(a.results[0])
+

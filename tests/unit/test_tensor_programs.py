@@ -246,3 +246,9 @@ def test_tensor_example_runs_on_the_cpu():
     prog.run([x0, x1, w], ys)
     for y in ys:
         np.testing.assert_allclose(y, np.exp(x0 @ w + x1 @ w), rtol=1e-5)
+
+
+def test_bufferize_route_is_the_pipeline_the_lit_test_replays():
+    from coll.core import routes
+    lit = (ROOT / "tests" / "lit" / "tensor" / "route.mlir").read_text()
+    assert f"--pass-pipeline='{routes.pipeline(routes.bufferize())}'" in lit
