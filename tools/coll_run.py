@@ -109,6 +109,8 @@ def _load(path, entry):
             try:
                 problem = describe(module, entry)
                 _fits(problem)
+            except ir.MLIRError as e:  # bufferizing the tensor form (routes.bufferize)
+                raise Failure(_located(e, path)) from None
             except ValueError as e:
                 loc = getattr(e, "location", None) or find_entry(module, entry).location
                 d = from_location(loc, str(e), path)
