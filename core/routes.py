@@ -96,8 +96,10 @@ GPU_LOCAL_WORK = (
 
 def gpu(device_map=None, chip=None, workspace=None, streams=None, local_work=False):
     """Explicit level -> gpu dialect: host ops on streams, combine kernels
-    (`local_work`: and the module's linalg ops as kernels)."""
-    return ([f"coll-to-gpu{_opts(device_map=device_map, chip=chip, workspace=workspace, streams=streams)}"]
+    (`local_work`: and the module's linalg ops as kernels, its local
+    buffers in device memory)."""
+    return ((["coll-gpu-local-buffers"] if local_work else [])
+            + [f"coll-to-gpu{_opts(device_map=device_map, chip=chip, workspace=workspace, streams=streams)}"]
             + (list(GPU_LOCAL_WORK) if local_work else []))
 
 

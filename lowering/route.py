@@ -16,6 +16,7 @@ from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from .bufferize import has_tensors
+from .gpu_local import LOCAL_BUFFER_OPS
 from .spmd import has_local_work, is_spmd
 
 
@@ -88,12 +89,12 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
 
 # Local ops the GPU route runs (as kernels, or host scalars and views).
 GPU_LOCAL_PREFIXES = ("linalg.", "arith.", "math.", "func.")
-GPU_LOCAL_OPS = VIEW_OPS + ("memref.memory_space_cast",)
+GPU_LOCAL_OPS = VIEW_OPS + ("memref.memory_space_cast",) + LOCAL_BUFFER_OPS
 
 
 def gpu_local_work(module_op):
-    """Whether the module has linalg work for the GPU route to launch as
-    kernels. Raises PassError at a local op that it cannot run there (it
+    """Whether the module has local work for the GPU route (linalg ops to
+    launch as kernels, local buffers to place in device memory). Raises PassError at a local op that it cannot run there (it
     would touch device memory from the host)."""
     found = False
     for f in find_ops(module_op, "func.func"):
@@ -106,7 +107,7 @@ def gpu_local_work(module_op):
                     raise PassError(f"'{name}' has no GPU lowering: local work on the GPU route runs as "
                                     "kernels (linalg ops), device memory is not the host's; expected linalg, "
                                     "arith or math ops around the collectives", op.location)
-                found = found or name.startswith("linalg.")
+                found = found or name.startswith("linalg.") or name in LOCAL_BUFFER_OPS
     return found
 
 
