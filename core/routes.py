@@ -51,12 +51,14 @@ def _opts(**values):
 def bufferize():
     """Tensor form -> memref form: coll-bufferize, then upstream's
     one-shot-bufferize over whole functions (plain memrefs at their
-    boundaries, as the collectives need contiguous buffers), then memref
+    boundaries, as the collectives need contiguous buffers; a collective
+    on loop-carried tensors yields its own buffer), then memref
     results as out-parameters (the entry convention: inputs, then outputs),
     the static allocations of returned buffers becoming those parameters;
     the other allocations freed at the function's end."""
     return ["coll-bufferize",
-            "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+            "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
+            "allow-return-allocs-from-loops}",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "coll-free-local-buffers"]
 

@@ -308,3 +308,14 @@ def test_shard_partitioned_mlp_on_the_gpu_route_compiles_to_ptx():
         ptx = nvvm.ptx_text(module.operation)
         # per rank: fill, matmul, relu, fill, matmul (5 x 4), and the allreduce's combine
         assert ptx.count(".entry mlp_kernel") == 20 and ".entry combine_sum_f32" in ptx
+
+
+def test_tensor_collective_in_a_loop():
+    """Loop-carried tensors through a collective (one-shot-bufferize with
+    allow-return-allocs-from-loops): three allreduces of two devices."""
+    prog = cpu.compile((Path(__file__).parent / "Inputs" / "tensor_loop.mlir").read_text())
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    ys = [np.zeros(4, np.float32) for _ in range(2)]
+    prog.run([a.copy(), b.copy()], ys)
+    for y in ys:
+        np.testing.assert_array_equal(y, (a + b) * 4)
