@@ -109,13 +109,14 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries function-boundary
              "coll-results-to-out-params")
 
 
-def shard():
+def shard(partition=True):
     """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
-    function on memrefs: upstream partitioning (coll-shard-partition), coll
+    function on memrefs: upstream partitioning (coll-shard-partition; not
+    with `partition=False`, for a program partitioned already), coll
     collectives (coll-from-shard), bufferized (coll-bufferize, then
     upstream's one-shot-bufferize); then `mpi` runs it."""
-    return ["coll-shard-partition", "coll-from-shard", "canonicalize", "cse", "coll-bufferize",
-            *BUFFERIZE, "canonicalize", "cse"]
+    return (["coll-shard-partition"] if partition else []) + [
+        "coll-from-shard", "canonicalize", "cse", "coll-bufferize", *BUFFERIZE, "canonicalize", "cse"]
 
 
 ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm, "mpi": mpi, "shard": shard}
