@@ -171,19 +171,26 @@ class _Function:
         stride = 1
         for d in g.shape[axis + 1:]:
             stride *= d
-        q = ir.Operation.create("arith.divui", results=[ir.IndexType.get()],
-                                operands=[self.rank(), self.const(stride)]).results[0]
+        q = self.rank()
+        if stride != 1:
+            q = ir.Operation.create("arith.divui", results=[ir.IndexType.get()],
+                                    operands=[q, self.const(stride)]).results[0]
+        if stride * g.shape[axis] == g.size:  # the leading axis: no remainder
+            return q
         return ir.Operation.create("arith.remui", results=[ir.IndexType.get()],
                                    operands=[q, self.const(g.shape[axis])]).results[0]
 
     def position(self, g, axes):
         """rank's position in its group over `axes` (an index value)."""
-        pos = self.const(0)
+        pos = None
         for a in axes:
+            c = self.coord(g, a)
+            if pos is None:
+                pos = c
+                continue
             m = ir.Operation.create("arith.muli", results=[ir.IndexType.get()],
                                     operands=[pos, self.const(g.shape[a])]).results[0]
-            pos = ir.Operation.create("arith.addi", results=[ir.IndexType.get()],
-                                      operands=[m, self.coord(g, a)]).results[0]
+            pos = ir.Operation.create("arith.addi", results=[ir.IndexType.get()], operands=[m, c]).results[0]
         return pos
 
     # -- the ops -------------------------------------------------------------
@@ -260,11 +267,14 @@ class _Function:
             old.replace_all_uses_with(new)
 
     def run(self):
-        touched = False
+        touched, dead = False, []
         for op in _ops(self.func):
             if not op.name.startswith("shard."):
                 continue
             touched = True
+            if op.name in DEAD:  # once its users are gone
+                dead.append(op)
+                continue
             with ir.InsertionPoint(op), op.location:
                 if op.name in COLLECTIVES:
                     self.collective(op)
@@ -272,12 +282,14 @@ class _Function:
                     self.all_slice(op)
                 elif op.name in INDEX_OPS:
                     self.index(op)
-                elif op.name in DEAD:
-                    pass
                 else:
                     raise PassError(f"'{op.name}' has no coll form; coll-from-shard converts "
                                     f"{', '.join(sorted(COLLECTIVES))}, shard.all_slice and the process "
                                     "index ops (partition with shard-partition first)", op.location)
+            if any(True for r in op.results for _ in r.uses):
+                raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
+            op.erase()
+        for op in reversed(dead):
             if any(True for r in op.results for _ in r.uses):
                 raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
             op.erase()
@@ -286,9 +298,16 @@ class _Function:
             # The arguments are the caller's: bufferization must not reuse
             # them in place (the runtimes pass inputs that are only read).
             n = len(self.func.regions[0].blocks[0].arguments)
-            if n and "arg_attrs" not in self.func.attributes:
-                no = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
-                self.func.attributes["arg_attrs"] = ir.ArrayAttr.get([no] * n)
+            attrs = self.func.attributes
+            old = list(ir.ArrayAttr(attrs["arg_attrs"])) if "arg_attrs" in attrs else [ir.DictAttr.get({})] * n
+            new = []
+            for d in old:
+                d = ir.DictAttr(d)
+                items = {a.name: a.attr for a in d}
+                items.setdefault("bufferization.writable", ir.BoolAttr.get(False))
+                new.append(ir.DictAttr.get(items))
+            if n:
+                attrs["arg_attrs"] = ir.ArrayAttr.get(new)
 
 
 def _ops(root):
