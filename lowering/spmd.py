@@ -429,16 +429,16 @@ def _expand(func_op, n):
     wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
 
     def widen(value, r):
-        if not (isinstance(value.owner, ir.Block) and value.owner == block):
-            raise PassError("coll-spmd-to-global expands collectives on the SPMD function's own arguments; "
-                            "a collective on another buffer (local work around collectives) lowers in place "
-                            "with coll-spmd-to-mpi", value.owner.location if not isinstance(value.owner, ir.Block)
-                            else func_op.location)
         return wide[value.arg_number][r]
 
     for op in [o.operation for o in block.operations]:
         if op.name not in COLLECTIVES:
             continue
+        c = view(op)
+        if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
+            raise PassError("coll-spmd-to-global expands collectives on the SPMD function's own arguments; "
+                            "a collective on another buffer (local work around collectives) lowers in place "
+                            "with coll-spmd-to-mpi", op.location)
         tokens = global_collectives(op, op, widen, view(op).deps)
         with ir.InsertionPoint(op), op.location:
             token = tokens[0] if len(tokens) == 1 else ir.Operation.create(

@@ -5,7 +5,7 @@
 // RUN: coll-opt %s --coll-spmd-to-mpi | filecheck %s --check-prefix=RANK
 // RUN: not coll-opt %s --coll-spmd-to-global 2>&1 | filecheck %s --check-prefix=ERR
 
-// ERR: spmd_local.mlir:[[@LINE+21]]:10: error: coll-spmd-to-global: coll-spmd-to-global expands collectives on the SPMD function's own arguments; a collective on another buffer (local work around collectives) lowers in place with coll-spmd-to-mpi
+// ERR: spmd_local.mlir:31:10: error: coll-spmd-to-global: coll-spmd-to-global expands collectives on the SPMD function's own arguments; a collective on another buffer (local work around collectives) lowers in place with coll-spmd-to-mpi
 // RANK-LABEL: func.func @local(%arg0: memref<8xf32>, %arg1: memref<8xf32>) attributes {coll.global_args = array<i64: 0, 2, 1, 3>, coll.rank_inputs = 1 : i64, coll.ranks = 2 : i64}
 // RANK-NEXT: %[[A:.*]] = memref.alloc() : memref<8xf32>
 // RANK-NEXT: linalg.add ins(%arg0, %arg0 : memref<8xf32>, memref<8xf32>) outs(%[[A]] : memref<8xf32>)
