@@ -452,6 +452,15 @@ def _expand(func_op, n):
                             "lowers in place with coll-spmd-to-mpi)", use.owner.location)
     for i in reversed(range(k)):
         block.erase_argument(i)
+    # A rank's buffer that no collective touches (a broadcast's input off
+    # its root, a reduce's output off it) is still that rank's: placed, so
+    # that the projection (coll-to-mpi) knows whose argument it is.
+    first = block.operations[0]
+    for group in wide:
+        for r, a in enumerate(group):
+            if not any(True for _ in a.uses) and isinstance(a.type, ir.MemRefType):
+                with ir.InsertionPoint(first), loc:
+                    ir.Operation.create("memref.memory_space_cast", results=[on_device(a.type, r)], operands=[a])
     ft = ir.FunctionType.get([a.type for a in block.arguments], [])
     func_op.attributes["function_type"] = ir.TypeAttr.get(ft)
     del func_op.attributes[RANKS_ATTR]

@@ -86,23 +86,32 @@ def parse_program(module_text, entry=None):
     form is expanded into its global view first. The entry gets the C
     interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..lowering.spmd import has_local_work, is_spmd, spmd_to_global
+    from ..lowering.spmd import has_local_work, is_spmd, ranks_of, spmd_to_global
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
     func = find_entry(module, entry)
     # One rank's buffers: runtimes take the global view's. With local work
     # it stays SPMD (the mpi route lowers its collectives in place).
+    spmd = None
     if is_spmd(func) and not has_local_work(func):
+        # Each rank's inputs, counted on one rank (a broadcast's global view
+        # reads only its root's, yet every rank passes one).
+        spmd = (ranks_of(func), _inputs_of(func))
         spmd_to_global(module.operation)
         verify_or_raise(module.operation)
         func = find_entry(module, entry)
     name, specs = read_signature(func)
+    n_inputs = _inputs_of(func) if spmd is None else spmd[0] * spmd[1]
+    func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    return module, name, specs, n_inputs
+
+
+def _inputs_of(func):
     n_inputs = count_inputs(func)
     collectives = find_ops(func, lambda n: n in COLLECTIVES)
     if len(collectives) == 1:  # in place, inputs are written too
         n_inputs = len(view(collectives[0]).inputs)
-    func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-    return module, name, specs, n_inputs
+    return n_inputs
 
 
 def _spec(t):
