@@ -26,7 +26,10 @@ module {
 // -----
 
 // Columns of a 2x2 grid, a broadcast from position 1 of each: ranks 2 and 3.
+// The inputs off the roots stay placed on their ranks (for the projection).
 // GLOBAL-LABEL: func.func @columns
+// GLOBAL-NEXT: memref.memory_space_cast %arg0 : memref<8xf32> to memref<8xf32, #coll.device<0 : i64>>
+// GLOBAL-NEXT: memref.memory_space_cast %arg1 : memref<8xf32> to memref<8xf32, #coll.device<1 : i64>>
 // GLOBAL-NEXT: "coll.broadcast"(%arg2, %arg4, %arg6) {devices = array<i64: 0, 2>, operandSegmentSizes = array<i32: 1, 2, 0>, root = 2 : i64}
 // GLOBAL-NEXT: "coll.broadcast"(%arg3, %arg5, %arg7) {devices = array<i64: 1, 3>, operandSegmentSizes = array<i32: 1, 2, 0>, root = 3 : i64}
 module {
@@ -42,6 +45,8 @@ module {
 
 // A reduce writes only its root's output (the other ranks' stay as they are).
 // GLOBAL-LABEL: func.func @reduce
+// GLOBAL-NEXT: memref.memory_space_cast %arg3 : memref<8xf32> to memref<8xf32, #coll.device<0 : i64>>
+// GLOBAL-NEXT: memref.memory_space_cast %arg5 : memref<8xf32> to memref<8xf32, #coll.device<2 : i64>>
 // GLOBAL-NEXT: "coll.reduce"(%arg0, %arg1, %arg2, %arg4) {devices = array<i64: 0, 1, 2>, kind = "max", operandSegmentSizes = array<i32: 3, 1, 0>, root = 1 : i64}
 module {
   func.func @reduce(%x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 3 : i64} {
