@@ -384,17 +384,23 @@ def shard_partition(module_op):
                             f"and grid @{g} is {'x'.join(map(str, shape))}; expected shardings on it that need "
                             "no resharding (a partial sum over some axes, results returned as they are split)",
                             op.location)
-        raise PassError(f"upstream shard-partition aborted: {said}", module_op.location)
+        raise PassError(f"upstream shard-partition aborted: {said}", _first_func(module_op))
     if proc.returncode != 0:
         lines = [l for l in proc.stderr.splitlines() if "error:" in l]
         said = lines[0].split("error:", 1)[1].strip() if lines else proc.stderr.strip()[:300]
-        raise PassError(f"upstream shard-partition failed: {said}", module_op.location)
+        raise PassError(f"upstream shard-partition failed: {said}", _first_func(module_op))
     new = ir.Module.parse(proc.stdout, module_op.context)
     body = module_op.regions[0].blocks[0]
     for op in list(body.operations):
         op.operation.erase()
     for op in list(new.body.operations):
         _append(body, op.operation)
+
+
+def _first_func(module_op):
+    """Where to report what upstream said about no op in particular."""
+    funcs = find_funcs(module_op)
+    return funcs[0].location if funcs else module_op.location
 
 
 def _append(block, op):

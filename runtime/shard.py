@@ -26,12 +26,11 @@ from . import cpu, mpi
 from .signature import NUMPY_DTYPES
 
 
-class ShardError(ValueError):
-    """Bad input, with the location of the op or function it is about."""
+from ..core.errors import PassError
 
-    def __init__(self, message, location=None):
-        super().__init__(message)
-        self.location = location
+
+class ShardError(PassError):
+    """Bad input, located at the op or function it is about."""
 
 
 @dataclass
