@@ -10,6 +10,8 @@ and tests all lower through these, with core/pipeline.py.
   gpu       explicit level -> gpu dialect (host ops + kernels)
   nvvm      gpu dialect -> LLVM dialect host + gpu.binary (PTX or cubin)
   mpi       explicit level -> one per-rank program (mpi dialect), LLVM dialect
+  shard     tensor program annotated with upstream shard.shard -> its SPMD
+            function on memrefs (partitioned, coll collectives, bufferized)
 Each starts from any level at or above its own: passes with nothing to do
 leave the IR alone.
 """
@@ -131,7 +133,23 @@ def mpi(implementation=None):
              "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 
-ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm, "mpi": mpi}
+# Bufferization as the runtimes need it: function arguments with the
+# identity layout (they are plain arrays), results as out-params.
+BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+             "coll-results-to-out-params")
+
+
+def shard(partition=True):
+    """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
+    function on memrefs: upstream partitioning (coll-shard-partition; not
+    with `partition=False`, for a program partitioned already), coll
+    collectives (coll-from-shard), bufferized (coll-bufferize, then
+    upstream's one-shot-bufferize); then `mpi` runs it."""
+    return (["coll-shard-partition"] if partition else []) + [
+        "coll-from-shard", "canonicalize", "cse", "coll-bufferize", *BUFFERIZE, "canonicalize", "cse"]
+
+
+ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm, "mpi": mpi, "shard": shard}
 
 
 def pipeline(*parts):

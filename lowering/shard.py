@@ -171,19 +171,26 @@ class _Function:
         stride = 1
         for d in g.shape[axis + 1:]:
             stride *= d
-        q = ir.Operation.create("arith.divui", results=[ir.IndexType.get()],
-                                operands=[self.rank(), self.const(stride)]).results[0]
+        q = self.rank()
+        if stride != 1:
+            q = ir.Operation.create("arith.divui", results=[ir.IndexType.get()],
+                                    operands=[q, self.const(stride)]).results[0]
+        if stride * g.shape[axis] == g.size:  # the leading axis: no remainder
+            return q
         return ir.Operation.create("arith.remui", results=[ir.IndexType.get()],
                                    operands=[q, self.const(g.shape[axis])]).results[0]
 
     def position(self, g, axes):
         """rank's position in its group over `axes` (an index value)."""
-        pos = self.const(0)
+        pos = None
         for a in axes:
+            c = self.coord(g, a)
+            if pos is None:
+                pos = c
+                continue
             m = ir.Operation.create("arith.muli", results=[ir.IndexType.get()],
                                     operands=[pos, self.const(g.shape[a])]).results[0]
-            pos = ir.Operation.create("arith.addi", results=[ir.IndexType.get()],
-                                      operands=[m, self.coord(g, a)]).results[0]
+            pos = ir.Operation.create("arith.addi", results=[ir.IndexType.get()], operands=[m, c]).results[0]
         return pos
 
     # -- the ops -------------------------------------------------------------
@@ -260,11 +267,14 @@ class _Function:
             old.replace_all_uses_with(new)
 
     def run(self):
-        touched = False
+        touched, dead = False, []
         for op in _ops(self.func):
             if not op.name.startswith("shard."):
                 continue
             touched = True
+            if op.name in DEAD:  # once its users are gone
+                dead.append(op)
+                continue
             with ir.InsertionPoint(op), op.location:
                 if op.name in COLLECTIVES:
                     self.collective(op)
@@ -272,8 +282,6 @@ class _Function:
                     self.all_slice(op)
                 elif op.name in INDEX_OPS:
                     self.index(op)
-                elif op.name in DEAD:
-                    pass
                 else:
                     raise PassError(f"'{op.name}' has no coll form; coll-from-shard converts "
                                     f"{', '.join(sorted(COLLECTIVES))}, shard.all_slice and the process "
@@ -281,8 +289,25 @@ class _Function:
             if any(True for r in op.results for _ in r.uses):
                 raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
             op.erase()
+        for op in reversed(dead):
+            if any(True for r in op.results for _ in r.uses):
+                raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
+            op.erase()
         if touched and self.ranks is not None:
             self.func.attributes[RANKS_ATTR] = _i64(self.ranks[0])
+            # The arguments are the caller's: bufferization must not reuse
+            # them in place (the runtimes pass inputs that are only read).
+            n = len(self.func.regions[0].blocks[0].arguments)
+            attrs = self.func.attributes
+            old = list(ir.ArrayAttr(attrs["arg_attrs"])) if "arg_attrs" in attrs else [ir.DictAttr.get({})] * n
+            new = []
+            for d in old:
+                d = ir.DictAttr(d)
+                items = {a.name: a.attr for a in d}
+                items.setdefault("bufferization.writable", ir.BoolAttr.get(False))
+                new.append(ir.DictAttr.get(items))
+            if n:
+                attrs["arg_attrs"] = ir.ArrayAttr.get(new)
 
 
 def _ops(root):
@@ -359,11 +384,11 @@ def shard_partition(module_op):
                             f"and grid @{g} is {'x'.join(map(str, shape))}; expected shardings on it that need "
                             "no resharding (a partial sum over some axes, results returned as they are split)",
                             op.location)
-        raise PassError(f"upstream shard-partition aborted: {said}", module_op.location)
+        raise PassError(f"upstream shard-partition aborted: {said}", _first_func(module_op))
     if proc.returncode != 0:
         lines = [l for l in proc.stderr.splitlines() if "error:" in l]
         said = lines[0].split("error:", 1)[1].strip() if lines else proc.stderr.strip()[:300]
-        raise PassError(f"upstream shard-partition failed: {said}", module_op.location)
+        raise PassError(f"upstream shard-partition failed: {said}", _first_func(module_op))
     new = ir.Module.parse(proc.stdout, module_op.context)
     body = module_op.regions[0].blocks[0]
     for op in list(body.operations):
@@ -372,8 +397,78 @@ def shard_partition(module_op):
         _append(body, op.operation)
 
 
+def _first_func(module_op):
+    """Where to report what upstream said about no op in particular."""
+    funcs = find_funcs(module_op)
+    return funcs[0].location if funcs else module_op.location
+
+
 def _append(block, op):
     """Moves `op` to the end of `block`."""
     ip = ir.InsertionPoint(block)
     op.detach_from_parent()
     ip.insert(op)
+
+
+@register("coll-results-to-out-params",
+          "Turn the memref results of every public function into out-params (the runtimes' convention: "
+          "inputs, then outputs written in place): a result allocated in the function is that out-param, "
+          "any other is copied into it",
+          anchor="builtin.module")
+def results_to_out_params(module_op):
+    """Upstream's buffer-results-to-out-params (22.1.8) leaves public
+    functions alone and has no option to change that; entry functions
+    are public."""
+    with module_op.context, module_op.location:
+        for f in find_funcs(module_op):
+            ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+            if not len(ft.results) or not len(f.regions[0].blocks):
+                continue
+            for t in ft.results:
+                if not isinstance(t, ir.MemRefType) or not ir.MemRefType(t).has_static_shape:
+                    raise PassError(f"a result of type {t}: expected statically shaped memrefs (bufferize first, "
+                                    "e.g. one-shot-bufferize{bufferize-function-boundaries})", f.location)
+            if len(f.regions[0].blocks) != 1:
+                raise PassError("a function of more than one block: expected one (its results become out-params)",
+                                f.location)
+            block = f.regions[0].blocks[0]
+            outs = [block.add_argument(t, f.location) for t in ft.results]
+            ret = block.operations[len(block.operations) - 1].operation
+            results = list(ret.operands)
+            for i, (v, o) in enumerate(zip(results, outs)):
+                alloc = v.owner if not isinstance(v.owner, ir.Block) else None
+                once = alloc is not None and alloc.name == "memref.alloc" and v.type == o.type \
+                    and results.count(v) == 1
+                if once:
+                    v.replace_all_uses_with(o)
+                    alloc.erase()
+                else:
+                    with ir.InsertionPoint(ret), ret.location:
+                        ir.Operation.create("memref.copy", operands=[v, o])
+            with ir.InsertionPoint(ret), ret.location:
+                ir.Operation.create("func.return", operands=[])
+            ret.erase()
+            f.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(list(ft.inputs) + list(ft.results), []))
+
+
+def find_funcs(module_op):
+    """The public func.func ops of the module (with a body)."""
+    return [op.operation for op in module_op.regions[0].blocks[0].operations
+            if op.operation.name == "func.func" and "sym_visibility" not in op.operation.attributes]
+
+
+def strip_annotations(module_op):
+    """The module as if never annotated: shard.shard is its operand,
+    shard.sharding and shard.grid go (the unsharded reference)."""
+    for op in reversed(_ops(module_op)):
+        if op.name == "shard.shard":
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.erase()
+    for op in reversed(_ops(module_op)):
+        if op.name in ("shard.sharding", "shard.grid"):
+            op.erase()
+    for op in _ops(module_op):
+        if op.name.startswith("shard."):
+            raise PassError(f"'{op.name}' in an unpartitioned program: expected only shard.grid, "
+                            "shard.sharding and shard.shard annotations", op.location)

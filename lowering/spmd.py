@@ -429,16 +429,16 @@ def _expand(func_op, n):
     wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
 
     def widen(value, r):
-        if not (isinstance(value.owner, ir.Block) and value.owner == block):
-            raise PassError("coll-spmd-to-global expands collectives on the SPMD function's own arguments; "
-                            "a collective on another buffer (local work around collectives) lowers in place "
-                            "with coll-spmd-to-mpi", value.owner.location if not isinstance(value.owner, ir.Block)
-                            else func_op.location)
         return wide[value.arg_number][r]
 
     for op in [o.operation for o in block.operations]:
         if op.name not in COLLECTIVES:
             continue
+        c = view(op)
+        if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
+            raise PassError("coll-spmd-to-global expands collectives on the SPMD function's own arguments; "
+                            "a collective on another buffer (local work around collectives) lowers in place "
+                            "with coll-spmd-to-mpi", op.location)
         tokens = global_collectives(op, op, widen, view(op).deps)
         with ir.InsertionPoint(op), op.location:
             token = tokens[0] if len(tokens) == 1 else ir.Operation.create(
@@ -452,6 +452,15 @@ def _expand(func_op, n):
                             "lowers in place with coll-spmd-to-mpi)", use.owner.location)
     for i in reversed(range(k)):
         block.erase_argument(i)
+    # A rank's buffer that no collective touches (a broadcast's input off
+    # its root, a reduce's output off it) is still that rank's: placed, so
+    # that the projection (coll-to-mpi) knows whose argument it is.
+    first = block.operations[0]
+    for group in wide:
+        for r, a in enumerate(group):
+            if not any(True for _ in a.uses) and isinstance(a.type, ir.MemRefType):
+                with ir.InsertionPoint(first), loc:
+                    ir.Operation.create("memref.memory_space_cast", results=[on_device(a.type, r)], operands=[a])
     ft = ir.FunctionType.get([a.type for a in block.arguments], [])
     func_op.attributes["function_type"] = ir.TypeAttr.get(ft)
     del func_op.attributes[RANKS_ATTR]

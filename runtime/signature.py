@@ -124,26 +124,34 @@ def parse_program(module_text, entry=None, keep_local_work=False):
     verify_or_raise(module.operation)
     tensor_inputs = to_buffers(module, entry)
     func = find_entry(module, entry)
-    ranks, local_inputs = 1, None
+    ranks, per_rank = 1, None
     # One rank's buffers: runtimes take the global view's.
     if is_spmd(func) and not (keep_local_work and has_local_work(func)):
+        # Each rank's inputs, counted on one rank (a broadcast's global view
+        # reads only its root's, yet every rank passes one); with local
+        # work, the leading arguments no op writes.
         ranks = ranks_of(func)
-        if has_local_work(func):  # its inputs: the leading arguments no op writes
-            local_inputs = rank_inputs(func) * ranks
+        per_rank = rank_inputs(func) if has_local_work(func) else _inputs_of(func)
         spmd_to_global(module.operation)
         verify_or_raise(module.operation)
         func = find_entry(module, entry)
     name, specs = read_signature(func)
-    n_inputs = count_inputs(func)
-    collectives = find_ops(func, lambda n: n in COLLECTIVES)
     if tensor_inputs is not None:  # the arguments it had; its results came after
         n_inputs = tensor_inputs * ranks
-    elif local_inputs is not None:
-        n_inputs = local_inputs
-    elif len(collectives) == 1 and _leading_args(func, view(collectives[0]).inputs):
-        n_inputs = len(view(collectives[0]).inputs)  # in place, inputs are written too
+    elif per_rank is not None:
+        n_inputs = ranks * per_rank
+    else:
+        n_inputs = _inputs_of(func)
     func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     return module, name, specs, n_inputs
+
+
+def _inputs_of(func):
+    n_inputs = count_inputs(func)
+    collectives = find_ops(func, lambda n: n in COLLECTIVES)
+    if len(collectives) == 1 and _leading_args(func, view(collectives[0]).inputs):
+        n_inputs = len(view(collectives[0]).inputs)  # in place, inputs are written too
+    return n_inputs
 
 
 def _leading_args(func, values):
