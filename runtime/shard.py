@@ -187,8 +187,24 @@ class ShardProgram:
         return ys
 
 
-def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOUT):
-    """Partitions, lowers and builds the annotated module; raises
+class _OnCpu:
+    """The partitioned program on the CPU-simulated devices (the global
+    view of its SPMD function, coll-spmd-to-global: one device per rank),
+    launched like an MpiProgram: every rank's blocks in, i * N + r."""
+
+    def __init__(self, program, ranks):
+        self.program, self.ranks, self.strategies = program, ranks, program.strategies
+
+    def launch(self, ins, outs, repeat=0):
+        self.program.run(ins, outs)
+        if not repeat:
+            return []
+        return self.program.time([x.copy() for x in ins], [np.zeros_like(o) for o in outs], repeat)
+
+
+def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOUT, backend="mpi"):
+    """Partitions, lowers and builds the annotated module for `backend`
+    (mpi: a process per rank; cpu: one simulated device per rank); raises
     ir.MLIRError / PassError / VerifyError (located) or ShardError."""
     from ..core import routes
     from ..core.pipeline import run
@@ -224,9 +240,13 @@ def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOU
         strip_annotations(plain.operation)
         run(plain.operation, routes.pipeline(list(routes.BUFFERIZE)))
         plain_text = str(plain)
-    program = mpi.compile(spmd_text, name, strategy=strategy, timeout=timeout)
+    if backend == "cpu":
+        program = _OnCpu(cpu.compile(spmd_text, name, strategy=strategy), ranks)
+        pipeline = routes.pipeline(routes.shard(), routes.cpu())
+    else:
+        program = mpi.compile(spmd_text, name, strategy=strategy, timeout=timeout)
+        pipeline = routes.pipeline(routes.shard(), routes.mpi())
     reference = cpu.compile(plain_text, name)
-    pipeline = routes.pipeline(routes.shard(), routes.mpi())
     return ShardProgram(program, reference, grid, layouts, k_in, pipeline)
 
 

@@ -21,7 +21,8 @@ before anything starts); a run that has not finished within --timeout
 seconds is killed and reported rank by rank.
 
 A FILE annotated with upstream shard (a shard.grid, shard.shard on a
-tensor program, not partitioned) runs on --backend=mpi over its grid: the
+tensor program, not partitioned) runs on --backend=mpi over its grid (or
+on --backend=cpu, one simulated device per process of the grid): the
 npz holds the global arguments x0.. (generated from --seed without one);
 coll-run partitions it (the `shard` route), scatters each argument by its
 annotation, runs, gathers the results into y0.. and checks them against
@@ -292,9 +293,9 @@ def _run_sharded(args, mpi_options):
     from coll.runtime import shard
     from coll.runtime.signature import NUMPY_DTYPES
     from .parse_guard import SourceError, check_source, read_source
-    if args.backend != "mpi":
+    if args.backend not in ("mpi", "cpu"):
         _fail(f"{args.file}: a program annotated with shard runs on --backend=mpi (one rank per process of "
-              f"its grid), not '{args.backend}'")
+              f"its grid) or --backend=cpu (one simulated device per process), not '{args.backend}'")
     try:
         text, _ = read_source(args.file)
         check_source(text, args.file)
@@ -302,7 +303,7 @@ def _run_sharded(args, mpi_options):
         raise Failure(e.format()) from None
     try:
         prog = shard.compile(text, args.entry, strategy=args.strategy if args.strategy != "all" else "auto",
-                             **mpi_options)
+                             backend=args.backend, **mpi_options)
     except Exception as e:  # noqa: BLE001 - reported as a diagnostic
         raise Failure(_located(e, args.file)) from None
     if args.ranks is not None and args.ranks != prog.ranks:
@@ -342,7 +343,7 @@ def _run_sharded(args, mpi_options):
     grid = "x".join(map(str, prog.grid))
     shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in prog.inputs)
     print(f"{args.file}: partitioned over a grid of {grid} ({prog.ranks} ranks), arguments {shapes}, "
-          f"backend mpi, median of {args.repeat}")
+          f"backend {args.backend}, median of {args.repeat}")
     print(f"  time (median)  {_seconds(float(np.median(times)))}")
     print(f"  check          {'ok' if good else 'FAIL'} (max error {worst:.3g} against the unsharded function)")
     if not good:
