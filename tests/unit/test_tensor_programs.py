@@ -332,3 +332,31 @@ def test_coll_run_runs_an_annotated_model_on_the_cpu_devices(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "grid of 2x2 (4 ranks)" in r.stdout and "backend cpu" in r.stdout and "check          ok" in r.stdout
     assert np.load(out)["y0"].shape == (8, 16)
+
+
+def test_a_frontend_builds_the_tensor_form_from_python():
+    """builders.tensor_collective from a frontend's own builder code: a
+    reduce_scatter on tensors in a function it returns; verified, then run."""
+    from mlir.dialects import func
+    from coll.ir import builders
+    from coll.ir.verifier import verify_or_raise
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        f32 = ir.F32Type.get()
+        t_in, t_out = ir.RankedTensorType.get([6, 2], f32), ir.RankedTensorType.get([2, 2], f32)
+        with ir.InsertionPoint(module.body):
+            @func.FuncOp.from_py_func(t_in, t_in, t_in)
+            def scatter(a, b, c):
+                _, outs = builders.tensor_collective("reduce_scatter", [a, b, c], [t_out] * 3, [0, 1, 2],
+                                                     kind="max", scatter_axis=0)
+                return outs
+        verify_or_raise(module.operation)
+        text = str(module)
+    prog = cpu.compile(text)
+    rng = np.random.default_rng(6)
+    xs = _arrays(rng, 3, (6, 2))
+    ys = [np.zeros((2, 2), np.float32) for _ in range(3)]
+    prog.run(xs, ys)
+    full = np.maximum.reduce(xs)
+    for j, y in enumerate(ys):
+        np.testing.assert_array_equal(y, full[2 * j:2 * j + 2])
