@@ -583,8 +583,8 @@ def spmd_to_global(module_op):
             f = op.operation
             if f.name != "func.func" or ranks_of(f) is None:
                 continue
-            if len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVES):
-                _straight_line(f)  # refuses it, located
+            if is_spmd(f) or (len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVES)):
+                _straight_line(f)  # refuses, located, what one clone per rank cannot express
             if is_spmd(f):
                 (_expand_local if has_local_work(f) else _expand)(f, ranks_of(f))
 

@@ -64,3 +64,11 @@ func.func @tensors(%x: tensor<4xf32>) -> tensor<4xf32> attributes {coll.ranks = 
       : (tensor<4xf32>) -> (!coll.token, tensor<4xf32>)
   return %r : tensor<4xf32>
 }
+
+// -----
+func.func @tensor_only(%t: tensor<8xf32>) -> tensor<8xf32> attributes {coll.ranks = 4 : i64} {
+  // expected-error @+1 {{'coll.all_reduce' is in the tensor form; bufferize the SPMD function first}}
+  %tok, %r = "coll.all_reduce"(%t) {devices = array<i64: 0, 1, 2, 3>, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0>}
+      : (tensor<8xf32>) -> (!coll.token, tensor<8xf32>)
+  return %r : tensor<8xf32>
+}
