@@ -4,9 +4,11 @@
 // RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})'
 // RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-lower-collectives 2>&1 | filecheck %s --check-prefix=LOWER
 // RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-choose-strategy 2>&1 | filecheck %s --check-prefix=CHOOSE
+// RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-check-order 2>&1 | filecheck %s --check-prefix=ORDER
 
 // LOWER: not_bufferized.mlir:4:20: error: coll-lower-collectives: 'coll.all_gather' is in the tensor form; expected memrefs: bufferize it first (coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})
 // CHOOSE: not_bufferized.mlir:4:20: error: coll-choose-strategy: 'coll.all_gather' is in the tensor form
+// ORDER: not_bufferized.mlir:4:20: error: coll-check-order: 'coll.all_gather' is in the tensor form
 
 func.func @dynamic(%t0: tensor<?x4xf32>, %t1: tensor<?x4xf32>) -> tensor<?x4xf32> {
   // expected-error @+1 {{input #0 has dynamic shape tensor<?x4xf32>; dynamic shapes are not supported yet, expected a static shape}}
