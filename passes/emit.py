@@ -17,6 +17,7 @@ from ..core.errors import PassError
 from ..ir import builders
 from ..ir.ops import view
 from ..ir.types import device_of, flat_type, numel as numel_of
+from ..ir.verifier import SPMD_RANKS
 
 
 class Tokens(list):
@@ -175,4 +176,17 @@ def require_memref_form(op):
     if view(op).is_tensor:
         raise PassError(f"'{op.name}' is in the tensor form; expected memrefs: bufferize it first "
                         "(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})", op.location)
+
+
+def require_global_view(op):
+    """Refuses a collective of an SPMD function (one rank's buffers): the
+    explicit lowering needs every device's buffers."""
+    f = op.parent
+    while f is not None and f.name != "func.func":
+        f = f.parent
+    if f is not None and SPMD_RANKS in f.attributes:
+        ranks = ir.IntegerAttr(f.attributes[SPMD_RANKS]).value
+        raise PassError(f"'{op.name}' is in an SPMD function ({SPMD_RANKS} = {ranks}): "
+                        "expand it into its global view first (coll-spmd-to-global), or lower it per rank "
+                        "(coll-spmd-to-mpi)", op.location)
 
