@@ -28,6 +28,23 @@ def collective(name, inputs, outputs, devices, deps=(), **attrs):
     return op.result
 
 
+def tensor_collective(name, inputs, result_types, devices, deps=(), **attrs):
+    """The tensor form: %token, %results... = coll.<name>(inputs..., deps...)
+    on tensors, one result type per output the memref form would have.
+    Returns (token, [results]). `attrs` as for `collective`."""
+    deps = _tokens(deps)
+    i64 = ir.IntegerType.get_signless(64)
+    a = {"devices": ir.DenseI64ArrayAttr.get([int(d) for d in devices]),
+         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), 0, len(deps)])}
+    for key, value in attrs.items():
+        if value is not None:
+            a[key] = (ir.StringAttr.get(value) if isinstance(value, str)
+                      else ir.IntegerAttr.get(i64, int(value)))
+    op = ir.Operation.create(f"coll.{name}", results=[token_type()] + list(result_types),
+                             operands=list(inputs) + deps, attributes=a)
+    return op.results[0], list(op.results)[1:]
+
+
 def all_reduce(inputs, outputs, kind, devices, strategy=None, to_device=None, threshold=None,
                deps=()):
     """%token = coll.all_reduce(inputs..., outputs..., deps...): outputs <- (+)_i inputs[i].

@@ -27,12 +27,22 @@ irdl.dialect @coll {
   // tokens and returns a token. Optional `strategy` on all of them (the
   // names per op are in ir/ops.py), checked in Python with the rest.
   //
+  // Tensor form (value semantics, for frontends): the inputs are ranked
+  // tensors, `outputs` is empty, and the op returns its token and then one
+  // tensor per output the memref form would have had, in that order.
+  // coll-bufferize turns it into the memref form. One form per op (IRDL
+  // cannot say so across groups: the Python verifier does). `inputs` are
+  // irdl.any, checked in Python to be memrefs or ranked tensors: in LLVM
+  // 22.1.8 an irdl.any_of over two irdl.base constraints aborts the loader
+  // ("unknown IRDL constraint", IRDLLoading.cpp:541).
+  //
   // all_reduce: every output (or the one on `to_device`) = (+)_i inputs[i].
   // Optional attributes: `to_device` (i64), `threshold` (i64, elements).
   irdl.operation @all_reduce {
-    %in = irdl.base "!builtin.memref"
+    %in = irdl.any
     %out = irdl.base "!builtin.memref"
     %tok = irdl.base @coll::@token
+    %value = irdl.base "!builtin.tensor"
     %sum = irdl.is "sum"
     %prod = irdl.is "prod"
     %max = irdl.is "max"
@@ -43,16 +53,17 @@ irdl.dialect @coll {
     %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
     %devices = irdl.base "#builtin.dense_array"
     irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok)
+    irdl.results(token: %tok, values: variadic %value)
     irdl.attributes {"kind" = %kind, "devices" = %devices}
   }
 
   // outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`
   // (that dimension divided by N).
   irdl.operation @reduce_scatter {
-    %in = irdl.base "!builtin.memref"
+    %in = irdl.any
     %out = irdl.base "!builtin.memref"
     %tok = irdl.base @coll::@token
+    %value = irdl.base "!builtin.tensor"
     %sum = irdl.is "sum"
     %prod = irdl.is "prod"
     %max = irdl.is "max"
@@ -64,29 +75,31 @@ irdl.dialect @coll {
     %devices = irdl.base "#builtin.dense_array"
     %scatter_axis = irdl.base "#builtin.integer"
     irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok)
+    irdl.results(token: %tok, values: variadic %value)
     irdl.attributes {"kind" = %kind, "devices" = %devices, "scatter_axis" = %scatter_axis}
   }
 
   // outputs[j] = the inputs concatenated in device order along
   // `gather_axis` (that dimension multiplied by N).
   irdl.operation @all_gather {
-    %in = irdl.base "!builtin.memref"
+    %in = irdl.any
     %out = irdl.base "!builtin.memref"
     %tok = irdl.base @coll::@token
+    %value = irdl.base "!builtin.tensor"
     %devices = irdl.base "#builtin.dense_array"
     %gather_axis = irdl.base "#builtin.integer"
     irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok)
+    irdl.results(token: %tok, values: variadic %value)
     irdl.attributes {"devices" = %devices, "gather_axis" = %gather_axis}
   }
 
   // one output on device `root` (which may be outside `devices`)
   // = (+)_i inputs[i].
   irdl.operation @reduce {
-    %in = irdl.base "!builtin.memref"
+    %in = irdl.any
     %out = irdl.base "!builtin.memref"
     %tok = irdl.base @coll::@token
+    %value = irdl.base "!builtin.tensor"
     %sum = irdl.is "sum"
     %prod = irdl.is "prod"
     %max = irdl.is "max"
@@ -98,20 +111,21 @@ irdl.dialect @coll {
     %devices = irdl.base "#builtin.dense_array"
     %root = irdl.base "#builtin.integer"
     irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok)
+    irdl.results(token: %tok, values: variadic %value)
     irdl.attributes {"kind" = %kind, "devices" = %devices, "root" = %root}
   }
 
   // one input on device `root` (in `devices` or not); every output
   // outputs[j], on devices[j], gets a copy.
   irdl.operation @broadcast {
-    %in = irdl.base "!builtin.memref"
+    %in = irdl.any
     %out = irdl.base "!builtin.memref"
     %tok = irdl.base @coll::@token
+    %value = irdl.base "!builtin.tensor"
     %devices = irdl.base "#builtin.dense_array"
     %root = irdl.base "#builtin.integer"
     irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok)
+    irdl.results(token: %tok, values: variadic %value)
     irdl.attributes {"devices" = %devices, "root" = %root}
   }
 
@@ -119,14 +133,15 @@ irdl.dialect @coll {
   // outputs[j] = block j of every input, concatenated in device order along
   // `concat_axis`.
   irdl.operation @all_to_all {
-    %in = irdl.base "!builtin.memref"
+    %in = irdl.any
     %out = irdl.base "!builtin.memref"
     %tok = irdl.base @coll::@token
+    %value = irdl.base "!builtin.tensor"
     %devices = irdl.base "#builtin.dense_array"
     %split_axis = irdl.base "#builtin.integer"
     %concat_axis = irdl.base "#builtin.integer"
     irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok)
+    irdl.results(token: %tok, values: variadic %value)
     irdl.attributes {"devices" = %devices, "split_axis" = %split_axis, "concat_axis" = %concat_axis}
   }
 

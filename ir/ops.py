@@ -96,7 +96,8 @@ def segment_sizes(*groups):
 class Collective(OpView):
     """%t = coll.<collective>(inputs..., outputs..., deps...): inputs[i] on
     devices[i] (Broadcast: one input on `root`), outputs on their devices;
-    it starts after the `deps` tokens."""
+    it starts after the `deps` tokens. Tensor form: %t, %values... =
+    coll.<collective>(inputs..., deps...) (see `is_tensor`)."""
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("deps", VARIADIC))
     READS, WRITES = ("inputs",), ("outputs",)
     STRATEGIES = ()   # the strategies its lowering implements, default first
@@ -124,6 +125,17 @@ class Collective(OpView):
         """The shape of each output for inputs of `shape` over n devices
         (axes in AXES order, checked by the verifier)."""
         return list(shape)
+
+    @property
+    def is_tensor(self):
+        """Tensor form (value semantics): tensor inputs, no `outputs`
+        operands, the results after the token are the outputs."""
+        return len(self.op.results) > 1 or any(isinstance(v.type, ir.RankedTensorType) for v in self.inputs)
+
+    @property
+    def values(self):
+        """The tensor results (tensor form), one per output; [] otherwise."""
+        return list(self.op.results)[1:]
 
     @property
     def input_devices(self):

@@ -57,6 +57,11 @@ def _memref(v):
     return as_(ir.MemRefType, v.type)
 
 
+def _shaped(v):
+    """A collective's buffer type: a memref, or a ranked tensor (tensor form)."""
+    return as_(ir.MemRefType, v.type) or as_(ir.RankedTensorType, v.type)
+
+
 def _contiguous(mt):
     """Row-major contiguous, at any offset (what collapse_shape needs)."""
     if str(mt.affine_map) == str(ir.AffineMap.get_identity(mt.rank)):
@@ -74,6 +79,12 @@ def _contiguous(mt):
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
     # Strides of unit dimensions do not matter for contiguity.
     return offset != dyn and all(s == w or d == 1 for s, w, d in zip(strides, reversed(want), mt.shape))
+
+
+def _type_text(mt):
+    """memref<8x?xf32> or tensor<8x?xf32> (a dynamic shape printed, not its layout)."""
+    base = "tensor" if isinstance(mt, ir.RankedTensorType) else "memref"
+    return f"{base}<{_shape_text(mt)}x{mt.element_type}>"
 
 
 def _shape_text(mt):
@@ -99,38 +110,45 @@ class _Verifier:
         c = OPS[op.name](op)
         attrs = op.attributes
         what = op.name[len("coll."):]
-        devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
-        if devices is None:
-            return self.error(op, "'devices' must be an array<i64: ...> of device ids")
-        devices = list(devices)
         ins, outs = c.inputs, c.outputs
+        if self.form(op, c):
+            return
+        tensor = c.is_tensor
+        if tensor:
+            outs = c.values  # the results stand where the outputs would be
         grouped = outs if isinstance(c, Broadcast) else ins  # one buffer per device
-        n = len(grouped)
-        if n == 0:
-            return self.error(op, f"expected at least one {'output' if grouped is outs else 'input'} buffer (zero devices)")
-        if n > MAX_DEVICES:
-            return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
-        ranks = _spmd_ranks(op) if isinstance(c, AllReduce) else None
+        ranks = _spmd_ranks(op)
         if ranks is not None:
-            # SPMD form: one rank's buffers, the group in 'devices'.
-            if (len(ins), len(outs)) != (1, 1) or devices != list(range(ranks)):
-                return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
-                                      f"one output (this rank's) and names its group devices = [0..{ranks - 1}]")
-        elif len(devices) != n:
-            per = "outputs" if grouped is outs else "inputs"
-            return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
-        seen = {}
-        for i, d in enumerate(devices):
-            if not self.device_in_range(op, d, f"{'output' if grouped is outs else 'input'} #{i}"):
+            # SPMD form: this rank's buffers; the group(s) in 'devices' or 'groups'.
+            n = self.spmd_group(op, c, ranks, ins, outs)
+            if n is None:
                 return
-            if d in seen:
-                return self.error(op, f"device {d} is repeated ({'outputs' if grouped is outs else 'inputs'} #{seen[d]} and #{i}); expected distinct devices")
-            seen[d] = i
+        else:
+            devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+            if devices is None:
+                return self.error(op, "'devices' must be an array<i64: ...> of device ids")
+            devices = list(devices)
+            n = len(grouped)
+            if n == 0:
+                what_ = ("tensor result" if tensor else "output buffer") if grouped is outs else ("input tensor" if tensor else "input buffer")
+                return self.error(op, f"expected at least one {what_} (zero devices)")
+            if n > MAX_DEVICES:
+                return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
+            if len(devices) != n:
+                per = ("tensor results" if tensor else "outputs") if grouped is outs else "inputs"
+                return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
+            if not self.distinct(op, devices, *(("output", "outputs") if grouped is outs else ("input", "inputs"))):
+                return
         for key in ("to_device", "root"):
             if key in attrs or (key == "root" and isinstance(c, (Reduce, Broadcast))):
                 if as_(ir.IntegerAttr, _get(attrs, key)) is None:
                     return self.error(op, f"'{key}' must be an integer device id")
-                if not self.device_in_range(op, ir.IntegerAttr(attrs[key]).value, "root" if key == "root" else "destination"):
+                value = ir.IntegerAttr(attrs[key]).value
+                if ranks is not None and "groups" in attrs:
+                    if not 0 <= value < n:
+                        return self.error(op, f"'{key}' {value} is out of range for groups of {n}; with 'groups' "
+                                              f"it is a position in each group, expected 0 <= {key} < {n}")
+                elif not self.device_in_range(op, value, "root" if key == "root" else "destination"):
                     return
         if "strategy" in attrs:
             s = as_(ir.StringAttr, _get(attrs, "strategy"))
@@ -146,23 +164,28 @@ class _Verifier:
         if ranks is not None:
             expected = (1, 1)
         if len(ins) != expected[0]:
-            return self.error(op, f"{what} expects {expected[0]} input buffer(s), got {len(ins)}")
+            return self.error(op, f"{what} expects {expected[0]} input {'tensor' if tensor else 'buffer'}(s), got {len(ins)}")
         if len(outs) != expected[1]:
             kind = what
             if isinstance(c, AllReduce):
                 kind = "single-device output (to_device)" if single else "multi-device output"
+            if tensor:
+                return self.error(op, f"{kind} returns {expected[1]} tensor(s) after its token, got {len(outs)}")
             return self.error(op, f"{kind} expects {expected[1]} output buffer(s), got {len(outs)}")
-        ref = _memref(ins[0])
+        ref = _shaped(ins[0])
         for i, v in enumerate(ins + outs):
-            role = f"input #{i}" if i < len(ins) else f"output #{i - len(ins)}"
-            mt = _memref(v)
+            role = f"input #{i}" if i < len(ins) else (f"result #{i - len(ins) + 1}" if tensor else f"output #{i - len(ins)}")
+            mt = _shaped(v)
             if any(d < 0 for d in mt.shape):
-                return self.error(op, f"{role} has dynamic shape memref<{_shape_text(mt)}x{mt.element_type}>; dynamic shapes are not supported yet, expected a static shape")
+                return self.error(op, f"{role} has dynamic shape {_type_text(mt)}; dynamic shapes are not supported yet, expected a static shape")
             if self.too_big(op, mt, role):
                 return
-            if mt.memory_space is not None:
+            if tensor:
+                if mt.encoding is not None:
+                    return self.error(op, f"{role} is {mt}, a tensor with an encoding; expected a plain ranked tensor")
+            elif mt.memory_space is not None:
                 return self.error(op, f"{role} has memory space {mt.memory_space}; collective-level buffers carry none (placement is the 'devices' attribute)")
-            if not _contiguous(mt):
+            if not tensor and not _contiguous(mt):
                 return self.error(op, f"{role} has layout {mt.layout}; expected a contiguous layout (identity, or strided row-major with any offset)")
             if mt.element_type != ref.element_type or (i < len(ins) and list(mt.shape) != list(ref.shape)):
                 return self.error(op, f"{role} is {mt} but input #0 is {ref}; expected the same shape and element type on every device")
@@ -170,17 +193,84 @@ class _Verifier:
         if want is None:
             return
         for j, v in enumerate(outs):
-            if list(_memref(v).shape) != want and want == list(ref.shape):
-                return self.error(op, f"output #{j} is {_memref(v)} but input #0 is {ref}; expected the same shape and element type on every device")
-            if list(_memref(v).shape) != want:
-                return self.error(op, f"output #{j} is {_memref(v)} but {what} of {_shape_text(ref)} inputs over {n} devices gives memref<{'x'.join(map(str, want)) or 'scalar'}>; expected that shape")
-        if self.aliasing(op, c, ins, outs):
+            role = f"result #{j + 1}" if tensor else f"output #{j}"
+            if list(_shaped(v).shape) != want and want == list(ref.shape):
+                return self.error(op, f"{role} is {_shaped(v)} but input #0 is {ref}; expected the same shape and element type on every device")
+            if list(_shaped(v).shape) != want:
+                base = "tensor" if tensor else "memref"
+                return self.error(op, f"{role} is {_shaped(v)} but {what} of {_shape_text(ref)} inputs over {n} devices gives {base}<{'x'.join(map(str, want)) or 'scalar'}>; expected that shape")
+        if not tensor and self.aliasing(op, c, ins, outs):
             return
         self.tokens(op, c.deps)
         if c.HAS_KIND:
-            msg = _kind_error(ir.StringAttr(attrs["kind"]).value if "kind" in attrs else "", element_name(ref))
+            msg = _kind_error(ir.StringAttr(attrs["kind"]).value if "kind" in attrs else "", element_name(ref.element_type))
             if msg:
                 self.error(op, msg)
+
+    def distinct(self, op, devices, one, many):
+        """Device ids in range and each once (`one`/`many`: 'input'/'inputs')."""
+        seen = {}
+        for i, d in enumerate(devices):
+            if not self.device_in_range(op, d, f"{one} #{i}"):
+                return False
+            if d in seen:
+                self.error(op, f"device {d} is repeated ({many} #{seen[d]} and #{i}); expected distinct devices")
+                return False
+            seen[d] = i
+        return True
+
+    def spmd_group(self, op, c, ranks, ins, outs):
+        """The group size of a collective in an SPMD function (coll.ranks =
+        `ranks`), or None (reported). It names one group, devices =
+        [0..ranks-1], or several of one size: `groups` (flattened, disjoint,
+        covering 0..ranks-1: what a collective over some axes of a grid runs
+        in) with devices = [0..size-1], the positions in a group."""
+        attrs = op.attributes
+        has_groups = "groups" in attrs
+        devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+        devices = list(devices) if devices is not None else None
+        flat = as_(ir.DenseI64ArrayAttr, _get(attrs, "groups")) if has_groups else None
+        if has_groups and flat is not None and devices:
+            if devices != list(range(len(devices))) or len(flat) % len(devices):
+                return self.error(op, f"with 'groups' a collective's devices = [0..size-1] are the positions in a "
+                                      f"group of `size` ranks, and size divides the length of 'groups'; got devices "
+                                      f"= {devices} and {len(flat)} ranks in groups")
+            if sorted(flat) != list(range(ranks)):
+                return self.error(op, f"'groups' must hold every rank 0..{ranks - 1} exactly once (disjoint groups "
+                                      f"covering the function's ranks), got {list(flat)}")
+            size = len(devices)
+        else:
+            size = ranks
+        if (len(ins), len(outs)) != (1, 1) or (has_groups and flat is None) or devices != list(range(size)):
+            one = "returns one tensor" if c.is_tensor else "one output"
+            return self.error(op, f"in an SPMD function (coll.ranks = {ranks}) a collective takes one input and "
+                                  f"{one} (this rank's) and names its group devices = [0..{ranks - 1}], "
+                                  "or groups = [ranks, group after group] with devices = [0..size-1]")
+        return size
+
+    def form(self, op, c):
+        """One form per op: memref inputs and outputs returning a token, or
+        tensor inputs, no outputs, returning a token and tensors (IRDL
+        checks each group alone). Reports and returns True when mixed."""
+        kinds = [("tensor" if _shaped(v) is not None and isinstance(_shaped(v), ir.RankedTensorType) else "memref")
+                 for v in c.inputs]
+        for i, v in enumerate(c.inputs):
+            if _shaped(v) is None:
+                return self.error(op, f"input #{i} is {v.type}; expected a memref or a ranked tensor "
+                                      "with a static shape") or True
+        if "tensor" in kinds and "memref" in kinds:
+            return self.error(op, f"input #{kinds.index('tensor')} is a tensor but input #{kinds.index('memref')} is a memref; "
+                                  "expected all tensors (tensor form) or all memrefs") or True
+        if c.is_tensor:
+            if "memref" in kinds:
+                return self.error(op, f"the op returns tensors but input #{kinds.index('memref')} is a memref; "
+                                      "expected tensor inputs (tensor form) or no results but the token") or True
+            if c.outputs:
+                return self.error(op, f"a collective on tensors takes no output buffers, got {len(c.outputs)}; "
+                                      "expected its outputs as tensor results after the token") or True
+            if not c.inputs:
+                return self.error(op, "a collective returning tensors needs tensor inputs, got none") or True
+        return False
 
     def output_shape(self, op, c, shape, n):
         """The output shape `c` gives for inputs of `shape`, or None (reported)."""
@@ -242,7 +332,7 @@ class _Verifier:
         for d in mt.shape:
             size *= max(d, 0)
         if size >= MAX_BYTES:
-            self.error(op, f"{role} memref<{_shape_text(mt)}x{mt.element_type}> holds {size} bytes; "
+            self.error(op, f"{role} {_type_text(mt)} holds {size} bytes; "
                            f"expected fewer than 2^62 bytes")
             return True
         return False

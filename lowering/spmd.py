@@ -30,12 +30,16 @@ from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, view
+from ..ir.ops import (COLLECTIVES, DATA_OPS, AllReduce, Broadcast, Copy, Implements, Reduce, attr_int,
+                      attr_ints, segment_sizes, view)
 from ..ir.walk import find_ops
-from ..ir.types import device_of
+from ..ir.types import device_of, on_device
+from ..ir import STRATEGIES
 from ..ir.views import VIEW_OPS, root_of
 from ..analysis.regions import box, overlaps
-from ..passes.check_order import Resolver, Unresolved
+from ..passes.check_order import Resolver, Unresolved, effects
+from ..passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
+from ..passes.lower_collectives import lower_collectives
 
 RANKS_ATTR = "coll.ranks"
 # Where each rank's arguments were in the global view: argument i of rank r
@@ -398,44 +402,204 @@ def _add_init_finalize(module_op):
                 ir.Operation.create("func.return", results=[], operands=[zero])
 
 
+def spmd_groups(op):
+    """The groups an SPMD collective runs in, each a list of ranks in group
+    order: `groups` cut into lists of len(devices) (the positions in a
+    group), else [devices]."""
+    devices = view(op).devices
+    flat = attr_ints(op, "groups")
+    if flat is None:
+        return [devices]
+    return [flat[i:i + len(devices)] for i in range(0, len(flat), len(devices))]
+
+
+def _global_attrs(op, group):
+    """The attributes of `op`'s global-view collective for `group`: its
+    devices, and root (with `groups`, a position in the group) as a rank."""
+    attrs = {a: op.attributes[a] for a in op.attributes if a != "groups"}
+    i64 = ir.IntegerType.get_signless(64)
+    attrs["devices"] = ir.DenseI64ArrayAttr.get(group)
+    if "groups" in op.attributes and "root" in attrs:
+        attrs["root"] = ir.IntegerAttr.get(i64, group[attr_int(op, "root")])
+    return attrs
+
+
+def global_operands(op, group, wide):
+    """(inputs, outputs) of `op`'s global-view collective over `group`, from
+    `wide(value, rank)`: that rank's buffer for this rank's `value`. A
+    broadcast reads only its root's input; a reduce (or to_device) writes
+    only its root's output."""
+    c = view(op)
+    root = view_root(op, group)
+    ins = [wide(c.inputs[0], r) for r in ([root] if isinstance(c, Broadcast) else group)]
+    single = root if isinstance(c, Reduce) else (c.to_device if isinstance(c, AllReduce) else None)
+    outs = [wide(c.outputs[0], r) for r in ([single] if single is not None else group)]
+    return ins, outs
+
+
+def view_root(op, group):
+    root = attr_int(op, "root")
+    if root is not None and "groups" in op.attributes:
+        return group[root]
+    return root
+
+
+def global_collectives(before, op, wide, deps=()):
+    """Builds (before op `before`) the global-view collectives of SPMD
+    collective `op`, one per group; returns their tokens."""
+    tokens = []
+    for group in spmd_groups(op):
+        ins, outs = global_operands(op, group, wide)
+        attrs = _global_attrs(op, group)
+        attrs["operandSegmentSizes"] = segment_sizes(ins, outs, deps)
+        with ir.InsertionPoint(before), op.location:
+            new = ir.Operation.create(op.name, results=[op.results[0].type],
+                                      operands=ins + outs + list(deps), attributes=attrs)
+        tokens.append(new.results[0])
+    return tokens
+
+
 def _expand(func_op, n):
     """An SPMD function (one rank's buffers, collectives naming their group)
     -> its global view: argument i of rank r becomes argument i * n + r
-    (x0..x{n-1}, y0..y{n-1}), and every collective takes the n ranks'
-    buffers in place of one."""
+    (x0..x{n-1}, y0..y{n-1}), and every collective becomes one global-view
+    collective per group (devices = the group), joined."""
     block = func_op.regions[0].blocks[0]
     args = list(block.arguments)
     k, loc = len(args), func_op.location
     wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
+
+    def widen(value, r):
+        return wide[value.arg_number][r]
+
     for op in [o.operation for o in block.operations]:
         if op.name not in COLLECTIVES:
             continue
-        operands, sizes = list(op.operands), None
-        if "operandSegmentSizes" in op.attributes:
-            sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        groups, start = [], 0
-        for size in sizes or [len(operands)]:
-            groups.append(operands[start:start + size])
-            start += size
-        new_groups = []
-        for g in groups:
-            if any(isinstance(v.owner, ir.Block) and v.owner == block for v in g):
-                new_groups.append([w for v in g for w in wide[v.arg_number]])
-            else:
-                new_groups.append(g)
-        attrs = {a: op.attributes[a] for a in op.attributes}
-        if sizes is not None:
-            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(g) for g in new_groups])
+        c = view(op)
+        if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
+            raise PassError("coll-spmd-to-global expands collectives on the SPMD function's own arguments; "
+                            "a collective on another buffer (local work around collectives) lowers in place "
+                            "with coll-spmd-to-mpi", op.location)
+        tokens = global_collectives(op, op, widen, view(op).deps)
         with ir.InsertionPoint(op), op.location:
-            new = ir.Operation.create(op.name, results=[r.type for r in op.results],
-                                      operands=[v for g in new_groups for v in g], attributes=attrs)
-        for old, res in zip(op.results, new.results):
-            old.replace_all_uses_with(res)
+            token = tokens[0] if len(tokens) == 1 else ir.Operation.create(
+                "coll.join", results=[op.results[0].type], operands=tokens).results[0]
+        op.results[0].replace_all_uses_with(token)
         op.erase()
     for a in args:
         for use in a.uses:
             raise PassError(f"'{use.owner.name}' uses a buffer of an SPMD function; expected only "
-                            "collectives on the function's own arguments", use.owner.location)
+                            "collectives on the function's own arguments (local work around collectives "
+                            "lowers in place with coll-spmd-to-mpi)", use.owner.location)
+    for i in reversed(range(k)):
+        block.erase_argument(i)
+    # A rank's buffer that no collective touches (a broadcast's input off
+    # its root, a reduce's output off it) is still that rank's: placed, so
+    # that the projection (coll-to-mpi) knows whose argument it is.
+    first = block.operations[0]
+    for group in wide:
+        for r, a in enumerate(group):
+            if not any(True for _ in a.uses) and isinstance(a.type, ir.MemRefType):
+                with ir.InsertionPoint(first), loc:
+                    ir.Operation.create("memref.memory_space_cast", results=[on_device(a.type, r)], operands=[a])
+    ft = ir.FunctionType.get([a.type for a in block.arguments], [])
+    func_op.attributes["function_type"] = ir.TypeAttr.get(ft)
+    del func_op.attributes[RANKS_ATTR]
+
+
+# An SPMD function's local work, cloned once per rank by _expand_local,
+# carries its rank's device here (the collectives carry theirs in
+# `devices`): what a back end that places work reads.
+DEVICE_ATTR = "coll.device"
+# Ops that read the rank: in rank r's clone, the constant r.
+RANK_OPS = ("mpi.comm_rank",)
+# Ops of the SPMD form that hold one value for every rank (once, not cloned).
+SHARED_OPS = ("coll.wait", "coll.join", "mpi.comm_world")
+
+
+def _straight_line(func_op):
+    """Refuses what one clone per rank cannot express: several blocks,
+    control flow (ops with regions, but for linalg's bodies), results."""
+    blocks = func_op.regions[0].blocks
+    if len(blocks) != 1:
+        raise PassError("coll-spmd-to-global expands straight-line SPMD functions; this one has "
+                        f"{len(blocks)} blocks (control flow)", func_op.location)
+    for op in blocks[0].operations:
+        op = op.operation
+        if len(op.regions) and not op.name.startswith("linalg."):
+            raise PassError(f"'{op.name}' holds regions (control flow, which may depend on the rank); "
+                            "coll-spmd-to-global expands straight-line local work (linalg, arith, memref "
+                            "ops) around the collectives: unroll or lower it in place with the mpi route "
+                            "(coll-spmd-to-mpi)", op.location)
+        if op.name in COLLECTIVES and view(op).is_tensor:
+            raise PassError(f"'{op.name}' is in the tensor form; bufferize the SPMD function first "
+                            "(coll-bufferize, one-shot-bufferize)", op.location)
+        if op.name == "func.return" and len(op.operands):
+            raise PassError("an SPMD function returns values; expected its results as output arguments "
+                            "(buffer-results-to-out-params)", op.location)
+
+
+def _clone_for(op, mapping, r):
+    """Rank r's clone of local-work op `op` (before it), on rank r's values
+    (in its nested regions too: a linalg body may use values from outside)."""
+    with ir.InsertionPoint(op):
+        new = op.clone()
+    for i, v in enumerate(op.operands):
+        new.operands[i] = mapping.get(v, v)
+
+    def remap(inner):
+        for i, v in enumerate(inner.operands):
+            if v in mapping:
+                inner.operands[i] = mapping[v]
+        return ir.WalkResult.ADVANCE
+    for region in new.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner.operation.walk(remap)
+    new.attributes[DEVICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), r)
+    for old, res in zip(op.results, new.results):
+        mapping[old] = res
+
+
+def _expand_local(func_op, n):
+    """An SPMD function with local work around its collectives (straight
+    line) -> its global view: argument i of rank r becomes argument i * n + r
+    as in _expand, each local op becomes one clone per rank on that rank's
+    values (marked coll.device = r), each collective one global-view
+    collective per group on every rank's buffers, joined; waits and joins
+    stay one (tokens are global)."""
+    _straight_line(func_op)
+    block = func_op.regions[0].blocks[0]
+    args = list(block.arguments)
+    k, loc = len(args), func_op.location
+    wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
+    mapping = [{a: wide[i][r] for i, a in enumerate(args)} for r in range(n)]
+    tokens = {}  # an SPMD token -> the global view's
+    i32 = ir.IntegerType.get_signless(32)
+    ops = [o.operation for o in block.operations]
+    for op in ops[:-1]:
+        name = op.name
+        if name in COLLECTIVES:
+            deps = [tokens.get(d, d) for d in view(op).deps]
+            made = global_collectives(op, op, lambda v, r: mapping[r][v], deps)
+            with ir.InsertionPoint(op), op.location:
+                tokens[op.results[0]] = made[0] if len(made) == 1 else ir.Operation.create(
+                    "coll.join", results=[op.results[0].type], operands=made).results[0]
+        elif name in SHARED_OPS:
+            for i, v in enumerate(op.operands):
+                op.operands[i] = tokens.get(v, v)
+        elif name in RANK_OPS:
+            for r in range(n):
+                with ir.InsertionPoint(op), op.location:
+                    c = ir.Operation.create("arith.constant", results=[i32],
+                                            attributes={"value": ir.IntegerAttr.get(i32, r)})
+                mapping[r][op.results[0]] = c.results[0]
+        else:
+            for r in range(n):
+                _clone_for(op, mapping[r], r)
+    for op in reversed(ops[:-1]):  # users first; an mpi.comm_world goes when nothing reads it now
+        if op.name not in SHARED_OPS or (op.name == "mpi.comm_world" and not list(op.results[0].uses)):
+            op.erase()
     for i in reversed(range(k)):
         block.erase_argument(i)
     ft = ir.FunctionType.get([a.type for a in block.arguments], [])
@@ -451,13 +615,19 @@ def is_spmd(func_op):
 
 @register("coll-spmd-to-global",
           "Expand every SPMD function (one rank's buffers, coll.ranks = N, collectives naming their "
-          "group) into its global view, one buffer per device, for the explicit lowering",
+          "group) into its global view, one buffer per device, for the explicit lowering; straight-line "
+          "local work around the collectives becomes one clone per rank (coll.device = r)",
           anchor="builtin.module")
 def spmd_to_global(module_op):
     with module_op.context, module_op.location:
         for op in module_op.regions[0].blocks[0].operations:
-            if op.operation.name == "func.func" and is_spmd(op.operation):
-                _expand(op.operation, ranks_of(op.operation))
+            f = op.operation
+            if f.name != "func.func" or ranks_of(f) is None:
+                continue
+            if is_spmd(f) or (len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVES)):
+                _straight_line(f)  # refuses, located, what one clone per rank cannot express
+            if is_spmd(f):
+                (_expand_local if has_local_work(f) else _expand)(f, ranks_of(f))
 
 
 @register("coll-to-mpi",
@@ -485,3 +655,146 @@ def to_mpi(module_op, implementation="OpenMPI", **options):
         if projected:
             _set_implementation(module_op, implementation)
             _add_init_finalize(module_op)
+
+
+def has_local_work(func_op):
+    """Whether SPMD function `func_op` does more than collectives on its
+    own arguments (what coll-spmd-to-global can expand)."""
+    block = func_op.regions[0].blocks[0]
+    for op in block.operations:
+        op = op.operation
+        if op.name in COLLECTIVES:
+            c = view(op)
+            if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
+                return True
+        elif op.name not in ("coll.wait", "coll.join", "func.return"):
+            return True
+    return False
+
+
+def _one_collective(op, n, strategy, threshold, profile):
+    """The per-rank projection of SPMD collective `op` alone, in a module
+    of its own: (module, projected function, [this rank's value per
+    argument], strategies). The global view holds every rank's copy of
+    each of `op`'s buffers (all ranks hold all of them, so that every rank
+    has the same arguments), then it is lowered and projected as any
+    global-view program is."""
+    c = view(op)
+    values = []
+    for v in c.inputs + c.outputs:
+        if v not in values:
+            values.append(v)
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+        f = ir.Operation.create("func.func", attributes={
+            "sym_name": ir.StringAttr.get("one"),
+            "function_type": ir.TypeAttr.get(ir.FunctionType.get([], []))}, regions=1)
+    block = f.regions[0].blocks.append(*[v.type for v in values for _ in range(n)])
+    arg = lambda v, r: block.arguments[values.index(v) * n + r]
+    with ir.InsertionPoint(block):
+        for v in values:  # placed, used or not: _arg_ranks reads the placement
+            for r in range(n):
+                ir.Operation.create("memref.memory_space_cast", results=[on_device(v.type, r)],
+                                    operands=[arg(v, r)])
+        ret = ir.Operation.create("func.return", results=[], operands=[])
+    with ir.InsertionPoint(ret):
+        marker = ir.Operation.create("coll.join", results=[op.results[0].type], operands=[])
+    tokens = global_collectives(marker, op, arg)
+    with ir.InsertionPoint(ret):
+        ir.Operation.create("coll.wait", results=[], operands=tokens)
+    marker.erase()
+    chosen = choose_strategies(module.operation, strategy, threshold, profile)
+    lower_collectives(module.operation)
+    for claim in find_ops(module.operation, Implements.NAME):
+        claim.erase()
+    _project(f)
+    return module, f, values, chosen[:1]
+
+
+def _lower_in_place(func_op, n, strategy, threshold, profile):
+    """Each collective of SPMD function `func_op` -> its rank's part, where
+    it was, on this rank's own buffers; the local work around it stays.
+    The inlined parts run to completion (every request waited for), so
+    program order orders them: tokens and waits go."""
+    block = func_op.regions[0].blocks[0]
+    chosen = []
+    for op in [o.operation for o in block.operations]:
+        if op.name not in COLLECTIVES:
+            continue
+        if view(op).inputs and not isinstance(view(op).inputs[0].type, ir.MemRefType):
+            raise PassError(f"'{op.name}' on tensors: bufferize first (coll-bufferize, one-shot-bufferize)",
+                            op.location)
+        module, f, values, strategies = _one_collective(op, n, strategy, threshold, profile)
+        chosen += strategies
+        body = f.regions[0].blocks[0]
+        for a, v in zip(body.arguments, values):
+            a.replace_all_uses_with(v)
+        for o in [o.operation for o in body.operations]:
+            if o.name == "func.return":
+                break
+            o.move_before(op)
+        with ir.InsertionPoint(op), op.location:
+            done = ir.Operation.create("coll.join", results=[op.results[0].type], operands=[])
+        op.results[0].replace_all_uses_with(done.results[0])
+        op.erase()
+    for op in [o.operation for o in block.operations]:
+        if op.name == "coll.wait":
+            op.erase()
+    for op in reversed([o.operation for o in block.operations]):
+        if op.name == "coll.join":
+            if any(True for _ in op.results[0].uses):
+                raise PassError("a collective's token is used by a non-collective op", op.location)
+            op.erase()
+    return chosen
+
+
+def _rank_inputs(func_op):
+    """How many leading arguments no op writes (the rank's inputs)."""
+    args = list(func_op.regions[0].blocks[0].arguments)
+
+    def written(value):
+        for use in value.uses:
+            o = getattr(use.owner, "operation", use.owner)
+            if o.name in VIEW_OPS:
+                if o.results and written(o.results[0]):
+                    return True
+                continue
+            v = view(o)
+            if v is not None:
+                if any(x == value for x in v.writes):
+                    return True
+                continue
+            if o.name in ("func.return", "memref.load", "memref.dim", "mpi.isend", "mpi.send",
+                          "memref.memory_space_cast"):
+                if o.name == "memref.memory_space_cast" and written(o.results[0]):
+                    return True
+                continue
+            eff = effects(o)
+            if eff is None or any(w[0] == value for w in eff[1]):
+                return True
+        return False
+
+    return next((i for i, a in enumerate(args) if written(a)), len(args))
+
+
+rank_inputs = _rank_inputs
+
+
+@register("coll-spmd-to-mpi",
+          "Lower each collective of an SPMD function (coll.ranks = N) in place to this rank's part of its "
+          "projection (mpi.isend/irecv, combines), on the rank's own buffers, keeping the local work "
+          "around it (linalg, memref); the strategy as coll-choose-strategy chooses it",
+          anchor="builtin.module", strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
+          profile=(str, ""))
+def spmd_to_mpi(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
+    with module_op.context, module_op.location:
+        for f in find_ops(module_op, "func.func"):
+            n = ranks_of(f)
+            if n is None or not len(f.regions[0].blocks) or GLOBAL_ARGS_ATTR in f.attributes:
+                continue
+            _lower_in_place(f, n, strategy, threshold, profile)
+            k = len(f.regions[0].blocks[0].arguments)
+            f.attributes[GLOBAL_ARGS_ATTR] = ir.DenseI64ArrayAttr.get(
+                [i * n + r for r in range(n) for i in range(k)])
+            f.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                _rank_inputs(f))

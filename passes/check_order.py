@@ -48,6 +48,7 @@ from ..ir.ops import COLLECTIVES, view
 from ..ir.types import device_of, token_type
 from ..ir.views import VIEW_OPS, root_of, view_op
 from ..ir.walk import find_ops
+from .emit import require_memref_form
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
 ROOT_OPS = UNWRITTEN_ROOTS + ("memref.get_global",)
@@ -801,6 +802,8 @@ def check_module(module_op):
           "Check that every read is ordered after the write it needs, no two unordered ops touch "
           "overlapping bytes (one writing), and the final wait orders every copy and combine")
 def check_order(module_op):
+    for op in find_ops(module_op, lambda n: n in COLLECTIVES):
+        require_memref_form(op)
     findings = check_module(module_op)
     if findings:
         raise OrderError(findings)

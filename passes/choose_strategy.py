@@ -24,6 +24,7 @@ from ..ir.ops import COLLECTIVES, OPS, AllReduce, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
 from .lower_all_reduce import DEFAULT_THRESHOLD
+from .emit import require_global_view, require_memref_form
 from .lower_collectives import lower_collectives, reference_rule as collective_rule
 
 CANDIDATES = AllReduce.STRATEGIES  # an all_reduce's; candidates() takes each op's own
@@ -130,6 +131,8 @@ def choose_by_model(op, profile):
 
 def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
     """The strategy for collective `op` (see the module doc)."""
+    require_memref_form(op)
+    require_global_view(op)
     c = view(op)
     if strategy != "auto":
         if strategy not in c.STRATEGIES:

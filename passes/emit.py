@@ -13,9 +13,11 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import memref
 
+from ..core.errors import PassError
 from ..ir import builders
 from ..ir.ops import view
 from ..ir.types import device_of, flat_type, numel as numel_of
+from ..ir.verifier import SPMD_RANKS
 
 
 class Tokens(list):
@@ -175,3 +177,25 @@ def block_pairs(src, dst):
     sizes = np.diff(np.concatenate([starts, [a.size]]))
     return ([(int(a[s]), int(n)) for s, n in zip(starts, sizes)],
             [(int(b[s]), int(n)) for s, n in zip(starts, sizes)])
+
+
+def require_memref_form(op):
+    """Refuses a collective in the tensor form: the explicit lowering needs
+    buffers (coll-bufferize and one-shot-bufferize come first)."""
+    if view(op).is_tensor:
+        raise PassError(f"'{op.name}' is in the tensor form; expected memrefs: bufferize it first "
+                        "(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})", op.location)
+
+
+def require_global_view(op):
+    """Refuses a collective of an SPMD function (one rank's buffers): the
+    explicit lowering needs every device's buffers."""
+    f = op.parent
+    while f is not None and f.name != "func.func":
+        f = f.parent
+    if f is not None and SPMD_RANKS in f.attributes:
+        ranks = ir.IntegerAttr(f.attributes[SPMD_RANKS]).value
+        raise PassError(f"'{op.name}' is in an SPMD function ({SPMD_RANKS} = {ranks}): "
+                        "expand it into its global view first (coll-spmd-to-global), or lower it per rank "
+                        "(coll-spmd-to-mpi)", op.location)
+

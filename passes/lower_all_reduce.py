@@ -12,7 +12,7 @@ from ..ir import peers
 from ..ir.ops import AllReduce
 from ..ir.walk import find_ops
 from .chunking import chunks
-from .emit import Emitter, claim, replace
+from .emit import Emitter, claim, replace, require_global_view, require_memref_form
 from .lower_rooted import broadcast_tree, reduce_tree
 from .peer_strategies import oneshot, twoshot
 
@@ -259,6 +259,8 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     """Replaces one coll.all_reduce with its explicit program. Returns the
     strategy used: the op's `strategy` attribute (what coll-choose-strategy
     wrote), else `strategy`, with `auto` resolved by the reference rule."""
+    require_memref_form(op)
+    require_global_view(op)
     ar = AllReduce.of(op)
     requested = ar.strategy if ar.strategy not in (None, "auto") else strategy
     if ar.threshold is not None:

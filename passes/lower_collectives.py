@@ -17,7 +17,8 @@ from ..ir.ops import (OPS, AllGather, AllReduce, AllToAll, Broadcast, COLLECTIVE
 from ..ir.types import numel
 from ..ir.walk import find_ops
 from . import lower_all_reduce, lower_rooted
-from .emit import Emitter, axis_block, block_pairs, claim, replace, whole
+from .emit import (Emitter, axis_block, block_pairs, claim, replace, require_global_view,
+                   require_memref_form, whole)
 from .lower_all_reduce import DEFAULT_THRESHOLD, MAX_OPS
 
 
@@ -146,6 +147,8 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     strategy used (the op's own, else `strategy`, auto: the default rule)."""
     if op.name == AllReduce.NAME:
         return lower_all_reduce.lower_op(op, strategy, threshold)
+    require_memref_form(op)
+    require_global_view(op)
     c = view(op)
     chosen = c.strategy if c.strategy not in (None, "auto") else strategy
     if chosen in (None, "auto"):

@@ -19,7 +19,7 @@ from ..ir.kinds import ELEMENTS, KINDS
 from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
 from ..ir.walk import find_ops
 from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
+from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16, to_buffers
 
 # Float facts from the one table of element types (ir/kinds.py).
 _FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
@@ -59,10 +59,13 @@ def _ops(func, name):
 
 
 def describe(module, entry=None):
-    """The Problem of a parsed module at the collective or explicit level.
+    """The Problem of a parsed module at the collective or explicit level
+    (in the tensor form: bufferized in place first, as a runtime runs it).
     Raises ValueError whose `location` is the entry function's (or the
     module's when there is no entry)."""
     try:
+        func = find_entry(module, entry)
+        to_buffers(module, entry)
         func = find_entry(module, entry)
     except ValueError as e:
         e.location = module.operation.location
@@ -80,6 +83,14 @@ def _describe(func):
     if len(found) > 1:
         raise ValueError(f"@{name} holds {len(found)} collectives; coll-run checks one")
     if found:
+        local = [op for op in func.regions[0].blocks[0].operations
+                 if not op.operation.name.startswith("coll.")
+                 and op.operation.name not in ("func.return", "arith.constant")]
+        if local:  # e.g. a frontend's linalg around its collective: no reference here
+            raise ValueError(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
+                             f"{where(local[0].operation)}); coll-run checks a function that is one collective on "
+                             "its arguments: run this one from Python (coll.runtime.cpu.compile(text).run) "
+                             "against your own reference")
         return _describe_collective(func, name, specs, view(found[0]))
     claims = _ops(func, Implements.NAME)
     if len(claims) == 1 and RANKS_ATTR not in func.attributes and _on_arguments(func, view(claims[0])):

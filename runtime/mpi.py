@@ -285,7 +285,7 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
         raise ValueError(available()[1])
     t0 = _time.perf_counter()
     with make_context():
-        module, name, specs, n_inputs = parse_program(module_text, entry)
+        module, name, specs, n_inputs = parse_program(module_text, entry, keep_local_work=True)
         per_rank = ranks_of(find_entry(module, name)) is not None  # already projected
         low = lower(module.operation, "mpi", strategy, threshold, profile or PROFILE, check_order=not per_rank,
                     implementation=mpi.implementation, shuffle_seed=shuffle_seed)

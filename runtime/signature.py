@@ -80,27 +80,84 @@ def find_entry(module, entry=None):
     raise ValueError(f"several functions could be the entry ({', '.join(names)}); name one")
 
 
-def parse_program(module_text, entry=None):
+WRITABLE = "bufferization.writable"
+
+
+def to_buffers(module, entry=None):
+    """A module in the tensor form, bufferized in place (routes.bufferize)
+    as a runtime calls it: the entry's tensor arguments are the caller's
+    arrays, so they are read-only (`bufferization.writable = false`: its
+    collectives write fresh buffers, not the inputs), and its tensor
+    results become output arguments after them. Returns the entry's number
+    of inputs (its arguments before), or None when the module has no
+    tensors (left alone). Raises ir.MLIRError with located diagnostics."""
+    from ..core import routes
+    from ..core.pipeline import run
+    from ..lowering.bufferize import has_tensors
+    if not has_tensors(module.operation):
+        return None
+    func = find_entry(module, entry)
+    ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
+    attrs = []
+    for i, t in enumerate(ft.inputs):
+        d = {a.name: a.attr for a in ir.DictAttr(old[i])} if i < len(old) else {}
+        if isinstance(t, ir.RankedTensorType) and WRITABLE not in d:
+            d[WRITABLE] = ir.BoolAttr.get(False)
+        attrs.append(ir.DictAttr.get(d))
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+    run(module.operation, routes.pipeline(routes.bufferize()))
+    return len(ft.inputs)
+
+
+def parse_program(module_text, entry=None, keep_local_work=False):
     """Parses and verifies a module for a runtime (in the current Context):
-    (module, entry name, argument specs, number of inputs). An entry in SPMD
-    form is expanded into its global view first. The entry gets the C
-    interface the runtimes call."""
+    (module, entry name, argument specs, number of inputs). A module in the
+    tensor form is bufferized first (`to_buffers`: the entry's tensor
+    results become output arguments); an entry in SPMD form is expanded
+    into its global view (`keep_local_work`: not when it has local work
+    around its collectives; the mpi route runs that per rank). The entry
+    gets the C interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..lowering.spmd import is_spmd, spmd_to_global
+    from ..lowering.spmd import has_local_work, is_spmd, rank_inputs, ranks_of, spmd_to_global
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
+    tensor_inputs = to_buffers(module, entry)
     func = find_entry(module, entry)
-    if is_spmd(func):  # one rank's buffers: runtimes take the global view's
+    ranks, per_rank = 1, None
+    # One rank's buffers: runtimes take the global view's.
+    if is_spmd(func) and not (keep_local_work and has_local_work(func)):
+        # Each rank's inputs, counted on one rank (a broadcast's global view
+        # reads only its root's, yet every rank passes one); with local
+        # work, the leading arguments no op writes.
+        ranks = ranks_of(func)
+        per_rank = rank_inputs(func) if has_local_work(func) else _inputs_of(func)
         spmd_to_global(module.operation)
         verify_or_raise(module.operation)
         func = find_entry(module, entry)
     name, specs = read_signature(func)
-    n_inputs = count_inputs(func)
-    collectives = find_ops(func, lambda n: n in COLLECTIVES)
-    if len(collectives) == 1:  # in place, inputs are written too
-        n_inputs = len(view(collectives[0]).inputs)
+    if tensor_inputs is not None:  # the arguments it had; its results came after
+        n_inputs = tensor_inputs * ranks
+    elif per_rank is not None:
+        n_inputs = ranks * per_rank
+    else:
+        n_inputs = _inputs_of(func)
     func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     return module, name, specs, n_inputs
+
+
+def _inputs_of(func):
+    n_inputs = count_inputs(func)
+    collectives = find_ops(func, lambda n: n in COLLECTIVES)
+    if len(collectives) == 1 and _leading_args(func, view(collectives[0]).inputs):
+        n_inputs = len(view(collectives[0]).inputs)  # in place, inputs are written too
+    return n_inputs
+
+
+def _leading_args(func, values):
+    """Whether `values` are the function's first arguments, in order."""
+    args = list(func.regions[0].blocks[0].arguments)
+    return list(values) == args[:len(values)]
 
 
 def _spec(t):

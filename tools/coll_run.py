@@ -19,8 +19,17 @@ plus writes. Errors are MLIR-style diagnostics and exit code 1.
 --ranks must be the program's device count (a run with another is refused
 before anything starts); a run that has not finished within --timeout
 seconds is killed and reported rank by rank.
+
+A FILE annotated with upstream shard (a shard.grid, shard.shard on a
+tensor program, not partitioned) runs on --backend=mpi over its grid (or
+on --backend=cpu, one simulated device per process of the grid): the
+npz holds the global arguments x0.. (generated from --seed without one);
+coll-run partitions it (the `shard` route), scatters each argument by its
+annotation, runs, gathers the results into y0.. and checks them against
+the same function run unsharded (CPU JIT).
 """
 import argparse
+import re
 import sys
 
 from coll.ir import STRATEGIES
@@ -109,6 +118,8 @@ def _load(path, entry):
             try:
                 problem = describe(module, entry)
                 _fits(problem)
+            except ir.MLIRError as e:  # bufferizing the tensor form (routes.bufferize)
+                raise Failure(_located(e, path)) from None
             except ValueError as e:
                 loc = getattr(e, "location", None) or find_entry(module, entry).location
                 d = from_location(loc, str(e), path)
@@ -189,6 +200,8 @@ def run(argv):
     if not ok:
         _fail(f"backend '{args.backend}' is not available here: {why}")
 
+    if _is_sharded(args.file):
+        return _run_sharded(args, mpi_options)
     text, problem = _load(args.file, args.entry)
     from coll.ir.ops import OPS
     from coll.runtime.check import REPLICATED, check, identical, make_inputs, make_outputs, op_outputs
@@ -260,6 +273,86 @@ def run(argv):
     if args.outputs:
         try:
             _write_outputs(args.outputs, first_outputs)
+        except OSError as e:
+            _fail(f"could not write '{args.outputs}': {e.strerror}")
+    return 0
+
+
+def _is_sharded(path):
+    """Whether FILE is a program annotated with upstream shard (a shard.grid)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return re.search(r"^\s*shard\.grid\s+@", f.read(), re.M) is not None
+    except OSError:
+        return False
+
+
+def _run_sharded(args, mpi_options):
+    """An annotated, unpartitioned tensor program: partition it, scatter the
+    global arguments x0.. by their annotations, run under mpirun, gather the
+    results y0.. and check them against the function run unsharded."""
+    import numpy as np
+    from coll.runtime import shard
+    from coll.runtime.signature import NUMPY_DTYPES
+    from .parse_guard import SourceError, check_source, read_source
+    if args.backend not in ("mpi", "cpu"):
+        _fail(f"{args.file}: a program annotated with shard runs on --backend=mpi (one rank per process of "
+              f"its grid) or --backend=cpu (one simulated device per process), not '{args.backend}'")
+    try:
+        text, _ = read_source(args.file)
+        check_source(text, args.file)
+    except SourceError as e:
+        raise Failure(e.format()) from None
+    try:
+        prog = shard.compile(text, args.entry, strategy=args.strategy if args.strategy != "all" else "auto",
+                             backend=args.backend, **mpi_options)
+    except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+        raise Failure(_located(e, args.file)) from None
+    if args.ranks is not None and args.ranks != prog.ranks:
+        _fail(f"{args.file}: the program is partitioned over a grid of {prog.ranks} processes, not --ranks "
+              f"{args.ranks}; nothing was started")
+    if args.dump_pass_pipeline:
+        print(prog.pipeline, file=sys.stderr)
+    if args.inputs:
+        from coll.runtime.npz import NpzError, load
+        want = {f"x{i}": (lay.shape, NUMPY_DTYPES[lay.element]) for i, lay in enumerate(prog.inputs)}
+        try:
+            data = load(args.inputs, want)
+        except NpzError as e:
+            _fail(f"{args.inputs}: {e}")
+        except OSError as e:
+            _fail(f"could not read inputs '{args.inputs}': {e.strerror or e}")
+        xs = [data[f"x{i}"] for i in range(len(prog.inputs))]
+    else:
+        rng = np.random.default_rng(args.seed)
+        xs = [(rng.uniform(-1, 1, lay.shape) if lay.element.startswith(("f", "b"))
+               else rng.integers(-8, 8, lay.shape)).astype(NUMPY_DTYPES[lay.element]) for lay in prog.inputs]
+    try:
+        ys, times = prog.run(xs, args.repeat)
+        ref = prog.reference(xs)
+    except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+        raise Failure(_located(e, args.file)) from None
+    worst, good = 0.0, True
+    for y, r in zip(ys, ref):
+        if y.dtype.kind == "f":
+            err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
+            scale = max(1.0, float(np.max(np.abs(r), initial=0.0)))
+            good = good and err <= 1e-4 * scale
+        else:
+            err = float(np.count_nonzero(y != r))
+            good = good and err == 0
+        worst = max(worst, err)
+    grid = "x".join(map(str, prog.grid))
+    shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in prog.inputs)
+    print(f"{args.file}: partitioned over a grid of {grid} ({prog.ranks} ranks), arguments {shapes}, "
+          f"backend {args.backend}, median of {args.repeat}")
+    print(f"  time (median)  {_seconds(float(np.median(times)))}")
+    print(f"  check          {'ok' if good else 'FAIL'} (max error {worst:.3g} against the unsharded function)")
+    if not good:
+        return 1
+    if args.outputs:
+        try:
+            _write_outputs(args.outputs, ys)
         except OSError as e:
             _fail(f"could not write '{args.outputs}': {e.strerror}")
     return 0
