@@ -269,9 +269,10 @@ def _emit(op, rank, tags):
     rank.done[op] = req
 
 
-def _project(func_op):
+def _project(func_op, tag_base=0):
     """Replaces the body of a global-view explicit function by its per-rank
-    projection (in place)."""
+    projection (in place); its message tags start at `tag_base`. Returns
+    how many tags it used."""
     block = func_op.regions[0].blocks[0]
     per_rank = _arg_ranks(func_op)
     n = len(per_rank)
@@ -279,7 +280,7 @@ def _project(func_op):
     tags, unknown = {}, []
     for op in ops:
         if op.name == Copy.NAME:
-            tags[op] = len(tags)
+            tags[op] = tag_base + len(tags)
         if op.name not in ("memref.memory_space_cast", "arith.constant") and _op_ranks(op) is None:
             unknown.append(op)
     if unknown:
@@ -332,6 +333,7 @@ def _project(func_op):
     func_op.attributes[RANKS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
     func_op.attributes[GLOBAL_ARGS_ATTR] = ir.DenseI64ArrayAttr.get(global_args)
     func_op.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n_in)
+    return len(tags)
 
 
 def _set_implementation(module_op, implementation):
@@ -628,7 +630,7 @@ def has_local_work(func_op):
     return False
 
 
-def _one_collective(op, n, strategy, threshold, profile):
+def _one_collective(op, n, strategy, threshold, profile, tag_base):
     """The per-rank projection of SPMD collective `op` alone, in a module
     of its own: (module, projected function, [this rank's value per
     argument], strategies). The global view holds every rank's copy of
@@ -663,8 +665,8 @@ def _one_collective(op, n, strategy, threshold, profile):
     lower_collectives(module.operation)
     for claim in find_ops(module.operation, Implements.NAME):
         claim.erase()
-    _project(f)
-    return module, f, values, chosen[:1]
+    used = _project(f, tag_base)
+    return module, f, values, chosen[:1], used
 
 
 def _lower_in_place(func_op, n, strategy, threshold, profile):
@@ -673,14 +675,17 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
     The inlined parts run to completion (every request waited for), so
     program order orders them: tokens and waits go."""
     block = func_op.regions[0].blocks[0]
-    chosen = []
+    chosen, tags = [], 0
     for op in [o.operation for o in block.operations]:
         if op.name not in COLLECTIVES:
             continue
         if view(op).inputs and not isinstance(view(op).inputs[0].type, ir.MemRefType):
             raise PassError(f"'{op.name}' on tensors: bufferize first (coll-bufferize, one-shot-bufferize)",
                             op.location)
-        module, f, values, strategies = _one_collective(op, n, strategy, threshold, profile)
+        # Tags run on across the collectives: no message of one can match a
+        # receive of the next, whatever MPI's ordering guarantees.
+        module, f, values, strategies, used = _one_collective(op, n, strategy, threshold, profile, tags)
+        tags += used
         chosen += strategies
         body = f.regions[0].blocks[0]
         for a, v in zip(body.arguments, values):
