@@ -285,12 +285,19 @@ def _emit(op, rank, tags):
     rank.done[op] = req
 
 
-def _project(func_op, tag_limit=TAG_LIMIT):
+def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
     """Replaces the body of a global-view explicit function by its per-rank
-    projection (in place)."""
+    projection (in place). `counts` (copies so far per pair of ranks, updated)
+    lets the tags of several projections inlined into one function run on.
+    With `per_value` (arguments of one SPMD value are per_value apart) an
+    argument written on one rank is a written slot on every rank, so that
+    every rank's slot i is the same SPMD value."""
     block = func_op.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
     written = _written_args(ops)
+    if per_value:
+        values = {a // per_value for a in written}
+        written = {a.arg_number for a in block.arguments if a.arg_number // per_value in values}
     types, n_in, table = _rank_slots(func_op, written)
     n = len(table)
     unknown = []
@@ -309,7 +316,7 @@ def _project(func_op, tag_limit=TAG_LIMIT):
                                     "(every device is a rank holding arguments)", op.location)
 
     order = _step_order(ops)
-    tags = _tags(order, tag_limit)
+    tags = _tags(order, tag_limit, counts)
     resolver = Resolver(func_op)  # where each global buffer value points
 
     # The new signature: the slots (every rank's arguments have these types).
@@ -350,7 +357,7 @@ def _project(func_op, tag_limit=TAG_LIMIT):
                                                           max(tags.values(), default=0))
 
 
-def _tags(order, limit):
+def _tags(order, limit, count=None):
     """The tag of each copy between ranks: its index among the copies from
     the same source to the same target, in the step order every rank posts
     them in. MPI matches a message by (source, tag), so this is unique per
@@ -358,7 +365,7 @@ def _tags(order, limit):
     messages along each edge, where one index per copy would pass MPI's
     guaranteed MPI_TAG_UB (32767) at N = 129. A program that needs a tag above `limit`
     is refused at that copy."""
-    tags, count = {}, {}
+    tags, count = {}, ({} if count is None else count)
     for op in order:
         if op.name != Copy.NAME:
             continue
@@ -672,7 +679,7 @@ def has_local_work(func_op):
     return False
 
 
-def _one_collective(op, n, strategy, threshold, profile):
+def _one_collective(op, n, strategy, threshold, profile, tag_counts):
     """The per-rank projection of SPMD collective `op` alone, in a module
     of its own: (module, projected function, [this rank's value per
     argument], strategies). The global view holds every rank's copy of
@@ -707,8 +714,10 @@ def _one_collective(op, n, strategy, threshold, profile):
     lower_collectives(module.operation)
     for claim in find_ops(module.operation, Implements.NAME):
         claim.erase()
-    _project(f)
-    return module, f, values, chosen[:1]
+    _project(f, counts=tag_counts, per_value=n)
+    # Slot i holds the same value on every rank (per_value): rank 0's says which.
+    slots = [values[g // n] for g in attr_ints(f, GLOBAL_ARGS_ATTR)[:len(f.regions[0].blocks[0].arguments)]]
+    return module, f, slots, chosen[:1]
 
 
 def _lower_in_place(func_op, n, strategy, threshold, profile):
@@ -717,14 +726,16 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
     The inlined parts run to completion (every request waited for), so
     program order orders them: tokens and waits go."""
     block = func_op.regions[0].blocks[0]
-    chosen = []
+    chosen, tags = [], {}
     for op in [o.operation for o in block.operations]:
         if op.name not in COLLECTIVES:
             continue
         if view(op).inputs and not isinstance(view(op).inputs[0].type, ir.MemRefType):
             raise PassError(f"'{op.name}' on tensors: bufferize first (coll-bufferize, one-shot-bufferize)",
                             op.location)
-        module, f, values, strategies = _one_collective(op, n, strategy, threshold, profile)
+        # Tags run on across the collectives: no message of one can match a
+        # receive of the next, whatever MPI's ordering guarantees.
+        module, f, values, strategies = _one_collective(op, n, strategy, threshold, profile, tags)
         chosen += strategies
         body = f.regions[0].blocks[0]
         for a, v in zip(body.arguments, values):
