@@ -137,12 +137,6 @@ def mpi(implementation=None, shuffle_seed=None, tag_limit=None):
                      "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 
-# Bufferization as the runtimes need it: function arguments with the
-# identity layout (they are plain arrays), results as out-params.
-BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-             "coll-results-to-out-params")
-
-
 def shard(partition=True):
     """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
     function on memrefs: upstream partitioning (coll-shard-partition; not
@@ -150,7 +144,7 @@ def shard(partition=True):
     collectives (coll-from-shard), bufferized (coll-bufferize, then
     upstream's one-shot-bufferize); then `mpi` runs it."""
     return (["coll-shard-partition"] if partition else []) + [
-        "coll-from-shard", "canonicalize", "cse", "coll-bufferize", *BUFFERIZE, "canonicalize", "cse"]
+        "coll-from-shard", "canonicalize", "cse", *bufferize(), "canonicalize", "cse"]
 
 
 ROUTES = {"explicit": explicit, "cpu": cpu, "gpu": gpu, "nvvm": nvvm, "mpi": mpi, "shard": shard}

@@ -410,48 +410,6 @@ def _append(block, op):
     ip.insert(op)
 
 
-@register("coll-results-to-out-params",
-          "Turn the memref results of every public function into out-params (the runtimes' convention: "
-          "inputs, then outputs written in place): a result allocated in the function is that out-param, "
-          "any other is copied into it",
-          anchor="builtin.module")
-def results_to_out_params(module_op):
-    """Upstream's buffer-results-to-out-params (22.1.8) leaves public
-    functions alone and has no option to change that; entry functions
-    are public."""
-    with module_op.context, module_op.location:
-        for f in find_funcs(module_op):
-            ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
-            if not len(ft.results) or not len(f.regions[0].blocks):
-                continue
-            for t in ft.results:
-                if not isinstance(t, ir.MemRefType) or not ir.MemRefType(t).has_static_shape:
-                    raise PassError(f"a result of type {t}: expected statically shaped memrefs (bufferize first, "
-                                    "e.g. one-shot-bufferize{bufferize-function-boundaries})", f.location)
-            if len(f.regions[0].blocks) != 1:
-                raise PassError("a function of more than one block: expected one (its results become out-params)",
-                                f.location)
-            block = f.regions[0].blocks[0]
-            outs = [block.add_argument(t, f.location) for t in ft.results]
-            ret = block.operations[len(block.operations) - 1].operation
-            results = list(ret.operands)
-            for i, (v, o) in enumerate(zip(results, outs)):
-                alloc = v.owner if not isinstance(v.owner, ir.Block) else None
-                once = alloc is not None and alloc.name == "memref.alloc" and v.type == o.type \
-                    and results.count(v) == 1
-                if once:
-                    v.replace_all_uses_with(o)
-                    alloc.erase()
-                else:
-                    with ir.InsertionPoint(ret), ret.location:
-                        ir.Operation.create("memref.copy", operands=[v, o])
-            with ir.InsertionPoint(ret), ret.location:
-                ir.Operation.create("func.return", operands=[])
-            ret.erase()
-            f.attributes["function_type"] = ir.TypeAttr.get(
-                ir.FunctionType.get(list(ft.inputs) + list(ft.results), []))
-
-
 def find_funcs(module_op):
     """The public func.func ops of the module (with a body)."""
     return [op.operation for op in module_op.regions[0].blocks[0].operations

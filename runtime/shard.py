@@ -238,7 +238,7 @@ def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOU
         spmd_text = str(spmd)
         plain = ir.Module.parse(module_text)
         strip_annotations(plain.operation)
-        run(plain.operation, routes.pipeline(list(routes.BUFFERIZE)))
+        run(plain.operation, routes.pipeline(routes.bufferize()))
         plain_text = str(plain)
     if backend == "cpu":
         program = _OnCpu(cpu.compile(spmd_text, name, strategy=strategy), ranks)
@@ -312,5 +312,5 @@ def compile_upstream(module_text, name, ranks, timeout=mpi.DEFAULT_TIMEOUT):
         raise UpstreamFailed((said.split("error:", 1)[-1].strip() or (left[0].strip() if left else proc.stderr))
                              + f" (mlir-opt exit code {proc.returncode})")
     text = re.sub(r"^\s*shard\.grid .*$", "", proc.stdout, flags=re.M)
-    text = _per_rank(text, name, ranks, routes.pipeline(list(routes.BUFFERIZE)))
+    text = _per_rank(text, name, ranks, routes.pipeline(routes.bufferize()))
     return mpi.compile(text, name, timeout=timeout)
