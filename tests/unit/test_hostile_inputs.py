@@ -195,6 +195,19 @@ def test_returned_token_is_refused_not_an_llvm_abort(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("space", ["#coll.device<0>", "#coll.device<true>", "#coll.device<-1>"])
+def test_placed_declaration_is_refused_not_an_abort(tmp_path, space):
+    # A declaration keeps its placement through coll-to-gpu; the LLVM type
+    # converter then failed inside a succeeding pass and the bindings aborted.
+    path = tmp_path / "decl.mlir"
+    path.write_text(good_text().replace("module {", f"module {{\n  func.func private @g(memref<4xf32, {space}>)", 1))
+    r = tool("build", path, "--emit=llvm", "-o", tmp_path / "out")
+    assert (r.returncode, r.stderr.decode()) == (
+        1, f"{path}:2:3: error: @g still has a #coll.device memory space in its signature after coll-to-gpu, "
+           "which places only the buffers of coll ops; expected plain memrefs in it\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_nested_modules_are_refused_by_the_gpu_route(tmp_path):
     path = tmp_path / "nested.mlir"
     path.write_text("module {\n" + good_text() + "}\n")
