@@ -173,6 +173,14 @@ def run(argv):
     args = _parser().parse_args(argv)
     if args.repeat < 1:
         _fail(f"--repeat must be >= 1, got {args.repeat}")
+    if not 0 <= args.seed < 2 ** 63:  # numpy's generators take a non-negative seed
+        _fail(f"--seed must be in 0..2^63-1, got {args.seed}")
+    if args.outputs is not None:
+        import os
+        for flag, other in (("the program", args.file), ("--inputs", args.inputs)):
+            if other is not None and other != "-" and os.path.exists(args.outputs) and os.path.exists(other) \
+                    and os.path.samefile(args.outputs, other):
+                _fail(f"--outputs '{args.outputs}' is {flag}; expected another file")
     mpi_options = {}
     if args.backend == "mpi":
         if args.timeout is not None:
