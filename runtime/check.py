@@ -19,7 +19,7 @@ from ..ir.kinds import ELEMENTS, KINDS
 from ..ir.ops import COLLECTIVES, Combine, view
 from ..ir.walk import find_ops
 from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
+from .signature import NUMPY_DTYPES, all_in_place, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16
 
 # Float facts from the one table of element types (ir/kinds.py).
 _FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
@@ -100,7 +100,15 @@ def _describe(func):
     if n_out < 1:
         raise ValueError(f"@{name} has no output argument")
     if n_in < 1:
-        raise ValueError(f"@{name} has no input argument (every argument is written)")
+        if not all_in_place(func):
+            raise ValueError(f"@{name} has no input argument (every argument is written)")
+        # Every argument is read by a coll op and written: an in-place
+        # program (each output is its device's input), as a collective
+        # lowered in place without its coll.implements.
+        if len(set(specs)) != 1:
+            raise ValueError(f"@{name}: all arguments must have one shape and element type")
+        return Problem(name, len(specs), 0, specs[0].shape, specs[0].element, kind,
+                       alias=tuple(range(len(specs))))
     if kind is None and n_in > 1:
         raise ValueError(f"@{name} has {n_in} inputs but no reduction")
     if len({s for s in specs}) != 1:

@@ -99,6 +99,8 @@ def parse_program(module_text, entry=None):
     collectives = find_ops(func, lambda n: n in COLLECTIVES)
     if len(collectives) == 1:  # in place, inputs are written too
         n_inputs = len(view(collectives[0]).inputs)
+    elif n_inputs == 0 and all_in_place(func):
+        n_inputs = len(specs)
     func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     return module, name, specs, n_inputs
 
@@ -170,6 +172,14 @@ def _written(value):
 
 
 writer_of = _writer
+
+
+def all_in_place(func):
+    """Is every argument both read by a coll op and written? Then each is
+    its device's input and output (a collective lowered in place, without
+    its coll.implements)."""
+    args = list(func.regions[0].blocks[0].arguments)
+    return bool(args) and all(_writer(a) is not None and _coll_reader(a) is not None for a in args)
 
 
 def classify_arguments(func):
