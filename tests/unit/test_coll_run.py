@@ -138,6 +138,28 @@ def test_in_place_explicit_program_is_checked(tmp_path):
     assert r.returncode == 1 and "FAIL" in r.stdout and "replicas differ" in r.stdout, r.stdout + r.stderr
 
 
+def test_bf16_tolerance_follows_the_combine_depth(tmp_path):
+    # bf16, N = 48, a binomial tree: 6 combines on any path, not 47. With
+    # the N-1 bound a device added twice (and one never) passed on normal
+    # inputs; the depth bound fails it and still passes the correct tree.
+    import re
+    from coll.runtime.signature import to_bf16
+    gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum", strategy="tree")
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", gen, "--coll-lower-all-reduce"],
+                       capture_output=True, text=True, timeout=300)
+    good = "\n".join(line for line in r.stdout.splitlines() if "coll.implements" not in line)
+    first = re.search(r'"coll.combine"\((%\w+), (%\w+), ', good)
+    bad = good.replace(first.group(0), f'"coll.combine"({first.group(1)}, {first.group(1)}, ', 1)
+    rng = np.random.default_rng(1)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{f"x{i}": to_bf16(rng.standard_normal(64)) for i in range(48)})
+    for text, verdict in ((good, "identical  ok"), (bad, "FAIL")):
+        path = tmp_path / "p.mlir"
+        path.write_text(text)
+        r = coll_run(path, "--backend=cpu", "--repeat=1", "--inputs", inputs)
+        assert verdict in r.stdout and r.returncode == (verdict == "FAIL"), r.stdout + r.stderr
+
+
 def test_parse_error_is_a_located_diagnostic(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text("module {\n  func.func @f() {\n    %x = foo\n  }\n}\n")
