@@ -103,7 +103,7 @@ def _describe(func):
     if n_out < 1:
         raise ValueError(f"@{name} has no output argument")
     if n_in < 1:
-        if not all_in_place(func):
+        if kind is None or not all_in_place(func):
             raise ValueError(f"@{name} has no input argument (every argument is written)")
         # Every argument is read by a coll op and written: an in-place
         # program (each output is its device's input), as a collective
