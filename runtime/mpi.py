@@ -136,9 +136,18 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None):
             for r, res in enumerate(results):
                 for i, g in enumerate(p.rank_args(r)[p.rank_inputs:]):
                     arrays[j][g][...] = res[f"arr_{i}"]
+                if not repeat:  # in place, the results are in the inputs
+                    for i, g in enumerate(p.rank_args(r)[:p.rank_inputs]):
+                        got = res[f"in_{i}"]
+                        if not np.array_equal(got.view(np.uint8), arrays[j][g].view(np.uint8)):
+                            arrays[j][g] = got
             for out, arr in zip(outputs, arrays[j][len(inputs):]):
                 if out is not arr:
                     out[...] = arr
+            if not repeat:
+                for x, arr in zip(inputs, arrays[j][:len(inputs)]):
+                    if x is not arr:
+                        x[...] = arr
             times = np.max([res["times"] for res in results], axis=0) if repeat else []
             all_times.append([float(t) for t in times])
     return all_times
@@ -283,6 +292,9 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
             n_inputs = ranks * rank_inputs
         else:
             rank_specs = [specs[g] for g in global_args[:k]]
+            # The projection counts a rank's written arguments as outputs; in
+            # place they are the global view's inputs too, and must be sent.
+            rank_inputs = max(rank_inputs, sum(1 for g in global_args[:k] if g < n_inputs))
         if out_dir is None:
             out_dir = tempfile.mkdtemp(prefix="coll-mpi-build-")
             atexit.register(shutil.rmtree, out_dir, True)
