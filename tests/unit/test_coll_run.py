@@ -160,6 +160,21 @@ def test_bf16_tolerance_follows_the_combine_depth(tmp_path):
         assert verdict in r.stdout and r.returncode == (verdict == "FAIL"), r.stdout + r.stderr
 
 
+def test_collective_inputs_are_judged_by_the_strategy_depth(tmp_path):
+    # With --inputs, a collective is judged by the depth of the program the
+    # strategy lowers it to: bf16 N = 48 on normal inputs passes every strategy.
+    from coll.runtime.signature import to_bf16
+    from coll.tools.coll_run import _depth
+    gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum")
+    text = gen.read_text()
+    assert [_depth(text, None, s, "cpu") for s in ("naive", "ring", "tree", "rhd")] == [1, 47, 6, 6]
+    rng = np.random.default_rng(1)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{f"x{i}": to_bf16(rng.standard_normal(64)) for i in range(48)})
+    r = coll_run(gen, "--backend=cpu", "--repeat=1", "--strategy=tree", "--inputs", inputs)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("identical  ok"), r.stdout + r.stderr
+
+
 def test_parse_error_is_a_located_diagnostic(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text("module {\n  func.func @f() {\n    %x = foo\n  }\n}\n")
