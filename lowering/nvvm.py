@@ -106,6 +106,7 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
         raise PassError(f"format must be isa (PTX), bin (cubin) or fatbin, got '{fmt}'")
     chip = chip or module_chip(module_op)
     legalize_memcpy(module_op)
+    _refuse_placement(module_op)
     pm = PassManager.parse(pipeline(chip, fmt, opt_level), module_op.context)
     try:
         pm.run(module_op)
@@ -115,6 +116,20 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
     if bad:
         raise PassError(f"'{bad[0].name}' was not lowered to the LLVM dialect (the upstream "
                         "conversion is partial; see coll-to-gpu's rules)", bad[0].location)
+
+
+def _refuse_placement(module_op):
+    """coll-to-gpu strips #coll.device from the functions it lowers; one left
+    in a signature (a function declaration, say) makes the upstream LLVM type
+    converter emit an error inside a pass that still succeeds, and the
+    22.1.8 bindings then abort (ErrorCapture: "unhandled captured errors")."""
+    for op in module_op.regions[0].blocks[0].operations:
+        op = op.operation
+        if "function_type" in op.attributes and "#coll.device" in str(op.attributes["function_type"]):
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            raise PassError(f"@{name} still has a #coll.device memory space in its signature after "
+                            "coll-to-gpu, which places only the buffers of coll ops; expected plain "
+                            "memrefs in it", op.location)
 
 
 def kernel_objects(module_op):

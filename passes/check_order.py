@@ -395,6 +395,7 @@ class _Checker:
         self.res = Resolver(func_op)
         self.tok = token_type()
         self.whole = {}  # value -> what a whole-view access of it touches
+        self.extents = {}  # root -> (lo, hi) bytes it spans, () when unknown
 
     def where(self, a):
         if a.root not in self.names:
@@ -568,9 +569,33 @@ class _Checker:
                     notes = [(err.op.location, f"this {err.op.name}")] if err.op is not None else []
                     self.report(op, f"cannot order the {what} of this {op.name}: {err}", notes)
                     continue
+            if acc is not None and not self.inside(op, v, acc, what):
+                continue
             if acc is not None:
                 out.append(acc)
         return out
+
+    def inside(self, op, v, acc, what):
+        """Does the access stay inside its root buffer? A view outside it
+        (a reinterpret_cast past the end: upstream cannot verify that) would
+        read or write other memory, so it is an error, not a region."""
+        if acc.mapping is None or isinstance(acc.root, str):
+            return True
+        extent = self.extents.get(acc.root)
+        if extent is None:
+            try:
+                whole = self._access(acc.root, None, True)
+            except Unresolved:
+                whole = None
+            extent = self.extents[acc.root] = (whole[0].lo, whole[0].hi) if whole else ()
+        if not extent or (extent[0] <= acc.box.lo and acc.box.hi <= extent[1]):
+            return True
+        chain = root_of(v)[1]
+        notes = [(c.location, f"this {c.name}") for c in chain if c.name == "memref.reinterpret_cast"]
+        self.report(op, f"the {what} of this {op.name} leave {_name(acc.root)}: bytes "
+                        f"[{acc.box.lo}, {acc.box.hi}) of a buffer of bytes [{extent[0]}, {extent[1]}); "
+                        "expected a view inside its buffer", notes)
+        return False
 
     def anywhere(self, op, i, v):
         """A host op's access whose region is unknown (a dynamic shape or

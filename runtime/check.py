@@ -17,15 +17,18 @@ from mlir import ir
 
 from ..ir.kinds import ELEMENTS, KINDS
 from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
+from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import NUMPY_DTYPES, classify_arguments, find_entry, where, writer_of, from_bf16, read_signature, to_bf16, to_buffers
+from .signature import (NUMPY_DTYPES, all_in_place, classify_arguments, find_entry, where, writer_of, from_bf16,
+                        read_signature, to_bf16, to_buffers)
 
 # Float facts from the one table of element types (ir/kinds.py).
 _FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
 EPS = {n: e.eps for n, e in _FLOATS.items()}
 TINY = {n: e.tiny for n, e in _FLOATS.items()}
 PRECISION = {n: 1 - int(np.log2(e.eps)) for n, e in _FLOATS.items()}  # significand bits
+COMPUTE = {n: e.compute for n, e in _FLOATS.items()}  # the wider type kernels combine in
 MAX_FINITE = {n: (2 - e.eps) * 2.0 ** e.max_exponent for n, e in _FLOATS.items()}
 
 
@@ -44,6 +47,7 @@ class Problem:
     out_shape: tuple = None   # of each output argument (None: `shape`)
     attrs: dict = field(default_factory=dict)  # root, to_device, the axes
     alias: tuple = ()         # per op output: the input it is (in place), else None
+    depth: int = None         # explicit level: most combines on a path to an output (None: N-1)
 
     @property
     def output_shape(self):
@@ -114,12 +118,57 @@ def _describe(func):
     if n_out < 1:
         raise ValueError(f"@{name} has no output argument")
     if n_in < 1:
-        raise ValueError(f"@{name} has no input argument (every argument is written)")
+        if kind is None or not all_in_place(func):
+            raise ValueError(f"@{name} has no input argument (every argument is written)")
+        # Every argument is read by a coll op and written: an in-place
+        # program (each output is its device's input), as a collective
+        # lowered in place without its coll.implements.
+        if len(set(specs)) != 1:
+            raise ValueError(f"@{name}: all arguments must have one shape and element type")
+        return Problem(name, len(specs), 0, specs[0].shape, specs[0].element, kind,
+                       alias=tuple(range(len(specs))))
     if kind is None and n_in > 1:
         raise ValueError(f"@{name} has {n_in} inputs but no reduction")
     if len({s for s in specs}) != 1:
         raise ValueError(f"@{name}: all arguments must have one shape and element type")
-    return Problem(name, n_in, n_out, specs[0].shape, specs[0].element, kind)
+    return Problem(name, n_in, n_out, specs[0].shape, specs[0].element, kind,
+                   depth=combine_depth(func))
+
+
+def combine_depth(func):
+    """The most coll.combine ops on any data path from an input to an
+    output: each rounds to the element type once. Followed per root buffer
+    (whole buffers, so never less than the truth) in program order, which
+    the order check (run before) makes the order data flows in. None when
+    another op writes memory (its effect on rounding is not known)."""
+    from ..ir.ops import Copy
+    from ..ir.views import root_of
+    depth = {}
+
+    def of(v):
+        return depth.get(root_of(v)[0], 0)
+
+    for op in func.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "coll.copy":
+            c = Copy.of(op)
+            r = root_of(c.target)[0]
+            depth[r] = max(depth.get(r, 0), of(c.source))
+        elif op.name == "coll.combine":
+            c = Combine.of(op)
+            r = root_of(c.out)[0]
+            depth[r] = max(depth.get(r, 0), 1 + max(of(v) for v in c.inputs))
+        elif writer_of_op(op):
+            return None
+    return max(depth.values(), default=0)
+
+
+def writer_of_op(op):
+    """Might `op` (not a coll copy or combine) write memory?"""
+    if op.name.startswith("coll.") or op.name in ("func.return", "arith.constant") \
+            or op.name in VIEW_OPS:
+        return False
+    return any(isinstance(v.type, ir.MemRefType) for v in op.operands) or bool(op.regions)
 
 
 def _describe_collective(func, name, specs, c):
@@ -336,7 +385,9 @@ def tolerance(problem, inputs, ref):
     'nan'). The tolerance is 0 where every partial result of any order is
     exact in the element type (the inputs of `make_inputs`); else the bound
     of a chain of N-1 roundings (every strategy combines each element that
-    way; kernels compute in a type at least as precise) from Σ|x| (sum) or
+    way; kernels compute in a type at least as precise), or, for an explicit
+    program in a type that kernels widen (f16, bf16), of `depth` roundings
+    to it and N-1 in the wider type, from Σ|x| (sum) or
     |ref| (prod), plus one final rounding, the float64 reference's own
     rounding and the subnormal spacing."""
     el, kind = problem.element, problem.kind
@@ -347,6 +398,11 @@ def tolerance(problem, inputs, ref):
     n, u, p = len(xs), EPS[el] / 2, PRECISION[el]
     big = float(MAX_FINITE[el])
     gamma = (n - 1) * u / (1 - (n - 1) * u) + u + (n - 1) * 2.0 ** -52
+    if problem.depth is not None and COMPUTE[el]:
+        # Kernels add in COMPUTE and round to the element type once per
+        # combine: `depth` roundings of u, n-1 additions in the wider type.
+        d, w = problem.depth, EPS[COMPUTE[el]] / 2
+        gamma = d * u / (1 - d * u) + u + (n - 1) * w / (1 - (n - 1) * w) + (n - 1) * 2.0 ** -52
     with np.errstate(all="ignore"):
         if kind == "sum":
             pos = sum(np.where(x > 0, x, 0.0) for x in xs)

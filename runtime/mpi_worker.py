@@ -115,7 +115,10 @@ def main(job):
             times[j].append((mpi.coll_mpi_wtime() - t0) / batch)
     status("writing its outputs")
     for j, (p, (_, _, arrays, _)) in enumerate(zip(programs, calls)):
-        np.savez(job / f"out{j}_{rank}.npz", *arrays[p["n_inputs"]:], times=np.array(times[j]))
+        # The checked run (no timing) also returns its inputs: a program in
+        # place leaves its results there.
+        ins = {f"in_{i}": a for i, a in enumerate(arrays[:p["n_inputs"]])} if not spec["repeat"] else {}
+        np.savez(job / f"out{j}_{rank}.npz", *arrays[p["n_inputs"]:], times=np.array(times[j]), **ins)
     status("in MPI_Finalize")
     mpi.coll_mpi_finalize()
     status("done")

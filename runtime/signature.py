@@ -151,6 +151,8 @@ def _inputs_of(func):
     collectives = find_ops(func, lambda n: n in COLLECTIVES)
     if len(collectives) == 1 and _leading_args(func, view(collectives[0]).inputs):
         n_inputs = len(view(collectives[0]).inputs)  # in place, inputs are written too
+    elif n_inputs == 0 and all_in_place(func):
+        n_inputs = len(list(func.regions[0].blocks[0].arguments))
     return n_inputs
 
 
@@ -227,6 +229,14 @@ def _written(value):
 
 
 writer_of = _writer
+
+
+def all_in_place(func):
+    """Is every argument both read by a coll op and written? Then each is
+    its device's input and output (a collective lowered in place, without
+    its coll.implements)."""
+    args = list(func.regions[0].blocks[0].arguments)
+    return bool(args) and all(_writer(a) is not None and _coll_reader(a) is not None for a in args)
 
 
 def classify_arguments(func):

@@ -102,6 +102,79 @@ def test_wrong_result_fails_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out.npz").exists()
 
 
+# The same allreduce in place (each device's buffer is its input and its
+# output), written by hand without a coll.implements: every argument is
+# written, so none is "only read"; it was refused as having no input.
+IN_PLACE = """
+func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>) attributes {llvm.emit_c_interface} {
+  %x0 = memref.memory_space_cast %a0 : memref<8xi32> to memref<8xi32, #coll.device<0>>
+  %x1 = memref.memory_space_cast %a1 : memref<8xi32> to memref<8xi32, #coll.device<1>>
+  %r0 = "coll.alloc"() : () -> memref<8xi32, #coll.device<0>>
+  %t0 = "coll.copy"(%x1, %r0) : (memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<0>>) -> !coll.token
+  %r1 = "coll.alloc"() : () -> memref<8xi32, #coll.device<1>>
+  %t2 = "coll.copy"(%x0, %r1) : (memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<1>>) -> !coll.token
+  %t1 = "coll.combine"(%x0, %r0, %x0, %t0, %t2) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 2>}
+      : (memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<0>>, !coll.token, !coll.token) -> !coll.token
+  %t3 = "coll.combine"(%x1, %SECOND, %x1, %t2, %t0) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 2>}
+      : (memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, !coll.token, !coll.token) -> !coll.token
+  %j = "coll.join"(%t1, %t3) : (!coll.token, !coll.token) -> !coll.token
+  "coll.wait"(%j) : (!coll.token) -> ()
+  return
+}
+"""
+
+
+def test_in_place_explicit_program_is_checked(tmp_path):
+    good = tmp_path / "good.mlir"
+    good.write_text(IN_PLACE.replace("%SECOND", "%r1"))
+    r = coll_run(good, "--backend=cpu", "--repeat=1", "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 0 and r.stdout.startswith(f"{good}: all_reduce sum of 2 x 8xi32 -> 2 output(s)"), r.stdout + r.stderr
+    assert r.stdout.rstrip().endswith("identical  ok"), r.stdout
+    x = [np.load(tmp_path / "out.npz")[f"y{j}"] for j in (0, 1)]
+    assert np.array_equal(x[0], x[1])
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(IN_PLACE.replace("%SECOND", "%x1"))
+    r = coll_run(bad, "--backend=cpu", "--repeat=1")
+    assert r.returncode == 1 and "FAIL" in r.stdout and "replicas differ" in r.stdout, r.stdout + r.stderr
+
+
+def test_bf16_tolerance_follows_the_combine_depth(tmp_path):
+    # bf16, N = 48, a binomial tree: 6 combines on any path, not 47. With
+    # the N-1 bound a device added twice (and one never) passed on normal
+    # inputs; the depth bound fails it and still passes the correct tree.
+    import re
+    from coll.runtime.signature import to_bf16
+    gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum", strategy="tree")
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", gen, "--coll-lower-all-reduce"],
+                       capture_output=True, text=True, timeout=300)
+    good = "\n".join(line for line in r.stdout.splitlines() if "coll.implements" not in line)
+    first = re.search(r'"coll.combine"\((%\w+), (%\w+), ', good)
+    bad = good.replace(first.group(0), f'"coll.combine"({first.group(1)}, {first.group(1)}, ', 1)
+    rng = np.random.default_rng(1)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{f"x{i}": to_bf16(rng.standard_normal(64)) for i in range(48)})
+    for text, verdict in ((good, "identical  ok"), (bad, "FAIL")):
+        path = tmp_path / "p.mlir"
+        path.write_text(text)
+        r = coll_run(path, "--backend=cpu", "--repeat=1", "--inputs", inputs)
+        assert verdict in r.stdout and r.returncode == (verdict == "FAIL"), r.stdout + r.stderr
+
+
+def test_collective_inputs_are_judged_by_the_strategy_depth(tmp_path):
+    # With --inputs, a collective is judged by the depth of the program the
+    # strategy lowers it to: bf16 N = 48 on normal inputs passes every strategy.
+    from coll.runtime.signature import to_bf16
+    from coll.tools.coll_run import _depth
+    gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum")
+    text = gen.read_text()
+    assert [_depth(text, None, s, "cpu") for s in ("naive", "ring", "tree", "rhd")] == [1, 47, 6, 6]
+    rng = np.random.default_rng(1)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{f"x{i}": to_bf16(rng.standard_normal(64)) for i in range(48)})
+    r = coll_run(gen, "--backend=cpu", "--repeat=1", "--strategy=tree", "--inputs", inputs)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("identical  ok"), r.stdout + r.stderr
+
+
 def test_parse_error_is_a_located_diagnostic(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text("module {\n  func.func @f() {\n    %x = foo\n  }\n}\n")

@@ -144,6 +144,28 @@ def test_file_system_errors(tmp_path, name, prefix):
     assert (r.returncode, r.stderr.decode()) == (1, f"{prefix}: error: could not write '/dev/full': No space left on device\n")
 
 
+def test_coll_run_outputs_over_its_own_files(tmp_path):
+    # --outputs naming the program or the --inputs file replaced it with an npz.
+    good = tmp_path / "good.mlir"
+    good.write_text(good_text())
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, x0=np.ones(8, np.float32), x1=np.ones(8, np.float32))
+    for argv, message in ((["--outputs", good], f"--outputs '{good}' is the program"),
+                          (["--inputs", inputs, "--outputs", tmp_path / "." / "in.npz"],
+                           f"--outputs '{tmp_path / '.' / 'in.npz'}' is --inputs")):
+        before = good.read_bytes(), inputs.read_bytes()
+        r = tool("run", good, "--backend=cpu", "--repeat=1", *argv)
+        assert (r.returncode, r.stderr.decode()) == (1, f"coll-run: error: {message}; expected another file\n")
+        assert (good.read_bytes(), inputs.read_bytes()) == before
+
+
+def test_coll_run_negative_seed(tmp_path):
+    good = tmp_path / "good.mlir"
+    good.write_text(good_text())
+    r = tool("run", good, "--backend=cpu", "--seed", "-1")
+    assert (r.returncode, r.stderr.decode()) == (1, "coll-run: error: --seed must be in 0..2^63-1, got -1\n")
+
+
 def test_coll_gen_full_disk():
     r = subprocess.run(f"{sys.executable} -m coll.tools.coll_gen all-reduce --devices 2 > /dev/full",
                        shell=True, capture_output=True, timeout=120)
@@ -192,6 +214,19 @@ def test_returned_token_is_refused_not_an_llvm_abort(tmp_path):
     assert (r.returncode, r.stderr.decode()) == (
         1, f"{path}:4:5: error: coll-to-gpu: 'func.return' uses the !coll.token of 'coll.join'; tokens may "
            "only be used by coll ops (coll.join, coll.wait, coll.copy, coll.combine) when the program is lowered\n")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("space", ["#coll.device<0>", "#coll.device<true>", "#coll.device<-1>"])
+def test_placed_declaration_is_refused_not_an_abort(tmp_path, space):
+    # A declaration keeps its placement through coll-to-gpu; the LLVM type
+    # converter then failed inside a succeeding pass and the bindings aborted.
+    path = tmp_path / "decl.mlir"
+    path.write_text(good_text().replace("module {", f"module {{\n  func.func private @g(memref<4xf32, {space}>)", 1))
+    r = tool("build", path, "--emit=llvm", "-o", tmp_path / "out")
+    assert (r.returncode, r.stderr.decode()) == (
+        1, f"{path}:2:3: error: @g still has a #coll.device memory space in its signature after coll-to-gpu, "
+           "which places only the buffers of coll ops; expected plain memrefs in it\n")
     assert not (tmp_path / "out").exists()
 
 

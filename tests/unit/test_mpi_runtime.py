@@ -203,6 +203,20 @@ def test_coll_run_mpi_prints_the_table_and_writes_outputs(tmp_path):
     assert sorted(y.files) == ["y0", "y1"] and np.array_equal(y["y0"], y["y1"])
 
 
+def test_in_place_allreduce_under_mpi(tmp_path):
+    # In place, each rank's one argument is its input and its output: the
+    # projection counted it as an output only, so the ranks ran on zeros and
+    # the result never came back (FAIL for a correct program).
+    from coll.ir.generate import collective_module
+    with make_context():
+        text = collective_module("all_reduce", 3, [40], "f32", in_place=True)
+    prog = mpi.compile(text, strategy="naive", timeout=TIMEOUT)
+    xs = [np.arange(40, dtype=np.float32) * (i + 1) for i in range(3)]
+    prog.run(xs, [])
+    want = np.arange(40, dtype=np.float32) * 6
+    assert all(np.array_equal(x, want) for x in xs), xs
+
+
 def test_coll_run_mpi_fault_writes_nothing(tmp_path):
     out = tmp_path / "y.npz"
     r = _coll_run(tmp_path, ["--timeout", "20", "--outputs", str(out)], env={"COLL_MPI_TEST_FAULT": "1:kill"})

@@ -196,3 +196,32 @@ func.func @reshape(%x: !h, %w: !h, %y: !d, %shape: !shape) {
   "coll.wait"(%t0, %t1) : (!coll.token, !coll.token) -> ()
   return
 }
+
+// -----
+// A reinterpret_cast may point past the end of its buffer (upstream cannot
+// verify it): the copy would write other memory, so it is an error at the
+// copy with a note at the cast, not a region.
+!h = memref<8xf32, #coll.device<0>>
+!d = memref<8xf32, #coll.device<1>>
+!r = memref<4xf32, strided<[1], offset: 6>, #coll.device<1>>
+!x = memref<4xf32, #coll.device<0>>
+func.func @reinterpret_past_the_end(%x: !x, %y: !d) {
+  // expected-note @+1 {{this memref.reinterpret_cast}}
+  %r = memref.reinterpret_cast %y to offset: [6], sizes: [4], strides: [1] : !d to !r
+  // expected-error @+1 {{the writes of this coll.copy leave %arg1: bytes [24, 40) of a buffer of bytes [0, 32); expected a view inside its buffer}}
+  %t = "coll.copy"(%x, %r) : (!x, !r) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+
+// -----
+// The same cast at offset 4 stays inside: no error.
+!d = memref<8xf32, #coll.device<1>>
+!r = memref<4xf32, strided<[1], offset: 4>, #coll.device<1>>
+!x = memref<4xf32, #coll.device<0>>
+func.func @reinterpret_inside(%x: !x, %y: !d) {
+  %r = memref.reinterpret_cast %y to offset: [4], sizes: [4], strides: [1] : !d to !r
+  %t = "coll.copy"(%x, %r) : (!x, !r) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
