@@ -24,8 +24,9 @@ the runtimes create them. The check reports:
   an unordered op reads (WAR) or writes (WAW); a copy that reads what it
   writes, or a combine whose output partly overlaps an input;
 - a read of scratch (coll.alloc, memref.alloc/alloca) that the writes
-  ordered before it do not cover; function arguments and globals are
-  initialised memory. Accesses known only as "somewhere in this view" (non-
+  ordered before it do not cover, and of an argument that the function's
+  coll.implements claims as an output but not as an input (it holds
+  nothing yet); other arguments and globals are initialised memory. Accesses known only as "somewhere in this view" (non-
   constant indices, ops in loops, calls, masked ops) count for races but
   neither cover scratch nor are checked as reads of it;
 - a copy or combine that no coll.wait (or returned token) orders: it could
@@ -44,7 +45,7 @@ from mlir import ir
 from ..analysis.regions import box, covered, overlaps
 from ..core.errors import PassError
 from ..core.registry import register
-from ..ir.ops import COLLECTIVES, view
+from ..ir.ops import COLLECTIVES, Implements, view
 from ..ir.types import device_of, token_type
 from ..ir.views import VIEW_OPS, root_of, view_op
 from ..ir.walk import find_ops
@@ -396,6 +397,15 @@ class _Checker:
         self.tok = token_type()
         self.whole = {}  # value -> what a whole-view access of it touches
         self.extents = {}  # root -> (lo, hi) bytes it spans, () when unknown
+        # An argument a claim names as an output and not as an input holds
+        # nothing at entry: reading it before it is written reads garbage,
+        # as for scratch. (Without a claim an argument may be in place.)
+        self.fresh = set()
+        for claim in find_ops(func_op, Implements.NAME):
+            c = Implements.of(claim)
+            ins = {root_of(v)[0] for v in c.inputs}
+            self.fresh |= {r for r in (root_of(v)[0] for v in c.outputs)
+                           if isinstance(r, ir.BlockArgument) and r not in ins}
 
     def where(self, a):
         if a.root not in self.names:
@@ -687,7 +697,8 @@ class _Checker:
             else:
                 race = w  # the latest unordered write: likely the one meant
         owner = _owner_op(r.root)
-        unwritten = r.exact and owner is not None and owner.name in UNWRITTEN_ROOTS
+        unwritten = r.exact and (r.root in self.fresh if owner is None
+                                 else owner.name in UNWRITTEN_ROOTS)
         covered_ = not unwritten or covered(rb, ordered)
         op = r.op
         if race is not None:
