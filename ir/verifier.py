@@ -441,14 +441,22 @@ class _Verifier:
             h = handlers.get(name)
             if h is not None:
                 h(op)
+                producers[0] = True
             elif not name.startswith("coll.") and name != "func.return":
                 if name == "memref.memory_space_cast":
                     self.cast(op)
-                self.token_users(op, handlers)
+                if producers[0]:
+                    self.token_users(op, handlers)
+                else:  # no token yet (a module lowered below coll: none at all)
+                    early.append(op)
             return ir.WalkResult.ADVANCE
 
         self.token = token_type_of(root.context)
+        producers, early = [False], []
         root.walk(visit)
+        if producers[0]:
+            for op in early:
+                self.token_users(op, handlers)
         if self.peer_casts:
             for args in self.unchecked:
                 self.homes(*args)
