@@ -205,6 +205,7 @@ def compile_render(rows):
     for ax in axes:
         ax.legend(fontsize=7)
         _n_ticks(ax, ns)
+        ax.set_xticklabels([str(n) for n in ns])  # few Ns: every one named
     return [f"![compile time]({_save(fig, 'compile_time.png')})",
             table(compile_time.heads(), [compile_time.cells(r) for r in rows]),
             "", "\n".join(f"- {t}" for t in compile_time.targets(rows))]

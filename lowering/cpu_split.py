@@ -32,6 +32,8 @@ def _op(owner):
 
 
 def _weight(op):
+    if not len(op.regions):  # most ops: no walk (a Python call per op)
+        return 1
     n = 0
 
     def visit(_):
@@ -287,7 +289,7 @@ def _remap(op, mapping, shallow=False):
 
 def _erase_dead(block, keep, pure=PURE):
     for op in reversed([op.operation for op in block.operations]):
-        if op.name in pure and op not in keep and all(not list(r.uses) for r in op.results):
+        if op.name in pure and all(not list(r.uses) for r in op.results) and op not in keep:
             op.erase()
 
 
