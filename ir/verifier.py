@@ -118,6 +118,7 @@ class _Verifier:
         # Peer views (home devices) are looked for only once a cast from a
         # placed buffer was seen; combines before it are checked at the end.
         self.peer_casts, self.unchecked = False, []
+        self.token = None  # !coll.token of the context verified (run)
 
     def error(self, op, message):
         self.findings.append((op.location, message))
@@ -304,8 +305,9 @@ class _Verifier:
                 self.findings.append((op.location, _escape_message(op, producer)))
 
     def tokens(self, op, values):
+        token = self.token
         for v in values:
-            if not is_token(v.type):
+            if not (v.type == token if token is not None else is_token(v.type)):
                 continue
             owner = v.owner
             if not isinstance(owner, ir.Operation) and not hasattr(owner, "name"):
