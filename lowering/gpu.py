@@ -319,7 +319,7 @@ def _has_coll(func):
 # (stream, event and pool pointers are loaded from the globals the
 # constructor writes once; nothing writes them during a call) and the
 # descriptors legalize_memcpy builds, so only buffers cross parts.
-SPLIT = 256
+SPLIT = 1024  # host calls per part: fewer parts, fewer handles and buffers rebuilt
 HOST_PURE = PURE + ("llvm.mlir.addressof", "llvm.getelementptr", "llvm.load", "llvm.mlir.poison",
                     "llvm.insertvalue", "llvm.extractvalue", "llvm.mlir.constant",
                     "builtin.unrealized_conversion_cast", "memref.view")
