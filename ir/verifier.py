@@ -322,7 +322,8 @@ class _Verifier:
         self.placed(op, op.results[0], "coll.alloc result")
 
     def copy(self, op):
-        src, dst = op.operands[0], op.operands[1]
+        operands = list(op.operands)  # one list: each op.operands[i] costs as much
+        src, dst = operands[0], operands[1]
         key = (src.type, dst.type)
         if key not in self.good:  # what the types say, once per pair of types
             if self.placed(op, src, "copy source") is None or self.placed(op, dst, "copy target") is None:
@@ -331,7 +332,7 @@ class _Verifier:
                 s, d = _memref(src), _memref(dst)
                 return self.error(op, f"copy source memref<{_shape_text(s)}x{s.element_type}> and target memref<{_shape_text(d)}x{d.element_type}> differ; expected the same shape and element type")
             self.good.add(key)
-        self.tokens(op, list(op.operands)[2:])
+        self.tokens(op, operands[2:])
 
     def combine(self, op):
         c = OPS[op.name](op)
