@@ -44,8 +44,10 @@ test: setup
 
 # bench/report.md + bench/report/*.png: calibrates the CPU profile, then
 # schedule quality, compile time, CPU runs and the auto validation grid.
+# COMPILE_JSON=rows.json: the compile-time section from a run of
+# bench/compile_time.py --json (the full N grid takes long) instead.
 report: setup
-	$(BIN)/python bench/report.py
+	$(BIN)/python bench/report.py $(if $(COMPILE_JSON),--compile-json $(COMPILE_JSON))
 
 clean:
 	rm -rf $(VENV) build *.egg-info tests/lit/Output

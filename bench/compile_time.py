@@ -9,11 +9,17 @@ process (the stages hand each other MLIR text, whose parsing is timed apart):
   jit    ExecutionEngine (opt level 3) + entry lookup
   run    the first run, checked against numpy
   e2e    all of it in one process, like `coll-run` (runtime/cpu.py)
+  gpu    the GPU route from the explicit module to the shared library, like
+         `coll-build --emit=so` (coll-to-gpu, gpu-lower-to-nvvm-pipeline
+         with PTX, mlir-translate, llc, cc); needs no GPU. Its peak RSS is
+         the larger of the Python process and its largest tool.
 
 Peak RSS is VmHWM, reset (clear_refs) after parsing a stage's input.
+A GPU route over the stage limit is shown as such, and larger N of that
+strategy skip it (the CPU stages go on).
 
   python bench/compile_time.py [--ns 8,16,32] [--strategies ring] [--numel 4096]
-                               [--limit 600] [--quick] [--json out.json]
+                               [--limit 600] [--quick] [--no-gpu] [--json out.json]
 """
 import argparse
 import json
@@ -174,6 +180,38 @@ def stage_e2e(d, n, strategy, numel):
     return {"e2e_s": secs, "e2e_rss": rss, "e2e_cpu": cpu[0]}
 
 
+def stage_gpu(d):
+    from coll.ir import make_context
+    from coll.lowering import nvvm
+    from coll.lowering.route import lower
+    with make_context():
+        m, parse_s = _parse(os.path.join(d, "explicit.mlir"))
+        cpu = []
+
+        def work():
+            lower(m.operation, "gpu", check_order=False)
+            nvvm.lower_to_llvm(m.operation, None, "isa")
+            text = nvvm.host_llvm_ir(m.operation)
+            nvvm.build_shared_library(text, os.path.join(d, "libprog.so"))
+            return len(text)
+        c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ir_bytes, secs, rss = _timed(work, cpu)
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tools = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
+    return {"gpu_route_s": secs, "gpu_route_cpu": cpu[0] + tools, "gpu_route_parse_s": parse_s,
+            "gpu_route_rss": max(rss, c1.ru_maxrss * 1024), "gpu_host_ir_mb": ir_bytes / 2**20}
+
+
+def gpu_available():
+    try:
+        from coll.lowering import nvvm
+        nvvm.tool("mlir-translate")
+        nvvm.tool("llc")
+        return True
+    except Exception:
+        return False
+
+
 def _child(q, fn, args):
     try:
         q.put(("ok", fn(*args)))
@@ -203,12 +241,22 @@ def in_child(fn, args, limit):
     return (value, None) if status == "ok" else (None, value)
 
 
-def measure_point(n, strategy, numel=4096, limit=600, e2e=True):
+def measure_point(n, strategy, numel=4096, limit=600, e2e=True, gpu=True):
     """One row: every stage of `strategy` on `n` devices."""
     row = {"strategy": strategy, "n": n, "numel": numel, "gpu_route_s": None}
     with tempfile.TemporaryDirectory() as d:
-        steps = [(stage_lower, (d, n, strategy, numel)), (stage_route, (d,)),
-                 (stage_jit_run, (d, n, numel))]
+        out, why = in_child(stage_lower, (d, n, strategy, numel), limit)
+        if out is None:
+            row["error"] = f"stage_lower: {why}"
+            return row
+        row.update(out)
+        if gpu:  # from the same explicit module
+            out, why = in_child(stage_gpu, (d,), limit)
+            if out is None:
+                row["gpu_error"] = why
+            else:
+                row.update(out)
+        steps = [(stage_route, (d,)), (stage_jit_run, (d, n, numel))]
         if e2e:
             steps.append((stage_e2e, (d, n, strategy, numel)))
         for fn, args in steps:
@@ -243,7 +291,8 @@ def _fmt_mb(v):
 COLUMNS = [("ops", "ops"), ("copies", "copies"), ("kernels", "kernels"),
            ("lower_s", "lower s"), ("route_s", "route s"), ("jit_s", "jit s"), ("run_s", "run s"),
            ("e2e_s", "e2e s"), ("e2e_cpu", "e2e cpu s"), ("lower_rss", "lower MB"), ("route_rss", "route MB"),
-           ("jit_rss", "jit MB"), ("run_rss", "run MB"), ("e2e_rss", "e2e MB"), ("gpu_route_s", "gpu route")]
+           ("jit_rss", "jit MB"), ("run_rss", "run MB"), ("e2e_rss", "e2e MB"), ("gpu_route_s", "gpu route"),
+           ("gpu_route_cpu", "gpu cpu s"), ("gpu_route_rss", "gpu MB")]
 
 
 def cells(row):
@@ -274,6 +323,12 @@ def targets(rows):
     if r:
         lines.append(f"N=64 ring end to end {r[0]:.1f} s (< 10 s), {r[1] / 2**30:.2f} GB (< 1 GB): "
                      + ("ok" if r[0] < 10 and r[1] < 2**30 else "MISSED"))
+    r = by.get(("ring", 64))
+    if r and r.get("gpu_route_s") is not None:
+        t = r["lower_s"] + r["gpu_route_s"]
+        lines.append(f"N=64 ring to the shared library (lower + gpu route, as coll-build --emit=so) "
+                     f"{t:.1f} s, {r['lower_cpu'] + r['gpu_route_cpu']:.1f} CPU s (< 30 s): "
+                     + ("ok" if t < 30 else "MISSED"))
     for n, secs, gb in ((128, 40, None), (256, 180, 4)):
         for s in STRATEGIES:
             row = by.get((s, n))
@@ -288,11 +343,14 @@ def targets(rows):
                          + (f", {r[1] / 2**30:.2f} GB (< {gb} GB)" if gb else "") + (": ok" if ok else ": MISSED"))
     for s in STRATEGIES:
         lo = by.get((s, 16))
-        hi = max((r for r in rows if r["strategy"] == s and "e2e_s" in r), key=lambda r: r["n"], default=None)
-        if lo is None or hi is None or hi is lo:
+        if lo is None:
             continue
-        for stage in ("lower", "route", "jit"):
-            key = f"{stage}_cpu" if f"{stage}_cpu" in hi else f"{stage}_s"  # CPU time: the machine is shared
+        for stage in ("lower", "route", "jit", "gpu_route"):
+            key = f"{stage}_cpu" if f"{stage}_cpu" in lo else f"{stage}_s"  # CPU time: the machine is shared
+            hi = max((r for r in rows if r["strategy"] == s and r.get(key) is not None), key=lambda r: r["n"],
+                     default=None)
+            if hi is None or hi is lo:
+                continue
             a, b = per_item(lo, key), per_item(hi, key)
             if a and b:
                 ratio = b / a
@@ -308,6 +366,7 @@ def main(argv=None):
     p.add_argument("--numel", type=int, default=4096)
     p.add_argument("--limit", type=float, default=600, help="seconds per stage")
     p.add_argument("--no-e2e", action="store_true")
+    p.add_argument("--no-gpu", action="store_true", help="skip the GPU route column")
     p.add_argument("--quick", action="store_true", help=f"N in {QUICK_NS}, 256 elements")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
@@ -318,14 +377,19 @@ def main(argv=None):
     rows = []
     print(f"f32 sum, {numel} elements per device, {os.cpu_count()} cpus; seconds, MB peak RSS")
     print(" ".join(f"{h:>9}" for h in heads()), flush=True)
+    gpu = not args.no_gpu and gpu_available()
     for s in args.strategies.split(","):
+        gpu_s = gpu
         for n in ns:
-            row = measure_point(n, s, numel, args.limit, not args.no_e2e)
+            row = measure_point(n, s, numel, args.limit, not args.no_e2e, gpu_s)
             rows.append(row)
-            print(" ".join(f"{c:>9}" for c in cells(row)) + (f"  {row['error']}" if "error" in row else ""),
-                  flush=True)
+            notes = [f"gpu route: {row['gpu_error']}"] if "gpu_error" in row else []
+            notes += [row["error"]] if "error" in row else []
+            print(" ".join(f"{c:>9}" for c in cells(row)) + "".join(f"  {x}" for x in notes), flush=True)
+            if "gpu_error" in row:
+                gpu_s = False  # larger N take longer still
             if "error" in row:
-                break  # larger N take longer still
+                break
     print("\n".join(targets(rows)))
     if args.json:
         with open(args.json, "w") as f:

@@ -176,31 +176,47 @@ def nvlink_picks(ns=(2, 4, 8, 16), sizes=(4 << 10, 256 << 10, 1 << 20, 4 << 20, 
 
 # -- 2. compile time -----------------------------------------------------------------
 
-def compile_section(ns=COMPILE_NS):
+def compile_section(ns=COMPILE_NS, rows=None):
     """bench/compile_time.py's stages (each in a child process) per strategy
-    and N; rows also in report/compile-time.json."""
-    rows = []
-    for s in STRATEGIES:
-        for n in ns:
-            rows.append(compile_time.measure_point(n, s))
-        log(f"compile time {s} done")
-    with open(os.path.join(OUT_DIR, "compile-time.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+    and N, or `rows` a run of it wrote (--json); rows also in
+    report/compile-time.json."""
+    if rows is None:
+        rows = []
+        for s in STRATEGIES:
+            for n in ns:
+                rows.append(compile_time.measure_point(n, s, gpu=compile_time.gpu_available()))
+            log(f"compile time {s} done")
+        with open(os.path.join(OUT_DIR, "compile-time.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+    return compile_render(rows)
+
+
+def compile_render(rows):
+    """The plot (time against N, log axes) and the table of `rows`."""
+    ns = sorted({r["n"] for r in rows})
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    styles = {"lower_s": ":", "route_s": "--", "jit_s": "-.", "e2e_s": "-"}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    styles = {"lower_s": ":", "route_s": "--", "jit_s": "-.", "e2e_s": "-", "gpu_route_s": (0, (1, 4))}
     for s in STRATEGIES:
-        sel = [r for r in rows if r["strategy"] == s and "error" not in r]
+        mine = [r for r in rows if r["strategy"] == s]
         for key, style in styles.items():
-            axes[0].plot([r["n"] for r in sel], [r[key] for r in sel], style, marker="o", color=COLORS[s],
-                         label=f"{s} {key[:-2]}" if s == "ring" or key == "e2e_s" else None)
-        axes[1].plot([r["n"] for r in sel], [r["e2e_cpu"] / (r["copies"] + r["kernels"]) * 1e6 for r in sel],
-                     "o-", color=COLORS[s], label=s)
+            sel = [r for r in mine if r.get(key) is not None]
+            if sel:
+                axes[0].plot([r["n"] for r in sel], [r[key] for r in sel], linestyle=style, marker="o",
+                             color=COLORS[s], label=f"{s} {key[:-2]}" if s == "ring" or key == "e2e_s" else None)
+        for key, marker in (("e2e_cpu", "o"), ("gpu_route_cpu", "s")):
+            sel = [r for r in mine if r.get(key) is not None]
+            if sel:
+                axes[1].plot([r["n"] for r in sel], [r[key] / (r["copies"] + r["kernels"]) * 1e6 for r in sel],
+                             marker=marker, linestyle="-" if key == "e2e_cpu" else ":", color=COLORS[s],
+                             label=f"{s} {'CPU e2e' if key == 'e2e_cpu' else 'GPU route'}")
     axes[0].set(xscale="log", yscale="log", xlabel="N", ylabel="s", title="stage time (wall)")
-    axes[1].set(xscale="log", yscale="log", xlabel="N", ylabel="us CPU per copy+kernel", title="end to end, per op")
+    axes[1].set(xscale="log", yscale="log", xlabel="N", ylabel="us CPU per copy+kernel",
+                title="CPU end to end and GPU route, per op")
     for ax in axes:
         ax.legend(fontsize=7)
-        _n_ticks(ax, list(ns))
+        _n_ticks(ax, ns)
+        ax.set_xticklabels([str(n) for n in ns])  # few Ns: every one named
     return [f"![compile time]({_save(fig, 'compile_time.png')})",
             table(compile_time.heads(), [compile_time.cells(r) for r in rows]),
             "", "\n".join(f"- {t}" for t in compile_time.targets(rows))]
@@ -489,7 +505,19 @@ def timeline_section(n=4, numel=SCHEDULE_BYTES // 4):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="smaller grids (a smoke run)")
+    p.add_argument("--compile-json", default=None,
+                   help="render the compile-time section from these rows (bench/compile_time.py --json) "
+                        "instead of measuring them")
+    p.add_argument("--compile-only", action="store_true",
+                   help="with --compile-json: write only report/compile_time.png and print the section")
     args = p.parse_args(argv)
+    if args.compile_only:
+        if not args.compile_json:
+            p.error("--compile-only needs --compile-json")
+        os.makedirs(OUT_DIR, exist_ok=True)
+        with open(args.compile_json) as f:
+            print("\n".join(compile_render(json.load(f))))
+        return 0
     t0 = time.perf_counter()
     os.makedirs(OUT_DIR, exist_ok=True)
     started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -508,7 +536,11 @@ def main(argv=None):
     log("schedule quality ...")
     srows = schedule_rows(SCHEDULE_NS[:7] if args.quick else SCHEDULE_NS)
     log("compile time ...")
-    comp = compile_section(COMPILE_NS[:3] if args.quick else COMPILE_NS)
+    if args.compile_json:
+        with open(args.compile_json) as f:
+            comp = compile_section(rows=json.load(f))
+    else:
+        comp = compile_section(COMPILE_NS[:3] if args.quick else COMPILE_NS)
     log("CPU efficiency ...")
     cpu = cpu_section(mibs=(1, 16) if args.quick else (1, 16, 64))
     family = family_section(prof_path, args.quick)
@@ -548,7 +580,9 @@ def main(argv=None):
     md += ["## Compile time\n", "`bench/compile_time.py`: one all_reduce (f32 sum, 4096 elements per "
            "device) through every CPU stage, each in a child process: lowering + verification, the CPU "
            "route (coll-to-cpu, coll-cpu-to-llvm), the JIT, the first checked run, and all of it in one "
-           "process (e2e, like coll-run). Seconds (wall, and CPU for e2e), peak RSS in MB.\n"] + comp
+           "process (e2e, like coll-run), and the GPU route from the explicit module to the shared library "
+           "(`gpu route`, like coll-build --emit=so; no GPU needed). Seconds (wall, and CPU for e2e and "
+           "the GPU route, its tools included), peak RSS in MB.\n"] + comp
     md += ["\n## CPU execution efficiency\n", "From `bench/cpu_run.py` (its functions, smaller sizes).\n"] + cpu
     md += ["\n## The collective family\n"] + family
     md += ["\n## GPU results\n"] + gpu_section()

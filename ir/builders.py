@@ -8,6 +8,22 @@ from mlir import ir
 from .types import token_type
 
 
+_SEGMENTS = {}  # (context, sizes) -> operandSegmentSizes attribute
+
+
+def _segments(sizes):
+    """DenseI32ArrayAttr of `sizes`, built once per context: building one
+    costs 5 us, and every copy, combine and slice the lowerings emit has one
+    of a handful."""
+    key = (ir.Context.current, tuple(sizes))
+    attr = _SEGMENTS.get(key)
+    if attr is None:
+        if len(_SEGMENTS) > 4096:  # entries keep their Context alive
+            _SEGMENTS.clear()
+        attr = _SEGMENTS[key] = ir.DenseI32ArrayAttr.get(list(sizes))
+    return attr
+
+
 def _tokens(deps):
     return [d for d in deps if d is not None]
 
@@ -72,7 +88,7 @@ def combine(lhs, rhs, output, kind, deps=()):
     deps = _tokens(deps)
     attrs = {
         "kind": ir.StringAttr.get(kind),
-        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(rhs), 1, len(deps)]),
+        "operandSegmentSizes": _segments((1, len(rhs), 1, len(deps))),
     }
     return ir.Operation.create("coll.combine", results=[token_type()],
                                operands=[lhs] + list(rhs) + [output] + deps,
@@ -98,7 +114,7 @@ def subview(source, offsets, sizes, result_type):
         "static_offsets": ir.DenseI64ArrayAttr.get([int(o) for o in offsets]),
         "static_sizes": ir.DenseI64ArrayAttr.get([int(s) for s in sizes]),
         "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
-        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
+        "operandSegmentSizes": _segments((1, 0, 0, 0)),
     }
     return ir.Operation.create("memref.subview", results=[result_type], operands=[source],
                                attributes=attrs).result

@@ -40,6 +40,23 @@ def attr_ints(op, name):
     return list(a) if a is not None else None
 
 
+_SEGMENTS = {}  # operandSegmentSizes attribute -> its sizes
+
+
+def _segment_sizes(attr):
+    """list(DenseI32ArrayAttr(attr)), memoized by the (uniqued) attribute:
+    iterating a dense array in the bindings costs 4 us an element, and a
+    lowered program has a handful of distinct segment sizes on many ops."""
+    try:
+        return list(_SEGMENTS[attr])
+    except KeyError:
+        pass
+    if len(_SEGMENTS) > 4096:  # entries keep their Context alive
+        _SEGMENTS.clear()
+    sizes = _SEGMENTS[attr] = tuple(ir.DenseI32ArrayAttr(attr))
+    return list(sizes)
+
+
 class OpView:
     """Base: `GROUPS` names the operand groups in order, each 1 or VARIADIC;
     with several variadic groups the sizes come from operandSegmentSizes."""
@@ -53,7 +70,7 @@ class OpView:
         operands = list(self.op.operands)
         sizes = [g[1] for g in self.GROUPS]
         if sizes.count(VARIADIC) > 1:
-            sizes = list(ir.DenseI32ArrayAttr(self.op.attributes["operandSegmentSizes"]))
+            sizes = _segment_sizes(self.op.attributes["operandSegmentSizes"])
         elif VARIADIC in sizes:
             sizes[sizes.index(VARIADIC)] = len(operands) - (sum(sizes) + 1)
         start, self._roles = 0, []

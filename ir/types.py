@@ -1,50 +1,100 @@
 """Types and attributes of the coll dialect, and memref helpers."""
-from functools import lru_cache
-
 from mlir import ir
 
 from .kinds import ELEMENT_TYPES  # noqa: F401 - re-exported
 
 
+# Printing a type or attribute costs 5-15 us in the bindings (a stream per
+# call), a dict lookup on the uniqued object under 1 us: facts read from
+# text are memoized by the object. Entries keep their Context alive, hence
+# the bound.
+_BOUND = 1 << 18  # a 256-device ring has 2^16 distinct slice types
+
+
+def _memo(table, key, compute):
+    try:
+        return table[key]
+    except KeyError:
+        pass
+    if len(table) > _BOUND:
+        table.clear()
+    value = table[key] = compute()
+    return value
+
+
+_TOKEN_TYPES = {}  # context -> !coll.token
+
+
 def token_type():
-    return ir.Type.parse("!coll.token")
+    t = token_type_of(ir.Context.current)
+    return t if t is not None else ir.Type.parse("!coll.token")  # raises: no coll dialect
 
 
 def device_attr(device):
     return ir.Attribute.parse(f"#coll.device<{int(device)}>")
 
 
-_DEVICES = {}  # memory-space attribute -> device id (printing one is slow)
+_DEVICES = {}  # memory-space attribute -> device id
+_PLACED = {}  # type -> device id
 
 
 def device_of(type_):
     """Device id of a memref type placed with #coll.device<i>, else None."""
-    space = ir.MemRefType(type_).memory_space
+    try:
+        return _PLACED[type_]
+    except KeyError:
+        return _memo(_PLACED, type_, lambda: _space_device(ir.MemRefType(type_).memory_space))
+
+
+def _space_device(space):
     if space is None:
         return None
-    try:
-        return _DEVICES[space]
-    except KeyError:
-        pass
-    text = str(space)
-    dev = None
+    return _memo(_DEVICES, space, lambda: _device_text(str(space)))
+
+
+def _device_text(text):
     if text.startswith("#coll.device<"):
         try:
-            dev = int(text[len("#coll.device<"):].split(":")[0].split(">")[0].strip())
+            return int(text[len("#coll.device<"):].split(":")[0].split(">")[0].strip())
         except ValueError:  # #coll.device<true>: not a device id
-            dev = None
-    if len(_DEVICES) > 65536:  # entries keep their Context alive
-        _DEVICES.clear()
-    _DEVICES[space] = dev
-    return dev
+            return None
+    return None
+
+
+def token_type_of(ctx):
+    """!coll.token in `ctx`, or None where the dialect is not loaded."""
+    return _memo(_TOKEN_TYPES, ctx, lambda: _parse_token(ctx))
 
 
 def is_token(type_):
-    return str(type_) == "!coll.token"
+    # Compared with the context's token type, not memoized by type: most
+    # types asked about are memrefs, of which a large program has many.
+    token = token_type_of(type_.context)
+    return type_ == token if token is not None else str(type_) == "!coll.token"
+
+
+def _parse_token(ctx):
+    """!coll.token in `ctx`, or None where the dialect is not loaded."""
+    try:
+        return ir.Type.parse("!coll.token", ctx)
+    except Exception:  # MLIRError: a context without the coll dialect
+        return None
+
+
+_NAMES = {}  # element type -> its text
 
 
 def element_name(type_):
     """'f32', 'i1', ... for a memref or element type."""
+    if isinstance(type_, ir.MemRefType):  # the bindings downcast types
+        type_ = type_.element_type
+    try:
+        return _NAMES[type_]
+    except KeyError:
+        return _memo(_NAMES, type_, lambda: _element_text(type_))
+
+
+def _element_text(type_):
     try:
         type_ = ir.MemRefType(type_).element_type
     except ValueError:
@@ -63,30 +113,26 @@ def numel(type_):
     return n
 
 
-_FLAT = {}  # (context, text) -> type: parsing the same type again is slow
+_FLAT = {}  # (context, elem, length, device, offset) -> type: parsing is slow
 
 
 def flat_type(elem, length, device=None, offset=None):
     """memref<length x elem> on `device`, with a strided layout when `offset`
     is given (the type of a subview at that offset)."""
-    text = _flat_text(str(elem), int(length), device, offset)
-    key = (ir.Context.current, text)
-    t = _FLAT.get(key)
-    if t is None:
-        if len(_FLAT) > 65536:  # entries keep their Context alive
-            _FLAT.clear()
-        t = _FLAT[key] = ir.Type.parse(text)
-    return t
+    ctx = ir.Context.current
+    key = (ctx, elem, int(length), device, offset)
+    try:
+        return _FLAT[key]
+    except KeyError:
+        pass
+    # MemRefType.get: half the cost of parsing its text.
+    layout = None if offset is None else ir.StridedLayoutAttr.get(offset, [1], ctx)
+    space = None if device is None else _memo(_SPACES, (ctx, device), lambda: device_attr(device))
+    return _memo(_FLAT, key, lambda: ir.MemRefType.get([int(length)], elem, layout, space,
+                                                      loc=ir.Location.unknown(ctx)))
 
 
-@lru_cache(maxsize=4096)
-def _flat_text(elem, length, device, offset):
-    parts = [f"{length}x{elem}"]
-    if offset is not None:
-        parts.append(f"strided<[1], offset: {offset}>" if offset else "strided<[1]>")
-    if device is not None:
-        parts.append(f"#coll.device<{device}>")
-    return "memref<" + ", ".join(parts) + ">"
+_SPACES = {}  # (context, device) -> #coll.device<device>
 
 
 def on_device(type_, device):

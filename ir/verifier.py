@@ -6,11 +6,13 @@ slices itself. Each finding is a
 (location, message) pair; `verify_or_raise` turns findings into a
 VerifyError that tools print as located MLIR diagnostics.
 """
+from functools import lru_cache
+
 from mlir import ir
 
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
-from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
-from .types import ELEMENT_TYPES, device_of, element_name, is_token
+from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllGather, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
+from .types import ELEMENT_TYPES, device_of, element_name, is_token, token_type_of
 from .kinds import ELEMENTS
 from .views import root_of
 
@@ -23,6 +25,7 @@ class VerifyError(Exception):
         self.findings = findings
 
 
+@lru_cache(maxsize=256)
 def _kind_error(kind, elem):
     if kind not in KINDS:
         return f"unknown reduction kind '{kind}'; expected one of: {', '.join(KINDS)}"
@@ -62,6 +65,11 @@ def _shaped(v):
     return as_(ir.MemRefType, v.type) or as_(ir.RankedTensorType, v.type)
 
 
+def device_of_value(v):
+    mt = _memref(v)
+    return device_of(mt) if mt is not None else None
+
+
 def _contiguous(mt):
     """Row-major contiguous, at any offset (what collapse_shape needs)."""
     if str(mt.affine_map) == str(ir.AffineMap.get_identity(mt.rank)):
@@ -87,6 +95,24 @@ def _type_text(mt):
     return f"{base}<{_shape_text(mt)}x{mt.element_type}>"
 
 
+def _byte_size(mt):
+    el = ELEMENTS.get(element_name(mt))
+    size = el.bytes if el else 8
+    for d in mt.shape:
+        size *= max(d, 0)
+    return size
+
+
+def _placement(type_):
+    """(device or None, dynamic shape, memref type or None, bytes) of a type:
+    what `placed` checks, computed once per type (a module has few distinct
+    types and many ops on them)."""
+    mt = as_(ir.MemRefType, type_)
+    if mt is None:
+        return None, False, None, 0
+    return device_of(mt), any(d < 0 for d in mt.shape), mt, _byte_size(mt)
+
+
 def _shape_text(mt):
     return "x".join(str(d) if d >= 0 else "?" for d in mt.shape) or "scalar"
 
@@ -95,6 +121,15 @@ class _Verifier:
     def __init__(self, num_devices):
         self.num_devices = num_devices
         self.findings = []
+        self.facts = {}  # type -> _placement(type)
+        self.shapes = {}  # memref type -> (shape, element type), compared per combine
+        self.peer_access = {}  # function -> whether its module has peer access
+        self.escaped = []  # producers whose token escape is reported
+        self.good = set()  # (kind, types) of combines, (types) of copies, found right
+        # Peer views (home devices) are looked for only once a cast from a
+        # placed buffer was seen; combines before it are checked at the end.
+        self.peer_casts, self.unchecked = False, []
+        self.token = None  # !coll.token of the context verified (run)
 
     def error(self, op, message):
         self.findings.append((op.location, message))
@@ -307,8 +342,10 @@ class _Verifier:
 
     # -- explicit level --------------------------------------------------------
     def placed(self, op, v, role):
-        mt = _memref(v)
-        dev = device_of(mt) if mt is not None else None
+        fact = self.facts.get(v.type)
+        if fact is None:
+            fact = self.facts[v.type] = _placement(v.type)
+        dev, dynamic, mt, size = fact
         if dev is None:
             space = str(mt.memory_space) if mt is not None and mt.memory_space is not None else ""
             if space.startswith("#coll.device<"):
@@ -318,34 +355,46 @@ class _Verifier:
             return None
         if not self.device_in_range(op, dev, role):
             return None
-        if any(d < 0 for d in mt.shape):
+        if dynamic:
             self.error(op, f"{role} has a dynamic shape; dynamic shapes are not supported yet")
             return None
-        if self.too_big(op, mt, role):
+        if size >= MAX_BYTES:
+            self.too_big(op, mt, role)
             return None
         return dev
 
     def too_big(self, op, mt, role):
         """A buffer whose byte size does not fit in an index (2^62 bytes)."""
-        el = ELEMENTS.get(str(mt.element_type))
-        size = el.bytes if el else 8
-        for d in mt.shape:
-            size *= max(d, 0)
+        size = _byte_size(mt)
         if size >= MAX_BYTES:
             self.error(op, f"{role} {_type_text(mt)} holds {size} bytes; "
                            f"expected fewer than 2^62 bytes")
             return True
         return False
 
-    def token_users(self, op, allowed=("func.return",)):
+    def token_users(self, op, producers):
         """A token may flow only into coll ops (and be returned, which the
         order check reads as the final token; the lowerings refuse it): no
-        lowering can store or pass it on."""
-        self.findings += token_escapes(op, allowed)
+        lowering can store or pass it on. Checked at the user `op` (neither a
+        coll op nor func.return), once per producer: walking each coll op's
+        uses instead costs 20 us an op, most of a large program."""
+        if not len(op.operands):
+            return
+        for v in op.operands:
+            if v.type != self.token:
+                continue
+            owner = v.owner
+            if isinstance(owner, ir.Block):
+                continue
+            producer = getattr(owner, "operation", owner)
+            if producer.name in producers and producer not in self.escaped:
+                self.escaped.append(producer)
+                self.findings.append((op.location, _escape_message(op, producer)))
 
     def tokens(self, op, values):
+        token = self.token
         for v in values:
-            if not is_token(v.type):
+            if not (v.type == token if token is not None else is_token(v.type)):
                 continue
             owner = v.owner
             if not isinstance(owner, ir.Operation) and not hasattr(owner, "name"):
@@ -360,39 +409,86 @@ class _Verifier:
         self.placed(op, op.results[0], "coll.alloc result")
 
     def copy(self, op):
-        src, dst = op.operands[0], op.operands[1]
-        if self.placed(op, src, "copy source") is None or self.placed(op, dst, "copy target") is None:
-            return
-        s, d = _memref(src), _memref(dst)
-        if list(s.shape) != list(d.shape) or s.element_type != d.element_type:
-            return self.error(op, f"copy source memref<{_shape_text(s)}x{s.element_type}> and target memref<{_shape_text(d)}x{d.element_type}> differ; expected the same shape and element type")
-        self.tokens(op, list(op.operands)[2:])
+        operands = list(op.operands)  # one list: each op.operands[i] costs as much
+        src, dst = operands[0], operands[1]
+        key = (src.type, dst.type)
+        if key not in self.good:  # what the types say, once per pair of types
+            if self.placed(op, src, "copy source") is None or self.placed(op, dst, "copy target") is None:
+                return
+            if self.shape_of(src.type) != self.shape_of(dst.type):
+                s, d = _memref(src), _memref(dst)
+                return self.error(op, f"copy source memref<{_shape_text(s)}x{s.element_type}> and target memref<{_shape_text(d)}x{d.element_type}> differ; expected the same shape and element type")
+            self.good.add(key)
+        self.tokens(op, operands[2:])
 
     def combine(self, op):
         c = OPS[op.name](op)
         bufs = c.inputs + [c.out]
         roles = ["lhs"] + [f"rhs #{i}" for i in range(len(c.rhs))] + ["output"]
+        kind = op.attributes["kind"]
+        key = (kind,) + tuple(v.type for v in bufs)
+        if key not in self.good and not self.combine_types(op, bufs, roles, kind):
+            return
+        self.good.add(key)
+        if not self.peers_enabled(op):
+            if not self.peer_casts:  # no peer view so far: nothing to find yet
+                self.unchecked.append((op, bufs, roles))
+            elif self.homes(op, bufs, roles):
+                return
+        self.tokens(op, c.deps)
+
+    def combine_types(self, op, bufs, roles, kind):
+        """What the types of a combine's buffers and its kind say; True when
+        they are right (the same for every combine of these types)."""
         devs = []
         for v, role in zip(bufs, roles):
             dev = self.placed(op, v, f"combine {role}")
             if dev is None:
-                return
+                return False
             devs.append(dev)
         if len(set(devs)) != 1:
             return self.error(op, f"combine touches devices {sorted(set(devs))}; expected all its buffers on one device")
+        ref = self.shape_of(bufs[-1].type)
         for v, role in zip(bufs, roles):
-            home = peers.home_device(v)
-            if home != devs[0] and not peers.enabled(op):
-                return self.error(op, f"combine on device {devs[0]} reaches its {role} in the memory of device {home} (a peer view); that needs peer access: expected the module attribute '{peers.ATTR}', or a buffer on device {devs[0]}")
-        ref = _memref(bufs[-1])
-        for v, role in zip(bufs, roles):
-            mt = _memref(v)
-            if list(mt.shape) != list(ref.shape) or mt.element_type != ref.element_type:
-                return self.error(op, f"combine {role} is memref<{_shape_text(mt)}x{mt.element_type}> but the output is memref<{_shape_text(ref)}x{ref.element_type}>; expected the same shape and element type")
-        msg = _kind_error(ir.StringAttr(op.attributes["kind"]).value, element_name(ref))
+            if self.shape_of(v.type) != ref:
+                mt, rt = _memref(v), _memref(bufs[-1])
+                return self.error(op, f"combine {role} is memref<{_shape_text(mt)}x{mt.element_type}> but the output is memref<{_shape_text(rt)}x{rt.element_type}>; expected the same shape and element type")
+        msg = _kind_error(ir.StringAttr(kind).value, element_name(ref[1]))
         if msg:
             return self.error(op, msg)
-        self.tokens(op, c.deps)
+        return True
+
+    def homes(self, op, bufs, roles):
+        """Reports (and returns True) when a combine without peer access
+        reaches a buffer of another device through a peer view."""
+        dev = device_of(bufs[-1].type)
+        for v, role in zip(bufs, roles):
+            home = peers.home_device(v)
+            if home != dev:
+                self.error(op, f"combine on device {dev} reaches its {role} in the memory of device {home} (a peer view); that needs peer access: expected the module attribute '{peers.ATTR}', or a buffer on device {dev}")
+                return True
+        return False
+
+    def cast(self, op):
+        """A memory_space_cast from a placed buffer can make a peer view."""
+        if device_of_value(op.operands[0]) is not None:
+            self.peer_casts = True
+
+    def shape_of(self, type_):
+        """(shape, element type) of a memref type, once per type."""
+        got = self.shapes.get(type_)
+        if got is None:
+            mt = ir.MemRefType(type_)
+            got = self.shapes[type_] = (tuple(mt.shape), mt.element_type)
+        return got
+
+    def peers_enabled(self, op):
+        """peers.enabled(op), once per function (its module is the same)."""
+        f = op.parent
+        got = self.peer_access.get(f)
+        if got is None:
+            got = self.peer_access[f] = peers.enabled(op)
+        return got
 
     def join(self, op):
         self.tokens(op, list(op.operands))
@@ -434,13 +530,29 @@ class _Verifier:
         }
 
         def visit(op):
-            h = handlers.get(op.name)
+            name = op.name
+            h = handlers.get(name)
             if h is not None:
                 h(op)
-                self.token_users(op)
+                producers[0] = True
+            elif not name.startswith("coll.") and name != "func.return":
+                if name == "memref.memory_space_cast":
+                    self.cast(op)
+                if producers[0]:
+                    self.token_users(op, handlers)
+                else:  # no token yet (a module lowered below coll: none at all)
+                    early.append(op)
             return ir.WalkResult.ADVANCE
 
+        self.token = token_type_of(root.context)
+        producers, early = [False], []
         root.walk(visit)
+        if producers[0]:
+            for op in early:
+                self.token_users(op, handlers)
+        if self.peer_casts:
+            for args in self.unchecked:
+                self.homes(*args)
         return self.findings
 
 
@@ -453,10 +565,13 @@ def token_escapes(op, allowed=()):
         for use in r.uses:
             user = getattr(use.owner, "operation", use.owner)
             if not user.name.startswith("coll.") and user.name not in allowed:
-                return [(user.location, f"'{user.name}' uses the !coll.token of '{op.name}'; tokens "
-                                        "may only be used by coll ops (coll.join, coll.wait, coll.copy, "
-                                        "coll.combine) when the program is lowered")]
+                return [(user.location, _escape_message(user, op))]
     return []
+
+
+def _escape_message(user, producer):
+    return (f"'{user.name}' uses the !coll.token of '{producer.name}'; tokens may only be used by coll "
+            "ops (coll.join, coll.wait, coll.copy, coll.combine) when the program is lowered")
 
 
 SPMD_RANKS = "coll.ranks"  # on a function that holds one rank's buffers

@@ -32,6 +32,8 @@ def _op(owner):
 
 
 def _weight(op):
+    if not len(op.regions):  # most ops: no walk (a Python call per op)
+        return 1
     n = 0
 
     def visit(_):
@@ -67,10 +69,19 @@ def split_module(module_op, limit, skip=()):
             _Splitter(f, limit).run()
 
 
+def split_function(f, limit, pure=PURE):
+    """Splits func.func `f`, its parts placed after it (it stays the
+    module's first function); `pure`: the ops cloned where used (the GPU
+    route adds its handle loads and descriptor building, lowering/gpu.py)."""
+    _Splitter(f, limit, pure, after=True).run()
+
+
 class _Splitter:
-    def __init__(self, f, limit):
+    def __init__(self, f, limit, pure=PURE, after=False):
         self.f = f
         self.limit = limit
+        self.pure = pure
+        self.last = f if after else None  # parts go after it, else before f
         self.name = ir.StringAttr(f.attributes["sym_name"]).value
         self.count = 0
         self.slots = {}     # buffer -> k: its pointers are at 2k, 2k + 1
@@ -125,11 +136,12 @@ class _Splitter:
             weights.append(w)
         total = sum(weights)
         mine = self._mine()
-        if total <= self.limit or not all(op.name in PURE or op in mine or _static_results(op) for op in ops):
+        pure = self.pure
+        if total <= self.limit or not all(op.name in pure or op in mine or _static_results(op) for op in ops):
             return total
         segments, seg, size = [], [], 0
         for op, w in zip(ops, weights):
-            if op.name in PURE or op in mine:
+            if op.name in pure or op in mine:
                 continue
             if seg and size + w > self.limit:
                 segments.append(seg)
@@ -140,7 +152,7 @@ class _Splitter:
             segments.append(seg)
         for s in segments:
             self._outline(s)
-        _erase_dead(block, self._mine())
+        _erase_dead(block, self._mine(), pure)
         return len(segments)
 
     def _mine(self):
@@ -174,7 +186,7 @@ class _Splitter:
                 return
             done.add(v)
             owner = v.owner
-            if not isinstance(owner, ir.Block) and _op(owner).name in PURE:
+            if not isinstance(owner, ir.Block) and _op(owner).name in self.pure:
                 for o in _op(owner).operands:
                     need(o, at)
                 clones.append((_op(owner), at))  # before its first user: it may view a buffer made here
@@ -191,8 +203,11 @@ class _Splitter:
         name = f"{self.name}_part{self.count}"
         self.count += 1
         first = segment[0]
-        with ir.InsertionPoint(self.f), first.location:
+        at = ir.InsertionPoint(self.f) if self.last is None else ir.InsertionPoint.after(self.last)
+        with at, first.location:
             fn = func.FuncOp(name, ir.FunctionType.get([a.type for a in args], []), visibility="private")
+            if self.last is not None:
+                self.last = fn.operation
             no_inline(fn)
             entry = fn.add_entry_block()
         mapping = dict(zip(args, entry.arguments))
@@ -219,7 +234,9 @@ class _Splitter:
 
 
 def _static_results(op):
-    return all(_static(r.type) for r in op.results)
+    """Results a table slot can hold (static memrefs), or that nothing uses
+    (a gpu.memcpy's token when its stream orders it)."""
+    return all(_static(r.type) or not list(r.uses) for r in op.results)
 
 
 def _chain(op, ops):
@@ -270,9 +287,9 @@ def _remap(op, mapping, shallow=False):
     op.walk(visit)
 
 
-def _erase_dead(block, keep):
+def _erase_dead(block, keep, pure=PURE):
     for op in reversed([op.operation for op in block.operations]):
-        if op.name in PURE and op not in keep and all(not list(r.uses) for r in op.results):
+        if op.name in pure and all(not list(r.uses) for r in op.results) and op not in keep:
             op.erase()
 
 

@@ -58,6 +58,7 @@ from . import gpu_kernels as kernels
 from .gpu_kernels import KERNEL_MODULE, add_kernels, features_for  # noqa: F401
 from .gpu_memcpy import legalize_memcpy
 from .gpu_streams import Chains, Program, _token_type
+from .cpu_split import PURE, split_function
 from .placement import strip_types
 
 THREADS = 256
@@ -141,7 +142,9 @@ class _Function:
     def plan(self):
         ops = [op for op in self.block.operations]
         self.ops = []
-        self.scratch = []     # (op, byte offset)
+        # id(alloc op) -> byte offset: an Operation's hash changes when
+        # strip_types retypes its result (bindings 22.1.8); self.ops keeps it alive.
+        self.scratch = {}
         used = set()
         size = 0
         for op in ops:
@@ -152,7 +155,7 @@ class _Function:
                 dev = device_of(t)
                 used.add(dev)
                 nbytes = _numel(t) * kernels.ELEMENT_BYTES[kernels.stored_element(_elem(t))]
-                self.scratch.append((op, size))
+                self.scratch[id(op)] = size
                 size += -(-max(nbytes, 1) // POOL_ALIGN) * POOL_ALIGN
                 self.ops.append((op, dev))
             elif name == Copy.NAME:
@@ -237,7 +240,7 @@ class _Function:
 
     # -- ops ----------------------------------------------------------------------
     def _alloc(self, op, dev):
-        shift = next(off for o, off in self.scratch if o == op)
+        shift = self.scratch[id(op)]
         view = memref.view(op.results[0].type, self.pool, self._const(shift), [])
         op.results[0].replace_all_uses_with(view)
 
@@ -308,9 +311,24 @@ def _has_coll(func):
     return find_ops(func, lambda name: name.startswith("coll."))
 
 
+# A host function of more than SPLIT copies and launches is split into
+# private functions of at most SPLIT host calls (lowering/cpu_split.py),
+# placed after it: a 64-device ring is ~300,000 host ops in one
+# block otherwise, and llc's time on one function grows faster than its
+# size. Besides views and constants, a part rebuilds the handles it uses
+# (stream, event and pool pointers are loaded from the globals the
+# constructor writes once; nothing writes them during a call) and the
+# descriptors legalize_memcpy builds, so only buffers cross parts.
+SPLIT = 1024  # host calls per part: fewer parts, fewer handles and buffers rebuilt
+HOST_PURE = PURE + ("llvm.mlir.addressof", "llvm.getelementptr", "llvm.load", "llvm.mlir.poison",
+                    "llvm.insertvalue", "llvm.extractvalue", "llvm.mlir.constant",
+                    "builtin.unrealized_conversion_cast", "memref.view")
+
+
 def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="device",
-           memcpy_views=True):
-    """Explicit level -> gpu dialect, in place. Returns the kernel names."""
+           memcpy_views=True, split=SPLIT):
+    """Explicit level -> gpu dialect, in place. Returns the kernel names.
+    `split`: most host ops per function (0: one function)."""
     if workspace not in ("alloc", "arg"):
         raise PassError(f"workspace must be 'alloc' or 'arg', got '{workspace}'")
     if streams not in ("device", "single"):
@@ -346,6 +364,11 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
         add_kernels(module_op, chip, needed)
     if memcpy_views:
         legalize_memcpy(module_op)
+    if split:
+        with module_op.context, module_op.location:
+            for f in funcs:
+                if len(find_ops(f, lambda n: n in ("gpu.memcpy", "gpu.launch_func"))) > split:
+                    split_function(f, split, HOST_PURE)
     return sorted(needed)
 
 
@@ -353,7 +376,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
           "Lower the explicit level to gpu host ops (streams per device) and combine kernels",
           anchor="builtin.module",
           **{"device-map": (str, ""), "chip": (str, "sm_90"), "workspace": (str, "alloc"),
-             "streams": (str, "device"), "memcpy-views": (str, "true")})
+             "streams": (str, "device"), "memcpy-views": (str, "true"), "split": (int, SPLIT)})
 def to_gpu_pass(module_op, **options):
     for op in find_ops(module_op, lambda n: n.startswith("coll.")):
         for loc, msg in token_escapes(op):  # a returned token would dangle (an LLVM abort)
@@ -361,7 +384,9 @@ def to_gpu_pass(module_op, **options):
     views = options["memcpy-views"]
     if views not in ("true", "false"):
         raise PassError(f"memcpy-views must be true or false, got '{views}'")
+    if options["split"] < 0:
+        raise PassError(f"split must be 0 (no split) or a positive op count, got {options['split']}")
     to_gpu(module_op, options["device-map"], options["chip"], options["workspace"],
-           options["streams"], views == "true")
+           options["streams"], views == "true", options["split"])
 
 

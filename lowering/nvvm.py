@@ -154,21 +154,38 @@ def ptx_text(module_op):
 
 def host_llvm_ir(module_op):
     """LLVM IR text of a lowered module (mlir-translate --mlir-to-llvmir)."""
+    import io
+    code = io.BytesIO()  # bytecode: printed and parsed in a fraction of the text's time
+    module_op.write_bytecode(code)
     r = subprocess.run([tool("mlir-translate"), "--mlir-to-llvmir"],
-                       input=str(module_op).encode(), capture_output=True)
+                       input=code.getvalue(), capture_output=True)
     if r.returncode:
         raise PassError(f"mlir-translate failed: {r.stderr.decode().strip()}")
     return r.stdout.decode()
 
 
 def host_calls(llvm_ir):
-    """{function name: {runtime function: calls}} of the host LLVM IR
-    (straight-line host code makes the counts exact)."""
+    """{function name: {runtime function: calls}} of the host LLVM IR, a
+    function's own calls and those of the functions it calls (the parts of
+    a split entry; straight-line host code makes the counts exact)."""
     import re
     from collections import Counter
-    out = {}
+    own, callees = {}, {}
     for m in re.finditer(r"^define [^@]*@([\w.$]+)\(.*?^}$", llvm_ir, re.S | re.M):
-        out[m.group(1)] = Counter(re.findall(r"call \w+ @(mgpu\w+)\(", m.group(0)))
+        calls = re.findall(r"call \w+ @([\w.$]+)\(", m.group(0))
+        own[m.group(1)] = Counter(c for c in calls if c.startswith("mgpu"))
+        callees[m.group(1)] = [c for c in calls if not c.startswith("mgpu")]
+    out = {}
+
+    def total(name):
+        if name not in out:
+            out[name] = Counter(own[name])
+            for c in callees[name]:
+                if c in own and c != name:
+                    out[name].update(total(c))
+        return out[name]
+    for name in own:
+        total(name)
     return out
 
 
@@ -200,7 +217,9 @@ def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
     with tempfile.TemporaryDirectory() as tmp:
         ll, obj = Path(tmp) / "prog.ll", Path(tmp) / "prog.o"
         ll.write_text(llvm_ir)
-        _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
+        # -O0: host code is runtime calls in order; -O2 only makes llc 5x slower
+        # (fast instruction selection; the kernels are compiled apart, as PTX).
+        _run([tool("llc"), "-O0", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
         lib = Path(tmp) / "lib.so"
         # -Bsymbolic: the library's calls bind to its own functions; without
         # it, a second program with the same entry name loaded into one

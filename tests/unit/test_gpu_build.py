@@ -9,6 +9,7 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.ir.walk import find_ops
 from coll.lowering import nvvm
 from coll.lowering.gpu import parse_device_map, to_gpu
 from coll.passes.lower_all_reduce import lower_all_reduce
@@ -175,3 +176,40 @@ def test_upstream_needs_the_memcpy_views():
         m, _ = _lowered(3, [7], memcpy_views=False)
         nvvm.lower_to_llvm(m.operation, fmt="isa")
         assert "gpu.memcpy" not in str(m)
+
+
+def test_host_code_split_into_bounded_functions():
+    """coll-to-gpu splits the host function into parts of `split` GPU ops:
+    no function grows with N, the entry is table setup and calls, and every
+    copy and combine is still issued once (through the parts)."""
+    split = 16
+    with make_context():
+        m = ir.Module.parse(all_reduce_module(12, [4096], "f32", "sum", strategy="ring"))
+        lower_all_reduce(m.operation)
+        copies, combines = len(find_ops(m.operation, "coll.copy")), len(find_ops(m.operation, "coll.combine"))
+        to_gpu(m.operation, split=split)
+        funcs = [op.operation for op in m.body.operations if op.operation.name == "func.func"]
+        names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
+        assert names[0] == "all_reduce"  # the entry stays first
+        parts = [f for f, name in zip(funcs, names) if name.startswith("all_reduce_part")]
+        assert len(parts) >= (copies + combines) // split
+
+        def size(f, names=None):
+            count = 0
+
+            def visit(op):
+                nonlocal count
+                count += 1
+                if names is not None and op.name in names:
+                    names[op.name] += 1
+                return ir.WalkResult.ADVANCE
+            f.walk(visit)
+            return count
+        issued = {"gpu.memcpy": 0, "gpu.launch_func": 0}
+        sizes = [size(p, issued) for p in parts]
+        assert issued == {"gpu.memcpy": copies, "gpu.launch_func": combines}
+        assert max(sizes) < 40 * split  # a GPU op and what it rebuilds: about 30 ops
+        assert size(funcs[0]) < 20 * 24 + 4 * len(parts)  # per buffer a table store; a call per part
+        nvvm.lower_to_llvm(m.operation, fmt="isa")
+        calls = nvvm.host_calls(nvvm.host_llvm_ir(m.operation))["all_reduce"]
+    assert calls["mgpuMemcpy"] == copies and calls["mgpuLaunchKernel"] == combines

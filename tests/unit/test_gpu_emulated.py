@@ -136,8 +136,11 @@ def test_types(emu, tmp_path, dtype, kind):
         run(emu, tmp_path, 3, [33], dtype, kind, strategy, seed=5)
 
 
+# split=8: the host code in parts of 8 calls (buffers through the pointer
+# table, the pool an argument with workspace=arg), run in random orders.
 @pytest.mark.parametrize("options", [{"workspace": "arg"}, {"streams": "single"},
-                                     {"workspace": "arg", "streams": "single"}])
+                                     {"workspace": "arg", "streams": "single"},
+                                     {"split": 8}, {"split": 8, "workspace": "arg"}])
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_options(emu, tmp_path, options, strategy):
     calls, _ = run(emu, tmp_path, 4, [1000], "f32", "sum", strategy, seed=3, **options)
