@@ -224,8 +224,40 @@ def add_pass(pm, name, **options):
     pm.add(_python_pass(info, values), name=name, argument=name)
 
 
+def run_pm(pm, op):
+    """pm.run(op) where an error diagnostic always means failure.
+
+    Some upstream passes emit an error and still succeed (22.1.8:
+    convert-func-to-llvm on a memory space it cannot map); the bindings then
+    abort the process (ErrorCapture asserts that no captured error is left).
+    So the errors are taken here instead, and raised as ir.MLIRError with
+    every error diagnostic, whether or not the pass failed."""
+    ctx = op.context
+    errors = []
+
+    def on(d):
+        if d.severity != ir.DiagnosticSeverity.ERROR:
+            return False  # warnings and remarks go on to the caller's handlers
+        errors.append(ir.DiagnosticInfo(d))
+        return True
+
+    handler = ctx.attach_diagnostic_handler(on)
+    saved = ctx.emit_error_diagnostics
+    ctx.emit_error_diagnostics = True  # the bindings' capture passes errors on to `on`
+    failed = False
+    try:
+        pm.run(op)
+    except ir.MLIRError:
+        failed = True
+    finally:
+        ctx.emit_error_diagnostics = saved
+        handler.detach()
+    if errors or failed:
+        raise ir.MLIRError("Failure while executing pass pipeline", errors)
+
+
 def run(module_op, text):
     """Runs pipeline `text` on `module_op` in place (the module's context).
 
     Raises ir.MLIRError with every diagnostic when a pass fails."""
-    build(text, module_op.context).run(module_op)
+    run_pm(build(text, module_op.context), module_op)

@@ -26,6 +26,7 @@ from mlir.dialects import memref
 from mlir.passmanager import PassManager
 
 from ..core.errors import PassError
+from ..core.pipeline import run_pm
 from ..core.registry import choice, register
 from ..core.routes import CPU_TO_LLVM
 from ..ir.ops import Combine as CombineView, Implements
@@ -223,6 +224,6 @@ def cpu_to_llvm(module_op):
     """memref/scf/vector/arith/func -> LLVM dialect, in place."""
     pm = PassManager.parse(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
     try:
-        pm.run(module_op)
+        run_pm(pm, module_op)
     except ir.MLIRError as e:
         raise PassError(f"lowering to the LLVM dialect failed: {e}", module_op.location) from None

@@ -200,7 +200,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
     from mlir import ir
 
     from coll.ir.verifier import verify
-    from coll.core.pipeline import PipelineError, build
+    from coll.core.pipeline import PipelineError, build, run_pm
     from .diagnostics import Collector, Diag, from_location
     from .ir_print import only_dumps_of
     from .parse_guard import SourceError, check_source
@@ -236,7 +236,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
                 # --no-implicit-module the top op may be anything.
                 if pipeline or top.name == "builtin.module":
                     with only_dumps_of(*dumps) if dumps else contextlib.nullcontext():
-                        pm.run(top)
+                        run_pm(pm, top)
             except ir.MLIRError as e:
                 col.add_error(e)
                 return None, col.diags
