@@ -368,17 +368,50 @@ def _irdl_problem(args):
         with ctx:
             try:
                 module, top = parse(args.irdl_file_text, args.irdl_file)
+                names = _drop_loaded_dialects(top, args.irdl_file)
                 irdl.load_dialects(module)
             except ir.MLIRError as e:
                 col.add_error(e)
+            except _DialectClash as e:
+                col.diags.append(e.diag)
             if col.diags:
                 print_diags(col.diags)
                 return True
-            args.irdl_dialects = [str(op.attributes["sym_name"]).strip('"') for op in top.regions[0].blocks[0]
-                                  if op.name == "irdl.dialect"]
+            args.irdl_dialects = names
+            args.irdl_file_text = str(module).encode()  # without the dialects already there
             return False
     finally:
         col.detach()
+
+
+class _DialectClash(Exception):
+    def __init__(self, diag):
+        super().__init__(diag.message)
+        self.diag = diag
+
+
+def _drop_loaded_dialects(top, filename):
+    """The IRDL file's dialect names. coll's own definition (ir/coll.irdl.mlir,
+    as given to upstream mlir-opt) is dropped: coll is always loaded, and
+    registering a dialect twice aborts the process. A dialect named like an
+    upstream one is refused for the same reason."""
+    from .diagnostics import from_location
+    from .upstream import dialects
+    upstream, names = None, []
+    for op in list(top.regions[0].blocks[0]):
+        if op.name != "irdl.dialect":
+            continue
+        name = str(op.attributes["sym_name"]).strip('"')
+        if name == "coll":
+            op.erase()
+            continue
+        upstream = set(dialects()) if upstream is None else upstream
+        if name in upstream:
+            raise _DialectClash(from_location(
+                op.location, f"dialect '{name}' is already registered; an IRDL file can only add new dialects",
+                filename))
+        names.append(name)
+    return names
 
 
 def _show_dialects(args):
