@@ -3,9 +3,9 @@
 // RUN: coll-opt %s --irdl-file=%S/../../../ir/coll.irdl.mlir | filecheck %s
 // RUN: mlir-opt %s --irdl-file=%S/../../../ir/coll.irdl.mlir | filecheck %s
 
-// CHECK: "coll.wait"
-func.func @f(%t: !coll.token) {
-  "coll.wait"(%t) : (!coll.token) -> ()
+// CHECK: "coll.alloc"
+func.func @f() {
+  %0 = "coll.alloc"() : () -> memref<8xf32, #coll.device<1 : i64>>
   return
 }
 
