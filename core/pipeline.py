@@ -164,13 +164,16 @@ def _add(pm, elements, path, registry):
             pending.append(e)
             continue
         flush()
-        if path and info.anchor == MODULE:
-            raise PipelineError(f"'{e.name}' runs on the whole module: put it at the top level, "
-                                f"'builtin.module({e.name})', not inside '{path[-1]}(...)'")
         try:
             values = info.parse_options(e.options)
         except ValueError as err:
             raise PipelineError(str(err)) from None
+        # An anchor may depend on the options (coll-to-cpu adds functions to
+        # the module unless its kernels are inline and nothing is split).
+        anchor = info.anchor(values) if callable(info.anchor) else info.anchor
+        if path and anchor == MODULE:
+            raise PipelineError(f"'{e.name}' runs on the whole module: put it at the top level, "
+                                f"'builtin.module({e.name})', not inside '{path[-1]}(...)'")
         pm.add(_python_pass(info, values, path), name=e.name, argument=e.name)
     flush()
 

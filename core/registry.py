@@ -63,7 +63,9 @@ PASSES = {}
 
 def register(name, description="", anchor="any", **options):
     """Decorator: register `fn` as pass `name` with typed options
-    (`key=(type, default)`)."""
+    (`key=(type, default)`). `anchor`: the op it must run on ("any", or
+    "builtin.module" for a pass that needs the whole module), or a function
+    of the option values that gives it."""
     def wrap(fn):
         PASSES[name] = PassInfo(name, fn, description, dict(options), anchor)
         return fn

@@ -186,6 +186,7 @@ def _pointer_level(module_op, kernels, split, tile):
           "Lower the explicit level to memref/scf/vector for CPU-simulated devices "
           "(tile: elements per tile, -1 sized by cache, 0 no tiling; kernels: shared "
           "functions or inline loops; split: most ops per function, 0 no split)",
+          anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
           tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT))
 def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
     """Explicit level -> memref/scf/vector/arith, in place."""
