@@ -14,7 +14,7 @@ from mlir import ir, passmanager
 
 from ..ir.verifier import VerifyError, verify_or_raise
 from .errors import PassError, PipelineError, record_notes
-from .registry import load_all
+from .registry import load_all, quote_value
 
 MODULE = "builtin.module"
 
@@ -192,7 +192,7 @@ def describe(text, context=None):
                 values = info.parse_options(e.options)
             except ValueError as err:
                 raise PipelineError(str(err)) from None
-            opts = " ".join(f"{k}={v}" for k, v in values.items())
+            opts = " ".join(f"{k}={quote_value(v)}" for k, v in values.items())
             return f"{e.name}{{{opts}}}" if opts else e.name
         pm = passmanager.PassManager(MODULE, context=context)
         inner = e.text()
