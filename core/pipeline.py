@@ -50,7 +50,11 @@ def split_top(text):
     if depth != 0:
         raise PipelineError(f"unbalanced parentheses in pipeline '{text}'")
     parts.append("".join(cur).strip())
-    return [p for p in parts if p]
+    if parts == [""]:
+        return []  # builtin.module(): the empty pipeline
+    if "" in parts:  # 'cse,,cse', 'cse,': a typo upstream refuses too
+        raise PipelineError(f"empty pipeline element in '{text}'")
+    return parts
 
 
 def _element(text):
