@@ -73,15 +73,27 @@ def _element(text):
     return Element(text.strip())
 
 
+def split_anchor(text):
+    """'builtin.module(a,b)' -> ('builtin.module', 'a,b'). Any op name (or
+    `any`) may anchor a pipeline, as in mlir-opt; the op it runs on must
+    match at run time."""
+    text = text.strip()
+    paren = text.find("(")
+    brace = text.find("{")
+    name = text[:paren].strip() if paren > 0 else ""
+    if not name or not text.endswith(")") or (brace != -1 and brace < paren) \
+            or not all(c.isalnum() or c in "._-$" for c in name):
+        raise PipelineError("a pipeline must be wrapped with its anchor op: expected "
+                            f"'builtin.module(...)' (or another op name, or 'any'), got '{text}'")
+    return name, text[paren + 1:-1]
+
+
 def parse(text):
     """'builtin.module(a,b{x=1})' -> [Element('a'), Element('b', 'x=1')]."""
     text = text.strip()
     if not text:
         return []
-    if not (text.startswith(MODULE + "(") and text.endswith(")")):
-        raise PipelineError(
-            f"pipeline must be anchored on the module: expected 'builtin.module(...)', got '{text}'")
-    return list(_element(text).children)
+    return list(_element(text).children) if split_anchor(text) else []
 
 
 def text_of(elements):
@@ -144,7 +156,7 @@ def _add_upstream(pm, text):
         raise PipelineError(f"invalid pipeline element '{text}': {detail}") from None
 
 
-def _add(pm, elements, path, registry):
+def _add(pm, elements, path, registry, top=MODULE):
     """Adds `elements` (nested under `path`) in order. Upstream elements are
     grouped and nested back under their anchors; coll passes are added at
     module level and applied to the ops the path names."""
@@ -161,7 +173,7 @@ def _add(pm, elements, path, registry):
     for e in elements:
         if e.children is not None:
             flush()
-            _add(pm, e.children, path + (e.name,), registry)
+            _add(pm, e.children, path + (e.name,), registry, top)
             continue
         info = registry.get(e.name)
         if info is None:
@@ -175,9 +187,10 @@ def _add(pm, elements, path, registry):
         # An anchor may depend on the options (coll-to-cpu adds functions to
         # the module unless its kernels are inline and nothing is split).
         anchor = info.anchor(values) if callable(info.anchor) else info.anchor
-        if path and anchor == MODULE:
+        where = path[-1] if path else (None if top in (MODULE, "any") else top)
+        if where and anchor == MODULE:
             raise PipelineError(f"'{e.name}' runs on the whole module: put it at the top level, "
-                                f"'builtin.module({e.name})', not inside '{path[-1]}(...)'")
+                                f"'builtin.module({e.name})', not inside '{where}(...)'")
         pm.add(_python_pass(info, values, path), name=e.name, argument=e.name)
     flush()
 
@@ -208,13 +221,15 @@ def describe(text, context=None):
             out = out[len(anchor) + 1:-1]
         return out
 
-    return f"{MODULE}({','.join(one(e, ()) for e in parse(text))})"
+    top = split_anchor(text)[0] if text.strip() else MODULE
+    return f"{top}({','.join(one(e, ()) for e in parse(text))})"
 
 
 def build(text, context=None):
     """A PassManager for pipeline `text` (raises PipelineError)."""
-    pm = passmanager.PassManager(MODULE, context=context)
-    _add(pm, parse(text), (), load_all())
+    top = split_anchor(text)[0] if text.strip() else MODULE
+    pm = passmanager.PassManager(top, context=context)
+    _add(pm, parse(text), (), load_all(), top)
     return pm
 
 

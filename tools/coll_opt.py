@@ -231,6 +231,11 @@ def process(data, filename, pipeline, args, chunk_start=None):
             findings = verify(top)
             if findings:
                 return None, col.diags + [from_location(l, m, filename) for l, m in findings]
+            if args.no_implicit_module and not args.pass_pipeline and pipeline \
+                    and top.name != "builtin.module":
+                # As mlir-opt: pass flags anchor on the top-level op.
+                pm = build(top.name + pipeline[len("builtin.module"):])
+                dumps = _configure(pm, args)
             try:
                 # An empty pipeline is anchored on builtin.module too; with
                 # --no-implicit-module the top op may be anything.
