@@ -252,16 +252,6 @@ def process(data, filename, pipeline, args, chunk_start=None):
         col.detach()
 
 
-def _write(path, data):
-    if path == "-":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    from .output import write_atomically
-    write_atomically(path, data)
-
-
 def _check_flags(args):
     """Option values mlir-opt would reject before reading any input."""
     limit = args.mlir_elide_elementsattrs_if_larger
@@ -347,16 +337,13 @@ def run(argv):
         outputs.append(out or b"")
     # mlir-opt: every chunk's output, failed ones empty, joined by the marker.
     data = (args.output_split_marker.encode() + b"\n").join(outputs)
+    from .output import write_output
     if args.o == "-":
-        _write("-", data)  # like mlir-opt, what succeeded is shown
-        return 0 if ok else 1
+        rc = write_output("coll-opt", "-", data)  # like mlir-opt, what succeeded is shown
+        return rc if ok else 1
     if not ok:
         return 1
-    try:
-        _write(args.o, data)
-    except OSError as e:
-        return _fail(f"error: could not write '{args.o}': {e.strerror}")
-    return 0
+    return write_output("coll-opt", args.o, data)
 
 
 def _irdl_problem(args):
