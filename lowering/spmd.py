@@ -30,7 +30,7 @@ from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, view
+from ..ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, segment_sizes, view
 from ..ir.walk import find_ops
 from ..ir.types import device_of
 from ..ir.views import VIEW_OPS, root_of
@@ -247,9 +247,8 @@ def _emit(op, rank, tags):
         # Its waits are done: the data operands only.
         data = [_value(rank, x) for x in list(op.operands)[:len(op.operands) - len(v.deps)]]
         attrs = {a: op.attributes[a] for a in op.attributes}
-        if "operandSegmentSizes" in attrs:
-            sizes = list(ir.DenseI32ArrayAttr(attrs["operandSegmentSizes"]))
-            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(sizes[:-1] + [0])
+        if v.segmented:  # the same groups, without the deps
+            attrs["operandSegmentSizes"] = segment_sizes(*v.groups[:-1], [])
         ir.Operation.create(name, results=[x.type for x in op.results], operands=data, attributes=attrs)
         rank.done[op] = None
         return
@@ -369,22 +368,16 @@ def _expand(func_op, n):
     for op in [o.operation for o in block.operations]:
         if op.name not in COLLECTIVES:
             continue
-        operands, sizes = list(op.operands), None
-        if "operandSegmentSizes" in op.attributes:
-            sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        groups, start = [], 0
-        for size in sizes or [len(operands)]:
-            groups.append(operands[start:start + size])
-            start += size
+        v = view(op)
         new_groups = []
-        for g in groups:
+        for g in v.groups:
             if any(isinstance(v.owner, ir.Block) and v.owner == block for v in g):
                 new_groups.append([w for v in g for w in wide[v.arg_number]])
             else:
                 new_groups.append(g)
         attrs = {a: op.attributes[a] for a in op.attributes}
-        if sizes is not None:
-            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(g) for g in new_groups])
+        if v.segmented:
+            attrs["operandSegmentSizes"] = segment_sizes(*new_groups)
         with ir.InsertionPoint(op), op.location:
             new = ir.Operation.create(op.name, results=[r.type for r in op.results],
                                       operands=[v for g in new_groups for v in g], attributes=attrs)
