@@ -22,6 +22,7 @@ USAGE = ("OVERVIEW: coll-opt: MLIR modular optimizer driver with the coll dialec
 OPTIONS = [
     cl.Option("o", cl.VALUE, "Output filename", "filename", default="-"),
     cl.Option("pass-pipeline", cl.VALUE, "Textual description of the pass pipeline to run", "string", default=""),
+    cl.Option("p", cl.VALUE, "Alias for --pass-pipeline", "string", default=""),
     cl.Option("split-input-file", cl.OPTIONAL, "Split the input file into chunks using the given or default marker "
               "and process each chunk independently", "string"),
     cl.Option("output-split-marker", cl.VALUE, "Split marker to use for merging the output", "string",
@@ -304,6 +305,7 @@ def run(argv):
             return 1
     if args.show_dialects:
         return _show_dialects(args)
+    args.pass_pipeline = args.pass_pipeline or args.p  # -p: mlir-opt's alias
     pipeline = args.pass_pipeline
     if elems:
         if pipeline:
