@@ -93,7 +93,8 @@ def parse(text):
     text = text.strip()
     if not text:
         return []
-    return list(_element(text).children) if split_anchor(text) else []
+    split_anchor(text)  # raises on a pipeline without its anchor op
+    return list(_element(text).children)
 
 
 def text_of(elements):
