@@ -107,19 +107,56 @@ def profile_names():
 def load_profile(spec):
     """A Profile from a name in analysis/profiles/ or a path to a JSON file.
     Raises ValueError saying what is wrong."""
-    path = spec if spec.endswith(".json") or os.sep in spec else os.path.join(PROFILE_DIR, spec + ".json")
+    named = not (spec.endswith(".json") or os.sep in spec)
+    path = os.path.join(PROFILE_DIR, spec + ".json") if named else spec
     try:
-        with open(path) as f:
-            data = json.load(f)
+        with open(path, "rb") as f:
+            data = json.loads(f.read().decode("utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"unknown profile '{spec}'; expected a path to a .json file "
-                         f"or one of: {', '.join(profile_names())}") from None
+        if named:
+            raise ValueError(f"unknown profile '{spec}'; expected a path to a .json file "
+                             f"or one of: {', '.join(profile_names())}") from None
+        raise ValueError(f"profile '{path}' does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"profile '{path}' is a directory; expected a .json file") from None
+    except OSError as e:
+        raise ValueError(f"profile '{path}' cannot be read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"profile '{path}' is not UTF-8 text") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"profile '{path}' is not valid JSON: {e}") from None
     return profile_from_dict(data, default_name=spec)
 
 
+# Times may be 0; a bandwidth divides, so it must be > 0.
+_RATES = ("link_bandwidth_Bps", "memory_bandwidth_Bps", "scratch_bandwidth_Bps", "alloc_bandwidth_Bps")
+
+
+def _number_ok(v, key):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return False
+    return v > 0 if key in _RATES else v >= 0
+
+
+def _check_number(data, key, name):
+    """A field is absent/null, a number, or a table [[working_set, value], ...]."""
+    v = data.get(key)
+    if v is None:
+        return
+    if isinstance(v, list):
+        ok = bool(v) and all(isinstance(p, list) and len(p) == 2 and _number_ok(p[0], "working_set")
+                             and p[0] > 0 and _number_ok(p[1], key) for p in v)
+    else:
+        ok = _number_ok(v, key)
+    if not ok:
+        what = "a positive number" if key in _RATES else "a number >= 0"
+        raise ValueError(f"profile '{name}': '{key}' must be {what} or a list of "
+                         f"[bytes, value] pairs, got {json.dumps(v)[:60]}")
+
+
 def profile_from_dict(data, default_name="profile"):
+    if not isinstance(data, dict):
+        raise ValueError(f"profile '{default_name}' must be a JSON object, got {type(data).__name__}")
     resources, order = data.get("resources", "none"), data.get("order", "ready")
     if resources not in ("none", "ports", "switch", "host"):
         raise ValueError(f"profile resources must be none|ports|switch|host, got '{resources}'")
@@ -129,6 +166,8 @@ def profile_from_dict(data, default_name="profile"):
         raise ValueError(f"profile order must be program|ready, got '{order}'")
     if data.get("memory_bandwidth_Bps") is None:
         raise ValueError(f"profile '{default_name}' needs 'memory_bandwidth_Bps'")
+    for key in _NUMBERS:
+        _check_number(data, key, default_name)
     params = {k: data.get(k) for k in _NUMBERS}
     pointer = data.get("pointer_level")
     if pointer is not None:

@@ -14,7 +14,7 @@ from mlir import ir, passmanager
 
 from ..ir.verifier import VerifyError, verify_or_raise
 from .errors import PassError, PipelineError, record_notes
-from .registry import load_all
+from .registry import load_all, quote_value
 
 MODULE = "builtin.module"
 
@@ -50,7 +50,11 @@ def split_top(text):
     if depth != 0:
         raise PipelineError(f"unbalanced parentheses in pipeline '{text}'")
     parts.append("".join(cur).strip())
-    return [p for p in parts if p]
+    if parts == [""]:
+        return []  # builtin.module(): the empty pipeline
+    if "" in parts:  # 'cse,,cse', 'cse,': a typo upstream refuses too
+        raise PipelineError(f"empty pipeline element in '{text}'")
+    return parts
 
 
 def _element(text):
@@ -69,14 +73,27 @@ def _element(text):
     return Element(text.strip())
 
 
+def split_anchor(text):
+    """'builtin.module(a,b)' -> ('builtin.module', 'a,b'). Any op name (or
+    `any`) may anchor a pipeline, as in mlir-opt; the op it runs on must
+    match at run time."""
+    text = text.strip()
+    paren = text.find("(")
+    brace = text.find("{")
+    name = text[:paren].strip() if paren > 0 else ""
+    if not name or not text.endswith(")") or (brace != -1 and brace < paren) \
+            or not all(c.isalnum() or c in "._-$" for c in name):
+        raise PipelineError("a pipeline must be wrapped with its anchor op: expected "
+                            f"'builtin.module(...)' (or another op name, or 'any'), got '{text}'")
+    return name, text[paren + 1:-1]
+
+
 def parse(text):
     """'builtin.module(a,b{x=1})' -> [Element('a'), Element('b', 'x=1')]."""
     text = text.strip()
     if not text:
         return []
-    if not (text.startswith(MODULE + "(") and text.endswith(")")):
-        raise PipelineError(
-            f"pipeline must be anchored on the module: expected 'builtin.module(...)', got '{text}'")
+    split_anchor(text)  # raises on a pipeline without its anchor op
     return list(_element(text).children)
 
 
@@ -140,7 +157,7 @@ def _add_upstream(pm, text):
         raise PipelineError(f"invalid pipeline element '{text}': {detail}") from None
 
 
-def _add(pm, elements, path, registry):
+def _add(pm, elements, path, registry, top=MODULE):
     """Adds `elements` (nested under `path`) in order. Upstream elements are
     grouped and nested back under their anchors; coll passes are added at
     module level and applied to the ops the path names."""
@@ -157,20 +174,24 @@ def _add(pm, elements, path, registry):
     for e in elements:
         if e.children is not None:
             flush()
-            _add(pm, e.children, path + (e.name,), registry)
+            _add(pm, e.children, path + (e.name,), registry, top)
             continue
         info = registry.get(e.name)
         if info is None:
             pending.append(e)
             continue
         flush()
-        if path and info.anchor == MODULE:
-            raise PipelineError(f"'{e.name}' runs on the whole module: put it at the top level, "
-                                f"'builtin.module({e.name})', not inside '{path[-1]}(...)'")
         try:
             values = info.parse_options(e.options)
         except ValueError as err:
             raise PipelineError(str(err)) from None
+        # An anchor may depend on the options (coll-to-cpu adds functions to
+        # the module unless its kernels are inline and nothing is split).
+        anchor = info.anchor(values) if callable(info.anchor) else info.anchor
+        where = path[-1] if path else (None if top in (MODULE, "any") else top)
+        if where and anchor == MODULE:
+            raise PipelineError(f"'{e.name}' runs on the whole module: put it at the top level, "
+                                f"'builtin.module({e.name})', not inside '{where}(...)'")
         pm.add(_python_pass(info, values, path), name=e.name, argument=e.name)
     flush()
 
@@ -189,7 +210,7 @@ def describe(text, context=None):
                 values = info.parse_options(e.options)
             except ValueError as err:
                 raise PipelineError(str(err)) from None
-            opts = " ".join(f"{k}={v}" for k, v in values.items())
+            opts = " ".join(f"{k}={quote_value(v)}" for k, v in values.items())
             return f"{e.name}{{{opts}}}" if opts else e.name
         pm = passmanager.PassManager(MODULE, context=context)
         inner = e.text()
@@ -201,13 +222,15 @@ def describe(text, context=None):
             out = out[len(anchor) + 1:-1]
         return out
 
-    return f"{MODULE}({','.join(one(e, ()) for e in parse(text))})"
+    top = split_anchor(text)[0] if text.strip() else MODULE
+    return f"{top}({','.join(one(e, ()) for e in parse(text))})"
 
 
 def build(text, context=None):
     """A PassManager for pipeline `text` (raises PipelineError)."""
-    pm = passmanager.PassManager(MODULE, context=context)
-    _add(pm, parse(text), (), load_all())
+    top = split_anchor(text)[0] if text.strip() else MODULE
+    pm = passmanager.PassManager(top, context=context)
+    _add(pm, parse(text), (), load_all(), top)
     return pm
 
 
@@ -224,8 +247,40 @@ def add_pass(pm, name, **options):
     pm.add(_python_pass(info, values), name=name, argument=name)
 
 
+def run_pm(pm, op):
+    """pm.run(op) where an error diagnostic always means failure.
+
+    Some upstream passes emit an error and still succeed (22.1.8:
+    convert-func-to-llvm on a memory space it cannot map); the bindings then
+    abort the process (ErrorCapture asserts that no captured error is left).
+    So the errors are taken here instead, and raised as ir.MLIRError with
+    every error diagnostic, whether or not the pass failed."""
+    ctx = op.context
+    errors = []
+
+    def on(d):
+        if d.severity != ir.DiagnosticSeverity.ERROR:
+            return False  # warnings and remarks go on to the caller's handlers
+        errors.append(ir.DiagnosticInfo(d))
+        return True
+
+    handler = ctx.attach_diagnostic_handler(on)
+    saved = ctx.emit_error_diagnostics
+    ctx.emit_error_diagnostics = True  # the bindings' capture passes errors on to `on`
+    failed = False
+    try:
+        pm.run(op)
+    except ir.MLIRError:
+        failed = True
+    finally:
+        ctx.emit_error_diagnostics = saved
+        handler.detach()
+    if errors or failed:
+        raise ir.MLIRError("Failure while executing pass pipeline", errors)
+
+
 def run(module_op, text):
     """Runs pipeline `text` on `module_op` in place (the module's context).
 
     Raises ir.MLIRError with every diagnostic when a pass fails."""
-    build(text, module_op.context).run(module_op)
+    run_pm(build(text, module_op.context), module_op)

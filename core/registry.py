@@ -25,8 +25,7 @@ class PassInfo:
 
         Raises ValueError naming the bad option and what was expected."""
         values = {k: default for k, (_, default) in self.options.items()}
-        for item in text.split():
-            key, eq, raw = item.partition("=")
+        for key, eq, raw in _option_items(text):
             if key not in self.options:
                 known = ", ".join(sorted(self.options)) or "none"
                 raise ValueError(f"unknown option '{key}' for pass '{self.name}'; expected one of: {known}")
@@ -42,9 +41,57 @@ class PassInfo:
 
     def option_text(self, values):
         """The options as pipeline text ('' when all are default)."""
-        items = [f"{k}={v}" for k, v in values.items()
+        items = [f"{k}={quote_value(v)}" for k, v in values.items()
                  if k in self.options and v != self.options[k][1]]
         return "{" + " ".join(items) + "}" if items else ""
+
+
+def _option_items(text):
+    """Splits 'a=1 b="x y" c={p,q}' as upstream's pass-option parser does:
+    at spaces outside quotes and braces; a value's quotes or outer braces
+    are not part of it. Yields (key, '=' or '', value)."""
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            return
+        j = i
+        while j < n and not text[j].isspace() and text[j] != "=":
+            j += 1
+        key = text[i:j]
+        if j >= n or text[j] != "=":
+            yield key, "", ""
+            i = j
+            continue
+        j += 1
+        if j < n and text[j] in "\"'":
+            end = text.find(text[j], j + 1)
+            end = n if end == -1 else end
+            yield key, "=", text[j + 1:end]
+            i = end + 1
+        elif j < n and text[j] == "{":
+            depth, k = 0, j
+            while k < n:
+                depth += {"{": 1, "}": -1}.get(text[k], 0)
+                if depth == 0:
+                    break
+                k += 1
+            yield key, "=", text[j + 1:k]
+            i = k + 1
+        else:
+            k = j
+            while k < n and not text[k].isspace():
+                k += 1
+            yield key, "=", text[j:k]
+            i = k
+
+
+def quote_value(v):
+    """A value as pipeline text: braced when it has a space, comma or brace
+    (as upstream prints such values), so that the text reads back."""
+    v = str(v)
+    return "{" + v + "}" if any(c in v for c in " \t,{}()") else v
 
 
 def choice(*values):
@@ -63,7 +110,9 @@ PASSES = {}
 
 def register(name, description="", anchor="any", **options):
     """Decorator: register `fn` as pass `name` with typed options
-    (`key=(type, default)`)."""
+    (`key=(type, default)`). `anchor`: the op it must run on ("any", or
+    "builtin.module" for a pass that needs the whole module), or a function
+    of the option values that gives it."""
     def wrap(fn):
         PASSES[name] = PassInfo(name, fn, description, dict(options), anchor)
         return fn

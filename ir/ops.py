@@ -97,6 +97,16 @@ class OpView:
         return [v for g in self.WRITES for v in self.__dict__[g]]
 
     @property
+    def groups(self):
+        """The operand groups, in order, as lists (to rebuild the op)."""
+        return [self.__dict__[name] for name, _ in self.GROUPS]
+
+    @property
+    def segmented(self):
+        """Whether the op carries operandSegmentSizes (several variadic groups)."""
+        return [g[1] for g in self.GROUPS].count(VARIADIC) > 1
+
+    @property
     def location(self):
         return self.op.location
 

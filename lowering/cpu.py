@@ -26,6 +26,7 @@ from mlir.dialects import memref
 from mlir.passmanager import PassManager
 
 from ..core.errors import PassError
+from ..core.pipeline import run_pm
 from ..core.registry import choice, register
 from ..core.routes import CPU_TO_LLVM
 from ..ir.ops import Combine as CombineView, Implements
@@ -185,6 +186,7 @@ def _pointer_level(module_op, kernels, split, tile):
           "Lower the explicit level to memref/scf/vector for CPU-simulated devices "
           "(tile: elements per tile, -1 sized by cache, 0 no tiling; kernels: shared "
           "functions or inline loops; split: most ops per function, 0 no split)",
+          anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
           tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT))
 def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
     """Explicit level -> memref/scf/vector/arith, in place."""
@@ -223,6 +225,6 @@ def cpu_to_llvm(module_op):
     """memref/scf/vector/arith/func -> LLVM dialect, in place."""
     pm = PassManager.parse(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
     try:
-        pm.run(module_op)
+        run_pm(pm, module_op)
     except ir.MLIRError as e:
         raise PassError(f"lowering to the LLVM dialect failed: {e}", module_op.location) from None

@@ -25,7 +25,14 @@ from ..ir.kinds import ELEMENTS, KINDS
 
 VECTOR_BYTES = 16
 KERNEL_MODULE = "coll_kernels"
-CHIP_FEATURES = {"sm_100": "+ptx86", "sm_101": "+ptx86", "sm_120": "+ptx87"}
+# The lowest PTX version each newer chip takes (LLVM 22 NVPTX; below it llc
+# stops with "PTX version 8.0 does not support target ...").
+CHIP_FEATURES = {"sm_100": "+ptx86", "sm_100a": "+ptx86", "sm_100f": "+ptx88",
+                 "sm_101": "+ptx86", "sm_101a": "+ptx86", "sm_101f": "+ptx88",
+                 "sm_103": "+ptx88", "sm_103a": "+ptx88", "sm_103f": "+ptx88",
+                 "sm_110": "+ptx90", "sm_110a": "+ptx90", "sm_110f": "+ptx90",
+                 "sm_120": "+ptx87", "sm_120a": "+ptx87", "sm_120f": "+ptx88",
+                 "sm_121": "+ptx88", "sm_121a": "+ptx88", "sm_121f": "+ptx88"}
 DEFAULT_FEATURES = "+ptx80"  # the upstream default +ptx60 is rejected for sm_90
 
 

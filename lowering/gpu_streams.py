@@ -112,6 +112,9 @@ class Program:
         `declared`: runtime functions the module declares already."""
         if not (self.streams or self.events or self.pools):
             return ""
+        # Pools are allocated and freed on stream 0: a program whose only
+        # ops are coll.alloc still needs that one stream.
+        self.streams = max(self.streams, 1 if self.pools else 0)
         decls = [f"llvm.func @{n}({a})" + (f" -> {r}" if r else "")
                  for n, (a, r) in RUNTIME.items() if n not in declared]
         kinds = ((STREAMS, self.streams, "mgpuStreamCreate", "mgpuStreamDestroy"),

@@ -27,6 +27,7 @@ from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
 from ..core.errors import PassError
+from ..core.pipeline import run_pm
 from .gpu_kernels import features_for
 from .gpu_memcpy import legalize_memcpy
 
@@ -109,7 +110,7 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
     _refuse_placement(module_op)
     pm = PassManager.parse(pipeline(chip, fmt, opt_level), module_op.context)
     try:
-        pm.run(module_op)
+        run_pm(pm, module_op)
     except ir.MLIRError as e:
         raise PassError(f"gpu-lower-to-nvvm-pipeline failed: {e}", module_op.location) from None
     bad = _leftovers(module_op)

@@ -267,9 +267,8 @@ def _emit(op, rank, tags):
         # Its waits are done: the data operands only.
         data = [_value(rank, x) for x in list(op.operands)[:len(op.operands) - len(v.deps)]]
         attrs = {a: op.attributes[a] for a in op.attributes}
-        if "operandSegmentSizes" in attrs:
-            sizes = list(ir.DenseI32ArrayAttr(attrs["operandSegmentSizes"]))
-            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(sizes[:-1] + [0])
+        if v.segmented:  # the same groups, without the deps
+            attrs["operandSegmentSizes"] = segment_sizes(*v.groups[:-1], [])
         ir.Operation.create(name, results=[x.type for x in op.results], operands=data, attributes=attrs)
         rank.done[op] = None
         return

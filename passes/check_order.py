@@ -715,20 +715,17 @@ class _Checker:
     def check_write(self, w, a, prior_writes, prior_reads):
         op = w.op
         wb = w.box
-        for x in prior_writes:
-            xb = x.box
-            if xb.hi <= wb.lo or wb.hi <= xb.lo or a >> x.node & 1 or not overlaps(xb, wb):
-                continue
-            self.report(op, f"{op.name} writes {self.where(w)}, racing with another write",
-                        [(x.op.location, f"also written by this {x.op.name}, not ordered with it")])
-            return
-        for x in prior_reads:
-            xb = x.box
-            if xb.hi <= wb.lo or wb.hi <= xb.lo or a >> x.node & 1 or not overlaps(xb, wb):
-                continue
-            self.report(op, f"{op.name} writes {self.where(w)} while an unordered op may still read it",
-                        [(x.op.location, f"read by this {x.op.name}, not ordered before the write")])
-            return
+        # A write must be ordered after every earlier write and read it overlaps.
+        for prior, problem, note in (
+                (prior_writes, ", racing with another write", "also written by this {}, not ordered with it"),
+                (prior_reads, " while an unordered op may still read it", "read by this {}, not ordered before the write")):
+            for x in prior:
+                xb = x.box
+                if xb.hi <= wb.lo or wb.hi <= xb.lo or a >> x.node & 1 or not overlaps(xb, wb):
+                    continue
+                self.report(op, f"{op.name} writes {self.where(w)}{problem}",
+                            [(x.op.location, note.format(x.op.name))])
+                return
 
     def waited(self, ops, preds, late_kind, finals, final_bits):
         """Every copy and combine must be ordered before a coll.wait or a

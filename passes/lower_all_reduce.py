@@ -255,6 +255,15 @@ def check_size(op, strategy, n, numel):
                         f"another strategy", op.location)
 
 
+def check_global_form(op, c):
+    """The lowerings take one buffer per device: an SPMD-form collective
+    (one rank's buffers, `devices` naming the group) is refused, located."""
+    if len(c.inputs) != len(c.input_devices) or len(c.outputs) != len(c.output_devices):
+        raise PassError(f"{op.name} has {len(c.inputs)} input(s) and {len(c.outputs)} output(s) for "
+                        f"devices {list(c.devices)}; expected one buffer per device (an SPMD-form "
+                        "collective needs coll-spmd-to-global first)", op.location)
+
+
 def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     """Replaces one coll.all_reduce with its explicit program. Returns the
     strategy used: the op's `strategy` attribute (what coll-choose-strategy
@@ -262,6 +271,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     require_memref_form(op)
     require_global_view(op)
     ar = AllReduce.of(op)
+    check_global_form(op, ar)
     requested = ar.strategy if ar.strategy not in (None, "auto") else strategy
     if ar.threshold is not None:
         threshold = ar.threshold

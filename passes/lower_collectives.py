@@ -150,6 +150,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     require_memref_form(op)
     require_global_view(op)
     c = view(op)
+    lower_all_reduce.check_global_form(op, c)
     chosen = c.strategy if c.strategy not in (None, "auto") else strategy
     if chosen in (None, "auto"):
         t = c.threshold if c.threshold is not None else threshold

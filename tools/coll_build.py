@@ -168,16 +168,8 @@ def _main(argv):
     rc, out = _build_and_report(data, args, filename, want_text=True)
     if rc:
         return rc
-    text = out if out.endswith("\n") else out + "\n"
-    try:
-        if args.output == "-":
-            sys.stdout.write(text)
-        else:
-            from .output import write_atomically
-            write_atomically(args.output, text)
-    except OSError as e:
-        return _fail(f"could not write '{args.output}': {e.strerror}")
-    return 0
+    from .output import write_output
+    return write_output("coll-build", args.output, out if out.endswith("\n") else out + "\n")
 
 
 def _fail(message):

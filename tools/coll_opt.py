@@ -22,6 +22,7 @@ USAGE = ("OVERVIEW: coll-opt: MLIR modular optimizer driver with the coll dialec
 OPTIONS = [
     cl.Option("o", cl.VALUE, "Output filename", "filename", default="-"),
     cl.Option("pass-pipeline", cl.VALUE, "Textual description of the pass pipeline to run", "string", default=""),
+    cl.Option("p", cl.VALUE, "Alias for --pass-pipeline", "string", default=""),
     cl.Option("split-input-file", cl.OPTIONAL, "Split the input file into chunks using the given or default marker "
               "and process each chunk independently", "string"),
     cl.Option("output-split-marker", cl.VALUE, "Split marker to use for merging the output", "string",
@@ -208,7 +209,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
 
     from coll.ir.verifier import verify
     from coll.core.errors import take_warnings
-    from coll.core.pipeline import PipelineError, build
+    from coll.core.pipeline import PipelineError, build, run_pm
     from .diagnostics import Collector, Diag, from_location
     from .ir_print import only_dumps_of
     from .parse_guard import SourceError, check_source
@@ -240,12 +241,17 @@ def process(data, filename, pipeline, args, chunk_start=None):
             if findings:
                 return None, col.diags + [from_location(l, m, filename) for l, m in findings]
             take_warnings()  # a chunk reports its own
+            if args.no_implicit_module and not args.pass_pipeline and pipeline \
+                    and top.name != "builtin.module":
+                # As mlir-opt: pass flags anchor on the top-level op.
+                pm = build(top.name + pipeline[len("builtin.module"):])
+                dumps = _configure(pm, args)
             try:
                 # An empty pipeline is anchored on builtin.module too; with
                 # --no-implicit-module the top op may be anything.
                 if pipeline or top.name == "builtin.module":
                     with only_dumps_of(*dumps) if dumps else contextlib.nullcontext():
-                        pm.run(top)
+                        run_pm(pm, top)
             except ir.MLIRError as e:
                 col.add_error(e)
                 return None, col.diags + _warnings(filename)
@@ -255,16 +261,6 @@ def process(data, filename, pipeline, args, chunk_start=None):
             return _print(top, args), col.diags
     finally:
         col.detach()
-
-
-def _write(path, data):
-    if path == "-":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    from .output import write_atomically
-    write_atomically(path, data)
 
 
 def _check_flags(args):
@@ -319,6 +315,7 @@ def run(argv):
             return 1
     if args.show_dialects:
         return _show_dialects(args)
+    args.pass_pipeline = args.pass_pipeline or args.p  # -p: mlir-opt's alias
     pipeline = args.pass_pipeline
     if elems:
         if pipeline:
@@ -352,16 +349,13 @@ def run(argv):
         outputs.append(out or b"")
     # mlir-opt: every chunk's output, failed ones empty, joined by the marker.
     data = (args.output_split_marker.encode() + b"\n").join(outputs)
+    from .output import write_output
     if args.o == "-":
-        _write("-", data)  # like mlir-opt, what succeeded is shown
-        return 0 if ok else 1
+        rc = write_output("coll-opt", "-", data)  # like mlir-opt, what succeeded is shown
+        return rc if ok else 1
     if not ok:
         return 1
-    try:
-        _write(args.o, data)
-    except OSError as e:
-        return _fail(f"error: could not write '{args.o}': {e.strerror}")
-    return 0
+    return write_output("coll-opt", args.o, data)
 
 
 def _irdl_problem(args):
@@ -378,17 +372,50 @@ def _irdl_problem(args):
         with ctx:
             try:
                 module, top = parse(args.irdl_file_text, args.irdl_file)
+                names = _drop_loaded_dialects(top, args.irdl_file)
                 irdl.load_dialects(module)
             except ir.MLIRError as e:
                 col.add_error(e)
+            except _DialectClash as e:
+                col.diags.append(e.diag)
             if col.diags:
                 print_diags(col.diags)
                 return True
-            args.irdl_dialects = [str(op.attributes["sym_name"]).strip('"') for op in top.regions[0].blocks[0]
-                                  if op.name == "irdl.dialect"]
+            args.irdl_dialects = names
+            args.irdl_file_text = str(module).encode()  # without the dialects already there
             return False
     finally:
         col.detach()
+
+
+class _DialectClash(Exception):
+    def __init__(self, diag):
+        super().__init__(diag.message)
+        self.diag = diag
+
+
+def _drop_loaded_dialects(top, filename):
+    """The IRDL file's dialect names. coll's own definition (ir/coll.irdl.mlir,
+    as given to upstream mlir-opt) is dropped: coll is always loaded, and
+    registering a dialect twice aborts the process. A dialect named like an
+    upstream one is refused for the same reason."""
+    from .diagnostics import from_location
+    from .upstream import dialects
+    upstream, names = None, []
+    for op in list(top.regions[0].blocks[0]):
+        if op.name != "irdl.dialect":
+            continue
+        name = str(op.attributes["sym_name"]).strip('"')
+        if name == "coll":
+            op.erase()
+            continue
+        upstream = set(dialects()) if upstream is None else upstream
+        if name in upstream:
+            raise _DialectClash(from_location(
+                op.location, f"dialect '{name}' is already registered; an IRDL file can only add new dialects",
+                filename))
+        names.append(name)
+    return names
 
 
 def _show_dialects(args):

@@ -88,34 +88,38 @@ def _located(exc, filename):
 
 
 def _load(path, entry):
-    """(module text, Problem); located diagnostics on bad input."""
+    """(module text, Problem, name for locations); located diagnostics on
+    bad input. Reads what coll-opt reads: a file or '-' (stdin), text (any
+    bytes in comments) or bytecode."""
     from mlir import ir
     from coll.ir import make_context
     from coll.ir.verifier import verify
     from coll.runtime.check import describe
     from coll.runtime.signature import find_entry
     from .diagnostics import Collector, from_location
-    from .parse_guard import SourceError, check_source, read_source
+    from .parse_guard import SourceError, check_source
+    from .source import as_text, is_bytecode, parse, read_input
     try:
-        text, _ = read_source(path)
-        check_source(text, path)
-    except SourceError as e:
-        f, line, _, msg = e.findings[0]
-        if not line:
-            _fail(msg.replace("input file", f"input file '{f}'"))
-        raise Failure(e.format()) from None
+        data, name = read_input(path)
+    except OSError as e:
+        _fail(f"could not open input file '{path}': {e.strerror}")
+    if not is_bytecode(data):
+        try:  # known parser crashes, then a parse in a child process
+            check_source(as_text(data), name)
+        except SourceError as e:
+            raise Failure(e.format()) from None
     ctx = make_context()
-    col = Collector(ctx, path)
+    col = Collector(ctx, name)
     try:
         with ctx:
             try:
-                module = ir.Module.parseFile(path)
+                module, _top = parse(data, name)
             except ir.MLIRError as e:
                 col.add_error(e)
                 raise Failure(_diag_text(col.diags)) from None
             findings = verify(module.operation)
             if findings:
-                raise Failure(_diag_text(col.diags + [from_location(l, m, path) for l, m in findings]))
+                raise Failure(_diag_text(col.diags + [from_location(l, m, name) for l, m in findings]))
             try:
                 problem = describe(module, entry)
                 _fits(problem)
@@ -123,9 +127,11 @@ def _load(path, entry):
                 raise Failure(_located(e, path)) from None
             except ValueError as e:
                 loc = getattr(e, "location", None) or find_entry(module, entry).location
-                d = from_location(loc, str(e), path)
-                raise Failure(d.format() if d.line else f"{path}:1:1: error: {e}") from None
-            return text, problem
+                d = from_location(loc, str(e), name)
+                raise Failure(d.format() if d.line else f"{name}:1:1: error: {e}") from None
+            # The runtimes compile text: with its locations, so that later
+            # errors still name the input (bytecode, stdin).
+            return module.operation.get_asm(enable_debug_info=True), problem, name
     finally:
         col.detach()
 
@@ -229,7 +235,7 @@ def run(argv):
 
     if _is_sharded(args.file):
         return _run_sharded(args, mpi_options)
-    text, problem = _load(args.file, args.entry)
+    text, problem, shown = _load(args.file, args.entry)
     from coll.ir.ops import OPS
     from coll.runtime.check import REPLICATED, check, identical, make_inputs, make_outputs, op_outputs
     from .diagnostics import print_warnings
@@ -252,7 +258,7 @@ def run(argv):
             prog = backend.compile(text, args.entry, strategy=strategy, **mpi_options)
             print_warnings(args.file)
             if args.ranks is not None and args.ranks != prog.ranks:
-                _fail(f"{args.file}: the program is for {prog.ranks} ranks (one per device), "
+                _fail(f"{shown}: the program is for {prog.ranks} ranks (one per device), "
                       f"not --ranks {args.ranks}; nothing was started")
             chosen = prog.strategies[0] if prog.strategies else "-"
             if args.dump_pass_pipeline:
@@ -271,7 +277,7 @@ def run(argv):
         except Failure:
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
-            raise Failure(_located(e, args.file)) from None
+            raise Failure(_located(e, shown)) from None
         t = float(np.median(times))
         if first_outputs is None:
             first_outputs = outputs
@@ -291,7 +297,7 @@ def run(argv):
 
     shape = "x".join(str(d) for d in problem.shape)
     n_out = len(problem.alias) if problem.alias else problem.n_outputs
-    print(f"{args.file}: {problem.op} {problem.kind or 'copy'} of {problem.n_inputs} x "
+    print(f"{shown}: {problem.op} {problem.kind or 'copy'} of {problem.n_inputs} x "
           f"{shape or 'scalar'}x{problem.element} -> {n_out} output(s), "
           f"backend {args.backend}, median of {args.repeat}")
     header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")

@@ -4,6 +4,27 @@ import os
 import stat
 
 
+def write_output(prog, path, data):
+    """The tools' last step: `data` (str or bytes) to stdout ('-') or to
+    `path` atomically. Returns the exit code; a failure is one
+    `prog: error: could not write ...` line."""
+    import sys
+    try:
+        if path == "-":
+            out = data if isinstance(data, bytes) else data.encode("utf-8", errors="surrogateescape")
+            sys.stdout.flush()
+            sys.stdout.buffer.write(out)
+            sys.stdout.flush()
+        else:
+            write_atomically(path, data)
+    except BrokenPipeError:
+        raise  # `| head`: quiet, as tool_main handles it
+    except OSError as e:
+        print(f"{prog}: error: could not write '{path}': {e.strerror}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def write_atomically(path, data):
     """Writes `data` (str or bytes) to `path` through a temp file renamed into
     place, so a failure never leaves a truncated file.

@@ -22,7 +22,7 @@
 // PARSE-NOT: Traceback
 // MISSING: coll-opt: error: could not open input file '{{.*}}does-not-exist.mlir': No such file or directory
 // MALFORMED: coll-opt: error: invalid pass pipeline: {{.*}}expected 'builtin.module(...)'
-// ANCHOR: coll-opt: error: invalid pass pipeline: pipeline must be anchored on the module
+// ANCHOR: error: can't run 'func.func' pass manager on 'builtin.module' op
 // UNKNOWN: coll-opt: error: invalid pass pipeline: invalid pipeline element 'coll-lower-everything': 'coll-lower-everything' does not refer to a registered pass or pass pipeline
 // STRATEGY: invalid value 'bogus' for option 'strategy' of pass 'coll-lower-all-reduce'; expected one of: auto, naive, ring, all2all
 // OPTION: unknown option 'chunks' for pass 'coll-lower-all-reduce'; expected one of: profile, strategy, threshold

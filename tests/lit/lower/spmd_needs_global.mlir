@@ -1,0 +1,16 @@
+// An SPMD-form collective (one rank's buffers, devices naming the group) is
+// refused by the lowerings with a located error; coll-spmd-to-global first
+// (it was an internal IndexError).
+// RUN: not coll-opt %s --coll-lower-all-reduce=strategy=naive 2>&1 | filecheck %s
+// RUN: not coll-opt %s --coll-lower-collectives 2>&1 | filecheck %s
+// RUN: coll-opt %s --coll-spmd-to-global --coll-lower-collectives | filecheck %s --check-prefix=GLOBAL
+
+// CHECK: spmd_needs_global.mlir:[[# @LINE + 5]]:8: error: {{.*}}coll.all_reduce has 1 input(s) and 1 output(s) for devices [0, 1, 2]; expected one buffer per device (an SPMD-form collective needs coll-spmd-to-global first)
+// CHECK-NOT: internal error
+// GLOBAL-NOT: coll.all_reduce
+// GLOBAL: coll.copy
+func.func @all_reduce(%x: memref<12xi32>, %y: memref<12xi32>) attributes {coll.ranks = 3 : i64} {
+  %t = "coll.all_reduce"(%x, %y) {devices = array<i64: 0, 1, 2>, kind = "max", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<12xi32>, memref<12xi32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}

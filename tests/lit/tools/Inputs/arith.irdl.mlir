@@ -1,0 +1,4 @@
+irdl.dialect @arith {
+  irdl.operation @nop {
+  }
+}
