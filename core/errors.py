@@ -3,8 +3,9 @@
 The Python bindings can only emit error diagnostics, not notes attached to
 them (LLVM 22). A pass that fails emits each finding as one error and
 records its notes here; the tools' diagnostic collector attaches them to
-that error as real notes (`take_notes`). Embedders that catch MLIRError see
-the errors; `PassError.findings` keeps the notes for Python callers.
+that error as real notes (`take_notes`). Embedders that run a pipeline
+through `core.pipeline.run`/`run_pm` catch an MLIRError whose
+error_diagnostics carry those notes; `PassError.findings` keeps them too.
 """
 import threading
 
@@ -36,6 +37,7 @@ def record_notes(message, notes):
         if pending is None:
             pending = _notes.pending = []
         pending.append((message, list(notes)))
+        del pending[:-MAX_WARNINGS]  # notes nobody took (an error never shown) do not pile up
 
 
 def take_notes(message):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from mlir import ir, passmanager
 
 from ..ir.verifier import VerifyError, verify_or_raise
-from .errors import PassError, PipelineError, record_notes
+from .errors import PassError, PipelineError, record_notes, take_notes
 from .registry import load_all, quote_value
 
 MODULE = "builtin.module"
@@ -276,7 +276,25 @@ def run_pm(pm, op):
         ctx.emit_error_diagnostics = saved
         handler.detach()
     if errors or failed:
-        raise ir.MLIRError("Failure while executing pass pipeline", errors)
+        raise ir.MLIRError("Failure while executing pass pipeline", [Diagnostic.of(d) for d in errors])
+
+
+class Diagnostic:
+    """An error of MLIRError.error_diagnostics with the fields of
+    ir.DiagnosticInfo (severity, location, message, notes), its notes
+    including those a pass recorded (core/errors.py): the bindings cannot
+    attach notes from Python (22.1.8), so a frontend gets them here."""
+
+    def __init__(self, severity, location, message, notes=()):
+        self.severity, self.location, self.message, self.notes = severity, location, message, list(notes)
+
+    @classmethod
+    def of(cls, info):
+        recorded = [cls(ir.DiagnosticSeverity.NOTE, loc, text) for loc, text in take_notes(info.message)]
+        return cls(info.severity, info.location, info.message, list(info.notes) + recorded)
+
+    def __str__(self):
+        return "\n".join([f"{self.location}: {self.message}"] + [f"  {n}" for n in self.notes])
 
 
 def run(module_op, text):

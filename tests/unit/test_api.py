@@ -115,3 +115,35 @@ def test_embed_frontend_example():
     r = subprocess.run([os.path.join(os.path.dirname(sys.executable), "coll-opt"), "-", "--coll-verify"],
                        input=out, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+RACY = """
+func.func @f(%a0: memref<8xf32>, %a1: memref<8xf32>, %b0: memref<8xf32>, %b1: memref<8xf32>) {
+  %x0 = memref.memory_space_cast %a0 : memref<8xf32> to memref<8xf32, #coll.device<0>>
+  %x1 = memref.memory_space_cast %a1 : memref<8xf32> to memref<8xf32, #coll.device<1>>
+  %y1 = memref.memory_space_cast %b1 : memref<8xf32> to memref<8xf32, #coll.device<1>>
+  %s = "coll.alloc"() : () -> memref<8xf32, #coll.device<1>>
+  %c = "coll.copy"(%x0, %s) : (memref<8xf32, #coll.device<0>>, memref<8xf32, #coll.device<1>>) -> !coll.token
+  %k = "coll.combine"(%s, %x1, %y1) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<8xf32, #coll.device<1>>, memref<8xf32, #coll.device<1>>, memref<8xf32, #coll.device<1>>) -> !coll.token
+  "coll.wait"(%c, %k) : (!coll.token, !coll.token) -> ()
+  return
+}
+"""
+
+
+def test_frontend_gets_the_notes_of_a_pass(ctx):
+    """run_pm (and run) raise MLIRError whose errors carry the notes a pass
+    recorded (the bindings cannot emit notes from Python), and leave none
+    behind."""
+    from coll.core import errors
+    from coll.core.pipeline import run_pm
+    m = ir.Module.parse(RACY)
+    pm = PassManager("builtin.module")
+    add_pass(pm, "coll-check-order")
+    with pytest.raises(ir.MLIRError) as e:
+        run_pm(pm, m.operation)
+    (d,) = e.value.error_diagnostics
+    assert "coll.combine reads" in d.message and "before it is written" in d.message
+    assert [n.message for n in d.notes] == ["written by this coll.copy, not ordered before the read"]
+    assert str(d.notes[0].severity).endswith("NOTE") and ":7:" in str(d.notes[0].location)
+    assert errors.take_notes(d.message) == []
