@@ -7,6 +7,7 @@ the package entry points (pyproject `[project.entry-points."coll.passes"]`),
 the one place where modules are found by name, so that core never imports
 a layer above it.
 """
+import re
 from dataclasses import dataclass, field
 
 
@@ -32,6 +33,7 @@ class PassInfo:
             if not eq:
                 raise ValueError(f"option '{key}' of pass '{self.name}' needs a value ({key}=...)")
             typ = self.options[key][0]
+            typ = llvm_int if typ is int else typ
             try:
                 values[key] = typ(raw)
             except ValueError:
@@ -85,6 +87,24 @@ def _option_items(text):
                 k += 1
             yield key, "=", text[j:k]
             i = k
+
+
+def llvm_int(raw):
+    """An integer option as upstream's command line reads it (llvm::cl,
+    StringRef::getAsInteger with radix 0): decimal, 0x hex, 0b binary, 0o or
+    leading-0 octal, an optional '-'; no '_' or spaces; within int64."""
+    m = re.fullmatch(r"(-?)(?:0[xX]([0-9a-fA-F]+)|0[bB]([01]+)|0[oO]?([0-7]+)|([0-9]+))", raw)
+    if m is None:
+        raise ValueError(raw)
+    sign, hx, bn, oc, dec = m.groups()
+    value = int(hx, 16) if hx else int(bn, 2) if bn else int(oc, 8) if oc else int(dec)
+    value = -value if sign else value
+    if not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError(raw)
+    return value
+
+
+llvm_int.expected = "an integer (int64)"
 
 
 def quote_value(v):
