@@ -5,7 +5,7 @@
 // RUN: not coll-opt %s --coll-lower-collectives 2>&1 | filecheck %s
 // RUN: coll-opt %s --coll-spmd-to-global --coll-lower-collectives | filecheck %s --check-prefix=GLOBAL
 
-// CHECK: spmd_needs_global.mlir:[[# @LINE + 5]]:8: error: {{.*}}coll.all_reduce has 1 input(s) and 1 output(s) for devices [0, 1, 2]; expected one buffer per device (an SPMD-form collective needs coll-spmd-to-global first)
+// CHECK: spmd_needs_global.mlir:[[# @LINE + 5]]:8: error: {{.*}}'coll.all_reduce' is in an SPMD function (coll.ranks = 3): expand it into its global view first (coll-spmd-to-global), or lower it per rank (coll-spmd-to-mpi)
 // CHECK-NOT: internal error
 // GLOBAL-NOT: coll.all_reduce
 // GLOBAL: coll.copy
