@@ -74,7 +74,15 @@ def parse(data, name, implicit_module=True):
     if not implicit_module and not is_bytecode(data):
         op = ir.Operation.parse(as_text(data), source_name=name).operation
         return op, op
-    module = ir.Module.parse(data)
+    try:
+        module = ir.Module.parse(data)
+    except RuntimeError:
+        # A diagnostic that quotes bytes that are not UTF-8 cannot become a
+        # Python str (nanobind, 22.1.8): parse the text with U+FFFD for
+        # them, which gives the same error, printable.
+        if is_bytecode(data):
+            raise
+        module = ir.Module.parse(as_text(data))
     _rename_locations(module.operation, name)
     return module, module.operation
 

@@ -61,6 +61,20 @@ def test_non_utf8_bytes(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", TOOLS)
+def test_non_utf8_byte_quoted_in_the_parser_error(tmp_path, name):
+    # The parser's message quotes the op name, bad byte included: it cannot
+    # become a Python str as is (found by bench/fuzz.py: a traceback).
+    path = tmp_path / "q.mlir"
+    path.write_bytes(good_text().encode().replace(b'"coll.wait"', b'"coll.wa\xffit"', 1))
+    out = tmp_path / "out"
+    r = tool(name, *args_for(name, path, out))
+    assert r.returncode == 1 and not out.exists()
+    assert r.stderr.decode().startswith(f"{path}:4:5: error: unregistered operation 'coll.wa\ufffdit' found "
+                                        "in dialect ('coll') that does not allow unknown operations\n")
+    assert b"Traceback" not in r.stderr and b"internal error" not in r.stderr
+
+
+@pytest.mark.parametrize("name", TOOLS)
 def test_device_attribute_that_is_not_an_id(tmp_path, name):
     path = tmp_path / "dev.mlir"
     t = "memref<8xf32, #coll.device<true>>"
