@@ -154,6 +154,9 @@ class _Verifier:
         grouped = outs if isinstance(c, Broadcast) else ins  # one buffer per device
         ranks = _spmd_ranks(op)
         if ranks is not None:
+            if ranks > MAX_DEVICES:
+                return self.error(op, f"its function has coll.ranks = {ranks}, more ranks than the supported "
+                                      f"maximum of {MAX_DEVICES}")
             # SPMD form: this rank's buffers; the group(s) in 'devices' or 'groups'.
             n = self.spmd_group(op, c, ranks, ins, outs)
             if n is None:

@@ -206,7 +206,9 @@ def check_streams(llvm_ir):
         for name, c in calls.items():
             if name not in (INIT, FINI) and (c.get(made) or c.get(gone)):
                 raise PassError(f"host function {name} calls {made if c.get(made) else gone}; "
-                                "streams and events are made once, at load")
+                                "streams and events are made once, at load (the host code of local work "
+                                "around a collective, e.g. an SPMD function's linalg ops, is not built "
+                                "yet: emit ptx or gpu for it)")
 
 
 def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):

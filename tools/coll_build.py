@@ -200,8 +200,8 @@ def _build_and_report(data, args, filename, want_text=False):
     except PassError as e:
         if e.location is not None:
             col.diags.append(from_location(e.location, str(e), filename))
-        else:
-            print(f"coll-build: error: {e}", file=sys.stderr)
+        else:  # about the program as a whole
+            print(f"{filename}:1:1: error: {e}", file=sys.stderr)
     except (OSError, ValueError) as e:
         print(f"coll-build: error: {e}", file=sys.stderr)
     finally:

@@ -310,3 +310,32 @@ def test_explicit_program_without_an_input(tmp_path):
         f'  %t1 = "coll.copy"(%x1, %x0, %t0) : ({t1}, {t0}, !coll.token) -> !coll.token\n'
         '  "coll.wait"(%t1) : (!coll.token) -> ()\n  return\n}\n')
     expect("run", path, tmp_path / "o.npz", f"{path}:1:1: error: @f has no input argument (every argument is written)\n")
+
+
+def test_shard_file_without_a_function_is_located(tmp_path):
+    # Found by bench/fuzz.py: the shard path of coll-run said "coll-run: error: ...".
+    path = tmp_path / "g.mlir"
+    path.write_text("shard.grid @g(shape = 4)\n")
+    out = tmp_path / "out.npz"
+    r = tool("run", path, "--backend=cpu", "--repeat=1", "--outputs", out)
+    assert r.returncode == 1 and not out.exists()
+    assert r.stderr.decode() == f"{path}:1:1: error: the module has no func.func to run\n"
+
+
+def test_gpu_host_code_of_local_work_is_refused_located(tmp_path):
+    # Found by bench/fuzz.py: an SPMD function with local work gave an
+    # unlocated error from the host-code check of the GPU route.
+    path = tmp_path / "local.mlir"
+    path.write_text("""func.func @local(%arg0: memref<8xf32>, %arg1: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %alloc = memref.alloc() : memref<8xf32>
+  linalg.add ins(%arg0, %arg0 : memref<8xf32>, memref<8xf32>) outs(%alloc : memref<8xf32>)
+  %0 = "coll.all_reduce"(%arg1, %alloc) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%0) : (!coll.token) -> ()
+  memref.dealloc %alloc : memref<8xf32>
+  return
+}
+""")
+    out = tmp_path / "out.ll"
+    r = tool("build", path, "--emit=llvmir", "-o", out)
+    assert r.returncode == 1 and not out.exists()
+    assert r.stderr.decode().startswith(f"{path}:1:1: error: host function local calls mgpuStreamCreate")

@@ -48,3 +48,13 @@ func.func @f8_to_device(%x0: memref<8xf32>, %y0: memref<8xf32>) {
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
+
+// -----
+// An SPMD function over more ranks than supported: the verifier built a
+// list of 2^31 ranks (MemoryError, a traceback).
+func.func @reduce(%arg0: memref<8xf32>, %arg1: memref<8xf32>) attributes {coll.ranks = 2147483648 : i64} {
+  // expected-error @+1 {{its function has coll.ranks = 2147483648, more ranks than the supported maximum of 1024}}
+  %0 = "coll.reduce"(%arg0, %arg1) {devices = array<i64: 0, 2>, kind = "max", operandSegmentSizes = array<i32: 1, 1, 0>, root = -1 : i64} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%0) : (!coll.token) -> ()
+  return
+}
