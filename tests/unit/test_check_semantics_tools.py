@@ -5,6 +5,7 @@ reads the collective from its claim); a wrong one (one operand substituted,
 see test_check_semantics_mutation.py) is rejected, located, before anything
 runs or is written; a program without a claim runs with a warning that
 nothing proved it. In process (tools' run functions), to keep it fast."""
+import itertools
 import pytest
 from mlir import ir
 
@@ -43,13 +44,28 @@ def wrong(text):
                 return str(m)
         # Data movement has none (a substituted operand races too): swap the
         # buffers that two devices place, the sources of a gather swapped.
-        m = ir.Module.parse(text)
-        claim = [Implements.of(op) for op in body_ops(m) if op.name == Implements.NAME][0]
-        two = claim.inputs if len(claim.inputs) > 1 else claim.outputs
-        casts = [[u.owner for u in v.uses if u.owner.name == "memref.memory_space_cast"][0] for v in two[:2]]
-        casts[0].operands[0], casts[1].operands[0] = two[1], two[0]
-        assert not order_findings(m.operation) and check_module(m.operation)
-        return str(m)
+        # Where every such swap reads a claimed output before it is written
+        # (an in-place broadcast), coll-check-order already refuses it.
+        first = ir.Module.parse(text)  # kept alive while its claim is read
+        claim = [Implements.of(op) for op in body_ops(first) if op.name == Implements.NAME][0]
+        group = "inputs" if len(claim.inputs) > 1 else "outputs"
+        count = len(getattr(claim, group))
+        found = None
+        for a, b in itertools.combinations(range(count), 2):
+            m = ir.Module.parse(text)
+            claim = [Implements.of(op) for op in body_ops(m) if op.name == Implements.NAME][0]
+            two = getattr(claim, group)
+            casts = [[u.owner for u in two[i].uses if u.owner.name == "memref.memory_space_cast"][0] for i in (a, b)]
+            casts[0].operands[0], casts[1].operands[0] = two[b], two[a]
+            if check_module(m.operation) or order_findings(m.operation):
+                found = found or str(m)
+                if not order_findings(m.operation):
+                    return str(m)
+        assert found is not None
+        return found
+
+
+CAUGHT = (": error: coll-check-semantics: ", ": error: coll-check-order: ")
 
 
 def run_tool(main, argv, capsys):
@@ -78,7 +94,7 @@ def test_coll_run_checks_and_runs_explicit_input(tmp_path, capsys, op, shape, at
     code, out, err = run_tool(coll_run.run, [str(bad), "--backend=cpu", "--repeat=1"], capsys)
     assert code == 1 and out == ""
     first = err.splitlines()[0]
-    assert first.startswith(f"{bad}:") and ": error: coll-check-semantics: " in first, err
+    assert first.startswith(f"{bad}:") and any(c in first for c in CAUGHT[:1 + in_place]), err
 
 
 @pytest.mark.parametrize("op,shape,attrs,in_place", FORMS[::2], ids=IDS[::2])
@@ -93,7 +109,7 @@ def test_coll_build_checks_explicit_input(tmp_path, capsys, op, shape, attrs, in
     target = tmp_path / "bad_out.mlir"
     code, _, err = run_tool(coll_build._main, [str(bad), "--emit=gpu", "-o", str(target)], capsys)
     assert code == 1 and not target.exists()
-    assert ": error: coll-check-semantics: " in err.splitlines()[0], err
+    assert any(c in err.splitlines()[0] for c in CAUGHT[:1 + in_place]), err
 
 
 def test_coll_build_checks_an_explicit_function_next_to_a_collective(tmp_path, capsys):
