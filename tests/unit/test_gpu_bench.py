@@ -46,7 +46,7 @@ def bundle(tmp_path_factory):
                       ) or (j["set"] == "perf" and j["size"] == "1MB" and j["n"] == 4
                       ) or (j["set"] == "sanitize" and j["strategy"] in ("ring", "oneshot"))
     entries, failed, total = gpu_prepare.prepare(out, workers=2, job_filter=pick)
-    assert not failed, failed
+    assert not failed, [(f["file"], f["error"]) for f in failed]
     return out, entries, total
 
 
