@@ -164,6 +164,19 @@ def _read_inputs(path, problem):
     return [data[n] for n in names]
 
 
+def _finish(ok, path, outputs):
+    """Exit code 1 after a failed check (no output file), else 0 once
+    `outputs` are written to --outputs `path` (when given)."""
+    if not ok:
+        return 1
+    if path:
+        try:
+            _write_outputs(path, outputs)
+        except OSError as e:
+            _fail(f"could not write '{path}': {e.strerror}")
+    return 0
+
+
 def _write_outputs(path, outputs):
     import io
 
@@ -304,14 +317,7 @@ def run(argv):
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         print("  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-    if failed:
-        return 1
-    if args.outputs:
-        try:
-            _write_outputs(args.outputs, first_outputs)
-        except OSError as e:
-            _fail(f"could not write '{args.outputs}': {e.strerror}")
-    return 0
+    return _finish(not failed, args.outputs, first_outputs)
 
 
 def _is_sharded(path):
@@ -384,14 +390,7 @@ def _run_sharded(args, mpi_options):
           f"backend {args.backend}, median of {args.repeat}")
     print(f"  time (median)  {_seconds(float(np.median(times)))}")
     print(f"  check          {'ok' if good else 'FAIL'} (max error {worst:.3g} against the unsharded function)")
-    if not good:
-        return 1
-    if args.outputs:
-        try:
-            _write_outputs(args.outputs, ys)
-        except OSError as e:
-            _fail(f"could not write '{args.outputs}': {e.strerror}")
-    return 0
+    return _finish(good, args.outputs, ys)
 
 
 def main():
