@@ -16,9 +16,12 @@ resources it needs are free, and takes
   memory time = bytes touched / memory_bandwidth_Bps, where bytes touched
   are every input + the output (a copy: 2 x bytes); the bytes in coll.alloc
   scratch go over scratch_bandwidth_Bps instead when the profile gives it.
-  A bandwidth table is read at the bytes of the task's data-sharing group
-  (the tasks whose regions overlap: one chunk of a ring), not the whole
-  program's: the runtime runs a group's ops back to back on its data.
+  A copy reads a link_bandwidth_Bps table at its own working set (2 x its
+  bytes, at most the program's): a message's rate depends on its size
+  (protocols, caches). Memory bandwidth tables are read at the bytes of the
+  task's data-sharing group (the tasks whose regions overlap: one chunk of
+  a ring), not the whole program's: the runtime runs a group's ops back to
+  back on its data.
 
 and the prediction is when the last task ends, plus call_overhead_s.
 Latency counts once per dependent step, bandwidth once per byte a resource
@@ -43,6 +46,10 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
              message is copied by the processes' CPUs), a combine its
              device's core. More ranks than cores then cost what they do:
              the messages of two ranks on one core run one after the other.
+  copy_cores both (default) or target: with `target` a copy holds only its
+             target's core (the receiver copies a message out of shared
+             memory, so two messages in opposite directions run at once;
+             bench/calibrate_mpi.py measures which).
   order      program: each resource serves tasks in program order (like a
                     FIFO stream, or the CPU runtime's straight-line code).
              ready: a resource serves tasks in the order they become ready
@@ -67,6 +74,8 @@ from dataclasses import dataclass, field
 
 from . import fluid, taskgraph
 
+COPY_CORES = ("both", "target")  # what a copy holds of the ranks' cores (profile doc above)
+TARGET_CORE = COPY_CORES[1]
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
 _NUMBERS = ("link_latency_s", "link_bandwidth_Bps", "kernel_launch_s", "memory_bandwidth_Bps",
             "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s")
@@ -102,6 +111,14 @@ def _interpolate(points, x):
 
 def profile_names():
     return sorted(f[:-5] for f in os.listdir(PROFILE_DIR) if f.endswith(".json"))
+
+
+def save_profile(data, path):
+    """Writes profile `data` (what load_profile reads) as JSON to `path`
+    (bench/calibrate_cpu.py, bench/calibrate_mpi.py)."""
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
 
 
 def load_profile(spec):
@@ -152,6 +169,10 @@ def _check_number(data, key, name):
         what = "a positive number" if key in _RATES else "a number >= 0"
         raise ValueError(f"profile '{name}': '{key}' must be {what} or a list of "
                          f"[bytes, value] pairs, got {json.dumps(v)[:60]}")
+    if isinstance(v, list) and len({p[0] for p in v}) != len(v):
+        twice = sorted(p[0] for p in v if [q[0] for q in v].count(p[0]) > 1)[0]
+        raise ValueError(f"profile '{name}': '{key}' has two values for working set {twice}; "
+                         "expected one [bytes, value] pair per working set")
 
 
 def profile_from_dict(data, default_name="profile"):
@@ -159,11 +180,11 @@ def profile_from_dict(data, default_name="profile"):
         raise ValueError(f"profile '{default_name}' must be a JSON object, got {type(data).__name__}")
     resources, order = data.get("resources", "none"), data.get("order", "ready")
     if resources not in ("none", "ports", "switch", "host"):
-        raise ValueError(f"profile resources must be none|ports|switch|host, got '{resources}'")
+        raise ValueError(f"profile '{default_name}': resources must be none|ports|switch|host, got '{resources}'")
     if resources == "switch" and not data.get("link_bandwidth_Bps"):
         raise ValueError(f"profile '{default_name}': resources switch needs 'link_bandwidth_Bps'")
     if order not in ("program", "ready"):
-        raise ValueError(f"profile order must be program|ready, got '{order}'")
+        raise ValueError(f"profile '{default_name}': order must be program|ready, got '{order}'")
     if data.get("memory_bandwidth_Bps") is None:
         raise ValueError(f"profile '{default_name}' needs 'memory_bandwidth_Bps'")
     for key in _NUMBERS:
@@ -180,9 +201,16 @@ def profile_from_dict(data, default_name="profile"):
                              f"{', '.join(sorted(unknown))}; expected some of: {', '.join(_NUMBERS)}")
         params["pointer_level"] = dict(pointer)
     cores = data.get("cores")
-    if cores is not None and (not isinstance(cores, int) or cores < 1 or resources != "ports"):
-        raise ValueError(f"profile '{default_name}': cores must be a positive integer, with resources ports")
+    if cores is not None and (isinstance(cores, bool) or not isinstance(cores, int) or cores < 1):
+        raise ValueError(f"profile '{default_name}': cores must be a positive integer, got {json.dumps(cores)[:60]}")
+    if cores is not None and resources != "ports":
+        raise ValueError(f"profile '{default_name}': cores needs resources ports, got resources '{resources}'")
     params["cores"] = cores
+    copy_cores = data.get("copy_cores", COPY_CORES[0])
+    if copy_cores not in COPY_CORES:
+        raise ValueError(f"profile '{default_name}': copy_cores must be {' or '.join(COPY_CORES)}, "
+                         f"got '{copy_cores}'")
+    params["copy_cores"] = copy_cores
     return Profile(data.get("name", default_name), resources, order, params)
 
 
@@ -206,7 +234,9 @@ def task_cost(task, profile, working_set):
     def v(key):
         return profile.value(key, working_set) or 0.0
     if task.kind == "copy":
-        link = profile.value("link_bandwidth_Bps", working_set)
+        # A message's rate depends on its own size (protocol, cache): its
+        # source and target bytes, within the program's working set.
+        link = profile.value("link_bandwidth_Bps", min(2 * task.bytes, working_set) or working_set)
         if task.src != task.device and link:
             return v("link_latency_s") + task.bytes / link
         return v("link_latency_s") + memory_time(task, profile, working_set)
@@ -241,7 +271,8 @@ def task_resources(task, profile):
         cores = profile.params.get("cores")
         cpu = (lambda *ds: tuple(sorted({("core", d % cores) for d in ds}))) if cores else (lambda *ds: ())
         if task.kind == "copy":
-            return (("send", task.src), ("recv", task.device)) + cpu(task.src, task.device)
+            holders = (task.device,) if profile.params.get("copy_cores") == TARGET_CORE else (task.src, task.device)
+            return (("send", task.src), ("recv", task.device)) + cpu(*holders)
         if task.kind == "combine":
             # Peer reads hold the senders' ports and the reader's.
             peers = sorted({h for h, _ in task.peer_reads})

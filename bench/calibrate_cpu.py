@@ -26,7 +26,6 @@ the generated combine loop, malloc/free of scratch):
 """
 import argparse
 import datetime
-import json
 import os
 import platform
 import sys
@@ -36,6 +35,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func, memref
 
+from coll.analysis.cost_model import save_profile
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.runtime import cpu
@@ -181,9 +181,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     prof = calibrate(QUICK_SETS if args.quick else WORKING_SETS,
                      log=lambda s: print(s, file=sys.stderr, flush=True))
-    with open(args.output, "w") as f:
-        json.dump(prof, f, indent=1)
-        f.write("\n")
+    save_profile(prof, args.output)
     print(args.output)
 
 

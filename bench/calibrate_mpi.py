@@ -14,12 +14,14 @@ that share cores and yield when idle):
                         from chains of 4 (a table by working set)
   memory_bandwidth_Bps  bytes touched per second by combines, both ranks
                         at once (a table by working set)
+  copy_cores            target when two 8 MiB messages in opposite
+                        directions at once take under 1.5x one alone (each
+                        is copied by its receiver's core), else both
 
   python bench/calibrate_mpi.py [-o PATH] [--quick] [--repeat R]
 """
 import argparse
 import datetime
-import json
 import os
 import platform
 import sys
@@ -28,6 +30,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func, memref
 
+from coll.analysis.cost_model import COPY_CORES, TARGET_CORE, save_profile
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.lowering.mpi import find
@@ -39,6 +42,7 @@ SMALL = 16                      # elements (64 bytes) per latency message
 SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 23]   # f32 elements per message
 QUICK_SIZES = [1 << 10, 1 << 18, 1 << 22]
 CHAIN = 4                       # messages per bandwidth chain
+EXCHANGE = 1 << 21              # f32 elements per message of the exchange (8 MiB)
 BATCH_BELOW = 1 << 20           # bytes: programs below this run 16 calls per timed run
 
 
@@ -46,7 +50,8 @@ def program(kind, k, size):
     """Text of an explicit program on devices 0 and 1 (x0, x1 read, y0, y1
     written, k * size f32 each). chain: k dependent copies of `size`
     elements bouncing 0 -> 1 -> 0 ..., message i into slice i of the
-    receiver's y. combine: on both
+    receiver's y. exchange: k steps of two copies at once, 0 -> 1 and
+    1 -> 0, slice i of x into slice i of the other's y. combine: on both
     devices at once, y = x + x, k slices of `size`."""
     total = k * size
     with make_context(), ir.Location.unknown():
@@ -69,6 +74,14 @@ def program(kind, k, size):
                     for d in (0, 1):
                         for i in range(k):
                             toks.append(builders.combine(sl(x[d], d, i), [sl(x[d], d, i)], sl(y[d], d, i), "sum"))
+                elif kind == "exchange":
+                    tok = None
+                    for i in range(k):
+                        deps = [tok] if tok is not None else []
+                        there = builders.copy(sl(x[0], 0, i), sl(y[1], 1, i), deps)
+                        back = builders.copy(sl(x[1], 1, i), sl(y[0], 0, i), deps)
+                        tok = builders.join([there, back])
+                    toks.append(tok)
                 else:
                     src, tok = sl(x[0], 0, 0), None
                     for i in range(k):
@@ -117,10 +130,18 @@ def derive(t, sizes):
     return alpha, base, _table(link), _table(mem)
 
 
+def exchange_ratio(t):
+    """Time of two messages at once in opposite directions over one alone
+    (the chain's per message time at the same size): about 1 when each is
+    copied by one rank's core, about 2 when a message takes both ranks'."""
+    return t["exchange", CHAIN, EXCHANGE] / max(t["chain", CHAIN, EXCHANGE], 1e-12)
+
+
 def calibrate(sizes=SIZES, repeat=21, log=print):
     progs = [("chain", 8, SMALL), ("chain", 64, SMALL)]
     progs += [("chain", CHAIN, s) for s in sizes]
     progs += [("combine", CHAIN, s) for s in sizes]
+    progs += [p for p in (("chain", CHAIN, EXCHANGE), ("exchange", CHAIN, EXCHANGE)) if p not in progs]
     # Short programs 16 calls in a row per timed run (bench/mpi_run.py does
     # the same), so that the barrier's skew between ranks does not swamp them.
     short = [p for p in progs if p[1] * p[2] * 4 < BATCH_BELOW]
@@ -131,9 +152,13 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
     for (kind, k, size), (med, low) in both.items():
         log(f"{kind:8} {k:3} x {size * 4 / 2**10:9.1f} KiB: median {med * 1e3:9.3f} ms, fastest {low * 1e3:9.3f} ms")
     alpha, base, link, mem = derive(t, sizes)
+    both_ways = exchange_ratio(t)
+    copy_cores = TARGET_CORE if both_ways < 1.5 else COPY_CORES[0]
     log(f"per message {alpha * 1e6:.1f} us, call {base * 1e6:.1f} us; message GB/s by working set "
         f"{[(ws, round(v / 1e9, 3)) for ws, v in link]}; "
-        f"combine (touched) {[(ws, round(v / 1e9, 3)) for ws, v in mem]}")
+        f"combine (touched) {[(ws, round(v / 1e9, 3)) for ws, v in mem]}; two messages at once take "
+        f"{both_ways:.2f}x one: a message holds {'its target' if copy_cores == TARGET_CORE else 'both'} "
+        "rank's core")
     load = os.getloadavg()
     return {
         "name": "mpi",
@@ -146,18 +171,21 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             "ports: a rank sends one message and receives one at a time and runs one combine at a time; "
             "ranks run in parallel",
             f"cores: the ranks share this machine's {os.cpu_count()} cores (rank r on core r mod "
-            f"{os.cpu_count()}); a message holds both ranks' cores, a combine its rank's",
+            f"{os.cpu_count()}); a combine holds its rank's core, a message its target's (copy_cores "
+            "target: the receiver copies it, so two messages in opposite directions run at once) or both "
+            "ranks' (copy_cores both), whichever the exchange program measured",
             "ready: a rank posts its messages in step order (lowering/spmd.py), not program order: a "
             "message goes as soon as what it waits for is done and its ports are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "
             "message costs here (with more ranks than cores, mostly waiting for the peer to be scheduled)",
-            "link_bandwidth_Bps and memory_bandwidth_Bps are tables by working set, "
-            "log-log interpolated, flat beyond their ends",
+            "link_bandwidth_Bps and memory_bandwidth_Bps are tables by working set (a message's: twice "
+            "its bytes), log-log interpolated, flat beyond their ends",
             "scratch is static (coll-mpi-static-scratch): no allocation or first touch per call",
             "combines run the CPU kernels of coll-to-cpu, on both ranks at once",
         ],
         "resources": "ports",
         "cores": os.cpu_count(),
+        "copy_cores": copy_cores,
         "order": "ready",
         "call_overhead_s": base,
         "link_latency_s": alpha,
@@ -182,9 +210,7 @@ def main(argv=None):
         raise SystemExit(f"calibrate_mpi: {why}")
     prof = calibrate(QUICK_SIZES if args.quick else SIZES, args.repeat,
                      log=lambda s: print(s, file=sys.stderr, flush=True))
-    with open(args.output, "w") as f:
-        json.dump(prof, f, indent=1)
-        f.write("\n")
+    save_profile(prof, args.output)
     print(args.output)
 
 

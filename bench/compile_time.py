@@ -19,7 +19,7 @@ A GPU route over the stage limit is shown as such, and larger N of that
 strategy skip it (the CPU stages go on).
 
   python bench/compile_time.py [--ns 8,16,32] [--strategies ring] [--numel 4096]
-                               [--limit 600] [--quick] [--no-gpu] [--json out.json]
+                               [--limit 600] [--quick] [--no-gpu | --gpu-only] [--json out.json]
 """
 import argparse
 import json
@@ -30,7 +30,10 @@ import sys
 import tempfile
 import time
 
-STRATEGIES = ("naive", "ring", "all2all")
+from coll.ir.ops import AllReduce
+
+# Every allreduce strategy but the peer ones (they need GPUs that share memory).
+STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
 NS = (8, 16, 32, 64, 128, 256)
 QUICK_NS = (4, 8)
 STAGES = ("lower", "route", "jit", "run")
@@ -241,7 +244,7 @@ def in_child(fn, args, limit):
     return (value, None) if status == "ok" else (None, value)
 
 
-def measure_point(n, strategy, numel=4096, limit=600, e2e=True, gpu=True):
+def measure_point(n, strategy, numel=4096, limit=600, e2e=True, gpu=True, cpu=True):
     """One row: every stage of `strategy` on `n` devices."""
     row = {"strategy": strategy, "n": n, "numel": numel, "gpu_route_s": None}
     with tempfile.TemporaryDirectory() as d:
@@ -256,8 +259,8 @@ def measure_point(n, strategy, numel=4096, limit=600, e2e=True, gpu=True):
                 row["gpu_error"] = why
             else:
                 row.update(out)
-        steps = [(stage_route, (d,)), (stage_jit_run, (d, n, numel))]
-        if e2e:
+        steps = [(stage_route, (d,)), (stage_jit_run, (d, n, numel))] if cpu else []
+        if cpu and e2e:
             steps.append((stage_e2e, (d, n, strategy, numel)))
         for fn, args in steps:
             out, why = in_child(fn, args, limit)
@@ -335,6 +338,8 @@ def targets(rows):
             if row is None:
                 continue
             r = e2e(row)
+            if r is None and "error" not in row:
+                continue  # the CPU stages were not run (--gpu-only)
             if r is None:
                 lines.append(f"N={n} {s}: {row.get('error', 'not measured')}: MISSED")
                 continue
@@ -367,6 +372,7 @@ def main(argv=None):
     p.add_argument("--limit", type=float, default=600, help="seconds per stage")
     p.add_argument("--no-e2e", action="store_true")
     p.add_argument("--no-gpu", action="store_true", help="skip the GPU route column")
+    p.add_argument("--gpu-only", action="store_true", help="only lowering and the GPU route")
     p.add_argument("--quick", action="store_true", help=f"N in {QUICK_NS}, 256 elements")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
@@ -381,7 +387,7 @@ def main(argv=None):
     for s in args.strategies.split(","):
         gpu_s = gpu
         for n in ns:
-            row = measure_point(n, s, numel, args.limit, not args.no_e2e, gpu_s)
+            row = measure_point(n, s, numel, args.limit, not args.no_e2e, gpu_s, not args.gpu_only)
             rows.append(row)
             notes = [f"gpu route: {row['gpu_error']}"] if "gpu_error" in row else []
             notes += [row["error"]] if "error" in row else []

@@ -247,8 +247,12 @@ def add_pass(pm, name, **options):
     pm.add(_python_pass(info, values), name=name, argument=name)
 
 
-def run_pm(pm, op):
+def run_pm(pm, op, verify_each=True):
     """pm.run(op) where an error diagnostic always means failure.
+    `verify_each=False`: the verifier runs once, after the last pass, not
+    after each (mlir-opt --verify-each=false); for the long upstream
+    pipelines of the back ends, where verifying every pass's output was 40%
+    of their time on a large program.
 
     Some upstream passes emit an error and still succeed (22.1.8:
     convert-func-to-llvm on a memory space it cannot map); the bindings then
@@ -268,8 +272,12 @@ def run_pm(pm, op):
     saved = ctx.emit_error_diagnostics
     ctx.emit_error_diagnostics = True  # the bindings' capture passes errors on to `on`
     failed = False
+    if not verify_each:
+        pm.enable_verifier(False)
     try:
         pm.run(op)
+        if not verify_each and not errors:
+            failed = not op.verify()  # 22.1.8 raises MLIRError instead
     except ir.MLIRError:
         failed = True
     finally:

@@ -48,7 +48,7 @@ TOOLS = ("opt", "run", "build", "gen")
 TOOL_WEIGHTS = (8, 2, 2, 1)
 # A tool-level error names the file or the flag it is about.
 NAMED = re.compile(r"^coll-[\w-]+: error: (?!internal error).*(could not|'[^']+'|--[\w-]+|\S+\.(npz|npy|mlir|so))", re.M)
-USAGE = re.compile(r"^usage: (.*\n)*coll-[\w -]+: error: ", re.M)  # argparse, exit 2
+USAGE = re.compile(r"^usage: (.*\n)*coll-[\w -]+: error: ", re.M)  # argparse (tools/cl.py), exit 1
 FAILURES = ("unlocated", "tracebacks", "crashes", "hangs", "bad_exit", "partial_output")
 RESTART_EVERY = 500  # inputs per worker, to bound leaks
 MEMORY_LIMIT = 4 << 30  # bytes of address space per worker
@@ -936,13 +936,13 @@ def classify(rc, output, tool="opt"):
         return "unlocated", output[-4000:]
     if rc == 1 and tool == "run" and CHECK_FAILED.search(output):
         return "check_failed", CHECK_FAILED.search(output).group()
+    if rc == 1 and USAGE.search(output):
+        return "diagnosed", output.strip().split("\n")[-1]  # argparse: a flag it cannot take
     if rc == 1:
         m = LOCATED.search(output) or NAMED.search(output)
         if m:
             return "diagnosed", output[m.start():].split("\n", 1)[0]
         return "unlocated", output[-4000:]
-    if rc == 2 and tool == "gen" and USAGE.search(output):
-        return "diagnosed", output.strip().split("\n")[-1]  # argparse: a flag it cannot take
     return "bad_exit", f"exit code {rc}\n{output[-4000:]}"
 
 

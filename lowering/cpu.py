@@ -225,6 +225,6 @@ def cpu_to_llvm(module_op):
     """memref/scf/vector/arith/func -> LLVM dialect, in place."""
     pm = PassManager.parse(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
     try:
-        run_pm(pm, module_op)
+        run_pm(pm, module_op, verify_each=False)
     except ir.MLIRError as e:
         raise PassError(f"lowering to the LLVM dialect failed: {e}", module_op.location) from None

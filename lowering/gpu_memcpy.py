@@ -11,6 +11,7 @@ from ..core.registry import register
 from ..ir.walk import find_ops
 
 KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
+KDYNAMIC_LIMIT = 1 << 31  # constant indices are i32
 
 
 def _descriptor_type(rank):
@@ -20,35 +21,48 @@ def _descriptor_type(rank):
 
 def _identity_view(v):
     """`v` (a strided memref, maybe with an offset) as an identity-layout
-    memref starting at its first element. Built on the memref descriptor;
-    reconcile-unrealized-casts folds the casts once memrefs are lowered."""
+    memref starting at its first element: its descriptor with the aligned
+    pointer moved to the slice, offset 0 and, where they differ, the
+    identity's strides (the sizes stay). reconcile-unrealized-casts folds
+    the casts once memrefs are lowered. Few ops: a ring has one per slice
+    copied, and every later stage pays for each."""
     mt = ir.MemRefType(v.type)
-    strides, _ = mt.get_strides_and_offset()
+    strides, offset = mt.get_strides_and_offset()
     rank = mt.rank
     desc_t = _descriptor_type(rank)
     i64 = ir.IntegerType.get_signless(64)
     ptr = ir.Type.parse("!llvm.ptr")
     d = ir.Operation.create("builtin.unrealized_conversion_cast", results=[desc_t],
                             operands=[v]).result
-    allocated = llvm.extractvalue(ptr, d, ir.DenseI64ArrayAttr.get([0]))
     aligned = llvm.extractvalue(ptr, d, ir.DenseI64ArrayAttr.get([1]))
-    offset = llvm.extractvalue(i64, d, ir.DenseI64ArrayAttr.get([2]))
-    start = llvm.getelementptr(ptr, aligned, [offset], ir.DenseI32ArrayAttr.get([KDYNAMIC]),
+    if mt.is_dynamic_stride_or_offset(offset):
+        shift, index = [llvm.extractvalue(i64, d, ir.DenseI64ArrayAttr.get([2]))], [KDYNAMIC]
+    elif offset >= KDYNAMIC_LIMIT:  # a constant index is an i32 (and not the dynamic marker)
+        shift, index = [llvm.mlir_constant(ir.IntegerAttr.get(i64, offset))], [KDYNAMIC]
+    else:
+        shift, index = [], [offset]
+    start = llvm.getelementptr(ptr, aligned, shift, ir.DenseI32ArrayAttr.get(index),
                                ir.TypeAttr.get(mt.element_type),
                                ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))
-    out = llvm.mlir_poison(desc_t)
-    out = llvm.insertvalue(out, allocated, ir.DenseI64ArrayAttr.get([0]))
-    out = llvm.insertvalue(out, start, ir.DenseI64ArrayAttr.get([1]))
+    out = llvm.insertvalue(d, start, ir.DenseI64ArrayAttr.get([1]))
     out = llvm.insertvalue(out, llvm.mlir_constant(ir.IntegerAttr.get(i64, 0)),
                            ir.DenseI64ArrayAttr.get([2]))
-    for k in range(rank):
-        size = llvm.mlir_constant(ir.IntegerAttr.get(i64, mt.shape[k]))
-        stride = llvm.mlir_constant(ir.IntegerAttr.get(i64, strides[k]))
-        out = llvm.insertvalue(out, size, ir.DenseI64ArrayAttr.get([3, k]))
-        out = llvm.insertvalue(out, stride, ir.DenseI64ArrayAttr.get([4, k]))
+    for k, want in enumerate(_canonical(mt)):
+        if strides[k] != want:
+            out = llvm.insertvalue(out, llvm.mlir_constant(ir.IntegerAttr.get(i64, want)),
+                                   ir.DenseI64ArrayAttr.get([4, k]))
     ident = ir.MemRefType.get(mt.shape, mt.element_type, None, mt.memory_space)
     return ir.Operation.create("builtin.unrealized_conversion_cast", results=[ident],
                                operands=[out]).result
+
+
+def _canonical(mt):
+    """The identity layout's strides of shape `mt.shape`."""
+    expect, out = 1, []
+    for d in reversed(list(mt.shape)):
+        out.append(expect)
+        expect *= d
+    return out[::-1]
 
 
 def _needs_view(t):
@@ -56,11 +70,7 @@ def _needs_view(t):
     strides that are not the identity's."""
     mt = ir.MemRefType(t)
     strides, offset = mt.get_strides_and_offset()
-    expect, canonical = 1, []
-    for d in reversed(list(mt.shape)):
-        canonical.append(expect)
-        expect *= d
-    return offset != 0 or list(strides) != canonical[::-1]
+    return offset != 0 or list(strides) != _canonical(mt)
 
 
 def legalize_memcpy(module_op):

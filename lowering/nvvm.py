@@ -110,7 +110,7 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
     _refuse_placement(module_op)
     pm = PassManager.parse(pipeline(chip, fmt, opt_level), module_op.context)
     try:
-        run_pm(pm, module_op)
+        run_pm(pm, module_op, verify_each=False)
     except ir.MLIRError as e:
         raise PassError(f"gpu-lower-to-nvvm-pipeline failed: {e}", module_op.location) from None
     bad = _leftovers(module_op)

@@ -22,19 +22,15 @@ gpu-lower-to-nvvm-pipeline). Stages:
           started on the wrong number of ranks it exits 1 before any message
 No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 """
-import argparse
 import sys
+
+from .cl import ArgumentParser
 
 STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # exit 1 with the tool's error line, as every error
-        self.exit(1, f"coll-build: error: {message}\n")
-
-
 def _parser():
-    p = _Parser(prog="coll-build", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="coll-build", description=__doc__.split("\n\n")[0])
     p.add_argument("input", nargs="?", default="-")
     p.add_argument("-o", dest="output", default="-")
     p.add_argument("--emit", choices=STAGES, default="so")

@@ -9,13 +9,14 @@
   coll-gen all-to-all     --devices 4 --shape 8x8 --split-axis 0 --concat-axis 1
 each with [--strategy S] (the op's strategies, or auto).
 """
-import argparse
 import re
 import sys
 
 from coll.ir import KINDS, MAX_DEVICES
 from coll.ir.ops import COLLECTIVE_OPS
 from coll.ir.types import ELEMENT_TYPES
+
+from .cl import ArgumentParser
 
 # subcommand -> (op class, its options beyond the common ones)
 COMMANDS = {cls.NAME[len("coll."):].replace("_", "-"): cls for cls in COLLECTIVE_OPS}
@@ -26,7 +27,7 @@ OPTIONS = {"all-reduce": ("kind", "to_device", "threshold", "in_place"),
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="coll-gen", description="Print a collective-level coll module.")
+    p = ArgumentParser(prog="coll-gen", description="Print a collective-level coll module.")
     sub = p.add_subparsers(dest="collective", required=True)
     for command, cls in COMMANDS.items():
         a = sub.add_parser(command, help=(cls.__doc__ or "").strip().splitlines()[0])

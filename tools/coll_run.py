@@ -28,12 +28,13 @@ coll-run partitions it (the `shard` route), scatters each argument by its
 annotation, runs, gathers the results into y0.. and checks them against
 the same function run unsharded (CPU JIT).
 """
-import argparse
 import dataclasses
 import re
 import sys
 
 from coll.ir import STRATEGIES
+
+from .cl import ArgumentParser
 
 STRATEGY_CHOICES = STRATEGIES + ("all",)
 
@@ -43,7 +44,7 @@ class Failure(Exception):
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="coll-run", description="Run an allreduce module and check it against numpy.")
+    p = ArgumentParser(prog="coll-run", description="Run an allreduce module and check it against numpy.")
     p.add_argument("file", help="input .mlir file")
     p.add_argument("--backend", required=True, help="cpu, cuda or mpi")
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)

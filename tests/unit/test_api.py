@@ -147,3 +147,18 @@ def test_frontend_gets_the_notes_of_a_pass(ctx):
     assert [n.message for n in d.notes] == ["written by this coll.copy, not ordered before the read"]
     assert str(d.notes[0].severity).endswith("NOTE") and ":7:" in str(d.notes[0].location)
     assert errors.take_notes(d.message) == []
+
+
+def test_run_pm_verifies_once_at_the_end(ctx):
+    """verify_each=False (the back ends' long upstream pipelines): a module
+    that does not verify after the last pass is still a located error."""
+    from coll.core.pipeline import run_pm
+    m = ir.Module.parse('func.func @f() {\n  return\n}', ctx)
+    bad = ir.Operation.create("func.return", loc=ir.Location.file("bad.mlir", 3, 5))
+    m.body.append(bad)  # a return outside a function
+    with pytest.raises(ir.MLIRError) as e:
+        run_pm(PassManager.parse("builtin.module(canonicalize)"), m.operation, verify_each=False)
+    (d,) = e.value.error_diagnostics
+    assert "expects parent op 'func.func'" in d.message and '"bad.mlir":3:5' in str(d.location)
+    good = ir.Module.parse('func.func @f() {\n  return\n}', ctx)
+    run_pm(PassManager.parse("builtin.module(canonicalize)"), good.operation, verify_each=False)

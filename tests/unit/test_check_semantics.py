@@ -85,11 +85,29 @@ def positions(value):
     return offset + sum((idx[k] * strides[k] for k in range(len(shape))), np.zeros(idx.shape[1], np.int64))
 
 
-def simulate(m, seed=0):
-    """True when the program computes its all_reduce and reads only what was
-    written: element by element, in program order."""
+def reference(op, xs, n, attrs):
+    """What numpy says outputs y_0.. of `op` hold, from the inputs xs."""
+    if op in ("all_reduce", "reduce"):
+        return [sum(xs)] * (1 if op == "reduce" or "to_device" in attrs else n)
+    if op == "reduce_scatter":
+        return np.split(sum(xs), n, axis=attrs["axis"])
+    if op == "all_gather":
+        return [np.concatenate(xs, axis=attrs["axis"])] * n
+    if op == "broadcast":
+        return [xs[0]] * n
+    blocks = [np.split(x, n, axis=attrs["split_axis"]) for x in xs]  # all_to_all
+    return [np.concatenate([b[j] for b in blocks], axis=attrs["concat_axis"]) for j in range(n)]
+
+
+def simulate(m, seed=0, op="all_reduce", n=None, attrs=None):
+    """True when the program computes its claim's `op` on `n` devices (default:
+    one per claimed output; `attrs`: its axes, to_device) and reads only what
+    was written: element by element, in program order, random integers and a
+    written-mask per buffer."""
     ops = body_ops(m)
-    (claim,) = [Implements.of(op) for op in ops if op.name == Implements.NAME]
+    (claim,) = [Implements.of(o) for o in ops if o.name == Implements.NAME]
+    attrs = attrs or {}
+    n = len(claim.outputs) if n is None else n
     rng = np.random.default_rng(seed)
     mem, written = {}, {}
 
@@ -106,27 +124,27 @@ def simulate(m, seed=0):
         root, pos = buf(v)
         mem[root][pos] = rng.integers(-10 ** 6, 10 ** 6, pos.size)
         written[root][pos] = True
-        xs.append(mem[root][pos].copy())
+        xs.append(mem[root][pos].copy().reshape(ir.MemRefType(v.type).shape))
     ok = True
-    for op in ops:
-        if op.name == Copy.NAME:
-            c = Copy.of(op)
+    for o in ops:
+        if o.name == Copy.NAME:
+            c = Copy.of(o)
             (sr, sp), (dr, dp) = buf(c.source), buf(c.target)
             vals, w = mem[sr][sp].copy(), written[sr][sp].copy()
             ok &= bool(w.all())
             mem[dr][dp], written[dr][dp] = vals, w
-        elif op.name == Combine.NAME:
-            c = Combine.of(op)
+        elif o.name == Combine.NAME:
+            c = Combine.of(o)
             ins = [buf(v) for v in c.inputs]
             dr, dp = buf(c.out)
             acc = sum(mem[r][p] for r, p in ins)
             w = np.logical_and.reduce([written[r][p] for r, p in ins])
             ok &= bool(w.all())
             mem[dr][dp], written[dr][dp] = acc, w
-    want = sum(xs)
-    for v in claim.outputs:
+    want = reference(op, xs, n, attrs)
+    for v, y in zip(claim.outputs, want):
         root, pos = buf(v)
-        ok &= bool(written[root][pos].all()) and bool((mem[root][pos] == want).all())
+        ok &= bool(written[root][pos].all()) and bool((mem[root][pos] == y.ravel()).all())
     return ok
 
 
@@ -187,6 +205,27 @@ def pad(text):
     return str(m)
 
 
+def judge_substitutions(text, subs, where="", **program):
+    """(reported, harmless) over substitutions `subs` of `text`: each must be
+    reported by coll-check-semantics exactly when the element-level
+    simulation (two seeds; `program`: simulate's op, n, attrs) says the
+    program no longer computes its collective."""
+    reported = harmless = 0
+    for i, k, r in subs:
+        m = apply(text, i, k, r)
+        m.operation.verify()
+        findings = check_module(m.operation)
+        correct = simulate(m, 1, **program) and simulate(m, 2, **program)
+        at = f"{where}operand {k} of op #{i} replaced by buffer #{r}"
+        if findings:
+            assert not correct, f"false report ({at}): {findings[0][1]}"
+            reported += 1
+        else:
+            assert correct, f"wrong program not reported ({at})"
+            harmless += 1
+    return reported, harmless
+
+
 CASES = list(itertools.product(STRATEGIES, (3, 4), ("multi", "to_member", "to_host", "padded")))
 
 
@@ -199,19 +238,7 @@ def test_every_substitution_is_reported_or_harmless(ctx, strategy, n, out):
     assert simulate(ir.Module.parse(text)) and check_module(ir.Module.parse(text).operation) == []
     subs = mutants(text)
     assert subs
-    reported = harmless = 0
-    for i, k, r in subs:
-        m = apply(text, i, k, r)
-        m.operation.verify()
-        findings = check_module(m.operation)
-        correct = simulate(m, seed=1) and simulate(m, seed=2)
-        where = f"operand {k} of op #{i} replaced by buffer #{r}"
-        if findings:
-            assert not correct, f"false report ({where}): {findings[0][1]}"
-            reported += 1
-        else:
-            assert correct, f"wrong program not reported ({where})"
-            harmless += 1
+    reported, harmless = judge_substitutions(text, subs)
     COUNTS["reported"] += reported
     COUNTS["harmless"] += harmless
     print(f"{strategy} N={n} {out}: {len(subs)} substitutions, {reported} reported, {harmless} harmless")

@@ -87,8 +87,55 @@ def test_cores_serialize_ranks_that_share_one(ctx):
     assert cost_model.simulate(g, one).total == pytest.approx(12 * copy + 4 * combine)
     assert cost_model.simulate(g, four).total == pytest.approx(6 * copy + combine)
     assert 6 * copy + combine < cost_model.simulate(g, two).total < 12 * copy + 4 * combine
-    with pytest.raises(ValueError, match="cores must be a positive integer, with resources ports"):
+    with pytest.raises(ValueError, match="cores must be a positive integer, got 0"):
         cost_model.profile_from_dict(dict(HAND, cores=0))
+    with pytest.raises(ValueError, match="'hand': cores needs resources ports, got resources 'host'"):
+        cost_model.profile_from_dict(dict(HAND, cores=2, resources="host"), "hand")
+
+
+def test_profile_errors_name_the_profile(ctx):
+    for bad, message in ((dict(order="random"), "'p.json': order must be program|ready, got 'random'"),
+                         (dict(resources="wires"), "'p.json': resources must be none|ports|switch|host"),
+                         (dict(link_bandwidth_Bps=[[8192, 1e9], [8192, 2e9]]),
+                          "'p.json': 'link_bandwidth_Bps' has two values for working set 8192")):
+        with pytest.raises(ValueError, match=message.replace("|", "[|]")):
+            cost_model.profile_from_dict(dict(HAND, **bad), "p.json")
+
+
+def test_copy_cores_target_lets_opposite_messages_overlap(ctx):
+    # copy_cores target: a message holds only its receiver's core. naive on
+    # 4 devices, a core each: the receive ports alone bound it (3 copies in,
+    # then the combine), where holding both cores serializes 6 per core.
+    b = 4096
+    copy, combine = 1e-6 + b / 1e9, 2e-6 + 5 * b / 1e10
+    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
+    target = cost_model.profile_from_dict(dict(HAND, cores=4, copy_cores="target"))
+    assert cost_model.simulate(g, target).total == pytest.approx(3 * copy + combine)
+    one = cost_model.profile_from_dict(dict(HAND, cores=1, copy_cores="target"))
+    assert cost_model.simulate(g, one).total == pytest.approx(12 * copy + 4 * combine)
+    with pytest.raises(ValueError, match="copy_cores must be both or target, got 'source'"):
+        cost_model.profile_from_dict(dict(HAND, cores=2, copy_cores="source"))
+
+
+def test_link_table_is_read_at_the_message_size(ctx):
+    # A link table by working set: a 4096-byte message is read at 8192 (its
+    # source and target), 1 GB/s here, not at the program's working set
+    # (inputs, outputs and scratch of both devices: more would be read).
+    b = 4096
+    table = dict(HAND, link_bandwidth_Bps=[[2 * b, 1e9], [64 * b, 4e9]])
+    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1), b // 4, "f32", "sum"), "naive")
+    assert 2 * b < g.working_set < 64 * b
+    naive = (1e-6 + b / 1e9) + (2e-6 + 3 * b / 1e10)
+    assert cost_model.simulate(g, cost_model.profile_from_dict(table)).total == pytest.approx(naive)
+
+
+def test_a_saved_profile_loads_back(ctx, tmp_path):
+    # What the calibration scripts write is what `auto` then reads.
+    path = str(tmp_path / "saved.json")
+    cost_model.save_profile(dict(HAND, cores=2, copy_cores="target"), path)
+    p = cost_model.load_profile(path)
+    assert (p.resources, p.params["cores"], p.params["copy_cores"]) == ("ports", 2, "target")
+    assert p.value("link_bandwidth_Bps", 1 << 20) == 1e9
 
 
 def test_switch_shares_only_what_is_shared(ctx):

@@ -105,7 +105,8 @@ def test_each_hostile_job_is_classified(tmp_path):
 def test_partial_output_is_a_failure():
     assert fuzz.classify(1, "coll-run: error: internal error: KeyError: 'x'", "run")[0] == "unlocated"
     assert fuzz.classify(1, "coll-opt: error: could not write '/dev/full': No space left on device")[0] == "diagnosed"
-    assert fuzz.classify(2, "usage: coll-gen\ncoll-gen: error: argument --devices: invalid int value", "gen")[0] == "diagnosed"
+    assert fuzz.classify(1, "usage: coll-gen\ncoll-gen: error: argument --devices: invalid int value", "gen")[0] == "diagnosed"
+    assert fuzz.classify(2, "usage: coll-gen\ncoll-gen: error: argument --devices: invalid int value", "gen")[0] == "bad_exit"
     assert fuzz.classify(2, "usage: coll-opt\ncoll-opt: error: bad", "opt")[0] == "bad_exit"
     row = "-               2          32 B       0.000 ms  0.82 GB/s  DIFFER    FAIL (8 elements differ)"
     assert fuzz.classify(1, "f.mlir: all_reduce sum\nstrategy ...\n" + row, "run")[0] == "check_failed"

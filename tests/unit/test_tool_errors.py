@@ -85,3 +85,21 @@ def test_failure_keeps_existing_output_untouched(tmp_path):
     r = subprocess.run([os.path.join(BIN, "coll-opt"), str(path), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 1
     assert out.read_text() == "previous"
+
+
+@pytest.mark.parametrize("tool,args", [
+    ("coll-gen", ["all-reduce", "--devices", "3", "--bogus"]),
+    ("coll-gen", ["all-reduce", "--devices", "x"]),
+    ("coll-gen", ["reduce-scatter", "--devices", "3", "--shape", "6", "--in-place"]),
+    ("coll-run", ["in.mlir"]),                                   # no --backend
+    ("coll-run", ["in.mlir", "--backend=cpu", "--repeat", "x"]),
+    ("coll-build", ["in.mlir", "--bogus"]),
+])
+def test_usage_errors_exit_1(tmp_path, tool, args):
+    # Every tool's command-line mistake is an error like any other: exit 1
+    # with '<tool>: error: ...' (argparse's own exit status is 2).
+    (tmp_path / "in.mlir").write_text(GOOD)
+    r = subprocess.run([os.path.join(BIN, tool), *args], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert re.search(rf"^{tool}( [\w-]+)?: error: ", r.stderr, re.M) and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == ""

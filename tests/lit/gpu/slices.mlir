@@ -34,8 +34,10 @@ func.func @slices(%a: memref<8xf32>, %b: memref<8xf32>) {
 
 // LEGAL: %[[D:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<4xf32, strided<[1], offset: 2>> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
 // LEGAL: %[[P:.*]] = llvm.extractvalue %[[D]][1]
-// LEGAL: %[[O:.*]] = llvm.extractvalue %[[D]][2]
-// LEGAL: llvm.getelementptr %[[P]][%[[O]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// LEGAL: %[[G:.*]] = llvm.getelementptr %[[P]][2] : (!llvm.ptr) -> !llvm.ptr, f32
+// LEGAL: %[[A:.*]] = llvm.insertvalue %[[G]], %[[D]][1]
+// LEGAL: %[[Z:.*]] = llvm.mlir.constant(0 : i64) : i64
+// LEGAL: llvm.insertvalue %[[Z]], %[[A]][2]
 // LEGAL: %[[DST:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<4xf32>
 // LEGAL: %[[SRC:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<4xf32>
 // LEGAL: gpu.memcpy async [%{{.*}}] %[[DST]], %[[SRC]] : memref<4xf32>, memref<4xf32>
