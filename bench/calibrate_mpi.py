@@ -12,8 +12,12 @@ that share cores and yield when idle):
   call_overhead_s       the rest of a chain's time (the call, its waits)
   link_bandwidth_Bps    bytes per second of one message at several sizes,
                         from chains of 4 (a table by working set)
-  memory_bandwidth_Bps  bytes touched per second by combines, both ranks
-                        at once (a table by working set)
+  memory_bandwidth_Bps  bytes touched per second by combines as every
+                        strategy runs them: on both ranks at once, each
+                        adding what it just received to its input (a
+                        reduce step less an exchange step of the same
+                        size), keyed by the working set the cost model
+                        reads for that combine (a table)
   copy_cores            target when two 8 MiB messages in opposite
                         directions at once take under 1.5x one alone (each
                         is copied by its receiver's core), else both
@@ -30,6 +34,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func, memref
 
+from coll.analysis import taskgraph
 from coll.analysis.cost_model import COPY_CORES, TARGET_CORE, save_profile
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
@@ -51,8 +56,9 @@ def program(kind, k, size):
     written, k * size f32 each). chain: k dependent copies of `size`
     elements bouncing 0 -> 1 -> 0 ..., message i into slice i of the
     receiver's y. exchange: k steps of two copies at once, 0 -> 1 and
-    1 -> 0, slice i of x into slice i of the other's y. combine: on both
-    devices at once, y = x + x, k slices of `size`."""
+    1 -> 0, slice i of x into slice i of the other's y. reduce: k steps of
+    the exchange into scratch, then on both devices y = x + received (slice
+    i), each step after the one before."""
     total = k * size
     with make_context(), ir.Location.unknown():
         m = ir.Module.create()
@@ -70,10 +76,14 @@ def program(kind, k, size):
                     return memref.subview(buf, [i * size], [size], [1],
                                           result_type=flat_type(f32, size, d, offset=i * size))
                 toks = []
-                if kind == "combine":
-                    for d in (0, 1):
-                        for i in range(k):
-                            toks.append(builders.combine(sl(x[d], d, i), [sl(x[d], d, i)], sl(y[d], d, i), "sum"))
+                if kind == "reduce":
+                    s = [builders.alloc(flat_type(f32, total, d)) for d in (0, 1)]
+                    tok = []
+                    for i in range(k):
+                        got = [builders.copy(sl(x[1 - d], 1 - d, i), sl(s[d], d, i), tok) for d in (0, 1)]
+                        tok = [builders.combine(sl(x[d], d, i), [sl(s[d], d, i)], sl(y[d], d, i), "sum",
+                                                [got[d]]) for d in (0, 1)]
+                    toks.append(builders.join(tok))
                 elif kind == "exchange":
                     tok = None
                     for i in range(k):
@@ -116,6 +126,16 @@ def _table(points):
     return [list(p) for p in kept] or [[points[-1][0], points[-1][1] / max(points[-1][2], 1e-9)]]
 
 
+def combine_key(size):
+    """The working set at which the cost model reads memory_bandwidth_Bps
+    for a combine of the reduce program of `size` elements (its data-sharing
+    group: analysis/taskgraph.py)."""
+    with make_context():
+        module = ir.Module.parse(program("reduce", CHAIN, size))
+        g = taskgraph.from_function(module.body.operations[0])
+    return min(min(t.group_set for t in g.tasks if t.kind == "combine"), g.working_set)
+
+
 def derive(t, sizes):
     """Profile numbers from the medians `t[(kind, k, size)]`."""
     alpha = max(t["chain", 64, SMALL] - t["chain", 8, SMALL], 0.0) / 56
@@ -124,9 +144,10 @@ def derive(t, sizes):
     for s in sizes:
         b, chain = s * 4, t["chain", CHAIN, s]
         send = max(chain - base, 0.0) / CHAIN - alpha       # a message's bytes
-        comb = max(t["combine", CHAIN, s] - base, 0.0) / CHAIN
+        step = t["reduce", CHAIN, s] / CHAIN
+        comb = max(t["reduce", CHAIN, s] - t["exchange", CHAIN, s], 0.0) / CHAIN
         link.append((2 * b, b, send, chain / CHAIN))
-        mem.append((3 * b, 3 * b, comb, t["combine", CHAIN, s] / CHAIN))
+        mem.append((combine_key(s), 3 * b, comb, step))
     return alpha, base, _table(link), _table(mem)
 
 
@@ -140,7 +161,7 @@ def exchange_ratio(t):
 def calibrate(sizes=SIZES, repeat=21, log=print):
     progs = [("chain", 8, SMALL), ("chain", 64, SMALL)]
     progs += [("chain", CHAIN, s) for s in sizes]
-    progs += [("combine", CHAIN, s) for s in sizes]
+    progs += [(kind, CHAIN, s) for s in sizes for kind in ("exchange", "reduce")]
     progs += [p for p in (("chain", CHAIN, EXCHANGE), ("exchange", CHAIN, EXCHANGE)) if p not in progs]
     # Short programs 16 calls in a row per timed run (bench/mpi_run.py does
     # the same), so that the barrier's skew between ranks does not swamp them.
@@ -181,7 +202,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             "link_bandwidth_Bps and memory_bandwidth_Bps are tables by working set (a message's: twice "
             "its bytes), log-log interpolated, flat beyond their ends",
             "scratch is static (coll-mpi-static-scratch): no allocation or first touch per call",
-            "combines run the CPU kernels of coll-to-cpu, on both ranks at once",
+            "combines run the CPU kernels of coll-to-cpu, on both ranks at once, on what they just received",
         ],
         "resources": "ports",
         "cores": os.cpu_count(),

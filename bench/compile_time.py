@@ -326,6 +326,10 @@ def targets(rows):
     if r:
         lines.append(f"N=64 ring end to end {r[0]:.1f} s (< 10 s), {r[1] / 2**30:.2f} GB (< 1 GB): "
                      + ("ok" if r[0] < 10 and r[1] < 2**30 else "MISSED"))
+    r = by.get(("ring", 256))
+    if r and r.get("lower_s") is not None:
+        lines.append(f"N=256 ring lowered and verified {r['lower_s']:.1f} s, {r['lower_cpu']:.1f} CPU s (< 5 s): "
+                     + ("ok" if r["lower_s"] < 5 else "MISSED"))
     r = by.get(("ring", 64))
     if r and r.get("gpu_route_s") is not None:
         t = r["lower_s"] + r["gpu_route_s"]

@@ -24,6 +24,22 @@ def _segments(sizes):
     return attr
 
 
+_I64S = {}  # (context, values) -> DenseI64ArrayAttr
+
+
+def _i64s(values):
+    """DenseI64ArrayAttr of `values`, built once per context (a slice's
+    sizes and strides are one of a handful)."""
+    values = tuple(int(v) for v in values)
+    key = (ir.Context.current, values)
+    attr = _I64S.get(key)
+    if attr is None:
+        if len(_I64S) > 4096:  # entries keep their Context alive
+            _I64S.clear()
+        attr = _I64S[key] = ir.DenseI64ArrayAttr.get(list(values))
+    return attr
+
+
 def _tokens(deps):
     return [d for d in deps if d is not None]
 
@@ -112,8 +128,8 @@ def subview(source, offsets, sizes, result_type):
     costs four times as much, and lowerings emit one per chunk and device."""
     attrs = {
         "static_offsets": ir.DenseI64ArrayAttr.get([int(o) for o in offsets]),
-        "static_sizes": ir.DenseI64ArrayAttr.get([int(s) for s in sizes]),
-        "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
+        "static_sizes": _i64s(sizes),
+        "static_strides": _i64s([1] * len(sizes)),
         "operandSegmentSizes": _segments((1, 0, 0, 0)),
     }
     return ir.Operation.create("memref.subview", results=[result_type], operands=[source],

@@ -128,8 +128,20 @@ def flat_type(elem, length, device=None, offset=None):
     # MemRefType.get: half the cost of parsing its text.
     layout = None if offset is None else ir.StridedLayoutAttr.get(offset, [1], ctx)
     space = None if device is None else _memo(_SPACES, (ctx, device), lambda: device_attr(device))
-    return _memo(_FLAT, key, lambda: ir.MemRefType.get([int(length)], elem, layout, space,
-                                                      loc=ir.Location.unknown(ctx)))
+    t = _memo(_FLAT, key, lambda: ir.MemRefType.get([int(length)], elem, layout, space,
+                                                   loc=ir.Location.unknown(ctx)))
+    _memo(_BUILT, t, lambda: (device, (int(length),), elem))
+    return t
+
+
+_BUILT = {}  # type made by flat_type -> (device, shape, element type)
+
+
+def built_facts(type_):
+    """(device, shape, element type) of a type flat_type made, else None: the
+    verifier reads these instead of asking the bindings again (a large
+    program has a slice type per op)."""
+    return _BUILT.get(type_)
 
 
 _SPACES = {}  # (context, device) -> #coll.device<device>

@@ -12,7 +12,7 @@ from mlir import ir
 
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
 from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllGather, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
-from .types import ELEMENT_TYPES, device_of, element_name, is_token, token_type_of
+from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .kinds import ELEMENTS
 from .views import root_of
 
@@ -95,10 +95,10 @@ def _type_text(mt):
     return f"{base}<{_shape_text(mt)}x{mt.element_type}>"
 
 
-def _byte_size(mt):
-    el = ELEMENTS.get(element_name(mt))
+def _byte_size(mt, shape=None, elem=None):
+    el = ELEMENTS.get(element_name(mt if elem is None else elem))
     size = el.bytes if el else 8
-    for d in mt.shape:
+    for d in mt.shape if shape is None else shape:
         size *= max(d, 0)
     return size
 
@@ -107,6 +107,10 @@ def _placement(type_):
     """(device or None, dynamic shape, memref type or None, bytes) of a type:
     what `placed` checks, computed once per type (a module has few distinct
     types and many ops on them)."""
+    built = built_facts(type_)
+    if built is not None:
+        dev, shape, elem = built
+        return dev, False, type_, _byte_size(type_, shape, elem)
     mt = as_(ir.MemRefType, type_)
     if mt is None:
         return None, False, None, 0
@@ -481,6 +485,9 @@ class _Verifier:
         """(shape, element type) of a memref type, once per type."""
         got = self.shapes.get(type_)
         if got is None:
+            built = built_facts(type_)
+            if built is not None:
+                return built[1:]
             mt = ir.MemRefType(type_)
             got = self.shapes[type_] = (tuple(mt.shape), mt.element_type)
         return got

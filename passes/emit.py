@@ -56,7 +56,7 @@ class Emitter:
         self.entry = list(c.deps)
         self.tokens = []       # every token emitted, in order
         self.consumed = set()  # tokens some emitted op waits for
-        self._flat, self._slices, self._len = {}, {}, {}
+        self._flat, self._slices, self._len, self._where = {}, {}, {}, {}
         self.x = [self.flat(v, d) for v, d in zip(c.inputs, c.input_devices)]
         self.y = [self.flat(v, d) for v, d in zip(c.outputs, c.output_devices)]
 
@@ -88,8 +88,11 @@ class Emitter:
             return buf
         key = (buf, start, size)
         if key not in self._slices:
-            off = _offset(buf.type) + start
-            rt = flat_type(self.elem, size, device_of(buf.type), offset=off)
+            where = self._where.get(buf)
+            if where is None:  # (offset, device) of the few buffers sliced
+                t = buf.type
+                where = self._where[buf] = (_offset(t), device_of(t))
+            rt = flat_type(self.elem, size, where[1], offset=where[0] + start)
             self._slices[key] = builders.subview(buf, [start], [size], rt)
         return self._slices[key]
 

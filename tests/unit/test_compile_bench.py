@@ -44,3 +44,18 @@ def test_report_renders_from_json(tmp_path, monkeypatch):
     for head in compile_time.heads():
         assert f" {head} |" in md
     assert "| ring | 64 |" in md and "ring gpu_route (gpu_route_cpu) per copy+kernel N=64 vs N=16: 1.00x" in md
+
+
+def test_targets_state_each_and_whether_it_is_met():
+    """The issue's targets, from rows: a slow N=256 ring lowering is MISSED,
+    a fast one ok; one line per target that has its row."""
+    def row(s, n, lower_s, e2e_s):
+        return {"strategy": s, "n": n, "copies": n, "kernels": n, "lower_s": lower_s, "lower_cpu": lower_s,
+                "e2e_s": e2e_s, "e2e_rss": 2 ** 28}
+    fast = compile_time.targets([row("ring", 16, 0.01, 0.5), row("ring", 256, 4.2, 30.0)])
+    assert "N=256 ring lowered and verified 4.2 s, 4.2 CPU s (< 5 s): ok" in fast
+    assert "N=256 ring end to end 30.0 s (< 180 s), 0.25 GB (< 4 GB): ok" in fast
+    slow = compile_time.targets([row("ring", 16, 0.01, 0.5), row("ring", 256, 5.6, 200.0)])
+    assert "N=256 ring lowered and verified 5.6 s, 5.6 CPU s (< 5 s): MISSED" in slow
+    assert "N=256 ring end to end 200.0 s (< 180 s), 0.25 GB (< 4 GB): MISSED" in slow
+    assert "ring lower (lower_cpu) per copy+kernel N=256 vs N=16: 35.00x (within 2x): MISSED" in slow

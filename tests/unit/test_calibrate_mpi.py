@@ -1,0 +1,51 @@
+"""bench/calibrate_mpi.py inverts the cost model: medians that the model
+itself predicts for the calibration programs under a known profile derive
+that profile's numbers back (no MPI needed: the programs are simulated)."""
+import os
+import sys
+
+import pytest
+from mlir import ir
+
+from coll.analysis import cost_model, taskgraph
+from coll.ir import make_context
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+import calibrate_mpi  # noqa: E402
+
+SIZES = calibrate_mpi.SIZES[:3]
+KEYS = [calibrate_mpi.combine_key(s) for s in SIZES]
+# Messages of 64 bytes cost only their latency (the chains that measure it).
+KNOWN = {"name": "known", "resources": "ports", "order": "ready", "cores": 2, "copy_cores": "target",
+         "link_latency_s": 2e-6, "call_overhead_s": 5e-6, "kernel_launch_s": 0.0,
+         "link_bandwidth_Bps": [[128, 1e15], [4 * 2 * SIZES[0], 2e9], [4 * 2 * SIZES[-1], 5e9]],
+         "memory_bandwidth_Bps": [[KEYS[0], 2e10], [KEYS[1], 1e10], [KEYS[-1], 5e9]]}
+
+
+def simulated(kind, k, size, profile):
+    with make_context():
+        module = ir.Module.parse(calibrate_mpi.program(kind, k, size))
+        return cost_model.simulate(taskgraph.from_function(module.body.operations[0]), profile).total
+
+
+def test_derive_inverts_the_model():
+    profile = cost_model.profile_from_dict(KNOWN)
+    programs = [("chain", 8, calibrate_mpi.SMALL), ("chain", 64, calibrate_mpi.SMALL)]
+    programs += [(kind, calibrate_mpi.CHAIN, s) for s in SIZES for kind in ("chain", "exchange", "reduce")]
+    t = {p: simulated(*p, profile) for p in programs}
+    alpha, base, link, mem = calibrate_mpi.derive(t, SIZES)
+    assert alpha == pytest.approx(2e-6) and base == pytest.approx(5e-6)
+    assert [ws for ws, _ in link] == [2 * 4 * s for s in SIZES]
+    for ws, bw in link:
+        assert bw == pytest.approx(profile.value("link_bandwidth_Bps", ws))
+    # A combine that is under a quarter of its step is noise on a real
+    # machine and is left out; the largest is always kept.
+    assert [ws for ws, _ in mem] == KEYS[1:]
+    for ws, bw in mem:
+        assert bw == pytest.approx(profile.value("memory_bandwidth_Bps", ws))
+
+
+def test_combines_are_keyed_where_the_model_reads_them():
+    # The reduce program's combine adds what its rank just received: its
+    # data-sharing group is both ranks' slice of x, scratch and y.
+    assert KEYS == [6 * 4 * s for s in SIZES]
