@@ -16,11 +16,13 @@ that share cores and yield when idle):
                         strategy runs them: on both ranks at once, each
                         adding what it just received to its input (a
                         reduce step less an exchange step of the same
-                        size), keyed by the working set the cost model
-                        reads for that combine (a table)
-  copy_cores            target when two 8 MiB messages in opposite
-                        directions at once take under 1.5x one alone (each
-                        is copied by its receiver's core), else both
+                        size; where that is under a quarter of the step,
+                        combines alone), keyed by the working set the
+                        cost model reads for that combine (a table)
+  copy_cores            target when two messages in opposite directions
+                        at once take under 1.5x one alone (each is copied
+                        by its receiver's core; the median over the sizes
+                        from 1 MiB), else both
 
   python bench/calibrate_mpi.py [-o PATH] [--quick] [--repeat R]
 """
@@ -44,10 +46,9 @@ from coll.runtime import mpi
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "mpi.json")
 SMALL = 16                      # elements (64 bytes) per latency message
-SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 23]   # f32 elements per message
+SIZES = [1 << 9, 1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 23]   # f32 elements per message
 QUICK_SIZES = [1 << 10, 1 << 18, 1 << 22]
 CHAIN = 4                       # messages per bandwidth chain
-EXCHANGE = 1 << 21              # f32 elements per message of the exchange (8 MiB)
 BATCH_BELOW = 1 << 20           # bytes: programs below this run 16 calls per timed run
 
 
@@ -58,7 +59,8 @@ def program(kind, k, size):
     receiver's y. exchange: k steps of two copies at once, 0 -> 1 and
     1 -> 0, slice i of x into slice i of the other's y. reduce: k steps of
     the exchange into scratch, then on both devices y = x + received (slice
-    i), each step after the one before."""
+    i), each step after the one before. combine: on both devices at once,
+    y = x + x, k slices."""
     total = k * size
     with make_context(), ir.Location.unknown():
         m = ir.Module.create()
@@ -76,7 +78,11 @@ def program(kind, k, size):
                     return memref.subview(buf, [i * size], [size], [1],
                                           result_type=flat_type(f32, size, d, offset=i * size))
                 toks = []
-                if kind == "reduce":
+                if kind == "combine":
+                    for d in (0, 1):
+                        for i in range(k):
+                            toks.append(builders.combine(sl(x[d], d, i), [sl(x[d], d, i)], sl(y[d], d, i), "sum"))
+                elif kind == "reduce":
                     s = [builders.alloc(flat_type(f32, total, d)) for d in (0, 1)]
                     tok = []
                     for i in range(k):
@@ -126,12 +132,12 @@ def _table(points):
     return [list(p) for p in kept] or [[points[-1][0], points[-1][1] / max(points[-1][2], 1e-9)]]
 
 
-def combine_key(size):
+def combine_key(kind, size):
     """The working set at which the cost model reads memory_bandwidth_Bps
-    for a combine of the reduce program of `size` elements (its data-sharing
-    group: analysis/taskgraph.py)."""
+    for a combine of program `kind` (reduce or combine) of `size` elements
+    (its data-sharing group: analysis/taskgraph.py)."""
     with make_context():
-        module = ir.Module.parse(program("reduce", CHAIN, size))
+        module = ir.Module.parse(program(kind, CHAIN, size))
         g = taskgraph.from_function(module.body.operations[0])
     return min(min(t.group_set for t in g.tasks if t.kind == "combine"), g.working_set)
 
@@ -144,25 +150,38 @@ def derive(t, sizes):
     for s in sizes:
         b, chain = s * 4, t["chain", CHAIN, s]
         send = max(chain - base, 0.0) / CHAIN - alpha       # a message's bytes
+        link.append((2 * b, b, send, chain / CHAIN))
+        # A combine as strategies run it (after a receive, on what arrived):
+        # a reduce step less an exchange step. Where that is under a quarter
+        # of the step (too small a part to measure), the data is in cache
+        # anyway: the combines alone (which read x twice, physically once:
+        # not used where the reduce step measures). Neither: no point, but
+        # the largest size always has one.
         step = t["reduce", CHAIN, s] / CHAIN
         comb = max(t["reduce", CHAIN, s] - t["exchange", CHAIN, s], 0.0) / CHAIN
-        link.append((2 * b, b, send, chain / CHAIN))
-        mem.append((combine_key(s), 3 * b, comb, step))
-    return alpha, base, _table(link), _table(mem)
+        alone = max(t["combine", CHAIN, s] - base, 0.0) / CHAIN
+        point = [(combine_key("reduce", s), 3 * b, comb, step),
+                 (combine_key("combine", s), 3 * b, alone, t["combine", CHAIN, s] / CHAIN)]
+        got = next((p for p in point if p[2] >= 0.25 * p[3]), point[0] if s == sizes[-1] else None)
+        if got:
+            mem.append(got)
+    return alpha, base, _table(link), [[ws, b / sec] for ws, b, sec, _ in sorted(mem)]
 
 
-def exchange_ratio(t):
+def exchange_ratio(t, sizes):
     """Time of two messages at once in opposite directions over one alone
-    (the chain's per message time at the same size): about 1 when each is
-    copied by one rank's core, about 2 when a message takes both ranks'."""
-    return t["exchange", CHAIN, EXCHANGE] / max(t["chain", CHAIN, EXCHANGE], 1e-12)
+    (the chain's per message time at the same size), the median over the
+    sizes of 1 MiB and more (one size alone flips between runs): about 1
+    when each is copied by one rank's core, about 2 when a message takes
+    both ranks'."""
+    big = [s for s in sizes if s * 4 >= 1 << 20] or sizes[-1:]
+    return float(np.median([t["exchange", CHAIN, s] / max(t["chain", CHAIN, s], 1e-12) for s in big]))
 
 
 def calibrate(sizes=SIZES, repeat=21, log=print):
     progs = [("chain", 8, SMALL), ("chain", 64, SMALL)]
     progs += [("chain", CHAIN, s) for s in sizes]
-    progs += [(kind, CHAIN, s) for s in sizes for kind in ("exchange", "reduce")]
-    progs += [p for p in (("chain", CHAIN, EXCHANGE), ("exchange", CHAIN, EXCHANGE)) if p not in progs]
+    progs += [(kind, CHAIN, s) for s in sizes for kind in ("exchange", "reduce", "combine")]
     # Short programs 16 calls in a row per timed run (bench/mpi_run.py does
     # the same), so that the barrier's skew between ranks does not swamp them.
     short = [p for p in progs if p[1] * p[2] * 4 < BATCH_BELOW]
@@ -173,7 +192,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
     for (kind, k, size), (med, low) in both.items():
         log(f"{kind:8} {k:3} x {size * 4 / 2**10:9.1f} KiB: median {med * 1e3:9.3f} ms, fastest {low * 1e3:9.3f} ms")
     alpha, base, link, mem = derive(t, sizes)
-    both_ways = exchange_ratio(t)
+    both_ways = exchange_ratio(t, sizes)
     copy_cores = TARGET_CORE if both_ways < 1.5 else COPY_CORES[0]
     log(f"per message {alpha * 1e6:.1f} us, call {base * 1e6:.1f} us; message GB/s by working set "
         f"{[(ws, round(v / 1e9, 3)) for ws, v in link]}; "

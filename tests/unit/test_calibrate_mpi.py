@@ -13,13 +13,17 @@ from coll.ir import make_context
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 import calibrate_mpi  # noqa: E402
 
-SIZES = calibrate_mpi.SIZES[:3]
-KEYS = [calibrate_mpi.combine_key(s) for s in SIZES]
+SIZES = [1 << 10, 1 << 14, 1 << 18]  # f32 elements per message
+KEYS = [calibrate_mpi.combine_key("reduce", s) for s in SIZES]
+ALONE = [calibrate_mpi.combine_key("combine", s) for s in SIZES]
 # Messages of 64 bytes cost only their latency (the chains that measure it).
+# The smallest combine after a receive is under a quarter of its step: the
+# calibration measures it alone.
 KNOWN = {"name": "known", "resources": "ports", "order": "ready", "cores": 2, "copy_cores": "target",
          "link_latency_s": 2e-6, "call_overhead_s": 5e-6, "kernel_launch_s": 0.0,
          "link_bandwidth_Bps": [[128, 1e15], [4 * 2 * SIZES[0], 2e9], [4 * 2 * SIZES[-1], 5e9]],
-         "memory_bandwidth_Bps": [[KEYS[0], 2e10], [KEYS[1], 1e10], [KEYS[-1], 5e9]]}
+         "memory_bandwidth_Bps": [[ALONE[0], 4e9], [KEYS[0], 2e10], [ALONE[1], 1e10], [KEYS[1], 2e10],
+                                  [ALONE[2], 5e9], [KEYS[2], 1e10]]}
 
 
 def simulated(kind, k, size, profile):
@@ -31,16 +35,15 @@ def simulated(kind, k, size, profile):
 def test_derive_inverts_the_model():
     profile = cost_model.profile_from_dict(KNOWN)
     programs = [("chain", 8, calibrate_mpi.SMALL), ("chain", 64, calibrate_mpi.SMALL)]
-    programs += [(kind, calibrate_mpi.CHAIN, s) for s in SIZES for kind in ("chain", "exchange", "reduce")]
+    programs += [(kind, calibrate_mpi.CHAIN, s) for s in SIZES
+                 for kind in ("chain", "exchange", "reduce", "combine")]
     t = {p: simulated(*p, profile) for p in programs}
     alpha, base, link, mem = calibrate_mpi.derive(t, SIZES)
     assert alpha == pytest.approx(2e-6) and base == pytest.approx(5e-6)
     assert [ws for ws, _ in link] == [2 * 4 * s for s in SIZES]
     for ws, bw in link:
         assert bw == pytest.approx(profile.value("link_bandwidth_Bps", ws))
-    # A combine that is under a quarter of its step is noise on a real
-    # machine and is left out; the largest is always kept.
-    assert [ws for ws, _ in mem] == KEYS[1:]
+    assert [ws for ws, _ in mem] == [ALONE[0]] + KEYS[1:]
     for ws, bw in mem:
         assert bw == pytest.approx(profile.value("memory_bandwidth_Bps", ws))
 
@@ -48,4 +51,5 @@ def test_derive_inverts_the_model():
 def test_combines_are_keyed_where_the_model_reads_them():
     # The reduce program's combine adds what its rank just received: its
     # data-sharing group is both ranks' slice of x, scratch and y.
-    assert KEYS == [6 * 4 * s for s in SIZES]
+    # The combines alone: x and y.
+    assert KEYS == [6 * 4 * s for s in SIZES] and ALONE == [2 * 4 * s for s in SIZES]
