@@ -121,6 +121,19 @@ def save_profile(data, path):
         f.write("\n")
 
 
+def output_path_error(path):
+    """Why a file cannot be written at `path`, or None: asked before a
+    calibration or benchmark spends minutes measuring."""
+    if os.path.isdir(path):
+        return f"'{path}' is a directory; expected a .json file path"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"the folder of '{path}' does not exist"
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"'{path}' is not writable"
+    return None
+
+
 def load_profile(spec):
     """A Profile from a name in analysis/profiles/ or a path to a JSON file.
     Raises ValueError saying what is wrong."""

@@ -35,7 +35,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func, memref
 
-from coll.analysis.cost_model import save_profile
+from coll.analysis.cost_model import output_path_error, save_profile
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.runtime import cpu
@@ -179,6 +179,9 @@ def main(argv=None):
     p.add_argument("-o", dest="output", default=DEFAULT_OUT)
     p.add_argument("--quick", action="store_true", help="three working sets instead of six")
     args = p.parse_args(argv)
+    why = output_path_error(args.output)
+    if why:
+        raise SystemExit(f"calibrate_cpu: {why}")
     prof = calibrate(QUICK_SETS if args.quick else WORKING_SETS,
                      log=lambda s: print(s, file=sys.stderr, flush=True))
     save_profile(prof, args.output)

@@ -37,7 +37,7 @@ from mlir import ir
 from mlir.dialects import func, memref
 
 from coll.analysis import taskgraph
-from coll.analysis.cost_model import COPY_CORES, TARGET_CORE, save_profile
+from coll.analysis.cost_model import COPY_CORES, TARGET_CORE, output_path_error, save_profile
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.lowering.mpi import find
@@ -242,9 +242,14 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-o", dest="output", default=DEFAULT_OUT)
-    p.add_argument("--quick", action="store_true", help="three message sizes instead of five")
+    p.add_argument("--quick", action="store_true", help="three message sizes instead of six")
     p.add_argument("--repeat", type=int, default=21)
     args = p.parse_args(argv)
+    why = output_path_error(args.output)
+    if why:
+        raise SystemExit(f"calibrate_mpi: {why}")
+    if args.repeat < 1:
+        raise SystemExit(f"calibrate_mpi: --repeat must be at least 1, got {args.repeat}")
     ok, why = mpi.available()
     if not ok:
         raise SystemExit(f"calibrate_mpi: {why}")

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from coll.analysis.cost_model import load_profile
+from coll.analysis.cost_model import load_profile, output_path_error
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.ops import AllReduce
@@ -117,10 +117,19 @@ def main():
                     help="run nothing: the table of the points a --json run wrote, with the model's "
                          "picks of --profile as it is now, for those measurements")
     args = ap.parse_args()
-    profile = load_profile(args.profile)
+    try:
+        profile = load_profile(args.profile)
+    except ValueError as e:
+        raise SystemExit(f"mpi_run: {e}")
+    why = args.json and output_path_error(args.json)
+    if why:
+        raise SystemExit(f"mpi_run: {why}")
     if args.source:
-        with open(args.source) as f:
-            rows = [judge(p, profile) for p in json.load(f)]
+        try:
+            with open(args.source) as f:
+                rows = [judge(p, profile) for p in json.load(f)]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"mpi_run: {args.source} is not a --json run's points: {e}")
         print(f"measured by an earlier run ({args.source}); picks of profile {args.profile}")
         print(HEADER)
         for p in rows:

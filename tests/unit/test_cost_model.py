@@ -311,3 +311,16 @@ def test_bandwidth_is_read_at_the_data_a_task_shares():
     prof = cost_model.profile_from_dict(HOST)
     copy = next(t for t in ring.tasks if t.kind == "copy")
     assert cost_model.task_cost(copy, prof, ring.working_set) < copy.touched / 1e10 + 1e-8
+
+
+def test_output_path_error_is_asked_before_measuring(tmp_path):
+    # bench/calibrate_*.py and bench/mpi_run.py --json refuse a path they
+    # could not write before spending minutes measuring.
+    assert cost_model.output_path_error(str(tmp_path / "p.json")) is None
+    assert "is a directory" in cost_model.output_path_error(str(tmp_path))
+    assert "does not exist" in cost_model.output_path_error(str(tmp_path / "no" / "p.json"))
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "..", "bench",
+                                                     "calibrate_mpi.py"), "-o", str(tmp_path / "no" / "p.json")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "calibrate_mpi: the folder of" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "no").exists()
