@@ -124,6 +124,8 @@ def save_profile(data, path):
 def output_path_error(path):
     """Why a file cannot be written at `path`, or None: asked before a
     calibration or benchmark spends minutes measuring."""
+    if not path:
+        return "the output path is empty; expected a .json file path"
     if os.path.isdir(path):
         return f"'{path}' is a directory; expected a .json file path"
     folder = os.path.dirname(os.path.abspath(path))

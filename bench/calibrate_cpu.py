@@ -24,7 +24,6 @@ the generated combine loop, malloc/free of scratch):
 
   python bench/calibrate_cpu.py [-o PATH] [--quick]
 """
-import argparse
 import datetime
 import os
 import platform
@@ -42,6 +41,7 @@ from coll.runtime import cpu
 
 from coll.lowering.cpu import SPLIT
 from coll.lowering.cpu_fuse import TILE_BYTES  # scratch lives in one tile
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "cpu.json")
@@ -175,7 +175,7 @@ def calibrate(working_sets=WORKING_SETS, log=print):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-o", dest="output", default=DEFAULT_OUT)
     p.add_argument("--quick", action="store_true", help="three working sets instead of six")
     args = p.parse_args(argv)

@@ -26,7 +26,6 @@ that share cores and yield when idle):
 
   python bench/calibrate_mpi.py [-o PATH] [--quick] [--repeat R]
 """
-import argparse
 import datetime
 import os
 import platform
@@ -42,6 +41,7 @@ from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.lowering.mpi import find
 from coll.runtime import mpi
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "mpi.json")
@@ -240,7 +240,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-o", dest="output", default=DEFAULT_OUT)
     p.add_argument("--quick", action="store_true", help="three message sizes instead of six")
     p.add_argument("--repeat", type=int, default=21)

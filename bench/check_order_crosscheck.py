@@ -6,7 +6,6 @@ ground truth of tests/unit/order_oracle.py (the test suite runs 300).
 Prints the totals; exits 1 on any miss or false alarm, with its seed.
 `--ring N` instead times coll-check-order on the ring lowering of an
 N-device allreduce (N=64: about 24,000 ops)."""
-import argparse
 import os
 import sys
 import time
@@ -18,10 +17,11 @@ from order_oracle import crosscheck  # noqa: E402
 
 from coll.ir import make_context  # noqa: E402
 from coll.passes.check_order import check_module  # noqa: E402
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=10000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ring", type=int, default=0)

@@ -9,7 +9,6 @@ the time to the target.
 
   python bench/check_semantics.py [--n 64 256] [--op all_reduce ...] [--numel 1048576]
 """
-import argparse
 import time
 
 from mlir import ir
@@ -19,6 +18,7 @@ from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS
 from coll.passes.check_semantics import check_module
 from coll.passes.lower_collectives import lower_collectives
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 TARGET = {64: 5.0, 256: 60.0}  # seconds
 
@@ -39,7 +39,7 @@ def form(op, n, numel):
 
 def main():
     ops = [cls.NAME[len("coll."):] for cls in COLLECTIVE_OPS]
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[64, 256])
     ap.add_argument("--op", nargs="+", default=ops, choices=ops)
     ap.add_argument("--numel", type=int, default=1 << 20)

@@ -42,6 +42,7 @@ from coll.ir.generate import collective_module
 from coll.ir.ops import OPS, AllReduce
 from coll.passes.choose_strategy import choose_strategies
 from coll.runtime import cpu
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 MIB = 1 << 20
 NAMES = ("reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all")
@@ -207,7 +208,7 @@ def peak_memory(op, n, mib, strategy, tile=-1):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=int, nargs="+", default=[4, 8])
     p.add_argument("--mib", type=int, nargs="+", default=[64])
     p.add_argument("--ops", nargs="+", default=list(NAMES), choices=NAMES)

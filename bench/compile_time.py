@@ -21,7 +21,6 @@ strategy skip it (the CPU stages go on).
   python bench/compile_time.py [--ns 8,16,32] [--strategies ring] [--numel 4096]
                                [--limit 600] [--quick] [--no-gpu | --gpu-only] [--json out.json]
 """
-import argparse
 import json
 import multiprocessing
 import os
@@ -30,7 +29,9 @@ import sys
 import tempfile
 import time
 
+from coll.analysis.cost_model import output_path_error
 from coll.ir.ops import AllReduce
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 # Every allreduce strategy but the peer ones (they need GPUs that share memory).
 STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
@@ -369,7 +370,7 @@ def targets(rows):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ns", default=None, help="comma-separated device counts")
     p.add_argument("--strategies", default=",".join(STRATEGIES))
     p.add_argument("--numel", type=int, default=4096)
@@ -381,8 +382,21 @@ def main(argv=None):
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     ns = QUICK_NS if args.quick else NS
-    if args.ns:
-        ns = [int(x) for x in args.ns.split(",")]
+    if args.ns is not None:
+        try:
+            ns = [int(x) for x in args.ns.split(",")]
+        except ValueError:
+            p.error(f"--ns must be comma-separated device counts, got '{args.ns}'")
+        if not all(1 <= n <= 1024 for n in ns):
+            p.error(f"--ns counts must be 1..1024, got '{args.ns}'")
+    unknown = [s for s in args.strategies.split(",") if s not in STRATEGIES]
+    if unknown:
+        p.error(f"unknown strategy '{unknown[0]}'; expected some of: {', '.join(STRATEGIES)}")
+    if args.numel < 1 or args.limit <= 0:
+        p.error("--numel must be at least 1 and --limit above 0")
+    why = args.json and output_path_error(args.json)
+    if why:
+        p.error(f"--json: {why}")
     numel = 256 if args.quick else args.numel
     rows = []
     print(f"f32 sum, {numel} elements per device, {os.cpu_count()} cpus; seconds, MB peak RSS")

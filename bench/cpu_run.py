@@ -19,7 +19,6 @@ the best strategy no slower than numpy; compile time < 2 s.
 
   python bench/cpu_run.py [--devices 4 8] [--mib 1 4 16 64 256] [--json out.json]
 """
-import argparse
 import json
 import time
 
@@ -28,6 +27,7 @@ import numpy as np
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.runtime import cpu
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 STRATEGIES = ("naive", "ring", "all2all")
 MIB = 1 << 20
@@ -113,7 +113,7 @@ def compile_time(n=8, mib=64, repeat=3):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=int, nargs="+", default=[4, 8])
     p.add_argument("--mib", type=int, nargs="+", default=[1, 4, 16, 64, 256])
     p.add_argument("--json", help="also write the rows to this file")

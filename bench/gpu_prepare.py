@@ -10,7 +10,6 @@ manifest.json describing every program (its arguments, workspace, traffic,
 and the explicit schedule, which gpu_run.py replays with torch ops as the
 "same schedule in torch" reference). See bench/README-gpu.md.
 """
-import argparse
 import json
 import os
 import re
@@ -20,6 +19,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
@@ -207,7 +207,7 @@ def prepare(out_dir, quick=False, workers=None, job_filter=None):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(ROOT / "build" / "gpu"))
     p.add_argument("--quick", action="store_true", help="1 MB programs and one odd size only")
     p.add_argument("--jobs", type=int, default=None)

@@ -16,7 +16,6 @@ against numpy. The machine's load average is printed before and after.
 
   python bench/mpi_run.py [--ranks 2 3 4] [--kib 4 64 1024 16384 65536] [--repeat 7] [--profile mpi] [--json out.json]
 """
-import argparse
 import json
 import os
 import time
@@ -31,6 +30,7 @@ from coll.lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
 from coll.passes.choose_strategy import Collective, candidates, pick
 from coll.passes.lower_all_reduce import DEFAULT_THRESHOLD, reference_rule
 from coll.runtime import check, mpi
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 # Every strategy the lowering has, but the peer ones: ranks do not share memory.
 STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
@@ -76,7 +76,13 @@ def point(ranks, kib, repeat, profile):
 
 def judge(p, profile):
     """Point `p` (its times_s) with its median times, ratios, fastest
-    strategy and the model's pick under `profile`."""
+    strategy and the model's pick under `profile`. Raises ValueError for
+    what a --json run cannot have written."""
+    if not (isinstance(p, dict) and isinstance(p.get("ranks"), int) and isinstance(p.get("kib"), int)
+            and p["ranks"] >= 1 and p["kib"] >= 1 and isinstance(p.get("times_s"), dict)
+            and all(p["times_s"].get(n) for n in list(STRATEGIES) + ["MPI_Allreduce"])):
+        raise ValueError(f"a point must have ranks and kib >= 1 and times of {', '.join(STRATEGIES)} "
+                         f"and MPI_Allreduce, got {json.dumps(p)[:80]}")
     best = {n: float(np.median(t)) for n, t in p["times_s"].items()}
     fastest = min(STRATEGIES, key=lambda s: best[s])
     coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
@@ -107,7 +113,7 @@ def summary(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, nargs="+", default=[2, 3, 4])
     ap.add_argument("--kib", type=int, nargs="+", default=[4, 64, 1024, 16384, 65536])
     ap.add_argument("--repeat", type=int, default=7)
@@ -121,15 +127,22 @@ def main():
         profile = load_profile(args.profile)
     except ValueError as e:
         raise SystemExit(f"mpi_run: {e}")
-    why = args.json and output_path_error(args.json)
+    why = args.json is not None and output_path_error(args.json)
     if why:
-        raise SystemExit(f"mpi_run: {why}")
+        ap.error(f"--json: {why}")
+    # More ranks than a few per core would only wait on each other.
+    if not all(1 <= n <= 4 * os.cpu_count() for n in args.ranks):
+        ap.error(f"--ranks must be 1..{4 * os.cpu_count()} (4 per core here), got {args.ranks}")
+    if not all(k >= 1 for k in args.kib) or args.repeat < 1:
+        ap.error("--kib sizes and --repeat must be at least 1")
     if args.source:
         try:
             with open(args.source) as f:
                 rows = [judge(p, profile) for p in json.load(f)]
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
             raise SystemExit(f"mpi_run: {args.source} is not a --json run's points: {e}")
+        if not rows:
+            raise SystemExit(f"mpi_run: {args.source} holds no points")
         print(f"measured by an earlier run ({args.source}); picks of profile {args.profile}")
         print(HEADER)
         for p in rows:

@@ -19,7 +19,6 @@
 
   python bench/report.py [--quick]      (make report)
 """
-import argparse
 import datetime
 import glob
 import json
@@ -46,6 +45,7 @@ from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.passes import choose_strategy  # noqa: E402
 from coll.passes.lower_all_reduce import lower_all_reduce  # noqa: E402
 from coll.passes.lower_collectives import lower_collectives  # noqa: E402
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 OUT_MD = os.path.join(HERE, "report.md")
 OUT_DIR = os.path.join(HERE, "report")
@@ -504,7 +504,7 @@ def timeline_section(n=4, numel=SCHEDULE_BYTES // 4):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="smaller grids (a smoke run)")
     p.add_argument("--compile-json", default=None,
                    help="render the compile-time section from these rows (bench/compile_time.py --json) "

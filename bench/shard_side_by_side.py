@@ -12,7 +12,6 @@ installed (COLL_MPI=mpich), else it reports the crash.
 
   python bench/shard_side_by_side.py [--ranks 2 4] [--kib 4 1024] [--repeat 20]
 """
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ import test_shard_mpi as programs  # noqa: E402  the programs and their numpy re
 
 from coll.lowering import mpi as lowering_mpi  # noqa: E402
 from coll.runtime import mpi, shard  # noqa: E402
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 
 def all_reduce_program(n, numel):
@@ -66,7 +66,7 @@ def time_all_reduce(n, kib, repeat):
 
 
 def main():
-    p = argparse.ArgumentParser()
+    p = ArgumentParser()
     p.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
     p.add_argument("--kib", type=int, nargs="+", default=[4, 1024])
     p.add_argument("--repeat", type=int, default=20)

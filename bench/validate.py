@@ -5,7 +5,6 @@ measured strategy at >= 90% of the grid points.
 
   python bench/validate.py [--profile cpu] [--quick] [--json out.json]
 """
-import argparse
 import json
 import sys
 import time
@@ -19,6 +18,7 @@ from coll.passes import choose_strategy
 from coll.passes.lower_all_reduce import choose_strategy as reference_strategy
 from coll.ir.ops import AllReduce
 from coll.runtime import cpu
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 # What `auto` chooses from without peer access: every strategy it may pick.
 STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
@@ -90,7 +90,7 @@ def human(nbytes):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--profile", default="cpu", help="profile name or .json path (default cpu)")
     p.add_argument("--quick", action="store_true", help=f"sizes {', '.join(map(human, QUICK_SIZES))} only")
     p.add_argument("--json", default=None, help="write the rows here")

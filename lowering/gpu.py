@@ -203,6 +203,10 @@ class _Function:
         return self.consts[v]
 
     def emit(self):
+        for op, _ in self.ops:
+            if not hasattr(self, "_" + op.name.split(".")[1]):
+                raise PassError(f"'{op.name}' has no GPU lowering; lower it to the explicit level first "
+                                "(coll-lower-collectives)", op.location)
         first = self.block.operations[0]
         self.entry = first
         self.chains = Chains(self.program, first)

@@ -18,7 +18,7 @@ from mlir.execution_engine import ExecutionEngine
 from ..ir import STRATEGIES, make_context
 from ..lowering.route import lower
 from .memory import require
-from .signature import check_arrays, descriptor, parse_program
+from .signature import check_arrays, parse_program, staged
 
 OPT_LEVEL = 3
 _CACHE = {}
@@ -56,28 +56,38 @@ class CpuProgram:
 
     def _packed(self, inputs, outputs):
         arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
-        descs = [descriptor(a) for a in arrays]
+        views, descs, bases = zip(*[staged(a, s) for a, s in zip(arrays, self.specs)]) if arrays else ((), (), ())
         ptrs = [ctypes.pointer(d) for d in descs]
         packed = (ctypes.c_void_p * len(ptrs))()
         for i, p in enumerate(ptrs):
             packed[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+        # Arguments with a layout run in a buffer of their span: what the
+        # program wrote is copied back to the caller's arrays.
+        back = [(a, v) for a, v in zip(arrays, views) if v is not a and a.flags.writeable]
         # Keep arrays and descriptors alive as long as the packed arguments.
-        return packed, (arrays, descs, ptrs)
+        return packed, (arrays, descs, ptrs, bases, back)
+
+    @staticmethod
+    def _write_back(keep):
+        for a, v in keep[-1]:
+            a[...] = v
 
     def run(self, inputs, outputs):
         """Runs once; writes `outputs` in place."""
-        packed, _keep = self._packed(inputs, outputs)
+        packed, keep = self._packed(inputs, outputs)
         self._fn(packed)
+        self._write_back(keep)
 
     def time(self, inputs, outputs, repeat=10):
         """Seconds of each of `repeat` runs (after one warm-up run)."""
-        packed, _keep = self._packed(inputs, outputs)
+        packed, keep = self._packed(inputs, outputs)
         self._fn(packed)
         times = []
         for _ in range(max(int(repeat), 1)):
             t0 = _time.perf_counter()
             self._fn(packed)
             times.append(_time.perf_counter() - t0)
+        self._write_back(keep)
         return times
 
 

@@ -152,6 +152,11 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
     t0 = _time.perf_counter()
     with make_context():
         module, name, specs, n_inputs = parse_program(module_text, entry)
+        laid = [i for i, s in enumerate(specs) if s.layout is not None]
+        if laid:  # the CPU and MPI runtimes stage these (signature.staged); this one not yet
+            raise ValueError(f"argument #{laid[0]} has a strided layout with an offset ({specs[laid[0]].layout}); "
+                             "--backend=cuda takes identity layouts only for now (the CPU and MPI backends "
+                             "take both)")
         args = list(find_entry(module, name).regions[0].blocks[0].arguments)
         in_place = [i for i, a in enumerate(args[:n_inputs or 0]) if _written(a)]
         low = lower(module.operation, "gpu", strategy, threshold, device_map=device_map,

@@ -130,7 +130,9 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
             # one the rank writes) gets its values; the others start zeroed.
             programs.append({"lib": f"prog{j}.so", "entry": p.entry, "n_inputs": p.rank_inputs,
                              "label": f"@{p.entry}" + (f" ({', '.join(p.strategies)})" if p.strategies else ""),
-                             "slots": [[list(s.shape), s.dtype.str] for s in p.rank_specs]})
+                             "slots": [[list(s.shape), s.dtype.str,
+                                        [s.layout[0], list(s.layout[1])] if s.layout else None]
+                                       for s in p.rank_specs]})
             for r in range(ranks):
                 given = {f"a{i}": arrays[j][g] for i, g in enumerate(p.rank_args(r)) if 0 <= g < p.n_inputs}
                 np.savez(job / f"in{j}_{r}.npz", **given)
@@ -167,8 +169,10 @@ def _mpirun(mpi, job, ranks, env, timeout):
         # spinning, 0.5 ms yielding). The caller's setting wins.
         full_env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
     t0 = _time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env,
-                            start_new_session=True)
+    # stdin from /dev/null: mpirun forwards its stdin to rank 0 and would
+    # eat the caller's (a shell loop reading lines would silently end).
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=full_env, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -45,10 +45,23 @@ def from_bf16(bits):
 class ArgSpec:
     shape: tuple
     element: str  # 'f32', 'bf16', 'i1', ...
+    # A static strided layout (elements): the argument is a window of a
+    # larger buffer (a gradient bucket: memref<64xf32, strided<[1],
+    # offset: 128>>). None: the identity layout, or one the descriptor
+    # gives at run time (`?`).
+    layout: tuple = None  # (offset, strides)
 
     @property
     def dtype(self):
         return NUMPY_DTYPES[self.element]
+
+    @property
+    def span(self):
+        """Elements of the buffer the argument's layout reaches into."""
+        if self.layout is None or 0 in self.shape:
+            return int(np.prod(self.shape, dtype=np.int64))
+        offset, strides = self.layout
+        return offset + sum((d - 1) * st for d, st in zip(self.shape, strides)) + 1
 
     @property
     def nbytes(self):
@@ -165,7 +178,16 @@ def _leading_args(func, values):
 def _spec(t):
     if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
         raise ValueError(f"entry arguments must be statically shaped memrefs, got {t}")
-    return ArgSpec(tuple(t.shape), str(t.element_type))
+    shape = tuple(t.shape)
+    strides, offset = t.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    identity = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
+    layout = None
+    if dynamic not in (offset, *strides) and (offset, tuple(strides)) != (0, identity):
+        if any(st < 0 for st in strides) or offset < 0:
+            raise ValueError(f"entry argument layout {t} has a negative stride or offset")
+        layout = (int(offset), tuple(int(st) for st in strides))
+    return ArgSpec(shape, str(t.element_type), layout)
 
 
 def read_signature(func):
@@ -321,6 +343,26 @@ def descriptor_type(rank):
     if rank:
         fields += [("sizes", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
     return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def staged(arr, spec):
+    """(the array the program sees, its descriptor, what to keep alive).
+    For an argument with a static layout, a zeroed buffer of its span
+    holding `arr` at that offset and strides (the compiled code reads the
+    offset and strides from the type, not the descriptor); else `arr`."""
+    if spec.layout is None:
+        return arr, descriptor(arr), arr
+    offset, strides = spec.layout
+    base = np.zeros(spec.span, arr.dtype)
+    view = np.lib.stride_tricks.as_strided(base[offset:], spec.shape, [st * arr.itemsize for st in strides])
+    view[...] = arr
+    d = descriptor_type(arr.ndim)()
+    d.allocated = d.aligned = base.ctypes.data
+    d.offset = offset
+    if arr.ndim:
+        d.sizes = (ctypes.c_longlong * arr.ndim)(*spec.shape)
+        d.strides = (ctypes.c_longlong * arr.ndim)(*strides)
+    return view, d, base
 
 
 def descriptor(arr):

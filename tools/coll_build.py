@@ -141,14 +141,12 @@ def _main(argv):
         data, filename = read_input(args.input)
     except OSError as e:
         return _fail(f"could not open input file '{args.input}': {e.strerror}")
-    from .parse_guard import SourceError, check_source
-    from .source import as_text, is_bytecode
-    if not is_bytecode(data):
-        try:  # known parser crashes, then a parse in a child process
-            check_source(as_text(data), filename)
-        except SourceError as e:
-            print(e.format(), file=sys.stderr)
-            return 1
+    from .parse_guard import SourceError, check_input
+    try:  # known parser crashes, then a parse in a child process
+        check_input(data, filename)
+    except SourceError as e:
+        print(e.format(), file=sys.stderr)
+        return 1
     if args.emit in ("so", "mpi-exe"):
         from .output import AtomicPath
         try:

@@ -212,8 +212,8 @@ def process(data, filename, pipeline, args, chunk_start=None):
     from coll.core.pipeline import PipelineError, build, run_pm
     from .diagnostics import Collector, Diag, from_location
     from .ir_print import only_dumps_of
-    from .parse_guard import SourceError, check_source
-    from .source import as_text, is_bytecode, parse
+    from .parse_guard import SourceError, check_input
+    from .source import parse
 
     ctx = _chunk_context(args)
     col = Collector(ctx, filename)
@@ -224,11 +224,10 @@ def process(data, filename, pipeline, args, chunk_start=None):
             except PipelineError as e:
                 return None, [Diag("error", f"invalid pass pipeline: {e}", "coll-opt")]
             dumps = _configure(pm, args)
-            if not is_bytecode(data):
-                try:  # known parser crashes, then a parse in a child process
-                    check_source(as_text(data), filename)
-                except SourceError as e:
-                    return None, [Diag("error", m, f, line, c) for f, line, c, m in e.findings]
+            try:  # known parser crashes, then a parse in a child process
+                check_input(data, filename)
+            except SourceError as e:
+                return None, [Diag("error", m, f, line, c) for f, line, c, m in e.findings]
             try:
                 # _owner keeps the parsed module alive while `top` is used.
                 _owner, top = parse(data, filename, implicit_module=not args.no_implicit_module)

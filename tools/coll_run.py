@@ -98,17 +98,16 @@ def _load(path, entry):
     from coll.runtime.check import describe
     from coll.runtime.signature import find_entry
     from .diagnostics import Collector, from_location
-    from .parse_guard import SourceError, check_source
-    from .source import as_text, is_bytecode, parse, read_input
+    from .parse_guard import SourceError, check_input
+    from .source import parse, read_input
     try:
         data, name = read_input(path)
     except OSError as e:
         _fail(f"could not open input file '{path}': {e.strerror}")
-    if not is_bytecode(data):
-        try:  # known parser crashes, then a parse in a child process
-            check_source(as_text(data), name)
-        except SourceError as e:
-            raise Failure(e.format()) from None
+    try:  # known parser crashes, then a parse in a child process
+        check_input(data, name)
+    except SourceError as e:
+        raise Failure(e.format()) from None
     ctx = make_context()
     col = Collector(ctx, name)
     try:
@@ -234,8 +233,8 @@ def run(argv):
     mpi_options = {}
     if args.backend == "mpi":
         if args.timeout is not None:
-            if not args.timeout > 0:
-                _fail(f"--timeout must be > 0 seconds, got {args.timeout}")
+            if not 0 < args.timeout <= 7 * 24 * 3600:
+                _fail(f"--timeout must be > 0 seconds and at most a week (604800), got {args.timeout}")
             mpi_options["timeout"] = args.timeout
     elif args.ranks is not None or args.timeout is not None:
         _fail("--ranks and --timeout apply to --backend=mpi only")
@@ -337,13 +336,13 @@ def _run_sharded(args, mpi_options):
     import numpy as np
     from coll.runtime import shard
     from coll.runtime.signature import NUMPY_DTYPES
-    from .parse_guard import SourceError, check_source, read_source
+    from .parse_guard import SourceError, check_input, read_source
     if args.backend not in ("mpi", "cpu"):
         _fail(f"{args.file}: a program annotated with shard runs on --backend=mpi (one rank per process of "
               f"its grid) or --backend=cpu (one simulated device per process), not '{args.backend}'")
     try:
         text, _ = read_source(args.file)
-        check_source(text, args.file)
+        check_input(text.encode(), args.file)
     except SourceError as e:
         raise Failure(e.format()) from None
     try:

@@ -155,6 +155,8 @@ def _child(text):
                 module = ir.Module.parse(text)
             except ir.MLIRError:
                 code = 1
+            except RuntimeError:  # bytecode whose diagnostic is not UTF-8 (nanobind, 22.1.8)
+                code = 4
             else:
                 verify(module.operation)
                 module.operation.get_asm()
@@ -201,6 +203,8 @@ def _verdict(status):
         return f"parsing did not finish within {CHILD_TIMEOUT:.0f} s"
     if os.WIFSIGNALED(status):
         return f"the MLIR parser crashed on this input ({signal.Signals(os.WTERMSIG(status)).name})"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 4:
+        return "the MLIR parser rejects this bytecode with a message that is not text"
     return None
 
 
@@ -217,7 +221,7 @@ class _Server:
         if cls.proc is None or cls.proc.poll() is not None:
             cls.proc = subprocess.Popen([sys.executable, "-m", "coll.tools.parse_guard", "--server"],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        data = text.encode()
+        data = text if isinstance(text, bytes) else text.encode()
         try:
             cls.proc.stdin.write(b"%d\n" % len(data) + data)
             cls.proc.stdin.flush()
@@ -241,8 +245,8 @@ def serve():
         line = inp.readline()
         if not line:
             return
-        text = inp.read(int(line)).decode()
-        why = _verdict(_fork_and_wait(text, CHILD_TIMEOUT))
+        data = inp.read(int(line))  # text or bytecode: Module.parse takes both
+        why = _verdict(_fork_and_wait(data, CHILD_TIMEOUT))
         out.write((why or "ok").encode() + b"\n")
         out.flush()
 
@@ -255,6 +259,18 @@ def crash_in_child(text):
     if _threads() > _BASELINE:
         return _Server.ask(text)
     return _verdict(_fork_and_wait(text, CHILD_TIMEOUT))
+
+
+def check_input(data, filename):
+    """check_source for text; for bytecode (bytes), the parse in a child
+    only: upstream's bytecode reader aborts on some corrupt inputs
+    (StorageUniquer assertion, 22.1.8)."""
+    from .source import as_text, is_bytecode
+    if not is_bytecode(data):
+        return check_source(as_text(data), filename)
+    why = crash_in_child(data)
+    if why:
+        raise SourceError([(filename, 0, 0, f"{why}; the bytecode was not parsed: it is malformed")])
 
 
 def check_source(text, filename):

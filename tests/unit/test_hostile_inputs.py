@@ -339,3 +339,28 @@ def test_gpu_host_code_of_local_work_is_refused_located(tmp_path):
     r = tool("build", path, "--emit=llvmir", "-o", out)
     assert r.returncode == 1 and not out.exists()
     assert r.stderr.decode().startswith(f"{path}:1:1: error: host function local calls mgpuStreamCreate")
+
+
+@pytest.mark.parametrize("where,value", [(182, 0x8D), (323, 0xD7)])
+def test_corrupt_bytecode_is_an_error_not_an_abort(tmp_path, where, value):
+    # Found by an outside attack: one flipped byte made upstream's bytecode
+    # reader abort (StorageUniquer assertion) or raise a nanobind
+    # conversion error; the bytecode is now parsed in a child first.
+    text = subprocess.run([sys.executable, "-m", "coll.tools.coll_gen", "all-reduce", "--devices", "2",
+                           "--shape", "16"], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "m.mlir").write_text(text)
+    good = tmp_path / "m.mlirbc"
+    subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", str(tmp_path / "m.mlir"), "--emit-bytecode",
+                    "-o", str(good)], check=True)
+    data = bytearray(good.read_bytes())
+    data[where] = value
+    bad = tmp_path / "bad.mlirbc"
+    bad.write_bytes(bytes(data))
+    for tool, extra in (("coll_opt", []), ("coll_run", ["--backend=cpu"]),
+                        ("coll_build", ["--emit=ptx", "-o", str(tmp_path / "x.ptx")])):
+        r = subprocess.run([sys.executable, "-m", f"coll.tools.{tool}", str(bad), *extra],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1, (tool, r.returncode, r.stderr)
+        assert f"{bad}: error: " in r.stderr and "malformed" in r.stderr, (tool, r.stderr)
+        assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "x.ptx").exists()

@@ -302,3 +302,22 @@ def test_a_tag_above_the_mpis_tag_ub_is_refused_before_any_message():
     assert re.search(r"rank 0 refused: the program uses MPI tags up to 1099511627776, this MPI's "
                      r"MPI_TAG_UB is \d+", str(e.value)), str(e.value)
     assert not y[0].any() and not y[1].any()
+
+
+def test_mpirun_leaves_the_callers_stdin_alone(tmp_path):
+    # Found by an outside attack: mpirun forwarded stdin to rank 0, so
+    # coll-run in a `while read` loop silently ended the loop.
+    text = subprocess.run([sys.executable, "-m", "coll.tools.coll_gen", "all-reduce", "--devices", "2",
+                           "--shape", "16"], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "m.mlir").write_text(text)
+    script = (f"printf 'a\\nb\\n' | ( {sys.executable} -m coll.tools.coll_run {tmp_path / 'm.mlir'} "
+              "--backend=mpi --repeat 1 > /dev/null; cat )")
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.stdout == "a\nb\n", r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300", "nan", "0", "-1"])
+def test_timeout_out_of_range_is_a_usage_error(tmp_path, value):
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(tmp_path / "none.mlir"), "--backend=mpi",
+                        "--timeout", value], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "--timeout must be > 0 seconds and at most a week" in r.stderr, r.stderr
