@@ -8,36 +8,30 @@ from mlir import ir
 from .types import token_type
 
 
-_SEGMENTS = {}  # (context, sizes) -> operandSegmentSizes attribute
+_DENSE = {}  # (context, attribute class, values) -> dense array attribute
+
+
+def _dense(cls, values):
+    """`cls.get(values)` (DenseI32ArrayAttr, DenseI64ArrayAttr), built once
+    per context: building one costs 5 us, and every copy, combine and slice
+    the lowerings emit has one of a handful (segment sizes, slice sizes and
+    strides)."""
+    values = tuple(int(v) for v in values)
+    key = (ir.Context.current, cls, values)
+    attr = _DENSE.get(key)
+    if attr is None:
+        if len(_DENSE) > 4096:  # entries keep their Context alive
+            _DENSE.clear()
+        attr = _DENSE[key] = cls.get(list(values))
+    return attr
 
 
 def _segments(sizes):
-    """DenseI32ArrayAttr of `sizes`, built once per context: building one
-    costs 5 us, and every copy, combine and slice the lowerings emit has one
-    of a handful."""
-    key = (ir.Context.current, tuple(sizes))
-    attr = _SEGMENTS.get(key)
-    if attr is None:
-        if len(_SEGMENTS) > 4096:  # entries keep their Context alive
-            _SEGMENTS.clear()
-        attr = _SEGMENTS[key] = ir.DenseI32ArrayAttr.get(list(sizes))
-    return attr
-
-
-_I64S = {}  # (context, values) -> DenseI64ArrayAttr
+    return _dense(ir.DenseI32ArrayAttr, sizes)
 
 
 def _i64s(values):
-    """DenseI64ArrayAttr of `values`, built once per context (a slice's
-    sizes and strides are one of a handful)."""
-    values = tuple(int(v) for v in values)
-    key = (ir.Context.current, values)
-    attr = _I64S.get(key)
-    if attr is None:
-        if len(_I64S) > 4096:  # entries keep their Context alive
-            _I64S.clear()
-        attr = _I64S[key] = ir.DenseI64ArrayAttr.get(list(values))
-    return attr
+    return _dense(ir.DenseI64ArrayAttr, values)
 
 
 def _tokens(deps):

@@ -18,7 +18,7 @@ from mlir.execution_engine import ExecutionEngine
 from ..ir import STRATEGIES, make_context
 from ..lowering.route import lower
 from .memory import require
-from .signature import check_arrays, parse_program, staged
+from .signature import check_arrays, parse_program, staged_all
 
 OPT_LEVEL = 3
 _CACHE = {}
@@ -56,7 +56,7 @@ class CpuProgram:
 
     def _packed(self, inputs, outputs):
         arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
-        views, descs, bases = zip(*[staged(a, s) for a, s in zip(arrays, self.specs)]) if arrays else ((), (), ())
+        views, descs, bases = staged_all(arrays, self.specs)
         ptrs = [ctypes.pointer(d) for d in descs]
         packed = (ctypes.c_void_p * len(ptrs))()
         for i, p in enumerate(ptrs):

@@ -130,7 +130,7 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
             # one the rank writes) gets its values; the others start zeroed.
             programs.append({"lib": f"prog{j}.so", "entry": p.entry, "n_inputs": p.rank_inputs,
                              "label": f"@{p.entry}" + (f" ({', '.join(p.strategies)})" if p.strategies else ""),
-                             "slots": [[list(s.shape), s.dtype.str,
+                             "slots": [[list(s.shape), s.dtype.str, s.element,
                                         [s.layout[0], list(s.layout[1])] if s.layout else None]
                                        for s in p.rank_specs]})
             for r in range(ranks):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .signature import ArgSpec, staged
+from .signature import ArgSpec, staged_all
 
 # For the fault tests (tests/unit/test_mpi_runtime.py): "RANK:kill" makes
 # that rank kill itself while running the program, "RANK:exit" makes it
@@ -93,14 +93,14 @@ def main(job):
     for j, (p, lib) in enumerate(zip(programs, libs)):
         data = np.load(job / f"in{j}_{rank}.npz")
         arrays = [np.ascontiguousarray(data[f"a{i}"]) if f"a{i}" in data.files else np.zeros(shape, dtype)
-                  for i, (shape, dtype, _) in enumerate(p["slots"])]
+                  for i, (shape, dtype, _, _) in enumerate(p["slots"])]
         # A slot with a static layout runs in a buffer of its span; what is
         # saved is the window the program sees.
-        arrays, descs, bases = zip(*[staged(a, ArgSpec(tuple(shape), "", tuple(layout) if layout else None))
-                                     for a, (shape, _, layout) in zip(arrays, p["slots"])]) \
-            if arrays else ((), (), ())
+        specs = [ArgSpec(tuple(shape), element, (layout[0], tuple(layout[1])) if layout else None)
+                 for shape, _, element, layout in p["slots"]]
+        arrays, descs, bases = staged_all(arrays, specs)
         ptrs = [ctypes.pointer(d) for d in descs]
-        calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, list(arrays), (descs, bases)))
+        calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, arrays, (descs, bases)))
     what = lambda j: f"program {j + 1} of {len(programs)}, {programs[j]['label']}" if len(programs) > 1 \
         else programs[j]["label"]
     for j, (entry, ptrs, _, _) in enumerate(calls):

@@ -365,6 +365,12 @@ def staged(arr, spec):
     return view, d, base
 
 
+def staged_all(arrays, specs):
+    """[views], [descriptors], [buffers to keep alive]: `staged` of each."""
+    got = [staged(a, s) for a, s in zip(arrays, specs)]
+    return [g[0] for g in got], [g[1] for g in got], [g[2] for g in got]
+
+
 def descriptor(arr):
     """A ranked memref descriptor struct viewing `arr` (C-contiguous)."""
     rank = arr.ndim
