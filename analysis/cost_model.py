@@ -46,6 +46,12 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
              message is copied by the processes' CPUs), a combine its
              device's core. More ranks than cores then cost what they do:
              the messages of two ranks on one core run one after the other.
+  wakeup_s   (ports with cores, optional; a number or a table by the
+             message's working set) with more devices than cores, a copy
+             between devices first waits this long holding nothing: its
+             receiver must be scheduled (a rank that waits yields its core
+             to the other ranks there), once per dependent step, not per
+             message, and longer for a rendezvous than for an eager one.
   copy_cores both (default) or target: with `target` a copy holds only its
              target's core (the receiver copies a message out of shared
              memory, so two messages in opposite directions run at once;
@@ -78,7 +84,7 @@ COPY_CORES = ("both", "target")  # what a copy holds of the ranks' cores (profil
 TARGET_CORE = COPY_CORES[1]
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
 _NUMBERS = ("link_latency_s", "link_bandwidth_Bps", "kernel_launch_s", "memory_bandwidth_Bps",
-            "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s")
+            "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s", "wakeup_s")
 
 
 @dataclass
@@ -105,6 +111,8 @@ def _interpolate(points, x):
     for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
         if x0 <= x <= x1:
             f = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            if y0 <= 0 or y1 <= 0:  # a time of 0 (a rate never is): linear in y
+                return y0 + f * (y1 - y0)
             return math.exp(math.log(y0) + f * (math.log(y1) - math.log(y0)))
     return pts[-1][1]
 
@@ -220,6 +228,9 @@ def profile_from_dict(data, default_name="profile"):
         raise ValueError(f"profile '{default_name}': cores must be a positive integer, got {json.dumps(cores)[:60]}")
     if cores is not None and resources != "ports":
         raise ValueError(f"profile '{default_name}': cores needs resources ports, got resources '{resources}'")
+    if data.get("wakeup_s") is not None and cores is None:
+        raise ValueError(f"profile '{default_name}': wakeup_s needs cores (it applies to programs with "
+                         "more devices than cores)")
     params["cores"] = cores
     copy_cores = data.get("copy_cores", COPY_CORES[0])
     if copy_cores not in COPY_CORES:
@@ -279,6 +290,17 @@ def memory_time(task, profile, working_set, over_link=0):
             + task.touched_scratch / scratch)
 
 
+def wakeup_delays(graph, profile):
+    """Per task the seconds it waits, holding nothing, once it is ready:
+    wakeup_s for a copy between devices when the program has more devices
+    than cores (see the module docstring), else 0."""
+    cores, ws = profile.params.get("cores"), graph.working_set
+    if profile.params.get("wakeup_s") is None or len({t.device for t in graph.tasks if t.device is not None}) <= cores:
+        return [0.0] * len(graph.tasks)
+    return [profile.value("wakeup_s", min(2 * t.bytes, ws) or ws) if t.kind == "copy" and t.src != t.device
+            else 0.0 for t in graph.tasks]
+
+
 def task_resources(task, profile):
     if profile.resources == "host":
         return ("host",) if task.kind in ("copy", "combine", "alloc") else ()
@@ -311,6 +333,7 @@ def simulate(graph, profile):
     n = len(tasks)
     cost = [task_cost(t, profile, ws) for t in tasks]
     res = [task_resources(t, profile) for t in tasks]
+    delay = wakeup_delays(graph, profile)
     start, end = [0.0] * n, [0.0] * n
 
     if profile.resources == "switch":
@@ -321,7 +344,7 @@ def simulate(graph, profile):
         # order), each after the one before it.
         free = {}
         for i in range(n):
-            ready = max((end[d] for d in tasks[i].deps), default=0.0)
+            ready = max((end[d] for d in tasks[i].deps), default=0.0) + delay[i]
             start[i] = max([ready] + [free.get(r, 0.0) for r in res[i]])
             end[i] = start[i] + cost[i]
             for r in res[i]:
@@ -337,7 +360,8 @@ def simulate(graph, profile):
         for i, t in enumerate(tasks):
             for d in set(t.deps):
                 users[d].append(i)
-        heap = [(0.0, i) for i in range(n) if waiting[i] == 0]
+        heap = [(delay[i], i) for i in range(n) if waiting[i] == 0]
+        heapq.heapify(heap)
         while heap:
             ready, i = heapq.heappop(heap)
             lists = [busy.setdefault(r, ([], [])) for r in res[i]]
@@ -350,7 +374,7 @@ def simulate(graph, profile):
             for u in users[i]:
                 waiting[u] -= 1
                 if waiting[u] == 0:
-                    heapq.heappush(heap, (max(end[d] for d in tasks[u].deps), u))
+                    heapq.heappush(heap, (max(end[d] for d in tasks[u].deps) + delay[u], u))
     overhead = profile.value("call_overhead_s", ws) or 0.0
     return Schedule(start, end, cost, max(end, default=0.0) + overhead)
 

@@ -19,10 +19,16 @@ that share cores and yield when idle):
                         size; where that is under a quarter of the step,
                         combines alone), keyed by the working set the
                         cost model reads for that combine (a table)
+  wakeup_s              what a dependent step of messages costs beyond
+                        the model's prediction when there are more ranks
+                        than cores (the receiver must be scheduled), from
+                        steps of pairwise exchanges on the fewest ranks
+                        (a power of 2) that outnumber the cores; a table
+                        by message size (eager and rendezvous differ)
   copy_cores            target when two messages in opposite directions
                         at once take under 1.5x one alone (each is copied
-                        by its receiver's core; the median over the sizes
-                        from 1 MiB), else both
+                        by its receiver's core; the median over the
+                        sizes), else both
 
   python bench/calibrate_mpi.py [-o PATH] [--quick] [--repeat R]
 """
@@ -36,7 +42,8 @@ from mlir import ir
 from mlir.dialects import func, memref
 
 from coll.analysis import taskgraph
-from coll.analysis.cost_model import COPY_CORES, TARGET_CORE, output_path_error, save_profile
+from coll.analysis.cost_model import (COPY_CORES, TARGET_CORE, output_path_error, profile_from_dict,
+                                      save_profile, simulate)
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.lowering.mpi import find
@@ -49,6 +56,8 @@ SMALL = 16                      # elements (64 bytes) per latency message
 SIZES = [1 << 9, 1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 23]   # f32 elements per message
 QUICK_SIZES = [1 << 10, 1 << 18, 1 << 22]
 CHAIN = 4                       # messages per bandwidth chain
+WAKE_SIZES = [1 << 4, 1 << 9, 1 << 12, 1 << 15]  # f32 elements per message of the wakeup steps
+WAKE_STEPS = (8, 32)            # steps of the two wakeup programs (their difference is measured)
 BATCH_BELOW = 1 << 20           # bytes: programs below this run 16 calls per timed run
 
 
@@ -111,13 +120,60 @@ def program(kind, k, size):
         return str(m)
 
 
+def wakeup_ranks(cores):
+    """The fewest ranks, a power of 2, that outnumber `cores`."""
+    return 1 << cores.bit_length()
+
+
+def steps_program(n, k, size):
+    """Text of an explicit program on n devices (a power of 2; x0.. read,
+    y0.. written, k * size f32 each): k dependent steps, in step i every
+    device d receives `size` elements from d ^ 2^(i mod log2 n), what that
+    device received the step before, as recursive doubling pairs ranks."""
+    total, bits = k * size, max(n.bit_length() - 1, 1)
+    with make_context(), ir.Location.unknown():
+        m = ir.Module.create()
+        f32 = ir.F32Type.get()
+        plain = ir.MemRefType.get([total], f32)
+        with ir.InsertionPoint(m.body):
+            f = func.FuncOp("f", ir.FunctionType.get([plain] * (2 * n), []))
+            f.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            with ir.InsertionPoint(f.add_entry_block()):
+                a = list(f.entry_block.arguments)
+                x = [memref.memory_space_cast(flat_type(f32, total, d), a[d]) for d in range(n)]
+                y = [memref.memory_space_cast(flat_type(f32, total, d), a[n + d]) for d in range(n)]
+
+                def sl(buf, d, i):
+                    return memref.subview(buf, [i * size], [size], [1],
+                                          result_type=flat_type(f32, size, d, offset=i * size))
+                tok = [None] * n
+                for i in range(k):
+                    mask = 1 << (i % bits)
+                    tok = [builders.copy(sl(y[d ^ mask], d ^ mask, i - 1) if i else sl(x[d ^ mask], d ^ mask, 0),
+                                         sl(y[d], d, i), [t for t in (tok[d ^ mask], tok[d]) if t is not None])
+                           for d in range(n)]
+                builders.wait([builders.join(tok)])
+                func.ReturnOp([])
+        return str(m)
+
+
+def _programs(programs):
+    """(kind, k, size) -> (text, n inputs + outputs, elements each)."""
+    for kind, k, size in programs:
+        if kind == "steps":
+            n = wakeup_ranks(os.cpu_count())
+            yield steps_program(n, k, size), 2 * n, k * size
+        else:
+            yield program(kind, k, size), 4, k * size
+
+
 def measure(programs, repeat, calls=1):
     """(median, fastest) seconds per call of each (kind, k, size), all in
     one mpirun, `calls` calls in a row per timed run."""
     runs = []
-    for kind, k, size in programs:
-        prog = mpi.compile(program(kind, k, size), timeout=600)
-        arrays = [np.random.rand(k * size).astype(np.float32) for _ in range(4)]
+    for text, count, numel in _programs(programs):
+        prog = mpi.compile(text, timeout=600)
+        arrays = [np.random.rand(numel).astype(np.float32) for _ in range(count)]
         runs.append((prog, arrays[:prog.n_inputs], arrays[prog.n_inputs:]))
     times = mpi.launch(runs, repeat, calls=calls)
     return [(float(np.median(t)), float(np.min(t))) for t in times]
@@ -125,11 +181,13 @@ def measure(programs, repeat, calls=1):
 
 def _table(points):
     """[[working set, bytes per second]] from (working set, bytes, seconds,
-    measured total) where the part measured is at least a quarter of the
-    total: at small sizes a difference of medians is noise (the largest
-    point is kept in any case; the model holds the ends flat)."""
-    kept = [(ws, b / sec) for ws, b, sec, total in points if sec >= 0.25 * total]
-    return [list(p) for p in kept] or [[points[-1][0], points[-1][1] / max(points[-1][2], 1e-9)]]
+    measured total). Where the part measured is under a quarter of the
+    total, a difference of medians is noise: such a point counts a quarter
+    of the total, a rate no faster than the measurement can tell (dropping
+    it would hold the next point's rate flat across the protocol change:
+    OpenMPI's 2 KiB eager messages would cost as much per byte as its 4
+    KiB rendezvous ones)."""
+    return [[ws, b / max(sec, 0.25 * total, 1e-12)] for ws, b, sec, total in points]
 
 
 def combine_key(kind, size):
@@ -168,14 +226,45 @@ def derive(t, sizes):
     return alpha, base, _table(link), [[ws, b / sec] for ws, b, sec, _ in sorted(mem)]
 
 
+def wakeup_table(t, profile, sizes=WAKE_SIZES):
+    """wakeup_s by working set: per size, the wakeup under which `profile`
+    predicts the steps programs' measured time per step (the medians
+    `t[("steps", k, size)]`), by bisection: the prediction grows with it,
+    not in proportion (a step's messages wait at once, not each, and a
+    longer wait can move a message past another's)."""
+    n, (k0, k1) = wakeup_ranks(profile["cores"]), WAKE_STEPS
+    table = []
+    for s in sizes:
+        graphs = []
+        for k in (k0, k1):
+            with make_context():
+                module = ir.Module.parse(steps_program(n, k, s))
+                graphs.append(taskgraph.from_function(module.body.operations[0]))
+
+        def per_step(wakeup):
+            model = profile_from_dict(dict(profile, wakeup_s=wakeup))
+            return (simulate(graphs[1], model).total - simulate(graphs[0], model).total) / (k1 - k0)
+        measured = (t["steps", k1, s] - t["steps", k0, s]) / (k1 - k0)
+        lo, hi = 0.0, max(measured, 1e-9)
+        while per_step(hi) < measured and hi < 1.0:
+            lo, hi = hi, 2 * hi
+        if per_step(lo) >= measured:
+            hi = lo
+        for _ in range(40):  # to a 1e-12 of the step
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if per_step(mid) < measured else (lo, mid)
+        table.append([2 * 4 * s, hi])
+    return table
+
+
 def exchange_ratio(t, sizes):
     """Time of two messages at once in opposite directions over one alone
-    (the chain's per message time at the same size), the median over the
-    sizes of 1 MiB and more (one size alone flips between runs): about 1
-    when each is copied by one rank's core, about 2 when a message takes
-    both ranks'."""
-    big = [s for s in sizes if s * 4 >= 1 << 20] or sizes[-1:]
-    return float(np.median([t["exchange", CHAIN, s] / max(t["chain", CHAIN, s], 1e-12) for s in big]))
+    (the chain's per message time at the same size), the median over every
+    size: about 1 when each is copied by one rank's core, about 2 when a
+    message takes both ranks'. (From 1 MiB the two copies also share the
+    memory bandwidth: 1.4-1.65 here where 64 KiB measures 0.75; the median
+    over those sizes alone sat at the threshold and flipped between runs.)"""
+    return float(np.median([t["exchange", CHAIN, s] / max(t["chain", CHAIN, s], 1e-12) for s in sizes]))
 
 
 def calibrate(sizes=SIZES, repeat=21, log=print):
@@ -188,6 +277,10 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
     long_ = [p for p in progs if p not in short]
     both = dict(zip(short, measure(short, repeat, calls=16)))
     both.update(zip(long_, measure(long_, repeat)))
+    # More ranks than cores: one mpirun of their own (a launch is of one
+    # group size), 3x the rounds (ranks that share cores are noisier).
+    wake = [("steps", k, s) for s in WAKE_SIZES for k in WAKE_STEPS]
+    both.update(zip(wake, measure(wake, 3 * repeat, calls=16)))
     t = {key: med for key, (med, _) in both.items()}
     for (kind, k, size), (med, low) in both.items():
         log(f"{kind:8} {k:3} x {size * 4 / 2**10:9.1f} KiB: median {med * 1e3:9.3f} ms, fastest {low * 1e3:9.3f} ms")
@@ -200,7 +293,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
         f"{both_ways:.2f}x one: a message holds {'its target' if copy_cores == TARGET_CORE else 'both'} "
         "rank's core")
     load = os.getloadavg()
-    return {
+    prof = {
         "name": "mpi",
         "description": "per-rank programs under mpirun (runtime/mpi.py), measured by bench/calibrate_mpi.py",
         "measured_on": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
@@ -214,10 +307,13 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             f"{os.cpu_count()}); a combine holds its rank's core, a message its target's (copy_cores "
             "target: the receiver copies it, so two messages in opposite directions run at once) or both "
             "ranks' (copy_cores both), whichever the exchange program measured",
-            "ready: a rank posts its messages in step order (lowering/spmd.py), not program order: a "
-            "message goes as soon as what it waits for is done and its ports are free",
+            "ready: a rank posts its messages in step order (lowering/spmd.py), receives first within a "
+            "step, not program order: a message goes as soon as what it waits for is done and its ports "
+            "are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "
-            "message costs here (with more ranks than cores, mostly waiting for the peer to be scheduled)",
+            "message costs here with a core per rank",
+            f"wakeup_s: with more ranks than cores, a dependent step of messages first waits this long "
+            f"for its receiver to be scheduled (measured on {wakeup_ranks(os.cpu_count())} ranks)",
             "link_bandwidth_Bps and memory_bandwidth_Bps are tables by working set (a message's: twice "
             "its bytes), log-log interpolated, flat beyond their ends",
             "scratch is static (coll-mpi-static-scratch): no allocation or first touch per call",
@@ -237,6 +333,10 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
         "measured": [{"program": kind, "messages_or_ops": k, "bytes": size * 4, "median_s": med,
                       "fastest_s": low} for (kind, k, size), (med, low) in both.items()],
     }
+    prof["wakeup_s"] = wakeup_table(t, prof)
+    log(f"more ranks than cores: a dependent step waits {[(ws, round(v * 1e6, 2)) for ws, v in prof['wakeup_s']]} "
+        "us (working set, us) for its receiver")
+    return prof
 
 
 def main(argv=None):

@@ -9,9 +9,10 @@ see the same machine. Per point: the median time of each over the rounds
 ratio to MPI_Allreduce, the fastest strategy, what the cost model
 (profile `mpi`, measured by bench/calibrate_mpi.py: what coll-run
 --backend=mpi chooses `auto` by) and the reference rule would pick, and
-whether the pick is within 10% of the fastest. Points up to 1 MiB run
-4 x --repeat rounds, those under 1 MiB 16 calls in a row per timed run
-(they are short and noisy). Every output is checked
+whether the pick is within 10% of the fastest. Every point runs
+4 x --repeat rounds (7 rounds left the medians of identical programs at
+N = 2 and 64 MiB 13% apart), those under 1 MiB 16 calls in a row per timed
+run (they are short and noisy). Every output is checked
 against numpy. The machine's load average is printed before and after.
 
   python bench/mpi_run.py [--ranks 2 3 4] [--kib 4 64 1024 16384 65536] [--repeat 7] [--profile mpi] [--json out.json]
@@ -59,13 +60,13 @@ def point(ranks, kib, repeat, profile):
     with make_context():
         problem = check.describe(ir.Module.parse(text))
     inputs = check.make_inputs(problem, ranks)
-    timeout = 120 + numel * ranks * 1e-6 * repeat
+    timeout = 120 + numel * ranks * 1e-6 * 4 * repeat
     progs = [mpi.compile(text, strategy=s, timeout=timeout) for s in STRATEGIES]
     progs.append(mpi.compile(mpi_allreduce_module(ranks, numel), timeout=timeout))
     runs = [(p, inputs, check.make_outputs(problem)) for p in progs]
-    # Short points: more rounds, and 16 calls in a row per timed run, so
-    # that the barrier's skew between ranks does not swamp them.
-    times = mpi.launch(runs, repeat * 4 if kib <= 1024 else repeat, calls=16 if kib < 1024 else 1)
+    # Short points: 16 calls in a row per timed run, so that the barrier's
+    # skew between ranks does not swamp them.
+    times = mpi.launch(runs, repeat * 4, calls=16 if kib < 1024 else 1)
     names = list(STRATEGIES) + ["MPI_Allreduce"]
     ok = {n: check.check(problem, inputs, out)[0] for n, (_, _, out) in zip(names, runs)}
     times = [[float(t) for t in ts] for ts in times]

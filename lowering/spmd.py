@@ -7,9 +7,10 @@ all lower to these ops). The output is one function that holds one rank's
 buffers and serves every rank; the rank is read at run time
 (`mpi.comm_rank`) and selects its case of an `scf.index_switch`:
 
-- rank r keeps the ops on device r, in program order (a valid order of the
-  token graph, so every rank posts its messages in one global order, which
-  is what makes waiting deadlock-free);
+- rank r keeps the ops on device r, in step order (a valid order of the
+  token graph, so every rank posts its messages in one global order of
+  steps, which is what makes waiting deadlock-free), its receives first
+  within a step;
 - a `coll.copy` from device a to device b is an `mpi.isend` on a and an
   `mpi.irecv` on b, with a tag unique among the messages from a to b;
 - a token becomes the request of the op on r that produced it; an op waits
@@ -127,10 +128,11 @@ def _op_ranks(op):
 
 
 def _step_order(ops):
-    """The data ops by step (longest token path from the start), then
-    program order: a topological order of the token graph that every rank
-    follows, in which step k of every chunk comes before step k + 1 of any,
-    so a ring's chunks travel together instead of one after the other."""
+    """[(step, op)] of the data ops by step (longest token path from the
+    start), then program order: a topological order of the token graph that
+    every rank follows, in which step k of every chunk comes before step
+    k + 1 of any, so a ring's chunks travel together instead of one after
+    the other."""
     depth, order = {}, []
     for i, op in enumerate(ops):
         v = view(op)
@@ -140,7 +142,21 @@ def _step_order(ops):
         depth[op] = d + 1 if op.name in DATA_OPS else d
         if op.name in DATA_OPS:
             order.append((depth[op], i, op))
-    return [op for _, _, op in sorted(order, key=lambda t: t[:2])]
+    return [(d, op) for d, _, op in sorted(order, key=lambda t: t[:2])]
+
+
+def _rank_order(order, r):
+    """Rank r's ops of `order`, its receives first within each step: the
+    ops of one step do not wait for each other, and a message whose
+    receive is posted is not held as unexpected (eager) or left waiting
+    for the receiver to match it (rendezvous). Waits still only follow
+    earlier steps, so every rank posting in this order stays
+    deadlock-free."""
+    def receive(op):
+        v = view(op)
+        return op.name == Copy.NAME and _device(v.target) == r != _device(v.source)
+    mine = [(d, i, op) for i, (d, op) in enumerate(order) if r in _op_ranks(op)]
+    return [op for _, _, op in sorted(mine, key=lambda t: (t[0], not receive(t[2]), t[1]))]
 
 
 def _written_args(ops):
@@ -314,7 +330,8 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
                     raise PassError(f"'{op.name}' is on a device outside 0..{n - 1} "
                                     "(every device is a rank holding arguments)", op.location)
 
-    order = _step_order(ops)
+    steps = _step_order(ops)
+    order = [op for _, op in steps]
     tags = _tags(order, tag_limit, counts)
     resolver = Resolver(func_op)  # where each global buffer value points
 
@@ -339,9 +356,8 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
         args = {old: new for old, new in zip(table[r], new_args) if old is not None}
         rank = _Rank(r, args, comm, loc, resolver)
         with ir.InsertionPoint(case.operations[0]), loc:
-            for op in order:
-                if r in _op_ranks(op):
-                    _emit(op, rank, tags)
+            for op in _rank_order(steps, r):
+                _emit(op, rank, tags)
             rank.wait_all()
     for op in reversed(ops):
         op.erase()

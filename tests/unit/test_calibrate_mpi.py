@@ -53,3 +53,34 @@ def test_combines_are_keyed_where_the_model_reads_them():
     # data-sharing group is both ranks' slice of x, scratch and y.
     # The combines alone: x and y.
     assert KEYS == [6 * 4 * s for s in SIZES] and ALONE == [2 * 4 * s for s in SIZES]
+
+
+def test_wakeup_inverts_the_model():
+    # More ranks than cores: the steps programs' medians that the model
+    # predicts with a known wakeup_s (a table by message size) give it back.
+    wake = [[2 * 4 * s, w] for s, w in zip(calibrate_mpi.WAKE_SIZES, (2e-6, 4e-6, 8e-6, 15e-6))]
+    known = dict(KNOWN, wakeup_s=wake)
+    profile = cost_model.profile_from_dict(known)
+    n = calibrate_mpi.wakeup_ranks(KNOWN["cores"])
+    assert n == 4
+    t = {}
+    for s in calibrate_mpi.WAKE_SIZES:
+        for k in calibrate_mpi.WAKE_STEPS:
+            with make_context():
+                module = ir.Module.parse(calibrate_mpi.steps_program(n, k, s))
+                g = taskgraph.from_function(module.body.operations[0])
+            t["steps", k, s] = cost_model.simulate(g, profile).total
+    got = calibrate_mpi.wakeup_table(t, dict(KNOWN))
+    assert [ws for ws, _ in got] == [ws for ws, _ in wake]
+    for (_, w), (_, want) in zip(got, wake):
+        assert w == pytest.approx(want, rel=1e-6)
+    # The same programs on as many ranks as cores: no wakeup is predicted.
+    assert calibrate_mpi.wakeup_ranks(4) == 8
+
+
+def test_small_messages_keep_their_rate():
+    # A message whose bytes are under a quarter of its time (OpenMPI's 2 KiB
+    # eager messages here) counts a quarter of it: dropping the point would
+    # hold the next size's (rendezvous) rate flat below it.
+    table = calibrate_mpi._table([(4096, 2048, 0.1e-6, 1e-6), (8192, 4096, 3e-6, 3.5e-6)])
+    assert table == [[4096, pytest.approx(2048 / 0.25e-6)], [8192, pytest.approx(4096 / 3e-6)]]

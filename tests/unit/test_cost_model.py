@@ -324,3 +324,25 @@ def test_output_path_error_is_asked_before_measuring(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "calibrate_mpi: the folder of" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "no").exists()
+
+
+def test_wakeup_waits_once_per_step_with_more_ranks_than_cores(ctx):
+    # wakeup_s: with more devices than cores a message first waits, holding
+    # nothing, for its receiver to be scheduled. naive on 4 devices (2
+    # cores) is one step: its copies all wait at once, so the program takes
+    # one wakeup longer, not one per copy; on 2 devices (a core each) none.
+    b = 4096
+    cores = dict(HAND, cores=2, copy_cores="target")
+    for n, extra in ((4, 5e-6), (2, 0.0)):
+        g = choose_strategy.candidate_graph(choose_strategy.Collective(tuple(range(n)), b // 4, "f32", "sum"),
+                                            "naive")
+        plain = cost_model.simulate(g, cost_model.profile_from_dict(cores)).total
+        woken = cost_model.simulate(g, cost_model.profile_from_dict(dict(cores, wakeup_s=5e-6))).total
+        assert woken == pytest.approx(plain + extra)
+    # A table by the message's working set, as the calibration writes it.
+    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
+    table = cost_model.profile_from_dict(dict(cores, wakeup_s=[[2 * b, 3e-6], [64 * b, 0.0]]))
+    assert cost_model.simulate(g, table).total == pytest.approx(
+        cost_model.simulate(g, cost_model.profile_from_dict(cores)).total + 3e-6)
+    with pytest.raises(ValueError, match="'hand': wakeup_s needs cores"):
+        cost_model.profile_from_dict(dict(HAND, wakeup_s=1e-6), "hand")

@@ -26,10 +26,11 @@
 // CHECK: "coll.combine"(%[[X0]], %[[S0]], %[[Y0]]) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>}
 // CHECK-NEXT: mpi.wait(%[[SEND]])
 // CHECK-NEXT: scf.yield
-// Rank 1: the mirror image, with the same tags.
+// Rank 1: the mirror image, with the same tags: it too posts its receive
+// first (receives first within a step, whatever the program order).
 // CHECK: case 1 {
-// CHECK: %[[SEND1:.*]] = mpi.isend(%{{.*}}, %{{.*}}, %{{.*}}, %[[COMM]]) : memref<8xf32, #coll.device<1 : i64>>
 // CHECK: %[[RECV1:.*]] = mpi.irecv(%{{.*}}, %{{.*}}, %{{.*}}, %[[COMM]]) : memref<8xf32, #coll.device<1 : i64>>
+// CHECK: %[[SEND1:.*]] = mpi.isend(%{{.*}}, %{{.*}}, %{{.*}}, %[[COMM]]) : memref<8xf32, #coll.device<1 : i64>>
 // CHECK-NEXT: mpi.wait(%[[RECV1]])
 // CHECK: "coll.combine"
 // CHECK-NEXT: mpi.wait(%[[SEND1]])

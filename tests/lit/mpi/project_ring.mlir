@@ -17,9 +17,12 @@
 // CHECK: %[[A:.*]] = mpi.irecv(%[[S:.*]], %c0_i32, %c0_i32, %{{.*}}) : memref<3xf32, #coll.device<1 : i64>>
 // CHECK: mpi.isend(%{{.*}}, %c0_i32, %c2_i32, %{{.*}}) : memref<2xf32, strided<[1], offset: 3>, #coll.device<1 : i64>>
 // CHECK-NEXT: mpi.wait(%[[A]])
-// Step 2: chunk 0 combined in place and forwarded (tag 1). The last of the
-// 2(N-1) = 4 messages to rank 2 has tag 3: the largest a ring needs.
+// Step 2: chunk 0 combined in place and forwarded (tag 1), after the step's
+// receive is posted (receives first within a step: a message that finds
+// its receive posted is not held as unexpected). The last of the 2(N-1) = 4
+// messages to rank 2 has tag 3: the largest a ring needs.
 // CHECK: "coll.combine"(%[[S]], %{{.*}}, %[[S]])
+// CHECK: mpi.irecv(%{{.*}}, %c1_i32, %c0_i32, %{{.*}}) : memref<2xf32, #coll.device<1 : i64>>
 // CHECK-NEXT: mpi.isend(%[[S]], %c1_i32, %c2_i32, %{{.*}})
 // CHECK: mpi.isend(%{{.*}}, %c3_i32, %c2_i32, %{{.*}})
 // CHECK-NOT: #coll.device<0

@@ -13,12 +13,13 @@
 // CHECK-LABEL: func.func @all_gather(%arg0: memref<3xf32>, %arg1: memref<12xf32>)
 // CHECK-SAME: coll.max_tag = 2 : i64
 // Rank 1 receives from rank 0 with tags 0, 1, 2 and sends to rank 2 with
-// tags 0, 1, 2 (its own block first, then each block it was forwarded).
+// tags 0, 1, 2 (its own block first, then each block it was forwarded),
+// each step's receive posted before its send.
 // CHECK: case 1 {
 // CHECK: mpi.irecv(%{{.*}}, %c0_i32, %c0_i32
 // CHECK: mpi.isend(%{{.*}}, %c0_i32, %c2_i32
-// CHECK: mpi.isend(%{{.*}}, %c1_i32, %c2_i32
 // CHECK: mpi.irecv(%{{.*}}, %c1_i32, %c0_i32
+// CHECK: mpi.isend(%{{.*}}, %c1_i32, %c2_i32
 // CHECK: mpi.irecv(%{{.*}}, %c2_i32, %c0_i32
 // CHECK: mpi.isend(%{{.*}}, %c2_i32, %c2_i32
 // CHECK-NOT: mpi.i{{send|recv}}
