@@ -295,7 +295,8 @@ def wakeup_delays(graph, profile):
     wakeup_s for a copy between devices when the program has more devices
     than cores (see the module docstring), else 0."""
     cores, ws = profile.params.get("cores"), graph.working_set
-    if profile.params.get("wakeup_s") is None or len({t.device for t in graph.tasks if t.device is not None}) <= cores:
+    if (profile.params.get("wakeup_s") is None or cores is None  # (pointer_level may set it)
+            or len({t.device for t in graph.tasks if t.device is not None}) <= cores):
         return [0.0] * len(graph.tasks)
     return [profile.value("wakeup_s", min(2 * t.bytes, ws) or ws) if t.kind == "copy" and t.src != t.device
             else 0.0 for t in graph.tasks]
