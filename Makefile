@@ -33,13 +33,20 @@ SHUFFLE_SEEDS ?= 1 2 3
 # lit + FileCheck, all of pytest, then the CPU numeric suite again with every
 # program run in another valid order of its token graph (coll-shuffle seeds),
 # and the MPI collectives under mpirun (seed s: the grid of 2 + (s-1) % 3 ranks).
+# pytest runs on every core (pytest-xdist), but the files that start mpirun:
+# those run alone after it (their ranks share the cores; their fault tests
+# time the kills).
+MPI_TESTS := $(wildcard tests/unit/test_mpi_*.py) tests/unit/test_shard_mpi.py \
+             tests/unit/test_strided_args.py tests/unit/test_tensor_programs.py
 test: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
-	$(BIN)/pytest -q tests/unit
+	$(BIN)/pytest -q -n auto $(addprefix --ignore=,$(MPI_TESTS)) tests/unit
+	$(BIN)/pytest -q $(MPI_TESTS)
 	for s in $(SHUFFLE_SEEDS); do \
 	  echo "CPU numeric suite under coll-shuffle{seed=$$s}"; \
-	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_cpu_runtime.py tests/unit/test_collectives_cpu.py \
-	    tests/unit/test_mpi_collectives.py || exit 1; \
+	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q -n auto tests/unit/test_cpu_runtime.py \
+	    tests/unit/test_collectives_cpu.py || exit 1; \
+	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_mpi_collectives.py || exit 1; \
 	done
 
 # bench/report.md + bench/report/*.png: calibrates the CPU profile, then
