@@ -255,14 +255,19 @@ def for_graph(profile, graph):
 
 # -- costs and the schedule -----------------------------------------------------
 
+def message_set(task, working_set):
+    """The working set at which a copy's link numbers are read: its source
+    and target bytes, within the program's (a message's rate depends on its
+    own size: protocol, caches)."""
+    return min(2 * task.bytes, working_set) or working_set
+
+
 def task_cost(task, profile, working_set):
     """Seconds `task` takes once it runs (see the module docstring)."""
     def v(key):
         return profile.value(key, working_set) or 0.0
     if task.kind == "copy":
-        # A message's rate depends on its own size (protocol, cache): its
-        # source and target bytes, within the program's working set.
-        link = profile.value("link_bandwidth_Bps", min(2 * task.bytes, working_set) or working_set)
+        link = profile.value("link_bandwidth_Bps", message_set(task, working_set))
         if task.src != task.device and link:
             return v("link_latency_s") + task.bytes / link
         return v("link_latency_s") + memory_time(task, profile, working_set)
@@ -298,7 +303,7 @@ def wakeup_delays(graph, profile):
     if (profile.params.get("wakeup_s") is None or cores is None  # (pointer_level may set it)
             or len({t.device for t in graph.tasks if t.device is not None}) <= cores):
         return [0.0] * len(graph.tasks)
-    return [profile.value("wakeup_s", min(2 * t.bytes, ws) or ws) if t.kind == "copy" and t.src != t.device
+    return [profile.value("wakeup_s", message_set(t, ws)) if t.kind == "copy" and t.src != t.device
             else 0.0 for t in graph.tasks]
 
 

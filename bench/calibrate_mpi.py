@@ -61,76 +61,12 @@ WAKE_STEPS = (8, 32)            # steps of the two wakeup programs (their differ
 BATCH_BELOW = 1 << 20           # bytes: programs below this run 16 calls per timed run
 
 
-def program(kind, k, size):
-    """Text of an explicit program on devices 0 and 1 (x0, x1 read, y0, y1
-    written, k * size f32 each). chain: k dependent copies of `size`
-    elements bouncing 0 -> 1 -> 0 ..., message i into slice i of the
-    receiver's y. exchange: k steps of two copies at once, 0 -> 1 and
-    1 -> 0, slice i of x into slice i of the other's y. reduce: k steps of
-    the exchange into scratch, then on both devices y = x + received (slice
-    i), each step after the one before. combine: on both devices at once,
-    y = x + x, k slices."""
+def _explicit(n, k, size, body):
+    """Text of an explicit program on devices 0..n-1 (x0.. read, y0..
+    written, k * size f32 each): `body(x, y, sl)` builds its ops on the
+    device views x[d], y[d] (sl(buf, d, i): slice i of `size` elements)
+    and returns the tokens the program waits for."""
     total = k * size
-    with make_context(), ir.Location.unknown():
-        m = ir.Module.create()
-        f32 = ir.F32Type.get()
-        plain = ir.MemRefType.get([total], f32)
-        with ir.InsertionPoint(m.body):
-            f = func.FuncOp("f", ir.FunctionType.get([plain] * 4, []))
-            f.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-            with ir.InsertionPoint(f.add_entry_block()):
-                a = list(f.entry_block.arguments)
-                x = [memref.memory_space_cast(flat_type(f32, total, d), a[d]) for d in (0, 1)]
-                y = [memref.memory_space_cast(flat_type(f32, total, d), a[2 + d]) for d in (0, 1)]
-
-                def sl(buf, d, i):
-                    return memref.subview(buf, [i * size], [size], [1],
-                                          result_type=flat_type(f32, size, d, offset=i * size))
-                toks = []
-                if kind == "combine":
-                    for d in (0, 1):
-                        for i in range(k):
-                            toks.append(builders.combine(sl(x[d], d, i), [sl(x[d], d, i)], sl(y[d], d, i), "sum"))
-                elif kind == "reduce":
-                    s = [builders.alloc(flat_type(f32, total, d)) for d in (0, 1)]
-                    tok = []
-                    for i in range(k):
-                        got = [builders.copy(sl(x[1 - d], 1 - d, i), sl(s[d], d, i), tok) for d in (0, 1)]
-                        tok = [builders.combine(sl(x[d], d, i), [sl(s[d], d, i)], sl(y[d], d, i), "sum",
-                                                [got[d]]) for d in (0, 1)]
-                    toks.append(builders.join(tok))
-                elif kind == "exchange":
-                    tok = None
-                    for i in range(k):
-                        deps = [tok] if tok is not None else []
-                        there = builders.copy(sl(x[0], 0, i), sl(y[1], 1, i), deps)
-                        back = builders.copy(sl(x[1], 1, i), sl(y[0], 0, i), deps)
-                        tok = builders.join([there, back])
-                    toks.append(tok)
-                else:
-                    src, tok = sl(x[0], 0, 0), None
-                    for i in range(k):
-                        d = (i + 1) % 2  # the receiver
-                        dst = sl(y[d], d, i)
-                        tok = builders.copy(src, dst, [tok] if tok is not None else [])
-                        src = dst
-                    toks.append(tok)
-                builders.wait([builders.join(toks)] if len(toks) > 1 else toks)
-                func.ReturnOp([])
-        return str(m)
-
-
-def wakeup_ranks(cores):
-    """The fewest ranks, a power of 2, that outnumber `cores`."""
-    return 1 << cores.bit_length()
-
-
-def steps_program(n, k, size):
-    """Text of an explicit program on n devices (a power of 2; x0.. read,
-    y0.. written, k * size f32 each): k dependent steps, in step i every
-    device d receives `size` elements from d ^ 2^(i mod log2 n), what that
-    device received the step before, as recursive doubling pairs ranks."""
-    total, bits = k * size, max(n.bit_length() - 1, 1)
     with make_context(), ir.Location.unknown():
         m = ir.Module.create()
         f32 = ir.F32Type.get()
@@ -146,15 +82,72 @@ def steps_program(n, k, size):
                 def sl(buf, d, i):
                     return memref.subview(buf, [i * size], [size], [1],
                                           result_type=flat_type(f32, size, d, offset=i * size))
-                tok = [None] * n
-                for i in range(k):
-                    mask = 1 << (i % bits)
-                    tok = [builders.copy(sl(y[d ^ mask], d ^ mask, i - 1) if i else sl(x[d ^ mask], d ^ mask, 0),
-                                         sl(y[d], d, i), [t for t in (tok[d ^ mask], tok[d]) if t is not None])
-                           for d in range(n)]
-                builders.wait([builders.join(tok)])
+                toks = body(x, y, sl)
+                builders.wait([builders.join(toks)] if len(toks) > 1 else toks)
                 func.ReturnOp([])
         return str(m)
+
+
+def program(kind, k, size):
+    """Text of an explicit program on devices 0 and 1 (x0, x1 read, y0, y1
+    written, k * size f32 each). chain: k dependent copies of `size`
+    elements bouncing 0 -> 1 -> 0 ..., message i into slice i of the
+    receiver's y. exchange: k steps of two copies at once, 0 -> 1 and
+    1 -> 0, slice i of x into slice i of the other's y. reduce: k steps of
+    the exchange into scratch, then on both devices y = x + received (slice
+    i), each step after the one before. combine: on both devices at once,
+    y = x + x, k slices."""
+    def body(x, y, sl):
+        if kind == "combine":
+            return [builders.combine(sl(x[d], d, i), [sl(x[d], d, i)], sl(y[d], d, i), "sum")
+                    for d in (0, 1) for i in range(k)]
+        if kind == "reduce":
+            s = [builders.alloc(flat_type(ir.F32Type.get(), k * size, d)) for d in (0, 1)]
+            tok = []
+            for i in range(k):
+                got = [builders.copy(sl(x[1 - d], 1 - d, i), sl(s[d], d, i), tok) for d in (0, 1)]
+                tok = [builders.combine(sl(x[d], d, i), [sl(s[d], d, i)], sl(y[d], d, i), "sum",
+                                        [got[d]]) for d in (0, 1)]
+            return [builders.join(tok)]
+        if kind == "exchange":
+            tok = None
+            for i in range(k):
+                deps = [tok] if tok is not None else []
+                there = builders.copy(sl(x[0], 0, i), sl(y[1], 1, i), deps)
+                back = builders.copy(sl(x[1], 1, i), sl(y[0], 0, i), deps)
+                tok = builders.join([there, back])
+            return [tok]
+        src, tok = sl(x[0], 0, 0), None
+        for i in range(k):
+            d = (i + 1) % 2  # the receiver
+            dst = sl(y[d], d, i)
+            tok = builders.copy(src, dst, [tok] if tok is not None else [])
+            src = dst
+        return [tok]
+    return _explicit(2, k, size, body)
+
+
+def wakeup_ranks(cores):
+    """The fewest ranks, a power of 2, that outnumber `cores`."""
+    return 1 << cores.bit_length()
+
+
+def steps_program(n, k, size):
+    """Text of an explicit program on n devices (a power of 2; x0.. read,
+    y0.. written, k * size f32 each): k dependent steps, in step i every
+    device d receives `size` elements from d ^ 2^(i mod log2 n), what that
+    device received the step before, as recursive doubling pairs ranks."""
+    bits = max(n.bit_length() - 1, 1)
+
+    def body(x, y, sl):
+        tok = [None] * n
+        for i in range(k):
+            mask = 1 << (i % bits)
+            tok = [builders.copy(sl(y[d ^ mask], d ^ mask, i - 1) if i else sl(x[d ^ mask], d ^ mask, 0),
+                                 sl(y[d], d, i), [t for t in (tok[d ^ mask], tok[d]) if t is not None])
+                   for d in range(n)]
+        return [builders.join(tok)]
+    return _explicit(n, k, size, body)
 
 
 def _programs(programs):
