@@ -76,6 +76,7 @@ import heapq
 import json
 import math
 import os
+import tempfile
 from dataclasses import dataclass, field
 
 from . import fluid, taskgraph
@@ -136,11 +137,16 @@ def output_path_error(path):
         return "the output path is empty; expected a .json file path"
     if os.path.isdir(path):
         return f"'{path}' is a directory; expected a .json file path"
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(os.path.realpath(path))  # a link's target's folder
     if not os.path.isdir(folder):
         return f"the folder of '{path}' does not exist"
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         return f"'{path}' is not writable"
+    try:  # what access() cannot tell (root, /proc, read-only mounts): a file there
+        with tempfile.NamedTemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        return f"'{path}' is not writable: {e.strerror or e}"
     return None
 
 
@@ -173,7 +179,12 @@ _RATES = ("link_bandwidth_Bps", "memory_bandwidth_Bps", "scratch_bandwidth_Bps",
 
 
 def _number_ok(v, key):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:  # JSON integers have no bound: 10**400 is not a float
+        if not math.isfinite(float(v)):
+            return False
+    except OverflowError:
         return False
     return v > 0 if key in _RATES else v >= 0
 

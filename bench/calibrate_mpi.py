@@ -1,6 +1,8 @@
-"""Measures a cost-model profile of the MPI runtime (runtime/mpi.py) on this
-machine and writes it as JSON (default: analysis/profiles/mpi.json, the
-profile `coll-run --backend=mpi` and the mpi route choose `auto` by).
+"""Measures the cost-model profile of the MPI runtime on this machine.
+
+It writes it as JSON (default: analysis/profiles/mpi.json, the profile
+`coll-run --backend=mpi` and the mpi route choose `auto` by; the runtime is
+runtime/mpi.py).
 
 Every number comes from small explicit coll programs on 2 ranks, projected
 by coll-to-mpi and timed by the MPI runtime itself (one mpirun, every

@@ -18,6 +18,7 @@ against numpy. The machine's load average is printed before and after.
   python bench/mpi_run.py [--ranks 2 3 4] [--kib 4 64 1024 16384 65536] [--repeat 7] [--profile mpi] [--json out.json]
 """
 import json
+import math
 import os
 import time
 
@@ -32,6 +33,9 @@ from coll.passes.choose_strategy import Collective, candidates, pick
 from coll.passes.lower_all_reduce import DEFAULT_THRESHOLD, reference_rule
 from coll.runtime import check, mpi
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+
+MAX_RANKS = 4 * os.cpu_count()  # more ranks than a few per core would only wait on each other
+MAX_KIB = 1 << 20               # 1 GiB per rank
 
 # Every strategy the lowering has, but the peer ones: ranks do not share memory.
 STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
@@ -70,8 +74,7 @@ def point(ranks, kib, repeat, profile):
     names = list(STRATEGIES) + ["MPI_Allreduce"]
     ok = {n: check.check(problem, inputs, out)[0] for n, (_, _, out) in zip(names, runs)}
     times = [[float(t) for t in ts] for ts in times]
-    point = dict(ranks=ranks, kib=kib, ok=ok, times_s=dict(zip(names, times)),
-                 reference_pick=reference_rule(ranks, numel, DEFAULT_THRESHOLD))
+    point = dict(ranks=ranks, kib=kib, ok=ok, times_s=dict(zip(names, times)))
     return judge(point, profile)
 
 
@@ -79,16 +82,23 @@ def judge(p, profile):
     """Point `p` (its times_s) with its median times, ratios, fastest
     strategy and the model's pick under `profile`. Raises ValueError for
     what a --json run cannot have written."""
-    if not (isinstance(p, dict) and isinstance(p.get("ranks"), int) and isinstance(p.get("kib"), int)
-            and p["ranks"] >= 1 and p["kib"] >= 1 and isinstance(p.get("times_s"), dict)
-            and all(p["times_s"].get(n) for n in list(STRATEGIES) + ["MPI_Allreduce"])):
-        raise ValueError(f"a point must have ranks and kib >= 1 and times of {', '.join(STRATEGIES)} "
-                         f"and MPI_Allreduce, got {json.dumps(p)[:80]}")
+    def count(v, top):
+        return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= top
+
+    def times(t):
+        return (isinstance(t, list) and t and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                  and 0 < x < math.inf for x in t))
+    names = list(STRATEGIES) + ["MPI_Allreduce"]
+    if not (isinstance(p, dict) and count(p.get("ranks"), MAX_RANKS) and count(p.get("kib"), MAX_KIB)
+            and isinstance(p.get("times_s"), dict) and all(times(p["times_s"].get(n)) for n in names)
+            and isinstance(p.get("ok"), dict) and all(isinstance(v, bool) for v in p["ok"].values())):
+        raise ValueError(f"a point must have ranks 1..{MAX_RANKS}, kib 1..{MAX_KIB}, ok (true or false per "
+                         f"program) and positive times of {', '.join(names)}, got {json.dumps(p)[:80]}")
     best = {n: float(np.median(t)) for n, t in p["times_s"].items()}
     fastest = min(STRATEGIES, key=lambda s: best[s])
     coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
     model = pick(candidates(coll, profile))
-    return dict(p, median_s=best, best_s={n: float(np.min(t)) for n, t in p["times_s"].items()},
+    return dict(p, reference_pick=reference_rule(p["ranks"], coll.numel, DEFAULT_THRESHOLD), median_s=best, best_s={n: float(np.min(t)) for n, t in p["times_s"].items()},
                 ratio={s: best[s] / best["MPI_Allreduce"] for s in STRATEGIES}, fastest=fastest,
                 model_pick=model, model_within_10=best[model] <= 1.1 * best[fastest])
 
@@ -131,11 +141,10 @@ def main():
     why = args.json is not None and output_path_error(args.json)
     if why:
         ap.error(f"--json: {why}")
-    # More ranks than a few per core would only wait on each other.
-    if not all(1 <= n <= 4 * os.cpu_count() for n in args.ranks):
-        ap.error(f"--ranks must be 1..{4 * os.cpu_count()} (4 per core here), got {args.ranks}")
-    if not all(k >= 1 for k in args.kib) or args.repeat < 1:
-        ap.error("--kib sizes and --repeat must be at least 1")
+    if not all(1 <= n <= MAX_RANKS for n in args.ranks):
+        ap.error(f"--ranks must be 1..{MAX_RANKS} (4 per core here), got {args.ranks}")
+    if not all(1 <= k <= MAX_KIB for k in args.kib) or args.repeat < 1:
+        ap.error(f"--kib sizes must be 1..{MAX_KIB} and --repeat at least 1")
     if args.source:
         try:
             with open(args.source) as f:

@@ -18,8 +18,11 @@ def bench(script, *args):
 
 
 @pytest.mark.parametrize("script,args,says", [
-    ("mpi_run.py", ["--repeat", "0"], "--kib sizes and --repeat must be at least 1"),
-    ("mpi_run.py", ["--kib", "-4"], "--kib sizes and --repeat must be at least 1"),
+    ("mpi_run.py", ["--repeat", "0"], "--kib sizes must be 1.."),
+    ("mpi_run.py", ["--kib", "-4"], "--kib sizes must be 1.."),
+    ("mpi_run.py", ["--kib", "1" + "0" * 12], "--kib sizes must be 1.."),
+    ("mpi_run.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
+    ("calibrate_mpi.py", ["-o", "/proc/x.json"], "'/proc/x.json' is not writable"),
     ("mpi_run.py", ["--ranks", "0"], "--ranks must be 1.."),
     ("mpi_run.py", ["--ranks", "999"], "--ranks must be 1.."),
     ("mpi_run.py", ["--json", ""], "--json: the output path is empty"),
@@ -39,7 +42,32 @@ def test_bad_arguments_are_refused_up_front(script, args, says):
     assert says in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("points", [[1, 2], {"points": 5}, [], [{"ranks": 0, "kib": -1, "times_s": {}}]])
+GOOD = {"ranks": 2, "kib": 4, "ok": {"naive": True}, "times_s": {
+    n: [1e-6, 2e-6] for n in ("naive", "ring", "all2all", "rhd", "tree", "MPI_Allreduce")}}
+
+
+def _bad(**change):
+    point = json.loads(json.dumps(GOOD))
+    for key, value in change.items():
+        if key in point["times_s"]:
+            point["times_s"][key] = value
+        else:
+            point[key] = value
+    return [point]
+
+
+def test_mpi_run_from_judges_a_good_point(tmp_path):
+    path = tmp_path / "points.json"
+    path.write_text(json.dumps([GOOD]))
+    r = bench("mpi_run.py", "--from", str(path))
+    assert r.returncode == 0 and "model pick within 10% of the fastest at" in r.stdout, r.stderr
+
+
+# Found by an outside attack: these gave tracebacks, nan verdicts or minutes of lowering.
+@pytest.mark.parametrize("points", [[1, 2], {"points": 5}, [], [{"ranks": 0, "kib": -1, "times_s": {}}],
+                                    _bad(ok="yes"), _bad(MPI_Allreduce=[0.0, 1e-6]), _bad(ranks=1025),
+                                    _bad(ranks=True), _bad(kib=10 ** 400), _bad(kib=10 ** 12),
+                                    _bad(ring=[-1e-6]), _bad(ring=[float("nan")])])
 def test_mpi_run_from_refuses_what_a_run_cannot_have_written(tmp_path, points):
     path = tmp_path / "points.json"
     path.write_text(json.dumps(points))

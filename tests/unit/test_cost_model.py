@@ -97,7 +97,10 @@ def test_profile_errors_name_the_profile(ctx):
     for bad, message in ((dict(order="random"), "'p.json': order must be program|ready, got 'random'"),
                          (dict(resources="wires"), "'p.json': resources must be none|ports|switch|host"),
                          (dict(link_bandwidth_Bps=[[8192, 1e9], [8192, 2e9]]),
-                          "'p.json': 'link_bandwidth_Bps' has two values for working set 8192")):
+                          "'p.json': 'link_bandwidth_Bps' has two values for working set 8192"),
+                         # JSON integers beyond a float (was an OverflowError)
+                         (dict(link_latency_s=10 ** 400), "'p.json': 'link_latency_s' must be a number >= 0"),
+                         (dict(cores=2, wakeup_s=[[10 ** 400, 1e-6]]), "'p.json': 'wakeup_s' must be")):
         with pytest.raises(ValueError, match=message.replace("|", "[|]")):
             cost_model.profile_from_dict(dict(HAND, **bad), "p.json")
 
