@@ -13,11 +13,11 @@ IRDL_FILE = Path(__file__).with_name("coll.irdl.mlir")
 _IRDL_TEXT = IRDL_FILE.read_text()
 
 from .kinds import BITWISE_KINDS, KINDS  # noqa: E402,F401 - re-exported
-from .ops import COLLECTIVE_OPS  # noqa: E402
+# `auto` (chosen by coll-choose-strategy: default rule or cost model) and
+# the names of every collective's strategies (each collective's own are in
+# its file, coll/collectives/): filled when the collectives register.
+from .ops import STRATEGIES  # noqa: E402,F401
 
-# `auto`: chosen by coll-choose-strategy (reference rule or cost model); the
-# names of every collective's strategies (each op's own are in ir/ops.py).
-STRATEGIES = ("auto",) + tuple(dict.fromkeys(s for c in COLLECTIVE_OPS for s in c.STRATEGIES))
 MAX_DEVICES = 1024
 
 

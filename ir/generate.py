@@ -3,6 +3,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from . import builders, load_dialect, peers
+from .ops import COLLECTIVE_OPS, OPS
 from .types import ELEMENT_TYPES
 
 
@@ -48,16 +49,26 @@ def all_reduce_module(devices, shape, dtype, kind="sum", to_device=None,
         return str(module)
 
 
+def _class(op):
+    cls = OPS.get("coll." + op)
+    if cls is None or cls not in COLLECTIVE_OPS:
+        raise ValueError(f"unknown collective '{op}'; expected one of: "
+                         f"{', '.join(c.short_name() for c in COLLECTIVE_OPS)}")
+    return cls
+
+
+def _axes(cls, axis, split_axis, concat_axis):
+    """{axis attribute: value}: `axis` is the one axis of a collective
+    that has one (coll-gen --axis), split/concat those of all_to_all."""
+    given = {"split_axis": split_axis, "concat_axis": concat_axis}
+    return {a: given.get(a, axis) if len(cls.AXES) > 1 else axis for a in cls.AXES}
+
+
 def output_shape(op, shape, devices, axis=None, split_axis=None, concat_axis=None):
     """The output shape of collective `op` (a name like 'reduce_scatter')
     over `devices` inputs of `shape`."""
-    shape = list(shape)
-    if op in ("reduce_scatter", "all_to_all"):
-        a = axis if op == "reduce_scatter" else split_axis
-        shape[a] //= devices
-    if op in ("all_gather", "all_to_all"):
-        shape[axis if op == "all_gather" else concat_axis] *= devices
-    return shape
+    cls = _class(op)
+    return cls.result_shape(list(shape), devices, list(_axes(cls, axis, split_axis, concat_axis).values()))
 
 
 def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root=None,
@@ -69,17 +80,16 @@ def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root
     function takes no argument for them). Needs a current Context; axes must be in
     range (the verifier reports the rest)."""
     load_dialect()
+    cls = _class(op)
     name = name or op
-    n_in = 1 if op == "broadcast" else devices
-    n_out = 1 if op == "reduce" or to_device is not None else devices
+    n_in, n_out = cls.buffers(devices, to_device)
     out_shape = output_shape(op, shape, devices, axis, split_axis, concat_axis)
     attrs = dict(strategy=strategy, to_device=to_device, threshold=threshold)
-    if op in ("all_reduce", "reduce_scatter", "reduce"):
+    if cls.HAS_KIND:
         attrs["kind"] = kind
-    if op in ("reduce", "broadcast"):
+    if cls.ROOTED:
         attrs["root"] = root
-    attrs.update({"reduce_scatter": {"scatter_axis": axis}, "all_gather": {"gather_axis": axis},
-                  "all_to_all": {"split_axis": split_axis, "concat_axis": concat_axis}}.get(op, {}))
+    attrs.update(_axes(cls, axis, split_axis, concat_axis))
     with ir.Location.unknown():
         module = ir.Module.create()
         el = element_type(dtype)
@@ -87,7 +97,7 @@ def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root
         out_t = ir.MemRefType.get(out_shape, el)
         alias = [None] * n_out
         if in_place:
-            alias = _in_place_outputs(op, list(range(n_in)), devices, root, to_device)
+            alias = _in_place_outputs(cls, list(range(n_in)), n_out, devices, root, to_device)
         types = [in_t] * n_in + [out_t] * alias.count(None)
         with ir.InsertionPoint(module.body):
             f = func.FuncOp(name, ir.FunctionType.get(types, []))
@@ -103,18 +113,19 @@ def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root
         return str(module)
 
 
-def _in_place_outputs(op, ins, devices, root, to_device):
+def _in_place_outputs(cls, ins, n_out, devices, root, to_device):
     """The outputs of the in-place form: each output is the input on its
     device (ValueError where the op or its root has none)."""
-    if op == "broadcast":
+    op = cls.short_name()
+    if not cls.IN_PLACE:
+        raise ValueError(f"{op} has no in-place form")
+    if cls.PER_DEVICE == "outputs":
         if root is None or not 0 <= root < devices:
-            raise ValueError("in-place broadcast needs its root in the group")
+            raise ValueError(f"in-place {op} needs its root in the group")
         return [ins[0] if d == root else None for d in range(devices)]
-    target = root if op == "reduce" else to_device
-    if op == "reduce" or target is not None:
+    if n_out == 1:
+        target = root if cls.ROOTED else to_device
         if target is None or not 0 <= target < devices:
             raise ValueError(f"in-place {op} needs its destination in the group")
         return [ins[target]]
-    if op != "all_reduce":
-        raise ValueError(f"{op} has no in-place form")
     return list(ins)

@@ -1,15 +1,64 @@
-"""The op layer: every coll op read in one place.
+"""The op layer: every coll op read in one place, and the registry of ops.
 
-`Combine.of(op).rhs`, not operand-segment arithmetic at the call site. A new
-collective or op adds a class here (and its IRDL definition); nothing else
-parses its operands or attributes.
+`Combine.of(op).rhs`, not operand-segment arithmetic at the call site. Each
+op class is a registered `ir.OpView`, so `op.opview` (and iterating a block)
+gives it. The explicit-level ops are defined here; each collective is a
+class of its own file in coll/collectives/, which registers it
+(`register_op`, `register_collectives`): OPS, COLLECTIVE_OPS, COLLECTIVES
+and STRATEGIES are filled in place when `coll` is imported (coll/__init__.py
+loads the collectives first), so a module that imported them early still
+sees every op.
 """
 from mlir import ir
+from mlir._mlir_libs import _mlir as _cext
 
 from .peers import home_device
 from .types import device_of
 
 VARIADIC = -1
+DEFAULT_THRESHOLD = 256000  # elements above which the default rules pick ring
+
+# What a back end offers that a strategy may need (a strategy names its
+# needs, a back end its capabilities; coll-choose-strategy and the tools
+# compare the two).
+PEER_ACCESS = "peer_access"      # a device reads and writes another's buffers in place
+SHARED_MEMORY = "shared_memory"  # every device is in one address space
+CAPABILITIES = (PEER_ACCESS, SHARED_MEMORY)
+
+
+class _Dialect(ir.Dialect):
+    DIALECT_NAMESPACE = "coll"
+
+
+try:
+    _cext.register_dialect(_Dialect)
+except RuntimeError:  # this module imported a second time (under another name)
+    pass
+
+
+# The registry (filled in place by register_op and register_collectives).
+OPS = {}             # op name -> its class
+COLLECTIVE_OPS = []  # the collective classes (register_collectives)
+COLLECTIVES = []     # their op names
+ASYNC_OPS = []       # ops that return a token that completes later
+STRATEGIES = ["auto"]  # every collective's strategy names (auto: coll-choose-strategy decides)
+
+
+def register_op(cls):
+    """Class decorator: `cls` becomes the OpView of ops named cls.NAME."""
+    _cext.register_operation(_Dialect, replace=True)(cls)
+    OPS[cls.NAME] = cls
+    if cls.ASYNC and cls.NAME not in ASYNC_OPS:
+        ASYNC_OPS.append(cls.NAME)
+    return cls
+
+
+def register_collectives(classes):
+    """The collectives, in the order every listing shows them (the one list
+    is coll/collectives/__init__.py)."""
+    COLLECTIVE_OPS[:] = classes
+    COLLECTIVES[:] = [cls.NAME for cls in classes]
+    STRATEGIES[:] = ["auto"] + list(dict.fromkeys(s for cls in classes for s in cls.STRATEGIES))
 
 
 def _attr(op, name, cls):
@@ -57,32 +106,60 @@ def _segment_sizes(attr):
     return list(sizes)
 
 
-class OpView:
+class OpView(ir.OpView):
     """Base: `GROUPS` names the operand groups in order, each 1 or VARIADIC;
-    with several variadic groups the sizes come from operandSegmentSizes."""
+    with several variadic groups the sizes come from operandSegmentSizes.
+    The groups are read on first use (the bindings make these views without
+    calling __init__ when they wrap an op)."""
+    OPERATION_NAME = None
+    _ODS_REGIONS = (0, True)
     NAME = ""
     GROUPS = ()
     READS = ()   # the groups whose buffers the op reads
     WRITES = ()  # and writes
+    ASYNC = True  # returns a token that completes later
 
     def __init__(self, op):
-        self.op = getattr(op, "operation", op)
-        operands = list(self.op.operands)
+        super().__init__(getattr(op, "operation", op))
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if cls.NAME:
+            cls.OPERATION_NAME = cls.NAME
+
+    def __getattr__(self, name):
+        # Only for names not found otherwise: the operand groups.
+        if name.startswith("__") or name not in self._group_names():
+            raise AttributeError(name)
+        self._read_groups()
+        return self.__dict__[name]
+
+    @classmethod
+    def _group_names(cls):
+        return {g for g, _ in cls.GROUPS} | {"_roles"}
+
+    def _read_groups(self):
+        operands = list(self.operation.operands)
         sizes = [g[1] for g in self.GROUPS]
         if sizes.count(VARIADIC) > 1:
-            sizes = _segment_sizes(self.op.attributes["operandSegmentSizes"])
+            sizes = _segment_sizes(self.operation.attributes["operandSegmentSizes"])
         elif VARIADIC in sizes:
             sizes[sizes.index(VARIADIC)] = len(operands) - (sum(sizes) + 1)
-        start, self._roles = 0, []
+        start, roles = 0, []
         for (name, _), size in zip(self.GROUPS, sizes):
             self.__dict__[name] = operands[start:start + size]
-            self._roles += [name] * size
+            roles += [name] * size
             start += size
+        self.__dict__["_roles"] = roles
 
     @classmethod
     def of(cls, op):
         """The view of `op`, which must be a `cls.NAME` op."""
-        return cls(op)
+        return op if type(op) is cls else cls(op)
+
+    @property
+    def op(self):
+        return self.operation
 
     def role(self, index):
         """The group that operand `index` belongs to."""
@@ -90,16 +167,16 @@ class OpView:
 
     @property
     def reads(self):
-        return [v for g in self.READS for v in self.__dict__[g]]
+        return [v for g in self.READS for v in getattr(self, g)]
 
     @property
     def writes(self):
-        return [v for g in self.WRITES for v in self.__dict__[g]]
+        return [v for g in self.WRITES for v in getattr(self, g)]
 
     @property
     def groups(self):
         """The operand groups, in order, as lists (to rebuild the op)."""
-        return [self.__dict__[name] for name, _ in self.GROUPS]
+        return [getattr(self, name) for name, _ in self.GROUPS]
 
     @property
     def segmented(self):
@@ -107,12 +184,9 @@ class OpView:
         return [g[1] for g in self.GROUPS].count(VARIADIC) > 1
 
     @property
-    def location(self):
-        return self.op.location
-
-    @property
     def token(self):
-        return self.op.results[0] if len(self.op.results) else None
+        results = self.operation.results
+        return results[0] if len(results) else None
 
 
 def segment_sizes(*groups):
@@ -122,30 +196,71 @@ def segment_sizes(*groups):
 
 class Collective(OpView):
     """%t = coll.<collective>(inputs..., outputs..., deps...): inputs[i] on
-    devices[i] (Broadcast: one input on `root`), outputs on their devices;
-    it starts after the `deps` tokens. Tensor form: %t, %values... =
-    coll.<collective>(inputs..., deps...) (see `is_tensor`)."""
+    devices[i] (one input on `root` where PER_DEVICE is "outputs"), outputs
+    on their devices; it starts after the `deps` tokens. Tensor form: %t,
+    %values... = coll.<collective>(inputs..., deps...) (see `is_tensor`).
+
+    A subclass (one file in coll/collectives/) states what is that
+    collective's: the class facts below, which the verifier, the IRDL
+    generator and coll-gen read; its strategies (`@Cls.defines`); and the
+    hooks `placement`, `buffers`, `result_shape`, `reference_rule`,
+    `estimated_ops`, `emit`, `spec` (what coll-check-semantics proves),
+    `reference` (numpy) and `busbw`."""
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("deps", VARIADIC))
     READS, WRITES = ("inputs",), ("outputs",)
-    STRATEGIES = ()   # the strategies its lowering implements, default first
-    PEER_STRATEGIES = ()  # those that need coll.peer_access (ir/peers.py)
-    AXES = ()         # its integer axis attributes
-    HAS_KIND = True   # it reduces (a `kind` attribute)
-    IN_PLACE = False  # an output may be an input
+    HAS_KIND = True    # it reduces (a `kind` attribute)
+    IN_PLACE = False   # an output may be an input
+    ROOTED = False     # a `root` device attribute
+    AXES = ()          # its integer axis attributes
+    DIVIDED_AXES = ()  # the axes whose size the group must divide
+    PER_DEVICE = "inputs"  # the group with one buffer per device
+    REPLICATED = False  # its outputs are replicas of one result (bit-identical)
+    ATTRS = {}         # optional attributes beyond strategy: name -> what it means (IRDL doc)
+    SHARD = None       # (upstream shard op, {coll attribute: shard attribute}) for coll-from-shard
+    GEN = ()           # coll-gen options beyond the common ones
+    EMITTER = None     # the Emitter class its strategies are written in (collectives/emit.py)
+    # Filled by @defines, per class: its strategy names in the order they
+    # were declared (the first is the default of the cost model's ties),
+    # and name -> (function, needs).
+    STRATEGIES = ()
+    _STRATEGIES = {}
 
-    kind = property(lambda self: attr_str(self.op, "kind"))
-    devices = property(lambda self: attr_ints(self.op, "devices"))
-    strategy = property(lambda self: attr_str(self.op, "strategy"))
-    threshold = property(lambda self: attr_int(self.op, "threshold"))
-    root = property(lambda self: attr_int(self.op, "root"))
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls.STRATEGIES, cls._STRATEGIES = (), {}
 
-    def axis(self, name):
-        return attr_int(self.op, name)
+    # -- strategies ------------------------------------------------------------
+    @classmethod
+    def defines(cls, name, needs=()):
+        """Decorator: `fn(emitter)` emits strategy `name`; `needs` are the
+        capabilities (PEER_ACCESS, ...) a back end must offer to run it."""
+        def add(fn):
+            cls._STRATEGIES[name] = (fn, frozenset(needs))
+            cls.STRATEGIES = tuple(cls._STRATEGIES)
+            return fn
+        return add
 
-    @property
-    def axes(self):
-        """Its axis attributes, in AXES order (what a claim records)."""
-        return [self.axis(a) for a in self.AXES]
+    @classmethod
+    def needs(cls, name):
+        """The capabilities strategy `name` needs (empty for an unknown name)."""
+        entry = cls._STRATEGIES.get(name)
+        return entry[1] if entry else frozenset()
+
+    @classmethod
+    def runnable(cls, capabilities):
+        """The strategies whose needs `capabilities` meet, in order."""
+        caps = frozenset(capabilities)
+        return tuple(s for s, (_, needs) in cls._STRATEGIES.items() if needs <= caps)
+
+    @classmethod
+    def lowering(cls, name):
+        return cls._STRATEGIES[name][0]
+
+    # -- hooks (defaults) ------------------------------------------------------
+    @classmethod
+    def short_name(cls):
+        """'all_reduce' for coll.all_reduce (what claims and coll-gen name)."""
+        return cls.NAME[len("coll."):]
 
     @staticmethod
     def result_shape(shape, n, axes):
@@ -153,109 +268,122 @@ class Collective(OpView):
         (axes in AXES order, checked by the verifier)."""
         return list(shape)
 
+    @classmethod
+    def choose(cls, requested, n, numel, threshold=DEFAULT_THRESHOLD):
+        """An explicit strategy wins; `auto` (or none) is the default rule."""
+        if requested and requested != "auto":
+            return requested
+        return cls.reference_rule(n, numel, threshold)
+
+    @classmethod
+    def reference_rule(cls, n, numel, threshold=DEFAULT_THRESHOLD):
+        """The default strategy without a cost model: ring when large (N > 2,
+        numel > threshold), else direct (tree at N > 2 where there is one)."""
+        names = cls.STRATEGIES
+        if n > 2 and numel > threshold and "ring" in names:
+            return "ring"
+        if n > 2 and "tree" in names:
+            return "tree"
+        return "direct"
+
+    @staticmethod
+    def estimated_ops(strategy, n, shape, axes=()):
+        """(an upper bound on the ops its lowering emits, what the limit
+        message says of the lowering, the advice it gives). The default, for
+        the blocked collectives: at most N^2 blocks of at most `runs`
+        pieces each (a block of a non-leading axis), a few ops a piece."""
+        runs = 1
+        for d in shape[:min(axes or [0])]:
+            runs *= d
+        return 4 * n * n * max(runs, 1), f"({n} devices, {runs} pieces per block)", "a leading axis"
+
+    def emit(self, e, strategy):
+        """Emits strategy `strategy` with emitter `e` (self.EMITTER(op))."""
+        self.lowering(strategy)(e)
+
+    @staticmethod
+    def spec(claim, shape):
+        """What coll-check-semantics proves of a claim (collectives/spec.py)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def reference(x, values, fold, attrs, n, n_out):
+        """The numpy reference: [(expected output j, the inputs it reduces
+        or None)] from inputs `x` (`values`: as floats; `fold(xs)` reduces
+        arrays by the kind), `attrs` (axes, root, spmd), n devices, n_out
+        outputs; None for an output it does not define."""
+        raise NotImplementedError
+
+    @classmethod
+    def busbw(cls, n):
+        """nccl-tests' bus bandwidth factor: busbw = algbw * factor."""
+        return (n - 1) / n if n else 0.0
+
+    @classmethod
+    def buffers(cls, n, to_device=None):
+        """(inputs, outputs) over a group of n devices."""
+        return (1 if cls.PER_DEVICE == "outputs" else n, n)
+
+    def expected_buffers(self, n):
+        return self.buffers(n, attr_int(self.operation, "to_device"))
+
+    @classmethod
+    def placement(cls, devices, root=None, to_device=None):
+        """(the devices of its inputs, of its outputs), in order."""
+        return ([root] if cls.PER_DEVICE == "outputs" else devices), devices
+
+    def outputs_noun(self):
+        """What its outputs are called in a verifier message."""
+        return self.short_name()
+
+    kind = property(lambda self: attr_str(self.operation, "kind"))
+    devices = property(lambda self: attr_ints(self.operation, "devices"))
+    strategy = property(lambda self: attr_str(self.operation, "strategy"))
+    threshold = property(lambda self: attr_int(self.operation, "threshold"))
+    root = property(lambda self: attr_int(self.operation, "root"))
+
+    def axis(self, name):
+        return attr_int(self.operation, name)
+
+    @property
+    def axes(self):
+        """Its axis attributes, in AXES order (what a claim records)."""
+        return [self.axis(a) for a in self.AXES]
+
     @property
     def is_tensor(self):
         """Tensor form (value semantics): tensor inputs, no `outputs`
         operands, the results after the token are the outputs."""
-        return len(self.op.results) > 1 or any(isinstance(v.type, ir.RankedTensorType) for v in self.inputs)
+        return len(self.operation.results) > 1 or any(isinstance(v.type, ir.RankedTensorType) for v in self.inputs)
 
     @property
     def values(self):
         """The tensor results (tensor form), one per output; [] otherwise."""
-        return list(self.op.results)[1:]
+        return list(self.operation.results)[1:]
+
+    def _placement(self):
+        return self.placement(self.devices, self.root, attr_int(self.operation, "to_device"))
 
     @property
     def input_devices(self):
-        return self.devices
+        return self._placement()[0]
 
     @property
     def output_devices(self):
-        return self.devices
+        return self._placement()[1]
 
 
-class AllReduce(Collective):
-    """Every output (or the one on `to_device`) = (+)_i inputs[i]."""
-    NAME = "coll.all_reduce"
-    # The strategies the lowering implements (passes/lower_all_reduce.py);
-    # the peer ones need coll.peer_access (passes/peer_strategies.py).
-    STRATEGIES = ("naive", "ring", "all2all", "rhd", "tree", "oneshot", "twoshot")
-    PEER_STRATEGIES = ("oneshot", "twoshot")
-    IN_PLACE = True
-    to_device = property(lambda self: attr_int(self.op, "to_device"))
-
-    @property
-    def output_devices(self):
-        return [self.to_device] if self.to_device is not None else self.devices
-
-
-class ReduceScatter(Collective):
-    """outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`."""
-    NAME = "coll.reduce_scatter"
-    STRATEGIES = ("ring", "direct")
-    AXES = ("scatter_axis",)
-
-    @staticmethod
-    def result_shape(shape, n, axes):
-        return [d // n if k == axes[0] else d for k, d in enumerate(shape)]
-
-
-class AllGather(Collective):
-    """outputs[j] = the inputs concatenated along `gather_axis`."""
-    NAME = "coll.all_gather"
-    STRATEGIES = ("ring", "direct")
-    AXES = ("gather_axis",)
-    HAS_KIND = False
-
-    @staticmethod
-    def result_shape(shape, n, axes):
-        return [d * n if k == axes[0] else d for k, d in enumerate(shape)]
-
-
-class Reduce(Collective):
-    """The one output, on `root` (in the group or not), = (+)_i inputs[i]."""
-    NAME = "coll.reduce"
-    STRATEGIES = ("direct", "ring", "tree")
-    IN_PLACE = True
-
-    @property
-    def output_devices(self):
-        return [self.root]
-
-
-class Broadcast(Collective):
-    """The one input is on `root`; outputs[j] (on devices[j]) get a copy."""
-    NAME = "coll.broadcast"
-    STRATEGIES = ("direct", "ring", "tree")
-    HAS_KIND = False
-    IN_PLACE = True
-
-    @property
-    def input_devices(self):
-        return [self.root]
-
-
-class AllToAll(Collective):
-    """outputs[j] = block j (along `split_axis`) of every input, concatenated
-    in device order along `concat_axis`."""
-    NAME = "coll.all_to_all"
-    STRATEGIES = ("direct",)
-    AXES = ("split_axis", "concat_axis")
-    HAS_KIND = False
-
-    @staticmethod
-    def result_shape(shape, n, axes):
-        out = ReduceScatter.result_shape(shape, n, axes[:1])
-        return AllGather.result_shape(out, n, axes[1:])
-
-
+@register_op
 class Alloc(OpView):
     NAME = "coll.alloc"
     GROUPS = ()
+    ASYNC = False
 
-    buffer = property(lambda self: self.op.results[0])
-    device = property(lambda self: device_of(self.op.results[0].type))
+    buffer = property(lambda self: self.operation.results[0])
+    device = property(lambda self: device_of(self.operation.results[0].type))
 
 
+@register_op
 class Copy(OpView):
     """%t = coll.copy(source, target, deps...)."""
     NAME = "coll.copy"
@@ -266,6 +394,7 @@ class Copy(OpView):
     target = property(lambda self: self.targets[0])
 
 
+@register_op
 class Combine(OpView):
     """%t = coll.combine(lhs, rhs..., output, deps...): output = lhs (+) rhs..."""
     NAME = "coll.combine"
@@ -274,7 +403,7 @@ class Combine(OpView):
 
     lhs = property(lambda self: self.lhs_[0])
     out = property(lambda self: self.outs[0])
-    kind = property(lambda self: attr_str(self.op, "kind"))
+    kind = property(lambda self: attr_str(self.operation, "kind"))
     inputs = property(lambda self: self.lhs_ + self.rhs)
     device = property(lambda self: device_of(self.outs[0].type))
 
@@ -286,42 +415,42 @@ class Combine(OpView):
         return [(v, h) for v in self.inputs for h in [home_device(v)] if h != dev]
 
 
+@register_op
 class Join(OpView):
     NAME = "coll.join"
     GROUPS = (("deps", VARIADIC),)
 
 
+@register_op
 class Wait(OpView):
     NAME = "coll.wait"
     GROUPS = (("deps", VARIADIC),)
+    ASYNC = False
 
     @property
     def token(self):
         return None
 
 
+@register_op
 class Implements(OpView):
     """coll.implements(inputs..., outputs..., token): the claim that the
     explicit program ending in `token` computes collective `collective`
     ("all_reduce", ...) from inputs into outputs (coll-check-semantics)."""
     NAME = "coll.implements"
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("tokens", 1))
+    ASYNC = False
 
-    collective = property(lambda self: attr_str(self.op, "op"))
-    kind = property(lambda self: attr_str(self.op, "kind"))
-    devices = property(lambda self: attr_ints(self.op, "devices"))
-    to_device = property(lambda self: attr_int(self.op, "to_device"))
-    root = property(lambda self: attr_int(self.op, "root"))
-    axes = property(lambda self: attr_ints(self.op, "axes"))
+    collective = property(lambda self: attr_str(self.operation, "op"))
+    kind = property(lambda self: attr_str(self.operation, "kind"))
+    devices = property(lambda self: attr_ints(self.operation, "devices"))
+    to_device = property(lambda self: attr_int(self.operation, "to_device"))
+    root = property(lambda self: attr_int(self.operation, "root"))
+    axes = property(lambda self: attr_ints(self.operation, "axes"))
     token = property(lambda self: None)  # it returns none
     final = property(lambda self: self.tokens[0])
 
 
-COLLECTIVE_OPS = (AllReduce, ReduceScatter, AllGather, Reduce, Broadcast, AllToAll)
-OPS = {cls.NAME: cls for cls in COLLECTIVE_OPS + (Alloc, Copy, Combine, Join, Wait, Implements)}
-COLLECTIVES = tuple(cls.NAME for cls in COLLECTIVE_OPS)
-# Ops that return a token that completes later.
-ASYNC_OPS = tuple(name for name in OPS if name not in (Alloc.NAME, Wait.NAME, Implements.NAME))
 # Explicit-level ops that move or combine data.
 DATA_OPS = (Copy.NAME, Combine.NAME)
 

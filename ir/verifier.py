@@ -11,7 +11,7 @@ from functools import lru_cache
 from mlir import ir
 
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
-from .ops import ASYNC_OPS, COLLECTIVES, OPS, AllGather, AllReduce, AllToAll, Broadcast, Reduce, ReduceScatter
+from .ops import ASYNC_OPS, COLLECTIVE_OPS, COLLECTIVES, OPS
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .kinds import ELEMENTS
 from .views import root_of
@@ -155,7 +155,7 @@ class _Verifier:
         tensor = c.is_tensor
         if tensor:
             outs = c.values  # the results stand where the outputs would be
-        grouped = outs if isinstance(c, Broadcast) else ins  # one buffer per device
+        grouped = outs if c.PER_DEVICE == "outputs" else ins  # one buffer per device
         ranks = _spmd_ranks(op)
         if ranks is not None:
             if ranks > MAX_DEVICES:
@@ -182,7 +182,7 @@ class _Verifier:
             if not self.distinct(op, devices, *(("output", "outputs") if grouped is outs else ("input", "inputs"))):
                 return
         for key in ("to_device", "root"):
-            if key in attrs or (key == "root" and isinstance(c, (Reduce, Broadcast))):
+            if key in attrs or (key == "root" and c.ROOTED):
                 if as_(ir.IntegerAttr, _get(attrs, key)) is None:
                     return self.error(op, f"'{key}' must be an integer device id")
                 value = ir.IntegerAttr(attrs[key]).value
@@ -201,16 +201,13 @@ class _Verifier:
             t = as_(ir.IntegerAttr, _get(attrs, "threshold"))
             if t is None or t.value < 0:
                 return self.error(op, "'threshold' must be a non-negative integer (elements)")
-        single = isinstance(c, Reduce) or (isinstance(c, AllReduce) and c.to_device is not None)
-        expected = (1 if isinstance(c, Broadcast) else n, 1 if single else n)
+        expected = c.expected_buffers(n)
         if ranks is not None:
             expected = (1, 1)
         if len(ins) != expected[0]:
             return self.error(op, f"{what} expects {expected[0]} input {'tensor' if tensor else 'buffer'}(s), got {len(ins)}")
         if len(outs) != expected[1]:
-            kind = what
-            if isinstance(c, AllReduce):
-                kind = "single-device output (to_device)" if single else "multi-device output"
+            kind = c.outputs_noun()
             if tensor:
                 return self.error(op, f"{kind} returns {expected[1]} tensor(s) after its token, got {len(outs)}")
             return self.error(op, f"{kind} expects {expected[1]} output buffer(s), got {len(outs)}")
@@ -322,8 +319,7 @@ class _Verifier:
                 return self.error(op, f"'{key}' must be an integer axis")
             if not 0 <= a.value < len(shape):
                 return self.error(op, f"{key} {a.value} is out of range for rank {len(shape)}; expected 0 <= axis < {len(shape)}")
-        if isinstance(c, (ReduceScatter, AllToAll)):
-            key = c.AXES[0]
+        for key in c.DIVIDED_AXES:
             a = c.axis(key)
             if shape[a] % n:
                 return self.error(op, f"{key} {a} has size {shape[a]}, which the {n} devices do not divide; expected a multiple of {n}")
@@ -521,7 +517,8 @@ class _Verifier:
                 return self.error(op, f"'{name}' must be an integer")
         claim = OPS[op.name](op)
         # As on the collective: a broadcast names its outputs' devices.
-        per = "outputs" if claim.collective == Broadcast.NAME[len("coll."):] else "inputs"
+        cls = OPS.get("coll." + (claim.collective or ""))
+        per = cls.PER_DEVICE if cls in COLLECTIVE_OPS else "inputs"
         n_in = len(claim.outputs if per == "outputs" else claim.inputs)
         if "devices" in attrs:
             devices = list(ir.DenseI64ArrayAttr(attrs["devices"]))

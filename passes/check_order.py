@@ -49,11 +49,11 @@ from ..ir.ops import COLLECTIVES, Implements, view
 from ..ir.types import device_of, token_type
 from ..ir.views import VIEW_OPS, root_of, view_op
 from ..ir.walk import find_ops
-from .emit import require_memref_form
+from ..collectives.emit import require_memref_form
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
 ROOT_OPS = UNWRITTEN_ROOTS + ("memref.get_global",)
-ASYNC_OPS = ("coll.copy", "coll.combine") + COLLECTIVES
+ASYNC_OPS = ("coll.copy", "coll.combine") + tuple(COLLECTIVES)
 # Ops whose memref operands are not memory accesses.
 NO_ACCESS = ("memref.dim", "memref.rank", "memref.extract_strided_metadata",
              "memref.extract_aligned_pointer_as_index", "memref.prefetch")

@@ -21,8 +21,8 @@ every op before an earlier coll.wait), minus those an earlier claim covers;
 they are applied in block order, which is a topological order of the token
 graph. That the result does not depend on the order (no unordered
 conflicting accesses) is coll-check-order's job. Then every output region
-is compared with the collective's specification (SPECS: one function per
-collective), and a read of a region that nothing wrote is reported at the
+is compared with the collective's specification (its `spec`,
+coll/collectives/), and a read of a region that nothing wrote is reported at the
 op. A coll.copy or coll.combine that no claim covers is not checked: the
 pass warns at the first one of each function (core/errors.py warn).
 """
@@ -33,8 +33,9 @@ from mlir import ir
 
 from ..core.errors import PassError, warn
 from ..core.registry import register
-from ..ir.ops import (COLLECTIVES, DATA_OPS, AllGather, AllReduce, AllToAll, Broadcast, Combine, Copy, Implements,
-                      Reduce, ReduceScatter, view)
+from ..collectives import COLLECTIVES as COLLECTIVE_OPS
+from ..collectives.spec import Unsupported, aligned as _aligned
+from ..ir.ops import COLLECTIVES, DATA_OPS, Combine, Copy, Implements, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
@@ -50,108 +51,11 @@ class SemanticsError(PassError):
         super().__init__(msg, loc, notes, findings=findings)
 
 
-class Unsupported(Exception):
-    pass
-
-
-# -- specifications: what each output region of a collective holds -----------
-# spec(claim, shape) -> {output index: [(start, end, kind, [(input i, d)])]}:
-# output elements e in [start, end) (row-major) hold (+)_kind over the listed
-# inputs of x_i[e - d] (kind None: exactly one input); `shape` is that of
-# each input. Raises Unsupported for a malformed claim. The collectives mean
-# what ir/ops.py says (blocks along their axes, in device order); a new one
-# is one function here.
-
-def _n_outputs(claim, expected):
-    if len(claim.outputs) != expected:
-        raise Unsupported(f"claims {claim.collective} with {len(claim.outputs)} output buffer(s); "
-                          f"expected {expected}")
-
-
-def _kind(claim, n):
-    if claim.kind is None:
-        raise Unsupported(f"claims {claim.collective} without a reduction 'kind'")
-    return claim.kind if n > 1 else None
-
-
-def _numel(shape):
-    size = 1
-    for d in shape:
-        size *= d
-    return size
-
-
-def _block(shape, axis, k, n):
-    """[(start, length)] (row-major) of block k of n along `axis`."""
-    if axis is None:
-        return [(0, _numel(shape))] if k == 0 else []
-    inner, w = _numel(shape[axis + 1:]), shape[axis] // n
-    span = shape[axis] * inner
-    return [(o * span + k * w * inner, w * inner) for o in range(_numel(shape[:axis]))] if w * inner else []
-
-
-def _pieces(out_runs, in_runs, kind, inputs):
-    """The spec pieces that put in_runs (of each of `inputs`) into out_runs."""
-    return [(q, q + n, kind, [(i, q - p) for i in inputs]) for (q, p), n in _aligned([out_runs, in_runs])]
-
-
-def all_reduce_spec(claim, shape):
-    n = len(claim.inputs)
-    _n_outputs(claim, 1 if claim.to_device is not None else n)
-    every = [(0, _numel(shape), _kind(claim, n), [(i, 0) for i in range(n)])]
-    return {j: every for j in range(len(claim.outputs))}
-
-
-def reduce_scatter_spec(claim, shape):
-    """y_j = block j of (+)_i x_i along the scatter axis."""
-    n = len(claim.inputs)
-    _n_outputs(claim, n)
-    out, kind = claim.out_shape, _kind(claim, n)
-    return {j: _pieces(_block(out, None, 0, 1), _block(shape, claim.axis(0), j, n), kind, range(n))
-            for j in range(n)}
-
-
-def all_gather_spec(claim, shape):
-    """Block i of every y_j along the gather axis = x_i."""
-    n = len(claim.inputs)
-    _n_outputs(claim, n)
-    every = [p for i in range(n)
-             for p in _pieces(_block(claim.out_shape, claim.axis(0), i, n), _block(shape, None, 0, 1), None, [i])]
-    return {j: every for j in range(n)}
-
-
-def reduce_spec(claim, shape):
-    """One output (on the root, in the group or not): (+)_i x_i."""
-    n = len(claim.inputs)
-    _n_outputs(claim, 1)
-    return {0: [(0, _numel(shape), _kind(claim, n), [(i, 0) for i in range(n)])]}
-
-
-def broadcast_spec(claim, shape):
-    """One input (the root's buffer); every output y_j = x_0."""
-    if len(claim.inputs) != 1:
-        raise Unsupported(f"claims broadcast from {len(claim.inputs)} inputs; expected 1 (the root's buffer)")
-    return {j: [(0, _numel(shape), None, [(0, 0)])] for j in range(len(claim.outputs))}
-
-
-def all_to_all_spec(claim, shape):
-    """Block i of y_j along the concat axis = block j of x_i along the split axis."""
-    n = len(claim.inputs)
-    _n_outputs(claim, n)
-    split, concat = claim.axis(0), claim.axis(1)
-    return {j: [p for i in range(n) for p in _pieces(_block(claim.out_shape, concat, i, n),
-                                                     _block(shape, split, j, n), None, [i])]
-            for j in range(n)}
-
-
-# The collectives a coll.implements may name, with the op layer's class (its
-# axes and output shape). A claim's inputs and outputs are in device order;
-# a broadcast claims the root's buffer as its one input, a reduce its one
-# output. Without 'axes' a claim is along axis 0 (concatenation in device
-# order for 1-d buffers).
-SPECS = {AllReduce: all_reduce_spec, ReduceScatter: reduce_scatter_spec, AllGather: all_gather_spec,
-         Reduce: reduce_spec, Broadcast: broadcast_spec, AllToAll: all_to_all_spec}
-SPECS = {cls.NAME[len("coll."):]: (cls, fn) for cls, fn in SPECS.items()}
+# The collectives a coll.implements may name, with their class (its axes,
+# output shape and `spec`: what each output region holds, collectives/spec.py).
+# Without 'axes' a claim is along axis 0 (concatenation in device order for
+# 1-d buffers).
+SPECS = {cls.short_name(): cls for cls in COLLECTIVE_OPS}
 
 
 class _Spec:
@@ -170,10 +74,11 @@ class _Spec:
         for name, a in zip(cls.AXES, axes):
             if not 0 <= a < len(shape):
                 raise Unsupported(f"claims {what} with {name} {a}, out of range for rank {len(shape)}")
-        n = len(claim.outputs if cls is Broadcast else claim.inputs)
-        if cls in (ReduceScatter, AllToAll) and shape[axes[0]] % n:
-            raise Unsupported(f"claims {what} with {cls.AXES[0]} {axes[0]} of size {shape[axes[0]]}, "
-                              f"which its {n} devices do not divide")
+        n = len(claim.outputs if cls.PER_DEVICE == "outputs" else claim.inputs)
+        for name, a in zip(cls.AXES, axes):
+            if name in cls.DIVIDED_AXES and shape[a] % n:
+                raise Unsupported(f"claims {what} with {name} {a} of size {shape[a]}, "
+                                  f"which its {n} devices do not divide")
         want = cls.result_shape(shape, n, axes)
         if list(out_shape) != want:
             raise Unsupported(f"claims {what} of {_shape(shape)} inputs on {n} devices into "
@@ -323,21 +228,6 @@ def _runs(value, found=None):
     return root, [(p, block) for p in starts]
 
 
-def _aligned(runlists):
-    """Splits equally long run lists into common segments:
-    yields ([position in each], length)."""
-    idx, off = [0] * len(runlists), [0] * len(runlists)
-    first = runlists[0]
-    while idx[0] < len(first):
-        length = min(r[i][1] - o for r, i, o in zip(runlists, idx, off))
-        yield [r[i][0] + o for r, i, o in zip(runlists, idx, off)], length
-        for j, r in enumerate(runlists):
-            off[j] += length
-            if off[j] == r[idx[j]][1]:
-                idx[j] += 1
-                off[j] = 0
-
-
 def _overlap(regions):
     """(i, j) of two regions ([(root, runs)]) that share an element, i == j
     for one that overlaps itself (a stride 0), else None."""
@@ -443,9 +333,9 @@ class _Claim:
         claim = self.claim
         if claim.devices is None:
             return
-        self.out_devices = list(cls.output_devices.fget(claim))
-        for group, devs, role in ((claim.inputs, cls.input_devices.fget(claim), "input"),
-                                  (claim.outputs, cls.output_devices.fget(claim), "output")):
+        in_devs, out_devs = cls.placement(claim.devices, claim.root, claim.to_device)
+        self.out_devices = list(out_devs)
+        for group, devs, role in ((claim.inputs, in_devs, "input"), (claim.outputs, out_devs, "output")):
             for k, (v, d) in enumerate(zip(group, devs or [])):
                 if d is not None:
                     self.homes.setdefault(root_of(v)[0], []).append((d, f"{role} #{k}"))
@@ -495,7 +385,7 @@ class _Claim:
         if found is None:
             raise PassError(f"no specification for collective '{claim.collective}'; expected one of: "
                             f"{', '.join(SPECS)}", claim.location)
-        cls, spec_fn = found
+        cls = found
         self.place(cls)
         ins = [self.region(claim.op, v) for v in claim.inputs]
         outs = [self.region(claim.op, v) for v in claim.outputs]
@@ -512,7 +402,7 @@ class _Claim:
             raise PassError("the claimed inputs (and outputs) must all have one shape", claim.location)
         shape = list(shapes.pop())
         try:
-            spec = spec_fn(_Spec(claim, cls, shape, list(out_shapes.pop()) if out_shapes else shape), shape)
+            spec = cls.spec(_Spec(claim, cls, shape, list(out_shapes.pop()) if out_shapes else shape), shape)
         except Unsupported as e:
             raise PassError(f"coll.implements {e}", claim.location) from None
         for i, (root, runs) in enumerate(ins):

@@ -1,13 +1,14 @@
 """coll-choose-strategy: writes the `strategy` attribute of every collective.
 
-Without a profile it applies the reference rule (all_reduce: ring when N > 2
-and numel > threshold, else naive; the other collectives: see
-passes/lower_collectives.py reference_rule); with one (`profile=cpu|nvlink-h200|FILE.json`) it
+Without a profile it applies the collective's default rule (its
+`reference_rule`, coll/collectives/; all_reduce: ring when N > 2 and numel >
+threshold, else naive); with one (`profile=cpu|nvlink-h200|FILE.json`) it
 lowers each candidate strategy in a private Context and picks the one the
 cost model (analysis/cost_model.py) predicts fastest. A strategy already on
 the op wins, unless the pass is given `strategy=S`, which forces S on every
-collective (what `coll-run --strategy` does). coll-lower-all-reduce then
-only reads the attribute.
+collective (what `coll-run --strategy` does). The lowering then only reads
+the attribute. The candidates are the strategies whose needs the module
+meets (peer access: its coll.peer_access attribute).
 """
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,14 +21,12 @@ from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVES, OPS, AllReduce, view
+from ..collectives.all_reduce import DEFAULT_THRESHOLD, AllReduce
+from ..collectives.emit import require_global_view, require_memref_form
+from ..ir.ops import COLLECTIVES, OPS, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_all_reduce import DEFAULT_THRESHOLD
-from .emit import require_global_view, require_memref_form
-from .lower_collectives import lower_collectives, reference_rule as collective_rule
-
-CANDIDATES = AllReduce.STRATEGIES  # an all_reduce's; candidates() takes each op's own
+from .lower_collectives import lower_collectives
 
 
 @dataclass(frozen=True)
@@ -59,11 +58,13 @@ class Collective:
         return Collective(tuple(c.devices), numel(mt), str(mt.element_type),
                           c.kind if c.HAS_KIND else None, None, op.name, shapes, attrs)
 
+    @property
+    def capabilities(self):
+        return (PEER_ACCESS,) if self.peer_access else ()
+
     def strategies(self):
-        """The candidate strategies: the peer ones only with peer access."""
-        cls = OPS[self.op]
-        return tuple(s for s in cls.STRATEGIES
-                     if self.peer_access or s not in cls.PEER_STRATEGIES)
+        """The candidate strategies: those whose needs the module meets."""
+        return OPS[self.op].runnable(self.capabilities)
 
     def nbytes(self):
         return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0
@@ -86,7 +87,7 @@ def candidate_graph(coll, strategy):
     (built in a private Context, so the caller's IR is untouched)."""
     with make_context(), ir.Location.unknown():
         module = ir.Module.create()
-        if strategy in AllReduce.PEER_STRATEGIES:
+        if PEER_ACCESS in OPS[coll.op].needs(strategy):
             peers.enable(module.operation)
         el = ir.Type.parse(coll.elem)
         if coll.shapes is None:
@@ -145,7 +146,7 @@ def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
         return choose_by_model(op, profile)
     mt = ir.MemRefType(c.inputs[0].type)
     t = c.threshold if c.threshold is not None else threshold
-    return collective_rule(op.name, len(c.devices), numel(mt), t)
+    return c.reference_rule(len(c.devices), numel(mt), t)
 
 
 def load_profile(profile):

@@ -1,184 +1,105 @@
 """coll-lower-collectives: every collective -> the explicit level.
 
-The one table of lowerings (LOWERINGS: op name -> strategy -> function);
-the names are those of ir/ops.py (`<Op>.STRATEGIES`). all_reduce lowers as
-in passes/lower_all_reduce.py, reduce and broadcast through
-passes/lower_rooted.py; the blocked collectives are here, each along its
-axis: a block of a non-leading axis is several contiguous runs, moved as
-one part (passes/emit.py).
+One rewrite pattern per collective of the registry (coll/collectives/):
+the op's strategy (its `strategy` attribute, what coll-choose-strategy
+wrote; else the pass option; `auto`: the collective's default rule) is
+emitted before it by the collective's own code, then the op's token is
+replaced by the join of the program's terminal tokens, and the program is
+claimed (`coll.implements`) for coll-check-semantics.
+coll-lower-all-reduce (passes/lower_all_reduce.py) is this lowering.
 """
 from mlir import ir
+from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
+from ..collectives import BY_NAME, COLLECTIVES
+from ..collectives.all_reduce import DEFAULT_THRESHOLD
+from ..collectives.emit import claim, require_global_view, require_memref_form
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir import STRATEGIES as ALL_STRATEGIES
-from ..ir.ops import (OPS, AllGather, AllReduce, AllToAll, Broadcast, COLLECTIVES, Reduce,
-                      ReduceScatter, view)
+from ..ir import STRATEGIES, peers
+from ..ir.ops import COLLECTIVES as NAMES, PEER_ACCESS, view
 from ..ir.types import numel
 from ..ir.walk import find_ops
-from . import lower_all_reduce, lower_rooted
-from .emit import (Emitter, axis_block, block_pairs, claim, replace, require_global_view,
-                   require_memref_form, whole)
-from .lower_all_reduce import DEFAULT_THRESHOLD, MAX_OPS
 
-
-def _scatter_blocks(e, axis):
-    """[(region of block c in the inputs, region in output c)] for each c."""
-    shape, out = list(e.in_type.shape), list(e.out_type.shape)
-    return [block_pairs(axis_block(shape, axis, c, e.n), whole(out)) for c in range(e.n)]
-
-
-def reduce_scatter(e, how):
-    """Block c is reduced into y_c: `direct` copies every other device's
-    block to device c; `ring` passes the partial from c+1 around to c."""
-    n, devs = e.n, e.devices
-    for c, (xs, ys) in enumerate(_scatter_blocks(e, e.c.axis("scatter_axis"))):
-        if not xs:
-            continue
-        sizes, out = [size for _, size in ys], e.pieces(e.y[c], ys)
-        mine = lambda i: e.pieces(e.x[i], xs)
-        if n == 1:
-            e.copy(mine(0), out)
-        elif how == "direct":  # own block read in place (IRDL: rhs of one type)
-            recv = [e.scratch(devs[c], sizes) for i in range(n) if i != c]
-            deps = [e.copy(mine(i), r) for i, r in zip([i for i in range(n) if i != c], recv)]
-            e.combine(mine(c), recv, out, deps)
-        else:
-            part, tok = mine((c + 1) % n), None
-            for k in range(2, n + 1):
-                i = (c + k) % n
-                r = e.scratch(devs[i], sizes)
-                tok = e.copy(part, r, [tok])
-                dst = out if i == c else r
-                tok = e.combine(r, [mine(i)], dst, [tok])
-                part = dst
-
-
-def all_gather(e, how):
-    """x_i goes into block i of every output: `direct` from device i to
-    each; `ring` hop by hop from i around the ring."""
-    n = e.n
-    for i in range(n):
-        ys, xs = block_pairs(axis_block(list(e.out_type.shape), e.c.axis("gather_axis"), i, n),
-                             whole(list(e.in_type.shape)))
-        if not xs:
-            continue
-        src = e.pieces(e.x[i], xs)
-        if how == "direct":
-            for j in range(n):
-                e.copy(src, e.pieces(e.y[j], ys))
-            continue
-        e.copy(src, e.pieces(e.y[i], ys))
-        prev, tok = src, None
-        for k in range(1, n):
-            dst = e.pieces(e.y[(i + k) % n], ys)
-            tok = e.copy(prev, dst, [tok])
-            prev = dst
-
-
-def all_to_all(e, how):
-    """Block j (along split_axis) of x_i goes straight into block i (along
-    concat_axis) of y_j."""
-    n, ins, outs = e.n, list(e.in_type.shape), list(e.out_type.shape)
-    split, concat = e.c.axis("split_axis"), e.c.axis("concat_axis")
-    for i in range(n):
-        for j in range(n):
-            xs, ys = block_pairs(axis_block(ins, split, j, n), axis_block(outs, concat, i, n))
-            e.copy(e.pieces(e.x[i], xs), e.pieces(e.y[j], ys))
-
-
-def reduce(e, how):
-    if e.numel:
-        lower_rooted.REDUCE[how](e, e.x, e.devices, e.y[0], e.c.root)
-
-
-def broadcast(e, how):
-    if e.numel:
-        lower_rooted.BROADCAST[how](e, e.x[0], e.c.root, e.y, e.devices)
-
-
-def _each(fn, names):
-    return {s: (lambda e, s=s: fn(e, s)) for s in names}
-
-
-# The one table: op -> strategy -> the function that emits it (all_reduce's
-# own entry point, lower_all_reduce.lower_op, adds its threshold and size rules).
-LOWERINGS = {
-    AllReduce.NAME: lower_all_reduce.STRATEGIES,
-    ReduceScatter.NAME: _each(reduce_scatter, ReduceScatter.STRATEGIES),
-    AllGather.NAME: _each(all_gather, AllGather.STRATEGIES),
-    AllToAll.NAME: _each(all_to_all, AllToAll.STRATEGIES),
-    Reduce.NAME: _each(reduce, Reduce.STRATEGIES),
-    Broadcast.NAME: _each(broadcast, Broadcast.STRATEGIES),
-}
+MAX_OPS = 2_000_000  # above this, building the program would exhaust memory
 
 
 def reference_rule(name, n, size, threshold=DEFAULT_THRESHOLD):
     """The default strategy of collective `name` over n devices and `size`
-    elements per input: ring when large (N > 2, size > threshold), else
-    direct (tree for reduce and broadcast at N > 2)."""
-    if name == AllReduce.NAME:
-        return lower_all_reduce.reference_rule(n, size, threshold)
-    strategies = OPS[name].STRATEGIES
-    if n > 2 and size > threshold and "ring" in strategies:
-        return "ring"
-    if n > 2 and "tree" in strategies:
-        return "tree"
-    return "direct"
+    elements per input (the collective's own rule)."""
+    return BY_NAME[name].reference_rule(n, size, threshold)
 
 
-def check_size(op, c):
-    """Refuses a lowering that would exhaust memory: at most N^2 blocks
-    (or chunks) of at most `runs` pieces each, a few ops per piece."""
-    n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
-    axis = min([c.axis(a) for a in c.AXES] or [0])
-    runs = 1
-    for d in shape[:axis]:
-        runs *= d
-    size = 4 * n * n * max(runs, 1)
-    if size > MAX_OPS:
-        raise PassError(f"lowering this {op.name} ({n} devices, {runs} pieces per block) would emit "
-                        f"about {size} ops, above the limit of {MAX_OPS}; use fewer devices or a "
-                        f"leading axis", op.location)
+def check_global_form(op, c):
+    """The lowerings take one buffer per device: an SPMD-form collective
+    (one rank's buffers, `devices` naming the group) is refused, located."""
+    if len(c.inputs) != len(c.input_devices) or len(c.outputs) != len(c.output_devices):
+        raise PassError(f"{op.name} has {len(c.inputs)} input(s) and {len(c.outputs)} output(s) for "
+                        f"devices {list(c.devices)}; expected one buffer per device (an SPMD-form "
+                        "collective needs coll-spmd-to-global first)", op.location)
 
 
 def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     """Replaces one collective with its explicit program; returns the
-    strategy used (the op's own, else `strategy`, auto: the default rule)."""
-    if op.name == AllReduce.NAME:
-        return lower_all_reduce.lower_op(op, strategy, threshold)
+    strategy used (the op's own, else `strategy`; auto: the default rule)."""
+    op = getattr(op, "operation", op)
     require_memref_form(op)
     require_global_view(op)
     c = view(op)
-    lower_all_reduce.check_global_form(op, c)
+    check_global_form(op, c)
     chosen = c.strategy if c.strategy not in (None, "auto") else strategy
+    n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
     if chosen in (None, "auto"):
         t = c.threshold if c.threshold is not None else threshold
-        chosen = reference_rule(op.name, len(c.devices), numel(c.inputs[0].type), t)
-    table = LOWERINGS[op.name]
-    if chosen not in table:
+        chosen = c.reference_rule(n, numel(c.inputs[0].type), t)
+    if chosen not in c.STRATEGIES:
         raise PassError(f"unknown strategy '{chosen}' for {op.name}; expected one of: "
-                        f"{', '.join(table)}", op.location)
-    check_size(op, c)
+                        f"{', '.join(c.STRATEGIES)}", op.location)
+    size, what, advice = c.estimated_ops(chosen, n, shape, [c.axis(a) for a in c.AXES])
+    if size > MAX_OPS:
+        raise PassError(f"lowering this {op.name} {what} would emit about {size} ops, above the limit of "
+                        f"{MAX_OPS}; use fewer devices or {advice}", op.location)
+    if PEER_ACCESS in c.needs(chosen) and n > 1 and not peers.enabled(op):
+        raise PassError(f"strategy '{chosen}' reads buffers of other devices in place; the "
+                        f"module has no '{peers.ATTR}' (set it when the devices can address "
+                        "each other's memory, e.g. logical devices on one GPU)", op.location)
     with ir.InsertionPoint(op), op.location:
-        e = Emitter(op)
-        table[chosen](e)
+        e = c.EMITTER(op)
+        c.emit(e, chosen)
         final = e.finish()
         claim(c, final)  # what the program computes, for coll-check-semantics
-    replace(op, final)
-    return chosen
+    return chosen, final
 
 
-def lower_collectives(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD):
-    """Lowers every collective under module_op, in program order."""
-    return [lower_op(op, strategy, threshold)
-            for op in find_ops(module_op, lambda name: name in COLLECTIVES)]
+def patterns(strategy="auto", threshold=DEFAULT_THRESHOLD, only=None, used=None):
+    """The pattern set: one pattern per collective (`only`: those names);
+    `used` collects the strategies chosen, in program order."""
+    def lower(op, rewriter):
+        chosen, final = lower_op(op, strategy, threshold)
+        rewriter.replace_op(op, [final])
+        if used is not None:
+            used.append(chosen)
+    s = RewritePatternSet()
+    for cls in COLLECTIVES:
+        if only is None or cls.NAME in only:
+            s.add(cls.NAME, lower)
+    return s.freeze()
+
+
+def lower_collectives(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, only=None):
+    """Lowers every collective under module_op (`only`: of those names), in
+    program order; returns the strategies used."""
+    used = []
+    if find_ops(module_op, lambda name: name in NAMES):
+        walk_and_apply_patterns(module_op, patterns(strategy, threshold, only, used))
+    return used
 
 
 @register("coll-lower-collectives",
           "Lower every collective (all_reduce, reduce_scatter, all_gather, reduce, broadcast, "
           "all_to_all) to explicit copies, combines and tokens, by its strategy attribute "
           "(ops without one: strategy=S, or the default rule for auto)",
-          strategy=(choice(*ALL_STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD))
+          strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD))
 def lower_collectives_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     lower_collectives(op, strategy, threshold)
+

@@ -10,7 +10,7 @@ from mlir import ir
 from ..analysis import cost_model, taskgraph
 from . import choose_strategy as choice
 from ..ir.ops import COLLECTIVES, view
-from .lower_all_reduce import DEFAULT_THRESHOLD
+from ..ir.ops import DEFAULT_THRESHOLD
 from .lower_collectives import reference_rule
 
 

@@ -15,7 +15,7 @@ from coll.ir.generate import all_reduce_module
 from coll.ir.ops import Combine, Copy, Implements
 from coll.ir.views import root_of
 from coll.passes.check_semantics import check_module
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from coll.passes.shuffle import shuffle
 
 STRATEGIES = ("naive", "ring", "all2all")
@@ -25,7 +25,7 @@ COUNTS = {"reported": 0, "harmless": 0}
 def lowered(n, strategy, to_device, numel, shape=None, kind="sum", dtype="i32"):
     m = ir.Module.parse(all_reduce_module(n, shape or [numel], dtype, kind, to_device=to_device,
                                           strategy=strategy))
-    lower_all_reduce(m.operation)
+    lower_collectives(m.operation)
     return m
 
 
@@ -453,7 +453,7 @@ def test_two_collectives_in_one_function(ctx):
             b = builders.all_reduce(y, z, "sum", [0, 1], strategy="all2all")
             builders.wait([b])
             func.ReturnOp([])
-    lower_all_reduce(m.operation)
+    lower_collectives(m.operation)
     assert [op.name for op in body_ops(m)].count(Implements.NAME) == 2
     assert check_module(m.operation) == []
     # The second program reading x0 instead of y0 reads what is, for its

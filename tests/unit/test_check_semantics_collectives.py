@@ -43,7 +43,7 @@ def variants(op, n):
 def lowered(op, n, strategy, shape, attrs, in_place=False):
     m = ir.Module.parse(collective_module(op, n, shape, "i32", strategy=strategy, in_place=in_place,
                                           **attrs))
-    if strategy in OPS["coll." + op].PEER_STRATEGIES:
+    if OPS["coll." + op].needs(strategy):
         peers.enable(m.operation)
     lower_collectives(m.operation)
     return m

@@ -31,7 +31,7 @@ COUNTS = {"substitutions": 0, "judged": 0, "reported": 0, "harmless": 0}
 def lowered(op, n, strategy, shape, attrs, in_place):
     m = ir.Module.parse(collective_module(op, n, shape, "i64", strategy=strategy, in_place=in_place,
                                           **attrs))
-    if strategy in OPS["coll." + op].PEER_STRATEGIES:
+    if OPS["coll." + op].needs(strategy):
         peers.enable(m.operation)
     lower_collectives(m.operation)
     return str(m)

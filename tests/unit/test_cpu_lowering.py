@@ -9,14 +9,14 @@ from coll.ir.generate import all_reduce_module
 from coll.lowering import cpu_fuse
 from coll.lowering.cpu import cpu_to_llvm, to_cpu
 from coll.lowering.placement import stored_type
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from coll.core.registry import load_all
 from coll.core.errors import PassError
 
 
 def explicit(n, shape, strategy, dtype="f32", kind="sum", to_device=None):
     m = ir.Module.parse(all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy))
-    lower_all_reduce(m.operation)
+    lower_collectives(m.operation)
     return m
 
 

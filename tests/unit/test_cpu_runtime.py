@@ -250,11 +250,11 @@ def test_to_bf16_rounds_to_nearest_even():
 def test_every_level_compiles():
     """Collective, explicit and memref-level text all run the same."""
     from coll.lowering.cpu import to_cpu
-    from coll.passes.lower_all_reduce import lower_all_reduce
+    from coll.passes.lower_collectives import lower_collectives
     text = _text(3, (9,), "i32", "sum", strategy="ring")
     with make_context():
         m = ir.Module.parse(text)
-        lower_all_reduce(m.operation)
+        lower_collectives(m.operation)
         explicit = str(m)
         to_cpu(m.operation)
         memref_level = str(m)

@@ -17,7 +17,7 @@ from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
 from coll.lowering.cpu import cpu_to_llvm, to_cpu
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from coll.runtime import check, cpu
 from coll.runtime.signature import parse_program
 
@@ -30,7 +30,7 @@ FORMS = {"shared": dict(split=0), "pointer": dict(split=4, tile=0), "tiled-split
 def compile_with(text, strategy, **options):
     with make_context() as ctx:
         module, name, specs, n_inputs = parse_program(text)
-        lower_all_reduce(module.operation, strategy)
+        lower_collectives(module.operation, strategy)
         to_cpu(module.operation, **options)
         cpu_to_llvm(module.operation)
         engine = ExecutionEngine(module, opt_level=cpu.OPT_LEVEL, shared_libs=cpu._runner_utils())
@@ -76,7 +76,7 @@ def test_64_devices_code_shape(ctx):
     """One kernel per signature, one copy function, functions of bounded
     size whatever N."""
     m = ir.Module.parse(all_reduce_module(64, [256], "f32", "sum", strategy="ring"))
-    lower_all_reduce(m.operation)
+    lower_collectives(m.operation)
     work = len(find_ops(m.operation, "coll.copy")) + len(find_ops(m.operation, "coll.combine"))
     to_cpu(m.operation)
     sizes, names = {}, []

@@ -15,7 +15,7 @@ from mlir import ir
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.lowering import nvvm
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from gpu_emulator import Emulator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +121,7 @@ def test_schedule_replay_is_the_allreduce(strategy, n, numel, to_device):
     with make_context():
         m = ir.Module.parse(all_reduce_module(n, [numel], "f32", "sum", to_device=to_device,
                                               peer_access=strategy in gpu_prepare.PEER))
-        lower_all_reduce(m.operation, strategy)
+        lower_collectives(m.operation, strategy)
         sched = gpu_prepare.schedule(m.body.operations[0], n)
     rng = np.random.default_rng(1)
     xs = [rng.random(numel) for _ in range(n)]

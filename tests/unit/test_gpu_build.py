@@ -12,14 +12,14 @@ from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
 from coll.lowering import nvvm
 from coll.lowering.gpu import parse_device_map, to_gpu
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from coll.core.errors import PassError
 from coll.analysis.stats import analyze
 
 
 def _lowered(n, shape, dtype="f32", kind="sum", strategy="ring", **options):
     m = ir.Module.parse(all_reduce_module(n, shape, dtype, kind, strategy=strategy))
-    lower_all_reduce(m.operation, strategy)
+    lower_collectives(m.operation, strategy)
     stats = analyze(m.operation)["all_reduce"]
     to_gpu(m.operation, **options)
     return m, stats
@@ -98,7 +98,7 @@ def test_kernels_are_shared_across_functions():
         b = all_reduce_module(2, [32], "f32", "sum", name="b")
         body = lambda t: t.split("\n", 1)[1].rsplit("}", 1)[0]
         m = ir.Module.parse("module {\n" + body(a) + body(b) + "}")
-        lower_all_reduce(m.operation, "naive")
+        lower_collectives(m.operation, "naive")
         names = to_gpu(m.operation)
         assert names == ["combine_sum_f32_x2"]
         text = str(m)
@@ -142,7 +142,7 @@ def test_device_map():
         parse_device_map("0;1")
     with make_context():
         m = ir.Module.parse(all_reduce_module(2, [8], "f32", "sum"))
-        lower_all_reduce(m.operation, "naive")
+        lower_collectives(m.operation, "naive")
         to_gpu(m.operation, device_map="3,3")
         assert "coll.gpu = 3 : i64" in str(m)
 
@@ -185,7 +185,7 @@ def test_host_code_split_into_bounded_functions():
     split = 16
     with make_context():
         m = ir.Module.parse(all_reduce_module(12, [4096], "f32", "sum", strategy="ring"))
-        lower_all_reduce(m.operation)
+        lower_collectives(m.operation)
         copies, combines = len(find_ops(m.operation, "coll.copy")), len(find_ops(m.operation, "coll.combine"))
         to_gpu(m.operation, split=split)
         funcs = [op.operation for op in m.body.operations if op.operation.name == "func.func"]

@@ -11,7 +11,7 @@ from coll.ir.generate import all_reduce_module
 from coll.lowering.gpu import to_gpu
 from coll.lowering.route import lower
 from coll.lowering.nvvm import compile_module
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from gpu_emulator import Emulator, reference
 
 STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
@@ -32,7 +32,7 @@ def build(emu, out_dir, text, strategy="auto", **options):
     path = out_dir / f"libprog{_count[0]}.so"
     with make_context():
         m = ir.Module.parse(text)
-        lower_all_reduce(m.operation, strategy)
+        lower_collectives(m.operation, strategy)
         counts = {"coll.copy": 0, "coll.combine": 0}
 
         def visit(op):
@@ -168,7 +168,7 @@ def test_missing_dependency_is_caught(emu, tmp_path):
     copies run on their destination's stream.)"""
     with make_context():
         m = ir.Module.parse(all_reduce_module(3, [64], "f32", "sum", strategy="ring"))
-        lower_all_reduce(m.operation, "ring")
+        lower_collectives(m.operation, "ring")
         copy = next(op.operation for op in m.body.operations[0].regions[0].blocks[0].operations
                     if op.operation.name == "coll.copy" and len(op.operation.operands) > 2)
         new = ir.Operation.create("coll.copy", results=[copy.results[0].type],

@@ -7,14 +7,15 @@ from coll.ir.generate import all_reduce_module
 from coll.ir.types import device_of
 from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
-from coll.passes.chunking import chunks, granule
-from coll.passes.lower_all_reduce import choose_strategy, lower_all_reduce
+from coll.collectives.chunking import chunks, granule
+from coll.collectives.all_reduce import AllReduce
+from coll.passes.lower_collectives import lower_collectives
 from coll.analysis.stats import analyze, ring_edges
 
 
 def lowered(n, shape, strategy, dtype="f32", kind="sum", to_device=None):
     m = ir.Module.parse(all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy))
-    lower_all_reduce(m.operation)
+    lower_collectives(m.operation)
     m.operation.verify()
     assert verify(m.operation) == []
     return m
@@ -127,11 +128,11 @@ def test_single_device_output_counts(ctx):
 
 
 def test_auto_rule():
-    assert choose_strategy("auto", 4, 256001) == "ring"
-    assert choose_strategy("auto", 4, 256000) == "naive"
-    assert choose_strategy("auto", 2, 10**9) == "naive"
-    assert choose_strategy(None, 3, 10, threshold=5) == "ring"
-    assert choose_strategy("all2all", 2, 1) == "all2all"
+    assert AllReduce.choose("auto", 4, 256001) == "ring"
+    assert AllReduce.choose("auto", 4, 256000) == "naive"
+    assert AllReduce.choose("auto", 2, 10**9) == "naive"
+    assert AllReduce.choose(None, 3, 10, threshold=5) == "ring"
+    assert AllReduce.choose("all2all", 2, 1) == "all2all"
 
 
 def test_final_token_orders_everything(ctx):

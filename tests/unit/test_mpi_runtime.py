@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from coll.ir import make_context
-from coll.ir.ops import AllReduce
+from coll.collectives import AllReduce
 from coll.ir.generate import all_reduce_module
 from coll.runtime import check, mpi
 
@@ -30,7 +30,7 @@ OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
 
 # Every strategy the lowering has, but the peer ones: ranks do not share memory.
-STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
+STRATEGIES = AllReduce.runnable(())
 TIMEOUT = 60  # generous for a loaded 2-core machine; the fault tests use less
 
 

@@ -10,7 +10,7 @@ from mlir import ir
 from coll.ir.generate import all_reduce_module
 from coll.ir.types import is_token
 from coll.passes.check_order import check_module
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 
 STRATEGIES = ("naive", "ring", "all2all")
 COUNTS = {"harmless": 0, "reported": 0}
@@ -18,7 +18,7 @@ COUNTS = {"harmless": 0, "reported": 0}
 
 def lowered_text(n, strategy, to_device, numel=10):
     m = ir.Module.parse(all_reduce_module(n, [numel], "i32", "sum", to_device=to_device, strategy=strategy))
-    lower_all_reduce(m.operation)
+    lower_collectives(m.operation)
     return str(m)
 
 

@@ -19,7 +19,7 @@ from coll.ir.ops import Combine, Copy
 from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
 from coll.passes import choose_strategy
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from coll.runtime import check, cpu
 
 PEER = ("oneshot", "twoshot")
@@ -83,7 +83,7 @@ def test_every_replica_gets_the_same_bits(strategy):
 def _lowered(n, numel, strategy, to_device=None):
     m = ir.Module.parse(all_reduce_module(n, [numel], "f32", "sum", to_device=to_device,
                                           peer_access=True))
-    lower_all_reduce(m.operation, strategy)
+    lower_collectives(m.operation, strategy)
     return m
 
 
@@ -113,10 +113,10 @@ def test_needs_peer_access():
         m = ir.Module.parse(all_reduce_module(3, [8], "f32", "sum"))
         with pytest.raises(PassError, match="strategy 'oneshot' reads buffers of other devices"
                                             ".*no 'coll.peer_access'") as e:
-            lower_all_reduce(m.operation, "oneshot")
+            lower_collectives(m.operation, "oneshot")
         assert e.value.location is not None
         one = ir.Module.parse(all_reduce_module(1, [8], "f32", "sum"))
-        lower_all_reduce(one.operation, "oneshot")  # N = 1 reads no peer: the identity copy
+        lower_collectives(one.operation, "oneshot")  # N = 1 reads no peer: the identity copy
         assert len(find_ops(one.operation, Copy.NAME)) == 1
 
 

@@ -10,7 +10,7 @@ from mlir import ir
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.passes.check_order import check_module
-from coll.passes.lower_all_reduce import lower_all_reduce
+from coll.passes.lower_collectives import lower_collectives
 from coll.passes.shuffle import shuffle
 from coll.runtime.signature import from_bf16, to_bf16
 
@@ -19,7 +19,7 @@ SEEDS = (1, 2, 3)
 
 def explicit(n, numel, dtype, kind, strategy, to_device=None):
     m = ir.Module.parse(all_reduce_module(n, [numel], dtype, kind, to_device=to_device, strategy=strategy))
-    lower_all_reduce(m.operation)
+    lower_collectives(m.operation)
     return m
 
 

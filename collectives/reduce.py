@@ -1,14 +1,57 @@
-"""Rooted collectives on whole buffers: reduce to one device and broadcast
-from one, each `direct`, `ring` (chunked, pipelined along the ring) and
-binomial `tree`. coll.reduce and coll.broadcast lower to these, and the
-`tree` allreduce is a tree reduce then a tree broadcast.
+"""coll.reduce: the one output, on `root` (in the group or not), = (+)_i inputs[i].
 
-srcs[i] lives on devs[i]; the root may be outside devs. Each returns the
-tokens that finish writing the output(s); `after` are tokens to start after.
+Its strategies reduce whole buffers to one device: `direct`, `ring`
+(chunked, pipelined along the ring) and binomial `tree`; the tree
+all_reduce is a tree reduce then a tree broadcast (collectives/all_reduce.py).
+srcs[i] lives on devs[i]; each returns the tokens that finish writing the
+output; `after` are tokens to start after.
 """
+from ..ir.ops import Collective, register_op
+from . import spec
 from .chunking import chunks
+from .emit import Emitter
 
 
+@register_op
+class Reduce(Collective):
+    """The one output, on `root` (in the group or not), = (+)_i inputs[i]."""
+    NAME = "coll.reduce"
+    IN_PLACE = True
+    ROOTED = True
+    SHARD = ("shard.reduce", {})
+    GEN = ("kind", "root", "in_place")
+    EMITTER = Emitter
+
+    @classmethod
+    def placement(cls, devices, root=None, to_device=None):
+        return devices, [root]
+
+    @classmethod
+    def buffers(cls, n, to_device=None):
+        return (n, 1)
+
+    @classmethod
+    def busbw(cls, n):
+        return 1.0 if n > 1 else 0.0
+
+    def emit(self, e, strategy):
+        if e.numel:
+            self.lowering(strategy)(e, e.x, e.devices, e.y[0], self.root)
+
+    @staticmethod
+    def spec(claim, shape):
+        n = len(claim.inputs)
+        spec.n_outputs(claim, 1)
+        return {0: spec.everywhere(shape, spec.reduction_kind(claim, n), range(n))}
+
+    @staticmethod
+    def reference(x, values, fold, attrs, n, n_out):
+        if attrs.get("spmd"):  # every rank has an output buffer; the root's is the result
+            return [(fold(x), x) if j == attrs["root"] else None for j in range(n_out)]
+        return [(fold(x), x)] * n_out
+
+
+@Reduce.defines("direct")
 def reduce_direct(e, srcs, devs, out, root, after=()):
     """Every source not on the root is copied there; one combine: the
     root's own input (read in place) first, then the copies in device order
@@ -22,6 +65,7 @@ def reduce_direct(e, srcs, devs, out, root, after=()):
     return [e.combine(parts[0], parts[1:], out, deps + list(after))]
 
 
+@Reduce.defines("ring")
 def reduce_ring(e, srcs, devs, out, root, after=()):
     """Chunk by chunk along the ring that ends at the root (or at devs[-1],
     then one copy to the root): each hop copies the partial to the next
@@ -46,6 +90,7 @@ def reduce_ring(e, srcs, devs, out, root, after=()):
     return done
 
 
+@Reduce.defines("tree")
 def reduce_tree(e, srcs, devs, out, root, after=()):
     """Binomial tree rooted at the root (rank q is devs[(r + q) % n]): in
     round d, rank q + d sends its partial to rank q, which combines
@@ -72,51 +117,3 @@ def reduce_tree(e, srcs, devs, out, root, after=()):
     if part[0] != out:
         tok[0] = e.copy(part[0], out, [tok[0]])
     return [tok[0]]
-
-
-def _ranks(src, root, outs, devs):
-    """[(buffer, device)]: the root's source first, then the outputs from
-    the root's successor around the ring; and the root's own output, if any."""
-    n = len(outs)
-    if root in devs:
-        r = devs.index(root)
-        order = [(r + k) % n for k in range(1, n)]
-        return [(src, root)] + [(outs[j], devs[j]) for j in order], outs[r]
-    return [(src, root)] + list(zip(outs, devs)), None
-
-
-def broadcast_direct(e, src, root, outs, devs, after=()):
-    return [e.copy(src, o, after) for o in outs if o != src]
-
-
-def broadcast_ring(e, src, root, outs, devs, after=()):
-    """Chunk by chunk, hop by hop from the root around the ring."""
-    ranks, own = _ranks(src, root, outs, devs)
-    done = [e.copy(src, own, after)] if own is not None and own != src else []
-    for s, size in chunks(e.numel, len(outs)):
-        if not size:
-            continue
-        prev, tok = e.slice(src, s, size), list(after)
-        for buf, _ in ranks[1:]:
-            dst = e.slice(buf, s, size)
-            tok = e.copy(prev, dst, [tok])
-            prev = dst
-        done.append(tok)
-    return done
-
-
-def broadcast_tree(e, src, root, outs, devs, after=()):
-    """Binomial tree: in round d, ranks q < d send to rank q + d."""
-    ranks, own = _ranks(src, root, outs, devs)
-    done = [e.copy(src, own, after)] if own is not None and own != src else []
-    tok = [list(after)] + [None] * (len(ranks) - 1)
-    d = 1
-    while d < len(ranks):
-        for q in range(min(d, len(ranks) - d)):
-            tok[q + d] = e.copy(ranks[q][0], ranks[q + d][0], [tok[q]])
-        d *= 2
-    return done + tok[1:]
-
-
-REDUCE = {"direct": reduce_direct, "ring": reduce_ring, "tree": reduce_tree}
-BROADCAST = {"direct": broadcast_direct, "ring": broadcast_ring, "tree": broadcast_tree}

@@ -1,6 +1,6 @@
 """What every collective's lowering shares: placed flat views of its
 buffers, slices, scratch, copies and combines with token tracking, and the
-final join (`finish`). The strategies (passes/lower_*.py) are written in
+final join (`finish`). The strategies (collectives/*.py) are written in
 these.
 
 A "part" is a list of memref pieces (slices) that together hold one block

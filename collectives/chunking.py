@@ -1,4 +1,4 @@
-"""The chunking rule of ALGORITHM.md (ring and all2all)."""
+"""The chunking rule of the ring and all2all strategies (docs/algorithm.md)."""
 
 
 def granule(numel):

@@ -1,0 +1,53 @@
+"""coll.all_to_all: outputs[j] = block j (along `split_axis`) of every
+input, concatenated in device order along `concat_axis`."""
+import numpy as np
+
+from ..ir.ops import Collective, register_op
+from . import spec
+from .emit import Emitter, axis_block, block_pairs
+
+
+@register_op
+class AllToAll(Collective):
+    """outputs[j] = block j (along `split_axis`) of every input, concatenated
+    in device order along `concat_axis`."""
+    NAME = "coll.all_to_all"
+    AXES = ("split_axis", "concat_axis")
+    DIVIDED_AXES = ("split_axis",)
+    HAS_KIND = False
+    SHARD = ("shard.all_to_all", {"split_axis": "split_axis", "concat_axis": "concat_axis"})
+    GEN = ("split_axis", "concat_axis")
+    EMITTER = Emitter
+
+    @staticmethod
+    def result_shape(shape, n, axes):
+        split, concat = axes
+        out = [d // n if k == split else d for k, d in enumerate(shape)]
+        return [d * n if k == concat else d for k, d in enumerate(out)]
+
+    @staticmethod
+    def spec(claim, shape):
+        """Block i of y_j along the concat axis = block j of x_i along the split axis."""
+        n = len(claim.inputs)
+        spec.n_outputs(claim, n)
+        split, concat = claim.axis(0), claim.axis(1)
+        return {j: [p for i in range(n) for p in spec.pieces(spec.block(claim.out_shape, concat, i, n),
+                                                             spec.block(shape, split, j, n), None, [i])]
+                for j in range(n)}
+
+    @staticmethod
+    def reference(x, values, fold, attrs, n, n_out):
+        blocks = [np.split(v, n, axis=attrs["split_axis"]) for v in values]
+        return [(np.concatenate([b[j] for b in blocks], axis=attrs["concat_axis"]), None) for j in range(n)]
+
+
+@AllToAll.defines("direct")
+def direct(e):
+    """Block j (along split_axis) of x_i goes straight into block i (along
+    concat_axis) of y_j."""
+    n, ins, outs = e.n, list(e.in_type.shape), list(e.out_type.shape)
+    split, concat = e.c.axis("split_axis"), e.c.axis("concat_axis")
+    for i in range(n):
+        for j in range(n):
+            xs, ys = block_pairs(axis_block(ins, split, j, n), axis_block(outs, concat, i, n))
+            e.copy(e.pieces(e.x[i], xs), e.pieces(e.y[j], ys))

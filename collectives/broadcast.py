@@ -1,0 +1,93 @@
+"""coll.broadcast: the one input is on `root`; outputs[j] (on devices[j]) get a copy.
+
+Its strategies broadcast a whole buffer: `direct`, `ring` (chunked, hop by
+hop from the root) and binomial `tree` (also the second half of the tree
+all_reduce). Each returns the tokens that finish writing the outputs;
+`after` are tokens to start after.
+"""
+from ..ir.ops import Collective, register_op
+from . import spec
+from .chunking import chunks
+from .emit import Emitter
+
+
+@register_op
+class Broadcast(Collective):
+    """The one input is on `root`; outputs[j] (on devices[j]) get a copy."""
+    NAME = "coll.broadcast"
+    HAS_KIND = False
+    IN_PLACE = True
+    ROOTED = True
+    REPLICATED = True
+    PER_DEVICE = "outputs"
+    SHARD = ("shard.broadcast", {})
+    GEN = ("root", "in_place")
+    EMITTER = Emitter
+
+    @classmethod
+    def busbw(cls, n):
+        return 1.0 if n > 1 else 0.0
+
+    def emit(self, e, strategy):
+        if e.numel:
+            self.lowering(strategy)(e, e.x[0], self.root, e.y, e.devices)
+
+    @staticmethod
+    def spec(claim, shape):
+        """One input (the root's buffer); every output y_j = x_0."""
+        if len(claim.inputs) != 1:
+            raise spec.Unsupported(f"claims broadcast from {len(claim.inputs)} inputs; expected 1 (the root's buffer)")
+        return {j: spec.everywhere(shape, None, [0]) for j in range(len(claim.outputs))}
+
+    @staticmethod
+    def reference(x, values, fold, attrs, n, n_out):
+        if attrs.get("spmd"):  # every rank has an input buffer; the root's is sent
+            return [(values[attrs["root"]], None)] * n_out
+        return [(values[0], None)] * n
+
+
+def _ranks(src, root, outs, devs):
+    """[(buffer, device)]: the root's source first, then the outputs from
+    the root's successor around the ring; and the root's own output, if any."""
+    n = len(outs)
+    if root in devs:
+        r = devs.index(root)
+        order = [(r + k) % n for k in range(1, n)]
+        return [(src, root)] + [(outs[j], devs[j]) for j in order], outs[r]
+    return [(src, root)] + list(zip(outs, devs)), None
+
+
+@Broadcast.defines("direct")
+def broadcast_direct(e, src, root, outs, devs, after=()):
+    return [e.copy(src, o, after) for o in outs if o != src]
+
+
+@Broadcast.defines("ring")
+def broadcast_ring(e, src, root, outs, devs, after=()):
+    """Chunk by chunk, hop by hop from the root around the ring."""
+    ranks, own = _ranks(src, root, outs, devs)
+    done = [e.copy(src, own, after)] if own is not None and own != src else []
+    for s, size in chunks(e.numel, len(outs)):
+        if not size:
+            continue
+        prev, tok = e.slice(src, s, size), list(after)
+        for buf, _ in ranks[1:]:
+            dst = e.slice(buf, s, size)
+            tok = e.copy(prev, dst, [tok])
+            prev = dst
+        done.append(tok)
+    return done
+
+
+@Broadcast.defines("tree")
+def broadcast_tree(e, src, root, outs, devs, after=()):
+    """Binomial tree: in round d, ranks q < d send to rank q + d."""
+    ranks, own = _ranks(src, root, outs, devs)
+    done = [e.copy(src, own, after)] if own is not None and own != src else []
+    tok = [list(after)] + [None] * (len(ranks) - 1)
+    d = 1
+    while d < len(ranks):
+        for q in range(min(d, len(ranks) - d)):
+            tok[q + d] = e.copy(ranks[q][0], ranks[q + d][0], [tok[q]])
+        d *= 2
+    return done + tok[1:]

@@ -1,0 +1,82 @@
+"""coll.reduce_scatter: outputs[j] = block j of (+)_i inputs[i] along `scatter_axis`.
+
+A block of a non-leading axis is several contiguous runs, moved as one
+part (collectives/emit.py).
+"""
+import numpy as np
+
+from ..ir.ops import Collective, register_op
+from . import spec
+from .emit import Emitter, axis_block, block_pairs, whole
+
+
+@register_op
+class ReduceScatter(Collective):
+    """outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`."""
+    NAME = "coll.reduce_scatter"
+    AXES = ("scatter_axis",)
+    DIVIDED_AXES = ("scatter_axis",)
+    SHARD = ("shard.reduce_scatter", {"scatter_axis": "scatter_axis"})
+    GEN = ("kind", "axis")
+    EMITTER = Emitter
+
+    @staticmethod
+    def result_shape(shape, n, axes):
+        return [d // n if k == axes[0] else d for k, d in enumerate(shape)]
+
+    @staticmethod
+    def spec(claim, shape):
+        """y_j = block j of (+)_i x_i along the scatter axis."""
+        n = len(claim.inputs)
+        spec.n_outputs(claim, n)
+        out, kind = claim.out_shape, spec.reduction_kind(claim, n)
+        return {j: spec.pieces(spec.block(out, None, 0, 1), spec.block(shape, claim.axis(0), j, n), kind, range(n))
+                for j in range(n)}
+
+    @staticmethod
+    def reference(x, values, fold, attrs, n, n_out):
+        ax = attrs["scatter_axis"]
+        parts = np.split(fold(x), n, axis=ax)
+        return [(p, [np.split(v, n, axis=ax)[j] for v in x]) for j, p in enumerate(parts)]
+
+
+def _scatter_blocks(e, axis):
+    """[(region of block c in the inputs, region in output c)] for each c."""
+    shape, out = list(e.in_type.shape), list(e.out_type.shape)
+    return [block_pairs(axis_block(shape, axis, c, e.n), whole(out)) for c in range(e.n)]
+
+
+def _reduce_scatter(e, how):
+    """Block c is reduced into y_c: `direct` copies every other device's
+    block to device c; `ring` passes the partial from c+1 around to c."""
+    n, devs = e.n, e.devices
+    for c, (xs, ys) in enumerate(_scatter_blocks(e, e.c.axis("scatter_axis"))):
+        if not xs:
+            continue
+        sizes, out = [size for _, size in ys], e.pieces(e.y[c], ys)
+        mine = lambda i: e.pieces(e.x[i], xs)  # noqa: E731
+        if n == 1:
+            e.copy(mine(0), out)
+        elif how == "direct":  # own block read in place (IRDL: rhs of one type)
+            recv = [e.scratch(devs[c], sizes) for i in range(n) if i != c]
+            deps = [e.copy(mine(i), r) for i, r in zip([i for i in range(n) if i != c], recv)]
+            e.combine(mine(c), recv, out, deps)
+        else:
+            part, tok = mine((c + 1) % n), None
+            for k in range(2, n + 1):
+                i = (c + k) % n
+                r = e.scratch(devs[i], sizes)
+                tok = e.copy(part, r, [tok])
+                dst = out if i == c else r
+                tok = e.combine(r, [mine(i)], dst, [tok])
+                part = dst
+
+
+@ReduceScatter.defines("ring")
+def ring(e):
+    _reduce_scatter(e, "ring")
+
+
+@ReduceScatter.defines("direct")
+def direct(e):
+    _reduce_scatter(e, "direct")

@@ -1,0 +1,68 @@
+"""The vocabulary of the collectives' specifications (their `spec` hooks,
+what coll-check-semantics proves a claimed program computes).
+
+spec(claim, shape) -> {output index: [(start, end, kind, [(input i, d)])]}:
+output elements e in [start, end) (row-major) hold (+)_kind over the listed
+inputs of x_i[e - d] (kind None: exactly one input); `shape` is that of
+each input. A spec raises Unsupported for a malformed claim. A claim's
+inputs and outputs are in device order.
+"""
+
+
+class Unsupported(Exception):
+    """A claim or a program the semantic check cannot follow (reported)."""
+
+
+def n_outputs(claim, expected):
+    if len(claim.outputs) != expected:
+        raise Unsupported(f"claims {claim.collective} with {len(claim.outputs)} output buffer(s); "
+                          f"expected {expected}")
+
+
+def reduction_kind(claim, n):
+    """The claim's kind (None over one input: a copy)."""
+    if claim.kind is None:
+        raise Unsupported(f"claims {claim.collective} without a reduction 'kind'")
+    return claim.kind if n > 1 else None
+
+
+def numel(shape):
+    size = 1
+    for d in shape:
+        size *= d
+    return size
+
+
+def block(shape, axis, k, n):
+    """[(start, length)] (row-major) of block k of n along `axis` (None:
+    the whole buffer is block 0 of 1)."""
+    if axis is None:
+        return [(0, numel(shape))] if k == 0 else []
+    inner, w = numel(shape[axis + 1:]), shape[axis] // n
+    span = shape[axis] * inner
+    return [(o * span + k * w * inner, w * inner) for o in range(numel(shape[:axis]))] if w * inner else []
+
+
+def aligned(runlists):
+    """Splits equally long run lists into common segments:
+    yields ([position in each], length)."""
+    idx, off = [0] * len(runlists), [0] * len(runlists)
+    first = runlists[0]
+    while idx[0] < len(first):
+        length = min(r[i][1] - o for r, i, o in zip(runlists, idx, off))
+        yield [r[i][0] + o for r, i, o in zip(runlists, idx, off)], length
+        for j, r in enumerate(runlists):
+            off[j] += length
+            if off[j] == r[idx[j]][1]:
+                idx[j] += 1
+                off[j] = 0
+
+
+def pieces(out_runs, in_runs, kind, inputs):
+    """The spec pieces that put in_runs (of each of `inputs`) into out_runs."""
+    return [(q, q + n, kind, [(i, q - p) for i in inputs]) for (q, p), n in aligned([out_runs, in_runs])]
+
+
+def everywhere(shape, kind, inputs):
+    """One piece: the whole output is (+)_kind of `inputs` at its positions."""
+    return [(0, numel(shape), kind, [(i, 0) for i in inputs])]
