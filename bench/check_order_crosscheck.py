@@ -54,10 +54,10 @@ def main(argv=None):
 
 def ring(n):
     from coll.ir.generate import all_reduce_module
-    from coll.passes.lower_all_reduce import lower_all_reduce
+    from coll.passes.lower_collectives import lower_collectives
     with make_context():
         m = ir.Module.parse(all_reduce_module(n, [1 << 20], "f32", "sum", strategy="ring"))
-        lower_all_reduce(m.operation)
+        lower_collectives(m.operation)
         ops = sum(len(list(f.regions[0].blocks[0].operations)) for f in m.body.operations)
         t0, cpu0 = time.time(), time.process_time()
         findings = check_module(m.operation)

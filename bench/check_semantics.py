@@ -28,7 +28,7 @@ def form(op, n, numel):
     along the leading axis, rooted ones from device 0; all_gather gathers
     numel / N per device, all_to_all moves one element per block. The
     check costs per piece, not per element; the lowering of the blocked
-    collectives builds index arrays per block (passes/emit.py axis_block),
+    collectives builds index arrays per block (collectives/emit.py axis_block),
     O(N^2 numel), so these keep it small."""
     strategy = "direct" if op == "all_to_all" else "ring"
     attrs = {"reduce_scatter": {"axis": 0}, "all_gather": {"axis": 0}, "reduce": {"root": 0},

@@ -39,7 +39,8 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.ir.ops import OPS, AllReduce
+from coll.ir.ops import OPS
+from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
 from coll.runtime import cpu
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
@@ -154,7 +155,7 @@ def small_allreduce(n=8, nbytes=4096, profile="cpu", rounds=15, inner=200):
         text = collective_module("all_reduce", n, [numel], "f32", kind="sum")
         m = ir.Module.parse(text)
         pick = choose_strategies(m.operation, profile=profile)[0]
-    names = [s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES]
+    names = list(AllReduce.runnable(()))
     progs = {s: cpu.compile(text, strategy=s) for s in names}
     rng = np.random.default_rng(0)
     xs = [rng.random(numel, dtype=np.float32) for _ in range(n)]

@@ -30,11 +30,11 @@ import tempfile
 import time
 
 from coll.analysis.cost_model import output_path_error
-from coll.ir.ops import AllReduce
+from coll.collectives import AllReduce
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 # Every allreduce strategy but the peer ones (they need GPUs that share memory).
-STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
+STRATEGIES = AllReduce.runnable(())
 NS = (8, 16, 32, 64, 128, 256)
 QUICK_NS = (4, 8)
 STAGES = ("lower", "route", "jit", "run")
@@ -101,14 +101,14 @@ def stage_lower(d, n, strategy, numel):
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
     from coll.ir.verifier import verify
-    from coll.passes.lower_all_reduce import lower_all_reduce
+    from coll.passes.lower_collectives import lower_collectives
     with make_context():
         from mlir import ir
         m = ir.Module.parse(all_reduce_module(n, [numel], "f32", "sum", strategy=strategy))
         before = _count(m)["ops"]
 
         def work():
-            lower_all_reduce(m.operation)
+            lower_collectives(m.operation)
             findings = verify(m.operation)
             assert not findings, findings[:3]
         cpu = []

@@ -27,10 +27,10 @@ import numpy as np
 from coll.analysis.cost_model import load_profile, output_path_error
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.ir.ops import AllReduce
+from coll.collectives import AllReduce
 from coll.lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
 from coll.passes.choose_strategy import Collective, candidates, pick
-from coll.passes.lower_all_reduce import DEFAULT_THRESHOLD, reference_rule
+from coll.ir.ops import DEFAULT_THRESHOLD
 from coll.runtime import check, mpi
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
@@ -38,7 +38,7 @@ MAX_RANKS = 4 * os.cpu_count()  # more ranks than a few per core would only wait
 MAX_KIB = 1 << 20               # 1 GiB per rank
 
 # Every strategy the lowering has, but the peer ones: ranks do not share memory.
-STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
+STRATEGIES = AllReduce.runnable(())
 
 
 def mpi_allreduce_module(ranks, numel):
@@ -98,7 +98,7 @@ def judge(p, profile):
     fastest = min(STRATEGIES, key=lambda s: best[s])
     coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
     model = pick(candidates(coll, profile))
-    return dict(p, reference_pick=reference_rule(p["ranks"], coll.numel, DEFAULT_THRESHOLD), median_s=best, best_s={n: float(np.min(t)) for n, t in p["times_s"].items()},
+    return dict(p, reference_pick=AllReduce.reference_rule(p["ranks"], coll.numel, DEFAULT_THRESHOLD), median_s=best, best_s={n: float(np.min(t)) for n, t in p["times_s"].items()},
                 ratio={s: best[s] / best["MPI_Allreduce"] for s in STRATEGIES}, fastest=fastest,
                 model_pick=model, model_within_10=best[model] <= 1.1 * best[fastest])
 

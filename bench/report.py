@@ -43,7 +43,7 @@ from coll.ir.ops import COLLECTIVES, OPS  # noqa: E402
 from coll.ir.walk import find_ops  # noqa: E402
 from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.passes import choose_strategy  # noqa: E402
-from coll.passes.lower_all_reduce import lower_all_reduce  # noqa: E402
+from coll.passes.lower_collectives import lower_collectives  # noqa: E402
 from coll.passes.lower_collectives import lower_collectives  # noqa: E402
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
@@ -91,7 +91,7 @@ def schedule_rows(ns=SCHEDULE_NS, nbytes=SCHEDULE_BYTES):
         for s in STRATEGIES:
             with make_context():
                 m = ir.Module.parse(all_reduce_module(n, [nbytes // 4], "f32", "sum", strategy=s))
-                lower_all_reduce(m.operation)
+                lower_collectives(m.operation)
                 st = stats.analyze(m.operation)["all_reduce"]
                 g = taskgraph.from_function(taskgraph.functions(m.operation)[0][1])
             rows.append(dict(n=n, strategy=s, copies=st["copies"], kernels=st["kernels"],
@@ -318,7 +318,7 @@ FAMILY_NS = (2, 3, 4, 8, 16)
 
 def family_strategies(op):
     cls = OPS["coll." + op]
-    return [s for s in cls.STRATEGIES if s not in cls.PEER_STRATEGIES]
+    return list(cls.runnable(()))
 
 
 def family_module(op, n, nbytes, strategy=None):
@@ -491,7 +491,7 @@ def timeline_section(n=4, numel=SCHEDULE_BYTES // 4):
     for s in STRATEGIES:
         with make_context():
             m = ir.Module.parse(all_reduce_module(n, [numel], "f32", "sum", strategy=s))
-            lower_all_reduce(m.operation)
+            lower_collectives(m.operation)
             g = taskgraph.from_function(taskgraph.functions(m.operation)[0][1])
         name = f"timeline_n{n}_{s}.png"
         timeline.draw([(f"{s}, N={n}", g)], os.path.join(OUT_DIR, name))

@@ -15,13 +15,12 @@ from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.analysis import cost_model
 from coll.passes import choose_strategy
-from coll.passes.lower_all_reduce import choose_strategy as reference_strategy
-from coll.ir.ops import AllReduce
+from coll.collectives import AllReduce
 from coll.runtime import cpu
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 # What `auto` chooses from without peer access: every strategy it may pick.
-STRATEGIES = tuple(s for s in AllReduce.STRATEGIES if s not in AllReduce.PEER_STRATEGIES)
+STRATEGIES = AllReduce.runnable(())
 NS = (2, 3, 4, 8)
 SIZES = (4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20)  # bytes per device
 QUICK_SIZES = (4 << 10, 1 << 20, 16 << 20)
@@ -63,7 +62,7 @@ def grid(profile, ns=NS, sizes=SIZES, log=print):
             coll = choose_strategy.Collective(tuple(range(n)), nbytes // 4, "f32", "sum")
             cands = choose_strategy.candidates(coll, profile, STRATEGIES)
             pick = choose_strategy.pick(cands)
-            ref = reference_strategy("auto", n, nbytes // 4)
+            ref = AllReduce.choose("auto", n, nbytes // 4)
             fastest = min(measured, key=measured.get)
             row = {"n": n, "bytes": nbytes, "measured": measured,
                    "predicted": {c["strategy"]: c["predicted_s"] for c in cands},

@@ -70,7 +70,7 @@ def corpus(seed=0):
     from mlir import ir
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
-    from coll.passes.lower_all_reduce import lower_all_reduce
+    from coll.passes.lower_collectives import lower_collectives
     rng = random.Random(seed)
     shapes = ([7], [2, 3], [], [0], [64], [3, 1, 2], [5])
     dtypes = ("f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64")
@@ -82,13 +82,13 @@ def corpus(seed=0):
             dtype = rng.choice(dtypes)
             kind = rng.choice(_valid_kinds(dtype))
             to = rng.choice((None, None, 0, n))
-            strategy = rng.choice((None,) + STRATEGIES)
+            strategy = rng.choice((None,) + tuple(STRATEGIES))
             text = all_reduce_module(n, shape, dtype, kind, to_device=to, strategy=strategy,
                                      threshold=rng.choice((None, 0, 10)))
             out.append(text)
             if i % 2 == 0:
                 m = ir.Module.parse(text)
-                lower_all_reduce(m.operation, rng.choice(STRATEGIES[1:]))
+                lower_collectives(m.operation, rng.choice(STRATEGIES[1:]))
                 out.append(str(m))
     for path in sorted((ROOT / "tests" / "lit").glob("*/*.mlir")):
         for chunk in path.read_text().split("// -----"):

@@ -59,6 +59,7 @@ def register_collectives(classes):
     COLLECTIVE_OPS[:] = classes
     COLLECTIVES[:] = [cls.NAME for cls in classes]
     STRATEGIES[:] = ["auto"] + list(dict.fromkeys(s for cls in classes for s in cls.STRATEGIES))
+    ASYNC_OPS[:] = COLLECTIVES + [name for name in ASYNC_OPS if name not in COLLECTIVES]
 
 
 def _attr(op, name, cls):

@@ -12,7 +12,7 @@ from ..core.errors import PassError
 from ..core.pipeline import run
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVES, DATA_OPS, AllReduce, view
+from ..ir.ops import COLLECTIVE_OPS, COLLECTIVES, DATA_OPS, PEER_ACCESS, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from .bufferize import has_tensors
@@ -52,7 +52,7 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
         run(module_op, routes.pipeline(front))
     collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
     asked = [strategy] + [view(op).strategy for op in collectives]
-    if backend in PEER_BACKENDS and any(s in AllReduce.PEER_STRATEGIES for s in asked):
+    if backend in PEER_BACKENDS and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
         peers.enable(module_op)
     explicit = find_ops(module_op, lambda name: name in DATA_OPS)
     theirs = bool(explicit)  # checked after our lowering, which the checks also pass

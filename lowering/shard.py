@@ -20,6 +20,7 @@ import subprocess
 
 from mlir import ir
 
+from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir import IRDL_FILE
@@ -36,16 +37,10 @@ PARTITION_TIMEOUT = 300
 SHARD_KINDS = {"sum": "sum", "product": "prod", "max": "max", "min": "min",
                "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
 
-# shard op -> (coll op, {coll attribute: shard attribute}, reduces, rooted)
-COLLECTIVES = {
-    "shard.all_reduce": ("coll.all_reduce", {}, True, False),
-    "shard.all_gather": ("coll.all_gather", {"gather_axis": "gather_axis"}, False, False),
-    "shard.reduce_scatter": ("coll.reduce_scatter", {"scatter_axis": "scatter_axis"}, True, False),
-    "shard.all_to_all": ("coll.all_to_all", {"split_axis": "split_axis", "concat_axis": "concat_axis"},
-                         False, False),
-    "shard.broadcast": ("coll.broadcast", {}, False, True),
-    "shard.reduce": ("coll.reduce", {}, True, True),
-}
+# shard op -> (coll op, {coll attribute: shard attribute}, reduces, rooted):
+# each collective's SHARD mapping (coll/collectives/).
+COLLECTIVES = {cls.SHARD[0]: (cls.NAME, cls.SHARD[1], cls.HAS_KIND, cls.ROOTED)
+               for cls in COLLECTIVE_CLASSES if cls.SHARD}
 INDEX_OPS = ("shard.process_linear_index", "shard.process_multi_index", "shard.grid_shape")
 # What shard-partition leaves that carries no work once partitioned.
 DEAD = ("shard.sharding",)

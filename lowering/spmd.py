@@ -31,8 +31,8 @@ from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import choice, register
-from ..ir.ops import (COLLECTIVES, DATA_OPS, AllReduce, Broadcast, Copy, Implements, Reduce, attr_int,
-                      attr_ints, segment_sizes, view)
+from ..ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, attr_int, attr_ints, segment_sizes, view
+from ..collectives import AllReduce, Broadcast, Reduce
 from ..ir.walk import find_ops
 from ..ir.types import device_of, on_device
 from ..ir import STRATEGIES

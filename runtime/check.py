@@ -1,6 +1,7 @@
 """What a collective module computes, deterministic inputs for it, and the
 numpy reference to check a run against (used by coll-run, tests, benches):
-one reference per collective (`_EXPECT`), outputs in the op's order.
+each collective's own reference (its `reference`, coll/collectives/),
+outputs in the op's order.
 
 Checks: integers and i1 exactly (sum and prod wrap around like the
 program); max and min exactly, with IEEE semantics (NaN propagates,
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from mlir import ir
 
+from ..collectives import BY_NAME
 from ..ir.kinds import ELEMENTS, KINDS
 from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
 from ..ir.views import VIEW_OPS
@@ -183,14 +185,13 @@ def _describe_collective(func, name, specs, c):
     n_in = len(ins)
     if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
-    attrs = {k: v for k in ("root", "to_device", "scatter_axis", "gather_axis", "split_axis",
-                            "concat_axis") if (v := _int_attr(c.op, k)) is not None}
+    attrs = {k: v for k in ("root", "to_device") + c.AXES if (v := _int_attr(c.op, k)) is not None}
     out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
     n_out = len(extra)
     if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers, every rank's in all
         ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
         n_in, n_out, alias = n_in * ranks, n_out * ranks, ()
-        if what in ("coll.reduce", "coll.broadcast"):
+        if c.ROOTED:
             attrs["spmd"] = 1  # every rank holds an input and an output buffer (see _expect)
     return Problem(name, n_in, n_out, specs[0].shape, specs[0].element,
                    c.kind if c.HAS_KIND else None, c.strategy, True, what[len("coll."):],
@@ -357,32 +358,18 @@ def _n_out(problem):
 
 def _ranks(problem):
     """N: the devices the collective spans."""
-    return _n_out(problem) if problem.op == "broadcast" else problem.n_inputs
+    cls = BY_NAME.get("coll." + problem.op)
+    return _n_out(problem) if cls is not None and cls.PER_DEVICE == "outputs" else problem.n_inputs
 
 
 def _expect(problem, inputs):
-    """[(expected output j, the inputs it reduces)] of the collective."""
-    a, n = problem.attrs, _ranks(problem)
-    op, vals = problem.op, _values(problem, inputs)
-    if op == "reduce" and a.get("spmd"):  # every rank has an output buffer; the root's is the result
-        return [(_fold(problem, inputs), inputs) if j == a["root"] else None for j in range(_n_out(problem))]
-    if op == "broadcast" and a.get("spmd"):  # every rank has an input buffer; the root's is sent
-        return [(vals[a["root"]], None)] * _n_out(problem)
-    if op in ("all_reduce", "reduce"):
-        return [(_fold(problem, inputs), inputs)] * _n_out(problem)
-    if op == "reduce_scatter":
-        ax = a["scatter_axis"]
-        parts = np.split(_fold(problem, inputs), n, axis=ax)
-        return [(p, [np.split(x, n, axis=ax)[j] for x in inputs]) for j, p in enumerate(parts)]
-    if op == "all_gather":
-        return [(np.concatenate(vals, axis=a["gather_axis"]), None)] * n
-    if op == "broadcast":
-        return [(vals[0], None)] * n
-    if op == "all_to_all":
-        blocks = [np.split(x, n, axis=a["split_axis"]) for x in vals]
-        return [(np.concatenate([b[j] for b in blocks], axis=a["concat_axis"]), None)
-                for j in range(n)]
-    raise ValueError(f"no reference for {op}")
+    """[(expected output j, the inputs it reduces)] of the collective (its
+    numpy `reference`, coll/collectives/)."""
+    cls = BY_NAME.get("coll." + problem.op)
+    if cls is None:
+        raise ValueError(f"no reference for {problem.op}")
+    return cls.reference(inputs, _values(problem, inputs), lambda xs: _fold(problem, xs), problem.attrs,
+                         _ranks(problem), _n_out(problem))
 
 
 def tolerance(problem, inputs, ref):
@@ -446,10 +433,6 @@ def _same_value(got, want):
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
-# The collectives whose outputs are replicas of one result.
-REPLICATED = ("all_reduce", "all_gather", "broadcast")
-
-
 def check(problem, inputs, outputs):
     """(ok, worst error over all outputs, as a float). `inputs` must be the
     values the program started from (a copy taken before the run);
@@ -460,7 +443,8 @@ def check(problem, inputs, outputs):
     else:
         expected = [(reference(problem, inputs), inputs)] * len(outputs)
     worst, ok = 0.0, True
-    if problem.op in REPLICATED:
+    cls = BY_NAME.get("coll." + problem.op)
+    if cls is not None and cls.REPLICATED:
         ok = identical(outputs)
     el = problem.element
     for y, want_of in zip(outputs, expected):

@@ -13,17 +13,13 @@ import re
 import sys
 
 from coll.ir import KINDS, MAX_DEVICES
-from coll.ir.ops import COLLECTIVE_OPS
+from coll.collectives import COLLECTIVES
 from coll.ir.types import ELEMENT_TYPES
 
 from .cl import ArgumentParser
 
-# subcommand -> (op class, its options beyond the common ones)
-COMMANDS = {cls.NAME[len("coll."):].replace("_", "-"): cls for cls in COLLECTIVE_OPS}
-OPTIONS = {"all-reduce": ("kind", "to_device", "threshold", "in_place"),
-           "reduce-scatter": ("kind", "axis"), "all-gather": ("axis",),
-           "reduce": ("kind", "root", "in_place"), "broadcast": ("root", "in_place"),
-           "all-to-all": ("split_axis", "concat_axis")}
+# subcommand -> op class (its options beyond the common ones: cls.GEN)
+COMMANDS = {cls.short_name().replace("_", "-"): cls for cls in COLLECTIVES}
 
 
 def _parser():
@@ -35,8 +31,8 @@ def _parser():
         a.add_argument("--shape", default="1024", help="static shape, e.g. 4x100 (default 1024)")
         a.add_argument("--dtype", default="f32", choices=ELEMENT_TYPES)
         a.add_argument("--strategy", default=None, choices=("auto",) + cls.STRATEGIES)
-        a.add_argument("--name", default=cls.NAME[len("coll."):], help="function name")
-        opts = OPTIONS[command]
+        a.add_argument("--name", default=cls.short_name(), help="function name")
+        opts = cls.GEN
         if "kind" in opts:
             a.add_argument("--kind", default="sum", choices=KINDS)
         if "to_device" in opts:
@@ -82,7 +78,7 @@ def run(argv):
         if v is not None and not -2 ** 63 <= v < 2 ** 63:
             print(f"coll-gen: error: {flag} {v} does not fit in 64 bits", file=sys.stderr)
             return 1
-    op = COMMANDS[args.collective].NAME[len("coll."):]
+    op = COMMANDS[args.collective].short_name()
     for key in ("axis", "split_axis", "concat_axis"):
         a = getattr(args, key, None)
         if a is not None and not 0 <= a < len(shape):

@@ -36,7 +36,7 @@ from coll.ir import STRATEGIES
 
 from .cl import ArgumentParser
 
-STRATEGY_CHOICES = STRATEGIES + ("all",)
+STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 
 
 class Failure(Exception):
@@ -250,7 +250,7 @@ def run(argv):
         return _run_sharded(args, mpi_options)
     text, problem, shown = _load(args.file, args.entry)
     from coll.ir.ops import OPS
-    from coll.runtime.check import REPLICATED, check, identical, make_inputs, make_outputs, op_outputs
+    from coll.runtime.check import check, identical, make_inputs, make_outputs, op_outputs
     from .diagnostics import print_warnings
     inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
     # The reference reads this copy: a program that writes its own inputs
@@ -259,7 +259,7 @@ def run(argv):
     collective = problem.collective
     cls = OPS["coll." + problem.op]
     # Ranks under mpirun share no memory: no peer strategies there.
-    every = [s for s in cls.STRATEGIES if args.backend != "mpi" or s not in cls.PEER_STRATEGIES]
+    every = list(cls.STRATEGIES if args.backend != "mpi" else cls.runnable(()))
     strategies = every if args.strategy == "all" else [args.strategy]
     if not collective:
         strategies = strategies[:1]
@@ -284,7 +284,7 @@ def run(argv):
             if collective and args.inputs:  # generated inputs are exact in any order
                 judged = dataclasses.replace(problem, depth=_depth(text, args.entry, strategy, args.backend))
             good, worst = check(judged, pristine, outputs)
-            replicated = problem.op in REPLICATED and len(outputs) > 1
+            replicated = cls.REPLICATED and len(outputs) > 1
             same = identical(outputs) if replicated else True
             times = prog.time([x.copy() for x in pristine], make_outputs(problem), args.repeat)
         except Failure:

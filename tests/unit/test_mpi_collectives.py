@@ -42,7 +42,7 @@ SEED = int(os.environ["COLL_SHUFFLE_SEED"]) if os.environ.get("COLL_SHUFFLE_SEED
 SIZES = (2, 3, 4) if SEED is None else (2 + (SEED - 1) % 3,)
 TIMEOUT = 90
 GRID = [(cls.NAME[len("coll."):], s) for cls in COLLECTIVE_OPS for s in cls.STRATEGIES
-        if s not in cls.PEER_STRATEGIES and (cls.NAME != "coll.all_reduce" or SEED is not None)]
+        if not cls.needs(s) and (cls.NAME != "coll.all_reduce" or SEED is not None)]
 IN_PLACE = {2: [("all_reduce", "naive"), ("all_reduce", "all2all"), ("reduce", "direct"), ("broadcast", "tree")],
             3: [("all_reduce", "ring"), ("all_reduce", "tree"), ("reduce", "ring"), ("broadcast", "direct")],
             4: [("all_reduce", "rhd"), ("reduce", "tree"), ("broadcast", "ring")]}
