@@ -1,4 +1,4 @@
-"""The chunking rule of ALGORITHM.md (ring and all2all)."""
+"""The chunking rule of docs/algorithm.md (ring and all2all)."""
 
 
 def granule(numel):

@@ -1,4 +1,4 @@
-"""coll-lower-all-reduce: collective level -> explicit level (ALGORITHM.md).
+"""coll-lower-all-reduce: collective level -> explicit level (docs/algorithm.md).
 
 Each coll.all_reduce becomes per-device copies, combines that write straight
 into their final slice, and a coll.join of the program's terminal tokens,

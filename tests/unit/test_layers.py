@@ -1,4 +1,4 @@
-"""The layering of the package (DESIGN.md): ir < core < passes/analysis <
+"""The layering of the package (docs/architecture.md): ir < core < passes/analysis <
 lowering < runtime < tools. Every import statement of every module, lazy
 ones inside functions included, is read with `ast`: none may go to a higher
 layer, the module graph has no cycle, and no module is imported by a name
