@@ -5,7 +5,7 @@
 The GPU machine has numpy and torch but no MLIR wheels, so everything is
 compiled here (no GPU needed) and carried there: one shared library per
 program, libmlir_cuda_runtime.so with an empty libLLVM.so stub beside it
-(TOOLCHAIN.md), runtime/cuda_driver.py and bench/gpu_run.py, and
+(docs/toolchain.md), runtime/cuda_driver.py and bench/gpu_run.py, and
 manifest.json describing every program (its arguments, workspace, traffic,
 and the explicit schedule, which gpu_run.py replays with torch ops as the
 "same schedule in torch" reference). See bench/README-gpu.md.

@@ -1,5 +1,5 @@
 """The GPU compile route: gpu dialect -> NVVM -> PTX/cubin, host -> LLVM IR
--> object -> shared library (TOOLCHAIN.md). Needs no GPU.
+-> object -> shared library (docs/toolchain.md). Needs no GPU.
 
     lower_to_llvm(module_op, chip="sm_90", fmt="isa")   # in place
     ptx = ptx_text(module_op)                 # the kernels (fmt=isa)
