@@ -123,7 +123,7 @@ def _in_place_outputs(cls, ins, n_out, devices, root, to_device):
         if root is None or not 0 <= root < devices:
             raise ValueError(f"in-place {op} needs its root in the group")
         return [ins[0] if d == root else None for d in range(devices)]
-    if n_out == 1:
+    if cls.ROOTED or to_device is not None:  # one output, on its destination
         target = root if cls.ROOTED else to_device
         if target is None or not 0 <= target < devices:
             raise ValueError(f"in-place {op} needs its destination in the group")

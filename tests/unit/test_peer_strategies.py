@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from coll.collectives import AllReduce
 from coll.analysis import cost_model, taskgraph
 from coll.core.errors import PassError
 from coll.ir import make_context, peers
@@ -170,9 +171,9 @@ def test_cost_model_counts_peer_reads_over_the_link():
 def test_model_considers_peer_strategies_only_with_peer_access():
     nv = cost_model.load_profile("nvlink-h200")
     with make_context():
-        plain = tuple(s for s in choose_strategy.CANDIDATES if s not in ("oneshot", "twoshot"))
+        plain = tuple(s for s in AllReduce.STRATEGIES if s not in ("oneshot", "twoshot"))
         for access, allowed in ((False, plain),
-                                (True, choose_strategy.CANDIDATES)):
+                                (True, AllReduce.STRATEGIES)):
             m = ir.Module.parse(all_reduce_module(8, [1 << 16], "f32", "sum", peer_access=access))
             op = find_ops(m.operation, "coll.all_reduce")[0]
             coll = choose_strategy.Collective.of(op)
