@@ -9,7 +9,7 @@ function run unsharded.
 
 compile() lowers the module through the `shard` route (core/routes.py:
 partition, coll collectives, bufferize) to its SPMD function and hands that
-to runtime/mpi.py. Rank r is the grid's process with linear index r. Each
+to backends/mpi/runtime.py. Rank r is the grid's process with linear index r. Each
 argument is scattered by its annotation (a dimension split over grid axes
 [a, b] gives rank r the block at r's linear index over a, b; a dimension
 split over none is whole), each result gathered by its own; blocks that
@@ -23,10 +23,15 @@ import numpy as np
 from mlir import ir
 
 from . import cpu, mpi
-from .signature import NUMPY_DTYPES
+from ..frontends import shard as shard_frontend, tensor
+from ..runtime.signature import NUMPY_DTYPES
 
 
 from ..core.errors import PassError
+
+
+# The back ends a partitioned program runs on here.
+BACKENDS = ("cpu", "mpi")
 
 
 class ShardError(PassError):
@@ -210,9 +215,9 @@ def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOU
     from ..core.pipeline import run
     from ..ir import make_context
     from ..ir.verifier import verify_or_raise
-    from ..lowering.shard import strip_annotations
-    from ..lowering.spmd import ranks_of
-    from .signature import find_entry
+    from ..frontends.shard import strip_annotations
+    from ..frontends.spmd import ranks_of
+    from ..runtime.signature import find_entry
 
     with make_context():
         module = ir.Module.parse(module_text)
@@ -226,7 +231,7 @@ def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOU
             raise ShardError("no shard.grid in the module: expected a program annotated with shard.shard",
                              func.location)
         spmd = ir.Module.parse(module_text)
-        run(spmd.operation, routes.pipeline(routes.shard()))
+        run(spmd.operation, routes.pipeline(shard_frontend.route()))
         f = ir.SymbolTable(spmd.operation)[name]
         ranks = ranks_of(f)
         if ranks is None:
@@ -238,14 +243,14 @@ def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOU
         spmd_text = str(spmd)
         plain = ir.Module.parse(module_text)
         strip_annotations(plain.operation)
-        run(plain.operation, routes.pipeline(routes.bufferize()))
+        run(plain.operation, routes.pipeline(tensor.route()))
         plain_text = str(plain)
     if backend == "cpu":
         program = _OnCpu(cpu.compile(spmd_text, name, strategy=strategy), ranks)
-        pipeline = routes.pipeline(routes.shard(), routes.cpu())
+        pipeline = routes.pipeline(shard_frontend.route(), cpu.route())
     else:
         program = mpi.compile(spmd_text, name, strategy=strategy, timeout=timeout)
-        pipeline = routes.pipeline(routes.shard(), routes.mpi())
+        pipeline = routes.pipeline(shard_frontend.route(), mpi.route())
     reference = cpu.compile(plain_text, name)
     return ShardProgram(program, reference, grid, layouts, k_in, pipeline)
 
@@ -256,13 +261,13 @@ class UpstreamFailed(RuntimeError):
 
 def _per_rank(module_text, name, ranks, lower_text):
     """A partitioned program as one rank's memref function, ready for
-    runtime/mpi.py: `lower_text` (pipeline text) first, then the marks
-    runtime/mpi.py reads: its arguments (then its results, now out-params)
+    backends/mpi/runtime.py: `lower_text` (pipeline text) first, then the marks
+    backends/mpi/runtime.py reads: its arguments (then its results, now out-params)
     are one rank's; the global view is every rank's, argument i of rank r
     at i * ranks + r."""
     from ..core.pipeline import run
     from ..ir import make_context
-    from ..lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
+    from ..frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
 
     with make_context():
         module = ir.Module.parse(module_text)
@@ -289,7 +294,7 @@ def compile_partitioned(module_text, name, strategy="auto", timeout=mpi.DEFAULT_
     from ..ir import make_context
     with make_context():
         module = ir.Module.parse(module_text)
-        run(module.operation, routes.pipeline(routes.shard(partition=False)))
+        run(module.operation, routes.pipeline(shard_frontend.route(partition=False)))
         text = str(module)
     return mpi.compile(text, name, strategy=strategy, timeout=timeout)
 
@@ -303,7 +308,7 @@ def compile_upstream(module_text, name, ranks, timeout=mpi.DEFAULT_TIMEOUT):
 
     from ..core import routes
     from ..ir import IRDL_FILE
-    from ..lowering.nvvm import tool
+    from ..core.tools import tool
     proc = subprocess.run([tool("mlir-opt"), f"--irdl-file={IRDL_FILE}", "--convert-shard-to-mpi", "--canonicalize"],
                           input=module_text, capture_output=True, text=True, timeout=300)
     left = [l for l in proc.stdout.splitlines() if re.search(r"\bshard\.(?!grid\b)\w+", l)]
@@ -312,5 +317,5 @@ def compile_upstream(module_text, name, ranks, timeout=mpi.DEFAULT_TIMEOUT):
         raise UpstreamFailed((said.split("error:", 1)[-1].strip() or (left[0].strip() if left else proc.stderr))
                              + f" (mlir-opt exit code {proc.returncode})")
     text = re.sub(r"^\s*shard\.grid .*$", "", proc.stdout, flags=re.M)
-    text = _per_rank(text, name, ranks, routes.pipeline(routes.bufferize()))
+    text = _per_rank(text, name, ranks, routes.pipeline(tensor.route()))
     return mpi.compile(text, name, timeout=timeout)

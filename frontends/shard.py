@@ -25,7 +25,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir import IRDL_FILE
 from ..ir.types import token_type
-from .nvvm import tool
+from ..core.tools import tool
 from .spmd import RANKS_ATTR
 
 # Upstream's partitioning, nested under func.func as it must be (22.1.8).
@@ -425,3 +425,26 @@ def strip_annotations(module_op):
         if op.name.startswith("shard."):
             raise PassError(f"'{op.name}' in an unpartitioned program: expected only shard.grid, "
                             "shard.sharding and shard.shard annotations", op.location)
+
+
+# -- the frontend (frontends/__init__.py) --------------------------------------
+NAME = "shard"
+# its arguments are global arrays, laid out over the grid by its annotations
+# (a runner scatters them: backends/sharded.py).
+GLOBAL = True
+
+
+def detect(module_op):
+    """Whether the module uses upstream shard (a shard.grid)."""
+    return any(op.operation.name == "shard.grid" for op in module_op.regions[0].blocks[0].operations)
+
+
+def route(module_op=None, backend=None, partition=True, **_):
+    """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
+    function on memrefs: upstream partitioning (coll-shard-partition; not
+    with `partition=False`, for a program partitioned already), coll
+    collectives (coll-from-shard), bufferized (the tensor frontend's route);
+    the SPMD frontend then takes it to what the back end runs."""
+    from .tensor import route as bufferize
+    return (["coll-shard-partition"] if partition else []) + [
+        "coll-from-shard", "canonicalize", "cse", *bufferize(), "canonicalize", "cse"]

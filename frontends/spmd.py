@@ -824,3 +824,27 @@ def spmd_to_mpi(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile
                 [i * n + r for r in range(n) for i in range(k)])
             f.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                                 _rank_inputs(f))
+
+
+# -- the frontend (frontends/__init__.py) --------------------------------------
+NAME = "spmd"
+# its arguments are every rank's (argument i of rank r: i * N + r).
+GLOBAL = False
+
+
+def detect(module_op):
+    """Whether the module holds an SPMD function with collectives."""
+    return any(is_spmd(f) for f in find_ops(module_op, "func.func"))
+
+
+def route(module_op=None, backend=None, strategy=None, threshold=None, profile=None, **_):
+    """The global view for the single-process back ends
+    (coll-spmd-to-global: one clone of the local work per rank). A back end
+    of one process per rank (`backend.per_rank`) runs an SPMD function with
+    local work as it is: coll-spmd-to-mpi chooses and lowers each collective
+    in place, to its rank's part."""
+    funcs = [f for f in find_ops(module_op, "func.func") if is_spmd(f)] if module_op is not None else []
+    if backend is not None and backend.per_rank and any(has_local_work(f) for f in funcs):
+        from ..core.routes import options_text
+        return [f"coll-spmd-to-mpi{options_text(strategy=strategy, threshold=threshold, profile=profile)}"]
+    return ["coll-spmd-to-global"]

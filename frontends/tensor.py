@@ -191,7 +191,7 @@ def _tensor_type(t):
 
 def has_tensors(module_op):
     """Whether `module_op` holds a tensor collective or a function with
-    tensors in its signature: what routes.bufferize turns into buffers."""
+    tensors in its signature: what `route` turns into buffers."""
     for c in find_ops(module_op, lambda n: n in COLLECTIVES):
         if view(c).is_tensor:
             return True
@@ -248,3 +248,25 @@ def free_local_buffers(op):
             for a in local:
                 memref.DeallocOp(a.results[0])
 
+
+
+# -- the frontend (frontends/__init__.py) --------------------------------------
+NAME = "tensor"
+# its arguments are what the entry function takes.
+GLOBAL = False
+detect = has_tensors
+
+
+def route(module_op=None, backend=None, **_):
+    """Tensor form -> memref form: coll-bufferize, then upstream's
+    one-shot-bufferize over whole functions (plain memrefs at their
+    boundaries, as the collectives need contiguous buffers; a collective
+    on loop-carried tensors yields its own buffer), then memref results as
+    out-parameters (the entry convention: inputs, then outputs), the static
+    allocations of returned buffers becoming those parameters; the other
+    allocations freed at the function's end."""
+    return ["coll-bufferize",
+            "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
+            "allow-return-allocs-from-loops}",
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            "coll-free-local-buffers"]

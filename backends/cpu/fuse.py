@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import memref, scf
 
-from ..ir.ops import Implements, view
-from ..ir.views import VIEW_OPS
-from .cpu_kernels import Combine, copy_1d, element_bytes, index, window
+from ...ir.ops import Implements, view
+from ...ir.views import VIEW_OPS
+from .kernels import Combine, copy_1d, element_bytes, index, window
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
 # beats L2-sized tiles (fewer, longer streams for the prefetchers).

@@ -8,8 +8,8 @@ reference agree bit for bit.
 """
 from mlir import ir
 
-from ..core.registry import register
-from ..ir.walk import find_ops
+from ...core.registry import register
+from ...ir.walk import find_ops
 
 INTRINSICS = {"arith.maximumf": "llvm.intr.maximum", "arith.minimumf": "llvm.intr.minimum"}
 

@@ -9,7 +9,7 @@ per operand. f16 and bf16 are combined in f32 and rounded once per store.
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
-from ..ir.kinds import ELEMENTS, KINDS
+from ...ir.kinds import ELEMENTS, KINDS
 
 VECTOR_BYTES = 64  # one AVX-512 register; LLVM splits it on narrower targets
 

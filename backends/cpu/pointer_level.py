@@ -12,14 +12,14 @@ table (entry arguments, then the scratch arena), so it has one parameter.
 Scratch buffers live in one arena at offsets given by their lifetimes in
 program order: a buffer's bytes are reused once its last reader has run.
 Only straight-line blocks of contiguous static views (what
-coll-lower-all-reduce emits) take this path; lowering/cpu.py does the rest.
+coll-lower-all-reduce emits) take this path; backends/cpu/to_cpu.py does the rest.
 """
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref
 
-from . import cpu_fuse
-from .cpu_kernels import element_bytes
-from .cpu_shared import create, i64, inline_entry, no_inline, ptr_type
+from . import fuse as cpu_fuse
+from .kernels import element_bytes
+from .shared import create, i64, inline_entry, no_inline, ptr_type
 
 ALIGN = 64
 WORK = ("coll.copy", "coll.combine")

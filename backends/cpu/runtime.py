@@ -1,13 +1,6 @@
-"""Run coll programs on CPU-simulated devices: N devices are N host buffers;
-copies and combines are compiled through LLVM and run by the upstream
-ExecutionEngine.
-
-    prog = compile(text)              # any level: collective, explicit, memref
-    prog.run(inputs, outputs)         # numpy arrays; outputs written in place
-    prog.time(inputs, outputs, 10)    # seconds per run
-
-Same interface as runtime/cuda.py. Array conventions: runtime/signature.py.
-"""
+"""The CPU back end's programs: an ExecutionEngine over the lowered module,
+called through the C interface on numpy arrays (conventions:
+runtime/signature.py)."""
 import ctypes
 import time as _time
 from pathlib import Path
@@ -15,13 +8,11 @@ from pathlib import Path
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from ..ir import STRATEGIES, make_context
-from ..lowering.route import lower
-from .memory import require
-from .signature import check_arrays, parse_program, staged_all
+from ..driver import lower
+from ...runtime.memory import require
+from ...runtime.signature import check_arrays, staged_all
 
 OPT_LEVEL = 3
-_CACHE = {}
 
 
 def _runner_utils():
@@ -91,42 +82,15 @@ class CpuProgram:
         return times
 
 
-def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, shuffle_seed=None,
-            check_order=True):
-    """Compiles `module_text` (collective, explicit or memref level) for the
-    CPU; lowers what is not lowered yet (coll-lower-all-reduce with
-    `strategy`/`threshold`, coll-to-cpu with `tile`, coll-cpu-to-llvm).
-    With `shuffle_seed`, the explicit program is first put in another valid
-    order of its token graph (coll-shuffle): chaos testing of the ordering.
-    An explicit-level input is checked by coll-check-order unless
-    `check_order=False`. Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
-    PassError (lowering; both carry locations) or ValueError."""
-    key = (module_text, entry, strategy, threshold, tile, shuffle_seed, check_order)
-    if key in _CACHE:
-        return _CACHE[key]
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
-    t0 = _time.perf_counter()
-    ctx = make_context()
-    with ctx:
-        module, name, specs, n_inputs = parse_program(module_text, entry)
-        low = lower(module.operation, "cpu", strategy, threshold,
-                    check_order=check_order, tile=None if tile == -1 else tile,
-                    shuffle_seed=shuffle_seed)
-        strategies, traffic = low.strategies, low.traffic
-        # Scratch is allocated at each run, the arguments by the caller.
-        require(low.scratch + sum(s.nbytes for s in specs),
-                f"running @{name} on the CPU ({len(specs)} argument buffers and "
-                f"{low.scratch} bytes of scratch)")
-        engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
-    prog = CpuProgram(engine, name, specs, n_inputs, strategies, traffic,
-                      _time.perf_counter() - t0)
-    prog._ctx = ctx  # keep the context alive as long as the engine
+def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order):
+    """The CpuProgram of `module` (parsed, in the current Context)."""
+    low = lower(module.operation, backend, strategy, threshold, check_order=check_order,
+                tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed)
+    # Scratch is allocated at each run, the arguments by the caller.
+    require(low.scratch + sum(s.nbytes for s in specs),
+            f"running @{name} on the CPU ({len(specs)} argument buffers and "
+            f"{low.scratch} bytes of scratch)")
+    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
+    prog = CpuProgram(engine, name, specs, n_inputs, low.strategies, low.traffic, None)
     prog.pipeline = low.pipeline
-    _CACHE[key] = prog
     return prog
-
-
-def clear_cache():
-    """Drops the compiled programs (and the memory their engines hold)."""
-    _CACHE.clear()

@@ -13,7 +13,7 @@ order: results are bitwise the same.
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
-from .cpu_kernels import Combine, element_bytes, index, unit_inner_stride
+from .kernels import Combine, element_bytes, index, unit_inner_stride
 
 # LLVM would inline a small private function at each of its thousands of
 # call sites and undo the sharing.

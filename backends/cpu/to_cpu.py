@@ -12,29 +12,32 @@ vanish.
                     terminator of its block (the function's return).
 - `coll.copy`    -> `memref.copy` (a contiguous slice lowers to a memcpy).
 - `coll.combine` -> a call of the shared kernel of its signature
-                    (lowering/cpu_shared.py: one vector loop per kind, type
+                    (backends/cpu/shared.py: one vector loop per kind, type
                     and arity); kernels=inline puts the loop in place.
-With tiling on (the default, lowering/cpu_fuse.py), the copies and combines
+With tiling on (the default, backends/cpu/fuse.py), the copies and combines
 that share data run tile by tile and their scratch shrinks to one tile.
 A program of more than `split` copies and combines is emitted at the
-pointer level in functions of `split` ops (lowering/cpu_program.py) when its
+pointer level in functions of `split` ops (backends/cpu/pointer_level.py) when its
 buffers are too small to tile (or tile=0), else split after lowering
-(lowering/cpu_split.py): no stage sees one giant block.
+(backends/cpu/split.py): no stage sees one giant block.
 """
 from mlir import ir
 from mlir.dialects import memref
 from mlir.passmanager import PassManager
 
-from ..core.errors import PassError
-from ..core.pipeline import run_pm
-from ..core.registry import choice, register
-from ..core.routes import CPU_TO_LLVM
-from ..ir.ops import Combine as CombineView, Implements
-from ..ir.walk import find_ops
-from ..ir.views import VIEW_OPS
-from . import cpu_fuse, cpu_program, cpu_shared, cpu_split
-from .placement import strip_types
-from .cpu_kernels import Combine
+from ...core.errors import PassError
+from ...core.pipeline import run_pm
+from ...core.registry import choice, register
+from . import CPU_TO_LLVM
+from ...ir.ops import Combine as CombineView, Implements
+from ...ir.walk import find_ops
+from ...ir.views import VIEW_OPS
+from . import fuse as cpu_fuse
+from . import pointer_level as cpu_program
+from . import shared as cpu_shared
+from . import split as cpu_split
+from ..placement import strip_types
+from .kernels import Combine
 
 ALIGNMENT = 64
 

@@ -21,7 +21,7 @@ thread, to check the index arithmetic without a GPU.
 from mlir import ir
 from mlir.dialects import gpu
 
-from ..ir.kinds import ELEMENTS, KINDS
+from ...ir.kinds import ELEMENTS, KINDS
 
 VECTOR_BYTES = 16
 KERNEL_MODULE = "coll_kernels"

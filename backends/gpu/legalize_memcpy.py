@@ -6,9 +6,9 @@ descriptor with llvm ops."""
 from mlir import ir
 from mlir.dialects import llvm
 
-from ..core.errors import PassError
-from ..core.registry import register
-from ..ir.walk import find_ops
+from ...core.errors import PassError
+from ...core.registry import register
+from ...ir.walk import find_ops
 
 KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
 KDYNAMIC_LIMIT = 1 << 31  # constant indices are i32

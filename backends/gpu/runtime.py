@@ -4,14 +4,14 @@
     prog.run(inputs, outputs)         # numpy arrays; outputs written in place
     prog.time(inputs, outputs, 10)    # seconds per run
 
-Same interface as runtime/cpu.py. compile() needs no GPU: it lowers the
+Same interface as backends/cpu/runtime.py. compile() needs no GPU: it lowers the
 module (coll-lower-all-reduce, coll-to-gpu, gpu-lower-to-nvvm-pipeline),
 translates the host to LLVM IR and links a shared library against
-libmlir_cuda_runtime.so (lowering/nvvm.py). run() and time() need a GPU:
+libmlir_cuda_runtime.so (backends/gpu/nvvm.py). run() and time() need a GPU:
 the arrays are copied into device buffers (CUDA driver API), the library's
 `_mlir_ciface_<entry>` is called on device pointers, and the outputs are
 copied back. Logical devices all live on one GPU (`device`), each on its own
-stream (see lowering/gpu.py for the limitation of the upstream wrappers).
+stream (see backends/gpu/to_gpu.py for the limitation of the upstream wrappers).
 
 Timing is a wall clock around the call, after warm-up: the program runs on
 its own streams (made once, when the library loads) and returns after a
@@ -24,9 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cuda_driver
+from . import driver as cuda_driver
 
-_CACHE = {}
 _DRIVERS = {}
 
 
@@ -36,7 +35,8 @@ def available(device=0):
     if not ok:
         return False, why
     try:
-        from ..lowering.nvvm import cuda_runtime_library, tool
+        from ...core.tools import tool
+        from .nvvm import cuda_runtime_library
         cuda_runtime_library()
         tool("mlir-translate")
         tool("llc")
@@ -72,7 +72,7 @@ class CudaProgram:
     def _load(self):
         if self._lib is None:
             drv = driver(self.device)
-            from ..lowering.nvvm import cuda_runtime_library
+            from .nvvm import cuda_runtime_library
             self._lib = cuda_driver.Program(self.path, self.entry, self.device,
                                             cuda_runtime_library().parent)
             sizes = [max(s.nbytes, 1) for s in self.specs]
@@ -86,7 +86,7 @@ class CudaProgram:
         return driver(self.device)
 
     def _upload(self, inputs, outputs):
-        from .signature import check_arrays
+        from ...runtime.signature import check_arrays
         arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
         drv = self._load()
         for ptr, a in zip(self._buffers, arrays):
@@ -130,57 +130,33 @@ class CudaProgram:
             self._lib = self._buffers = None
 
 
-def compile(module_text, entry=None, strategy="auto", threshold=None, chip=None,
-            device_map="", workspace="arg", streams="device", fmt="auto", out_dir=None):
-    """Compiles `module_text` (collective, explicit or gpu level) into a
-    shared library; lowers what is not lowered yet. Cached per arguments.
-    Needs no GPU; runs on the GPU that `device_map` names (default GPU 0).
-    Raises ir.MLIRError (parse), VerifyError or PassError
-    (lowering; both carry locations) or ValueError."""
+def build(backend, module, name, specs, n_inputs, strategy, threshold, chip, device_map, workspace, streams, fmt,
+          out_dir):
+    """The CudaProgram of `module` (parsed, in the current Context)."""
     from mlir import ir
 
-    from ..ir import STRATEGIES, make_context
-    from ..lowering.route import lower
-    from ..lowering.nvvm import compile_module
-    from .signature import _written, find_entry, parse_program
+    from ..driver import lower
+    from .nvvm import compile_module, cuda_runtime_library
+    from ...runtime.signature import _written, find_entry
 
-    key = (module_text, entry, strategy, threshold, chip, device_map, workspace, streams, fmt)
-    if key in _CACHE:
-        return _CACHE[key]
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
-    t0 = _time.perf_counter()
-    with make_context():
-        module, name, specs, n_inputs = parse_program(module_text, entry)
-        laid = [i for i, s in enumerate(specs) if s.layout is not None]
-        if laid:  # the CPU and MPI runtimes stage these (signature.staged); this one not yet
-            raise ValueError(f"argument #{laid[0]} has a strided layout with an offset ({specs[laid[0]].layout}); "
-                             "--backend=cuda takes identity layouts only for now (the CPU and MPI backends "
-                             "take both)")
-        args = list(find_entry(module, name).regions[0].blocks[0].arguments)
-        in_place = [i for i, a in enumerate(args[:n_inputs or 0]) if _written(a)]
-        low = lower(module.operation, "gpu", strategy, threshold, device_map=device_map,
-                    chip=chip, workspace=workspace, streams=streams)
-        strategies, traffic = low.strategies, low.traffic
-        func = find_entry(module, name)
-        ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
-        ws = ir.IntegerAttr(ws).value if ws is not None else None
-        gpu_id = ir.IntegerAttr(func.attributes["coll.gpu"]).value if "coll.gpu" in func.attributes else 0
-        out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-cuda-"))
-        out_dir.mkdir(parents=True, exist_ok=True)
-        lib = out_dir / f"lib{name}.so"
-        from ..lowering.nvvm import cuda_runtime_library
-        compile_module(module.operation, lib, chip, fmt,
-                       rpaths=("$ORIGIN", str(cuda_runtime_library().parent)))
-    prog = CudaProgram(lib, name, specs, n_inputs, strategies, traffic, ws,
-                       _time.perf_counter() - t0, gpu_id)
+    laid = [i for i, s in enumerate(specs) if s.layout is not None]
+    if laid:  # the CPU and MPI runtimes stage these (signature.staged); this one not yet
+        raise ValueError(f"argument #{laid[0]} has a strided layout with an offset ({specs[laid[0]].layout}); "
+                         "--backend=gpu takes identity layouts only for now (the CPU and MPI backends "
+                         "take both)")
+    args = list(find_entry(module, name).regions[0].blocks[0].arguments)
+    in_place = [i for i, a in enumerate(args[:n_inputs or 0]) if _written(a)]
+    low = lower(module.operation, backend, strategy, threshold, device_map=device_map,
+                chip=chip, workspace=workspace, streams=streams)
+    func = find_entry(module, name)
+    ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
+    ws = ir.IntegerAttr(ws).value if ws is not None else None
+    gpu_id = ir.IntegerAttr(func.attributes["coll.gpu"]).value if "coll.gpu" in func.attributes else 0
+    out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-cuda-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lib = out_dir / f"lib{name}.so"
+    compile_module(module.operation, lib, chip, fmt, rpaths=("$ORIGIN", str(cuda_runtime_library().parent)))
+    prog = CudaProgram(lib, name, specs, n_inputs, low.strategies, low.traffic, ws, None, gpu_id)
     prog.pipeline = low.pipeline
     prog.in_place = in_place
-    _CACHE[key] = prog
     return prog
-
-
-def clear_cache():
-    for p in _CACHE.values():
-        p.close()
-    _CACHE.clear()

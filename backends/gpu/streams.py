@@ -27,7 +27,7 @@ shared by its calls: calls from several host threads at once would race.
 from mlir import ir
 from mlir.dialects import gpu, llvm
 
-from .gpu_memcpy import _descriptor_type
+from .legalize_memcpy import _descriptor_type
 
 STREAMS, EVENTS, POOLS = "__coll_streams", "__coll_events", "__coll_pools"
 INIT, FINI = "__coll_init", "__coll_fini"

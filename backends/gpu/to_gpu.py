@@ -21,7 +21,7 @@
   coll.wait     -> one host sync (`mgpuStreamSynchronize`) after every live
                    stream joined one
 
-Streams (lowering/gpu_streams.py). Every logical device's ops form a chain
+Streams (backends/gpu/streams.py). Every logical device's ops form a chain
 on one stream (copies run on their destination's chain); streams, events and
 the pool are made once, by the library's constructor, and reused by every
 call. An op that must wait for another chain waits on an event recorded
@@ -42,24 +42,24 @@ used, and the compiled library loads its kernels from a constructor at load
 time, so a program must keep all its logical devices on one GPU: a map
 naming several GPUs is rejected. The GPU is recorded as `coll.gpu = k` on
 the function; a runtime calls mgpuSetDefaultDevice(k) before loading the
-library (runtime/cuda_driver.py). `gpu.set_default_device` inside the
+library (backends/gpu/driver.py). `gpu.set_default_device` inside the
 function would come too late.
 """
 from mlir import ir
 from mlir.dialects import arith, gpu, memref
 
-from ..core.errors import PassError
-from ..core.registry import register
-from ..ir.ops import Combine, Copy, Implements
-from ..ir.types import device_of
-from ..ir.verifier import token_escapes
-from ..ir.walk import find_ops
-from . import gpu_kernels as kernels
-from .gpu_kernels import KERNEL_MODULE, add_kernels, features_for  # noqa: F401
-from .gpu_memcpy import legalize_memcpy
-from .gpu_streams import Chains, Program, _token_type
-from .cpu_split import PURE, split_function
-from .placement import strip_types
+from ...core.errors import PassError
+from ...core.registry import register
+from ...ir.ops import Combine, Copy, Implements
+from ...ir.types import device_of
+from ...ir.verifier import token_escapes
+from ...ir.walk import find_ops
+from . import kernels
+from .kernels import KERNEL_MODULE, add_kernels, features_for  # noqa: F401
+from .legalize_memcpy import legalize_memcpy
+from .streams import Chains, Program, _token_type
+from ..cpu.split import PURE, split_function
+from ..placement import strip_types
 
 THREADS = 256
 MAX_BLOCKS = 1056   # H200: 132 SMs x 8 resident blocks of 256 threads
@@ -316,7 +316,7 @@ def _has_coll(func):
 
 
 # A host function of more than SPLIT copies and launches is split into
-# private functions of at most SPLIT host calls (lowering/cpu_split.py),
+# private functions of at most SPLIT host calls (backends/cpu/split.py),
 # placed after it: a 64-device ring is ~300,000 host ops in one
 # block otherwise, and llc's time on one function grows faster than its
 # size. Besides views and constants, a part rebuilds the handles it uses

@@ -5,11 +5,11 @@
     prog.time(inputs, outputs, 10)    # seconds per run (slowest rank, per run)
     launch([(prog, inputs, outputs), ...], repeat)   # several programs, one mpirun
 
-Same interface as runtime/cpu.py. compile() lowers the module once, here,
+Same interface as backends/cpu/runtime.py. compile() lowers the module once, here,
 through the `mpi` route (core/routes.py: the per-rank projection, then the
 LLVM dialect) and links it with mpicc into a shared library
-(lowering/mpi.py). Each run starts `mpirun -n N python -m
-coll.runtime.mpi_worker JOBDIR`; rank r gets its slice of the global view's
+(backends/mpi/toolchain.py). Each run starts `mpirun -n N python -m
+coll.backends.mpi.worker JOBDIR`; rank r gets its slice of the global view's
 arrays, its outputs come back through JOBDIR.
 
 Faults: nothing waits forever. A run that has not finished within `timeout`
@@ -33,11 +33,6 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_TIMEOUT = 120.0
-# The cost-model profile `auto` chooses by (analysis/profiles/mpi.json,
-# measured by bench/calibrate_mpi.py): messages between ranks, not memcpys.
-PROFILE = "mpi"
-_CACHE = {}
 
 
 class MpiError(RuntimeError):
@@ -46,8 +41,8 @@ class MpiError(RuntimeError):
 
 def available():
     """(True, '') when mpirun, mpicc and the LLVM tools are here, else why not."""
-    from ..lowering.mpi import find
-    from ..lowering.nvvm import tool
+    from .toolchain import find
+    from ...core.tools import tool
     if find() is None:
         return False, ("no MPI found (mpirun and mpicc on PATH); `make` installs OpenMPI "
                        "(apt-get install openmpi-bin libopenmpi-dev)")
@@ -112,7 +107,7 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
     calls in a row per timed run. `ranks`: default the programs'; any other
     is refused before anything starts. Returns per program the seconds per
     call of each timed run (slowest rank)."""
-    from .signature import check_arrays
+    from ...runtime.signature import check_arrays
     group = {p.ranks for p, _, _ in runs}
     if len(group) != 1:
         raise MpiError(f"one launch runs programs of one group size, got {sorted(group)}")
@@ -160,7 +155,7 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
 
 
 def _mpirun(mpi, job, ranks, env, timeout):
-    cmd = mpirun_command(mpi, ranks) + [sys.executable, "-m", "coll.runtime.mpi_worker", str(job)]
+    cmd = mpirun_command(mpi, ranks) + [sys.executable, "-m", "coll.backends.mpi.worker", str(job)]
     full_env = dict(os.environ, **(env or {}))
     if mpi.implementation == "OpenMPI":
         # Every rank runs on this host, beside other work: a rank that spins
@@ -262,70 +257,50 @@ def _kill(proc, job, ranks):
             pass
 
 
-def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DEFAULT_TIMEOUT,
-            out_dir=None, executable=None, shuffle_seed=None, profile=None):
-    """Compiles `module_text` (collective or explicit level in the global
-    view, one rank per device; the SPMD form; or a per-rank program
-    coll-to-mpi made) into one shared library for every rank, and with
-    `executable` (a path) also into a program for the user's own mpirun
-    (lowering/mpi.py main_source). Cached per arguments. Raises
-    ir.MLIRError (parse), VerifyError or PassError (lowering; both carry
-    locations) or ValueError."""
+def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, out_dir, executable, shuffle_seed,
+          profile):
+    """The MpiProgram of `module` (parsed, in the current Context)."""
     from mlir import ir
 
-    from ..ir import STRATEGIES, make_context
-    from ..lowering import mpi as lowering_mpi
-    from ..lowering.route import lower
-    from ..lowering.spmd import GLOBAL_ARGS_ATTR, MAX_TAG_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
-    from .signature import find_entry, parse_program
+    from . import toolchain
+    from ..driver import lower
+    from ...frontends.spmd import GLOBAL_ARGS_ATTR, MAX_TAG_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
+    from ...runtime.signature import find_entry
 
-    key = (module_text, entry, strategy, threshold, timeout, executable, shuffle_seed, profile)
-    if key in _CACHE:
-        return _CACHE[key]
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
-    mpi = lowering_mpi.find()
+    mpi = toolchain.find()
     if mpi is None:
         raise ValueError(available()[1])
-    t0 = _time.perf_counter()
-    with make_context():
-        module, name, specs, n_inputs = parse_program(module_text, entry, keep_local_work=True)
-        per_rank = ranks_of(find_entry(module, name)) is not None  # already projected
-        low = lower(module.operation, "mpi", strategy, threshold, profile or PROFILE, check_order=not per_rank,
-                    implementation=mpi.implementation, shuffle_seed=shuffle_seed)
-        attrs = ir.SymbolTable(module.operation)[name].attributes
-        ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
-        global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))
-        rank_inputs = ir.IntegerAttr(attrs[RANK_INPUTS_ATTR]).value
-        max_tag = ir.IntegerAttr(attrs[MAX_TAG_ATTR]).value if MAX_TAG_ATTR in attrs else 0
-        k = len(global_args) // ranks
-        if per_rank:  # the global view is every rank's arguments (-1: a placeholder)
-            rank_specs = specs
-            specs = [None] * (max(global_args) + 1)
-            for j, g in enumerate(global_args):
-                if g >= 0:
-                    specs[g] = rank_specs[j % k]
-            n_inputs = len({g for j, g in enumerate(global_args) if g >= 0 and j % k < rank_inputs})
-        else:  # a slot's type, from a rank that holds an argument there
-            rank_specs = [next(specs[g] for g in global_args[i::k] if g >= 0) for i in range(k)]
-        if out_dir is None:
-            out_dir = tempfile.mkdtemp(prefix="coll-mpi-build-")
-            atexit.register(shutil.rmtree, out_dir, True)
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        lib = lowering_mpi.build(module.operation, out_dir / f"lib{name}.so", mpi)
-        if executable is not None:
-            main = out_dir / "main.c"
-            given = max((j % k + 1 for j, g in enumerate(global_args) if 0 <= g < n_inputs), default=0)
-            main.write_text(lowering_mpi.main_source(name, ranks, [(s.shape, s.element) for s in rank_specs],
-                                                     rank_inputs, given, max_tag))
-            lowering_mpi.build(module.operation, executable, mpi, executable_main=main)
+    per_rank = ranks_of(find_entry(module, name)) is not None  # already projected
+    low = lower(module.operation, backend, strategy, threshold, profile, check_order=not per_rank,
+                implementation=mpi.implementation, shuffle_seed=shuffle_seed)
+    attrs = ir.SymbolTable(module.operation)[name].attributes
+    ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
+    global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))
+    rank_inputs = ir.IntegerAttr(attrs[RANK_INPUTS_ATTR]).value
+    max_tag = ir.IntegerAttr(attrs[MAX_TAG_ATTR]).value if MAX_TAG_ATTR in attrs else 0
+    k = len(global_args) // ranks
+    if per_rank:  # the global view is every rank's arguments (-1: a placeholder)
+        rank_specs = specs
+        specs = [None] * (max(global_args) + 1)
+        for j, g in enumerate(global_args):
+            if g >= 0:
+                specs[g] = rank_specs[j % k]
+        n_inputs = len({g for j, g in enumerate(global_args) if g >= 0 and j % k < rank_inputs})
+    else:  # a slot's type, from a rank that holds an argument there
+        rank_specs = [next(specs[g] for g in global_args[i::k] if g >= 0) for i in range(k)]
+    if out_dir is None:
+        out_dir = tempfile.mkdtemp(prefix="coll-mpi-build-")
+        atexit.register(shutil.rmtree, out_dir, True)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lib = toolchain.build(module.operation, out_dir / f"lib{name}.so", mpi)
+    if executable is not None:
+        main = out_dir / "main.c"
+        given = max((j % k + 1 for j, g in enumerate(global_args) if 0 <= g < n_inputs), default=0)
+        main.write_text(toolchain.main_source(name, ranks, [(s.shape, s.element) for s in rank_specs],
+                                              rank_inputs, given, max_tag))
+        toolchain.build(module.operation, executable, mpi, executable_main=main)
     prog = MpiProgram(lib, mpi, name, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
-                      low.strategies, low.traffic, _time.perf_counter() - t0, timeout, max_tag)
+                      low.strategies, low.traffic, None, timeout, max_tag)
     prog.pipeline = low.pipeline
-    _CACHE[key] = prog
     return prog
-
-
-def clear_cache():
-    _CACHE.clear()

@@ -6,7 +6,7 @@ Upstream's `convert-to-llvm` (22.1.8) lowers comm_world, comm_rank,
 init/finalize, send/recv and allreduce, for the ABI that the module's
 `dlti.map<"MPI:Implementation" = ...>` names; it leaves isend, irecv and
 wait in the IR and still succeeds. Those three become calls into
-lowering/mpi_shim.c (built with the MPI's own mpicc, so it fits either ABI),
+backends/mpi/shim.c (built with the MPI's own mpicc, so it fits either ABI),
 before upstream runs. On the OpenMPI ABI upstream names the MPI_Op globals
 `ompi_mpi_sum`, where libmpi exports `ompi_mpi_op_sum`: renamed after it.
 """
@@ -22,13 +22,14 @@ from pathlib import Path
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref
 
-from ..core.errors import PassError
-from ..core.registry import register
-from ..ir.kinds import ELEMENTS
-from ..ir.walk import find_ops
-from .nvvm import host_llvm_ir, tool
+from ...core.errors import PassError
+from ...core.registry import register
+from ...ir.kinds import ELEMENTS
+from ...ir.walk import find_ops
+from ...core.tools import tool
+from ..gpu.nvvm import host_llvm_ir
 
-SHIM = Path(__file__).with_name("mpi_shim.c")
+SHIM = Path(__file__).with_name("shim.c")
 
 # MPI_Op names upstream emits for OpenMPI, without libmpi's `op_` infix.
 _OMPI_OPS = ("sum", "max", "min", "prod", "land", "band", "lor", "bor", "lxor", "bxor",
@@ -144,7 +145,7 @@ def implementation_of(module_op):
 
 @register("coll-mpi-requests",
           "Lower mpi.isend/irecv/wait (which upstream convert-to-llvm leaves in the IR) to calls into "
-          "the MPI shim (lowering/mpi_shim.c); requests become !llvm.ptr", anchor="builtin.module")
+          "the MPI shim (backends/mpi/shim.c); requests become !llvm.ptr", anchor="builtin.module")
 def mpi_requests(module_op):
     with module_op.context, module_op.location:
         if implementation_of(module_op) is None and find_ops(module_op, lambda n: n.startswith("mpi.")):

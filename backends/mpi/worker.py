@@ -1,5 +1,5 @@
-"""One rank of an MPI run (runtime/mpi.py starts N of these under mpirun):
-`python -m coll.runtime.mpi_worker JOBDIR`.
+"""One rank of an MPI run (backends/mpi/runtime.py starts N of these under mpirun):
+`python -m coll.backends.mpi.worker JOBDIR`.
 
 It loads the per-rank programs (JOBDIR/job.json lists them), initializes
 MPI, refuses a group of the wrong size before any message is sent, runs
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .signature import ArgSpec, staged_all
+from ...runtime.signature import ArgSpec, staged_all
 
 # For the fault tests (tests/unit/test_mpi_runtime.py): "RANK:kill" makes
 # that rank kill itself while running the program, "RANK:exit" makes it

@@ -1,5 +1,5 @@
 """Stripping placement: from the explicit level's types to what the CPU and
-GPU lowerings store (shared by lowering/cpu.py and lowering/gpu.py)."""
+GPU lowerings store (shared by backends/cpu/to_cpu.py and backends/gpu/to_gpu.py)."""
 from mlir import ir
 
 

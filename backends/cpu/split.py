@@ -19,7 +19,7 @@ induction variable) are arguments.
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
-from .cpu_shared import create as _create, descriptor_type as _descriptor_type, inline_entry, no_inline
+from .shared import create as _create, descriptor_type as _descriptor_type, inline_entry, no_inline
 
 PURE = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast",
         "memref.reinterpret_cast", "arith.constant", "memref.extract_aligned_pointer_as_index",
@@ -72,7 +72,7 @@ def split_module(module_op, limit, skip=()):
 def split_function(f, limit, pure=PURE):
     """Splits func.func `f`, its parts placed after it (it stays the
     module's first function); `pure`: the ops cloned where used (the GPU
-    route adds its handle loads and descriptor building, lowering/gpu.py)."""
+    route adds its handle loads and descriptor building, backends/gpu/to_gpu.py)."""
     _Splitter(f, limit, pure, after=True).run()
 
 
