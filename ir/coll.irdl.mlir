@@ -145,6 +145,22 @@ irdl.dialect @coll {
     irdl.attributes {"devices" = %devices, "split_axis" = %split_axis, "concat_axis" = %concat_axis}
   }
 
+  // outputs[t] = inputs[s] for every (s, t) in `pairs` (flattened
+  // s0, t0, s1, t1, ...: positions in `devices`; no position a source or a
+  // target twice, checked in Python). An output no pair targets is not
+  // written (tensor form: zeros).
+  irdl.operation @permute {
+    %in = irdl.any
+    %out = irdl.base "!builtin.memref"
+    %tok = irdl.base @coll::@token
+    %value = irdl.base "!builtin.tensor"
+    %devices = irdl.base "#builtin.dense_array"
+    %pairs = irdl.base "#builtin.dense_array"
+    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
+    irdl.results(token: %tok, values: variadic %value)
+    irdl.attributes {"devices" = %devices, "pairs" = %pairs}
+  }
+
   // Explicit level: scratch buffer on the device named by its memory space.
   irdl.operation @alloc {
     %buf = irdl.base "!builtin.memref"
