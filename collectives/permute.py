@@ -3,10 +3,12 @@
 collective_permute (StableHLO), ppermute (JAX), pairwise send-receive.
 `pairs = array<i64: s0, t0, s1, t1, ...>` lists (source, target) pairs as
 positions in `devices` (0..N-1: the device index within the group, so an
-SPMD permute over `groups` names the same pairs in every group, as
-StableHLO's source_target_pairs do). Any permutation, partial ones
-included: no position is a source twice or a target twice; (s, s) keeps a
-device's own buffer; a pair list may be empty.
+SPMD permute over `groups` names the same pairs in every group). StableHLO's
+source_target_pairs are process ids in its one group of every partition
+(or replica): over devices = [0..N-1] they are these positions as they
+are. Any permutation, partial ones included: no position is a source
+twice or a target twice; (s, s) keeps a device's own buffer; a pair list
+may be empty.
 
 An output that no pair targets, and the zeros StableHLO gives it:
 - memref form (destination-passing): the op does not write it; it keeps
@@ -104,6 +106,9 @@ class Permute(Collective):
             except ValueError:
                 raise ValueError(f"invalid --pairs '{text}'; expected source:target positions like 0:1,1:2, "
                                  "shift:K or none") from None
+        msg = pairs_error(flat, n)  # here, before a position too large for an i64 reaches the IR
+        if msg:
+            raise ValueError(f"invalid --pairs '{text}': {msg}")
         return flat
 
     @classmethod
@@ -135,7 +140,7 @@ class Permute(Collective):
         flat = claim.arrays.get("pairs")
         msg = pairs_error(flat, n)
         if msg:
-            raise spec.Unsupported(f"claims permute with {msg}")
+            raise spec.Unsupported(f"claims permute with wrong pairs: {msg}")
         to = {t: s for s, t in pairs_of(flat)}
         return {j: spec.everywhere(shape, None, [to[j]]) if j in to else spec.untouched(shape) for j in range(n)}
 

@@ -284,3 +284,48 @@ def test_under_mpirun():
     for k, (got, want) in enumerate(checks):
         for j, (g, w) in enumerate(zip(got, want)):
             np.testing.assert_array_equal(g, w, err_msg=f"program {k} output {j}")
+
+
+# -- the GPU route without a GPU: the host library run on the emulated runtime --
+
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory):
+    from gpu_emulator import Emulator
+    return Emulator(tmp_path_factory.mktemp("emu_permute"))
+
+
+@pytest.mark.parametrize("flat", [[0, 1, 1, 2, 2, 0], [0, 2, 2, 1], [1, 1]])
+def test_gpu_route_on_the_emulated_runtime(emu, tmp_path, flat):
+    """Built exactly as for the GPU (gpu.memcpy on one stream per device),
+    run in three seeded stream orders: y_t = x_s, and an output no pair
+    targets keeps its sentinel (the tensor form's fill is a local-work
+    kernel, which the emulator does not run: tests/lit/gpu/permute.mlir
+    checks its PTX)."""
+    from coll.lowering.gpu import to_gpu
+    from coll.lowering.nvvm import compile_module
+    from coll.passes.lower_collectives import lower_collectives
+    with make_context():
+        m = ir.Module.parse(module(3, [4, 5], "f32", flat))
+        lower_collectives(m.operation)
+        to_gpu(m.operation)
+        compile_module(m.operation, tmp_path / "libprog.so", fmt="isa", runtime_dir=emu.dir)
+    to = targets(flat)
+    for seed in (0, 1, 2):
+        xs = _ints(3, (4, 5), np.float32)
+        ys = [sentinel((4, 5), "f32") for _ in range(3)]
+        emu.run(tmp_path / "libprog.so", "permute", xs + ys, seed=seed)
+        for j, y in enumerate(ys):
+            np.testing.assert_array_equal(y, xs[to[j]] if j in to else sentinel((4, 5), "f32"),
+                                          err_msg=f"seed {seed} output {j}")
+
+
+def test_a_claim_with_wrong_pairs_is_refused(ctx):
+    from coll.core.errors import PassError
+    good = PROGRAM.replace("%SRC", "%x1").replace("%DST", "%y1").replace("!TYPE", "!d1")
+    for pairs, why in (("0, 2, 1", "odd count"), ("0, 2, 1, 2", "target of pairs #0 and #1")):
+        m = ir.Module.parse(good.replace("pairs = array<i64: 0, 2, 1, 1>", f"pairs = array<i64: {pairs}>"))
+        with pytest.raises(PassError, match=f"coll.implements claims permute with wrong pairs: .*{why}"):
+            check_module(m.operation)
+    m = ir.Module.parse(good.replace("pairs = array<i64: 0, 2, 1, 1>, ", ""))
+    with pytest.raises(PassError, match="claims permute with wrong pairs: 'pairs' must be an array<i64"):
+        check_module(m.operation)

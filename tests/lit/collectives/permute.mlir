@@ -14,6 +14,7 @@
 // RUN: coll-opt %s --split-input-file --verify-diagnostics
 // RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:1,2:1 2>&1 | filecheck %s --check-prefix=GENDUP
 // RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:x 2>&1 | filecheck %s --check-prefix=GENBAD
+// RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:99999999999999999999 2>&1 | filecheck %s --check-prefix=GENBIG
 
 // N = 2, the default pairs (a ring shift by one): a swap.
 // SWAP2-LABEL: func.func @permute
@@ -60,8 +61,9 @@
 
 // PROVED: "coll.implements"
 
-// GENDUP: coll-gen: error: position 1 is the target of pairs #0 and #1; expected each device at most once as a target (--pairs)
+// GENDUP: coll-gen: error: invalid --pairs '0:1,2:1': position 1 is the target of pairs #0 and #1; expected each device at most once as a target
 // GENBAD: coll-gen: error: invalid --pairs '0:x'; expected source:target positions like 0:1,1:2, shift:K or none
+// GENBIG: coll-gen: error: invalid --pairs '0:99999999999999999999': pair #0 (0, 99999999999999999999) names target position 99999999999999999999, outside the group of 3 devices
 
 func.func @duplicate_source(%x0: memref<4xf32>, %x1: memref<4xf32>, %x2: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>, %y2: memref<4xf32>) {
   // expected-error @+1 {{position 0 is the source of pairs #0 and #1; expected each device at most once as a source}}
