@@ -26,7 +26,11 @@ coll-check-semantics, coll-shuffle and the cost model must know; a copy
 from a zeroed source needs such a source first. Zeroing as local work keeps
 the explicit level as it is (copies only, fully proved) and this
 collective one file; the local fill runs where local work runs: CPU, the
-GPU route (as a kernel) and MPI's SPMD route (in place, per rank).
+GPU route (as a kernel) and MPI's SPMD route (in place, per rank). The
+MPI projection of a global view (coll-to-mpi) takes no local work, so a
+partial permute in the tensor form reaches MPI in its SPMD form (what
+shard_map programs are); coll-run, which checks one collective without
+local work, runs the memref form.
 
 One strategy, `direct`: one round of copies, x_s straight into y_t (a
 local copy for (s, s)); under MPI each is one matched isend/irecv pair

@@ -204,6 +204,14 @@ func.func @f(%t: tensor<5xi32>) -> tensor<5xi32> attributes {coll.ranks = 4 : i6
 }
 """
 
+SPMD_BOOL = """
+func.func @f(%t: tensor<5xi1>) -> tensor<5xi1> attributes {coll.ranks = 3 : i64} {
+  %tok, %r = "coll.permute"(%t) {devices = array<i64: 0, 1, 2>, pairs = array<i64: 0, 1, 1, 2>, operandSegmentSizes = array<i32: 1, 0, 0>}
+      : (tensor<5xi1>) -> (!coll.token, tensor<5xi1>)
+  return %r : tensor<5xi1>
+}
+"""
+
 SPMD_MEMREF_GROUPS = """
 func.func @f(%x: memref<6xf32>, %y: memref<6xf32>) attributes {coll.ranks = 4 : i64} {
   %t = "coll.permute"(%x, %y) {devices = array<i64: 0, 1>, groups = array<i64: 0, 2, 1, 3>, pairs = array<i64: 0, 1, 1, 0>, operandSegmentSizes = array<i32: 1, 1, 0>}
@@ -215,10 +223,14 @@ func.func @f(%x: memref<6xf32>, %y: memref<6xf32>) attributes {coll.ranks = 4 : 
 
 
 def _ints(n, shape, dtype=np.int32):
-    return [np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape) + 10 * (r + 1) for r in range(n)]
+    """Distinct inputs per rank (bool: a different pattern per rank)."""
+    k = int(np.prod(shape))
+    if dtype == np.bool_:
+        return [(np.arange(k) % (r + 2) == 0).reshape(shape) for r in range(n)]
+    return [np.arange(k, dtype=dtype).reshape(shape) + 10 * (r + 1) for r in range(n)]
 
 
-@pytest.mark.parametrize("dtype", ("f32", "i64"))
+@pytest.mark.parametrize("dtype", TYPES)
 def test_global_tensor_form_gives_zeros_on_the_cpu(dtype):
     prog = cpu.compile(GLOBAL_TENSOR.replace("TYPE", dtype))
     np_t = check.NUMPY_DTYPES[dtype]
@@ -278,7 +290,10 @@ def test_under_mpirun():
     xs, ys = _ints(4, (6,), np.float32), [np.zeros(6, np.float32) for _ in range(4)]
     runs.append((mpi.compile(SPMD_MEMREF_GROUPS), xs, ys))
     checks.append((ys, [xs[2], xs[3], xs[0], xs[1]]))
-    assert [p.ranks for p, _, _ in runs] == [3, 3, 4, 4]
+    xs, ys = _ints(3, (5,), np.bool_), [np.ones(5, np.bool_) for _ in range(3)]  # i1 stored as i8
+    runs.append((mpi.compile(SPMD_BOOL), xs, ys))
+    checks.append((ys, [np.zeros(5, np.bool_)] + xs[:2]))
+    assert [p.ranks for p, _, _ in runs] == [3, 3, 4, 4, 3]
     mpi.launch([r for r in runs if r[0].ranks == 3], 0)
     mpi.launch([r for r in runs if r[0].ranks == 4], 0)
     for k, (got, want) in enumerate(checks):

@@ -10,6 +10,8 @@
 // RUN: coll-gen permute --devices 4 --shape 0x3 --pairs shift:2 | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=EMPTY
 // RUN: coll-gen permute --devices 4 --shape 6 --pairs 3:0,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | filecheck %s --check-prefix=PROVED
 // RUN: coll-gen permute --devices 3 --shape 2x2 --pairs 2:0,0:1,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | filecheck %s --check-prefix=PROVED
+// Upstream mlir-opt knows the op from the IRDL file alone:
+// RUN: coll-gen permute --devices 3 --shape 4 --pairs 0:2 | %mlir-opt --irdl-file=%irdl | filecheck %s --check-prefix=IRDL
 // The verifier's refusals (this file's own chunks):
 // RUN: coll-opt %s --split-input-file --verify-diagnostics
 // RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:1,2:1 2>&1 | filecheck %s --check-prefix=GENDUP
@@ -60,6 +62,8 @@
 // EMPTY: "coll.join"() : () -> !coll.token
 
 // PROVED: "coll.implements"
+
+// IRDL: "coll.permute"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) {devices = array<i64: 0, 1, 2>, operandSegmentSizes = array<i32: 3, 3, 0>, pairs = array<i64: 0, 2>}
 
 // GENDUP: coll-gen: error: invalid --pairs '0:1,2:1': position 1 is the target of pairs #0 and #1; expected each device at most once as a target
 // GENBAD: coll-gen: error: invalid --pairs '0:x'; expected source:target positions like 0:1,1:2, shift:K or none

@@ -8,6 +8,9 @@
 // The whole bufferize route, then the global view and the explicit level
 // (the fill stays local work next to the proved copies):
 // RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-check-order,coll-check-semantics)' | filecheck %s --check-prefix=LOW
+// On the CPU route i1 is stored as i8 (lowering/placement.py): the bool
+// fill fills the zero-extended value.
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | filecheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func @partial
 // CHECK: %[[B0:.*]] = bufferization.to_buffer %arg0 read_only
@@ -20,6 +23,7 @@
 // CHECK-NEXT: %[[Y2:.*]] = memref.alloc() : memref<2x3xf32>
 // CHECK-NEXT: "coll.permute"(%[[B0]], %[[B1]], %[[B2]], %[[Y0]], %[[Y1]], %[[Y2]]) {devices = array<i64: 0, 1, 2>, operandSegmentSizes = array<i32: 3, 3, 0>, pairs = array<i64: 0, 2, 2, 1>}
 // CHECK-NOT: linalg.fill
+// CPU-LABEL: func.func @partial
 // LOW-LABEL: func.func @partial(%arg0: memref<2x3xf32>, %arg1: memref<2x3xf32>, %arg2: memref<2x3xf32>, %arg3: memref<2x3xf32>, %arg4: memref<2x3xf32>, %arg5: memref<2x3xf32>)
 // LOW: linalg.fill ins(%{{.*}} : f32) outs(%arg3 : memref<2x3xf32>)
 // LOW-NOT: linalg.fill
@@ -37,6 +41,7 @@ func.func @partial(%t0: tensor<2x3xf32>, %t1: tensor<2x3xf32>, %t2: tensor<2x3xf
 // CHECK-LABEL: func.func @swap
 // CHECK-NOT: linalg.fill
 // CHECK: "coll.permute"
+// CPU-LABEL: func.func @swap
 // LOW-LABEL: func.func @swap
 // LOW-NOT: linalg.fill
 // LOW-COUNT-2: "coll.copy"
@@ -61,6 +66,9 @@ func.func @swap(%t0: tensor<4xi32>, %t1: tensor<4xi32>) -> (tensor<4xi32>, tenso
 // LOW-COUNT-3: "coll.copy"
 // LOW-NOT: "coll.copy"
 // LOW: "coll.implements"
+// CPU-LABEL: func.func @spmd_shift(%arg0: memref<8xi8>
+// CPU: %[[Z:.*]] = arith.extui %{{.*}} : i1 to i8
+// CPU-NEXT: linalg.fill {coll.device = 0 : i64} ins(%[[Z]] : i8) outs(%arg4 : memref<8xi8>)
 func.func @spmd_shift(%t: tensor<8xi1>) -> tensor<8xi1> attributes {coll.ranks = 4 : i64} {
   %tok, %r = "coll.permute"(%t) {devices = array<i64: 0, 1, 2, 3>, pairs = array<i64: 0, 1, 1, 2, 2, 3>, operandSegmentSizes = array<i32: 1, 0, 0>}
       : (tensor<8xi1>) -> (!coll.token, tensor<8xi1>)
@@ -72,6 +80,7 @@ func.func @spmd_shift(%t: tensor<8xi1>) -> tensor<8xi1> attributes {coll.ranks =
 // CHECK-LABEL: func.func @spmd_ring
 // CHECK-NOT: linalg.fill
 // CHECK: "coll.permute"
+// CPU-LABEL: func.func @spmd_ring
 // LOW-LABEL: func.func @spmd_ring
 // LOW-NOT: linalg.fill
 // LOW-COUNT-2: "coll.copy"({{.*}}bf16
