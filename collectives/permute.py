@@ -104,7 +104,7 @@ class Permute(Collective):
             return [v for i in range(n) for v in (i, (i + k) % n)]
         flat = []
         for item in text.split(","):
-            s, sep, t = item.partition(":")
+            s, _, t = item.partition(":")
             try:
                 flat += [int(s), int(t)]
             except ValueError:
