@@ -18,7 +18,7 @@ from mlir import ir
 
 from ..collectives import BY_NAME
 from ..ir.kinds import ELEMENTS, KINDS
-from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
+from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, attr_ints, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
@@ -186,6 +186,7 @@ def _describe_collective(func, name, specs, c):
     if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
     attrs = {k: v for k in ("root", "to_device") + c.AXES if (v := _int_attr(c.op, k)) is not None}
+    attrs.update({k: v for k, v in c.arrays.items() if v is not None})  # e.g. a permute's pairs
     out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
     n_out = len(extra)
     if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers, every rank's in all
@@ -222,6 +223,7 @@ def _describe_claim(func, name, specs, claim):
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
     attrs = {k: v for k, v in (("root", claim.root), ("to_device", claim.to_device)) if v is not None}
     attrs.update(zip(cls.AXES, claim.axes if claim.axes is not None else [0] * len(cls.AXES)))
+    attrs.update({k: v for k in cls.ARRAYS if (v := attr_ints(claim.operation, k)) is not None})
     out_shape = tuple(ir.MemRefType(claim.outputs[0].type).shape) if claim.outputs else None
     return Problem(name, n_in, len(extra), specs[0].shape, specs[0].element,
                    claim.kind if cls.HAS_KIND else None, None, False, what, out_shape, attrs, alias)
