@@ -12,8 +12,9 @@ runs every strategy of the collective in turn (an in-place one gets fresh
 copies of the inputs for every run). Inputs come from --inputs (npz keys
 x0..x{N-1}) or are generated from --seed; --outputs receives y0..y{M-1} of the
 first strategy run, and only when everything succeeded. bf16 arrays are
-uint16 bit patterns. Bandwidth counts the bytes the explicit program reads
-plus writes. Errors are MLIR-style diagnostics and exit code 1.
+uint16 bit patterns. The table's columns (time min/median/max, algbw,
+busbw as nccl-tests defines them) are runtime/measure.py's, defined in
+--help. Errors are MLIR-style diagnostics and exit code 1.
 
 --backend=mpi runs one process per device under mpirun (runtime/mpi.py):
 --ranks must be the program's device count (a run with another is refused
@@ -28,7 +29,6 @@ coll-run partitions it (the `shard` route), scatters each argument by its
 annotation, runs, gathers the results into y0.. and checks them against
 the same function run unsharded (CPU JIT).
 """
-import dataclasses
 import re
 import sys
 
@@ -44,13 +44,17 @@ class Failure(Exception):
 
 
 def _parser():
-    p = ArgumentParser(prog="coll-run", description="Run an allreduce module and check it against numpy.")
+    import argparse
+    from coll.runtime.measure import help_text
+    p = ArgumentParser(prog="coll-run", description="Run a collective module, check it against numpy and time it.",
+                       epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="input .mlir file")
     p.add_argument("--backend", required=True, help="cpu, cuda or mpi")
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
     p.add_argument("--inputs", help="npz with x0..x{N-1} (default: generated from --seed)")
     p.add_argument("--outputs", help="npz to write y0..y{M-1} to")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs per strategy (default 5)")
+    p.add_argument("--repeat", type=int, default=5,
+                   help="timed runs per strategy, after one checked run and one untimed run (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
     p.add_argument("--ranks", type=int, default=None,
@@ -138,13 +142,17 @@ def _load(path, entry):
 
 def _fits(problem):
     """Refuses, before anything is allocated, a run whose arrays cannot fit
-    in memory: inputs (and two copies), outputs (twice), and the float64
-    arrays of the check."""
+    in memory: the inputs and their copy the programs run on, the outputs
+    (and the first strategy's, for --outputs, or the expected values), and
+    the float64 arrays of the check (a block of elements at a time where
+    the collective is elementwise: runtime/check.py Expected)."""
     import numpy as np
+    from coll.runtime.check import CHUNK, _elementwise
     from coll.runtime.memory import require
     numel = int(np.prod(problem.shape, dtype=object))
     b = problem.bytes_per_device if numel < 2 ** 62 else numel
-    need = b * (3 * problem.n_inputs + 2 * problem.n_outputs) + 8 * numel * (problem.n_inputs + 4)
+    block = min(numel, CHUNK) if _elementwise(problem) else numel
+    need = b * (2 * problem.n_inputs + 2 * problem.n_outputs) + 8 * block * (problem.n_inputs + 4)
     require(need, f"coll-run of {problem.n_inputs} inputs and {problem.n_outputs} outputs of "
                   f"{'x'.join(map(str, problem.shape)) or 'scalar'}x{problem.element}")
 
@@ -186,17 +194,6 @@ def _write_outputs(path, outputs):
     buf = io.BytesIO()
     np.savez(buf, **{f"y{j}": y for j, y in enumerate(outputs)})
     write_atomically(path, buf.getvalue())
-
-
-def _size(n):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-
-
-def _seconds(t):
-    return f"{t * 1e3:.3f} ms" if t < 1 else f"{t:.3f} s"
 
 
 def _depth(text, entry, strategy, backend):
@@ -250,12 +247,14 @@ def run(argv):
         return _run_sharded(args, mpi_options)
     text, problem, shown = _load(args.file, args.entry)
     from coll.ir.ops import OPS
-    from coll.runtime.check import check, identical, make_inputs, make_outputs, op_outputs
+    from coll.runtime.check import make_inputs
+    from coll.runtime.measure import Runs, row, table
     from .diagnostics import print_warnings
-    inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
-    # The reference reads this copy: a program that writes its own inputs
-    # cannot hide it, and every run starts from the same values.
-    pristine = [x.copy() for x in inputs]
+    # The reference is computed before any run; a program that writes its
+    # inputs fails, and the next one gets them back (Runs).
+    def load():
+        return _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
+    runs = Runs(problem, load(), reload=load)
     collective = problem.collective
     cls = OPS["coll." + problem.op]
     # Ranks under mpirun share no memory: no peer strategies there.
@@ -276,47 +275,27 @@ def run(argv):
             chosen = prog.strategies[0] if prog.strategies else "-"
             if args.dump_pass_pipeline:
                 print(prog.pipeline, file=sys.stderr)
-            traffic = prog.traffic_bytes
-            given, outputs = [x.copy() for x in pristine], make_outputs(problem)
-            prog.run(given, outputs)
-            outputs = op_outputs(problem, given, outputs)
-            judged = problem
-            if collective and args.inputs:  # generated inputs are exact in any order
-                judged = dataclasses.replace(problem, depth=_depth(text, args.entry, strategy, args.backend))
-            good, worst = check(judged, pristine, outputs)
-            replicated = cls.REPLICATED and len(outputs) > 1
-            same = identical(outputs) if replicated else True
-            times = prog.time([x.copy() for x in pristine], make_outputs(problem), args.repeat)
+            # Generated inputs are exact in any order; given ones are judged
+            # by the depth of this strategy's combines.
+            depth = _depth(text, args.entry, strategy, args.backend) if collective and args.inputs else None
+            keep = first_outputs is None and bool(args.outputs)  # the run buffers are reused: a copy
+            m = runs.measure(prog, args.repeat, strategy=chosen if collective else "-", depth=depth, keep=keep)
+            if keep:
+                first_outputs = runs.kept
         except Failure:
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
             raise Failure(_located(e, shown)) from None
-        t = float(np.median(times))
-        if first_outputs is None:
-            first_outputs = outputs
-        failed = failed or not good
-        label = chosen if collective else "-"
-        why = [] if good and same else [f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
-                                        else f"FAIL ({worst:.0f} elements differ)"]
-        if not same:
-            why.append("replicas differ")
-        status = ", ".join(why) or "ok"
-        replicas = "identical" if same else "DIFFER"
-        if not replicated:
-            replicas = "-"
-        rows.append((label, str(max(problem.n_inputs, len(problem.alias) or problem.n_outputs)),
-                     _size(problem.bytes_per_device), _seconds(t),
-                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, status))
+        failed = failed or not m.ok
+        rows.append(row(m))
 
     shape = "x".join(str(d) for d in problem.shape)
     n_out = len(problem.alias) if problem.alias else problem.n_outputs
     print(f"{shown}: {problem.op} {problem.kind or 'copy'} of {problem.n_inputs} x "
           f"{shape or 'scalar'}x{problem.element} -> {n_out} output(s), "
-          f"backend {args.backend}, median of {args.repeat}")
-    header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    for r in [header] + rows:
-        print("  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+          f"backend {args.backend}, {args.repeat} timed run(s) after an untimed one")
+    for line in table(rows):
+        print(line)
     return _finish(not failed, args.outputs, first_outputs)
 
 
@@ -335,6 +314,7 @@ def _run_sharded(args, mpi_options):
     results y0.. and check them against the function run unsharded."""
     import numpy as np
     from coll.runtime import shard
+    from coll.runtime.measure import seconds
     from coll.runtime.signature import NUMPY_DTYPES
     from .parse_guard import SourceError, check_input, read_source
     if args.backend not in ("mpi", "cpu"):
@@ -388,7 +368,7 @@ def _run_sharded(args, mpi_options):
     shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in prog.inputs)
     print(f"{args.file}: partitioned over a grid of {grid} ({prog.ranks} ranks), arguments {shapes}, "
           f"backend {args.backend}, median of {args.repeat}")
-    print(f"  time (median)  {_seconds(float(np.median(times)))}")
+    print(f"  time (median)  {seconds(float(np.median(times)))}")
     print(f"  check          {'ok' if good else 'FAIL'} (max error {worst:.3g} against the unsharded function)")
     return _finish(good, args.outputs, ys)
 
