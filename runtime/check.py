@@ -339,11 +339,15 @@ def _odd_part(a):
 
 
 def _grid(a):
-    """The largest power of two dividing every finite nonzero a (inf for 0)."""
-    m, e = np.frexp(np.abs(a))
-    mi = (m * 2.0 ** 53).astype(np.int64)
-    low = np.where(mi == 0, 1, mi & -mi).astype(np.float64)
-    return np.where(a == 0, np.inf, np.ldexp(low, e - 53))
+    """The largest power of two dividing every finite nonzero a (inf for 0):
+    from the bits, |a| less |a| with its lowest set bit cleared (the same
+    binade, so the difference is exact); |a| itself where the significand
+    bits are all zero (a power of two). Non-finite a: meaningless."""
+    b = np.ascontiguousarray(a, np.float64).view(np.int64) & np.int64(0x7FFFFFFFFFFFFFFF)
+    mag = b.view(np.float64)
+    g = np.where((b & np.int64((1 << 52) - 1)) == 0, mag, mag - (b & (b - 1)).view(np.float64))
+    g[mag == 0] = np.inf
+    return g
 
 
 def _values(problem, inputs):

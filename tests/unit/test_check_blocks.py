@@ -136,3 +136,16 @@ def test_identical_replicas_are_judged_once_and_counted_each(monkeypatch):
     small, whole = _verdicts(problem, xs, bad, monkeypatch)
     assert small == whole and not small[0] and small[2] == 2 * N
     assert check.identical(bad) and not check.identical([bad[0], ys[1], ys[2], ys[3]])
+
+
+def test_grid_is_the_largest_power_of_two_dividing_each_value():
+    rng = np.random.default_rng(4)
+    a = np.concatenate([rng.uniform(-1, 1, 1000), rng.integers(-1024, 1024, 1000) / 64.0,
+                        [1.0, -8.0, 1.5, 2.0 ** -1022, 3 * 2.0 ** -1070, 5e-324, 2.0 ** 1023 * 1.5]])
+    a = a[a != 0]
+    g = check._grid(a)
+    m, e = np.frexp(g)
+    assert np.all(m == 0.5)  # powers of two
+    q = a / g  # exact: a power of two divides
+    assert np.all(q == np.round(q)) and np.all(np.abs(q) % 2 == 1)  # the largest: the quotient is odd
+    assert np.isinf(check._grid(np.array([0.0, -0.0]))).all()
