@@ -70,6 +70,20 @@ def devices(problem):
     return check._ranks(problem)
 
 
+def memory_needed(problem):
+    """Bytes that measuring `problem` with Runs holds: the inputs (twice in
+    place: the pristine ones and the run's), the outputs, the expected
+    values, and the check's float64 blocks (the whole problem where the
+    collective is not elementwise)."""
+    item = NUMPY_DTYPES[problem.element].itemsize
+    numel = int(np.prod(problem.shape, dtype=np.int64))
+    out = int(np.prod(problem.output_shape, dtype=np.int64))
+    in_place = any(a is not None for a in problem.alias)
+    block = min(numel, check.CHUNK) if check._elementwise(problem) else numel
+    return (item * (numel * problem.n_inputs * (2 if in_place else 1) + out * (problem.n_outputs + 1))
+            + 8 * block * (problem.n_inputs + 4))
+
+
 def algbw(size, seconds):
     """Bytes per second (0 for a time of 0)."""
     return size / seconds if seconds > 0 else 0.0

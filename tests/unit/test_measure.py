@@ -109,3 +109,14 @@ def test_help_and_readme_define_every_column(capsys):
     for name in measure.COLUMNS:
         assert re.search(rf"^  {re.escape(name)}\s", text, re.M), name
         assert f"| `{name}` |" in readme, name
+
+
+def test_warm_up_calls_are_not_counted():
+    class Prog:
+        asked = None
+
+        def time(self, inputs, outputs, repeat):
+            Prog.asked = repeat
+            return [9.0, 8.0] + [1.0, 2.0, 3.0][:repeat - 2]
+
+    assert measure.timed(Prog(), [], [], 3, warmup=2) == [1.0, 2.0, 3.0] and Prog.asked == 5
