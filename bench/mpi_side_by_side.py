@@ -36,7 +36,8 @@ from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime import check, mpi
+from coll.runtime import check
+from coll.backends import mpi
 from coll.runtime.measure import Measurement, human_size, seconds
 from coll.tools.cl import ArgumentParser
 
@@ -126,7 +127,7 @@ def foreign(kind, n, kibs, repeat, python, warmup=2):
         spec.write_text(json.dumps(job))
         env = dict(os.environ, PYTHONPATH=str(BENCH))
         if kind == "mpi4py":
-            from coll.lowering.mpi import find
+            from coll.backends.mpi.toolchain import find
             found = find()
             cmd = mpi.mpirun_command(found, n) + [python, str(BENCH / "mpi4py_worker.py"), str(spec), str(result)]
             env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")  # as coll's runtime (runtime/mpi.py)

@@ -52,9 +52,9 @@ def collective_class(op):
 
 def bus_factor(op, n):
     """nccl-tests' busbw / algbw of collective `op` over n devices (its
-    `busbw` hook; an explicit program checked as an allreduce: all_reduce's)."""
-    cls = collective_class(op) or BY_NAME["coll.all_reduce"]
-    return cls.busbw(n)
+    `busbw` hook), None for what is not one collective (a whole program)."""
+    cls = collective_class(op)
+    return cls.busbw(n) if cls is not None else None
 
 
 def size_bytes(problem):
@@ -90,7 +90,8 @@ def algbw(size, seconds):
 
 
 def busbw(op, n, size, seconds):
-    return algbw(size, seconds) * bus_factor(op, n)
+    factor = bus_factor(op, n)
+    return None if factor is None else algbw(size, seconds) * factor
 
 
 @dataclass
@@ -148,7 +149,7 @@ class Measurement:
     def as_dict(self):
         return dict(op=self.op, strategy=self.strategy, devices=self.n, size=self.size, count=self.count,
                     times_s=list(self.times), min_s=self.min, median_s=self.median, max_s=self.max,
-                    algbw_GBps=self.algbw / 1e9, busbw_GBps=self.busbw / 1e9, ok=self.ok, wrong=self.wrong,
+                    algbw_GBps=self.algbw / 1e9, busbw_GBps=None if self.busbw is None else self.busbw / 1e9, ok=self.ok, wrong=self.wrong,
                     replicas=self.replicas, **self.extra)
 
 
@@ -279,7 +280,7 @@ HEADER = ("strategy", "devices", "size", "time min", "median", "max", "algbw", "
 def row(m):
     """coll-run's row of Measurement `m`."""
     return (m.strategy, str(m.n), human_size(m.size), seconds(m.min), seconds(m.median), seconds(m.max),
-            gbps(m.algbw), gbps(m.busbw), m.replicas, m.status)
+            gbps(m.algbw), "-" if m.busbw is None else gbps(m.busbw), m.replicas, m.status)
 
 
 def table(rows):

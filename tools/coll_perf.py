@@ -1,7 +1,7 @@
 """coll-perf: a sweep over sizes in the shape of nccl-tests, for every
 collective and back end.
 
-  coll-perf [COLLECTIVE ...] [--backend cpu|mpi|cuda|all] [-b 4K] [-e 4M] [-f 4 | -i BYTES]
+  coll-perf [COLLECTIVE ...] [--backend cpu|mpi|gpu|all] [-b 4K] [-e 4M] [-f 4 | -i BYTES]
             [-g 4] [-n 20] [-w 5] [-c 1] [-o sum] [-d float] [-r 0] [-s auto|all|S[,S...]]
             [--json FILE] [--plot FILE.png] [--quiet]
 
@@ -27,7 +27,6 @@ from .cl import ArgumentParser
 NCCL_TYPES = {"f16": "half", "bf16": "bfloat16", "f32": "float", "f64": "double", "i8": "int8",
               "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool"}
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-BACKEND_ORDER = ("cpu", "mpi", "cuda")
 
 
 class Failure(Exception):
@@ -56,8 +55,8 @@ def _parser():
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("collectives", nargs="*", metavar="COLLECTIVE",
                    help="all_reduce (default), reduce_scatter, all_gather, reduce, broadcast, all_to_all, or all")
-    p.add_argument("--backend", default="cpu", help="cpu (default), mpi, cuda, or all (those not available here are "
-                   "skipped with the reason)")
+    p.add_argument("--backend", default="cpu", help="cpu (default), mpi, gpu (cuda), or all (those not available "
+                   "here are skipped with the reason)")
     p.add_argument("-b", "--minbytes", type=_size, default=_size("4K"), help="smallest size (default 4K)")
     p.add_argument("-e", "--maxbytes", type=_size, default=_size("4M"), help="largest size (default 4M)")
     p.add_argument("-f", "--stepfactor", type=int, default=None, help="multiply the size by this (default 4)")
@@ -89,7 +88,7 @@ def _lists(p, args):
     from coll.collectives import COLLECTIVES
     from coll.ir.kinds import ELEMENTS, KINDS, kind_error
     from coll.ir import MAX_DEVICES
-    from coll.runtime.backends import BACKENDS
+    from coll import backends as registry
     names = {c.short_name(): c for c in COLLECTIVES}
     wanted = [c.replace("-", "_") for c in args.collectives] or ["all_reduce"]
     if "all" in wanted:
@@ -98,10 +97,12 @@ def _lists(p, args):
         if c not in names:
             _usage(p, f"unknown collective '{c}'; expected one of: {', '.join(names)}, all")
     classes = [names[c] for c in dict.fromkeys(wanted)]
-    backends = list(BACKENDS) if args.backend == "all" else [args.backend]
-    for b in backends:
-        if b not in BACKENDS:
-            _usage(p, f"unknown backend '{b}'; expected one of: {', '.join(BACKENDS)}, all")
+    if args.backend == "all":
+        backends = list(registry.BACKENDS.values())
+    elif registry.get(args.backend) is None:
+        _usage(p, f"unknown backend '{args.backend}'; expected one of: {', '.join(registry.names())}, all")
+    else:
+        backends = [registry.get(args.backend)]
     by_nccl = {v: k for k, v in NCCL_TYPES.items()}
     if args.datatype == "all":
         elements = [e for e in ELEMENTS if e != "i1"]
@@ -171,9 +172,9 @@ def shape_of(cls, size, n, item):
 
 
 def _strategies(cls, backend, wanted):
-    """The strategies of `cls` to run on `backend`: as coll-run (ranks
-    under mpirun share no memory: no peer strategies there)."""
-    every = list(cls.STRATEGIES if backend != "mpi" else cls.runnable(()))
+    """The strategies of `cls` to run on `backend`: those its capabilities
+    meet (as coll-run's `all`)."""
+    every = list(cls.runnable(backend.capabilities))
     if wanted is None:
         return every
     return [s for s in wanted if s == "auto" or s in every]
@@ -242,6 +243,7 @@ def _time_us(t):
 
 
 def header(backend, cls, n, strategy, el, kind, args, sizes_):
+    backend = backend.name
     step = f"{args.stepbytes}(bytes)" if args.stepbytes else f"{args.stepfactor or 4}(factor)"
     return [
         f"# coll-perf: {cls.short_name()}_perf, backend {backend}, {n} {'ranks' if backend == 'mpi' else 'devices'}, "
@@ -277,24 +279,24 @@ def run(argv):
     args = p.parse_args(argv)
     backends, classes, wanted, elements, kinds = _lists(p, args)
     from coll.ir.kinds import kind_error
-    from coll.runtime.backends import BACKENDS
     sweep = sizes(args.minbytes, args.maxbytes, args.stepfactor, args.stepbytes)
     ready = []
     for b in backends:
-        ok, why = BACKENDS[b].available()
+        ok, why = b.available()
         if ok:
             ready.append(b)
         else:
-            print(f"# backend {b} skipped: {why}", flush=True)
-            print(f"coll-perf: backend {b} skipped: {why}", file=sys.stderr)
+            print(f"# backend {b.name} skipped: {why}", flush=True)
+            print(f"coll-perf: backend {b.name} skipped: {why}", file=sys.stderr)
     if not ready:
-        raise Failure(f"coll-perf: error: no back end to run on ({', '.join(backends)} not available here)")
+        raise Failure(f"coll-perf: error: no back end to run on ({', '.join(b.name for b in backends)} "
+                      "not available here)")
     plan = []  # (backend, cls, strategy, el, kind)
     for b in ready:
         for cls in classes:
             strategies = _strategies(cls, b, wanted)
             if wanted is not None and not strategies:
-                print(f"# {cls.short_name()} has none of the strategies {', '.join(wanted)} on {b}: skipped")
+                print(f"# {cls.short_name()} has none of the strategies {', '.join(wanted)} on {b.name}: skipped")
             for s in strategies:
                 for el in elements:
                     for kind in (kinds if cls.HAS_KIND else [kinds[0]]):
@@ -313,9 +315,10 @@ def run(argv):
             for size in sweep:
                 got = []
                 for in_place in (False, True):
-                    where = f"{b} {cls.short_name()} {strategy} {el} at {size} bytes{' in place' if in_place else ''}"
+                    where = (f"{b.name} {cls.short_name()} {strategy} {el} at {size} bytes"
+                             f"{' in place' if in_place else ''}")
                     try:
-                        m = measure_point(BACKENDS[b], cls, n, size, el, kind, strategy, args.root, in_place, args)
+                        m = measure_point(b, cls, n, size, el, kind, strategy, args.root, in_place, args)
                     except Exception as e:  # noqa: BLE001 - says which point
                         raise Failure(f"coll-perf: error: {where}: {e}") from None
                     got.append(m)
@@ -323,7 +326,7 @@ def run(argv):
                         progress.step(where)
                         bus.append(m.busbw)
                         wrong += (m.wrong or 0) + m.wrote_inputs
-                        results.append(dict(m.as_dict(), backend=b, requested=strategy, dtype=el,
+                        results.append(dict(m.as_dict(), backend=b.name, requested=strategy, dtype=el,
                                             redop=kind if cls.HAS_KIND else None, root=args.root if cls.ROOTED else -1,
                                             in_place=in_place, warmup=args.warmup_iters, checked=bool(args.check)))
                 chosen.append(f"{size}: {got[0].strategy}")

@@ -12,7 +12,9 @@ import pytest
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.runtime import cpu, cuda, measure
+from coll.runtime import measure
+from coll.backends import cpu
+from coll.backends import gpu as cuda
 from coll.tools import coll_perf, coll_run
 
 TIMES = [2e-6, 1e-6, 4e-6]  # median 2 us
@@ -116,8 +118,8 @@ class _Off:
 
 
 def test_wrong_results_are_counted(capsys, monkeypatch):
-    real = cpu.compile
-    monkeypatch.setattr(cpu, "compile", lambda text, **kw: _Off(real(text, **kw)))
+    real = cpu.BACKEND.compile
+    monkeypatch.setattr(cpu.BACKEND, "compile", lambda text, **kw: _Off(real(text, **kw)))
     code, out, _ = perf(capsys, "-b", "1K", "-e", "2K", "-f", 2, "-g", 2, "-n", 1, "-w", 0, "-s", "naive", "--quiet")
     data = [l.split() for l in out if not l.startswith("#")]
     assert code == 1
@@ -145,16 +147,16 @@ def test_json_and_plot(tmp_path, capsys):
 
 
 def test_unavailable_backends_are_skipped_with_the_reason(capsys, monkeypatch, fixed_times):
-    monkeypatch.setattr(cuda, "available", lambda *a: (False, "no GPU in this test"))
+    monkeypatch.setattr(cuda.BACKEND, "available", lambda *a: (False, "no GPU in this test"))
     with pytest.raises(coll_perf.Failure, match="no back end to run on"):
         perf(capsys, "--backend", "cuda", "-b", "1K", "-e", "1K")
-    assert "backend cuda skipped: no GPU in this test" in capsys.readouterr().err
-    from coll.runtime import mpi
-    monkeypatch.setattr(mpi, "available", lambda *a: (False, "no mpirun in this test"))
+    assert "backend gpu skipped: no GPU in this test" in capsys.readouterr().err
+    from coll.backends import mpi
+    monkeypatch.setattr(mpi.BACKEND, "available", lambda *a: (False, "no mpirun in this test"))
     code, out, _ = perf(capsys, "--backend", "all", "-b", "1K", "-e", "1K", "-g", 2, "-s", "ring")
     assert code == 0
     assert "# backend mpi skipped: no mpirun in this test" in out
-    assert "# backend cuda skipped: no GPU in this test" in out
+    assert "# backend gpu skipped: no GPU in this test" in out
     assert sum(l.startswith("# coll-perf: all_reduce_perf, backend cpu") for l in out) == 1
 
 
@@ -171,7 +173,7 @@ def test_unavailable_backends_are_skipped_with_the_reason(capsys, monkeypatch, f
     (["-f", "2", "-i", "1K"], "-f and -i exclude each other; give one"),
     (["allreduce"], "unknown collective 'allreduce'; expected one of: all_reduce, reduce_scatter, all_gather, "
                     "reduce, broadcast, all_to_all, all"),
-    (["--backend", "tpu"], "unknown backend 'tpu'; expected one of: cpu, cuda, mpi, all"),
+    (["--backend", "tpu"], "unknown backend 'tpu'; expected one of: cpu, gpu, cuda, mpi, all"),
     (["--json", "/nonexistent/x.json"], "--json: the folder of '/nonexistent/x.json' does not exist"),
     (["-n", "0"], "-n must be >= 1 and -w >= 0, got -n 0 -w 5"),
     (["-w", "x"], "argument -w/--warmup_iters: invalid int value: 'x'"),

@@ -9,7 +9,7 @@ from importlib.util import find_spec
 import pytest
 
 from coll.collectives import AllReduce
-from coll.runtime import mpi
+from coll.backends import mpi
 
 BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
 sys.path.insert(0, BENCH)
