@@ -39,7 +39,8 @@ COLUMNS = {
     "busbw": "algbw x the collective's bus factor: all_reduce 2(N-1)/N; reduce_scatter, all_gather, "
              "all_to_all (N-1)/N; broadcast, reduce 1 (nccl-tests' busbw: comparable across collectives, "
              "strategies and N)",
-    "#wrong": "output elements that fail the check against numpy (exact on the generated inputs)",
+    "#wrong": "output elements that fail the check against numpy (exact on the generated inputs), plus 1 "
+              "when an out-of-place program wrote its input buffers",
     "replicas": "whether every replica of a multi-device result holds the same bits",
     "check": "ok, or FAIL with the largest error (floats) or the count of wrong elements",
 }

@@ -232,9 +232,11 @@ def measure_point(backend, cls, n, size, el, kind, strategy, root, in_place, arg
     require(memory_needed(problem), f"coll-perf's {cls.short_name()} of {n} x {size} bytes")
     prog = backend.compile(text, strategy=strategy)
     runs = Runs(problem, check.make_inputs(problem, 0))
-    m = runs.measure(prog, args.iters, args.warmup_iters, checked=bool(args.check),
-                     strategy=prog.strategies[0] if prog.strategies else strategy)
-    return m
+    try:
+        return runs.measure(prog, args.iters, args.warmup_iters, checked=bool(args.check),
+                            strategy=prog.strategies[0] if prog.strategies else strategy)
+    finally:
+        backend.clear_cache()  # no size is measured twice: a long sweep would hold every engine
 
 
 def _time_us(t):
