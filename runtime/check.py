@@ -265,7 +265,12 @@ def make_inputs(problem, seed=0):
                 v = rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(-12, 12, shape)
             else:
                 k = max(1, min(1024, (2 ** PRECISION[el] - 1) // n))
-                v = rng.integers(-k, k, shape, endpoint=True) / 2.0 ** int(k).bit_length()
+                ints, scale = rng.integers(-k, k, shape, endpoint=True), 2.0 ** -int(k).bit_length()
+                if el != "bf16":  # exact in the element type: scaled there, not through float64
+                    dtype = NUMPY_DTYPES[el]
+                    out.append(ints.astype(dtype) * dtype.type(scale))
+                    continue
+                v = ints * scale
             out.append(to_bf16(v) if el == "bf16" else v.astype(NUMPY_DTYPES[el]))
         elif el == "i1":
             out.append(rng.integers(0, 2, shape).astype(np.bool_))
