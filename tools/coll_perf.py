@@ -86,7 +86,8 @@ def _lists(p, args):
     """(backends, collective classes, strategies (None: all), element types,
     kinds) from the arguments; usage errors for anything unknown."""
     from coll.collectives import COLLECTIVES
-    from coll.ir.kinds import ELEMENTS, KINDS, kind_error
+    from coll.ir.kinds import ELEMENTS, KINDS
+    from coll.ir.verifier import _kind_error as kind_error  # the verifier's rule, the one place it is
     from coll.ir import MAX_DEVICES
     from coll import backends as registry
     names = {c.short_name(): c for c in COLLECTIVES}
@@ -280,7 +281,7 @@ def run(argv):
     p = _parser()
     args = p.parse_args(argv)
     backends, classes, wanted, elements, kinds = _lists(p, args)
-    from coll.ir.kinds import kind_error
+    from coll.ir.verifier import _kind_error as kind_error
     sweep = sizes(args.minbytes, args.maxbytes, args.stepfactor, args.stepbytes)
     ready = []
     for b in backends:
