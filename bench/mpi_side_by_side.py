@@ -30,8 +30,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context

@@ -199,9 +199,13 @@ class Progress:
         line = f"coll-perf: {self.done}/{self.total} measured, {now - self.t0:.0f} s; {what}"
         print("\r" + line + "\033[K" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
 
+    def clear(self):
+        """Before a line on stdout: a terminal's progress line erased."""
+        if self.tty and not self.quiet:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
     def close(self):
-        if self.tty and not self.quiet and time.monotonic() - self.t0 >= 2:
-            print(file=sys.stderr)
+        self.clear()
 
 
 def _module(cls, n, shape, el, kind, strategy, root, in_place):
@@ -333,6 +337,7 @@ def run(argv):
                                             redop=kind if cls.HAS_KIND else None, root=args.root if cls.ROOTED else -1,
                                             in_place=in_place, warmup=args.warmup_iters, checked=bool(args.check)))
                 chosen.append(f"{size}: {got[0].strategy}")
+                progress.clear()
                 print(line(cls, el, kind, args.root, *got), flush=True)
             total_wrong += wrong
             print(f"# Out of bounds values : {wrong} {'FAILED' if wrong else 'OK'}")
