@@ -26,7 +26,7 @@ from .cl import ArgumentParser
 # nccl-tests' names of the element types that it has.
 NCCL_TYPES = {"f16": "half", "bf16": "bfloat16", "f32": "float", "f64": "double", "i8": "int8",
               "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool"}
-UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 class Failure(Exception):
@@ -34,13 +34,13 @@ class Failure(Exception):
 
 
 def _size(text):
-    """'4K' -> 4096 (nccl-tests' -b/-e: bytes, optionally K, M or G)."""
+    """'4K' -> 4096 (nccl-tests' -b/-e: bytes, optionally K, M, G or T)."""
     t = text.strip().upper()
     unit = t[-1:] if t[-1:] in UNITS and t[-1:] else ""
     try:
         n = int(t[:-1] if unit else t)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid size '{text}'; expected bytes, optionally with K, M or G "
+        raise argparse.ArgumentTypeError(f"invalid size '{text}'; expected bytes, optionally with K, M, G or T "
                                          "(e.g. 64K)") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"invalid size '{text}'; expected at least 1 byte")
@@ -244,6 +244,26 @@ def measure_point(backend, cls, n, size, el, kind, strategy, root, in_place, arg
         backend.clear_cache()  # no size is measured twice: a long sweep would hold every engine
 
 
+def _check_memory(plan, n, largest, root):
+    """Refuses, before anything is measured, a sweep whose largest size
+    cannot fit in memory (runtime/measure.py memory_needed)."""
+    from mlir import ir
+    from coll.ir import make_context
+    from coll.runtime import check
+    from coll.runtime.measure import memory_needed
+    from coll.runtime.memory import MemoryLimit, require
+    from coll.runtime.signature import NUMPY_DTYPES
+    for cls, el, kind in dict.fromkeys((c, e, k) for _, c, _, e, k in plan):
+        shape, _ = shape_of(cls, largest, n, NUMPY_DTYPES[el].itemsize)
+        for in_place in (False, True) if cls.IN_PLACE else (False,):
+            with make_context():
+                problem = check.describe(ir.Module.parse(_module(cls, n, shape, el, kind, "auto", root, in_place)))
+            try:
+                require(memory_needed(problem), f"coll-perf's {cls.short_name()} of {n} x {largest} bytes ({el})")
+            except MemoryLimit as e:
+                raise Failure(f"coll-perf: error: -e {largest}: {e}") from None
+
+
 def _time_us(t):
     us = t * 1e6
     return f"{us:7.0f}" if us >= 10000 else f"{us:7.1f}" if us >= 100 else f"{us:7.2f}"
@@ -310,6 +330,7 @@ def run(argv):
                         if cls.HAS_KIND and kind_error(kind, el):
                             continue
                         plan.append((b, cls, s, el, kind))
+    _check_memory(plan, n=args.devices, largest=sweep[-1], root=args.root)
     places = sum(1 + c.IN_PLACE for _, c, *_ in plan)
     progress = Progress(places * len(sweep), args.quiet)
     results, total_wrong, load0 = [], 0, os.getloadavg()[0]

@@ -159,8 +159,16 @@ def test_unavailable_backends_are_skipped_with_the_reason(capsys, monkeypatch, f
     assert sum(l.startswith("# coll-perf: all_reduce_perf, backend cpu") for l in out) == 1
 
 
+def test_a_sweep_that_cannot_fit_is_refused_before_measuring(capsys):
+    with pytest.raises(coll_perf.Failure) as e:
+        perf(capsys, "-g", 8, "-b", "1K", "-e", "1T")
+    assert str(e.value).startswith("coll-perf: error: -e 1099511627776: coll-perf's all_reduce of 8 x "
+                                   "1099511627776 bytes (f32) needs about ")
+    assert capsys.readouterr().out == ""  # nothing measured, nothing printed
+
+
 @pytest.mark.parametrize("argv,message", [
-    (["-b", "4Q"], "argument -b/--minbytes: invalid size '4Q'; expected bytes, optionally with K, M or G (e.g. 64K)"),
+    (["-b", "4Q"], "argument -b/--minbytes: invalid size '4Q'; expected bytes, optionally with K, M, G or T (e.g. 64K)"),
     (["-b", "8M", "-e", "4M"], "-b (8388608 bytes) is larger than -e (4194304 bytes)"),
     (["-g", "0"], "-g must be 1..1024 devices, got 0"),
     (["-o", "avg"], "unknown op 'avg'; expected one of: sum, prod, max, min, and, or, xor, all"),
