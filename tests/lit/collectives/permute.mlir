@@ -2,21 +2,21 @@
 // (source, target) pair; (s, s) is a local copy; an output no pair targets
 // is not written. The claim carries the pairs and coll-check-semantics
 // proves every lowering (the untouched outputs too).
-// RUN: coll-gen permute --devices 2 --shape 8 | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=SWAP2
-// RUN: coll-gen permute --devices 3 --shape 5 --pairs 0:2,2:1 | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=PARTIAL3
-// RUN: coll-gen permute --devices 4 --shape 2x3 --dtype i32 --strategy direct | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RING4
-// RUN: coll-gen permute --devices 3 --shape 5 --pairs 0:0,1:1,2:2 | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=IDENT3
-// RUN: coll-gen permute --devices 3 --shape 5 --pairs none | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=NONE3
-// RUN: coll-gen permute --devices 4 --shape 0x3 --pairs shift:2 | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=EMPTY
-// RUN: coll-gen permute --devices 4 --shape 6 --pairs 3:0,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | filecheck %s --check-prefix=PROVED
-// RUN: coll-gen permute --devices 3 --shape 2x2 --pairs 2:0,0:1,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | filecheck %s --check-prefix=PROVED
+// RUN: coll-gen permute --devices 2 --shape 8 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=SWAP2
+// RUN: coll-gen permute --devices 3 --shape 5 --pairs 0:2,2:1 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=PARTIAL3
+// RUN: coll-gen permute --devices 4 --shape 2x3 --dtype i32 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING4
+// RUN: coll-gen permute --devices 3 --shape 5 --pairs 0:0,1:1,2:2 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=IDENT3
+// RUN: coll-gen permute --devices 3 --shape 5 --pairs none | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=NONE3
+// RUN: coll-gen permute --devices 4 --shape 0x3 --pairs shift:2 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=EMPTY
+// RUN: coll-gen permute --devices 4 --shape 6 --pairs 3:0,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=PROVED
+// RUN: coll-gen permute --devices 3 --shape 2x2 --pairs 2:0,0:1,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=PROVED
 // Upstream mlir-opt knows the op from the IRDL file alone:
-// RUN: coll-gen permute --devices 3 --shape 4 --pairs 0:2 | %mlir-opt --irdl-file=%irdl | filecheck %s --check-prefix=IRDL
+// RUN: coll-gen permute --devices 3 --shape 4 --pairs 0:2 | %mlir-opt --irdl-file=%irdl | FileCheck %s --check-prefix=IRDL
 // The verifier's refusals (this file's own chunks):
 // RUN: coll-opt %s --split-input-file --verify-diagnostics
-// RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:1,2:1 2>&1 | filecheck %s --check-prefix=GENDUP
-// RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:x 2>&1 | filecheck %s --check-prefix=GENBAD
-// RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:99999999999999999999 2>&1 | filecheck %s --check-prefix=GENBIG
+// RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:1,2:1 2>&1 | FileCheck %s --check-prefix=GENDUP
+// RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:x 2>&1 | FileCheck %s --check-prefix=GENBAD
+// RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:99999999999999999999 2>&1 | FileCheck %s --check-prefix=GENBIG
 
 // N = 2, the default pairs (a ring shift by one): a swap.
 // SWAP2-LABEL: func.func @permute

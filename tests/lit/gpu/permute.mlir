@@ -2,10 +2,10 @@
 // stream (one round: the copies run concurrently), down to the host's
 // mgpuMemcpy calls; the tensor form's zero fill of an output that receives
 // nothing is local work, a kernel launched before the copies (PTX).
-// RUN: coll-gen permute --devices 4 --shape 64 --dtype i64 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=RING
-// RUN: coll-gen permute --devices 3 --shape 1000 --pairs 0:2,2:1 | %PYTHON -m coll.tools.coll_build --emit=llvm | filecheck %s --check-prefix=HOST
-// RUN: %PYTHON -m coll.tools.coll_build --emit=gpu %s | filecheck %s --check-prefix=FILL
-// RUN: %PYTHON -m coll.tools.coll_build --emit=ptx %s | filecheck %s --check-prefix=PTX
+// RUN: coll-gen permute --devices 4 --shape 64 --dtype i64 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=RING
+// RUN: coll-gen permute --devices 3 --shape 1000 --pairs 0:2,2:1 | %PYTHON -m coll.tools.coll_build --emit=llvm | FileCheck %s --check-prefix=HOST
+// RUN: %PYTHON -m coll.tools.coll_build --emit=gpu %s | FileCheck %s --check-prefix=FILL
+// RUN: %PYTHON -m coll.tools.coll_build --emit=ptx %s | FileCheck %s --check-prefix=PTX
 
 // RING-NOT: "coll.
 // RING-LABEL: func.func @permute

@@ -4,13 +4,13 @@
 // then leaves it alone; a full permutation fills nothing. In an SPMD
 // function the rank's one output is filled whenever some rank of the group
 // receives nothing (a receive overwrites it).
-// RUN: coll-opt %s --split-input-file --coll-bufferize | filecheck %s
+// RUN: coll-opt %s --split-input-file --coll-bufferize | FileCheck %s
 // The whole bufferize route, then the global view and the explicit level
 // (the fill stays local work next to the proved copies):
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-check-order,coll-check-semantics)' | filecheck %s --check-prefix=LOW
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=LOW
 // On the CPU route i1 is stored as i8 (backends/placement.py): the bool
 // fill fills the zero-extended value.
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | filecheck %s --check-prefix=CPU
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | FileCheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func @partial
 // CHECK: %[[B0:.*]] = bufferization.to_buffer %arg0 read_only
