@@ -76,6 +76,19 @@ def _fail(message):
     return 1
 
 
+def all_passes():
+    """Every coll pass: the tool imports the modules that register them
+    (the pyproject entry points name the same modules, for embedders;
+    tests/unit/test_registry.py checks the two lists agree)."""
+    from coll.analysis import register as _analysis  # noqa: F401
+    from coll.backends import register as _backends  # noqa: F401
+    from coll.core.registry import PASSES, loaded
+    from coll.frontends import register as _frontends  # noqa: F401
+    from coll.passes import register as _passes  # noqa: F401
+    loaded()
+    return PASSES
+
+
 def _is_pass(name, coll_names):
     """True when `name` is a coll pass or one the upstream registry knows."""
     import re
@@ -287,8 +300,7 @@ def run(argv):
     if args.help or args.h:
         sys.stdout.write(cl.help_text(OPTIONS, USAGE))
         return 0
-    from coll.core.registry import load_all
-    coll_passes = load_all()
+    coll_passes = all_passes()
     elems, unknown = _pass_elements(parsed.passes, coll_passes)
     if unknown is not None:
         return _unknown(unknown, coll_passes)
