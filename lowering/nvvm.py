@@ -29,6 +29,7 @@ from mlir.passmanager import PassManager
 from ..core.errors import PassError
 from ..core.pipeline import run_pm
 from .gpu_kernels import features_for
+from .gpu_launch import embedded_objects, own_launches
 from .gpu_memcpy import legalize_memcpy
 
 
@@ -117,6 +118,7 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
     if bad:
         raise PassError(f"'{bad[0].name}' was not lowered to the LLVM dialect (the upstream "
                         "conversion is partial; see coll-to-gpu's rules)", bad[0].location)
+    own_launches(module_op)
 
 
 def _refuse_placement(module_op):
@@ -134,8 +136,9 @@ def _refuse_placement(module_op):
 
 
 def kernel_objects(module_op):
-    """[(gpu.binary name, target text, bytes)] of every object in the module."""
-    found = []
+    """[(binary name, target text, bytes)] of every kernel object in the
+    module: gpu.binary ops, or what own_launches embedded in their place."""
+    found = [(name, target, data) for name, target, _, data in embedded_objects(module_op)]
 
     def visit(op):
         if op.name == "gpu.binary":
