@@ -62,6 +62,11 @@ def cuda_runtime_library():
     return lib
 
 
+# Whole-call CUDA graphs through the driver API (upstream's wrappers have
+# none), linked into libraries whose host code calls it.
+GRAPH_SHIM = Path(__file__).with_name("gpu_graph.c")
+
+
 def have_ptxas():
     return shutil.which("ptxas") is not None
 
@@ -178,7 +183,8 @@ def host_calls(llvm_ir):
     for m in re.finditer(r"^define [^@]*@([\w.$]+)\(.*?^}$", llvm_ir, re.S | re.M):
         calls = re.findall(r"call \w+ @([\w.$]+)\(", m.group(0))
         own[m.group(1)] = Counter(c for c in calls if c.startswith("mgpu"))
-        callees[m.group(1)] = [c for c in calls if not c.startswith("mgpu")]
+        # once each: the graph wrapper calls its body on two exclusive paths
+        callees[m.group(1)] = list(dict.fromkeys(c for c in calls if not c.startswith("mgpu")))
     out = {}
 
     def total(name):
@@ -226,11 +232,16 @@ def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
         # -O0: host code is runtime calls in order; -O2 only makes llc 5x slower
         # (fast instruction selection; the kernels are compiled apart, as PTX).
         _run([tool("llc"), "-O0", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
+        objs = [str(obj)]
+        if "@__coll_call_begin(" in llvm_ir:  # graph calls (lowering/gpu_streams.py)
+            shim = Path(tmp) / "graph.o"
+            _run([cc, "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-o", str(shim), str(GRAPH_SHIM)])
+            objs.append(str(shim))
         lib = Path(tmp) / "lib.so"
         # -Bsymbolic: the library's calls bind to its own functions; without
         # it, a second program with the same entry name loaded into one
         # process (RTLD_GLOBAL) runs the first one's code on its buffers.
-        cmd = [cc, "-shared", "-Wl,-Bsymbolic", "-o", str(lib), str(obj), f"-L{runtime_dir}",
+        cmd = [cc, "-shared", "-Wl,-Bsymbolic", "-o", str(lib), *objs, f"-L{runtime_dir}",
                "-lmlir_cuda_runtime"]
         cmd += [f"-Wl,-rpath,{r}" for r in rpaths]
         _run(cmd)
