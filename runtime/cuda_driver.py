@@ -58,6 +58,16 @@ def available(device=0):
     return True, ""
 
 
+def driver_version():
+    """cuDriverGetVersion (e.g. 13000 for CUDA 13.0), or None."""
+    try:
+        lib = _load_libcuda()
+    except OSError:
+        return None
+    v = ctypes.c_int(0)
+    return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None
+
+
 class Driver:
     """The primary context of one GPU, and memory in it."""
 

@@ -121,18 +121,18 @@ class Emulator:
     One per process: programs find libmlir_cuda_runtime.so by soname, so a
     second copy loaded from another path would never be called."""
 
-    def __new__(cls, directory):
+    def __new__(cls, directory, build=True):
         if not _LOADED:
             _LOADED.append(super().__new__(cls))
-            _LOADED[0]._init(directory)
+            _LOADED[0]._init(directory, build)
         return _LOADED[0]
 
-    def __init__(self, directory):
+    def __init__(self, directory, build=True):
         pass
 
-    def _init(self, directory):
+    def _init(self, directory, build):
         self.dir = Path(directory)  # programs link against the emulator here
-        path = build_emulator(directory)
+        path = build_emulator(directory) if build else self.dir / SONAME
         self.lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         self.lib.mgpuEmuError.restype = ctypes.c_char_p
         self.lib.mgpuEmuCount.restype = ctypes.c_int64

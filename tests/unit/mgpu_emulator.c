@@ -24,7 +24,8 @@
 // COLL_EMU_INJECT=fault:TEXT, hang:TEXT or wrong:TEXT acts while the
 // environment's COLL_CURRENT_PROGRAM (set by bench/gpu_run.py) contains TEXT:
 // a kernel faults (sticky: syncs report it, the emulated driver's
-// cuCtxSynchronize fails), a kernel never ends, or copies flip a byte.
+// cuCtxSynchronize fails), a kernel never ends, or copies flip a bit of
+// their last byte.
 //
 // Built with -DEMULATE_DRIVER, the file is instead a host-memory libcuda.so.1
 // (the few driver calls runtime/cuda_driver.py makes), so that the Python
@@ -189,19 +190,28 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-// COLL_EMU_INJECT=what:TEXT, active while COLL_CURRENT_PROGRAM contains TEXT.
+// COLL_EMU_INJECT=what:TEXT[,what:TEXT...], each active while
+// COLL_CURRENT_PROGRAM contains its TEXT.
 static int injected(const char *what) {
   const char *spec = getenv("COLL_EMU_INJECT"), *prog = getenv("COLL_CURRENT_PROGRAM");
+  if (!spec || !prog) return 0;
   size_t n = strlen(what);
-  if (!spec || !prog || strncmp(spec, what, n) != 0 || spec[n] != ':') return 0;
-  return strstr(prog, spec + n + 1) != NULL;
+  char item[512];
+  while (*spec) {
+    size_t len = strcspn(spec, ",");
+    snprintf(item, sizeof item, "%.*s", (int)len, spec);
+    if (strncmp(item, what, n) == 0 && item[n] == ':' && strstr(prog, item + n + 1)) return 1;
+    spec += len + (spec[len] == ',');
+  }
+  return 0;
 }
 
 static void execute(Op *op) {
   switch (op->kind) {
   case OP_COPY:
     if (!faulted) memmove(op->dst, op->src, op->bytes);
-    if (op->bytes && injected("wrong")) ((unsigned char *)op->dst)[0] ^= 0x40;
+    // the top byte of the last element: its sign and exponent, for any type
+    if (op->bytes && injected("wrong")) ((unsigned char *)op->dst)[op->bytes - 1] ^= 0x40;
     break;
   case OP_KERNEL:
     if (injected("hang")) {
@@ -689,6 +699,7 @@ int64_t mgpuEmuPending(void) {
 #else
 // -- a host-memory CUDA driver (libcuda.so.1) for runtime/cuda_driver.py ------
 int cuInit(unsigned flags) { (void)flags; return 0; }
+int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 int cuDeviceGetCount(int *n) { *n = 1; return 0; }
 int cuDeviceGet(int *dev, int ordinal) { *dev = ordinal; return ordinal == 0 ? 0 : 101; }
 int cuDeviceGetName(char *name, int len, int dev) {
