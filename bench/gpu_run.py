@@ -29,7 +29,7 @@ Stages:
   perf      every perf entry (strategy x N x size): checked cold (the call
             that captures the graph), warm (a replay) and op by op, then
             timed: wall time of the synchronous call and device time (events
-            around the call's enqueued work: lowering/gpu_graph.c), as a
+            around the call's enqueued work: backends/gpu/graph.c), as a
             graph and op by op; torch's own equivalent (sum of the inputs,
             copies to every output) and a device-to-device copy of the same
             size, timed with events; the share of the D2D copy rate reached
