@@ -532,6 +532,7 @@ class TorchWorker:
         torch.empty(1, device="cuda")  # the primary context, which the wrappers use too
         preload(args.folder)
         self.torch_ref, self.d2d = {}, {}
+        self.cap = load_manifest(args.folder).get("memory_cap_bytes", 60 << 30)
 
     def run(self, pid, lib, e, timing):
         torch = self.torch
@@ -571,26 +572,30 @@ class TorchWorker:
                 checked("direct")
                 prog.set_graphs(True)
             if timing:
-                row.update(self.timing(prog, call, e, graphs, repeats(warm)))
+                row.update(self.timing(prog, call, graphs, repeats(warm)))
                 checks["timed"] = all(close_enough(torch, y, ref, e) for y in ys)
+                # The references last: torch's own allreduce overwrites the outputs.
+                row.update(self.references(e, xs, ys, row["repeat"]))
             if graphs:
                 row["graph_counts"] = counts = prog.graph_counts()
                 checks["graph"] = counts["captures"] >= 1 and counts["refused"] == 0
         finally:
             prog.close()
+        row["peak_device_bytes"] = torch.cuda.max_memory_allocated()
+        checks["memory"] = row["peak_device_bytes"] <= self.cap
         row["checks"] = checks
         row["ok"] = all(checks.values())
         if not row["ok"]:
-            row["error"] = ", ".join("CUDA graph not captured" if k == "graph" else f"wrong result ({k})"
-                                     for k, v in checks.items() if not v)
-        row["peak_device_bytes"] = torch.cuda.max_memory_allocated()
+            row["error"] = ", ".join(
+                "CUDA graph not captured" if k == "graph" else
+                f"peak device memory over the cap ({self.cap >> 30} GiB)" if k == "memory" else
+                f"wrong result ({k})" for k, v in checks.items() if not v)
         del xs, ys, ws, ref
         torch.cuda.empty_cache()
         return row
 
-    def timing(self, prog, call, e, graphs, repeat):
-        """Wall and device seconds (medians), as a graph and op by op, and
-        the references at this N and size."""
+    def timing(self, prog, call, graphs, repeat):
+        """Wall and device seconds (medians), as a graph and op by op."""
         torch = self.torch
         out = {"repeat": repeat}
         modes = [("graph", True), ("direct", False)] if graphs else [("direct", False)]
@@ -611,22 +616,25 @@ class TorchWorker:
         if graphs:
             prog.set_graphs(True)
             prog.set_timing(False)
+        return out
+
+    def references(self, e, xs, ys, repeat):
+        """torch's equivalent and the D2D copy rate at this N and size
+        (measured once per worker)."""
         key = (e["n"], e["numel"], e["dtype"])
         if key not in self.torch_ref:
-            self.torch_ref[key] = self.torch_equivalent(e, repeat)
-        out.update(self.torch_ref[key])
+            self.torch_ref[key] = self.torch_equivalent(xs, ys, repeat)
+        out = dict(self.torch_ref[key])
         nbytes = e["numel"] * ELEM_BYTES[e["dtype"]]
         if nbytes not in self.d2d:
             self.d2d[nbytes] = self.copy_rate(nbytes, repeat)
         out["d2d_Bps"] = self.d2d[nbytes]
         return out
 
-    def torch_equivalent(self, e, repeat):
-        """torch's own allreduce on one GPU: sum the inputs into the first
-        output, copy it to the others."""
+    def torch_equivalent(self, xs, ys, repeat):
+        """torch's own allreduce on one GPU, on the program's buffers: sum
+        the inputs into the first output, copy it to the others."""
         torch = self.torch
-        xs = make_inputs(torch, e, seed=1)
-        ys = [torch.empty_like(x) for x in xs]
 
         def direct():
             torch.add(xs[0], xs[1], out=ys[0])
@@ -636,10 +644,8 @@ class TorchWorker:
                 y.copy_(ys[0])
         direct()
         torch.cuda.synchronize()
-        out = {"torch_device_s": median(event_seconds(torch, direct, repeat)),
-               "torch_wall_s": median(wall_seconds(torch, direct, repeat))}
-        del xs, ys
-        return out
+        return {"torch_device_s": median(event_seconds(torch, direct, repeat)),
+                "torch_wall_s": median(wall_seconds(torch, direct, repeat))}
 
     def copy_rate(self, nbytes, repeat):
         """Device-to-device copy of `nbytes`: bytes read + written per second."""
@@ -707,7 +713,7 @@ def preflight(args, manifest):
         raise SetupError(f"the driver supports CUDA {version // 1000}.{version % 1000 // 10}; the "
                          f"cubins ({manifest['tools']['ptxas']}) need CUDA "
                          f"{need['cuda'] // 1000}.{need['cuda'] % 1000 // 10} ({need['branch']}+ driver)")
-    return {"driver_cuda_version": version, "gpu": cuda_driver.Driver(0).name,
+    return {"driver_cuda_version": version, "gpu": cuda_driver.device_name(0),
             "host": platform.node()}
 
 

@@ -68,6 +68,17 @@ def driver_version():
     return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None
 
 
+def device_name(device=0):
+    """The GPU's name, without making a context (a parent process that only
+    orchestrates keeps none)."""
+    lib = _load_libcuda()
+    dev = ctypes.c_int(0)
+    name = ctypes.create_string_buffer(256)
+    if lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(dev), device) or lib.cuDeviceGetName(name, 256, dev):
+        return None
+    return name.value.decode(errors="replace")
+
+
 class Driver:
     """The primary context of one GPU, and memory in it."""
 

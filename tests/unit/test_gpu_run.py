@@ -130,7 +130,8 @@ def test_all_stages_and_report(fake, tmp_path):
     perf = [x for x in rows(tmp_path) if x["stage"] == "perf"]
     assert len(perf) == 4 and all(x["ok"] for x in perf)
     for x in perf:
-        assert x["checks"] == {"cold": True, "warm": True, "direct": True, "timed": True, "graph": True}
+        assert x["checks"] == {"cold": True, "warm": True, "direct": True, "timed": True, "graph": True,
+                              "memory": True}
         for k in ("graph_wall_s", "graph_device_s", "direct_wall_s", "direct_device_s",
                   "torch_device_s", "torch_wall_s", "d2d_Bps"):
             assert x[k] > 0, k
