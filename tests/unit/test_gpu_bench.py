@@ -126,3 +126,36 @@ def test_sanitizer_reports_and_search():
     out = ("========= COMPUTE-SANITIZER\n========= Invalid __global__ write of size 16 bytes\n"
            "=========     at combine_sum_f32_x2+0x70\n========= ERROR SUMMARY: 1 error\n")
     assert gpu_run.sanitizer_findings(out) == ["========= Invalid __global__ write of size 16 bytes"]
+
+
+def test_report_auto_vs_fastest_and_table():
+    """The report from hand-made rows: device-time figures, auto's pick
+    against the fastest per point (within 10% at >= 90% of the points), the
+    README table's cells; a rerun's row replaces the earlier one."""
+    import gpu_run
+    manifest = {"strategies": ["ring", "oneshot"], "tools": {"ptxas": "x"},
+                "auto": {"nvlink-h200": {"2:4096": "oneshot", "2:16384": "ring"}},
+                "libraries": [{"file": f"perf_{s}_n2.so", "set": "perf", "kernel_format": ["bin"],
+                               "entries": [{"entry": f"ar_{b}", "traffic_bytes": 3 * b}
+                                           for b in (4096, 16384)]} for s in ("ring", "oneshot")]}
+
+    def row(s, b, t, ok=True):
+        return dict(stage="perf", id=f"perf_{s}_n2.so:ar_{b}", entry=f"ar_{b}", strategy=s, n=2,
+                    bytes=b, ok=ok, graph_device_s=t, graph_wall_s=2 * t, direct_wall_s=3 * t,
+                    torch_device_s=4e-6, d2d_Bps=4e9)
+    rows = [row("ring", 4096, 9e-6, ok=False), row("ring", 4096, 10e-6), row("oneshot", 4096, 5e-6),
+            row("ring", 16384, 12e-6), row("oneshot", 16384, 10e-6)]
+    result, text = gpu_run.report(rows, manifest, {"gpu": "H200"})
+    by = {(r["strategy"], r["bytes"]): r for r in result["perf"]}
+    assert len(by) == 4 and by[("ring", 4096)]["ok"]  # the rerun replaced the failed row
+    r = by[("ring", 16384)]
+    assert r["algbw"] == pytest.approx(16384 / 12e-6) and r["busbw"] == pytest.approx(r["algbw"])
+    assert r["d2d_share"] == pytest.approx(3 * 16384 / 12e-6 / 4e9) and r["x_torch"] == pytest.approx(4 / 12)
+    nv = result["auto_vs_fastest"]["nvlink-h200"]
+    assert [(p["auto"], p["fastest"], round(p["ratio"], 2)) for p in nv["points"]] == [
+        ("oneshot", "oneshot", 1.0), ("ring", "oneshot", 1.2)]
+    assert (nv["within"], nv["of"], nv["meets_target"]) == (1, 2, False)
+    assert "| 4 KiB | 10.0 us (31%) | 5.0 us (61%) | 4.0 us | 4 | oneshot | oneshot |" in text
+    assert "| 16 KiB | 24 / 36 us | 20 / 30 us |" in text
+    assert "within 10% of the fastest at 1 of 2 points (misses the 90% target)" in text
+    assert result["failed"] == []
