@@ -75,3 +75,14 @@
 // ONCE-LABEL: llvm.func internal @__coll_fini()
 // ONCE-NEXT: %[[G:.*]] = llvm.mlir.addressof @__coll_graph_0
 // ONCE-NEXT: llvm.call @__coll_graph_destroy(%[[G]])
+
+// coll-build --graph=false (coll-to-gpu{graph=false}): the entry enqueues
+// its work itself, syncs once, and the library has no graph calls.
+// RUN: coll-gen all-reduce --devices 2 --shape 8 | %PYTHON -m coll.tools.coll_build --emit=llvmir --format=isa --graph=false | filecheck %s --check-prefix=OFF
+// OFF-NOT: __coll_call_begin
+// OFF-LABEL: define void @all_reduce(
+// OFF: call void @mgpuMemcpy(
+// OFF: call void @mgpuLaunchKernel(
+// OFF: call void @mgpuStreamSynchronize(
+// OFF-LABEL: define void @_mlir_ciface_all_reduce(
+// OFF-NOT: __coll_graph
