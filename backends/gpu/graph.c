@@ -65,14 +65,23 @@ static int ok(CUresult rc, const char *what) {
   return 0;
 }
 
+// The library's context (the wrappers' one, the device's primary context),
+// seen on its first stream: made current around every driver call here, the
+// calls made outside a program call (unload, timing queries) included.
+static CUcontext lib_ctx;
+
 static void push(CUstream s) {
-  CUcontext ctx = NULL;
-  if (ok(cuStreamGetCtx(s, &ctx), "cuStreamGetCtx")) ok(cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent");
+  if (!lib_ctx) ok(cuStreamGetCtx(s, &lib_ctx), "cuStreamGetCtx");
+  if (lib_ctx) ok(cuCtxPushCurrent_v2(lib_ctx), "cuCtxPushCurrent");
 }
 
 static void pop(void) {
   CUcontext ctx;
-  cuCtxPopCurrent_v2(&ctx);
+  if (lib_ctx) cuCtxPopCurrent_v2(&ctx);
+}
+
+static void push_lib(void) {
+  if (lib_ctx) cuCtxPushCurrent_v2(lib_ctx);
 }
 
 HIDDEN int32_t __coll_call_begin(coll_graph *g, const int64_t *key, int64_t nkey, CUstream s0) {
@@ -145,14 +154,18 @@ HIDDEN void __coll_call_end(coll_graph *g, CUstream s0) {
 
 // From the library's destructor (__coll_fini), before its streams go.
 HIDDEN void __coll_graph_destroy(coll_graph *g) {
+  push_lib();
   if (g->state == 1) ok(cuGraphExecDestroy(g->exec), "cuGraphExecDestroy");
+  pop();
   free(g->key);
   memset(g, 0, sizeof *g);
 }
 
 __attribute__((destructor)) static void release_events(void) {
+  push_lib();
   if (ev_start) cuEventDestroy_v2(ev_start);
   if (ev_end) cuEventDestroy_v2(ev_end);
+  pop();
   ev_start = ev_end = NULL;
 }
 
@@ -165,9 +178,11 @@ EXPORT void coll_set_timing(int32_t on) { timing = on != 0; }
 EXPORT double coll_last_device_seconds(void) {
   float ms = -1;
   if (!timed || !ev_end) return -1;
-  if (!ok(cuEventSynchronize(ev_end), "cuEventSynchronize")) return -1;
-  if (!ok(cuEventElapsedTime(&ms, ev_start, ev_end), "cuEventElapsedTime")) return -1;
-  return ms / 1e3;
+  push_lib();
+  int good = ok(cuEventSynchronize(ev_end), "cuEventSynchronize") &&
+             ok(cuEventElapsedTime(&ms, ev_start, ev_end), "cuEventElapsedTime");
+  pop();
+  return good ? ms / 1e3 : -1;
 }
 
 // captures, replays, direct calls, refused captures, since the library loaded.
