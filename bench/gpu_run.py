@@ -209,7 +209,7 @@ def find_sanitizer():
     for path in sanitizer_candidates():
         try:
             exe, note = make_runnable(path)
-        except OSError as e:
+        except OSError:
             continue
         try:
             r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
@@ -270,6 +270,7 @@ def run_worker(args, mode, ids, prefix=(), timeout=120, budget_end=None, log=Non
         threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
         current, lines, deadline, timed_out = None, [], time.time() + timeout + 60, False
         rowed = set()  # programs whose worker wrote their row
+        progressed = False
         while True:
             try:
                 line = q.get(timeout=max(0.1, deadline - time.time()))
@@ -298,6 +299,7 @@ def run_worker(args, mode, ids, prefix=(), timeout=120, budget_end=None, log=Non
                 outputs[done] = "".join(lines)
                 if done in todo:
                     todo.remove(done)
+                progressed = True
                 current, lines = None, []
                 deadline = time.time() + timeout + 60  # the next program, or the exit
         rc = proc.wait()
@@ -315,6 +317,9 @@ def run_worker(args, mode, ids, prefix=(), timeout=120, budget_end=None, log=Non
                 todo.remove(current)
         elif rc == BUDGET_EXIT:
             return rows, outputs, False
+        elif todo and progressed:  # ended between programs: a new worker for the rest
+            print(f"  worker ended between programs ({'timed out' if timed_out else f'exit {rc}'}); "
+                  "the next worker goes on", flush=True)
         elif todo:  # failed before its first program: so would the next
             why = "timed out before its first program" if timed_out else f"exit {rc}"
             tail = "".join(lines)[-2000:]

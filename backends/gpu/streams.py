@@ -53,7 +53,7 @@ from .legalize_memcpy import _descriptor_type
 STREAMS, EVENTS, POOLS = "__coll_streams", "__coll_events", "__coll_pools"
 INIT, FINI = "__coll_init", "__coll_fini"
 GRAPH_STATE, BODY_PREFIX = "__coll_graph_", "__coll_body_"
-GRAPH_WORDS = 4  # coll_graph in gpu_graph.c
+GRAPH_WORDS = 4  # coll_graph in graph.c
 GRAPH_CALLS = {  # name: (arguments, result); backends/gpu/graph.c
     "__coll_call_begin": ("!llvm.ptr, !llvm.ptr, i64, !llvm.ptr", "i32"),
     "__coll_capture_end": ("!llvm.ptr, !llvm.ptr", "i32"),
