@@ -15,6 +15,7 @@ from coll.backends.gpu import nvvm
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 import gpu_prepare  # noqa: E402
+import gpu_run  # noqa: E402
 
 
 def test_plan():
@@ -159,3 +160,55 @@ def test_report_auto_vs_fastest_and_table():
     assert "| 16 KiB | 24 / 36 us | 20 / 30 us |" in text
     assert "within 10% of the fastest at 1 of 2 points (misses the 90% target)" in text
     assert result["failed"] == []
+
+
+def test_calibrate_gpu_recovers_the_profile(tmp_path):
+    """Device times made by the cost model itself with a known per-op cost
+    and bandwidth: calibrate_gpu.py fits them back, writes a profile that
+    loads, and auto under it picks the fastest at every point."""
+    import calibrate_gpu
+    from coll.analysis import cost_model
+    base = json.loads((Path(cost_model.PROFILE_DIR) / "h200-one-gpu.json").read_text())
+    truth = cost_model.profile_from_dict(dict(base, link_latency_s=2e-6, kernel_launch_s=2e-6,
+                                              memory_bandwidth_Bps=3e12), default_name="truth")
+    libs, perf = [], []
+    for strategy in gpu_prepare.strategies()[0]:  # all: auto's pick is always measured
+        entries = []
+        for b in (4096, 1 << 20, 1 << 26):
+            e = dict(entry=f"ar_{b}", strategy=strategy, n=4, numel=b // 4, dtype="f32", kind="sum")
+            _, traffic, _, stats = gpu_prepare._explicit(e, peer=True)
+            entries.append(dict(e, traffic_bytes=traffic, copies=stats["copies"] + stats["local_copies"],
+                                kernels=stats["kernels"]))
+        libs.append({"file": f"perf_{strategy}_n4.so", "set": "perf", "entries": entries})
+    manifest = {"libraries": libs}
+    pts = [(f"{lib['file']}:{e['entry']}", 0, 0, 1.0) for lib in libs for e in lib["entries"]]
+    times = calibrate_gpu.predictions(pts, manifest, truth)
+    for lib in libs:
+        for e in lib["entries"]:
+            pid = f"{lib['file']}:{e['entry']}"
+            perf.append(dict(id=pid, ok=True, strategy=e["strategy"], n=4, bytes=e["numel"] * 4,
+                             device_s=times[pid]))
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"perf": perf, "environment": {"gpu": "model"}}))
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    out = tmp_path / "calibrated.json"
+    assert calibrate_gpu.main([str(results), "--manifest", str(tmp_path / "manifest.json"),
+                               "-o", str(out)]) == 0
+    got = json.loads(out.read_text())
+    assert got["kernel_launch_s"] == pytest.approx(2e-6, rel=0.1)
+    assert got["memory_bandwidth_Bps"] == pytest.approx(3e12, rel=0.1)
+    assert got["resources"] == base["resources"] and "Calibrated from results.json" in got["description"]
+    picks = calibrate_gpu.auto_picks(json.loads(results.read_text()), str(out))
+    verdict = gpu_run.auto_vs_fastest(perf, {"calibrated": picks})["calibrated"]
+    assert verdict["of"] == 3 and verdict["meets_target"]
+
+
+def test_calibrate_gpu_refuses_bad_input(tmp_path, capsys):
+    import calibrate_gpu
+    assert calibrate_gpu.main([str(tmp_path / "none.json"), "--manifest", str(tmp_path / "m.json")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "r.json").write_text(json.dumps({"perf": []}))
+    (tmp_path / "m.json").write_text(json.dumps({"libraries": []}))
+    assert calibrate_gpu.main([str(tmp_path / "r.json"), "--manifest", str(tmp_path / "m.json"),
+                               "-o", str(tmp_path / "p.json")]) == 1
+    assert "fewer than 2 passing perf rows" in capsys.readouterr().err
