@@ -65,10 +65,15 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for d in (HERE, os.path.join(HERE, "..", "runtime")):
-    if os.path.exists(os.path.join(d, "cuda_driver.py")):
-        sys.path.insert(0, d)
-        break
+
+
+def use_bundle(folder):
+    """The bundle's cuda_driver.py (a copy of backends/gpu/driver.py) first
+    on the path: this file runs from the bundle, or from bench/ with
+    --folder."""
+    folder = os.path.abspath(folder)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
 NUMPY_WHOLE = 1 << 22      # elements: above, numpy checks the two ends only
 NUMPY_ENDS = 1 << 18       # (torch checks every element of every call, on the GPU)
@@ -670,6 +675,7 @@ def worker_main(task_path):
     with open(task_path) as f:
         task = json.load(f)
     args = argparse.Namespace(folder=task["folder"], results=task["results"], stage=task["stage"])
+    use_bundle(args.folder)
     manifest = load_manifest(args.folder)
     index = {f"{lib['file']}:{e['entry']}": (lib, e) for lib in manifest["libraries"]
              if "error" not in lib for e in lib["entries"]}
@@ -1025,6 +1031,7 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=120, help="seconds per program")
     ap.add_argument("--racecheck", choices=("auto", "all", "none"), default="auto")
     args = ap.parse_args(argv)
+    use_bundle(args.folder)
     if args.stage == "report":
         args.results_dirs = args.results_dirs or [args.results]
         try:

@@ -212,3 +212,15 @@ def test_old_driver_refused(fake, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "cuda_driver", fake_driver)
     with pytest.raises(gpu_run.SetupError, match=r"supports CUDA 12\.8; the cubins .* need CUDA 13\.0 \(R580\+ driver\)"):
         gpu_run.preflight(None, manifest)
+
+
+def test_runs_from_bench_with_folder(fake, tmp_path):
+    """bench/gpu_run.py itself (not the bundle's copy) with --folder: the
+    bundle's cuda_driver.py is found (past the preflight: the sanitizer is
+    what is missing here)."""
+    bundle, env = fake
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_run.py"), "smoke", "--folder", str(bundle),
+                        "--results", str(tmp_path)], capture_output=True, text=True, timeout=300,
+                       env=dict(env, PATH="/usr/bin:/bin"))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "GPU: host emulator" in r.stdout
