@@ -6,10 +6,10 @@
 // from the first stream (the capture's origin) and joins it at the end, and
 // nothing syncs the host (a sync is not allowed inside a capture).
 // RUN: coll-gen all-reduce --devices 3 --shape 12 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu)' > %t
-// RUN: filecheck %s < %t
-// RUN: filecheck %s --check-prefix=BODY < %t
-// RUN: filecheck %s --check-prefix=ONCE < %t
-// RUN: %PYTHON %S/Inputs/body_end.py 3 < %t | filecheck %s --check-prefix=END
+// RUN: FileCheck %s < %t
+// RUN: FileCheck %s --check-prefix=BODY < %t
+// RUN: FileCheck %s --check-prefix=ONCE < %t
+// RUN: %PYTHON %S/Inputs/body_end.py 3 < %t | FileCheck %s --check-prefix=END
 
 // The key: each buffer's address and offset (new buffers, new capture).
 // CHECK-LABEL: func.func @all_reduce(%arg0: memref<12xf32>
@@ -77,7 +77,7 @@
 
 // coll-build --graph=false (coll-to-gpu{graph=false}): the entry enqueues
 // its work itself, syncs once, and the library has no graph calls.
-// RUN: coll-gen all-reduce --devices 2 --shape 8 | %PYTHON -m coll.tools.coll_build --emit=llvmir --format=isa --graph=false | filecheck %s --check-prefix=OFF
+// RUN: coll-gen all-reduce --devices 2 --shape 8 | %PYTHON -m coll.tools.coll_build --emit=llvmir --format=isa --graph=false | FileCheck %s --check-prefix=OFF
 // OFF-NOT: __coll_call_begin
 // OFF-LABEL: define void @all_reduce(
 // OFF: call void @mgpuMemcpy(

@@ -18,12 +18,12 @@
 
 // ring, N = 4: 24 coll.copy, 12 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=ring --format=isa > %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-CALL < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-SYNC < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-COPY < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-LAUNCH < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-BODY < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-INIT < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-CALL < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-SYNC < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-COPY < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-LAUNCH < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-BODY < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-INIT < %t.ring4.ll
 // RING4-CALL-LABEL: define void @all_reduce(
 // RING4-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // RING4-CALL: call void @__coll_body_all_reduce(
@@ -71,12 +71,12 @@
 // RING4-INIT-LABEL: define internal void @__coll_kernels_unload()
 // ring, N = 8: 112 coll.copy, 56 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=ring --format=isa > %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-CALL < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-SYNC < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-COPY < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-LAUNCH < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-BODY < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-INIT < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-CALL < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-SYNC < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-COPY < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-LAUNCH < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-BODY < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-INIT < %t.ring8.ll
 // RING8-CALL-LABEL: define void @all_reduce(
 // RING8-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // RING8-CALL: call void @__coll_body_all_reduce(
@@ -124,12 +124,12 @@
 // RING8-INIT-LABEL: define internal void @__coll_kernels_unload()
 // all2all, N = 4: 24 coll.copy, 4 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=all2all --format=isa > %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-CALL < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-SYNC < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-COPY < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-LAUNCH < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-BODY < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-INIT < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-CALL < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-SYNC < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-COPY < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-LAUNCH < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-BODY < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-INIT < %t.all2all4.ll
 // ALL2ALL4-CALL-LABEL: define void @all_reduce(
 // ALL2ALL4-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // ALL2ALL4-CALL: call void @__coll_body_all_reduce(
@@ -177,12 +177,12 @@
 // ALL2ALL4-INIT-LABEL: define internal void @__coll_kernels_unload()
 // all2all, N = 8: 112 coll.copy, 8 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=all2all --format=isa > %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-CALL < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-SYNC < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-COPY < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-LAUNCH < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-BODY < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-INIT < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-CALL < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-SYNC < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-COPY < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-LAUNCH < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-BODY < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-INIT < %t.all2all8.ll
 // ALL2ALL8-CALL-LABEL: define void @all_reduce(
 // ALL2ALL8-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // ALL2ALL8-CALL: call void @__coll_body_all_reduce(
@@ -230,12 +230,12 @@
 // ALL2ALL8-INIT-LABEL: define internal void @__coll_kernels_unload()
 // oneshot, N = 4: 0 coll.copy, 4 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=oneshot --format=isa > %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-CALL < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-SYNC < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-COPY < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-LAUNCH < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-BODY < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-INIT < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-CALL < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-SYNC < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-COPY < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-LAUNCH < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-BODY < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-INIT < %t.oneshot4.ll
 // ONESHOT4-CALL-LABEL: define void @all_reduce(
 // ONESHOT4-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // ONESHOT4-CALL: call void @__coll_body_all_reduce(
@@ -282,12 +282,12 @@
 // ONESHOT4-INIT-LABEL: define internal void @__coll_kernels_unload()
 // oneshot, N = 8: 0 coll.copy, 8 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=oneshot --format=isa > %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-CALL < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-SYNC < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-COPY < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-LAUNCH < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-BODY < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-INIT < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-CALL < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-SYNC < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-COPY < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-LAUNCH < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-BODY < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-INIT < %t.oneshot8.ll
 // ONESHOT8-CALL-LABEL: define void @all_reduce(
 // ONESHOT8-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // ONESHOT8-CALL: call void @__coll_body_all_reduce(
@@ -334,12 +334,12 @@
 // ONESHOT8-INIT-LABEL: define internal void @__coll_kernels_unload()
 // twoshot, N = 4: 12 coll.copy, 4 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=twoshot --format=isa > %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-CALL < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-SYNC < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-COPY < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-LAUNCH < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-BODY < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-INIT < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-CALL < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-SYNC < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-COPY < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-LAUNCH < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-BODY < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-INIT < %t.twoshot4.ll
 // TWOSHOT4-CALL-LABEL: define void @all_reduce(
 // TWOSHOT4-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // TWOSHOT4-CALL: call void @__coll_body_all_reduce(
@@ -387,12 +387,12 @@
 // TWOSHOT4-INIT-LABEL: define internal void @__coll_kernels_unload()
 // twoshot, N = 8: 56 coll.copy, 8 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=twoshot --format=isa > %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-CALL < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-SYNC < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-COPY < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-LAUNCH < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-BODY < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-INIT < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-CALL < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-SYNC < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-COPY < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-LAUNCH < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-BODY < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-INIT < %t.twoshot8.ll
 // TWOSHOT8-CALL-LABEL: define void @all_reduce(
 // TWOSHOT8-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // TWOSHOT8-CALL: call void @__coll_body_all_reduce(

@@ -39,12 +39,12 @@ for s, n in configs:
     body.append(f"""
 // {s}, N = {n}: {copies} coll.copy, {combines} coll.combine.
 // RUN: coll-gen all-reduce --devices {n} --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy={s} --format=isa > {t}
-// RUN: filecheck %s --check-prefix={p}-CALL < {t}
-// RUN: filecheck %s --check-prefix={p}-SYNC < {t}
-// RUN: filecheck %s --check-prefix={p}-COPY < {t}
-// RUN: filecheck %s --check-prefix={p}-LAUNCH < {t}
-// RUN: filecheck %s --check-prefix={p}-BODY < {t}
-// RUN: filecheck %s --check-prefix={p}-INIT < {t}
+// RUN: FileCheck %s --check-prefix={p}-CALL < {t}
+// RUN: FileCheck %s --check-prefix={p}-SYNC < {t}
+// RUN: FileCheck %s --check-prefix={p}-COPY < {t}
+// RUN: FileCheck %s --check-prefix={p}-LAUNCH < {t}
+// RUN: FileCheck %s --check-prefix={p}-BODY < {t}
+// RUN: FileCheck %s --check-prefix={p}-INIT < {t}
 // {p}-CALL-LABEL: define void @all_reduce(
 // {p}-CALL: call i32 @__coll_call_begin(ptr @__coll_graph_0,
 // {p}-CALL: call void @__coll_body_all_reduce(
