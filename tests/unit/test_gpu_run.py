@@ -46,7 +46,9 @@ def fake(tmp_path_factory):
     sanitizer.write_text(f"#!{sys.executable}\n" + (HERE / "fake_compute_sanitizer.py").read_text())
     sanitizer.chmod(0o755)
     env = dict(os.environ, COLL_FAKE_GPU=str(top / "bundle"), COLL_FAKE_CUDA=str(cuda),
-               PYTHONPATH=str(HERE / "fake_gpu"), PATH=f"{tools}:/usr/bin:/bin")
+               PYTHONPATH=os.pathsep.join(p for p in (str(HERE / "fake_gpu"), os.environ.get("PYTHONPATH"))
+                                          if p),  # the coll this test imports, in the children too
+               PATH=f"{tools}:/usr/bin:/bin")
     for var in ("COLL_EMU_INJECT", "FAKE_SANITIZER_FIND", "CUDA_HOME", "CUDA_PATH"):
         env.pop(var, None)
     return top / "bundle", env
