@@ -157,7 +157,8 @@ class Emulator:
         """Loads the library, calls `_mlir_ciface_<entry>` `calls` times on
         host arrays (one per argument), then once on each array list of
         `more`, unloads it. `graphs=False`: the library's calls enqueue op
-        by op (coll_set_graphs(0)); `timing`: events around each call.
+        by op (coll_set_graphs(0)); None: as the library decides from the
+        environment; `timing`: events around each call.
         Returns the emulator's counts over all of it (load and unload
         included), with `per_call`: the counts of each call alone, and
         `graph_counts` (the library's own) and `device_seconds` (of the last
@@ -171,7 +172,8 @@ class Emulator:
         extra = {}
         try:
             if prog.has_graphs():
-                prog.set_graphs(graphs)
+                if graphs is not None:  # None: as the library decides (COLL_CUDA_GRAPHS)
+                    prog.set_graphs(graphs)
                 prog.set_timing(timing)
             bound = [arrays] * calls + list(more)
             keep = [a for arrs in bound for a in arrs]  # noqa: F841 (alive during the calls)

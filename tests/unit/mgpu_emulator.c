@@ -20,6 +20,9 @@
 // the capture while one runs, a sync inside it, or a wait on an event
 // recorded outside it is recorded as an error.
 //
+// COLL_EMU_REFUSE_CAPTURE set: every capture ends with an error, its work
+// dropped (as a driver that invalidated it), to test the fallback.
+//
 // Fault injection for the device-run dry run (tests/unit/test_gpu_run.py):
 // COLL_EMU_INJECT=fault:TEXT, hang:TEXT or wrong:TEXT acts while the
 // environment's COLL_CURRENT_PROGRAM (set by bench/gpu_run.py) contains TEXT:
@@ -535,6 +538,12 @@ int cuStreamEndCapture(void *stream, void **graph) {
   int s = check_stream(stream);
   *graph = NULL;
   if (!s || s != cap_origin) { fail("capture ended on stream %ld, which does not capture", s); return 901; }
+  if (getenv("COLL_EMU_REFUSE_CAPTURE")) {  // as a driver that invalidated the capture
+    for (int i = 0; i < cap_nops; ++i) free(cap_ops[i].params);
+    cap_nops = 0;
+    end_capture_state();
+    return 901;
+  }
   // Every stream in the capture must be joined into the origin's last op.
   char *seen = calloc((size_t)(cap_nops ? cap_nops : 1), 1);
   int stack_n = 0, *stack = malloc(sizeof(int) * (size_t)(2 * cap_nops + 1));

@@ -169,6 +169,34 @@ def test_graph_follows_the_buffers(emu, tmp_path, strategy):
     assert got["timing"] == 2 * 4 + 2
 
 
+def test_refused_capture_and_graphs_off(emu, tmp_path, monkeypatch):
+    """A capture the driver refuses: that call's work runs op by op (the
+    captured work never ran), and so do the function's later calls, each
+    correct; COLL_CUDA_GRAPHS=0 at load: no capture at all."""
+    with make_context():
+        text = all_reduce_module(4, [999], "f32", "sum", strategy="ring")
+    path, entry, ws, counts = build(emu, tmp_path, text, "ring")
+    rng = np.random.default_rng(11)
+    xs = inputs("f32", 4, [999], "sum", rng)
+    for env in ("COLL_EMU_REFUSE_CAPTURE", "COLL_CUDA_GRAPHS"):
+        ys = [np.zeros_like(xs[0]) for _ in range(4)]
+        monkeypatch.setenv(env, "0" if env == "COLL_CUDA_GRAPHS" else "1")
+        got = emu.run(path, entry, xs + ys + [np.zeros(ws, np.uint8)], seed=5, calls=3, graphs=None)
+        monkeypatch.delenv(env)
+        check("f32", "sum", xs, ys)
+        assert [c["graph_launches"] for c in got["per_call"]] == [0, 0, 0]
+        k, c = counts["coll.combine"], counts["coll.copy"]
+        if env == "COLL_EMU_REFUSE_CAPTURE":
+            # the capture's enqueues (dropped), then the same work op by op
+            assert [x["kernels"] for x in got["per_call"]] == [2 * k, k, k]
+            assert [x["copies"] for x in got["per_call"]] == [2 * c, c, c]
+            assert got["graph_counts"] == {"captures": 0, "replays": 0, "direct": 3, "refused": 1}
+        else:
+            assert [x["kernels"] for x in got["per_call"]] == [k, k, k]
+            assert [x["captures"] for x in got["per_call"]] == [0, 0, 0]
+            assert got["graph_counts"] == {"captures": 0, "replays": 0, "direct": 3, "refused": 0}
+
+
 def test_graph_of_a_program_with_waits(emu, tmp_path):
     """coll.wait inside a function: in graph mode every chain joins the
     origin there and forks again (no host sync inside a capture); the work
