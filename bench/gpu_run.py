@@ -970,6 +970,13 @@ def readme(result, manifest):
                 row.append(f"{g * 1e6:.0f} / {d * 1e6:.0f} us" if g and d else "")
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
+    small = [r["direct_wall_s"] / r["graph_wall_s"] for r in result["perf"]
+             if r.get("ok") and r.get("graph_wall_s") and r.get("direct_wall_s") and r["bytes"] <= 1 << 20]
+    if small:
+        lines += ["## host overhead", "",
+                  f"Up to 1 MiB per device, a call as a CUDA graph takes {statistics.median(small):.1f}x "
+                  f"less wall time than op by op (median over {len(small)} points; "
+                  f"{min(small):.1f}x to {max(small):.1f}x).", ""]
     lines += ["## auto vs fastest", ""]
     for p, a in result["auto_vs_fastest"].items():
         lines.append(f"- {p}: within {int((AUTO_WITHIN - 1) * 100)}% of the fastest at {a['within']} of "

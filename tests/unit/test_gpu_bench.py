@@ -159,6 +159,7 @@ def test_report_auto_vs_fastest_and_table():
     assert "| 4 KiB | 10.0 us (31%) | 5.0 us (61%) | 4.0 us | 4 | oneshot | oneshot |" in text
     assert "| 16 KiB | 24 / 36 us | 20 / 30 us |" in text
     assert "within 10% of the fastest at 1 of 2 points (misses the 90% target)" in text
+    assert "takes 1.5x less wall time than op by op (median over 4 points; 1.5x to 1.5x)" in text
     assert result["failed"] == []
 
 
