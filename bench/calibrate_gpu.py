@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))

@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVICES = (2, 4, 8)
