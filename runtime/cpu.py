@@ -19,6 +19,7 @@ from ..ir import STRATEGIES, make_context
 from ..lowering.route import lower
 from .memory import require
 from .signature import check_arrays, parse_program, staged_all
+from .signature import module_text as as_text
 
 OPT_LEVEL = 3
 _CACHE = {}
@@ -99,8 +100,10 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, s
     With `shuffle_seed`, the explicit program is first put in another valid
     order of its token graph (coll-shuffle): chaos testing of the ordering.
     An explicit-level input is checked by coll-check-order unless
-    `check_order=False`. Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
+    `check_order=False`. `module_text` may also be an ir.Module (of any
+    Context). Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
     PassError (lowering; both carry locations) or ValueError."""
+    module_text = as_text(module_text)
     key = (module_text, entry, strategy, threshold, tile, shuffle_seed, check_order)
     if key in _CACHE:
         return _CACHE[key]

@@ -270,7 +270,8 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
     `executable` (a path) also into a program for the user's own mpirun
     (lowering/mpi.py main_source). Cached per arguments. Raises
     ir.MLIRError (parse), VerifyError or PassError (lowering; both carry
-    locations) or ValueError."""
+    locations) or ValueError. `module_text` may also be an ir.Module (of
+    any Context)."""
     from mlir import ir
 
     from ..ir import STRATEGIES, make_context
@@ -278,7 +279,9 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, timeout=DE
     from ..lowering.route import lower
     from ..lowering.spmd import GLOBAL_ARGS_ATTR, MAX_TAG_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
     from .signature import find_entry, parse_program
+    from .signature import module_text as as_text
 
+    module_text = as_text(module_text)
     key = (module_text, entry, strategy, threshold, timeout, executable, shuffle_seed, profile)
     if key in _CACHE:
         return _CACHE[key]

@@ -123,6 +123,18 @@ def to_buffers(module, entry=None):
     return len(ft.inputs)
 
 
+def module_text(source):
+    """The text runtimes compile (and cache by): `source` as it is, or a
+    module of the caller's own Context printed with its locations (any
+    Context: it is parsed again in the runtime's)."""
+    if isinstance(source, str):
+        return source
+    op = getattr(source, "operation", source)
+    if not hasattr(op, "get_asm"):
+        raise TypeError(f"expected module text or an ir.Module, got {type(source).__name__}")
+    return op.get_asm(enable_debug_info=True)
+
+
 def parse_program(module_text, entry=None, keep_local_work=False):
     """Parses and verifies a module for a runtime (in the current Context):
     (module, entry name, argument specs, number of inputs). A module in the
