@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = {"ir": 0, "core": 1, "collectives": 2, "passes": 3, "analysis": 3, "lowering": 4,
+LAYERS = {"ir": 0, "core": 1, "collectives": 2, "passes": 3, "analysis": 3, "lowering": 4, "frontends": 4,
           "runtime": 5, "tools": 6, "fuzz": 6}
 
 

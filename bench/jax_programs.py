@@ -1,0 +1,145 @@
+"""The JAX programs coll is tested and measured against, in one place:
+tests/unit/test_stablehlo_jax*.py export them at test time,
+bench/xla_side_by_side.py times them under XLA and coll, and
+tests/lit/stablehlo/Inputs/gen.py stores small ones for FileCheck.
+
+    python bench/jax_programs.py OUTDIR [--names psum,pmax] [--n 64] [--devices 8]
+
+writes, per program P: P.mlir (the StableHLO JAX lowers, generic form, as
+coll reads it) and P.npz (its global inputs x0.., and JAX's outputs y0..
+computed by XLA's CPU runtime on `--devices` host devices). It sets
+XLA_FLAGS itself, so run it as its own process (the device count is fixed
+when JAX starts). `n` is the elements of f32 (or i32) per device.
+"""
+import argparse
+import os
+import sys
+
+DEVICES = 8
+
+
+def _jax(devices):
+    flag = f"--xla_force_host_platform_device_count={devices}"
+    if flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    return jax
+
+
+def programs(n, devices=DEVICES):
+    """{name: (jitted function, global input arrays)}: each function runs
+    on `devices` host devices; inputs hold small integers where the result
+    is exact in any order (bitwise comparable), random floats in the MLPs."""
+    jax = _jax(devices)
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    d = devices
+    mesh = jax.make_mesh((d,), ("x",))
+    mesh2 = jax.make_mesh((2, d // 2), ("dp", "tp"))
+    rng = np.random.default_rng(0)
+
+    def smap(f, in_specs, out_specs, m=mesh):
+        return jax.jit(jax.shard_map(f, mesh=m, in_specs=in_specs, out_specs=out_specs)), m, in_specs
+
+    def small(shape, dtype=np.float32):  # exact sums in any order
+        return rng.integers(-8, 8, shape).astype(dtype)
+
+    ring = [(i, (i + 1) % d) for i in range(d)]
+    partial = [(0, d - 1), (d - 1, 0), (1, 2)]  # not a ring: the others receive zeros
+    rows = max(n // 4, d)  # 2-D programs: rows x 4 per device
+    found = {
+        "psum": (smap(lambda a: jax.lax.psum(a, "x"), P("x"), P()), [small(d * n)]),
+        "pmax": (smap(lambda a: jax.lax.pmax(a, "x"), P("x"), P()), [small(d * n)]),
+        "pmin_i32": (smap(lambda a: jax.lax.pmin(a, "x"), P("x"), P()), [small(d * n, np.int32)]),
+        "all_gather": (smap(lambda a: jax.lax.all_gather(a, "x", axis=0, tiled=True), P("x"), P("x")),
+                       [small(d * n)]),
+        "psum_scatter": (smap(lambda a: jax.lax.psum_scatter(a, "x", scatter_dimension=0, tiled=True),
+                              P("x"), P("x")), [small(d * d * max(n // d, 1))]),
+        "all_to_all": (smap(lambda a: jax.lax.all_to_all(a, "x", 0, 0, tiled=True), P("x"), P("x")),
+                       [small((d * rows, 4))]),
+        "ppermute_ring": (smap(lambda a: jax.lax.ppermute(a, "x", ring), P("x"), P("x")), [small(d * n)]),
+        "ppermute_partial": (smap(lambda a: jax.lax.ppermute(a, "x", partial), P("x"), P("x")),
+                             [small(d * n)]),
+        "psum_2d": (smap(lambda a: jax.lax.psum(a, "tp"), P(("dp", "tp")), P("dp"), m=mesh2),
+                    [small(d * n)]),
+        "axis_index": (smap(lambda a: jax.lax.psum(a * (jax.lax.axis_index("x") + 1).astype(a.dtype), "x"),
+                            P("x"), P()), [small(d * n)]),
+    }
+
+    # A two-layer MLP, tensor parallel by hand (Megatron: W1 split by
+    # columns, W2 by rows, one psum), and the same with jit + NamedSharding
+    # (XLA's partitioner inserts the collective; coll's shard route too).
+    b, k = 8, 16
+    h = d * max(n // (b * 4), 1)
+    x = rng.standard_normal((b, k)).astype(np.float32)
+    w1 = (rng.standard_normal((k, h)) / np.sqrt(k)).astype(np.float32)
+    w2 = (rng.standard_normal((h, k)) / np.sqrt(h)).astype(np.float32)
+
+    def mlp_local(xb, a, c):
+        return jax.lax.psum(jnp.maximum(xb @ a, 0.0) @ c, "x")
+
+    def mlp(xb, a, c):
+        return jnp.maximum(xb @ a, 0.0) @ c
+
+    found["mlp_shard_map"] = (smap(mlp_local, (P(), P(None, "x"), P("x", None)), P()), [x, w1, w2])
+    sharded = lambda spec: NamedSharding(mesh, spec)
+    jitted = jax.jit(mlp, in_shardings=(sharded(P()), sharded(P(None, "x")), sharded(P("x", None))),
+                     out_shardings=sharded(P()))
+    found["mlp_jit"] = ((jitted, None, None), [x, w1, w2])
+    return found
+
+
+def placed(entry):
+    """(function, its inputs placed as it wants them): shard_map wants
+    its inputs laid out as its in_specs say (JAX 0.10)."""
+    import jax
+    from jax.sharding import NamedSharding
+    (f, mesh, specs), xs = entry
+    if mesh is None:
+        return f, xs
+    specs = specs if isinstance(specs, tuple) else (specs,)
+    return f, [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(xs, specs)]
+
+
+def generic(f, xs, debug_info=False):
+    """The StableHLO JAX lowers `f` to, in the generic form coll reads."""
+    return f.lower(*xs).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True,
+                                                                    enable_debug_info=debug_info)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--names", default=None, help="comma-separated program names (default: all)")
+    ap.add_argument("--n", type=int, default=64, help="elements per device (default 64)")
+    ap.add_argument("--devices", type=int, default=DEVICES)
+    ap.add_argument("--debug-info", action="store_true", help="keep JAX's locations (Python source lines)")
+    ap.add_argument("--no-outputs", action="store_true", help="do not run the programs under XLA")
+    a = ap.parse_args(argv)
+    import numpy as np
+    found = programs(a.n, a.devices)
+    names = a.names.split(",") if a.names else list(found)
+    unknown = [x for x in names if x not in found]
+    if unknown:
+        print(f"jax_programs: unknown program(s) {', '.join(unknown)}; expected: {', '.join(found)}",
+              file=sys.stderr)
+        return 2
+    os.makedirs(a.outdir, exist_ok=True)
+    for name in names:
+        f, xs = placed(found[name])
+        with open(os.path.join(a.outdir, f"{name}.mlir"), "w") as fh:
+            fh.write(generic(f, xs, a.debug_info))
+        arrays = {f"x{i}": np.asarray(x) for i, x in enumerate(found[name][1])}
+        if not a.no_outputs:
+            ys = f(*xs)
+            ys = ys if isinstance(ys, (tuple, list)) else [ys]
+            arrays.update({f"y{j}": np.asarray(y) for j, y in enumerate(ys)})
+        np.savez(os.path.join(a.outdir, f"{name}.npz"), **arrays)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
