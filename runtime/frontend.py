@@ -20,6 +20,7 @@ from . import cpu, mpi
 from .shard import ShardError, ShardProgram, _OnCpu
 
 BACKENDS = ("cpu", "mpi")
+_CACHE = {}
 
 
 def lower(source, frontend, context=None):
@@ -54,16 +55,39 @@ def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAUL
     """A ShardProgram of `source` (whatever `frontend.parse` takes: text or
     a module) for `backend`: `cpu` (one simulated device per rank) or `mpi`
     (one process per rank under mpirun). `prog.inputs`/`prog.outputs` are
-    the Layouts, `prog.pipeline` the whole route."""
-    from ..core import routes
+    the Layouts, `prog.pipeline` the whole route. Cached per arguments."""
+    from .signature import module_text
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend '{backend}'; expected one of: {', '.join(BACKENDS)}")
+    key = (source if isinstance(source, (str, bytes)) else module_text(source), frontend.__name__, backend,
+           strategy, timeout)
+    if key in _CACHE:
+        return _CACHE[key]
     text, boundary, front = lower(source, frontend)
     ranks = int(np.prod(boundary.grid))
     if backend == "cpu":
-        program = _OnCpu(cpu.compile(text, boundary.entry, strategy=strategy), ranks)
+        compiled = cpu.compile(text, boundary.entry, strategy=strategy)
+        program = _OnCpu(compiled, ranks)
     else:
-        program = mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout)
-    pipeline = front[:-1] + "," + routes.pipeline(routes.ROUTES[backend]())[len("builtin.module("):]
-    return ShardProgram(program, None, boundary.grid, boundary.inputs + boundary.outputs,
-                        len(boundary.inputs), pipeline)
+        compiled = program = mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout)
+    # The whole route: the frontend's, then what the back end ran.
+    pipeline = front[:-1] + "," + compiled.pipeline[len("builtin.module("):]
+    prog = ShardProgram(program, None, boundary.grid, boundary.inputs + boundary.outputs, len(boundary.inputs),
+                        pipeline)
+    _CACHE[key] = prog
+    return prog
+
+
+def clear_cache():
+    _CACHE.clear()
+
+
+def launch(runs, repeat=0):
+    """Several programs compiled for `mpi` (one group size) in one mpirun:
+    `runs` is [(ShardProgram, global inputs)]; returns per program its
+    global results, and with `repeat` also the seconds of each of `repeat`
+    timed runs (slowest rank), the programs interleaved run by run."""
+    scattered = [prog._scatter(prog._check(xs)) for prog, xs in runs]
+    times = mpi.launch([(prog.program, ins, outs) for (prog, _), (ins, outs) in zip(runs, scattered)], repeat)
+    results = [prog._gather(outs) for (prog, _), (_, outs) in zip(runs, scattered)]
+    return (results, times) if repeat else results

@@ -1,0 +1,69 @@
+"""JAX's own programs through coll on the CPU back end (one simulated
+device per rank), against XLA's results on 8 host devices.
+
+Covering design: each program is exported at test time (jax_exports.py:
+one child process for all), imported by the StableHLO frontend, run by
+runtime/frontend.py (scatter by the shard_map's/jit's shardings, gather the
+results as JAX lays them out) and compared with what XLA computed:
+bitwise where the data is exact in any order (small integers, in f32 or
+i32), within 1e-5 relative where f32 compute is rounded (the MLPs). The
+same programs under mpirun: test_mpi_stablehlo_jax.py."""
+import numpy as np
+import pytest
+
+from coll.frontends import stablehlo
+from coll.frontends.stablehlo import StableHLOError
+from coll.runtime import frontend
+from jax_exports import export, needs_jax, relative_error
+
+pytestmark = needs_jax
+EXACT = ["psum", "pmax", "pmin_i32", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index"]
+ROUNDED = ["mlp_shard_map", "mlp_jit"]
+REFUSED = ["ppermute_ring", "ppermute_partial"]
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    return export(tmp_path_factory.mktemp("jax"), EXACT + ROUNDED + REFUSED)
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_exact_programs_match_xla_bitwise(programs, name):
+    text, xs, want = programs[name]
+    prog = frontend.compile(text, stablehlo, backend="cpu")
+    ys = prog.run(xs)
+    assert len(ys) == len(want)
+    for y, w in zip(ys, want):
+        assert y.dtype == w.dtype and y.shape == w.shape
+        assert np.array_equal(y, w)
+
+
+@pytest.mark.parametrize("name", ROUNDED)
+def test_mlps_match_xla(programs, name):
+    text, xs, (want,) = programs[name]
+    prog = frontend.compile(text, stablehlo, backend="cpu")
+    (y,) = prog.run(xs)
+    assert y.shape == want.shape and relative_error(y, want) <= 1e-5
+
+
+def test_the_shard_map_mlp_keeps_jax_names_and_layouts(programs):
+    text, _, _ = programs["mlp_shard_map"]
+    prog = frontend.compile(text, stablehlo, backend="cpu")
+    assert [lay.name for lay in prog.inputs] == ["xb", "a", "c"]  # mlp_local's parameters
+    assert [lay.split for lay in prog.inputs] == [[[], []], [[], [0]], [[0], []]]
+    assert prog.pipeline.startswith("builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg,")
+
+
+def test_the_jit_mlp_takes_the_shard_route(programs):
+    prog = frontend.compile(programs["mlp_jit"][0], stablehlo, backend="cpu")
+    assert "coll-shard-partition,coll-from-shard" in prog.pipeline
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_ppermute_is_refused_until_coll_has_a_permute(programs, name):
+    text = programs[name][0]
+    with pytest.raises(Exception) as e:
+        frontend.compile(text, stablehlo, backend="cpu")
+    d = e.value.error_diagnostics[0]
+    assert "'stablehlo.collective_permute' has no coll form" in d.message
+    assert "bench/jax_programs.py" in str(d.location)  # JAX's location: the ppermute's line
