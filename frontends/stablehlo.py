@@ -44,9 +44,11 @@ from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from ..core import routes
 from ..core.errors import PassError
 from ..core.registry import register
+from ..ir import make_context
 from ..ir.kinds import ELEMENTS, kind_error
 from ..ir.types import token_type
 from ..lowering.shard import Layout, grid_groups
+from . import Boundary
 from ..lowering.spmd import RANKS_ATTR
 
 # What `print_generic_op_form` is called from JAX, for the refusals.
@@ -251,12 +253,12 @@ def route(module_op):
 
 def parse(source, context=None):
     """StableHLO in generic form -> ir.Module in `context` (default: the
-    current one; unregistered dialects are allowed in it, as stablehlo and
-    sdy are not dialects of coll's MLIR). `source`: text, bytes, or a module
+    current one, else a new one with coll loaded; unregistered dialects are
+    allowed in it, as stablehlo and sdy are not dialects of coll's MLIR). `source`: text, bytes, or a module
     of any MLIR bindings (jaxlib's `compiler_ir('stablehlo')` included),
     printed generic with its locations. Bytecode and the pretty form are
     refused (StableHLOError, located) with how to print the generic form."""
-    ctx = context or ir.Context.current
+    ctx = context or ir.Context.current or make_context()
     if isinstance(source, ir.Module) and source.context is ctx:
         return source
     if hasattr(source, "operation") and hasattr(source.operation, "get_asm"):
@@ -282,16 +284,6 @@ def parse(source, context=None):
 
 
 # -- the layouts at the boundary -------------------------------------------
-
-@dataclass
-class Boundary:
-    """The entry function's global arguments and results and the block of
-    each that rank r holds (`Layout.block(grid, r)`)."""
-    entry: str
-    grid: list        # the mesh shape; rank r = mesh position with linear index r
-    inputs: list      # Layout per argument
-    outputs: list     # Layout per result
-
 
 def _layout(value_type, dims, mesh, where, what, name=None):
     t = ir.RankedTensorType(value_type) if isinstance(value_type, ir.RankedTensorType) else None
