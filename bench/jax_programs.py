@@ -16,6 +16,8 @@ import os
 import sys
 
 DEVICES = 8
+NAMES = ("psum", "pmax", "pmin_i32", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
+         "ppermute_partial", "psum_2d", "axis_index", "mlp_shard_map", "mlp_jit")
 
 
 def _jax(devices):
@@ -27,11 +29,16 @@ def _jax(devices):
     return jax
 
 
-def programs(n, devices=DEVICES):
-    """{name: (jitted function, global input arrays)}: each function runs
-    on `devices` host devices; inputs hold small integers where the result
-    is exact in any order (bitwise comparable), random floats in the MLPs."""
+def programs(n, devices=DEVICES, names=None):
+    """{name: (jitted function, global input arrays)} for `names` (default
+    all): each function runs on `devices` host devices; inputs hold small
+    integers where the result is exact in any order (bitwise comparable),
+    random floats in the MLPs, from a generator seeded by the name (only
+    the programs asked for are made: at 64 MiB per device an input is
+    512 MiB)."""
     jax = _jax(devices)
+    import zlib
+
     import jax.numpy as jnp
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec as P
@@ -39,34 +46,31 @@ def programs(n, devices=DEVICES):
     d = devices
     mesh = jax.make_mesh((d,), ("x",))
     mesh2 = jax.make_mesh((2, d // 2), ("dp", "tp"))
-    rng = np.random.default_rng(0)
 
     def smap(f, in_specs, out_specs, m=mesh):
         return jax.jit(jax.shard_map(f, mesh=m, in_specs=in_specs, out_specs=out_specs)), m, in_specs
 
-    def small(shape, dtype=np.float32):  # exact sums in any order
-        return rng.integers(-8, 8, shape).astype(dtype)
+    def small(*shape, dtype=np.float32):  # exact sums in any order
+        return lambda rng: [rng.integers(-8, 8, shape).astype(dtype)]
 
     ring = [(i, (i + 1) % d) for i in range(d)]
     partial = [(0, d - 1), (d - 1, 0), (1, 2)]  # not a ring: the others receive zeros
     rows = max(n // 4, d)  # 2-D programs: rows x 4 per device
-    found = {
-        "psum": (smap(lambda a: jax.lax.psum(a, "x"), P("x"), P()), [small(d * n)]),
-        "pmax": (smap(lambda a: jax.lax.pmax(a, "x"), P("x"), P()), [small(d * n)]),
-        "pmin_i32": (smap(lambda a: jax.lax.pmin(a, "x"), P("x"), P()), [small(d * n, np.int32)]),
+    table = {
+        "psum": (smap(lambda a: jax.lax.psum(a, "x"), P("x"), P()), small(d * n)),
+        "pmax": (smap(lambda a: jax.lax.pmax(a, "x"), P("x"), P()), small(d * n)),
+        "pmin_i32": (smap(lambda a: jax.lax.pmin(a, "x"), P("x"), P()), small(d * n, dtype=np.int32)),
         "all_gather": (smap(lambda a: jax.lax.all_gather(a, "x", axis=0, tiled=True), P("x"), P("x")),
-                       [small(d * n)]),
+                       small(d * n)),
         "psum_scatter": (smap(lambda a: jax.lax.psum_scatter(a, "x", scatter_dimension=0, tiled=True),
-                              P("x"), P("x")), [small(d * d * max(n // d, 1))]),
+                              P("x"), P("x")), small(d * d * max(n // d, 1))),
         "all_to_all": (smap(lambda a: jax.lax.all_to_all(a, "x", 0, 0, tiled=True), P("x"), P("x")),
-                       [small((d * rows, 4))]),
-        "ppermute_ring": (smap(lambda a: jax.lax.ppermute(a, "x", ring), P("x"), P("x")), [small(d * n)]),
-        "ppermute_partial": (smap(lambda a: jax.lax.ppermute(a, "x", partial), P("x"), P("x")),
-                             [small(d * n)]),
-        "psum_2d": (smap(lambda a: jax.lax.psum(a, "tp"), P(("dp", "tp")), P("dp"), m=mesh2),
-                    [small(d * n)]),
+                       small(d * rows, 4)),
+        "ppermute_ring": (smap(lambda a: jax.lax.ppermute(a, "x", ring), P("x"), P("x")), small(d * n)),
+        "ppermute_partial": (smap(lambda a: jax.lax.ppermute(a, "x", partial), P("x"), P("x")), small(d * n)),
+        "psum_2d": (smap(lambda a: jax.lax.psum(a, "tp"), P(("dp", "tp")), P("dp"), m=mesh2), small(d * n)),
         "axis_index": (smap(lambda a: jax.lax.psum(a * (jax.lax.axis_index("x") + 1).astype(a.dtype), "x"),
-                            P("x"), P()), [small(d * n)]),
+                            P("x"), P()), small(d * n)),
     }
 
     # A two-layer MLP, tensor parallel by hand (Megatron: W1 split by
@@ -74,9 +78,11 @@ def programs(n, devices=DEVICES):
     # (XLA's partitioner inserts the collective; coll's shard route too).
     b, k = 8, 16
     h = d * max(n // (b * 4), 1)
-    x = rng.standard_normal((b, k)).astype(np.float32)
-    w1 = (rng.standard_normal((k, h)) / np.sqrt(k)).astype(np.float32)
-    w2 = (rng.standard_normal((h, k)) / np.sqrt(h)).astype(np.float32)
+
+    def mlp_inputs(rng):
+        return [rng.standard_normal((b, k)).astype(np.float32),
+                (rng.standard_normal((k, h)) / np.sqrt(k)).astype(np.float32),
+                (rng.standard_normal((h, k)) / np.sqrt(h)).astype(np.float32)]
 
     def mlp_local(xb, a, c):
         return jax.lax.psum(jnp.maximum(xb @ a, 0.0) @ c, "x")
@@ -84,12 +90,17 @@ def programs(n, devices=DEVICES):
     def mlp(xb, a, c):
         return jnp.maximum(xb @ a, 0.0) @ c
 
-    found["mlp_shard_map"] = (smap(mlp_local, (P(), P(None, "x"), P("x", None)), P()), [x, w1, w2])
+    table["mlp_shard_map"] = (smap(mlp_local, (P(), P(None, "x"), P("x", None)), P()), mlp_inputs)
     sharded = lambda spec: NamedSharding(mesh, spec)
     jitted = jax.jit(mlp, in_shardings=(sharded(P()), sharded(P(None, "x")), sharded(P("x", None))),
                      out_shardings=sharded(P()))
-    found["mlp_jit"] = ((jitted, None, None), [x, w1, w2])
-    return found
+    table["mlp_jit"] = ((jitted, None, None), mlp_inputs)
+    assert tuple(table) == NAMES, "NAMES lists the programs"
+    unknown = sorted(set(names or ()) - set(table))
+    if unknown:
+        raise KeyError(f"unknown program(s) {', '.join(unknown)}; expected: {', '.join(table)}")
+    return {name: (f, make(np.random.default_rng(zlib.crc32(name.encode()))))
+            for name, (f, make) in table.items() if names is None or name in names}
 
 
 def placed(entry):
@@ -120,13 +131,12 @@ def main(argv=None):
     ap.add_argument("--no-outputs", action="store_true", help="do not run the programs under XLA")
     a = ap.parse_args(argv)
     import numpy as np
-    found = programs(a.n, a.devices)
-    names = a.names.split(",") if a.names else list(found)
-    unknown = [x for x in names if x not in found]
-    if unknown:
-        print(f"jax_programs: unknown program(s) {', '.join(unknown)}; expected: {', '.join(found)}",
-              file=sys.stderr)
+    try:
+        found = programs(a.n, a.devices, a.names.split(",") if a.names else None)
+    except KeyError as e:
+        print(f"jax_programs: {e.args[0]}", file=sys.stderr)
         return 2
+    names = list(found)
     os.makedirs(a.outdir, exist_ok=True)
     for name in names:
         f, xs = placed(found[name])

@@ -35,6 +35,9 @@ def bench(script, *args):
     ("calibrate_mpi.py", ["-o", ""], "the output path is empty"),
     ("calibrate_mpi.py", ["--repeat", "0"], "--repeat must be at least 1"),
     ("calibrate_cpu.py", ["-o", "/nonexistent/p.json"], "the folder of"),
+    ("xla_side_by_side.py", ["--kib", "0"], "--kib sizes must be 1..1048576"),
+    ("xla_side_by_side.py", ["--programs", "nope"], "--programs must name programs of bench/jax_programs.py"),
+    ("xla_side_by_side.py", ["--torch", "/nonexistent/python"], "--torch: no python at"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)
