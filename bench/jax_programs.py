@@ -129,8 +129,14 @@ def main(argv=None):
     ap.add_argument("--devices", type=int, default=DEVICES)
     ap.add_argument("--debug-info", action="store_true", help="keep JAX's locations (Python source lines)")
     ap.add_argument("--no-outputs", action="store_true", help="do not run the programs under XLA")
+    ap.add_argument("--gspmd", action="store_true",
+                    help="lower with GSPMD, not Shardy (jax_use_shardy_partitioner=False); files P_gspmd.*")
     a = ap.parse_args(argv)
     import numpy as np
+    suffix = ""
+    if a.gspmd:
+        _jax(a.devices).config.update("jax_use_shardy_partitioner", False)
+        suffix = "_gspmd"
     try:
         found = programs(a.n, a.devices, a.names.split(",") if a.names else None)
     except KeyError as e:
@@ -140,14 +146,14 @@ def main(argv=None):
     os.makedirs(a.outdir, exist_ok=True)
     for name in names:
         f, xs = placed(found[name])
-        with open(os.path.join(a.outdir, f"{name}.mlir"), "w") as fh:
+        with open(os.path.join(a.outdir, f"{name}{suffix}.mlir"), "w") as fh:
             fh.write(generic(f, xs, a.debug_info))
         arrays = {f"x{i}": np.asarray(x) for i, x in enumerate(found[name][1])}
         if not a.no_outputs:
             ys = f(*xs)
             ys = ys if isinstance(ys, (tuple, list)) else [ys]
             arrays.update({f"y{j}": np.asarray(y) for j, y in enumerate(ys)})
-        np.savez(os.path.join(a.outdir, f"{name}.npz"), **arrays)
+        np.savez(os.path.join(a.outdir, f"{name}{suffix}.npz"), **arrays)
     return 0
 
 

@@ -7,8 +7,9 @@ frontends), in MLIR's generic printed form.
 
 Two forms come in (docs/frontends.md):
 
-- **shard_map** (`sdy.manual_computation` over every mesh axis): the body is
-  already one device's program. `coll-from-stablehlo` makes it the
+- **shard_map** (`sdy.manual_computation` over every mesh axis; with GSPMD,
+  the function called between SPMDFullToShardShape and SPMDShardToFullShape):
+  the body is already one device's program. `coll-from-stablehlo` makes it the
   function's body, an SPMD function (`coll.ranks` = the mesh's size, rank r
   = the mesh position with linear index r), its collectives coll's tensor
   collectives over the groups their replica groups name (dense lists of
@@ -328,9 +329,14 @@ def layouts(module_op):
     arg_attrs = _attr_dicts(f, "arg_attrs", len(ft.inputs))
     res_attrs = _attr_dicts(f, "res_attrs", len(ft.results))
     mc = _manual(f)
+    gspmd = _gspmd(module_op, f) if mc is None else None
     if mc is not None:
         shape_of, ins, outs = _manual_boundary(f, mc, meshes)
         grid = shape_of.shape
+    elif gspmd is not None:
+        grid = gspmd.mesh.shape
+        ins = [(gspmd.mesh, split) for split in gspmd.ins]
+        outs = [(gspmd.mesh, split) for split in gspmd.outs]
     else:
         mesh, ins, outs = None, [], []
         for i, attrs in enumerate(arg_attrs):
@@ -417,6 +423,149 @@ def _boundary_values(func, mc):
     return args, results
 
 
+# -- GSPMD's manual regions (jax_use_shardy_partitioner=False) -----------------
+
+GSPMD_MARKUP = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
+_TILED = re.compile(r"\{devices=\[([\d,]+)\]<=\[(\d+)\](\s+last_tile_dim_replicate)?\}$")
+
+
+def _target(op):
+    """A custom call's target, else None."""
+    if op.name != "stablehlo.custom_call" or "call_target_name" not in op.attributes:
+        return None
+    return ir.StringAttr(op.attributes["call_target_name"]).value
+
+
+def _hlo_sharding(op):
+    return ir.StringAttr(op.attributes["mhlo.sharding"]).value if "mhlo.sharding" in op.attributes else None
+
+
+def _tiles(text, rank, n, where):
+    """An HLO sharding string -> the tile counts of the value's dimensions,
+    then the count of replicas of each tile, over devices 0..n-1 in order
+    (`<=[n]`); what has no such form is refused."""
+    if text == "{replicated}":
+        return [1] * rank + [n]
+    m = _TILED.match(text or "")
+    if not m or int(m.group(2)) != n:
+        raise StableHLOError(f"GSPMD sharding {text} is not imported; expected {{replicated}} or "
+                             f"{{devices=[...]<=[{n}]}} (tiles over the devices in order; Shardy, JAX's "
+                             "default, has no such limit)", where)
+    tiles = [int(x) for x in m.group(1).split(",")]
+    tiles += [] if m.group(3) else [1]
+    if len(tiles) != rank + 1 or math.prod(tiles) != n:
+        raise StableHLOError(f"GSPMD sharding {text} does not tile a value of rank {rank} over {n} devices", where)
+    return tiles
+
+
+def _common_grid(all_tiles, where):
+    """The grid every tiling is a coarsening of: device d is the grid
+    position with linear index d, and a tiling's dimension spans the grid
+    axes between its prefix products."""
+    cuts = sorted({math.prod(t[:i + 1]) for t in all_tiles for i in range(len(t))} - {1})
+    grid, last = [], 1
+    for c in cuts:
+        if c % last:
+            raise StableHLOError(f"GSPMD shardings tile the devices in incompatible ways ({all_tiles}); expected "
+                                 "tilings of one grid", where)
+        grid.append(c // last)
+        last = c
+    return grid or [1]
+
+
+def _split_of(tiles, grid):
+    """Per dimension of a value tiled by `tiles`, the grid axes it spans."""
+    bounds, cum = [], 1
+    for g in grid:
+        cum *= g
+        bounds.append(cum)
+    out, lo = [], 1
+    for t in tiles[:-1]:
+        hi = lo * t
+        out.append([a for a, b in enumerate(bounds) if lo < b <= hi])
+        lo = hi
+    return out
+
+
+@dataclass
+class _Gspmd:
+    """A function whose body is a GSPMD manual region: the call of the
+    region, its callee, the mesh of the tilings, the argument each call
+    operand is and the call result each function result is, their splits."""
+    call: object
+    callee: object
+    name: str
+    mesh: Mesh
+    args: list
+    results: list
+    ins: list      # per function argument: its split
+    outs: list     # per function result: its split
+
+
+def _gspmd(module_op, func):
+    """The GSPMD manual region of `func` (JAX's shard_map without Shardy),
+    or None; refuses work outside it, at the op."""
+    block = func.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    if not any(_target(op) == "SPMDFullToShardShape" for op in ops):
+        return None
+    for op in ops[:-1]:
+        if _target(op) not in GSPMD_MARKUP and op.name != "func.call":
+            raise StableHLOError(f"'{op.name}' outside the manual region: coll-from-stablehlo imports a function "
+                                 "that is one shard_map (GSPMD: the call between SPMDFullToShardShape and "
+                                 "SPMDShardToFullShape); expected the work inside it", op.location)
+    calls = [op for op in ops if op.name == "func.call"]
+    if len(calls) != 1:
+        raise StableHLOError(f"a GSPMD function with {len(calls)} calls; expected one manual region",
+                             func.location)
+    call = calls[0]
+    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    callee = ir.SymbolTable(module_op)[name]
+    n = _num_attr(module_op, "mhlo.num_partitions") or 1
+
+    def chain(v, targets):
+        """v through the custom calls `targets` (outermost last): (the
+        value they start from, the first one's sharding)."""
+        sharding = None
+        for t in targets:
+            op = v.owner
+            if isinstance(op, ir.Block) or _target(op) != t:
+                raise StableHLOError(f"expected a custom call {t} here (GSPMD's manual region boundary)",
+                                     call.location)
+            sharding = sharding or _hlo_sharding(op)
+            v = op.operands[0]
+        return v, sharding
+
+    args, in_text = [], {}
+    for v in call.operands:
+        v, _ = chain(v, ["SPMDFullToShardShape"])
+        arg, text = chain(v, ["Sharding"])
+        if not isinstance(arg.owner, ir.Block):
+            raise StableHLOError("a manual region operand that is not a function argument", call.location)
+        args.append(arg.arg_number)
+        in_text[arg.arg_number] = text
+    ret = ops[-1]
+    results, out_text = [], []
+    for v in ret.operands:
+        op = v.owner
+        if isinstance(op, ir.Block) or _target(op) != "SPMDShardToFullShape":
+            raise StableHLOError("a function result that is not the manual region's (SPMDShardToFullShape)",
+                                 ret.location)
+        out_text.append(_hlo_sharding(op))
+        r, _ = chain(op.operands[0], ["Sharding"])
+        if r.owner != call:
+            raise StableHLOError("a function result that is not a result of the manual region", ret.location)
+        results.append(r.result_number)
+    ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    rank = lambda t: len(ir.RankedTensorType(t).shape)
+    in_tiles = [_tiles(in_text.get(i, "{replicated}"), rank(t), n, func.location) for i, t in enumerate(ft.inputs)]
+    out_tiles = [_tiles(t, rank(ty), n, func.location) for t, ty in zip(out_text, ft.results)]
+    grid = _common_grid(in_tiles + out_tiles, func.location)
+    mesh = Mesh("gspmd", [(f"d{i}", g) for i, g in enumerate(grid)], list(range(n)))
+    return _Gspmd(call, callee, name, mesh, args, results, [_split_of(t, grid) for t in in_tiles],
+                  [_split_of(t, grid) for t in out_tiles])
+
+
 # -- coll-from-stablehlo -------------------------------------------------------
 
 def _num_attr(op, name):
@@ -449,8 +598,11 @@ class _Importer:
     def run(self):
         f = entry(self.module)
         mc = _manual(f)
+        gspmd = _gspmd(self.module, f) if mc is None else None
         if mc is not None:
             self.inline_manual(f, mc)
+        elif gspmd is not None:
+            self.inline_gspmd(f, gspmd)
         elif _is_jit(self.module):
             self.annotate(f)
         collectives = [op for op in _ops(f) if op.name in COLLECTIVES or op.name in NO_FORM or op.name in RANK_OPS]
@@ -471,30 +623,46 @@ class _Importer:
             raise StableHLOError(f"a partially manual shard_map (manual axes {', '.join(manual)} of mesh "
                                  f"@{mesh.name}, not {', '.join(free)}); expected every mesh axis manual",
                                  mc.location)
-        if self.partitions is not None and self.partitions != mesh.size:
-            raise StableHLOError(f"mhlo.num_partitions = {self.partitions} but mesh @{mesh.name} has {mesh.size} "
-                                 "devices; expected the shard_map over every partition", mc.location)
-        self.mesh = mesh
         args, results = _boundary_values(f, mc)
+        self.inline(f, mesh, mc, mc.regions[0].blocks[0], args, results)
+
+    def inline_gspmd(self, f, gspmd):
+        """GSPMD's manual region (the body called between its
+        SPMDFullToShardShape and SPMDShardToFullShape custom calls) becomes
+        the function's body, as a shard_map's does."""
+        callee = gspmd.callee
+        self.inline(f, gspmd.mesh, gspmd.call, callee.regions[0].blocks[0], gspmd.args, gspmd.results)
+        if not any(op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == gspmd.name
+                   for op in _ops(self.module)):
+            callee.erase()
+
+    def inline(self, f, mesh, anchor, body, args, results):
+        """`body` (one device's program) moved into `f` before `anchor`: body
+        argument k is f's argument args[k] (now of the local type), f's
+        result j the body's result results[j]; then the markup around it
+        (`anchor`, sharding ops) goes, and f is an SPMD function of
+        mesh.size ranks."""
+        if self.partitions is not None and self.partitions != mesh.size:
+            raise StableHLOError(f"mhlo.num_partitions = {self.partitions} but the manual region runs on "
+                                 f"{mesh.size} devices; expected it over every partition", anchor.location)
+        self.mesh = mesh
         block = f.regions[0].blocks[0]
-        body = mc.regions[0].blocks[0]
         for k, a in enumerate(args):
             arg, local = block.arguments[a], body.arguments[k].type
             if any(args[j] == a for j in range(k)) and arg.type != local:
-                raise StableHLOError(f"argument #{a} enters the shard_map twice with different shardings",
-                                     mc.location)
+                raise StableHLOError(f"argument #{a} enters the manual region twice with different shardings",
+                                     anchor.location)
             arg.set_type(local)
             body.arguments[k].replace_all_uses_with(arg)
-        for op in [o.operation for o in block.operations if o.operation.name == "sdy.sharding_constraint"]:
-            op.results[0].replace_all_uses_with(op.operands[0])
-            op.erase()
+        markup = [o.operation for o in block.operations][:-1]  # all but the return: checked by the caller
         inner_ret = body.operations[len(body.operations) - 1]
         for op in [o.operation for o in body.operations][:-1]:
-            op.move_before(mc)
-        for res, v in zip(mc.results, inner_ret.operands):
-            res.replace_all_uses_with(v)
-        mc.erase()
+            op.move_before(anchor)
         ret = block.operations[len(block.operations) - 1]
+        for j, k in enumerate(results):
+            ret.operands[j] = inner_ret.operands[k]
+        for op in reversed(markup):
+            op.erase()
         ft = ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operands])
         f.attributes["function_type"] = ir.TypeAttr.get(ft)
         f.attributes[RANKS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), mesh.size)
@@ -556,7 +724,8 @@ class _Importer:
             if op.name == "stablehlo.custom_call":
                 target = str(op.attributes["call_target_name"]) if "call_target_name" in op.attributes else "?"
                 raise StableHLOError(f"'stablehlo.custom_call' {target} has no coll form (GSPMD's markup is "
-                                     "not imported: export with Shardy, JAX's default)", op.location)
+                                     "imported around a shard_map's manual region only: export a jit program with "
+                                     "Shardy, JAX's default)", op.location)
         for op in [o.operation for o in self.module.regions[0].blocks[0].operations]:
             if op.name == "sdy.mesh":
                 op.erase()

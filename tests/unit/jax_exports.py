@@ -16,14 +16,15 @@ needs_jax = pytest.mark.skipif(not HAVE_JAX, reason="jax is not installed (make 
 TIMEOUT = 300
 
 
-def export(folder, names, n=64):
-    """{name: (StableHLO text, inputs [x0..], XLA's outputs [y0..])}."""
+def export(folder, names, n=64, gspmd=False):
+    """{name: (StableHLO text, inputs [x0..], XLA's outputs [y0..])};
+    `gspmd`: lowered with GSPMD instead of Shardy (names get `_gspmd`)."""
     cmd = [sys.executable, str(ROOT / "bench" / "jax_programs.py"), str(folder), "--n", str(n),
-           "--debug-info", "--names", ",".join(names)]
+           "--debug-info", "--names", ",".join(names)] + (["--gspmd"] if gspmd else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = {}
-    for name in names:
+    for name in (f"{x}_gspmd" for x in names) if gspmd else names:
         data = np.load(Path(folder) / f"{name}.npz")
         xs = [data[f"x{i}"] for i in range(sum(k.startswith("x") for k in data.files))]
         ys = [data[f"y{j}"] for j in range(sum(k.startswith("y") for k in data.files))]

@@ -6,8 +6,9 @@ one child process for all), imported by the StableHLO frontend, run by
 runtime/frontend.py (scatter by the shard_map's/jit's shardings, gather the
 results as JAX lays them out) and compared with what XLA computed:
 bitwise where the data is exact in any order (small integers, in f32 or
-i32), within 1e-5 relative where f32 compute is rounded (the MLPs). The
-same programs under mpirun: test_mpi_stablehlo_jax.py."""
+i32), within 1e-5 relative where f32 compute is rounded (the MLPs). Two
+shard_maps also as GSPMD lowers them. The same programs under mpirun:
+test_mpi_stablehlo_jax.py."""
 import numpy as np
 import pytest
 
@@ -22,12 +23,18 @@ ROUNDED = ["mlp_shard_map", "mlp_jit"]
 REFUSED = ["ppermute_ring", "ppermute_partial"]
 
 
+# The same shard_maps lowered with GSPMD (jax_use_shardy_partitioner=False):
+# their manual region between SPMDFullToShardShape and SPMDShardToFullShape.
+GSPMD = ["psum_2d", "mlp_shard_map"]
+
+
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    return export(tmp_path_factory.mktemp("jax"), EXACT + ROUNDED + REFUSED)
+    folder = tmp_path_factory.mktemp("jax")
+    return {**export(folder, EXACT + ROUNDED + REFUSED), **export(folder, GSPMD, gspmd=True)}
 
 
-@pytest.mark.parametrize("name", EXACT)
+@pytest.mark.parametrize("name", EXACT + ["psum_2d_gspmd"])
 def test_exact_programs_match_xla_bitwise(programs, name):
     text, xs, want = programs[name]
     prog = frontend.compile(text, stablehlo, backend="cpu")
@@ -38,7 +45,7 @@ def test_exact_programs_match_xla_bitwise(programs, name):
         assert np.array_equal(y, w)
 
 
-@pytest.mark.parametrize("name", ROUNDED)
+@pytest.mark.parametrize("name", ROUNDED + ["mlp_shard_map_gspmd"])
 def test_mlps_match_xla(programs, name):
     text, xs, (want,) = programs[name]
     prog = frontend.compile(text, stablehlo, backend="cpu")

@@ -11,6 +11,7 @@
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/all_to_all.mlir | filecheck %s --check-prefix=A2A
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d.mlir | filecheck %s --check-prefix=MESH2D
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/axis_index.mlir | filecheck %s --check-prefix=RANK
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d_gspmd.mlir | filecheck %s --check-prefix=GSPMD
 
 // PSUM-LABEL: func.func @main(%arg0: tensor<8xf32> {bufferization.writable = false}) -> tensor<8xf32> attributes {coll.ranks = 8 : i64}
 // PSUM-NEXT: %[[R:.*]]:2 = "coll.all_reduce"(%arg0) {devices = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<8xf32>) -> (!coll.token, tensor<8xf32>)
@@ -41,3 +42,12 @@
 // RANK-NEXT: "stablehlo.convert"(%[[T]]) : (tensor<i32>) -> tensor<ui32>
 // RANK-NOT: stablehlo.partition_id
 // RANK: "coll.all_reduce"
+
+// The same psum as GSPMD lowers it: its manual region (the callee between
+// SPMDFullToShardShape and SPMDShardToFullShape) becomes the function, and
+// the custom calls, the call and the callee go.
+// GSPMD-LABEL: func.func @main(%arg0: tensor<8xf32> {bufferization.writable = false}) -> tensor<8xf32> attributes {coll.ranks = 8 : i64}
+// GSPMD-NEXT: %[[R:.*]]:2 = "coll.all_reduce"(%arg0) {devices = array<i64: 0, 1, 2, 3>, groups = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, kind = "sum"
+// GSPMD-NEXT: return %[[R]]#1 : tensor<8xf32>
+// GSPMD-NOT: custom_call
+// GSPMD-NOT: shmap_body

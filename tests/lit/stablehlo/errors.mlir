@@ -202,11 +202,11 @@
 
 // -----
 
-// GSPMD's markup (jax_use_shardy_partitioner=False) is not imported.
+// GSPMD's markup outside a manual region (a jit program with jax_use_shardy_partitioner=False) is not imported.
 "builtin.module"() ({
   "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "main"}> ({
   ^bb0(%arg0: tensor<8xf32>):
-    // expected-error @below {{'stablehlo.custom_call' "Sharding" has no coll form (GSPMD's markup is not imported: export with Shardy, JAX's default)}}
+    // expected-error @below {{'stablehlo.custom_call' "Sharding" has no coll form (GSPMD's markup is imported around a shard_map's manual region only: export a jit program with Shardy, JAX's default)}}
     %0 = "stablehlo.custom_call"(%arg0) <{call_target_name = "Sharding"}> {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
     "func.return"(%0) : (tensor<8xf32>) -> ()
   }) : () -> ()
@@ -234,5 +234,46 @@
     // expected-error @below {{'sdy.sharding_constraint' inside a jit program: coll imports the shardings of its arguments and results only}}
     %0 = "sdy.sharding_constraint"(%arg0) <{sharding = #sdy.sharding<@mesh, [{}]>}> : (tensor<8xf32>) -> tensor<8xf32>
     "func.return"(%0) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+}) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+
+// -----
+
+// GSPMD tiles over a transposed device order are not imported (JAX's
+// shard_map over a mesh in device order never makes them).
+"builtin.module"() ({
+  // expected-error @below {{GSPMD sharding {devices=[2,2]<=[2,2]T(1,0)} is not imported; expected {replicated} or {devices=[...]<=[4]} (tiles over the devices in order; Shardy, JAX's default, has no such limit)}}
+  "func.func"() <{function_type = (tensor<8x8xf32>) -> tensor<8x8xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<8x8xf32>):
+    %0 = "stablehlo.custom_call"(%arg0) <{call_target_name = "Sharding"}> {mhlo.sharding = "{devices=[2,2]<=[2,2]T(1,0)}"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    %1 = "stablehlo.custom_call"(%0) <{call_target_name = "SPMDFullToShardShape"}> {mhlo.sharding = "{manual}"} : (tensor<8x8xf32>) -> tensor<4x4xf32>
+    %2 = "func.call"(%1) <{callee = @body}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %3 = "stablehlo.custom_call"(%2) <{call_target_name = "Sharding"}> {mhlo.sharding = "{manual}"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %4 = "stablehlo.custom_call"(%3) <{call_target_name = "SPMDShardToFullShape"}> {mhlo.sharding = "{devices=[2,2]<=[4]}"} : (tensor<4x4xf32>) -> tensor<8x8xf32>
+    "func.return"(%4) : (tensor<8x8xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (tensor<4x4xf32>) -> tensor<4x4xf32>, sym_name = "body", sym_visibility = "private"}> ({
+  ^bb0(%arg0: tensor<4x4xf32>):
+    "func.return"(%arg0) : (tensor<4x4xf32>) -> ()
+  }) : () -> ()
+}) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+
+// -----
+
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<8xf32>):
+    // expected-error @below {{'stablehlo.negate' outside the manual region: coll-from-stablehlo imports a function that is one shard_map (GSPMD: the call between SPMDFullToShardShape and SPMDShardToFullShape); expected the work inside it}}
+    %n = "stablehlo.negate"(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+    %0 = "stablehlo.custom_call"(%n) <{call_target_name = "Sharding"}> {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = "stablehlo.custom_call"(%0) <{call_target_name = "SPMDFullToShardShape"}> {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+    %2 = "func.call"(%1) <{callee = @body}> : (tensor<2xf32>) -> tensor<2xf32>
+    %3 = "stablehlo.custom_call"(%2) <{call_target_name = "Sharding"}> {mhlo.sharding = "{manual}"} : (tensor<2xf32>) -> tensor<2xf32>
+    %4 = "stablehlo.custom_call"(%3) <{call_target_name = "SPMDShardToFullShape"}> {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<2xf32>) -> tensor<8xf32>
+    "func.return"(%4) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = "body", sym_visibility = "private"}> ({
+  ^bb0(%arg0: tensor<2xf32>):
+    "func.return"(%arg0) : (tensor<2xf32>) -> ()
   }) : () -> ()
 }) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
