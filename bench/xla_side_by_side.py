@@ -85,7 +85,7 @@ def coll_child(backend, name, repeat, outdir):
     """coll: the StableHLO XLA's child wrote, through coll on `backend`."""
     import numpy as np
     from coll.frontends import stablehlo
-    from coll.runtime import frontend
+    from coll.backends import frontend
     data = np.load(Path(outdir, f"{name}.npz"))
     prog = frontend.compile(Path(outdir, f"{name}.mlir").read_text(), stablehlo, backend=backend)
     xs = [data[f"x{i}"] for i in range(len(prog.inputs))]
@@ -134,7 +134,7 @@ def coll_mpi_all_reduce(ranks, n, repeat):
     """coll's own all_reduce (strategy auto) over `ranks` processes."""
     import numpy as np
     from coll.ir import generate, make_context
-    from coll.runtime import mpi
+    from coll.backends import mpi
     with make_context():
         text = generate.collective_module("all_reduce", devices=ranks, shape=[n], dtype="f32")
     prog = mpi.compile(text)

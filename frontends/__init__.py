@@ -1,17 +1,13 @@
-"""Frontends: the forms programs come in (StableHLO from JAX, ...), each one
-module with `detect(module_op)`, `parse(source)`, `layouts(module_op)` and
-`route(module_op)` (docs/frontends.md)."""
-from dataclasses import dataclass
+"""The frontends: the forms a program may come in above the collective
+level's memref form, one module each, listed once (FRONTENDS, in the order
+the driver asks them: backends/driver.py). Each has `NAME`, `GLOBAL` (its arguments are global arrays
+that a runner lays out over the devices), `detect(module_op)`
+(does the module use this form?) and `route(module_op, backend, **options)`
+(the pipeline elements that bring it down to the next form). Adding a
+frontend is one module here and its line below."""
+from . import shard, spmd, stablehlo, tensor
+from .shard import Boundary, Layout  # noqa: F401 - what a frontend's `layouts` returns
 
-from ..lowering.shard import Layout  # noqa: F401 - what a Boundary holds
-
-
-@dataclass
-class Boundary:
-    """A program's entry function, its global arguments and results, and the
-    block of each that rank r holds (`Layout.block(grid, r)`): what a
-    runner scatters and gathers by (runtime/frontend.py)."""
-    entry: str
-    grid: list        # rank r = the grid position with linear index r
-    inputs: list      # Layout per argument
-    outputs: list     # Layout per result
+# StableHLO first: its route ends in the shard, tensor or SPMD form.
+FRONTENDS = (stablehlo, shard, tensor, spmd)
+BY_NAME = {f.NAME: f for f in FRONTENDS}

@@ -42,15 +42,14 @@ from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
-from ..core import routes
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir import make_context
 from ..ir.kinds import ELEMENTS, kind_error
 from ..ir.types import token_type
-from ..lowering.shard import Layout, grid_groups
-from . import Boundary
-from ..lowering.spmd import RANKS_ATTR
+from . import shard, tensor
+from .shard import Boundary, Layout, grid_groups
+from .spmd import RANKS_ATTR
 
 # What `print_generic_op_form` is called from JAX, for the refusals.
 GENERIC_HINT = ("print the generic form from JAX: jax.jit(f).lower(*args).compiler_ir('stablehlo')"
@@ -237,17 +236,25 @@ def _is_jit(module_op):
                for attrs in _attr_dicts(f, key, 0))
 
 
-def route(module_op):
+# -- the frontend (frontends/__init__.py) --------------------------------------
+NAME = "stablehlo"
+# its arguments are global arrays, laid out over the mesh by the shardings
+# (`layouts`; a runner scatters them: backends/frontend.py).
+GLOBAL = True
+
+
+def route(module_op=None, backend=None, **_):
     """The pipeline elements from this StableHLO module to coll's SPMD
     function on memrefs: import, local compute to linalg, then the shard
-    route (jit with shardings: partitioning inserts the collectives) or
-    bufferization (shard_map: the collectives are there)."""
+    frontend's route (jit with shardings: partitioning inserts the
+    collectives) or the tensor frontend's (shard_map: the collectives are
+    there); the SPMD frontend takes it on from there."""
     front = ["coll-from-stablehlo", "coll-stablehlo-to-linalg"]
-    if _is_jit(module_op):
+    if module_op is not None and _is_jit(module_op):
         # No cse before partitioning: one linalg.fill shared by two matmuls
         # of different shardings aborts upstream's shard-partition (22.1.8).
-        return front + routes.shard()
-    return front + ["canonicalize", "cse"] + routes.bufferize() + ["canonicalize", "cse"]
+        return front + shard.route()
+    return front + ["canonicalize", "cse"] + tensor.route() + ["canonicalize", "cse"]
 
 
 # -- parsing -----------------------------------------------------------------

@@ -1,6 +1,6 @@
 """JAX's own programs through coll under mpirun (one process per rank, 8
 ranks), against XLA's results on 8 host devices: the programs of
-test_stablehlo_jax.py, all in one mpirun (runtime/frontend.py launch):
+test_stablehlo_jax.py, all in one mpirun (backends/frontend.py launch):
 each rank gets its block of every global input as the shard_map's or
 jit's shardings lay them out; the results are gathered likewise (blocks
 that several ranks hold must agree). Bitwise on exact data, within 1e-5
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from coll.frontends import stablehlo
-from coll.runtime import frontend, mpi
+from coll.backends import frontend
+from coll.backends import mpi
 from jax_exports import export, needs_jax, relative_error
 
 OK, WHY = mpi.available()

@@ -3,7 +3,7 @@ device per rank), against XLA's results on 8 host devices.
 
 Covering design: each program is exported at test time (jax_exports.py:
 one child process for all), imported by the StableHLO frontend, run by
-runtime/frontend.py (scatter by the shard_map's/jit's shardings, gather the
+backends/frontend.py (scatter by the shard_map's/jit's shardings, gather the
 results as JAX lays them out) and compared with what XLA computed:
 bitwise where the data is exact in any order (small integers, in f32 or
 i32), within 1e-5 relative where f32 compute is rounded (the MLPs). Two
@@ -14,7 +14,7 @@ import pytest
 
 from coll.frontends import stablehlo
 from coll.frontends.stablehlo import StableHLOError
-from coll.runtime import frontend
+from coll.backends import frontend
 from jax_exports import export, needs_jax, relative_error
 
 pytestmark = needs_jax
