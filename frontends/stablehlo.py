@@ -201,7 +201,15 @@ def detect(module_op):
     chlo, or XLA's partition count on the module)."""
     if "mhlo.num_partitions" in module_op.attributes:
         return True
-    return any(op.name.startswith(PREFIXES) for op in _ops(module_op))
+    found = []
+
+    def visit(op):  # stops at the first: the driver asks this of every module
+        if op.name.startswith(PREFIXES):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit)
+    return bool(found)
 
 
 def entry(module_op):
