@@ -51,7 +51,7 @@ from . import shard, tensor
 from .shard import Boundary, Layout, grid_groups
 from .spmd import RANKS_ATTR
 
-# What `print_generic_op_form` is called from JAX, for the refusals.
+# How to get the generic form out of JAX: said with every refusal of another form.
 GENERIC_HINT = ("print the generic form from JAX: jax.jit(f).lower(*args).compiler_ir('stablehlo')"
                 ".operation.get_asm(print_generic_op_form=True, enable_debug_info=True), or hand that "
                 "module to coll.frontends.stablehlo.parse as it is")
@@ -69,8 +69,7 @@ CROSS_PARTITION = ("stablehlo.all_to_all", "stablehlo.collective_broadcast", "st
 RANK_OPS = ("stablehlo.partition_id", "stablehlo.replica_id")
 # Known collectives with no coll form yet.
 NO_FORM = {"stablehlo.collective_permute": "coll has no permute collective yet (ppermute)",
-           "stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv",
-           "stablehlo.all_reduce_start": "asynchronous collectives are not imported"}
+           "stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv"}
 LEGALIZE = Path(__file__).with_name("jaxlib_legalize.py")
 LEGALIZE_TIMEOUT = 300
 
@@ -270,10 +269,11 @@ def route(module_op=None, backend=None, **_):
 def parse(source, context=None):
     """StableHLO in generic form -> ir.Module in `context` (default: the
     current one, else a new one with coll loaded; unregistered dialects are
-    allowed in it, as stablehlo and sdy are not dialects of coll's MLIR). `source`: text, bytes, or a module
-    of any MLIR bindings (jaxlib's `compiler_ir('stablehlo')` included),
-    printed generic with its locations. Bytecode and the pretty form are
-    refused (StableHLOError, located) with how to print the generic form."""
+    allowed in it, as stablehlo and sdy are not dialects of coll's MLIR).
+    `source`: text, bytes, or a module of any MLIR bindings (jaxlib's
+    `compiler_ir('stablehlo')` included), printed generic with its
+    locations. Bytecode and the pretty form are refused (StableHLOError,
+    located) with how to print the generic form."""
     ctx = context or ir.Context.current or make_context()
     if isinstance(source, ir.Module) and source.context is ctx:
         return source

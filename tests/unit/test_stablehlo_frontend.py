@@ -8,7 +8,6 @@ checked against numpy. The samples are tests/lit/stablehlo/Inputs
 JAX's own programs, exported at test time and compared with XLA's
 results: test_stablehlo_jax.py (CPU), test_mpi_stablehlo_jax.py (mpirun)."""
 import os
-import sys
 from pathlib import Path
 
 import numpy as np

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from coll.frontends import stablehlo
-from coll.frontends.stablehlo import StableHLOError
 from coll.backends import frontend
 from jax_exports import export, needs_jax, relative_error
 
