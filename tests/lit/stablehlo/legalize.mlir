@@ -1,5 +1,6 @@
 // coll-stablehlo-to-linalg: jaxlib's stablehlo-legalize-to-linalg in a
 // child process; what it leaves, or fails on, is a located error here.
+// REQUIRES: jaxlib
 // RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-stablehlo-to-linalg %s | filecheck %s
 
 // CHECK-LABEL: func.func @elementwise

@@ -3,6 +3,7 @@
 // collectives are coll's by then, their kinds read). The shard_map MLP
 // becomes linalg around one coll.all_reduce; a jit program's Shardy
 // shardings become upstream shard annotations on the same linalg.
+// REQUIRES: jaxlib
 // RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)' %S/Inputs/mlp_shard_map.mlir | filecheck %s --check-prefix=SMAP
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/mlp_jit.mlir | filecheck %s --check-prefix=JIT
 // RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)' %S/Inputs/mlp_jit.mlir | filecheck %s --check-prefix=JITLIN
