@@ -14,7 +14,8 @@ under coll, and torch.distributed's gloo against coll's MPI back end.
    and on the MPI back end (8 processes under mpirun, each call after a
    barrier, the slowest rank). Every measurement is its own process, in
    that order, `--rounds` times (interleaved: the three see the same
-   machine); coll's outputs are checked against XLA's (bitwise). Peak
+   machine); coll's outputs are checked against XLA's (bitwise on the
+   collectives' small-integer data, within 1e-5 relative for the MLPs). Peak
    memory: the largest resident set of the measuring process (XLA, coll
    cpu) or of its largest rank (mpi), compile time included.
 2. gloo against coll's MPI back end (only with --torch): all_reduce sum
@@ -90,7 +91,10 @@ def coll_child(backend, name, repeat, outdir):
     prog = frontend.compile(Path(outdir, f"{name}.mlir").read_text(), stablehlo, backend=backend)
     xs = [data[f"x{i}"] for i in range(len(prog.inputs))]
     ys, times = prog.run(xs, repeat)
-    same = all(np.array_equal(y, data[f"y{j}"]) for j, y in enumerate(ys))
+    # Bitwise on the collectives' exact data; the MLPs' f32 compute within 1e-5.
+    worst = max(float(np.max(np.abs(y.astype(np.float64) - data[f"y{j}"]), initial=0.0))
+                / (float(np.max(np.abs(data[f"y{j}"]), initial=0.0)) or 1.0) for j, y in enumerate(ys))
+    same = worst <= 1e-5
     peak = max(_peak_mib(), _peak_mib(resource.RUSAGE_CHILDREN))
     return {"seconds": _median(times), "peak_mib": peak, "same": same, "strategies": prog.strategies}
 
