@@ -25,7 +25,8 @@ runs jaxlib's own `stablehlo-legalize-to-linalg` in a child process
 (jaxlib bundles another MLIR than coll's). It runs after the import, so
 the collectives' reduction regions, which that pass rewrites too, are
 read before it. What this frontend cannot import is refused at the op,
-named: `num_replicas > 1`, a partially manual shard_map, Shardy's open
+named: `num_replicas > 1`, a partially manual shard_map, one without a
+collective, Shardy's open
 dimensions and sub-axes, tuple results, and any collective without a coll
 form (collective_permute until coll has a permute).
 """
@@ -63,6 +64,7 @@ KINDS = {"stablehlo.add": "sum", "stablehlo.multiply": "prod", "stablehlo.maximu
          "stablehlo.minimum": "min", "stablehlo.and": "and", "stablehlo.or": "or", "stablehlo.xor": "xor"}
 # StableHLO collective -> its coll class (each collective's STABLEHLO mapping, coll/collectives/).
 COLLECTIVES = {cls.STABLEHLO[0]: cls for cls in COLLECTIVE_CLASSES if cls.STABLEHLO}
+COLLECTIVE_NAMES = tuple(cls.NAME for cls in COLLECTIVE_CLASSES)
 # Ops whose ids are partition ids whenever they have a channel (StableHLO's
 # cross_partition mode); the others need use_global_device_ids for that.
 CROSS_PARTITION = ("stablehlo.all_to_all", "stablehlo.collective_broadcast", "stablehlo.collective_permute")
@@ -626,6 +628,12 @@ class _Importer:
                                  "collectives of shard_map bodies (sdy.manual_computation)", collectives[0].location)
         if collectives:
             walk_and_apply_patterns(f, self.patterns())
+        if self.mesh is not None and not any(op.name in COLLECTIVE_NAMES for op in _ops(f)):
+            # coll's SPMD form is a function whose ranks meet in collectives:
+            # without one, the back ends would take it for one rank's program.
+            raise StableHLOError(f"the shard_map body has no collective between its {self.mesh.size} devices (none, "
+                                 "or only groups of one); expected at least one (a program whose devices never "
+                                 "communicate runs as one device's program, once per block)", f.location)
         self.clean(f)
 
     def inline_manual(self, f, mc):

@@ -170,7 +170,8 @@
 // -----
 
 // partition_id through device_ids (rank r holds device device_ids[r]): a
-// table lookup; replica_id is 0 (one replica).
+// table lookup; replica_id is 0 (one replica). (With a collective: a
+// shard_map whose devices never communicate is refused, errors.mlir.)
 // CHECK-LABEL: func.func @ids
 // CHECK: %[[RK:.*]] = mpi.comm_rank
 // CHECK: %[[I:.*]] = arith.index_cast %[[RK]] : i32 to index
@@ -183,16 +184,21 @@
 // CHECK-NOT: replica_id
 "builtin.module"() ({
   "sdy.mesh"() <{mesh = #sdy.mesh<["x"=4], device_ids=[2, 3, 0, 1]>, sym_name = "mesh"}> : () -> ()
-  "func.func"() <{function_type = (tensor<4xf32>) -> (tensor<4xui32>, tensor<4xui32>), sym_name = "ids"}> ({
+  "func.func"() <{function_type = (tensor<4xf32>) -> (tensor<4xui32>, tensor<4xui32>, tensor<4xf32>), sym_name = "ids"}> ({
   ^bb0(%arg0: tensor<4xf32>):
-    %0:2 = "sdy.manual_computation"(%arg0) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{"x"}]>]>}> ({
+    %0:3 = "sdy.manual_computation"(%arg0) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{"x"}]>, <@mesh, [{"x"}]>]>}> ({
     ^bb0(%arg1: tensor<1xf32>):
       %1 = "stablehlo.partition_id"() : () -> tensor<ui32>
       %2 = "stablehlo.replica_id"() : () -> tensor<ui32>
       %3 = "stablehlo.reshape"(%1) : (tensor<ui32>) -> tensor<1xui32>
       %4 = "stablehlo.reshape"(%2) : (tensor<ui32>) -> tensor<1xui32>
-      "sdy.return"(%3, %4) : (tensor<1xui32>, tensor<1xui32>) -> ()
-    }) : (tensor<4xf32>) -> (tensor<4xui32>, tensor<4xui32>)
-    "func.return"(%0#0, %0#1) : (tensor<4xui32>, tensor<4xui32>) -> ()
+      %5 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "stablehlo.return"(%s) : (tensor<f32>) -> ()
+      }) : (tensor<1xf32>) -> tensor<1xf32>
+      "sdy.return"(%3, %4, %5) : (tensor<1xui32>, tensor<1xui32>, tensor<1xf32>) -> ()
+    }) : (tensor<4xf32>) -> (tensor<4xui32>, tensor<4xui32>, tensor<4xf32>)
+    "func.return"(%0#0, %0#1, %0#2) : (tensor<4xui32>, tensor<4xui32>, tensor<4xf32>) -> ()
   }) : () -> ()
 }) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
