@@ -26,9 +26,9 @@ runs jaxlib's own `stablehlo-legalize-to-linalg` in a child process
 the collectives' reduction regions, which that pass rewrites too, are
 read before it. What this frontend cannot import is refused at the op,
 named: `num_replicas > 1`, a partially manual shard_map, one without a
-collective, Shardy's open
-dimensions and sub-axes, tuple results, and any collective without a coll
-form (collective_permute until coll has a permute).
+collective, Shardy's open dimensions and sub-axes, tuple results, and any
+collective without a coll form (collective_permute until coll has a
+permute).
 """
 import json
 import math
