@@ -132,7 +132,7 @@
   ^bb0(%arg0: tensor<8xf32>):
     %0 = "sdy.manual_computation"(%arg0) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{}]>]>}> ({
     ^bb0(%arg1: tensor<2xf32>):
-      // expected-error @below {{'stablehlo.all_reduce': bitwise reduction kind 'xor' needs an integer or i1 element type, got f32}}
+      // expected-error @below {{bitwise reduction kind 'xor' needs an integer or i1 element type, got f32}}
       %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
       ^bb0(%a: tensor<f32>, %b: tensor<f32>):
         %s = "stablehlo.xor"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
