@@ -17,7 +17,7 @@ import sys
 
 DEVICES = 8
 NAMES = ("psum", "pmax", "pmin_i32", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
-         "ppermute_partial", "psum_2d", "axis_index", "mlp_shard_map", "mlp_jit")
+         "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit")
 
 
 def _jax(devices):
@@ -69,6 +69,8 @@ def programs(n, devices=DEVICES, names=None):
         "ppermute_ring": (smap(lambda a: jax.lax.ppermute(a, "x", ring), P("x"), P("x")), small(d * n)),
         "ppermute_partial": (smap(lambda a: jax.lax.ppermute(a, "x", partial), P("x"), P("x")), small(d * n)),
         "psum_2d": (smap(lambda a: jax.lax.psum(a, "tp"), P(("dp", "tp")), P("dp"), m=mesh2), small(d * n)),
+        "ppermute_2d": (smap(lambda a: jax.lax.ppermute(a, "tp", [(i, (i + 1) % (d // 2)) for i in range(d // 2)]),
+                             P(("dp", "tp")), P(("dp", "tp")), m=mesh2), small(d * n)),
         "axis_index": (smap(lambda a: jax.lax.psum(a * (jax.lax.axis_index("x") + 1).astype(a.dtype), "x"),
                             P("x"), P()), small(d * n)),
     }

@@ -19,7 +19,7 @@ from jax_exports import export, needs_jax, relative_error
 pytestmark = needs_jax
 EXACT = ["psum", "pmax", "pmin_i32", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index"]
 ROUNDED = ["mlp_shard_map", "mlp_jit"]
-REFUSED = ["ppermute_ring", "ppermute_partial"]
+REFUSED = ["ppermute_ring", "ppermute_partial", "ppermute_2d"]
 
 
 # The same shard_maps lowered with GSPMD (jax_use_shardy_partitioner=False):
