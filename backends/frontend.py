@@ -64,6 +64,9 @@ def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAUL
         return _CACHE[key]
     text, boundary, front = lower(source, frontend)
     ranks = int(np.prod(boundary.grid))
+    if backend == "mpi" and ranks == 1:
+        raise ValueError(f"@{boundary.entry} runs on one device (no mesh, no sharding): the mpi back end runs "
+                         "programs over several ranks; expected backend='cpu' for it")
     if backend == "cpu":
         compiled = cpu.compile(text, boundary.entry, strategy=strategy)
         program = _OnCpu(compiled, ranks)

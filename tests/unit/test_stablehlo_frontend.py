@@ -156,3 +156,22 @@ def test_broadcast_and_groups_through_device_ids_on_the_cpu():
     want_min = np.stack([np.minimum(blocks[0], blocks[2]), np.minimum(blocks[1], blocks[3])] * 2)
     assert np.array_equal(low.reshape(4, 4), want_min)
     assert prog.ranks == 4 and prog.grid == [4]
+
+
+ONE_DEVICE = """"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main", sym_visibility = "public"}> ({
+  ^bb0(%arg0: tensor<4xf32>):
+    %0 = "stablehlo.multiply"(%arg0, %arg0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%0) : (tensor<4xf32>) -> ()
+  }) : () -> ()
+}) {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+"""
+
+
+def test_a_program_of_one_device_runs_on_the_cpu_not_under_mpi():
+    prog = frontend.compile(ONE_DEVICE, stablehlo, backend="cpu")
+    x = np.arange(4, dtype=np.float32)
+    (y,) = prog.run([x])
+    assert prog.ranks == 1 and np.array_equal(y, x * x)
+    with pytest.raises(ValueError, match="runs on one device .* expected backend='cpu'"):
+        frontend.compile(ONE_DEVICE, stablehlo, backend="mpi")
