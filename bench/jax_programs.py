@@ -76,7 +76,7 @@ def programs(n, devices=DEVICES, names=None):
     }
 
     # A two-layer MLP, tensor parallel by hand (Megatron: W1 split by
-    # columns, W2 by rows, one psum), and the same with jit + NamedSharding
+    # columns, W2 by rows, one psum; relu), and the same with jit + NamedSharding
     # (XLA's partitioner inserts the collective; coll's shard route too).
     b, k = 8, 16
     h = d * max(n // (b * 4), 1)
@@ -86,8 +86,8 @@ def programs(n, devices=DEVICES, names=None):
                 (rng.standard_normal((k, h)) / np.sqrt(k)).astype(np.float32),
                 (rng.standard_normal((h, k)) / np.sqrt(h)).astype(np.float32)]
 
-    def mlp_local(xb, a, c):
-        return jax.lax.psum(jnp.maximum(xb @ a, 0.0) @ c, "x")
+    def mlp_local(xb, a, c):  # jax.nn.relu: a call to a private function in the shard_map body
+        return jax.lax.psum(jax.nn.relu(xb @ a) @ c, "x")
 
     def mlp(xb, a, c):
         return jnp.maximum(xb @ a, 0.0) @ c

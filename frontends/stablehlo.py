@@ -72,6 +72,8 @@ RANK_OPS = ("stablehlo.partition_id", "stablehlo.replica_id")
 # Known collectives with no coll form yet.
 NO_FORM = {"stablehlo.collective_permute": "coll has no permute collective yet (ppermute)",
            "stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv"}
+# A func.call as parse holds it while it is inside a shard_map body.
+DEFERRED_CALL = "coll_stablehlo.call"
 LEGALIZE = Path(__file__).with_name("jaxlib_legalize.py")
 LEGALIZE_TIMEOUT = 300
 
@@ -288,11 +290,18 @@ def parse(source, context=None):
                                  f"bytecode) is not read across MLIR versions; {GENERIC_HINT}",
                                  ir.Location.file("<input>", 1, 1))
         ctx.allow_unregistered_dialects = True
+        text = data.decode("utf-8", errors="replace")
         try:
-            return ir.Module.parse(data.decode("utf-8", errors="replace"))
+            return ir.Module.parse(text)
         except ir.MLIRError as e:
             diags = e.error_diagnostics
             said = diags[0].message if diags else str(e)
+            if "does not reference a valid function" in said and '"sdy.manual_computation"' in text:
+                # A call in a shard_map body (jax.nn.relu is one): 22.1.8
+                # takes Shardy's unregistered region for a symbol table of
+                # its own and finds no callee there. The calls wait as
+                # DEFERRED_CALL ops until the body is the function's.
+                return ir.Module.parse(text.replace('"func.call"(', f'"{DEFERRED_CALL}"('))
             if re.search(r"Dialect `(sdy|stablehlo|mhlo|chlo)' not found|custom op '(sdy|stablehlo|mhlo|chlo)\.",
                          said):
                 raise StableHLOError(f"StableHLO in the pretty form ({said}); coll's MLIR reads it only in "
@@ -622,6 +631,15 @@ class _Importer:
             self.inline_gspmd(f, gspmd)
         elif _is_jit(self.module):
             self.annotate(f)
+        for op in _ops(self.module):
+            if op.name == DEFERRED_CALL:  # out of the shard_map's region now: a call again
+                with ir.InsertionPoint(op), op.location:
+                    call = ir.Operation.create("func.call", results=[r.type for r in op.results],
+                                               operands=list(op.operands),
+                                               attributes={"callee": op.attributes["callee"]})
+                for old, new in zip(op.results, call.results):
+                    old.replace_all_uses_with(new)
+                op.erase()
         collectives = [op for op in _ops(f) if op.name in COLLECTIVES or op.name in NO_FORM or op.name in RANK_OPS]
         if collectives and self.mesh is None:
             raise StableHLOError(f"'{collectives[0].name}' outside a shard_map: coll-from-stablehlo imports "
