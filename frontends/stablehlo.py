@@ -270,6 +270,17 @@ def route(module_op=None, backend=None, **_):
 
 # -- parsing -----------------------------------------------------------------
 
+_SNIFF = re.compile(rb'"(?:sdy|stablehlo|mhlo|chlo)\.|^\s*(?:sdy|stablehlo|mhlo|chlo)\.|mhlo\.num_partitions', re.M)
+
+
+def sniff(data):
+    """Whether input bytes look like StableHLO (generic or pretty), for a
+    tool deciding, before it parses, to parse with `parse` (which allows
+    the unregistered dialects and refuses the pretty form with advice).
+    MLIR bytecode says nothing about its dialects here: False."""
+    return not data.startswith(BYTECODE_MAGIC) and _SNIFF.search(data) is not None
+
+
 def parse(source, context=None):
     """StableHLO in generic form -> ir.Module in `context` (default: the
     current one, else a new one with coll loaded; unregistered dialects are

@@ -49,6 +49,13 @@ PRETTY = """module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_re
 """
 
 
+def test_sniff_before_parsing():
+    assert stablehlo.sniff(_text("psum").encode()) and stablehlo.sniff(PRETTY.encode())
+    assert stablehlo.sniff(_text("psum_2d_gspmd").encode())
+    assert not stablehlo.sniff(b"func.func @f() { return }")
+    assert not stablehlo.sniff(b"ML\xefR\x00...")
+
+
 def test_pretty_form_is_refused_with_how_to_print_generic(ctx):
     with pytest.raises(StableHLOError) as e:
         stablehlo.parse(PRETTY)
