@@ -74,6 +74,7 @@ NO_FORM = {"stablehlo.collective_permute": "coll has no permute collective yet (
            "stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv"}
 # A func.call as parse holds it while it is inside a shard_map body.
 DEFERRED_CALL = "coll_stablehlo.call"
+MAX_CALL_DEPTH = 64
 LEGALIZE = Path(__file__).with_name("jaxlib_legalize.py")
 LEGALIZE_TIMEOUT = 300
 
@@ -642,15 +643,7 @@ class _Importer:
             self.inline_gspmd(f, gspmd)
         elif _is_jit(self.module):
             self.annotate(f)
-        for op in _ops(self.module):
-            if op.name == DEFERRED_CALL:  # out of the shard_map's region now: a call again
-                with ir.InsertionPoint(op), op.location:
-                    call = ir.Operation.create("func.call", results=[r.type for r in op.results],
-                                               operands=list(op.operands),
-                                               attributes={"callee": op.attributes["callee"]})
-                for old, new in zip(op.results, call.results):
-                    old.replace_all_uses_with(new)
-                op.erase()
+        _inline_calls(self.module, f)
         collectives = [op for op in _ops(f) if op.name in COLLECTIVES or op.name in NO_FORM or op.name in RANK_OPS]
         if collectives and self.mesh is None:
             raise StableHLOError(f"'{collectives[0].name}' outside a shard_map: coll-from-stablehlo imports "
@@ -922,6 +915,62 @@ class _Importer:
                 "value": ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(ir.RankedTensorType(t).element_type,
                                                                               0))})
         rewriter.replace_op(op, [new.results[0]])
+
+
+def _inline_calls(module_op, func):
+    """Every call in `func` (jax.nn.relu, a loop's body, a nested jit: JAX
+    lowers them to private functions) replaced by its callee's body, until
+    none is left; then the functions nothing calls go. One device's program
+    becomes straight code: what coll's SPMD form and shard's partitioning
+    take (neither crosses calls)."""
+    body = module_op.regions[0].blocks[0]
+    funcs = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation for op in body.operations
+             if op.operation.name == "func.func"}
+    for depth in range(MAX_CALL_DEPTH + 1):
+        calls = [op for op in _ops(func) if op.name in ("func.call", DEFERRED_CALL)]
+        if not calls:
+            break
+        if depth == MAX_CALL_DEPTH:
+            raise StableHLOError(f"calls nested deeper than {MAX_CALL_DEPTH} (a recursive function?); expected "
+                                 "calls that inlining ends", calls[0].location)
+        for call in calls:
+            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            callee = funcs.get(name)
+            if callee is None or len(callee.regions[0].blocks) != 1:
+                raise StableHLOError(f"'func.call' of @{name}, which is not a function of this module with one "
+                                     "block", call.location)
+            block = callee.regions[0].blocks[0]
+            mapping = dict(zip(block.arguments, call.operands))
+            ops = [o.operation for o in block.operations]
+            for op in ops[:-1]:
+                _clone_before(op, call, mapping)
+            for res, v in zip(call.results, ops[-1].operands):
+                res.replace_all_uses_with(mapping.get(v, v))
+            call.erase()
+    text = func.get_asm(print_generic_op_form=True)
+    for name, op in funcs.items():
+        if op != func and "sym_visibility" in op.attributes and f"@{name}" not in text:
+            op.erase()  # private, and called no more: every call was in func
+
+
+def _clone_before(op, anchor, mapping):
+    """A clone of `op` before `anchor`, on the values `mapping` gives for
+    the callee's (in its nested regions too); its results join `mapping`."""
+    new = op.clone(ir.InsertionPoint(anchor))
+    for i, v in enumerate(op.operands):
+        new.operands[i] = mapping.get(v, v)
+
+    def remap(inner):
+        for i, v in enumerate(inner.operands):
+            if v in mapping:
+                inner.operands[i] = mapping[v]
+        return ir.WalkResult.ADVANCE
+    for region in new.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner.operation.walk(remap)
+    for old, res in zip(op.results, new.results):
+        mapping[old] = res
 
 
 def _shard_sharding(mesh_name, split):

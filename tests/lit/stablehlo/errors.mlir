@@ -294,3 +294,18 @@
     "func.return"(%0) : (tensor<8xf32>) -> ()
   }) : () -> ()
 }) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+
+// -----
+
+// A call to what is not a function of the module (inlining needs the body).
+"builtin.module"() ({
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+  "func.func"() <{arg_attrs = [{sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}], function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<4xf32>):
+    // expected-error @below {{'func.call' of @ext, which is not a function of this module with one block}}
+    %0 = "func.call"(%arg0) <{callee = @ext}> : (tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%0) : (tensor<4xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "ext", sym_visibility = "private"}> ({
+  }) : () -> ()
+}) {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
