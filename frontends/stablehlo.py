@@ -14,7 +14,8 @@ Two forms come in (docs/frontends.md):
   = the mesh position with linear index r), its collectives coll's tensor
   collectives over the groups their replica groups name (dense lists of
   partition ids, or `#stablehlo.replica_group_mesh_axes` resolved against
-  the `sdy.mesh`), `partition_id` a read of the rank;
+  the `sdy.mesh`), collective_permute coll.permute over the pairs it
+  names, `partition_id` a read of the rank;
 - **jit with shardings** (`sdy.sharding` on arguments and results, no
   collective yet): the shardings become upstream `shard` annotations and
   the module takes coll's shard route, whose partitioning inserts the
@@ -27,8 +28,8 @@ the collectives' reduction regions, which that pass rewrites too, are
 read before it. What this frontend cannot import is refused at the op,
 named: `num_replicas > 1`, a partially manual shard_map, one without a
 collective, Shardy's open dimensions and sub-axes, tuple results, and any
-collective without a coll form (collective_permute until coll has a
-permute).
+collective without a coll form (send, recv; collective_permute until coll
+has a permute).
 """
 import json
 import math
@@ -42,7 +43,7 @@ import numpy as np
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
-from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
+from ..collectives import BY_NAME, COLLECTIVES as COLLECTIVE_CLASSES
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir import make_context
@@ -69,9 +70,15 @@ COLLECTIVE_NAMES = tuple(cls.NAME for cls in COLLECTIVE_CLASSES)
 # cross_partition mode); the others need use_global_device_ids for that.
 CROSS_PARTITION = ("stablehlo.all_to_all", "stablehlo.collective_broadcast", "stablehlo.collective_permute")
 RANK_OPS = ("stablehlo.partition_id", "stablehlo.replica_id")
-# Known collectives with no coll form yet.
-NO_FORM = {"stablehlo.collective_permute": "coll has no permute collective yet (ppermute)",
-           "stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv"}
+# collective_permute's pairs become coll.permute's, once coll has it (its
+# registry: collectives/); until then it is refused, located.
+PERMUTE = BY_NAME.get("coll.permute")
+# Known collectives with no coll form (yet).
+NO_FORM = {"stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv"}
+if PERMUTE is None:
+    NO_FORM["stablehlo.collective_permute"] = "coll has no permute collective yet (ppermute)"
+# What the pattern set rewrites (or refuses): collectives and rank reads.
+IMPORTED = {*COLLECTIVES, *NO_FORM, *RANK_OPS, *(["stablehlo.collective_permute"] if PERMUTE else [])}
 # A func.call as parse holds it while it is inside a shard_map body.
 DEFERRED_CALL = "coll_stablehlo.call"
 MAX_CALL_DEPTH = 64
@@ -644,7 +651,7 @@ class _Importer:
         elif _is_jit(self.module):
             self.annotate(f)
         _inline_calls(self.module, f)
-        collectives = [op for op in _ops(f) if op.name in COLLECTIVES or op.name in NO_FORM or op.name in RANK_OPS]
+        collectives = [op for op in _ops(f) if op.name in IMPORTED]
         if collectives and self.mesh is None:
             raise StableHLOError(f"'{collectives[0].name}' outside a shard_map: coll-from-stablehlo imports "
                                  "collectives of shard_map bodies (sdy.manual_computation)", collectives[0].location)
@@ -784,6 +791,8 @@ class _Importer:
             s.add(name, self.collective)
         for name in NO_FORM:
             s.add(name, self.no_form)
+        if PERMUTE is not None:
+            s.add("stablehlo.collective_permute", self.permute)
         s.add("stablehlo.partition_id", self.partition_id)
         s.add("stablehlo.replica_id", self.replica_id)
         return s.freeze()
@@ -875,6 +884,30 @@ class _Importer:
                                  f"but its groups have {len(groups[0])} ranks; expected them equal", op.location)
         with ir.InsertionPoint(op), op.location:
             new = ir.Operation.create(cls.NAME, results=[token_type(), res.type], operands=[src], attributes=attrs)
+        rewriter.replace_op(op, [new.results[1]])
+
+    def permute(self, op, rewriter):
+        """collective_permute -> coll.permute over every rank: its pairs are
+        partition ids (a channel: StableHLO's cross_partition mode), each
+        the rank that device is; a rank no pair targets gets zeros (coll's
+        tensor form, as StableHLO says)."""
+        src, res = op.operands[0], op.results[0]
+        element = str(ir.RankedTensorType(src.type).element_type)
+        if element not in ELEMENTS:
+            raise StableHLOError(f"'{op.name}' on {src.type}: coll has no element type {element}; expected one "
+                                 f"of: {', '.join(ELEMENTS)}", op.location)
+        if _channel(op) <= 0:
+            raise StableHLOError(f"'{op.name}' without a channel permutes replicas within each partition, and "
+                                 "the program has one replica; expected a channel_handle (pairs of partition "
+                                 "ids, as JAX's ppermute exports)", op.location)
+        dense = ir.DenseIntElementsAttr(op.attributes["source_target_pairs"])
+        pairs = [self.mesh.rank_of(int(dense[i]), op.location) for i in range(len(dense))]
+        attrs = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0]),
+                 "devices": ir.DenseI64ArrayAttr.get(list(range(self.mesh.size))),
+                 "pairs": ir.DenseI64ArrayAttr.get(pairs)}
+        with ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create(PERMUTE.NAME, results=[token_type(), res.type], operands=[src],
+                                      attributes=attrs)
         rewriter.replace_op(op, [new.results[1]])
 
     def kind(self, op):
@@ -1015,7 +1048,7 @@ def stablehlo_to_linalg(module_op):
     if not left:
         return
     for op in left:
-        if op.name in COLLECTIVES or op.name in NO_FORM or op.name in RANK_OPS:
+        if op.name in IMPORTED:
             raise StableHLOError(f"'{op.name}' before coll-from-stablehlo: import the collectives first "
                                  "(stablehlo-legalize-to-linalg rewrites their reduction regions)", op.location)
     text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)

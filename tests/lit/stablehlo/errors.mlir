@@ -1,8 +1,5 @@
 // coll-from-stablehlo refuses what it cannot import, at the op, naming it.
 // RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-from-stablehlo %s
-// The permute (JAX's ppermute) as JAX 0.10.2 exports it:
-// RUN: not coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/ppermute_ring.mlir 2>&1 | filecheck %s --check-prefix=PERMUTE
-// PERMUTE: ppermute_ring.mlir:7:12: error: coll-from-stablehlo: 'stablehlo.collective_permute' has no coll form: coll has no permute collective yet (ppermute)
 
 // expected-error @below {{mhlo.num_replicas = 2: coll imports programs over partitions (shard_map, jit shardings), expected num_replicas = 1}}
 "builtin.module"() ({
