@@ -12,6 +12,8 @@ coll's SPMD function (`route`); the function is then compiled for the CPU
 (one simulated device per rank: its global view) or for MPI (a process per
 rank), and backends/sharded.py's ShardProgram scatters the inputs and gathers
 the results by those layouts (blocks that several ranks hold must agree).
+bf16 arrays are uint16 bit patterns; ml_dtypes.bfloat16 ones (JAX's) are
+taken as they are.
 """
 import numpy as np
 from mlir import ir
@@ -74,10 +76,22 @@ def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAUL
         compiled = program = mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout)
     # The whole route: the frontend's, then what the back end ran.
     pipeline = front[:-1] + "," + compiled.pipeline[len("builtin.module("):]
-    prog = ShardProgram(program, None, boundary.grid, boundary.inputs + boundary.outputs, len(boundary.inputs),
-                        pipeline)
+    prog = FrontendProgram(program, None, boundary.grid, boundary.inputs + boundary.outputs, len(boundary.inputs),
+                           pipeline)
     _CACHE[key] = prog
     return prog
+
+
+class FrontendProgram(ShardProgram):
+    """A ShardProgram that also takes what JAX hands out: bf16 arrays as
+    ml_dtypes.bfloat16 (read as their bit patterns, coll's uint16
+    convention, runtime/signature.py; results come back that way) and
+    JAX arrays (numpy arrays of them)."""
+
+    def _check(self, xs):
+        xs = [np.asarray(x) for x in xs]
+        xs = [x.view(np.uint16) if x.dtype.name == "bfloat16" else x for x in xs]
+        return super()._check(xs)
 
 
 def clear_cache():

@@ -16,7 +16,7 @@ import os
 import sys
 
 DEVICES = 8
-NAMES = ("psum", "pmax", "pmin_i32", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
+NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
          "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit")
 
 
@@ -60,6 +60,7 @@ def programs(n, devices=DEVICES, names=None):
         "psum": (smap(lambda a: jax.lax.psum(a, "x"), P("x"), P()), small(d * n)),
         "pmax": (smap(lambda a: jax.lax.pmax(a, "x"), P("x"), P()), small(d * n)),
         "pmin_i32": (smap(lambda a: jax.lax.pmin(a, "x"), P("x"), P()), small(d * n, dtype=np.int32)),
+        "psum_bf16": (smap(lambda a: jax.lax.psum(a, "x"), P("x"), P()), small(d * n, dtype=jnp.bfloat16)),
         "all_gather": (smap(lambda a: jax.lax.all_gather(a, "x", axis=0, tiled=True), P("x"), P("x")),
                        small(d * n)),
         "psum_scatter": (smap(lambda a: jax.lax.psum_scatter(a, "x", scatter_dimension=0, tiled=True),
@@ -117,6 +118,14 @@ def placed(entry):
     return f, [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(xs, specs)]
 
 
+def _stored(x):
+    """An array as npz keeps it: bf16 as its uint16 bit patterns (coll's
+    convention; npz has no bfloat16)."""
+    import numpy as np
+    x = np.asarray(x)
+    return x.view(np.uint16) if x.dtype.name == "bfloat16" else x
+
+
 def generic(f, xs, debug_info=False):
     """The StableHLO JAX lowers `f` to, in the generic form coll reads."""
     return f.lower(*xs).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True,
@@ -150,11 +159,11 @@ def main(argv=None):
         f, xs = placed(found[name])
         with open(os.path.join(a.outdir, f"{name}{suffix}.mlir"), "w") as fh:
             fh.write(generic(f, xs, a.debug_info))
-        arrays = {f"x{i}": np.asarray(x) for i, x in enumerate(found[name][1])}
+        arrays = {f"x{i}": _stored(x) for i, x in enumerate(found[name][1])}
         if not a.no_outputs:
             ys = f(*xs)
             ys = ys if isinstance(ys, (tuple, list)) else [ys]
-            arrays.update({f"y{j}": np.asarray(y) for j, y in enumerate(ys)})
+            arrays.update({f"y{j}": _stored(y) for j, y in enumerate(ys)})
         np.savez(os.path.join(a.outdir, f"{name}{suffix}.npz"), **arrays)
     return 0
 

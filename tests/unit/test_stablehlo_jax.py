@@ -17,7 +17,8 @@ from coll.backends import frontend
 from jax_exports import export, needs_jax, relative_error
 
 pytestmark = needs_jax
-EXACT = ["psum", "pmax", "pmin_i32", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index"]
+EXACT = ["psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "psum_2d",
+         "axis_index"]
 ROUNDED = ["mlp_shard_map", "mlp_jit"]
 # ppermute: a ring, a partial permutation (the devices no pair targets get
 # zeros) and over one axis of a 2-D mesh; coll.permute's, once coll's
@@ -46,6 +47,15 @@ def test_exact_programs_match_xla_bitwise(programs, name):
     for y, w in zip(ys, want):
         assert y.dtype == w.dtype and y.shape == w.shape
         assert np.array_equal(y, w)
+
+
+def test_bf16_arrays_as_jax_hands_them_out(programs):
+    """JAX's bf16 arrays are ml_dtypes.bfloat16: taken as their bits; the
+    results are coll's uint16 bit patterns."""
+    import ml_dtypes
+    text, (x,), (want,) = programs["psum_bf16"]
+    (y,) = frontend.compile(text, stablehlo, backend="cpu").run([x.view(ml_dtypes.bfloat16)])
+    assert y.dtype == np.uint16 and np.array_equal(y, want)
 
 
 @pytest.mark.parametrize("name", ROUNDED + ["mlp_shard_map_gspmd"])
