@@ -38,6 +38,11 @@ def bench(script, *args):
     ("xla_side_by_side.py", ["--kib", "0"], "--kib sizes must be 1..1048576"),
     ("xla_side_by_side.py", ["--programs", "nope"], "--programs must name programs of bench/jax_programs.py"),
     ("xla_side_by_side.py", ["--torch", "/nonexistent/python"], "--torch: no python at"),
+    ("mpi_side_by_side.py", ["--ranks", "0"], "--ranks must be 1.."),
+    ("mpi_side_by_side.py", ["--kib", "0"], "--kib sizes must be 1.."),
+    ("mpi_side_by_side.py", ["--repeat", "0"], "--repeat at least 1"),
+    ("mpi_side_by_side.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
+    ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: invalid int value"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)
