@@ -68,7 +68,3 @@ if shutil.which("ptxas"):
 # `jax` extra of pyproject.toml, which make setup installs).
 if importlib.util.find_spec("jaxlib") is not None:
     config.available_features.add("jaxlib")
-# Whether this checkout's collective registry has coll.permute (the
-# StableHLO frontend imports collective_permute into it, else refuses it).
-if os.path.exists(os.path.join(root, "collectives", "permute.py")):
-    config.available_features.add("coll-permute")

@@ -27,9 +27,9 @@ runs jaxlib's own `stablehlo-legalize-to-linalg` in a child process
 the collectives' reduction regions, which that pass rewrites too, are
 read before it. What this frontend cannot import is refused at the op,
 named: `num_replicas > 1`, a partially manual shard_map, one without a
-collective, Shardy's open dimensions and sub-axes, tuple results, and any
-collective without a coll form (send, recv; collective_permute until coll
-has a permute).
+collective, Shardy's open dimensions and sub-axes, tuple results, a
+collective_permute without a channel, and any collective without a coll
+form (send, recv).
 """
 import json
 import math
@@ -70,15 +70,12 @@ COLLECTIVE_NAMES = tuple(cls.NAME for cls in COLLECTIVE_CLASSES)
 # cross_partition mode); the others need use_global_device_ids for that.
 CROSS_PARTITION = ("stablehlo.all_to_all", "stablehlo.collective_broadcast", "stablehlo.collective_permute")
 RANK_OPS = ("stablehlo.partition_id", "stablehlo.replica_id")
-# collective_permute's pairs become coll.permute's, once coll has it (its
-# registry: collectives/); until then it is refused, located.
-PERMUTE = BY_NAME.get("coll.permute")
-# Known collectives with no coll form (yet).
+# collective_permute's pairs become coll.permute's (a mapping of its own: _Importer.permute).
+PERMUTE = BY_NAME["coll.permute"]
+# Known collectives with no coll form.
 NO_FORM = {"stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv"}
-if PERMUTE is None:
-    NO_FORM["stablehlo.collective_permute"] = "coll has no permute collective yet (ppermute)"
 # What the pattern set rewrites (or refuses): collectives and rank reads.
-IMPORTED = {*COLLECTIVES, *NO_FORM, *RANK_OPS, *(["stablehlo.collective_permute"] if PERMUTE else [])}
+IMPORTED = {*COLLECTIVES, *NO_FORM, *RANK_OPS, "stablehlo.collective_permute"}
 # A func.call as parse holds it while it is inside a shard_map body.
 DEFERRED_CALL = "coll_stablehlo.call"
 MAX_CALL_DEPTH = 64
@@ -791,8 +788,7 @@ class _Importer:
             s.add(name, self.collective)
         for name in NO_FORM:
             s.add(name, self.no_form)
-        if PERMUTE is not None:
-            s.add("stablehlo.collective_permute", self.permute)
+        s.add("stablehlo.collective_permute", self.permute)
         s.add("stablehlo.partition_id", self.partition_id)
         s.add("stablehlo.replica_id", self.replica_id)
         return s.freeze()

@@ -15,9 +15,8 @@ from jax_exports import export, needs_jax, relative_error
 
 OK, WHY = mpi.available()
 pytestmark = [needs_jax, pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")]
-EXACT = ["psum", "pmax", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index"]
-if stablehlo.PERMUTE is not None:  # coll.permute in the registry (else test_stablehlo_jax.py: refused)
-    EXACT += ["ppermute_ring", "ppermute_partial"]
+EXACT = ["psum", "pmax", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index", "ppermute_ring",
+         "ppermute_partial"]
 ROUNDED = ["mlp_shard_map", "mlp_jit"]
 
 

@@ -20,11 +20,9 @@ pytestmark = needs_jax
 EXACT = ["psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "psum_2d",
          "axis_index"]
 ROUNDED = ["mlp_shard_map", "mlp_jit"]
-# ppermute: a ring, a partial permutation (the devices no pair targets get
-# zeros) and over one axis of a 2-D mesh; coll.permute's, once coll's
-# registry has it (refused, located, until then).
+# ppermute (coll.permute): a ring, a partial permutation (the devices no
+# pair targets get zeros) and over one axis of a 2-D mesh.
 PERMUTES = ["ppermute_ring", "ppermute_partial", "ppermute_2d"]
-HAVE_PERMUTE = stablehlo.PERMUTE is not None
 
 
 # The same shard_maps lowered with GSPMD (jax_use_shardy_partitioner=False):
@@ -80,14 +78,7 @@ def test_the_jit_mlp_takes_the_shard_route(programs):
 
 
 @pytest.mark.parametrize("name", PERMUTES)
-def test_ppermute(programs, name):
-    text, xs, want = programs[name]
-    if HAVE_PERMUTE:
-        (y,) = frontend.compile(text, stablehlo, backend="cpu").run(xs)
-        assert y.dtype == want[0].dtype and np.array_equal(y, want[0])
-        return
-    with pytest.raises(Exception) as e:
-        frontend.compile(text, stablehlo, backend="cpu")
-    d = e.value.error_diagnostics[0]
-    assert "'stablehlo.collective_permute' has no coll form" in d.message
-    assert "bench/jax_programs.py" in str(d.location)  # JAX's location: the ppermute's line
+def test_ppermute_matches_xla_bitwise(programs, name):
+    text, xs, (want,) = programs[name]
+    (y,) = frontend.compile(text, stablehlo, backend="cpu").run(xs)
+    assert y.dtype == want.dtype and np.array_equal(y, want)

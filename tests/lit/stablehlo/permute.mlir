@@ -1,7 +1,6 @@
 // ppermute: collective_permute's (source, target) pairs of partition ids
 // are coll.permute's pairs of ranks, over every rank (a rank no pair
 // targets gets zeros in coll's tensor form, as in StableHLO).
-// REQUIRES: coll-permute
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/ppermute_ring.mlir | filecheck %s --check-prefix=RING
 // RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-from-stablehlo %s | filecheck %s
 
