@@ -1,7 +1,7 @@
 """Side by side with the peers: JAX's programs under XLA's CPU runtime and
 under coll, and torch.distributed's gloo against coll's MPI back end.
 
-  python bench/xla_side_by_side.py [--programs psum,all_gather,psum_scatter,all_to_all]
+  python bench/xla_side_by_side.py [--programs psum,all_gather,psum_scatter,all_to_all,ppermute_ring]
       [--kib 4 64 1024 16384 65536] [--repeat 10] [--rounds 2] [--backends cpu mpi]
       [--torch PYTHON] [--gloo-ranks 2 4] [--gloo-kib 4 1024 16384]
 
@@ -43,7 +43,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEVICES = 8
-PROGRAMS = ("psum", "all_gather", "psum_scatter", "all_to_all")
+PROGRAMS = ("psum", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring")
 TIMEOUT = 1800
 
 
