@@ -17,7 +17,7 @@ import sys
 
 DEVICES = 8
 NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
-         "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit")
+         "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit", "mlp_jit_2d")
 
 
 def _jax(devices):
@@ -98,6 +98,12 @@ def programs(n, devices=DEVICES, names=None):
     jitted = jax.jit(mlp, in_shardings=(sharded(P()), sharded(P(None, "x")), sharded(P("x", None))),
                      out_shardings=sharded(P()))
     table["mlp_jit"] = ((jitted, None, None), mlp_inputs)
+    # On a 2x4 mesh: the batch split over dp, the hidden layer over tp.
+    sharded2 = lambda spec: NamedSharding(mesh2, spec)
+    jitted2 = jax.jit(lambda xb, a, c: jax.nn.relu(xb @ a) @ c,
+                      in_shardings=(sharded2(P("dp", None)), sharded2(P(None, "tp")), sharded2(P("tp", None))),
+                      out_shardings=sharded2(P("dp", None)))
+    table["mlp_jit_2d"] = ((jitted2, None, None), mlp_inputs)
     assert tuple(table) == NAMES, "NAMES lists the programs"
     unknown = sorted(set(names or ()) - set(table))
     if unknown:
