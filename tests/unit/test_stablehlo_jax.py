@@ -5,8 +5,9 @@ Covering design: each program is exported at test time (jax_exports.py:
 one child process for all), imported by the StableHLO frontend, run by
 backends/frontend.py (scatter by the shard_map's/jit's shardings, gather the
 results as JAX lays them out) and compared with what XLA computed:
-bitwise where the data is exact in any order (small integers, in f32 or
-i32), within 1e-5 relative where f32 compute is rounded (the MLPs). Two
+bitwise where the data is exact in any order (small integers, in f32,
+i32 or bf16), within 1e-5 relative where f32 compute is rounded (the MLPs:
+a shard_map, a jit with shardings on a 1-D and on a 2-D mesh). Two
 shard_maps also as GSPMD lowers them. The same programs under mpirun:
 test_mpi_stablehlo_jax.py."""
 import numpy as np
