@@ -18,7 +18,7 @@ from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS, OPS
 from coll.passes.check_semantics import check_module
 from coll.passes.lower_collectives import lower_collectives
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 TARGET = {64: 5.0, 256: 60.0}  # seconds
 

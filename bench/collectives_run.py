@@ -44,7 +44,7 @@ from coll.ir.ops import OPS
 from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
 from coll.backends import cpu
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 MIB = 1 << 20
 NAMES = ("reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "permute")

@@ -37,7 +37,7 @@ from coll.ir.generate import all_reduce_module
 from coll.runtime import check
 from coll.backends import mpi
 from coll.runtime.measure import Measurement, human_size, seconds
-from coll.tools.cl import ArgumentParser
+from coll.tools.args import ArgumentParser
 
 import mpi_run  # noqa: E402 - bench/: the MPI_Allreduce module of mpi_run.py
 

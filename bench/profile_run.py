@@ -19,7 +19,7 @@ import pstats
 import sys
 import time
 
-from coll.tools.cl import ArgumentParser
+from coll.tools.args import ArgumentParser
 
 
 def peak_rss():

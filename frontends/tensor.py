@@ -24,7 +24,7 @@ before the first later op that is not a coll op and touches a tensor or a
 memref (host code sees finished values), or before the terminator.
 """
 from mlir import ir
-from mlir.dialects import arith, bufferization, linalg, memref
+from mlir.dialects import arith, bufferization, memref
 
 from ..core.errors import PassError
 from ..core.registry import register
@@ -137,6 +137,7 @@ def _wait_before_host(new, token):
 
 def _fill_zeros(buf):
     """linalg.fill of zeros into `buf` (local work, before the collective)."""
+    from mlir.dialects import linalg  # its opdsl costs a tool's start-up 0.1 s: only here
     el = ir.MemRefType(buf.type).element_type
     value = ir.IntegerAttr.get(el, 0) if ELEMENTS[str(el)].integer else ir.FloatAttr.get(el, 0.0)
     zero = arith.ConstantOp(el, value).result

@@ -17,7 +17,7 @@ from coll.ir import KINDS, MAX_DEVICES
 from coll.collectives import COLLECTIVES
 from coll.ir.types import ELEMENT_TYPES
 
-from .cl import ArgumentParser
+from .args import ArgumentParser
 
 # subcommand -> op class (its options beyond the common ones: cls.GEN)
 COMMANDS = {cls.short_name().replace("_", "-"): cls for cls in COLLECTIVES}

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from .cl import ArgumentParser
+from .args import ArgumentParser
 
 # nccl-tests' names of the element types that it has.
 NCCL_TYPES = {"f16": "half", "bf16": "bfloat16", "f32": "float", "f64": "double", "i8": "int8",

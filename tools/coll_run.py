@@ -35,7 +35,7 @@ import sys
 
 from coll.ir import STRATEGIES
 
-from .cl import ArgumentParser
+from .args import ArgumentParser
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 MAX_TIMEOUT = 7 * 24 * 3600

@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from coll.collectives import COLLECTIVES
+
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.runtime import measure
@@ -178,8 +180,8 @@ def test_a_sweep_that_cannot_fit_is_refused_before_measuring(capsys):
     (["-r", "4"], "-r must be a device of the group, 0..3, got 4"),
     (["-f", "1"], "-f must be >= 2, got 1"),
     (["-f", "2", "-i", "1K"], "-f and -i exclude each other; give one"),
-    (["allreduce"], "unknown collective 'allreduce'; expected one of: all_reduce, reduce_scatter, all_gather, "
-                    "reduce, broadcast, all_to_all, all"),
+    (["allreduce"], "unknown collective 'allreduce'; expected one of: "
+                    + ", ".join(c.short_name() for c in COLLECTIVES) + ", all"),
     (["--backend", "tpu"], "unknown backend 'tpu'; expected one of: cpu, gpu, cuda, mpi, all"),
     (["--json", "/nonexistent/x.json"], "--json: the folder of '/nonexistent/x.json' does not exist"),
     (["-n", "0"], "-n must be >= 1 and -w >= 0, got -n 0 -w 5"),
