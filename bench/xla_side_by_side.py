@@ -258,7 +258,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return child(argv[1:])
-    from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'; not in the gloo child
+    from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'; not in the gloo child
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated, from bench/jax_programs.py")
     p.add_argument("--kib", type=int, nargs="+", default=[4, 64, 1024, 16384, 65536], help="KiB per device")

@@ -4,7 +4,7 @@
 // sharding-propagation and shard-partition: cse would make the two
 // tensor.empty + linalg.fill one value, and shard-partition (22.1.8)
 // aborts on it (Assertion `gridOp' failed).
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-shard-partition)' | filecheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-shard-partition)' | FileCheck %s
 
 // CHECK-LABEL: func.func @mlp(%arg0: tensor<8x16xf32>, %arg1: tensor<16x2xf32>, %arg2: tensor<2x16xf32>) -> tensor<8x16xf32>
 // CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<8x16xf32>, tensor<16x2xf32>)

@@ -3,15 +3,15 @@
 // arguments and results one device's blocks), each collective coll's tensor
 // collective over the groups of its replica groups (dense partition ids
 // here), its kind read from the reduction region. Nothing of Shardy is left.
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum.mlir | filecheck %s --check-prefix=PSUM
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/pmax.mlir | filecheck %s --check-prefix=PMAX
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/pmin_i32.mlir | filecheck %s --check-prefix=PMIN
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/all_gather.mlir | filecheck %s --check-prefix=GATHER
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_scatter.mlir | filecheck %s --check-prefix=SCATTER
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/all_to_all.mlir | filecheck %s --check-prefix=A2A
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d.mlir | filecheck %s --check-prefix=MESH2D
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/axis_index.mlir | filecheck %s --check-prefix=RANK
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d_gspmd.mlir | filecheck %s --check-prefix=GSPMD
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum.mlir | FileCheck %s --check-prefix=PSUM
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/pmax.mlir | FileCheck %s --check-prefix=PMAX
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/pmin_i32.mlir | FileCheck %s --check-prefix=PMIN
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/all_gather.mlir | FileCheck %s --check-prefix=GATHER
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_scatter.mlir | FileCheck %s --check-prefix=SCATTER
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/all_to_all.mlir | FileCheck %s --check-prefix=A2A
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d.mlir | FileCheck %s --check-prefix=MESH2D
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/axis_index.mlir | FileCheck %s --check-prefix=RANK
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d_gspmd.mlir | FileCheck %s --check-prefix=GSPMD
 
 // PSUM-LABEL: func.func @main(%arg0: tensor<8xf32> {bufferization.writable = false}) -> tensor<8xf32> attributes {coll.ranks = 8 : i64}
 // PSUM-NEXT: %[[R:.*]]:2 = "coll.all_reduce"(%arg0) {devices = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<8xf32>) -> (!coll.token, tensor<8xf32>)

@@ -1,7 +1,7 @@
 // coll-stablehlo-to-linalg: jaxlib's stablehlo-legalize-to-linalg in a
 // child process; what it leaves, or fails on, is a located error here.
 // REQUIRES: jaxlib
-// RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-stablehlo-to-linalg %s | filecheck %s
+// RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-stablehlo-to-linalg %s | FileCheck %s
 
 // CHECK-LABEL: func.func @elementwise
 // CHECK: linalg.generic

@@ -6,9 +6,9 @@
 // inlined); a jit program's Shardy shardings become upstream shard
 // annotations on the same linalg.
 // REQUIRES: jaxlib
-// RUN: %PYTHON %S/Inputs/import.py %S/Inputs/mlp_shard_map.mlir 'builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)' | filecheck %s --check-prefix=SMAP
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/mlp_jit.mlir | filecheck %s --check-prefix=JIT
-// RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)' %S/Inputs/mlp_jit.mlir | filecheck %s --check-prefix=JITLIN
+// RUN: %PYTHON %S/Inputs/import.py %S/Inputs/mlp_shard_map.mlir 'builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)' | FileCheck %s --check-prefix=SMAP
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/mlp_jit.mlir | FileCheck %s --check-prefix=JIT
+// RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)' %S/Inputs/mlp_jit.mlir | FileCheck %s --check-prefix=JITLIN
 
 // SMAP-LABEL: func.func @main(%arg0: tensor<8x16xf32> {bufferization.writable = false}, %arg1: tensor<16x1xf32> {bufferization.writable = false}, %arg2: tensor<1x16xf32> {bufferization.writable = false}) -> tensor<8x16xf32> attributes {coll.ranks = 8 : i64}
 // SMAP: %[[H:.*]] = linalg.matmul ins(%arg0, %arg1 : tensor<8x16xf32>, tensor<16x1xf32>)

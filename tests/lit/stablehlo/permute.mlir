@@ -1,8 +1,8 @@
 // ppermute: collective_permute's (source, target) pairs of partition ids
 // are coll.permute's pairs of ranks, over every rank (a rank no pair
 // targets gets zeros in coll's tensor form, as in StableHLO).
-// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/ppermute_ring.mlir | filecheck %s --check-prefix=RING
-// RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-from-stablehlo %s | filecheck %s
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/ppermute_ring.mlir | FileCheck %s --check-prefix=RING
+// RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-from-stablehlo %s | FileCheck %s
 
 // RING: "coll.permute"(%arg0) {devices = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, operandSegmentSizes = array<i32: 1, 0, 0>, pairs = array<i64: 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 0>} : (tensor<8xf32>) -> (!coll.token, tensor<8xf32>)
 // RING-NOT: collective_permute

@@ -3,7 +3,7 @@
 // groups: ranks that share the other mesh coordinates, in the order of the
 // listed axes); JAX 0.10.2 dense lists of partition ids (Inputs/gen.py).
 // These modules are written by hand in the form JAX 0.12 prints.
-// RUN: coll-opt --allow-unregistered-dialect --split-input-file --coll-from-stablehlo %s | filecheck %s
+// RUN: coll-opt --allow-unregistered-dialect --split-input-file --coll-from-stablehlo %s | FileCheck %s
 
 // CHECK-LABEL: func.func @mesh_axes_1d
 // CHECK: "coll.all_reduce"(%arg0) {devices = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, kind = "sum"
