@@ -1,45 +1,53 @@
-"""Run a program that a frontend brought in (frontends/: StableHLO from JAX)
-on global arrays, laid out over the devices as the frontend says.
+"""Run a program whose arguments are global arrays, laid out over the
+devices by its frontend (frontends/: shard annotations, StableHLO from
+JAX): scatter the inputs, run the SPMD function on a back end, gather the
+results.
 
     from coll.frontends import stablehlo
     prog = compile(lowered.compiler_ir("stablehlo"), stablehlo, backend="cpu")
     ys = prog.run(xs)                # global arrays in, global arrays out
     ys, times = prog.run(xs, 10)     # and the seconds of 10 timed runs
+    ref = prog.reference(xs)         # the unpartitioned program (shard), else ValueError
 
-The frontend parses the source (`parse`), says which block of each global
-argument and result rank r holds (`layouts`), and gives the route to
-coll's SPMD function (`route`); the function is then compiled for the CPU
-(one simulated device per rank: its global view) or for MPI (a process per
-rank), and backends/sharded.py's ShardProgram scatters the inputs and gathers
-the results by those layouts (blocks that several ranks hold must agree).
-bf16 arrays are uint16 bit patterns; ml_dtypes.bfloat16 ones (JAX's) are
-taken as they are.
+A frontend of this kind (`GLOBAL = True`) has `parse(source, context)`,
+`layouts(module_op, entry)` (a Boundary: which block of each global argument
+and result rank r holds), `route(module_op)` (to coll's SPMD function) and,
+where it can give one, `reference(module_op, entry)` (the same program
+unpartitioned, as memref-level text). The SPMD function runs on the CPU
+(one simulated device per rank: its global view) or under MPI (a process
+per rank). Blocks that several ranks hold must agree. bf16 arrays are
+uint16 bit patterns; ml_dtypes.bfloat16 ones (JAX's) are taken as they are.
 """
 import numpy as np
 from mlir import ir
 
+from ..frontends.shard import ShardError
+from ..runtime.signature import NUMPY_DTYPES
 from . import cpu, mpi
-from .sharded import ShardError, ShardProgram, _OnCpu
 
 BACKENDS = ("cpu", "mpi")
 _CACHE = {}
 
 
-def lower(source, frontend, context=None):
-    """(SPMD module text, Boundary, the frontend's pipeline text): the
-    frontend's route run on `source` in `context` (default: a fresh one
-    with coll loaded). Raises ir.MLIRError or PassError, located."""
+def lower(source, frontend, entry=None, context=None):
+    """(SPMD module text, Boundary, the frontend's pipeline text, reference
+    text or None): the frontend's route run on `source` in `context`
+    (default: a fresh one with coll loaded). Raises ir.MLIRError or
+    PassError, located."""
     from ..core import routes
     from ..core.pipeline import run
-    from ..ir import make_context
     from ..frontends.spmd import ranks_of
+    from ..ir import make_context
+    from ..ir.verifier import verify_or_raise
 
     ctx = context or make_context()
     with ctx, ir.Location.unknown():
         module = frontend.parse(source)
-        boundary = frontend.layouts(module.operation)
+        boundary = frontend.layouts(module.operation, entry) if entry else frontend.layouts(module.operation)
+        ref = frontend.reference(module.operation, boundary.entry) if hasattr(frontend, "reference") else None
         text = routes.pipeline(frontend.route(module.operation))
         run(module.operation, text)
+        verify_or_raise(module.operation)
         func = ir.SymbolTable(module.operation)[boundary.entry]
         ranks = ranks_of(func) or 1
         if ranks != int(np.prod(boundary.grid)):
@@ -50,21 +58,21 @@ def lower(source, frontend, context=None):
             if tuple(ir.MemRefType(t).shape) != lay.local:
                 raise ShardError(f"@{boundary.entry} takes {t} where the layout gives blocks of "
                                  f"{'x'.join(map(str, lay.local))}", func.location)
-        return module.operation.get_asm(enable_debug_info=True), boundary, text
+        return module.operation.get_asm(enable_debug_info=True), boundary, text, ref
 
 
-def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAULT_TIMEOUT):
-    """A ShardProgram of `source` (whatever `frontend.parse` takes: text or
+def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAULT_TIMEOUT, entry=None):
+    """A GlobalProgram of `source` (whatever `frontend.parse` takes: text or
     a module) for `backend`: `cpu` (one simulated device per rank) or `mpi`
     (one process per rank under mpirun). `prog.inputs`/`prog.outputs` are
     the Layouts, `prog.pipeline` the whole route. Cached per arguments."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend '{backend}'; expected one of: {', '.join(BACKENDS)}")
     text = source if isinstance(source, (str, bytes)) else source.operation.get_asm(enable_debug_info=True)
-    key = (text, frontend.__name__, backend, strategy, timeout)
+    key = (text, frontend.__name__, backend, strategy, timeout, entry)
     if key in _CACHE:
         return _CACHE[key]
-    text, boundary, front = lower(source, frontend)
+    text, boundary, front, ref = lower(source, frontend, entry)
     ranks = int(np.prod(boundary.grid))
     if backend == "mpi" and ranks == 1:
         raise ValueError(f"@{boundary.entry} runs on one device (no mesh, no sharding): the mpi back end runs "
@@ -76,31 +84,106 @@ def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAUL
         compiled = program = mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout)
     # The whole route: the frontend's, then what the back end ran.
     pipeline = front[:-1] + "," + compiled.pipeline[len("builtin.module("):]
-    prog = FrontendProgram(program, None, boundary.grid, boundary.inputs + boundary.outputs, len(boundary.inputs),
-                           pipeline)
+    reference = cpu.compile(ref, boundary.entry) if ref is not None else None
+    prog = GlobalProgram(program, reference, boundary.grid, boundary.inputs + boundary.outputs,
+                         len(boundary.inputs), pipeline)
     _CACHE[key] = prog
     return prog
-
-
-class FrontendProgram(ShardProgram):
-    """A ShardProgram that also takes what JAX hands out: bf16 arrays as
-    ml_dtypes.bfloat16 (read as their bit patterns, coll's uint16
-    convention, runtime/signature.py; results come back that way) and
-    JAX arrays (numpy arrays of them)."""
-
-    def _check(self, xs):
-        xs = [np.asarray(x) for x in xs]
-        xs = [x.view(np.uint16) if x.dtype.name == "bfloat16" else x for x in xs]
-        return super()._check(xs)
 
 
 def clear_cache():
     _CACHE.clear()
 
 
+class GlobalProgram:
+    """A compiled SPMD function and its layouts: global arrays in and out."""
+
+    def __init__(self, program, reference, grid, layouts, k_in, pipeline):
+        self.program, self.reference_program = program, reference
+        self.grid, self.layouts, self.k_in, self.pipeline = grid, layouts, k_in, pipeline
+        self.ranks = program.ranks
+        self.strategies = program.strategies
+
+    @property
+    def inputs(self):
+        return self.layouts[:self.k_in]
+
+    @property
+    def outputs(self):
+        return self.layouts[self.k_in:]
+
+    def _check(self, xs):
+        """The global inputs as numpy arrays (JAX arrays and ml_dtypes
+        bfloat16 taken as their bits), checked against the layouts."""
+        xs = [np.asarray(x) for x in xs]
+        xs = [x.view(np.uint16) if x.dtype.name == "bfloat16" else x for x in xs]
+        if len(xs) != self.k_in:
+            raise ValueError(f"expected {self.k_in} global arrays (x0..x{self.k_in - 1}), got {len(xs)}")
+        for i, (x, lay) in enumerate(zip(xs, self.inputs)):
+            if tuple(x.shape) != lay.shape or x.dtype != NUMPY_DTYPES[lay.element]:
+                raise ValueError(f"x{i}: expected {lay.shape} {NUMPY_DTYPES[lay.element]}, got {x.shape} {x.dtype}")
+        return xs
+
+    def _scatter(self, xs):
+        n = self.ranks
+        ins = [np.ascontiguousarray(x[lay.block(self.grid, r)]) for x, lay in zip(xs, self.inputs) for r in range(n)]
+        outs = [np.zeros(lay.local, NUMPY_DTYPES[lay.element]) for lay in self.outputs for _ in range(n)]
+        return ins, outs
+
+    def _gather(self, outs):
+        """Global arrays from every rank's blocks; replicas must agree."""
+        n, ys = self.ranks, []
+        for j, lay in enumerate(self.outputs):
+            y = np.zeros(lay.shape, NUMPY_DTYPES[lay.element])
+            seen = {}
+            for r in range(n):
+                b = lay.block(self.grid, r)
+                block = outs[j * n + r]
+                key = tuple((s.start, s.stop) for s in b)
+                if key in seen and not np.array_equal(seen[key][1], block, equal_nan=True):
+                    raise mpi.MpiError(f"y{j}: ranks {seen[key][0]} and {r} hold the same block but different "
+                                       "values (replicas differ)")
+                seen.setdefault(key, (r, block))
+                y[b] = block
+            ys.append(y)
+        return ys
+
+    def run(self, xs, repeat=0):
+        """Global arrays xs -> global results, in one run (one mpirun); with
+        `repeat`, (results, seconds of each of `repeat` timed runs after it)."""
+        ins, outs = self._scatter(self._check(xs))
+        times = self.program.launch(ins, outs, repeat)
+        ys = self._gather(outs)
+        return (ys, times) if repeat else ys
+
+    def reference(self, xs):
+        """The same program unpartitioned, on the CPU JIT."""
+        if self.reference_program is None:
+            raise ValueError("this program has no unpartitioned reference (its frontend gives none)")
+        xs = self._check(xs)
+        ys = [np.zeros(lay.shape, NUMPY_DTYPES[lay.element]) for lay in self.outputs]
+        self.reference_program.run([x.copy() for x in xs], ys)
+        return ys
+
+
+class _OnCpu:
+    """The SPMD function on the CPU-simulated devices (its global view,
+    coll-spmd-to-global: one device per rank), launched like an MpiProgram:
+    every rank's blocks in, i * N + r."""
+
+    def __init__(self, program, ranks):
+        self.program, self.ranks, self.strategies = program, ranks, program.strategies
+
+    def launch(self, ins, outs, repeat=0):
+        self.program.run(ins, outs)
+        if not repeat:
+            return []
+        return self.program.time([x.copy() for x in ins], [np.zeros_like(o) for o in outs], repeat)
+
+
 def launch(runs, repeat=0):
     """Several programs compiled for `mpi` (one group size) in one mpirun:
-    `runs` is [(ShardProgram, global inputs)]; returns per program its
+    `runs` is [(GlobalProgram, global inputs)]; returns per program its
     global results, and with `repeat` also the seconds of each of `repeat`
     timed runs (slowest rank), the programs interleaved run by run."""
     scattered = [prog._scatter(prog._check(xs)) for prog, xs in runs]

@@ -151,7 +151,7 @@ def _check(ys, ref):
 def stage_jit_run(d, n, numel):
     from mlir.execution_engine import ExecutionEngine
     from coll.ir import make_context
-    from coll.backends.cpu import OPT_LEVEL, CpuProgram, _runner_utils
+    from coll.backends.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
     from coll.runtime.signature import ArgSpec
     with make_context():
         m, parse_s = _parse(os.path.join(d, "llvm.mlir"))

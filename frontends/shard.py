@@ -15,6 +15,7 @@ collective is the identity. `shard.all_slice` is local work: a
 becomes arithmetic on it). Anything of shard left over is an error: a
 shard op passes through silently nowhere.
 """
+import json
 import math
 import re
 import subprocess
@@ -497,3 +498,124 @@ def route(module_op=None, backend=None, partition=True, **_):
     from .tensor import route as bufferize
     return (["coll-shard-partition"] if partition else []) + [
         "coll-from-shard", "canonicalize", "cse", *bufferize(), "canonicalize", "cse"]
+
+
+# -- the program's boundary: what a runner scatters and gathers -----------------
+
+class ShardError(PassError):
+    """Bad input at the function boundary, located."""
+
+
+def _split_axes(sharding_op):
+    """split_axes of a shard.sharding op; ShardError for what we cannot
+    scatter (partial values, halos, explicit offsets)."""
+    attrs = sharding_op.attributes
+    for key in ("partial_axes", "partial_type"):
+        if key in attrs:
+            raise ShardError("a partial value at the function boundary: expected the arguments and results "
+                             "split or replicated", sharding_op.location)
+    for key in ("static_halo_sizes", "static_sharded_dims_offsets"):
+        if key in attrs and len(list(ir.DenseI64ArrayAttr(attrs[key]))):
+            raise ShardError(f"'{key}' at the function boundary: expected plain splits (no halos, no offsets)",
+                             sharding_op.location)
+    text = str(attrs["split_axes"])
+    m = re.match(r"#shard<axisarray(\[.*\])>", text)
+    if not m:
+        raise ShardError(f"cannot read split_axes {text}", sharding_op.location)
+    return json.loads(m.group(1))
+
+
+def _annotation(value, user=True):
+    """The shard.sharding op that annotates `value` (its shard.shard use
+    for an argument, its defining shard.shard for a result), or None."""
+    if user:
+        for use in value.uses:
+            o = use.owner
+            if o.name == "shard.shard" and "annotate_for_users" not in o.attributes:
+                return o.operands[1].owner
+        return None
+    o = value.owner
+    if hasattr(o, "name") and o.name == "shard.shard":
+        return o.operands[1].owner
+    return None
+
+
+def _entry(module_op, entry=None):
+    funcs = [op.operation for op in module_op.regions[0].blocks[0].operations
+             if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
+    names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
+    if entry is not None:
+        if entry not in names:
+            raise ShardError(f"no function @{entry} in the module (functions: {', '.join(names) or 'none'})",
+                             module_op.location)
+        return funcs[names.index(entry)]
+    public = [f for f in funcs if "sym_visibility" not in f.attributes]
+    if len(public) != 1:
+        raise ShardError(f"{len(public)} public functions ({', '.join(names) or 'none'}); expected one, or name "
+                         "the entry", module_op.location)
+    return public[0]
+
+
+def parse(source, context=None):
+    """An annotated module (text, bytes or an ir.Module) in `context`."""
+    if isinstance(source, ir.Module):
+        return source
+    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
+    return ir.Module.parse(text, context) if context is not None else ir.Module.parse(text)
+
+
+def layouts(module_op, entry=None):
+    """The Boundary of an annotated, unpartitioned program: per argument and
+    result of the entry, the grid axes each dimension is split over (its
+    shard.shard annotation; none: whole on every rank), on the one grid the
+    annotations name. Raises ShardError, located."""
+    func = _entry(module_op, entry)
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    block = func.regions[0].blocks[0]
+    ret = block.operations[len(block.operations) - 1]
+    values = [(a, True) for a in block.arguments] + [(v, False) for v in ret.operands]
+    types = list(ft.inputs) + list(ft.results)
+    k_in = len(ft.inputs)
+    body = module_op.regions[0].blocks[0]
+    grids = {ir.StringAttr(op.attributes["sym_name"]).value: list(op.opview.shape) for op in body.operations
+             if op.operation.name == "shard.grid"}
+    if not grids:
+        raise ShardError("no shard.grid in the module: expected a program annotated with shard.shard", func.location)
+    anns = [_annotation(v, is_arg) for v, is_arg in values]
+    named = {ir.FlatSymbolRefAttr(a.attributes["grid"]).value for a in anns if a is not None}
+    if len(named) > 1:
+        raise ShardError(f"the boundary is split over grids {', '.join('@' + g for g in sorted(named))}; expected "
+                         "one grid", func.location)
+    grid = grids[named.pop()] if named else next(iter(grids.values()))
+    out = []
+    for i, ((v, is_arg), t, ann) in enumerate(zip(values, types, anns)):
+        what = f"argument #{i}" if is_arg else f"result #{i - k_in}"
+        if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
+            raise ShardError(f"{what} is {t}; expected a statically shaped tensor", func.location)
+        tt = ir.RankedTensorType(t)
+        shape = tuple(tt.shape)
+        split = _split_axes(ann) if ann is not None else [[] for _ in shape]
+        split = split + [[] for _ in range(len(shape) - len(split))]
+        local = []
+        for d, axes in enumerate(split):
+            count = math.prod(grid[a] for a in axes) if axes else 1
+            if shape[d] % count:
+                raise ShardError(f"{what}: dimension {d} of {shape[d]} does not split over grid axes {axes} "
+                                 f"({count} blocks)", func.location)
+            local.append(shape[d] // count)
+        out.append(Layout(shape, tuple(local), str(tt.element_type), split))
+    return Boundary(name, list(grid), out[:k_in], out[k_in:])
+
+
+def reference(module_op, entry=None):
+    """The same program unsharded, on memrefs (the annotations stripped, the
+    tensor route run), as text: what a runner checks the partitioned one
+    against. The module is left as it was."""
+    from .tensor import route as tensor_route
+    from ..core.pipeline import run
+    from ..core.routes import pipeline
+    plain = ir.Module.parse(module_op.get_asm(enable_debug_info=True), module_op.context)
+    strip_annotations(plain.operation)
+    run(plain.operation, pipeline(tensor_route()))
+    return plain.operation.get_asm(enable_debug_info=True)

@@ -111,6 +111,7 @@ class Measurement:
     strategy: str = "-"
     wrote_inputs: bool = False  # an out-of-place program changed its input buffers
     extra: dict = field(default_factory=dict)
+    checked: bool = True      # False: nothing to check it against (it ran; `ok` says only that)
 
     @property
     def min(self):
@@ -136,7 +137,7 @@ class Measurement:
     def status(self):
         """coll-run's check column."""
         if self.ok:
-            return "ok"
+            return "ok" if self.checked else "unchecked"
         why = []
         if self.wrong or self.worst:
             why.append(f"FAIL (max error {self.worst:.3g})" if self.floating

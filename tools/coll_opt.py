@@ -223,7 +223,8 @@ def process(data, filename, pipeline, args, chunk_start=None):
     from coll.ir.verifier import verify
     from coll.core.errors import take_warnings
     from coll.core.pipeline import PipelineError, build, run_pm
-    from .diagnostics import Collector, Diag, from_location
+    from coll.ir.errors import LocatedError
+    from .diagnostics import Collector, Diag, diags_of, from_location
     from .opt.ir_print import only_dumps_of
     from .parse_guard import SourceError, check_input
     from .source import parse
@@ -247,6 +248,8 @@ def process(data, filename, pipeline, args, chunk_start=None):
             except ir.MLIRError as e:
                 col.add_error(e)
                 return None, col.diags
+            except LocatedError as e:  # a frontend's parse (the pretty form of StableHLO, ...)
+                return None, col.diags + diags_of(e, filename)
             if chunk_start and not args.no_implicit_module and str(top.location).endswith(':0:0)'):
                 top.location = ir.Location.file(filename, *chunk_start)
             findings = verify(top)

@@ -108,6 +108,7 @@ def _load(path, entry):
     in comments) or bytecode."""
     from mlir import ir
     from coll.ir import make_context
+    from coll.ir.errors import LocatedError
     from coll.ir.verifier import verify
     from coll.runtime.check import describe
     from coll.runtime.signature import find_entry
@@ -131,6 +132,8 @@ def _load(path, entry):
             except ir.MLIRError as e:
                 col.add_error(e)
                 raise Failure(_diag_text(col.diags)) from None
+            except LocatedError as e:  # a frontend's parse (the pretty form of StableHLO, ...)
+                raise Failure(_located(e, name)) from None
             findings = verify(module.operation)
             if findings:
                 raise Failure(_diag_text(col.diags + [from_location(l, m, name) for l, m in findings]))
@@ -207,7 +210,8 @@ def _write_outputs(path, outputs):
 
     from .output import write_atomically
     buf = io.BytesIO()
-    np.savez(buf, **{f"y{j}": y for j, y in enumerate(outputs)})
+    named = outputs if isinstance(outputs, dict) else {f"y{j}": y for j, y in enumerate(outputs)}
+    np.savez(buf, **named)
     write_atomically(path, buf.getvalue())
 
 
@@ -250,7 +254,8 @@ def run(argv):
     if not ok:
         _fail(f"backend '{args.backend}' is not available here: {why}")
     text, problem, shown, frontend = _load(args.file, args.entry)
-    job = (_GlobalJob if frontend is not None else _CollectiveJob)(args, backend, options, text, problem, shown)
+    job = (_GlobalJob(args, backend, options, text, frontend, shown) if frontend is not None
+           else _CollectiveJob(args, backend, options, text, problem, shown))
     from coll.runtime.measure import table
     rows = [job.measure(strategy) for strategy in job.strategies()]
     print(job.title())
@@ -344,25 +349,27 @@ class _CollectiveJob(_Job):
 
 class _GlobalJob(_Job):
     """A program whose arguments are global arrays, laid out over its
-    devices by its frontend (upstream shard annotations): scattered in,
-    gathered out, checked against the same function run unsharded."""
+    devices by its frontend (shard annotations, StableHLO exported by JAX):
+    scattered in, gathered out (blocks that several ranks hold must agree),
+    checked against the same program unpartitioned where the frontend
+    gives one (shard), else `unchecked`."""
 
-    def __init__(self, *a):
-        super().__init__(*a)
-        from coll.backends import sharded
-        if self.backend.name not in sharded.BACKENDS:
-            _fail(f"{self.args.file}: a program annotated with shard runs on --backend=mpi (one rank per process of "
+    def __init__(self, args, backend, options, text, frontend, shown):
+        super().__init__(args, backend, options, text, None, shown)
+        from coll.backends import frontend as runner
+        self.frontend = frontend
+        if self.backend.name not in runner.BACKENDS:
+            _fail(f"{self.args.file}: a {frontend.NAME} program runs on --backend=mpi (one rank per process of "
                   f"its grid) or --backend=cpu (one simulated device per process), not '{self.args.backend}'")
-        self.xs = None
 
     def strategies(self):
         return ["auto" if self.args.strategy == "all" else self.args.strategy]
 
     def _compile(self, strategy, **extra):
-        from coll.backends import sharded
+        from coll.backends import frontend as runner
         try:
-            prog = sharded.compile(self.text, self.args.entry, strategy=strategy, backend=self.backend.name,
-                                   **self.options)
+            prog = runner.compile(self.text, self.frontend, self.backend.name, strategy=strategy,
+                                  entry=self.args.entry, **self.options)
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
             raise Failure(_located(e, self.shown)) from None
         if self.args.ranks is not None and self.args.ranks != prog.ranks:
@@ -372,19 +379,27 @@ class _GlobalJob(_Job):
             print(prog.pipeline, file=sys.stderr)
         return prog
 
+    @staticmethod
+    def _names(layouts, prefix):
+        """npz keys: the frontend's names (JAX's argument names) where it
+        has them, else x0.. / y0.."""
+        names = [lay.name or f"{prefix}{i}" for i, lay in enumerate(layouts)]
+        return names if len(set(names)) == len(names) else [f"{prefix}{i}" for i in range(len(layouts))]
+
     def _inputs(self, prog):
         import numpy as np
         from coll.runtime.signature import NUMPY_DTYPES
+        names = self._names(prog.inputs, "x")
         if self.args.inputs:
             from coll.runtime.npz import NpzError, load
-            want = {f"x{i}": (lay.shape, NUMPY_DTYPES[lay.element]) for i, lay in enumerate(prog.inputs)}
+            want = {n: (lay.shape, NUMPY_DTYPES[lay.element]) for n, lay in zip(names, prog.inputs)}
             try:
                 data = load(self.args.inputs, want)
             except NpzError as e:
                 _fail(f"{self.args.inputs}: {e}")
             except OSError as e:
                 _fail(f"could not read inputs '{self.args.inputs}': {e.strerror or e}")
-            return [data[f"x{i}"] for i in range(len(prog.inputs))]
+            return [data[n] for n in names]
         rng = np.random.default_rng(self.args.seed)
         return [(rng.uniform(-1, 1, lay.shape) if lay.element.startswith(("f", "b"))
                  else rng.integers(-8, 8, lay.shape)).astype(NUMPY_DTYPES[lay.element]) for lay in prog.inputs]
@@ -393,8 +408,10 @@ class _GlobalJob(_Job):
         p = self.prog
         grid = "x".join(map(str, p.grid))
         shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in p.inputs)
-        return (f"{self.shown}: partitioned over a grid of {grid} ({p.ranks} ranks), arguments {shapes}, "
-                f"backend {self.backend.name}, {self.args.repeat} timed run(s); checked against the unsharded function")
+        against = ("checked against the unpartitioned program" if p.reference_program is not None
+                   else "no reference to check against")
+        return (f"{self.shown}: {self.frontend.NAME} program over a grid of {grid} ({p.ranks} ranks), arguments "
+                f"{shapes}, backend {self.backend.name}, {self.args.repeat} timed run(s); {against}")
 
     def measure(self, strategy):
         import numpy as np
@@ -402,13 +419,12 @@ class _GlobalJob(_Job):
         xs = self._inputs(prog)
         try:
             ys, times = prog.run(xs, self.args.repeat)
-            ref = prog.reference(xs)
+            ref = prog.reference(xs) if prog.reference_program is not None else None
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
             raise Failure(_located(e, self.shown)) from None
-        worst, good, exact = 0.0, True, True
-        for y, r in zip(ys, ref):
+        worst, good, exact = 0.0, True, all(y.dtype.kind != "f" for y in ys)
+        for y, r in zip(ys, ref or []):
             if y.dtype.kind == "f":
-                exact = False
                 err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
                 scale = max(1.0, float(np.max(np.abs(r), initial=0.0)))
                 good = good and err <= 1e-4 * scale
@@ -417,13 +433,14 @@ class _GlobalJob(_Job):
                 good = good and err == 0
             worst = max(worst, err)
         if self.first_outputs is None:
-            self.first_outputs = ys
+            self.first_outputs = dict(zip(self._names(prog.outputs, "y"), ys))
         nbytes = sum(int(np.prod(lay.local)) * np.dtype(x.dtype).itemsize for lay, x in zip(prog.inputs, xs))
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
         # A whole program (its collectives and local work): size is its
         # inputs per device, and there is no one collective's bus factor.
         from coll.runtime.measure import Measurement
-        m = Measurement("-", prog.ranks, nbytes, 0, [float(t) for t in times], good, worst, None, "-", not exact, chosen)
+        m = Measurement("-", prog.ranks, nbytes, 0, [float(t) for t in times], good, worst, None, "-", not exact,
+                        chosen, checked=ref is not None)
         return self._row(m)
 
 

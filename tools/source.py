@@ -63,6 +63,14 @@ def as_text(data):
     return data.decode("utf-8", errors="replace")
 
 
+def sniffed(data):
+    """The frontend that says, from the bytes, that it parses this input
+    itself (its `sniff`: JAX's StableHLO), or None."""
+    from coll.frontends import FRONTENDS
+    raw = data if isinstance(data, bytes) else data.encode()
+    return next((f for f in FRONTENDS if hasattr(f, "sniff") and f.sniff(raw)), None)
+
+
 def parse(data, name, implicit_module=True):
     """Parses text or bytecode into an Operation (the top-level op).
 
@@ -74,6 +82,11 @@ def parse(data, name, implicit_module=True):
     if not implicit_module and not is_bytecode(data):
         op = ir.Operation.parse(as_text(data), source_name=name).operation
         return op, op
+    frontend = sniffed(data)
+    if frontend is not None:  # a form coll's parser cannot read alone (StableHLO's dialects)
+        module = frontend.parse(data)
+        _rename_locations(module.operation, name)
+        return module, module.operation
     try:
         module = ir.Module.parse(data)
     except RuntimeError:

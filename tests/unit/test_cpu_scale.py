@@ -20,6 +20,7 @@ from coll.backends.cpu.to_cpu import cpu_to_llvm, to_cpu
 from coll.passes.lower_collectives import lower_collectives
 from coll.runtime import check
 from coll.backends import cpu
+from coll.backends.cpu import runtime as cpu_runtime
 from coll.runtime.signature import parse_program
 
 STRATEGIES = ("naive", "ring", "all2all")
@@ -34,7 +35,7 @@ def compile_with(text, strategy, **options):
         lower_collectives(module.operation, strategy)
         to_cpu(module.operation, **options)
         cpu_to_llvm(module.operation)
-        engine = ExecutionEngine(module, opt_level=cpu.OPT_LEVEL, shared_libs=cpu._runner_utils())
+        engine = ExecutionEngine(module, opt_level=cpu.OPT_LEVEL, shared_libs=cpu_runtime._runner_utils())
         prog = cpu.CpuProgram(engine, name, specs, n_inputs, [strategy], None, 0)
         prog._ctx = ctx
         return prog
