@@ -16,7 +16,10 @@
                    gpu dialect; run coll-gpu-legalize-memcpy later).
   coll.combine  -> `gpu.launch_func async` of `combine_<kind>_<type>_x<arity>`
                    in `gpu.module @coll_kernels` (gpu_kernels.py), one kernel
-                   per (kind, type, arity)
+                   per (kind, type, arity), given each operand's address;
+                   above gpu_kernels.MAX_ARITY inputs, a chain of launches
+                   that folds them into the device's accumulator (in the
+                   pool) in device order. Grids: gpu_kernels.grid_blocks.
   coll.join     -> folded: its tokens are the dependencies of what waits on it
   coll.wait     -> one host sync (`mgpuStreamSynchronize`) after every live
                    stream joined one
@@ -61,8 +64,7 @@ from .gpu_streams import Chains, Program, _token_type
 from .cpu_split import PURE, split_function
 from .placement import strip_types
 
-THREADS = 256
-MAX_BLOCKS = 1056   # H200: 132 SMs x 8 resident blocks of 256 threads
+THREADS = 256      # per block; grids: gpu_kernels.grid_blocks (occupancy on the chip)
 POOL_ALIGN = 256    # bytes; keeps every scratch buffer 16-byte aligned
 
 
@@ -126,8 +128,9 @@ def _check_contiguous(v, what, loc):
 class _Function:
     """Lowers the coll ops of one func.func (straight-line, in order)."""
 
-    def __init__(self, func, device_map, workspace, streams, kernels_needed, program):
+    def __init__(self, func, device_map, workspace, streams, kernels_needed, program, chip):
         self.func = func
+        self.chip = chip
         self.program = program
         self.device_map = device_map
         self.workspace = workspace
@@ -147,6 +150,7 @@ class _Function:
         self.scratch = {}
         used = set()
         size = 0
+        acc_bytes = {}  # device -> bytes of the accumulator its chained combines share
         for op in ops:
             name = op.operation.name
             op = op.operation
@@ -164,11 +168,22 @@ class _Function:
                 used.update([dev, device_of(c.source.type)])
                 self.ops.append((op, dev))
             elif name == Combine.NAME:
-                dev = Combine.of(op).device
+                c = Combine.of(op)
+                dev = c.device
                 used.add(dev)
                 self.ops.append((op, dev))
+                if len(c.inputs) > kernels.MAX_ARITY:  # a chain of kernels: an accumulator
+                    t = c.out.type
+                    need = _numel(t) * kernels.ELEMENT_BYTES[kernels.accumulator(_elem(t))]
+                    acc_bytes[dev] = max(acc_bytes.get(dev, 0), need + kernels.VECTOR_BYTES)
             elif name.startswith("coll.") or name == "memref.memory_space_cast":
                 self.ops.append((op, None))
+        # One accumulator per device: the device's kernels run in order on one
+        # stream, so its chains never overlap.
+        self.accumulators = {}
+        for dev, nbytes in sorted(acc_bytes.items()):
+            self.accumulators[dev] = size
+            size += -(-nbytes // POOL_ALIGN) * POOL_ALIGN
         self.pool_bytes = size
         used.discard(None)
         self.physical = sorted({self._gpu(d, op) for d in used})
@@ -226,7 +241,7 @@ class _Function:
 
     # -- scratch ------------------------------------------------------------------
     def _make_pool(self):
-        if not self.scratch:
+        if not self.pool_bytes:
             return
         pool_type = ir.MemRefType.get([self.pool_bytes], ir.IntegerType.get_signless(8))
         if self.workspace == "arg":
@@ -262,6 +277,29 @@ class _Function:
             return gpu.MemcpyOp(_token_type(), [dep], dst, src).result
         self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
 
+    def _address(self, v, esize):
+        """Address of element 0 of the rank-1 memref `v`, as an index."""
+        base = memref.extract_aligned_pointer_as_index(v)
+        mt = ir.MemRefType(v.type)
+        _, offset = mt.get_strides_and_offset()
+        if mt.is_dynamic_stride_or_offset(offset):
+            meta = memref.ExtractStridedMetadataOp(v)
+            return arith.addi(base, arith.muli(meta.offset, self._const(esize)))
+        return arith.addi(base, self._const(offset * esize)) if offset else base
+
+    def _accumulator(self, dev, lead, elem):
+        """Address of device `dev`'s accumulator for a chain of kernels,
+        misaligned like the inputs' (the lead's) vector head, so that the
+        kernels' vector loops take it too."""
+        esize = kernels.ELEMENT_BYTES[kernels.stored_element(elem)]
+        asize = kernels.ELEMENT_BYTES[kernels.accumulator(elem)]
+        c16 = self._const(kernels.VECTOR_BYTES)
+        head = arith.divui(arith.remui(arith.subi(c16, arith.remui(lead, c16)), c16), self._const(esize))
+        skew = arith.remui(arith.subi(c16, arith.remui(arith.muli(head, self._const(asize)), c16)), c16)
+        base = arith.addi(memref.extract_aligned_pointer_as_index(self.pool),
+                          self._const(self.accumulators[dev]))
+        return arith.addi(base, skew)
+
     def _combine(self, op, dev):
         c = Combine.of(op)
         n_in = len(c.inputs)
@@ -276,24 +314,33 @@ class _Function:
         for b in bufs:
             _check_contiguous(b, "combine operand", op.location)
         try:
-            name = kernels.kernel_name(kind, elem, n_in)
             kernels.combine_op(kind, kernels.stored_element(elem))
         except (KeyError, ValueError) as e:
             raise PassError(f"no combine kernel for kind '{kind}' on {elem}: {e}",
                             op.location) from None
-        self.kernels_needed[name] = (kind, elem, n_in)
-        arg_t = ir.Type.parse(kernels.arg_type(elem))
-        args = [memref.cast(arg_t, _flat(b)) for b in bufs] + [self._const(n)]
-        per_block = kernels.lanes(elem) * THREADS
-        blocks = max(1, min(MAX_BLOCKS, -(-n // per_block)))
+        esize = kernels.ELEMENT_BYTES[kernels.stored_element(elem)]
+        addresses = {}  # an operand that is also the output (in place): addressed once
+        for b in bufs:
+            if b not in addresses:
+                addresses[b] = self._address(_flat(b), esize)
+        ptrs = [addresses[b] for b in bufs]
         one = self._const(1)
-        grid = (self._const(blocks), one, one)
         block = (self._const(THREADS), one, one)
+        per_block = kernels.lanes(elem) * THREADS
+        steps = kernels.chain(kind, elem, n_in)
+        acc = self._accumulator(dev, ptrs[0], elem) if len(steps) > 1 else None
+        for k, (kernel, start, take) in enumerate(steps):
+            self.kernels_needed[kernel.name] = kernel
+            args = ([acc] if k else []) + ptrs[start:start + take] + \
+                [acc if k < len(steps) - 1 else ptrs[-1], self._const(n)]
+            blocks = min(kernels.grid_blocks(self.chip, kernel.arity, THREADS), -(-n // per_block))
+            grid = (self._const(max(1, blocks)), one, one)
 
-        def make(dep):
-            return gpu.LaunchFuncOp([KERNEL_MODULE, name], grid, block, args,
-                                    async_dependencies=[dep]).results[0]
-        self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
+            def make(dep, name=kernel.name, grid=grid, args=args):
+                return gpu.LaunchFuncOp([KERNEL_MODULE, name], grid, block, args,
+                                        async_dependencies=[dep]).results[0]
+            deps = [self.chains.issue(self._chain(dev), deps, make)]
+        self.tokens[op.results[0]] = deps
 
     def _join(self, op, dev):
         self.tokens[op.results[0]] = self._deps(list(op.operands))
@@ -355,7 +402,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
             if nested:
                 raise PassError("only straight-line code is lowered: coll ops must be "
                                 "in the function body, not in nested regions", nested[0].location)
-            low = _Function(f, dmap, workspace, streams, needed, program)
+            low = _Function(f, dmap, workspace, streams, needed, program, chip)
             low.plan()
             lowerings.append(low)
         for f in funcs:

@@ -34,7 +34,11 @@
 // CHECK: %[[X0C0:.*]] = memref.subview %arg0[0] [3] [1] : memref<7xf32> to memref<3xf32, strided<[1]>>
 // CHECK: %[[R1:.*]] = memref.view %[[POOL]][%c0][] : memref<1536xi8> to memref<3xf32>
 // CHECK: gpu.memcpy async [%[[T0]]] %[[R1]], %[[X0C0]] : memref<3xf32>, memref<3xf32, strided<[1]>>
-// CHECK: gpu.launch_func async [%[[T0]]] @coll_kernels::@combine_sum_f32_x2 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%{{.*}} : memref<?xf32, strided<[1], offset: ?>>, %{{.*}} : memref<?xf32, strided<[1], offset: ?>>, %{{.*}} : memref<?xf32, strided<[1], offset: ?>>, %c3 : index)
+// The kernel takes the address of each operand's element 0 (the scratch
+// buffer is both an input and the output: addressed once).
+// CHECK: %[[A1:.*]] = memref.extract_aligned_pointer_as_index %[[R1]] : memref<3xf32> -> index
+// CHECK: %[[A2:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<3xf32, strided<[1]>> -> index
+// CHECK: gpu.launch_func async [%[[T0]]] @coll_kernels::@combine_sum_f32_x2 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[A1]] : index, %[[A2]] : index, %[[A1]] : index, %c3 : index)
 // Device 2's copy needs d1's combine: an event recorded right after it,
 // waited for by d2's stream.
 // CHECK-NEXT: llvm.call @mgpuEventRecord(%[[E0]], %[[S0]]) : (!llvm.ptr, !llvm.ptr) -> ()
@@ -47,8 +51,8 @@
 // No coll op survives; the kernel exists once, for sm_90.
 // CHECK-NOT: coll.
 // CHECK: gpu.module @coll_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CHECK: gpu.func @combine_sum_f32_x2(%arg0: memref<?xf32, strided<[1], offset: ?>>, %arg1: memref<?xf32, strided<[1], offset: ?>>, %arg2: memref<?xf32, strided<[1], offset: ?>>, %arg3: index) kernel
-// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: gpu.func @combine_sum_f32_x2(%arg0: index, %arg1: index, %arg2: index, %arg3: index) kernel
+// CHECK: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK-NOT: gpu.func
 
 // ring on 3 devices: 2N(N-1) = 12 copies, N(N-1) = 6 combines.
