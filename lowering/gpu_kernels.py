@@ -112,9 +112,9 @@ def stored_element(elem):
 
 
 def accumulator(elem):
-    """The element type a combine computes in (f16, bf16: f32)."""
+    """The element type a combine computes in (ir/kinds.py: f16, bf16: f32)."""
     t = stored_element(elem)
-    return "f32" if t in ("f16", "bf16") else t
+    return ELEMENTS[t].compute or t
 
 
 def lanes(elem):

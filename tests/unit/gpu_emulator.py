@@ -91,6 +91,12 @@ class Kernels:
         args = [ctypes.pointer(ctypes.c_int64(v)) for v in list(params) + [block, grid]]
         eng.invoke("run", *args)
 
+    def run_thread(self, name, params, tid, bid, bdim, gdim):
+        """Runs one thread of a kernel (the others do nothing)."""
+        eng, arity = self.engine(name)
+        args = [ctypes.pointer(ctypes.c_int64(v)) for v in list(params) + [tid, bid, bdim, gdim]]
+        eng.invoke(name, *args)
+
     def run_one(self, name, buffers, offsets, n, grid=2, block=32):
         """Runs a kernel on numpy buffers viewed at element `offsets`."""
         params = [b.ctypes.data + off * b.itemsize for b, off in zip(buffers, offsets)]
@@ -125,10 +131,12 @@ class Emulator:
         self.lib.mgpuEmuReset.argtypes = [ctypes.c_uint64, LAUNCH]
         self.kernels = Kernels()
         self.error = None
+        self.launches = []  # (kernel, parameters, grid, block) of the last run, in run order
 
         def on_launch(name, grid, block, params, nparams):
             try:
                 vals = [params[i] for i in range(nparams)]
+                self.launches.append((name.decode(), vals, tuple(grid[:3]), tuple(block[:3])))
                 self.kernels.run(name.decode(), vals, grid[0] * grid[1] * grid[2],
                                  block[0] * block[1] * block[2])
             except Exception as e:  # keep going; reported by run()
@@ -146,6 +154,7 @@ class Emulator:
         recorded, on work still queued when a call returns, and on a stream,
         event or allocation still alive after the unload."""
         self.error = None
+        self.launches = []
         self.lib.mgpuEmuReset(seed, self._cb)
         prog = cuda_driver.Program(so_path, entry)
         per_call = []

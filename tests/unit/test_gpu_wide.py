@@ -152,7 +152,7 @@ def test_wide_strategies(emu, tmp_path, op, strategy):
         want = _left_fold("sum", "f32", xs)
         if strategy == "all2all":
             want = np.concatenate([_left_fold("sum", "f32", _own_first([x[s:s + k] for x in xs], c))
-                                   for c, (s, k) in enumerate(chunks(size, n))])
+                                   for c, (s, k) in enumerate(chunks(size, n, 4))])
         wants = [want] * n
     emu.run(path, entry, xs + ys, seed=1)
     for y, want in zip(ys, wants):
