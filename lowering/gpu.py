@@ -65,6 +65,10 @@ from .cpu_split import PURE, split_function
 from .placement import strip_types
 
 THREADS = 256      # per block; grids: gpu_kernels.grid_blocks (occupancy on the chip)
+# Ops of the module's local work (see _Function._local_launch) and their lowering.
+LOCAL_OPS = {"gpu.launch_func": "_local_launch", "gpu.wait": "_local_wait", "gpu.alloc": "_local_op",
+             "gpu.dealloc": "_local_op", "gpu.memcpy": "_local_op"}
+LOCAL_CHAIN = "local"
 POOL_ALIGN = 256    # bytes; keeps every scratch buffer 16-byte aligned
 
 
@@ -176,7 +180,7 @@ class _Function:
                     t = c.out.type
                     need = _numel(t) * kernels.ELEMENT_BYTES[kernels.accumulator(_elem(t))]
                     acc_bytes[dev] = max(acc_bytes.get(dev, 0), need + kernels.VECTOR_BYTES)
-            elif name.startswith("coll.") or name == "memref.memory_space_cast":
+            elif name.startswith("coll.") or name == "memref.memory_space_cast" or name in LOCAL_OPS:
                 self.ops.append((op, None))
         # One accumulator per device: the device's kernels run in order on one
         # stream, so its chains never overlap.
@@ -217,9 +221,13 @@ class _Function:
                 self.consts[v] = _index(v)
         return self.consts[v]
 
+    @staticmethod
+    def _method(op):
+        return LOCAL_OPS.get(op.name) or "_" + op.name.split(".")[1]
+
     def emit(self):
         for op, _ in self.ops:
-            if not hasattr(self, "_" + op.name.split(".")[1]):
+            if not hasattr(self, self._method(op)):
                 raise PassError(f"'{op.name}' has no GPU lowering; lower it to the explicit level first "
                                 "(coll-lower-collectives)", op.location)
         first = self.block.operations[0]
@@ -231,7 +239,7 @@ class _Function:
             self._make_pool()
         for op, dev in self.ops:
             with ir.InsertionPoint(op), op.location:
-                getattr(self, "_" + op.name.split(".")[1])(op, dev)
+                getattr(self, self._method(op))(op, dev)
         # Whatever is still in flight at a return is synced there.
         term = self.block.operations[len(self.block.operations) - 1]
         with ir.InsertionPoint(term), term.location:
@@ -341,6 +349,60 @@ class _Function:
                                         async_dependencies=[dep]).results[0]
             deps = [self.chains.issue(self._chain(dev), deps, make)]
         self.tokens[op.results[0]] = deps
+
+    # -- local work ------------------------------------------------------------------
+    # The module's own kernels (gpu-kernel-outlining's, launched synchronously)
+    # and local buffer ops (coll-gpu-local-buffers: `gpu.wait async`, the op,
+    # `gpu.wait`) run on a chain of their own, each waited for by the host
+    # where it stands, as upstream's synchronous forms would, but on a stream
+    # made at load instead of one made and destroyed per op and call.
+    def _local_chain(self):
+        return LOCAL_CHAIN if self.streams == "device" else self._chain(0)
+
+    def _local_launch(self, op, dev):
+        if op.results:  # an async launch that is not coll's: no chain to put it on
+            raise PassError("an async gpu.launch_func of the module's own is not supported next to "
+                            "collectives; expected synchronous launches (gpu-kernel-outlining's)", op.location)
+        lf = op.opview
+        grid = (lf.gridSizeX, lf.gridSizeY, lf.gridSizeZ)
+        block = (lf.blockSizeX, lf.blockSizeY, lf.blockSizeZ)
+        kernel = ir.SymbolRefAttr(op.attributes["kernel"])
+        path = list(kernel.value)  # [module, kernel]
+        shared = lf.dynamicSharedMemorySize
+
+        def make(dep):
+            return gpu.LaunchFuncOp(path, grid, block, list(lf.kernelOperands), async_dependencies=[dep],
+                                    dynamic_shared_memory_size=shared).results[0]
+        self.chains.issue(self._local_chain(), [], make)
+        self.chains.sync()
+
+    def _local_wait(self, op, dev):
+        if len(op.results) and not len(op.operands):  # a local op starts: nothing to wait for
+            self.tokens[op.results[0]] = []
+        elif not len(op.results):  # the host waits for it
+            self.chains.sync()
+        else:
+            raise PassError("gpu.wait async with dependencies is not supported next to collectives",
+                            op.location)
+
+    def _local_op(self, op, dev):
+        """gpu.alloc, gpu.dealloc or gpu.memcpy async [t], t from a local start."""
+        deps = self._deps([op.operands[0]])
+        token = _token_type()
+        made = []
+
+        def make(dep):
+            if op.name == "gpu.alloc":
+                new = gpu.AllocOp(op.results[0].type, token, [dep], [], [])
+            elif op.name == "gpu.dealloc":
+                new = gpu.DeallocOp(token, [dep], op.operands[1])
+            else:
+                new = gpu.MemcpyOp(token, [dep], op.operands[1], op.operands[2])
+            made.append(new)
+            return new.results[-1]
+        self.tokens[op.results[-1]] = [self.chains.issue(self._local_chain(), deps, make)]
+        if op.name == "gpu.alloc":
+            op.results[0].replace_all_uses_with(made[0].results[0])
 
     def _join(self, op, dev):
         self.tokens[op.results[0]] = self._deps(list(op.operands))
