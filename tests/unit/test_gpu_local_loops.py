@@ -2,11 +2,12 @@
 
 The GPU route turns each linalg op into a parallel loop, collapses it to
 one dimension (coll-gpu-collapse-parallel) and tiles it by the block size
-before mapping tiles to blocks and elements to threads (core/routes.py
-GPU_LOCAL_WORK). The loops before the mapping are run here on the CPU
-(scf.parallel lowered sequentially), against numpy: every element once,
-at the right indices, for ranks 1 to 3, a non-unit step, a transposed
-operand and a matmul (whose reduction stays a loop inside each thread)."""
+before mapping tiles to blocks and elements to threads
+(backends/gpu/__init__.py GPU_LOCAL_WORK). The loops before the mapping
+are run here on the CPU (scf.parallel lowered sequentially), against
+numpy: every element once, at the right indices, for ranks 1 to 3, a
+non-unit step, a transposed operand and a matmul (whose reduction stays a
+loop inside each thread)."""
 import ctypes
 
 import numpy as np
@@ -15,6 +16,7 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 from mlir.runtime import get_ranked_memref_descriptor
 
+from coll.backends import cpu, gpu
 from coll.core import routes
 from coll.core.pipeline import run
 from coll.ir import make_context
@@ -44,13 +46,13 @@ func.func @local(%a: memref<7x5xf32>, %b: memref<5x3xf32>, %c: memref<7x3xf32>,
 """
 # The GPU route's local steps up to the mapping (GPU_LOCAL_WORK minus the
 # gpu-map-parallel-loops onwards), then the CPU's lowering.
-LOCAL = [routes.GPU_LOCAL_WORK[0], routes.GPU_LOCAL_WORK[1],
-         f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={routes.LOCAL_THREADS} "
+LOCAL = [gpu.GPU_LOCAL_WORK[0], gpu.GPU_LOCAL_WORK[1],
+         f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={gpu.LOCAL_THREADS} "
          "no-min-max-bounds=true})"]
 
 
 def test_the_route_tiles_what_this_test_runs():
-    assert routes.GPU_LOCAL_WORK[2].startswith("func.func(" + LOCAL[2][len("func.func("):-1] + ",")
+    assert gpu.GPU_LOCAL_WORK[2].startswith("func.func(" + LOCAL[2][len("func.func("):-1] + ",")
 
 
 def test_collapsed_and_tiled_loops_compute_the_ops():
@@ -61,7 +63,7 @@ def test_collapsed_and_tiled_loops_compute_the_ops():
         # 5 ops, each a tile loop around a 1-D loop of 256 elements.
         assert len(loops) == 10
         assert all(len(loop.regions[0].blocks[0].arguments) == 1 for loop in loops)
-        PassManager.parse(routes.pipeline(["convert-scf-to-cf"] + list(routes.CPU_TO_LLVM))).run(m.operation)
+        PassManager.parse(routes.pipeline(["convert-scf-to-cf"] + list(cpu.CPU_TO_LLVM))).run(m.operation)
         engine = ExecutionEngine(m, opt_level=0)
     rng = np.random.default_rng(3)
     a, b = rng.random((7, 5), np.float32), rng.random((5, 3), np.float32)
