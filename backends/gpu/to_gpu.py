@@ -15,11 +15,11 @@
                    `memcpy-views=false` the slices stay as they are (pure
                    gpu dialect; run coll-gpu-legalize-memcpy later).
   coll.combine  -> `gpu.launch_func async` of `combine_<kind>_<type>_x<arity>`
-                   in `gpu.module @coll_kernels` (gpu_kernels.py), one kernel
+                   in `gpu.module @coll_kernels` (kernels.py), one kernel
                    per (kind, type, arity), given each operand's address;
-                   above gpu_kernels.MAX_ARITY inputs, a chain of launches
+                   above kernels.MAX_ARITY inputs, a chain of launches
                    that folds them into the device's accumulator (in the
-                   pool) in device order. Grids: gpu_kernels.grid_blocks.
+                   pool) in device order. Grids: kernels.grid_blocks.
   coll.join     -> folded: its tokens are the dependencies of what waits on it
   coll.wait     -> one host sync (`mgpuStreamSynchronize`) after every live
                    stream joined one
@@ -64,7 +64,7 @@ from .streams import Chains, Program, _token_type
 from ..cpu.split import PURE, split_function
 from ..placement import strip_types
 
-THREADS = 256      # per block; grids: gpu_kernels.grid_blocks (occupancy on the chip)
+THREADS = 256      # per block; grids: kernels.grid_blocks (occupancy on the chip)
 # Ops of the module's local work (see _Function._local_launch) and their lowering.
 LOCAL_OPS = {"gpu.launch_func": "_local_launch", "gpu.wait": "_local_wait", "gpu.alloc": "_local_op",
              "gpu.dealloc": "_local_op", "gpu.memcpy": "_local_op"}
@@ -118,6 +118,11 @@ def _flat(v):
         raise PassError(f"contiguous buffers are needed, got {mt}") from None
 
 
+def _static_alloc(op):
+    """A gpu.alloc of a static shape (coll-gpu-local-buffers'), placed in the pool."""
+    return ir.MemRefType(op.results[0].type).has_static_shape
+
+
 def _check_contiguous(v, what, loc):
     mt = ir.MemRefType(v.type)
     strides, _ = mt.get_strides_and_offset()
@@ -152,15 +157,17 @@ class _Function:
         # id(alloc op) -> byte offset: an Operation's hash changes when
         # strip_types retypes its result (bindings 22.1.8); self.ops keeps it alive.
         self.scratch = {}
+        self.local_slots = set()  # pool views that replaced the local work's allocations
         used = set()
         size = 0
         acc_bytes = {}  # device -> bytes of the accumulator its chained combines share
         for op in ops:
             name = op.operation.name
             op = op.operation
-            if name == "coll.alloc":
+            if name == "coll.alloc" or (name == "gpu.alloc" and _static_alloc(op)):
+                # scratch, and the local work's buffers: slots of the pool
                 t = op.results[0].type
-                dev = device_of(t)
+                dev = device_of(t) if name == "coll.alloc" else None
                 used.add(dev)
                 nbytes = _numel(t) * kernels.ELEMENT_BYTES[kernels.stored_element(_elem(t))]
                 self.scratch[id(op)] = size
@@ -355,7 +362,8 @@ class _Function:
     # and local buffer ops (coll-gpu-local-buffers: `gpu.wait async`, the op,
     # `gpu.wait`) run on a chain of their own, each waited for by the host
     # where it stands, as upstream's synchronous forms would, but on a stream
-    # made at load instead of one made and destroyed per op and call.
+    # made at load instead of one made and destroyed per op and call; static
+    # allocations are slots of the pool.
     def _local_chain(self):
         return LOCAL_CHAIN if self.streams == "device" else self._chain(0)
 
@@ -379,15 +387,27 @@ class _Function:
     def _local_wait(self, op, dev):
         if len(op.results) and not len(op.operands):  # a local op starts: nothing to wait for
             self.tokens[op.results[0]] = []
-        elif not len(op.results):  # the host waits for it
-            self.chains.sync()
+        elif not len(op.results):  # the host waits for it (when it made any work)
+            if self._deps(list(op.operands)):
+                self.chains.sync()
         else:
             raise PassError("gpu.wait async with dependencies is not supported next to collectives",
                             op.location)
 
     def _local_op(self, op, dev):
-        """gpu.alloc, gpu.dealloc or gpu.memcpy async [t], t from a local start."""
+        """gpu.alloc, gpu.dealloc or gpu.memcpy async [t], t from a local start.
+        A static allocation is a slot of the pool (no allocation per call:
+        cuMemAlloc and cuMemFree synchronize), its dealloc nothing."""
         deps = self._deps([op.operands[0]])
+        if id(op) in self.scratch:
+            view = memref.view(op.results[0].type, self.pool, self._const(self.scratch[id(op)]), [])
+            op.results[0].replace_all_uses_with(view)
+            self.local_slots.add(view)
+            self.tokens[op.results[1]] = deps
+            return
+        if op.name == "gpu.dealloc" and op.operands[1] in self.local_slots:
+            self.tokens[op.results[0]] = deps
+            return
         token = _token_type()
         made = []
 
