@@ -12,13 +12,13 @@ memrefs of static shape in 22.1.8, and one kernel serves every size.)
 A kernel takes at most MAX_ARITY inputs: each input's pointer stays in
 registers across the grid-stride loop and ptxas hoists loads, so registers
 grow with the arity (ptxas 13.0, sm_90: 64 at 16 f32 inputs, 139 at 16 i8
-inputs, 124 at 32 f32 inputs, spills from about 100 f32 inputs). A wider combine is a left fold over a chain of kernels
-on one stream (`chain`): the first combines MAX_ARITY inputs into an
-accumulator, each next one the accumulator and MAX_ARITY - 1 more inputs,
-the last writes the output: the same operations in the same order as one
-wide kernel, so the bits are the same. f16 and bf16 are combined in f32
-and rounded once, so their accumulator is f32 (kernels `..._tof32`,
-`..._fromf32`).
+inputs, 124 at 32 f32 inputs, spills from about 100 f32 inputs). A wider
+combine is a left fold over a chain of kernels on one stream (`chain`):
+the first combines MAX_ARITY inputs into an accumulator, each next one the
+accumulator and MAX_ARITY - 1 more inputs, the last writes the output: the
+same operations in the same order as one wide kernel, so the bits are the
+same. f16 and bf16 are combined in f32 and rounded once, so their
+accumulator is f32 (kernels `..._tof32`, `..._fromf32`).
 
 Body: a grid-stride loop over 16-byte vectors (`llvm.load {alignment =
 16}` through a global-space pointer: `ld.global.v4.b32`-style loads),
@@ -52,7 +52,6 @@ CHIP_FEATURES = {"sm_100": "+ptx86", "sm_100a": "+ptx86", "sm_100f": "+ptx88",
                  "sm_120": "+ptx87", "sm_120a": "+ptx87", "sm_120f": "+ptx88",
                  "sm_121": "+ptx88", "sm_121a": "+ptx88", "sm_121f": "+ptx88"}
 DEFAULT_FEATURES = "+ptx80"  # the upstream default +ptx60 is rejected for sm_90
-PARAM_SPACE = 0x1100  # bytes of kernel parameters PTX 8.0 allows
 
 
 def features_for(chip):
@@ -69,14 +68,13 @@ class Chip(NamedTuple):
 
 REGISTERS_PER_SM = 65536      # every chip from sm_50 on
 REGISTER_UNIT = 8             # registers are allocated per thread in multiples of 8
-# CUDA programming guide, compute capabilities table; SM counts: A100 (sm_80),
-# A10 (sm_86), L40S (sm_89), H100/H200 SXM (sm_90), B200 (sm_100, sm_103),
-# RTX PRO 6000 (sm_120). A GPU with other counts gets a grid that fills it
-# less or more than once: the grid-stride loops stay correct.
-CHIPS = {80: Chip(108, 2048, 32), 86: Chip(72, 1536, 16), 87: Chip(16, 1536, 16),
-         89: Chip(142, 1536, 24), 90: Chip(132, 2048, 32), 100: Chip(148, 2048, 32),
-         101: Chip(20, 2048, 32), 103: Chip(148, 2048, 32), 110: Chip(20, 2048, 32),
-         120: Chip(188, 1536, 24), 121: Chip(48, 1536, 24)}
+# CUDA programming guide, compute capabilities table; SM counts of one part
+# each: A100 (sm_80), A10 (sm_86), L40S (sm_89), H100/H200 SXM (sm_90), B200
+# (sm_100), RTX PRO 6000 (sm_120); other chips get sm_90's. A GPU with other
+# counts gets a grid that fills it less or more than once: the grid-stride
+# loops stay correct.
+CHIPS = {80: Chip(108, 2048, 32), 86: Chip(72, 1536, 16), 89: Chip(142, 1536, 24),
+         90: Chip(132, 2048, 32), 100: Chip(148, 2048, 32), 120: Chip(188, 1536, 24)}
 
 
 def chip_facts(chip):
@@ -161,11 +159,6 @@ class Kernel(NamedTuple):
 
 def kernel_name(kind, elem, arity):
     return Kernel.make(kind, elem, arity).name
-
-
-def param_bytes(arity):
-    """Kernel parameter bytes of a combine: one address per operand, n."""
-    return 8 * (arity + 2)
 
 
 def chain(kind, elem, arity):
