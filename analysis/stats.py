@@ -11,6 +11,8 @@ import sys
 
 from mlir import ir
 
+from ..core.errors import PassError
+from ..core.registry import register
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import Combine, Copy, view
 from ..ir.types import device_of, is_token
@@ -124,3 +126,13 @@ def stats_pass(module_op, file="-"):
     else:
         with open(file, "w") as f:
             f.write(text + "\n")
+
+
+@register("coll-stats",
+          "Print per-function schedule statistics as JSON (stderr, or file=PATH)",
+          anchor="builtin.module", file=(str, "-"))
+def coll_stats(module_op, file="-"):
+    try:
+        stats_pass(module_op, file)
+    except OSError as e:
+        raise PassError(f"could not write '{file}': {e.strerror}") from None

@@ -5,6 +5,7 @@ on its device's lane. Without a profile, tasks sit on their dependent step
 (step k spans [k-1, k]), which shows the shape of the algorithm; with one,
 at their predicted start and end (passes/cost_model.py).
 """
+from ..core.registry import register
 from . import cost_model, taskgraph
 
 COLORS = {"scratch": "tab:blue", "result": "tab:green", "local": "tab:gray",
@@ -124,3 +125,11 @@ def timeline_pass(module_op, file="timeline.png", profile="", title=""):
         draw(items, file, prof)
     except OSError as e:
         raise PassError(f"could not write '{file}': {e.strerror}") from None
+
+
+@register("coll-timeline",
+          "Draw the explicit program as one lane per device (copies as arrows, combines as "
+          "boxes) into file=PATH.png; by dependent step, or by predicted time with profile=NAME",
+          anchor="builtin.module", file=(str, "timeline.png"), profile=(str, ""), title=(str, ""))
+def coll_timeline(module_op, file="timeline.png", profile="", title=""):
+    timeline_pass(module_op, file, profile, title)

@@ -1,15 +1,7 @@
-"""A per-rank program (coll-to-mpi, then coll-to-cpu for its combines) to
-the LLVM dialect (the `mpi` route in core/routes.py: coll-mpi-requests,
-upstream passes, coll-mpi-abi), and on to a shared library linked with MPI.
-
-Upstream's `convert-to-llvm` (22.1.8) lowers comm_world, comm_rank,
-init/finalize, send/recv and allreduce, for the ABI that the module's
-`dlti.map<"MPI:Implementation" = ...>` names; it leaves isend, irecv and
-wait in the IR and still succeeds. Those three become calls into
-backends/mpi/shim.c (built with the MPI's own mpicc, so it fits either ABI),
-before upstream runs. On the OpenMPI ABI upstream names the MPI_Op globals
-`ompi_mpi_sum`, where libmpi exports `ompi_mpi_op_sum`: renamed after it.
-"""
+"""The MPI installation (find), and a per-rank program in the LLVM dialect
+(the `mpi` route: backends/mpi/__init__.py) on to a shared library or an
+executable linked with the MPI's own mpicc, with the shim (shim.c) that
+coll-mpi-requests calls into (requests.py)."""
 import hashlib
 import os
 import shutil
@@ -19,22 +11,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from mlir import ir
-from mlir.dialects import arith, func, llvm, memref
-
 from ...core.errors import PassError
-from ...core.registry import register
 from ...ir.kinds import ELEMENTS
-from ...ir.walk import find_ops
 from ...core.tools import tool
 from ..gpu.nvvm import host_llvm_ir
 
 SHIM = Path(__file__).with_name("shim.c")
-
-# MPI_Op names upstream emits for OpenMPI, without libmpi's `op_` infix.
-_OMPI_OPS = ("sum", "max", "min", "prod", "land", "band", "lor", "bor", "lxor", "bxor",
-             "maxloc", "minloc", "replace", "no_op")
-
 
 # -- the MPI installation ----------------------------------------------------
 
@@ -65,142 +47,6 @@ def find():
         if impl:
             return Mpi(impl, run, cc)
     return None
-
-
-# -- isend / irecv / wait -> shim calls --------------------------------------
-
-_SHIM_CALLS = {"mpi.isend": "coll_mpi_isend", "mpi.irecv": "coll_mpi_irecv", "mpi.wait": "coll_mpi_wait"}
-
-
-def _pointer_and_bytes(buf, op):
-    """(!llvm.ptr to the first element, i64 byte count) of a contiguous
-    memref: a message is the buffer's bytes."""
-    m = ir.MemRefType(buf.type)
-    strides, _ = m.get_strides_and_offset()
-    expect, contiguous = 1, m.has_static_shape
-    for d, s in reversed(list(zip(m.shape, strides))):
-        contiguous = contiguous and (d == 1 or s == expect)
-        expect *= d
-    if not contiguous:
-        raise PassError(f"{op.name}: the buffer {m} is not a contiguous static memref; "
-                        "expected one message per contiguous buffer or slice", op.location)
-    element = ELEMENTS.get(str(m.element_type))
-    if element is None:
-        raise PassError(f"{op.name}: unsupported element type {m.element_type}", op.location)
-    idx, i64 = ir.IndexType.get(), ir.IntegerType.get_signless(64)
-    base = memref.ExtractAlignedPointerAsIndexOp(buf).result
-    meta = memref.ExtractStridedMetadataOp(buf)
-    size = arith.ConstantOp(idx, element.bytes).result
-    addr = arith.AddIOp(base, arith.MulIOp(meta.offset, size).result).result
-    ptr = llvm.IntToPtrOp(llvm.PointerType.get(), arith.IndexCastOp(i64, addr).result).result
-    return ptr, arith.ConstantOp(i64, expect * element.bytes).result
-
-
-def lower_requests(module_op):
-    """mpi.isend/irecv/wait -> func.call of the shim; requests are !llvm.ptr."""
-    ops = find_ops(module_op, lambda n: n in _SHIM_CALLS)
-    if not ops:
-        return
-    ptr, i32, i64 = llvm.PointerType.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    requests = {}
-    for op in ops:
-        with ir.InsertionPoint(op), op.location:
-            if op.name == "mpi.wait":
-                func.CallOp([i32], _SHIM_CALLS[op.name], [requests[op.operands[0]]])
-                continue
-            buf, tag, peer = op.operands[0], op.operands[1], op.operands[2]
-            p, n = _pointer_and_bytes(buf, op)
-            call = func.CallOp([ptr], _SHIM_CALLS[op.name], [p, n, peer, tag])
-            requests[op.results[len(op.results) - 1]] = call.result
-    for op in reversed(ops):  # waits (the users) first
-        op.erase()
-    body = module_op.regions[0].blocks[0]
-    with ir.InsertionPoint(body), module_op.location:
-        for name, args, res in (("coll_mpi_isend", [ptr, i64, i32, i32], [ptr]),
-                                ("coll_mpi_irecv", [ptr, i64, i32, i32], [ptr]),
-                                ("coll_mpi_wait", [ptr], [i32])):
-            f = func.FuncOp(name, ir.FunctionType.get(args, res))
-            f.attributes["sym_visibility"] = ir.StringAttr.get("private")
-
-
-def fix_openmpi_ops(module_op):
-    """WORKAROUND (MLIR 22.1.8, OpenMPI ABI): @ompi_mpi_sum -> @ompi_mpi_op_sum."""
-    body = module_op.regions[0].blocks[0]
-    for op in body.operations:
-        if op.operation.name != "llvm.mlir.global":
-            continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        if name.startswith("ompi_mpi_") and name[len("ompi_mpi_"):] in _OMPI_OPS:
-            new = "ompi_mpi_op_" + name[len("ompi_mpi_"):]
-            ir.SymbolTable.replace_all_symbol_uses(name, new, module_op)
-            op.attributes["sym_name"] = ir.StringAttr.get(new)
-
-
-def implementation_of(module_op):
-    """The module's dlti.map MPI:Implementation ('OpenMPI', 'MPICH'), or None."""
-    attrs = module_op.attributes
-    text = str(attrs["dlti.map"]) if "dlti.map" in attrs else ""
-    return "OpenMPI" if '"OpenMPI"' in text else "MPICH" if '"MPICH"' in text else None
-
-
-@register("coll-mpi-requests",
-          "Lower mpi.isend/irecv/wait (which upstream convert-to-llvm leaves in the IR) to calls into "
-          "the MPI shim (backends/mpi/shim.c); requests become !llvm.ptr", anchor="builtin.module")
-def mpi_requests(module_op):
-    with module_op.context, module_op.location:
-        if implementation_of(module_op) is None and find_ops(module_op, lambda n: n.startswith("mpi.")):
-            raise PassError('the module needs dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI"> '
-                            '(or "MPICH"): upstream picks the MPI ABI from it', module_op.location)
-        lower_requests(module_op)
-
-
-def static_scratch(module_op):
-    """Every coll.alloc of a per-rank program -> a buffer of its own in the
-    module's static memory (memref.global, uninitialized: zero pages until
-    touched, and only the rank whose case uses one touches it). MPI
-    libraries keep their buffers too: a fresh malloc per call would fault
-    in every page of a message received into it each call (measured here at
-    under 1 GB/s, slower than the message itself). Scratch is only read
-    after it is written (coll-check-order), so what a call leaves in it is
-    never seen. A rank runs one call at a time. i1 scratch stays a
-    coll.alloc: coll-to-cpu stores i1 as i8 by rewriting the types it
-    sees, which a global's would escape."""
-    allocs = [op for op in find_ops(module_op, "coll.alloc")
-              if str(ir.MemRefType(op.results[0].type).element_type) != "i1"]
-    body = module_op.regions[0].blocks[0]
-    for i, op in enumerate(allocs):
-        t = ir.MemRefType(op.results[0].type)
-        plain = ir.MemRefType.get(t.shape, t.element_type)
-        name = f"coll_scratch_{i}"
-        with ir.InsertionPoint.at_block_begin(body), op.location:
-            memref.GlobalOp(name, ir.TypeAttr.get(plain), sym_visibility="private",
-                            initial_value=ir.UnitAttr.get(),
-                            alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64))
-        with ir.InsertionPoint(op), op.location:
-            buf = memref.get_global(plain, name)
-            op.results[0].replace_all_uses_with(memref.memory_space_cast(t, buf))
-        op.erase()
-
-
-@register("coll-mpi-static-scratch",
-          "Per-rank programs: every coll.alloc becomes a static buffer (memref.global), kept across "
-          "calls as MPI keeps its own, instead of a fresh malloc whose pages each call faults in",
-          anchor="builtin.module")
-def mpi_static_scratch(module_op):
-    with module_op.context, module_op.location:
-        static_scratch(module_op)
-
-
-@register("coll-mpi-abi",
-          "After convert-to-llvm: check that no mpi op is left, and fix upstream's OpenMPI symbol "
-          "names (ompi_mpi_sum -> ompi_mpi_op_sum)", anchor="builtin.module")
-def mpi_abi(module_op):
-    with module_op.context, module_op.location:
-        left = find_ops(module_op, lambda n: n.startswith(("mpi.", "coll.")))
-        if left:
-            raise PassError(f"'{left[0].name}' was not lowered to the LLVM dialect", left[0].location)
-        if implementation_of(module_op) == "OpenMPI":
-            fix_openmpi_ops(module_op)
 
 
 # -- building ----------------------------------------------------------------

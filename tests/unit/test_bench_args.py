@@ -35,6 +35,11 @@ def bench(script, *args):
     ("calibrate_mpi.py", ["-o", ""], "the output path is empty"),
     ("calibrate_mpi.py", ["--repeat", "0"], "--repeat must be at least 1"),
     ("calibrate_cpu.py", ["-o", "/nonexistent/p.json"], "the folder of"),
+    ("mpi_side_by_side.py", ["--ranks", "0"], "--ranks must be 1.."),
+    ("mpi_side_by_side.py", ["--kib", "0"], "--kib sizes must be 1.."),
+    ("mpi_side_by_side.py", ["--repeat", "0"], "--repeat at least 1"),
+    ("mpi_side_by_side.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
+    ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: invalid int value"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)

@@ -3,10 +3,10 @@
 // to one dimension, tiled by 256, tiles on blocks, elements on threads),
 // launched on a stream of their own that the constructor makes, each
 // waited for where it stands; the program builds to a library.
-// RUN: %PYTHON -m coll.tools.coll_build %root/examples/tensor_mlp.mlir --emit=gpu | filecheck %s
-// RUN: %PYTHON -m coll.tools.coll_build %root/examples/tensor_mlp.mlir --emit=llvmir | filecheck %s --check-prefix=HOST
+// RUN: %PYTHON -m coll.tools.coll_build %root/examples/tensor_mlp.mlir --emit=gpu | FileCheck %s
+// RUN: %PYTHON -m coll.tools.coll_build %root/examples/tensor_mlp.mlir --emit=llvmir | FileCheck %s --check-prefix=HOST
 // RUN: %PYTHON -m coll.tools.coll_build %root/examples/tensor_mlp.mlir --emit=so -o %t.so
-// RUN: %PYTHON -m coll.tools.coll_build %s --emit=gpu | filecheck %s --check-prefix=BIG
+// RUN: %PYTHON -m coll.tools.coll_build %s --emit=gpu | FileCheck %s --check-prefix=BIG
 
 // tensor_mlp: fill and matmul per device, the allreduce, exp per device;
 // 2x3 results: one block of 256 threads (6 of them busy).

@@ -20,7 +20,7 @@
 
 // The chain of naive's combine on 256 devices: 16 inputs, then 15 more per
 // kernel behind the accumulator: 1 + 240 / 15 = 17 kernels of 16 inputs.
-// RUN: coll-gen all-reduce --devices 256 --shape 32 --to-device 0 | %PYTHON -m coll.tools.coll_build --emit=gpu --strategy=naive | filecheck %s
+// RUN: coll-gen all-reduce --devices 256 --shape 32 --to-device 0 | %PYTHON -m coll.tools.coll_build --emit=gpu --strategy=naive | FileCheck %s
 // CHECK-LABEL: func.func @all_reduce(
 // CHECK-COUNT-17: gpu.launch_func async [%{{.*}}] @coll_kernels::@combine_sum_f32_x16 blocks
 // CHECK-NOT: gpu.launch_func
@@ -28,7 +28,7 @@
 // CHECK-NOT: gpu.func
 
 // f16 folds in an f32 accumulator (rounded once, in the last kernel).
-// RUN: coll-gen reduce --devices 40 --shape 32 --root 0 --strategy direct --dtype f16 | %PYTHON -m coll.tools.coll_build --emit=gpu | filecheck %s --check-prefix=F16
+// RUN: coll-gen reduce --devices 40 --shape 32 --root 0 --strategy direct --dtype f16 | %PYTHON -m coll.tools.coll_build --emit=gpu | FileCheck %s --check-prefix=F16
 // F16-LABEL: func.func @reduce(
 // F16: gpu.launch_func async {{.*}} @coll_kernels::@combine_sum_f16_x16_tof32
 // F16: gpu.launch_func async {{.*}} @coll_kernels::@combine_sum_f16_x16_fromf32_tof32
