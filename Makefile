@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	@command -v cc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,jax]'
 	@touch $@
 
 # MPI for the mpi back end (backends/mpi/runtime.py): OpenMPI from apt when no MPI

@@ -2,6 +2,7 @@
 # (coll-opt, coll-gen, coll-run) and from the MLIR/LLVM wheels
 # (mlir-opt, mlir-translate, FileCheck, not, llc), all on PATH. The code
 # under test is always this checkout's, whichever venv runs lit.
+import importlib.util
 import os
 import shutil
 import sys
@@ -63,3 +64,7 @@ config.substitutions.append(("%mlir-opt", os.path.join(mlir_bin, "mlir-opt")))
 config.substitutions.append(("%llc", os.path.join(llvm_bin, "llc")))
 if shutil.which("ptxas"):
     config.available_features.add("ptxas")
+# jaxlib runs stablehlo-legalize-to-linalg for the StableHLO frontend (the
+# `jax` extra of pyproject.toml, which make setup installs).
+if importlib.util.find_spec("jaxlib") is not None:
+    config.available_features.add("jaxlib")

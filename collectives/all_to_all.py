@@ -16,6 +16,7 @@ class AllToAll(Collective):
     DIVIDED_AXES = ("split_axis",)
     HAS_KIND = False
     SHARD = ("shard.all_to_all", {"split_axis": "split_axis", "concat_axis": "concat_axis"})
+    STABLEHLO = ("stablehlo.all_to_all", {"split_axis": "split_dimension", "concat_axis": "concat_dimension"})
     GEN = ("split_axis", "concat_axis")
     EMITTER = Emitter
 

@@ -21,6 +21,8 @@ class Broadcast(Collective):
     REPLICATED = True
     PER_DEVICE = "outputs"
     SHARD = ("shard.broadcast", {})
+    # The first process of each group is the root (StableHLO's collective_broadcast).
+    STABLEHLO = ("stablehlo.collective_broadcast", {})
     GEN = ("root", "in_place")
     EMITTER = Emitter
 

@@ -17,6 +17,7 @@ class ReduceScatter(Collective):
     AXES = ("scatter_axis",)
     DIVIDED_AXES = ("scatter_axis",)
     SHARD = ("shard.reduce_scatter", {"scatter_axis": "scatter_axis"})
+    STABLEHLO = ("stablehlo.reduce_scatter", {"scatter_axis": "scatter_dimension"})
     GEN = ("kind", "axis")
     EMITTER = Emitter
 

@@ -306,7 +306,9 @@ class Diagnostic:
 
 
 def run(module_op, text):
-    """Runs pipeline `text` on `module_op` in place (the module's context).
+    """Runs pipeline `text` on `module_op` (an ir.Module or its operation)
+    in place, in the module's context.
 
     Raises ir.MLIRError with every diagnostic when a pass fails."""
+    module_op = getattr(module_op, "operation", module_op)
     run_pm(build(text, module_op.context), module_op)

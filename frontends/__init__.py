@@ -5,7 +5,9 @@ that a runner lays out over the devices), `detect(module_op)`
 (does the module use this form?) and `route(module_op, backend, **options)`
 (the pipeline elements that bring it down to the next form). Adding a
 frontend is one module here and its line below."""
-from . import shard, spmd, tensor
+from . import shard, spmd, stablehlo, tensor
+from .shard import Boundary, Layout  # noqa: F401 - what a frontend's `layouts` returns
 
-FRONTENDS = (shard, tensor, spmd)
+# StableHLO first: its route ends in the shard, tensor or SPMD form.
+FRONTENDS = (stablehlo, shard, tensor, spmd)
 BY_NAME = {f.NAME: f for f in FRONTENDS}

@@ -15,8 +15,10 @@ collective is the identity. `shard.all_slice` is local work: a
 becomes arithmetic on it). Anything of shard left over is an error: a
 shard op passes through silently nowhere.
 """
+import math
 import re
 import subprocess
+from dataclasses import dataclass
 
 from mlir import ir
 
@@ -29,7 +31,11 @@ from ..core.tools import tool
 from .spmd import RANKS_ATTR
 
 # Upstream's partitioning, nested under func.func as it must be (22.1.8).
-PARTITION = "builtin.module(func.func(sharding-propagation,cse),func.func(shard-partition,canonicalize,cse))"
+# No cse between propagation and partitioning: it would merge two equal
+# tensor.empty/linalg.fill that propagation sharded differently (the
+# accumulators of two matmuls of one shape), and shard-partition then
+# aborts (22.1.8: Assertion `gridOp' failed).
+PARTITION = "builtin.module(func.func(sharding-propagation),func.func(shard-partition,canonicalize,cse))"
 PARTITION_TIMEOUT = 300
 
 # shard's reduction kinds -> coll's (ir/kinds.py); `average` and `generic`
@@ -50,6 +56,64 @@ def _i64(x):
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), x)
 
 
+def grid_coords(shape, r):
+    """Rank r's coordinates on a grid of `shape` (row-major linear index)."""
+    out = []
+    for d in reversed(shape):
+        out.append(r % d)
+        r //= d
+    return out[::-1]
+
+
+def grid_groups(shape, axes):
+    """Every group of ranks a collective over grid `axes` runs in: ranks
+    that share the other coordinates, ordered by their linear index over
+    `axes` (in the order given)."""
+    found = {}
+    for r in range(math.prod(shape)):
+        c = grid_coords(shape, r)
+        key = tuple(c[d] for d in range(len(shape)) if d not in axes)
+        pos = 0
+        for a in axes:
+            pos = pos * shape[a] + c[a]
+        found.setdefault(key, {})[pos] = r
+    return [[g[p] for p in sorted(g)] for _, g in sorted(found.items())]
+
+
+@dataclass
+class Layout:
+    """How one global array is split over a grid: per dimension, the grid
+    axes it is split over ([] = whole). Rank r (the grid's linear index r)
+    holds `block(grid, r)`."""
+    shape: tuple      # global
+    local: tuple      # one rank's block
+    element: str
+    split: list       # per dimension, a list of grid axes
+    name: str = None  # what the frontend calls it (None: x0.., y0..)
+
+    def block(self, grid, r):
+        """Rank r's block: a tuple of slices into the global array."""
+        coords = grid_coords(grid, r)
+        out = []
+        for d, axes in enumerate(self.split):
+            i = 0
+            for a in axes:
+                i = i * grid[a] + coords[a]
+            out.append(slice(i * self.local[d], (i + 1) * self.local[d]))
+        return tuple(out) + tuple(slice(None) for _ in range(len(self.shape) - len(self.split)))
+
+
+@dataclass
+class Boundary:
+    """A program's entry function, its global arguments and results, and the
+    block of each that rank r holds (`Layout.block(grid, r)`): what a
+    runner scatters and gathers by (backends/frontend.py)."""
+    entry: str
+    grid: list        # rank r = the grid position with linear index r
+    inputs: list      # Layout per argument
+    outputs: list     # Layout per result
+
+
 class _Grid:
     """A shard.grid: its shape, and the groups of a collective over some axes."""
 
@@ -65,25 +129,10 @@ class _Grid:
             self.size *= d
 
     def coords(self, r):
-        out = []
-        for d in reversed(self.shape):
-            out.append(r % d)
-            r //= d
-        return out[::-1]
+        return grid_coords(self.shape, r)
 
     def groups(self, axes):
-        """Every group of ranks a collective over `axes` runs in: ranks
-        that share the other coordinates, ordered by their linear index
-        over `axes` (in the order given)."""
-        found = {}
-        for r in range(self.size):
-            c = self.coords(r)
-            key = tuple(c[d] for d in range(len(self.shape)) if d not in axes)
-            pos = 0
-            for a in axes:
-                pos = pos * self.shape[a] + c[a]
-            found.setdefault(key, {})[pos] = r
-        return [[g[p] for p in sorted(g)] for _, g in sorted(found.items())]
+        return grid_groups(self.shape, axes)
 
     def position(self, axes, index):
         """A multi-index over `axes` (shard's `root`) -> position in a group."""

@@ -671,7 +671,7 @@ def to_mpi(module_op, implementation="OpenMPI", **options):
             if ranks_of(f) is not None or not len(f.regions[0].blocks):
                 projected = projected or ranks_of(f) is not None
                 continue
-            if any(op.name.startswith("coll.") for op in f.regions[0].blocks[0].operations):
+            if any(op.operation.name.startswith("coll.") for op in f.regions[0].blocks[0].operations):
                 _project(f, options.get("tag-limit", TAG_LIMIT))
                 projected = True
         if projected:

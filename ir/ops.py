@@ -231,6 +231,7 @@ class Collective(OpView):
     # carry them (see `arrays`, `parse_array`, `default_arrays`).
     ARRAYS = {}
     SHARD = None       # (upstream shard op, {coll attribute: shard attribute}) for coll-from-shard
+    STABLEHLO = None   # (StableHLO op, {coll attribute: its attribute}) for coll-from-stablehlo
     GEN = ()           # coll-gen options beyond the common ones
     EMITTER = None     # the Emitter class its strategies are written in (collectives/emit.py)
     # Filled by @defines, per class: its strategy names in the order they

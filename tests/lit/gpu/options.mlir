@@ -1,6 +1,6 @@
 // coll-to-gpu options and element types.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu)' | FileCheck %s --check-prefix=NAIVE
-// RUN: coll-gen all-reduce --devices 2 --shape 2x5 --dtype i1 --kind xor | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu{workspace=arg streams=single})' | FileCheck %s --check-prefix=ARG
+// RUN: coll-gen all-reduce --devices 2 --shape 2x5 --dtype i1 --kind xor | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu{workspace=arg streams=single graph=false})' | FileCheck %s --check-prefix=ARG
 // RUN: coll-gen all-reduce --devices 3 --shape 100 --dtype bf16 --kind max | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-gpu{chip=sm_80})' | FileCheck %s --check-prefix=BF16
 
 // naive on 4 devices: N(N-1) = 12 copies into scratch (a pool allocated by

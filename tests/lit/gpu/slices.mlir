@@ -2,7 +2,7 @@
 // pointer and ignores a slice's offset, so coll-to-gpu (by default) or
 // coll-gpu-legalize-memcpy hands it identity-layout memrefs that start at
 // the slice.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu{memcpy-views=false})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu{memcpy-views=false graph=false})' | FileCheck %s
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu{memcpy-views=false},coll-gpu-legalize-memcpy)' | FileCheck %s --check-prefix=LEGAL
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu)' | FileCheck %s --check-prefix=LEGAL
 // RUN: %PYTHON -m coll.tools.coll_build %s --emit=llvmir | FileCheck %s --check-prefix=IR

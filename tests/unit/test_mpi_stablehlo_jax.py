@@ -1,0 +1,43 @@
+"""JAX's own programs through coll under mpirun (one process per rank, 8
+ranks), against XLA's results on 8 host devices: the programs of
+test_stablehlo_jax.py, all in one mpirun (backends/frontend.py launch):
+each rank gets its block of every global input as the shard_map's or
+jit's shardings lay them out; the results are gathered likewise (blocks
+that several ranks hold must agree). Bitwise on exact data, within 1e-5
+relative with f32 compute (the MLPs)."""
+import numpy as np
+import pytest
+
+from coll.frontends import stablehlo
+from coll.backends import frontend
+from coll.backends import mpi
+from jax_exports import export, needs_jax, relative_error
+
+OK, WHY = mpi.available()
+pytestmark = [needs_jax, pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")]
+EXACT = ["psum", "pmax", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index", "ppermute_ring",
+         "ppermute_partial"]
+ROUNDED = ["mlp_shard_map", "mlp_jit"]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    programs = export(tmp_path_factory.mktemp("jax"), EXACT + ROUNDED)
+    runs = [(frontend.compile(text, stablehlo, backend="mpi"), xs) for text, xs, _ in programs.values()]
+    assert {prog.ranks for prog, _ in runs} == {8}
+    got = frontend.launch(runs)
+    return {name: (ys, programs[name][2]) for name, ys in zip(programs, got)}
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_exact_programs_match_xla_bitwise_under_mpirun(results, name):
+    ys, want = results[name]
+    assert len(ys) == len(want)
+    for y, w in zip(ys, want):
+        assert y.dtype == w.dtype and y.shape == w.shape and np.array_equal(y, w)
+
+
+@pytest.mark.parametrize("name", ROUNDED)
+def test_mlps_match_xla_under_mpirun(results, name):
+    (y,), (want,) = results[name]
+    assert y.shape == want.shape and relative_error(y, want) <= 1e-5

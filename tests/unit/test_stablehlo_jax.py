@@ -1,0 +1,85 @@
+"""JAX's own programs through coll on the CPU back end (one simulated
+device per rank), against XLA's results on 8 host devices.
+
+Covering design: each program is exported at test time (jax_exports.py:
+one child process for all), imported by the StableHLO frontend, run by
+backends/frontend.py (scatter by the shard_map's/jit's shardings, gather the
+results as JAX lays them out) and compared with what XLA computed:
+bitwise where the data is exact in any order (small integers, in f32,
+i32 or bf16), within 1e-5 relative where f32 compute is rounded (the MLPs:
+a shard_map, a jit with shardings on a 1-D and on a 2-D mesh). Two
+shard_maps also as GSPMD lowers them. The same programs under mpirun:
+test_mpi_stablehlo_jax.py."""
+import numpy as np
+import pytest
+
+from coll.frontends import stablehlo
+from coll.backends import frontend
+from jax_exports import export, needs_jax, relative_error
+
+pytestmark = needs_jax
+EXACT = ["psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "psum_2d",
+         "axis_index"]
+ROUNDED = ["mlp_shard_map", "mlp_jit", "mlp_jit_2d"]
+# ppermute (coll.permute): a ring, a partial permutation (the devices no
+# pair targets get zeros) and over one axis of a 2-D mesh.
+PERMUTES = ["ppermute_ring", "ppermute_partial", "ppermute_2d"]
+
+
+# The same shard_maps lowered with GSPMD (jax_use_shardy_partitioner=False):
+# their manual region between SPMDFullToShardShape and SPMDShardToFullShape.
+GSPMD = ["psum_2d", "mlp_shard_map"]
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("jax")
+    return {**export(folder, EXACT + ROUNDED + PERMUTES), **export(folder, GSPMD, gspmd=True)}
+
+
+@pytest.mark.parametrize("name", EXACT + ["psum_2d_gspmd"])
+def test_exact_programs_match_xla_bitwise(programs, name):
+    text, xs, want = programs[name]
+    prog = frontend.compile(text, stablehlo, backend="cpu")
+    ys = prog.run(xs)
+    assert len(ys) == len(want)
+    for y, w in zip(ys, want):
+        assert y.dtype == w.dtype and y.shape == w.shape
+        assert np.array_equal(y, w)
+
+
+def test_bf16_arrays_as_jax_hands_them_out(programs):
+    """JAX's bf16 arrays are ml_dtypes.bfloat16: taken as their bits; the
+    results are coll's uint16 bit patterns."""
+    import ml_dtypes
+    text, (x,), (want,) = programs["psum_bf16"]
+    (y,) = frontend.compile(text, stablehlo, backend="cpu").run([x.view(ml_dtypes.bfloat16)])
+    assert y.dtype == np.uint16 and np.array_equal(y, want)
+
+
+@pytest.mark.parametrize("name", ROUNDED + ["mlp_shard_map_gspmd"])
+def test_mlps_match_xla(programs, name):
+    text, xs, (want,) = programs[name]
+    prog = frontend.compile(text, stablehlo, backend="cpu")
+    (y,) = prog.run(xs)
+    assert y.shape == want.shape and relative_error(y, want) <= 1e-5
+
+
+def test_the_shard_map_mlp_keeps_jax_names_and_layouts(programs):
+    text, _, _ = programs["mlp_shard_map"]
+    prog = frontend.compile(text, stablehlo, backend="cpu")
+    assert [lay.name for lay in prog.inputs] == ["xb", "a", "c"]  # mlp_local's parameters
+    assert [lay.split for lay in prog.inputs] == [[[], []], [[], [0]], [[0], []]]
+    assert prog.pipeline.startswith("builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg,")
+
+
+def test_the_jit_mlp_takes_the_shard_route(programs):
+    prog = frontend.compile(programs["mlp_jit"][0], stablehlo, backend="cpu")
+    assert "coll-shard-partition,coll-from-shard" in prog.pipeline
+
+
+@pytest.mark.parametrize("name", PERMUTES)
+def test_ppermute_matches_xla_bitwise(programs, name):
+    text, xs, (want,) = programs[name]
+    (y,) = frontend.compile(text, stablehlo, backend="cpu").run(xs)
+    assert y.dtype == want.dtype and np.array_equal(y, want)
