@@ -97,7 +97,8 @@ class AllReduce(Collective):
         elif strategy == "naive":
             size = 2 * n * n + 3 * n
         else:
-            busy = sum(1 for _, size in chunks(numel, n) if size)
+            # 8-byte elements: the most non-empty chunks of any element type
+            busy = sum(1 for _, size in chunks(numel, n, 8) if size)
             size = busy * 6 * n + 2 * n + 4
         return size, f"({n} devices, strategy {strategy})", "another strategy"
 
@@ -187,7 +188,7 @@ def naive(e):
 @AllReduce.defines("ring")
 def ring(e):
     n, devs = e.n, e.devices
-    for c, (s, size) in enumerate(chunks(e.numel, n)):
+    for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
             continue
         partial, tok = e.slice(e.x[c], s, size), None
@@ -209,7 +210,7 @@ def ring(e):
 @AllReduce.defines("all2all")
 def all2all(e):
     n, devs = e.n, e.devices
-    for c, (s, size) in enumerate(chunks(e.numel, n)):
+    for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
             continue
         owner = devs[c]
@@ -240,7 +241,7 @@ def rhd(e):
         r = e.scratch(devs[at[q]], e.numel)
         tok[q] = [e.combine(r, [e.x[at[q]]], acc[q], [e.copy(e.x[at[q] - 1], r)])]
         part[q] = acc[q]
-    cuts = [s for s, _ in chunks(e.numel, p)] + [e.numel]
+    cuts = [s for s, _ in chunks(e.numel, p, e.elem_bytes)] + [e.numel]
     span = lambda lo, hi: (cuts[lo], cuts[hi] - cuts[lo])  # noqa: E731
     held = [(0, p)] * p  # the chunks rank q is responsible for
     d = p // 2
@@ -321,7 +322,7 @@ def twoshot(e):
     N(N-1) copies of a chunk (single-device output: chunks go straight to
     the target)."""
     n, devs = e.n, e.devices
-    for c, (s, size) in enumerate(chunks(e.numel, n)):
+    for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
             continue
         owner = devs[c]

@@ -69,7 +69,7 @@ def broadcast_ring(e, src, root, outs, devs, after=()):
     """Chunk by chunk, hop by hop from the root around the ring."""
     ranks, own = _ranks(src, root, outs, devs)
     done = [e.copy(src, own, after)] if own is not None and own != src else []
-    for s, size in chunks(e.numel, len(outs)):
+    for s, size in chunks(e.numel, len(outs), e.elem_bytes):
         if not size:
             continue
         prev, tok = e.slice(src, s, size), list(after)

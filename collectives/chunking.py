@@ -1,25 +1,38 @@
-"""The chunking rule of the ring and all2all strategies (docs/algorithm.md)."""
+"""The chunking rule of the chunked strategies (docs/algorithm.md): chunk
+boundaries on 16-byte multiples of the buffer wherever the element count
+allows, so that every chunk but the edge one is whole 16-byte vectors."""
+
+ALIGN_BYTES = 16  # a GPU combine's vector (gpu_kernels.VECTOR_BYTES)
 
 
-def granule(numel):
-    """The largest of 32, 16, 8, 4, 2 that divides numel, else 1."""
+def granule(numel, elem_bytes):
+    """Elements per chunk unit: the largest of 32, 16, 8, 4, 2 that divides
+    numel, when that is a whole number of 16-byte vectors; else one vector's
+    worth of elements (16 / elem_bytes)."""
+    vector = max(1, ALIGN_BYTES // elem_bytes)
     for f in (32, 16, 8, 4, 2):
-        if numel % f == 0:
+        if numel % f == 0 and f >= vector:
             return f
-    return 1
+    return vector
 
 
-def chunks(numel, n):
-    """[(start, size)] of the n consecutive chunks of a numel-element buffer.
+def chunks(numel, n, elem_bytes):
+    """[(start, size)] of the n consecutive chunks of a numel-element buffer
+    of `elem_bytes`-byte elements.
 
-    The first `left` chunks have (base+1)*f elements, the rest base*f; some
-    may be empty when numel is small.
+    With f = granule(...): the first `left` chunks have (base+1)*f elements,
+    the rest base*f, where base, left = divmod(numel // f, n); the last
+    non-empty chunk (chunk 0 when all are) also takes the numel % f
+    elements left over. Some chunks may be empty when numel is small.
     """
-    f = granule(numel)
-    base, left = divmod(numel // f, n)
+    f = granule(numel, elem_bytes)
+    units, rest = divmod(numel, f)
+    base, left = divmod(units, n)
+    sizes = [(base + 1) * f if c < left else base * f for c in range(n)]
+    edge = max([c for c in range(n) if sizes[c]], default=0)
+    sizes[edge] += rest
     out, start = [], 0
-    for c in range(n):
-        size = (base + 1) * f if c < left else base * f
+    for size in sizes:
         out.append((start, size))
         start += size
     assert start == numel

@@ -16,6 +16,7 @@ from mlir.dialects import memref
 from ..core.errors import PassError
 from ..ir import builders
 from ..ir.ops import view
+from ..ir.kinds import ELEMENTS
 from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.verifier import SPMD_RANKS
 
@@ -53,6 +54,7 @@ class Emitter:
         self.out_type = ir.MemRefType(c.outputs[0].type)
         self.elem = self.in_type.element_type
         self.numel = numel_of(self.in_type)
+        self.elem_bytes = ELEMENTS[str(self.elem)].bytes  # chunk boundaries follow it
         self.entry = list(c.deps)
         self.tokens = []       # every token emitted, in order
         self.consumed = set()  # tokens some emitted op waits for

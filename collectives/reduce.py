@@ -73,7 +73,7 @@ def reduce_ring(e, srcs, devs, out, root, after=()):
     n = len(srcs)
     order = [(devs.index(root) + 1 + k) % n for k in range(n)] if root in devs else list(range(n))
     done = []
-    for s, size in chunks(e.numel, n):
+    for s, size in chunks(e.numel, n, e.elem_bytes):
         if not size:
             continue
         target = e.slice(out, s, size)

@@ -14,11 +14,20 @@ from ...ir.ops import PEER_ACCESS, SHARED_MEMORY
 from ..base import Backend, Option
 
 # Local work around the collectives (linalg on each device's buffers, as
-# coll-spmd-to-global clones it) as kernels: upstream's parallel-loop
-# mapping, one synchronous launch per op (host order keeps it between the
-# collectives' waits and starts).
+# coll-spmd-to-global clones it) as kernels of full blocks: each op's
+# parallel loop collapsed to one dimension (coll-gpu-collapse-parallel, last
+# dimension fastest: consecutive threads read consecutive elements), tiled
+# by LOCAL_THREADS, tiles mapped to blocks and their elements to threads
+# (upstream tiling and parallel-loop mapping), outlined. They run before
+# coll-to-gpu, which puts their launches and local buffer ops on a stream
+# of their own, each waited for in host order (between the collectives'
+# waits and starts), with no stream made per call.
+LOCAL_THREADS = 256
 GPU_LOCAL_WORK = (
-    "func.func(convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu)",
+    "func.func(convert-linalg-to-parallel-loops)",
+    "coll-gpu-collapse-parallel",
+    f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={LOCAL_THREADS} no-min-max-bounds=true}},"
+    "gpu-map-parallel-loops,convert-parallel-loops-to-gpu,canonicalize)",
     "gpu-kernel-outlining",
 )
 
@@ -30,9 +39,8 @@ def route(device_map=None, chip=None, workspace=None, streams=None, local_work=F
     by op instead of replaying a CUDA graph, streams.py)."""
     graph = None if graph is None else ("true" if graph in (True, "true") else "false")
     opts = options_text(device_map=device_map, chip=chip, workspace=workspace, streams=streams, graph=graph)
-    return ((["coll-gpu-local-buffers"] if local_work else [])
-            + [f"coll-to-gpu{opts}"]
-            + (list(GPU_LOCAL_WORK) if local_work else []))
+    local = ["coll-gpu-local-buffers", *GPU_LOCAL_WORK] if local_work else []
+    return local + [f"coll-to-gpu{opts}"]
 
 
 class Gpu(Backend):

@@ -1,22 +1,39 @@
-"""The combine kernels of coll-to-gpu, as MLIR text.
+"""The combine kernels of coll-to-gpu, as MLIR text, and the chip facts
+their launches are sized by.
 
 One kernel per (kind, element type, arity): `out = in0 (+) in1 (+) ...`,
-elementwise over `n` elements. Every buffer argument is a
-`memref<?xT, strided<[1], offset: ?>>`, so one kernel serves whole buffers
-and slices at any offset (the descriptor carries base pointer and offset).
+elementwise over `n` elements. Every buffer argument is the address of the
+buffer's element 0 (an `index`: the host adds the slice's offset), so one
+kernel serves whole buffers and slices at any offset, and a launch passes 8
+bytes per operand instead of a 5-word memref descriptor. (Upstream's
+bare-pointer convention, `kernel-bare-ptr-calling-convention`, takes only
+memrefs of static shape in 22.1.8, and one kernel serves every size.)
 
-Body: a grid-stride loop over 16-byte vectors (`vector.load {alignment =
-16}`, which NVPTX turns into `ld.global.v4.b32`-style loads), then a
-grid-stride loop over the scalar head and tail. The vector loop runs from
-the first 16-byte-aligned element when every operand has the same address
-modulo 16; otherwise all elements take the scalar loop. f16 and bf16 are
-combined in f32 and rounded once (as on the CPU). i1 buffers are stored as
-i8 (one byte per element, like numpy bool).
+A kernel takes at most MAX_ARITY inputs: each input's pointer stays in
+registers across the grid-stride loop and ptxas hoists loads, so registers
+grow with the arity (ptxas 13.0, sm_90: 64 at 16 f32 inputs, 139 at 16 i8
+inputs, 124 at 32 f32 inputs, spills from about 100 f32 inputs). A wider
+combine is a left fold over a chain of kernels on one stream (`chain`):
+the first combines MAX_ARITY inputs into an accumulator, each next one the
+accumulator and MAX_ARITY - 1 more inputs, the last writes the output: the
+same operations in the same order as one wide kernel, so the bits are the
+same. f16 and bf16 are combined in f32 and rounded once, so their
+accumulator is f32 (kernels `..._tof32`, `..._fromf32`).
+
+Body: a grid-stride loop over 16-byte vectors (`llvm.load {alignment =
+16}` through a global-space pointer: `ld.global.v4.b32`-style loads),
+each input loaded next to its use, then a grid-stride loop over the scalar
+head and tail. The head is what aligns the lead operand (the first input
+of the element type) to 16 bytes; the vector loop runs only when that
+head aligns every operand, else all elements take the scalar loop. i1
+buffers are stored as i8 (one byte per element, like numpy bool).
 
 The same body is also emitted as a plain `func.func` whose thread and block
 ids are arguments (`cpu_func_text`): tests run it on the CPU, thread by
 thread, to check the index arithmetic without a GPU.
 """
+import re
+from typing import NamedTuple
 
 from mlir import ir
 from mlir.dialects import gpu
@@ -25,6 +42,7 @@ from ...ir.kinds import ELEMENTS, KINDS
 
 VECTOR_BYTES = 16
 KERNEL_MODULE = "coll_kernels"
+MAX_ARITY = 16
 # The lowest PTX version each newer chip takes (LLVM 22 NVPTX; below it llc
 # stops with "PTX version 8.0 does not support target ...").
 CHIP_FEATURES = {"sm_100": "+ptx86", "sm_100a": "+ptx86", "sm_100f": "+ptx88",
@@ -39,6 +57,50 @@ DEFAULT_FEATURES = "+ptx80"  # the upstream default +ptx60 is rejected for sm_90
 def features_for(chip):
     return CHIP_FEATURES.get(chip, DEFAULT_FEATURES)
 
+
+# -- chips and occupancy ----------------------------------------------------------
+
+class Chip(NamedTuple):
+    sms: int             # multiprocessors of the chip's data-centre part
+    threads_per_sm: int  # resident threads per multiprocessor
+    blocks_per_sm: int   # resident blocks per multiprocessor
+
+
+REGISTERS_PER_SM = 65536      # every chip from sm_50 on
+REGISTER_UNIT = 8             # registers are allocated per thread in multiples of 8
+# CUDA programming guide, compute capabilities table; SM counts of one part
+# each: A100 (sm_80), A10 (sm_86), L40S (sm_89), H100/H200 SXM (sm_90), B200
+# (sm_100), RTX PRO 6000 (sm_120); other chips get sm_90's. A GPU with other
+# counts gets a grid that fills it less or more than once: the grid-stride
+# loops stay correct.
+CHIPS = {80: Chip(108, 2048, 32), 86: Chip(72, 1536, 16), 89: Chip(142, 1536, 24),
+         90: Chip(132, 2048, 32), 100: Chip(148, 2048, 32), 120: Chip(188, 1536, 24)}
+
+
+def chip_facts(chip):
+    """The Chip of 'sm_90a' and the like (sm_90's for one not in the table)."""
+    m = re.fullmatch(r"sm_(\d+)[a-z]?", chip)
+    return CHIPS.get(int(m.group(1)) if m else 90, CHIPS[90])
+
+
+def register_bound(arity):
+    """Registers per thread a combine kernel of `arity` inputs stays within
+    (tests/unit/test_gpu_resources.py checks it with ptxas -v on every
+    kernel); the grids are sized by it."""
+    return 32 + 8 * arity
+
+
+def grid_blocks(chip, arity, threads):
+    """Blocks that fill every multiprocessor once at the occupancy
+    register_bound(arity) allows (the kernels loop over the rest)."""
+    c = chip_facts(chip)
+    regs = -(-register_bound(arity) // REGISTER_UNIT) * REGISTER_UNIT
+    per_sm = min(c.threads_per_sm // threads, REGISTERS_PER_SM // (regs * threads), c.blocks_per_sm)
+    return c.sms * max(1, per_sm)
+
+
+# -- kernels ----------------------------------------------------------------------
+
 ELEMENT_BYTES = {name: e.bytes for name, e in ELEMENTS.items()}
 
 
@@ -47,17 +109,91 @@ def stored_element(elem):
     return ELEMENTS[elem].stored if elem in ELEMENTS else elem
 
 
+def accumulator(elem):
+    """The element type a combine computes in (ir/kinds.py: f16, bf16: f32)."""
+    t = stored_element(elem)
+    return ELEMENTS[t].compute or t
+
+
 def lanes(elem):
     """Elements per 16-byte vector."""
     return VECTOR_BYTES // ELEMENT_BYTES[stored_element(elem)]
 
 
-def arg_type(elem):
-    return f"memref<?x{stored_element(elem)}, strided<[1], offset: ?>>"
+class Kernel(NamedTuple):
+    """One combine kernel. `acc_in`: input 0 is an accumulator (of type
+    accumulator(elem)); `acc_out`: so is the output. Both are no-ops where
+    the accumulator is the element type itself."""
+    kind: str
+    elem: str
+    arity: int
+    acc_in: bool = False
+    acc_out: bool = False
+
+    @classmethod
+    def make(cls, kind, elem, arity, acc_in=False, acc_out=False):
+        t = stored_element(elem)
+        same = accumulator(t) == t
+        return cls(kind, t, arity, acc_in and not same, acc_out and not same)
+
+    @property
+    def name(self):
+        a = accumulator(self.elem)
+        return (f"combine_{self.kind}_{self.elem}_x{self.arity}"
+                + (f"_from{a}" if self.acc_in else "") + (f"_to{a}" if self.acc_out else ""))
+
+    @classmethod
+    def parse(cls, name):
+        """The Kernel named `name` (the inverse of .name)."""
+        m = re.fullmatch(r"combine_([a-z]+)_([a-z0-9]+)_x(\d+)(_from\w+?)?(_to\w+)?", name)
+        if not m:
+            raise ValueError(f"not a combine kernel name: '{name}'")
+        return cls(m.group(1), m.group(2), int(m.group(3)), bool(m.group(4)), bool(m.group(5)))
+
+    def types(self):
+        """Stored element types of the inputs and of the output."""
+        a = accumulator(self.elem)
+        ins = [a if self.acc_in and k == 0 else self.elem for k in range(self.arity)]
+        return ins, a if self.acc_out else self.elem
 
 
 def kernel_name(kind, elem, arity):
-    return f"combine_{kind}_{stored_element(elem)}_x{arity}"
+    return Kernel.make(kind, elem, arity).name
+
+
+def chain(kind, elem, arity):
+    """[(Kernel, first input, inputs)] that fold `arity` inputs in device
+    order, each kernel at most MAX_ARITY wide: one kernel when arity <=
+    MAX_ARITY; otherwise the first writes the accumulator, the middle ones
+    read and write it (as their input 0), the last reads it and writes the
+    output."""
+    if arity <= MAX_ARITY:
+        return [(Kernel.make(kind, elem, arity), 0, arity)]
+    out, start = [], 0
+    while start < arity:
+        first = start == 0
+        take = MAX_ARITY if first else min(MAX_ARITY - 1, arity - start)
+        last = start + take == arity
+        out.append((Kernel.make(kind, elem, take + (0 if first else 1), acc_in=not first,
+                                acc_out=not last), start, take))
+        start += take
+    return out
+
+
+def every_kernel():
+    """Every distinct Kernel a combine of any arity can need (chain() of
+    arities up to 3 * MAX_ARITY has every shape of chain: first, middle and
+    last kernels), for every kind and element type the kind applies to."""
+    out = set()
+    for kind in KINDS:
+        for elem in ELEMENTS:
+            try:
+                combine_op(kind, elem)
+            except ValueError:
+                continue
+            for arity in range(2, 3 * MAX_ARITY + 1):
+                out.update(k for k, _, _ in chain(kind, elem, arity))
+    return sorted(out)
 
 
 def combine_op(kind, elem):
@@ -66,46 +202,58 @@ def combine_op(kind, elem):
     return KINDS[kind].arith_op(elem)
 
 
-def _body(kind, elem, arity):
-    """Kernel body lines; expects %in0.., %out, %n, %tid, %bid, %bdim, %gdim."""
-    t = stored_element(elem)
-    esize, v = ELEMENT_BYTES[t], lanes(elem)
-    mt = arg_type(elem)
-    vt = f"vector<{v}x{t}>"
-    wide = t in ("f16", "bf16")  # combined in f32
-    ct, cvt = ("f32", f"vector<{v}xf32>") if wide else (t, vt)
-    op = combine_op(kind, t)
-    names = [f"in{k}" for k in range(arity)] + ["out"]
+def _body(k, space):
+    """Kernel body lines of Kernel `k`; expects the addresses %in0.., %out
+    and %n, %tid, %bid, %bdim, %gdim (all index). `space`: the pointers'
+    address space (1: global, on the GPU)."""
+    t = k.elem
+    ins, out_t = k.types()
+    types = ins + [out_t]
+    v = lanes(t)
+    ct = accumulator(t)
+    op = combine_op(k.kind, ct)
+    pt = f"!llvm.ptr<{space}>" if space else "!llvm.ptr"
+    names = [f"in{i}" for i in range(k.arity)] + ["out"]
+    lead = 1 if k.acc_in else 0  # the first operand of the element type sets the head
     L = [
         "%c0 = arith.constant 0 : index",
         f"%cv = arith.constant {v} : index",
-        f"%ce = arith.constant {esize} : index",
         f"%c16 = arith.constant {VECTOR_BYTES} : index",
         "%gid0 = arith.muli %bid, %bdim : index",
         "%gid = arith.addi %gid0, %tid : index",
         "%stride = arith.muli %gdim, %bdim : index",
     ]
-    # Address of element 0 of every operand, modulo 16.
-    for k, a in enumerate(names):
-        L += [
-            f"%p{k} = memref.extract_aligned_pointer_as_index %{a} : {mt} -> index",
-            f"%b{k}, %o{k}, %s{k}, %st{k} = memref.extract_strided_metadata %{a} : {mt} -> memref<{t}>, index, index, index",
-            f"%ob{k} = arith.muli %o{k}, %ce : index",
-            f"%ad{k} = arith.addi %p{k}, %ob{k} : index",
-            f"%m{k} = arith.remui %ad{k}, %c16 : index",
-        ]
-    # Vectors only when all operands share the misalignment (and it is a
-    # whole number of elements): then the same head aligns them all.
-    L += ["%me = arith.remui %m0, %ce : index",
-          "%ok0 = arith.cmpi eq, %me, %c0 : index"]
-    for k in range(1, len(names)):
-        L += [f"%eq{k} = arith.cmpi eq, %m0, %m{k} : index",
-              f"%ok{k} = arith.andi %ok{k - 1}, %eq{k} : i1"]
-    ok = f"%ok{len(names) - 1}"
+    # A pointer per operand (generic -> global: what CUDA does with a kernel's
+    # pointer arguments) and its address modulo 16.
+    for i, a in enumerate(names):
+        g = f"%g{i}" if space else f"%p{i}"
+        L += [f"%a{i} = arith.index_cast %{a} : index to i64",
+              f"{g} = llvm.inttoptr %a{i} : i64 to !llvm.ptr",
+              f"%m{i} = arith.remui %{a}, %c16 : index"]
+        if space:
+            L.append(f"%p{i} = llvm.addrspacecast {g} : !llvm.ptr to {pt}")
+    # The head: elements up to the lead operand's first 16-byte boundary.
+    # Vectors only when the lead's misalignment is a whole number of elements
+    # and the head aligns every operand (equal misalignment, for one type).
+    esize = ELEMENT_BYTES[t]
+    L += [f"%ce = arith.constant {esize} : index",
+          f"%me = arith.remui %m{lead}, %ce : index",
+          "%ok0 = arith.cmpi eq, %me, %c0 : index",
+          f"%hb0 = arith.subi %c16, %m{lead} : index",
+          "%hb = arith.remui %hb0, %c16 : index",
+          "%he = arith.divui %hb, %ce : index"]
+    ok = "%ok0"
+    for i, ti in enumerate(types):
+        if i == lead:
+            continue
+        L += [f"%hx{i} = arith.muli %he, %c{ELEMENT_BYTES[ti]}b : index",
+              f"%hy{i} = arith.addi %m{i}, %hx{i} : index",
+              f"%hz{i} = arith.remui %hy{i}, %c16 : index",
+              f"%eq{i} = arith.cmpi eq, %hz{i}, %c0 : index",
+              f"%ok{i + 1} = arith.andi {ok}, %eq{i} : i1"]
+        ok = f"%ok{i + 1}"
+    L[3:3] = [f"%c{b}b = arith.constant {b} : index" for b in sorted({ELEMENT_BYTES[x] for x in types})]
     L += [
-        "%hb0 = arith.subi %c16, %m0 : index",
-        "%hb = arith.remui %hb0, %c16 : index",
-        "%he = arith.divui %hb, %ce : index",
         "%hn = arith.minui %he, %n : index",
         f"%h = arith.select {ok}, %hn, %n : index",
         "%rest = arith.subi %n, %h : index",
@@ -116,70 +264,84 @@ def _body(kind, elem, arity):
         "%ns = arith.addi %h, %ntail : index",
     ]
 
-    def combine(vals, typ, ctyp, suffix):
-        out = []
-        if wide:
-            for k in range(arity):
-                out.append(f"%w{k}{suffix} = arith.extf %x{k}{suffix} : {typ} to {ctyp}")
-            vals = [f"%w{k}{suffix}" for k in range(arity)]
-        acc = vals[0]
-        for k in range(1, arity):
-            out.append(f"%r{k}{suffix} = {op} {acc}, {vals[k]} : {ctyp}")
-            acc = f"%r{k}{suffix}"
-        if wide:
-            out.append(f"%rt{suffix} = arith.truncf {acc} : {ctyp} to {typ}")
+    def fold(i, vector, suffix):
+        """Lines that load every input at element `i` and fold them, in
+        device order, each load next to its use (all loads first would keep
+        every input live at once). Returns (lines, result, output address)."""
+        def ty(x):
+            return f"vector<{v}x{x}>" if vector else x
+        out = [f"%i64{suffix} = arith.index_cast {i} : index to i64"]
+        acc = None
+        for j, tj in enumerate(types):
+            out.append(f"%e{j}{suffix} = llvm.getelementptr inbounds %p{j}[%i64{suffix}] : "
+                       f"({pt}, i64) -> {pt}, {tj}")
+            if j == k.arity:
+                break
+            align = VECTOR_BYTES if vector else ELEMENT_BYTES[tj]
+            x = f"%x{j}{suffix}"
+            out.append(f"{x} = llvm.load %e{j}{suffix} {{alignment = {align} : i64}} : {pt} -> {ty(tj)}")
+            if tj != ct:
+                out.append(f"%w{j}{suffix} = arith.extf {x} : {ty(tj)} to {ty(ct)}")
+                x = f"%w{j}{suffix}"
+            if acc is None:
+                acc = x
+            else:
+                out.append(f"%r{j}{suffix} = {op} {acc}, {x} : {ty(ct)}")
+                acc = f"%r{j}{suffix}"
+        if out_t != ct:
+            out.append(f"%rt{suffix} = arith.truncf {acc} : {ty(ct)} to {ty(out_t)}")
             acc = f"%rt{suffix}"
-        return out, acc
+        align = VECTOR_BYTES if vector else ELEMENT_BYTES[out_t]
+        out.append(f"llvm.store {acc}, %e{k.arity}{suffix} {{alignment = {align} : i64}} : {ty(out_t)}, {pt}")
+        return out
 
     # Vector loop over [h, h + nv*V).
     L += ["scf.for %j = %gid to %nv step %stride {",
           "  %jj = arith.muli %j, %cv : index",
           "  %iv = arith.addi %h, %jj : index"]
-    for k in range(arity):
-        L.append(f"  %x{k}v = vector.load %in{k}[%iv] {{alignment = {VECTOR_BYTES}}} : {mt}, {vt}")
-    lines, acc = combine([f"%x{k}v" for k in range(arity)], vt, cvt, "v")
-    L += ["  " + x for x in lines]
-    L += [f"  vector.store {acc}, %out[%iv] {{alignment = {VECTOR_BYTES}}} : {mt}, {vt}", "}"]
+    L += ["  " + x for x in fold("%iv", True, "v")] + ["}"]
     # Scalar loop over the head [0, h) and the tail [h + nv*V, n).
     L += ["scf.for %q = %gid to %ns step %stride {",
           "  %inhead = arith.cmpi ult, %q, %h : index",
           "  %qt0 = arith.subi %q, %h : index",
           "  %qt = arith.addi %tail, %qt0 : index",
           "  %is = arith.select %inhead, %q, %qt : index"]
-    for k in range(arity):
-        L.append(f"  %x{k}s = memref.load %in{k}[%is] : {mt}")
-    lines, acc = combine([f"%x{k}s" for k in range(arity)], t, ct, "s")
-    L += ["  " + x for x in lines]
-    L += [f"  memref.store {acc}, %out[%is] : {mt}", "}"]
+    L += ["  " + x for x in fold("%is", False, "s")] + ["}"]
     return L
 
 
-def _args(elem, arity):
-    mt = arg_type(elem)
-    return [f"%in{k}: {mt}" for k in range(arity)] + [f"%out: {mt}", "%n: index"]
+def _args(arity):
+    return [f"%in{k}: index" for k in range(arity)] + ["%out: index", "%n: index"]
 
 
-def gpu_func_text(kind, elem, arity):
-    """`gpu.func @combine_... kernel` (to be placed in a gpu.module)."""
+def _kernel(k):
+    return k if isinstance(k, Kernel) else Kernel.make(*k)
+
+
+def gpu_func_text(*spec):
+    """`gpu.func @combine_... kernel` (to be placed in a gpu.module) of a
+    Kernel, or of (kind, elem, arity)."""
+    k = _kernel(spec[0] if len(spec) == 1 else spec)
+    combine_op(k.kind, k.elem)
     head = [
         "%tid = gpu.thread_id x",
         "%bid = gpu.block_id x",
         "%bdim = gpu.block_dim x",
         "%gdim = gpu.grid_dim x",
     ]
-    body = head + _body(kind, elem, arity) + ["gpu.return"]
-    args = ", ".join(_args(elem, arity))
-    return (f"gpu.func @{kernel_name(kind, elem, arity)}({args}) kernel {{\n  "
-            + "\n  ".join(body) + "\n}")
+    body = head + _body(k, 1) + ["gpu.return"]
+    args = ", ".join(_args(k.arity))
+    return (f"gpu.func @{k.name}({args}) kernel {{\n  " + "\n  ".join(body) + "\n}")
 
 
-def cpu_func_text(kind, elem, arity):
+def cpu_func_text(*spec):
     """The kernel body as `func.func` taking the thread/block ids as
     arguments (for CPU tests of the index arithmetic)."""
-    args = ", ".join(_args(elem, arity) + ["%tid: index", "%bid: index",
-                                          "%bdim: index", "%gdim: index"])
-    body = _body(kind, elem, arity) + ["return"]
-    return (f"func.func @{kernel_name(kind, elem, arity)}({args}) "
+    k = _kernel(spec[0] if len(spec) == 1 else spec)
+    combine_op(k.kind, k.elem)
+    args = ", ".join(_args(k.arity) + ["%tid: index", "%bid: index", "%bdim: index", "%gdim: index"])
+    body = _body(k, 0) + ["return"]
+    return (f"func.func @{k.name}({args}) "
             "attributes {llvm.emit_c_interface} {\n  " + "\n  ".join(body) + "\n}")
 
 
@@ -210,7 +372,7 @@ def add_kernels(module_op, chip, needed):
         if name in have:
             continue
         text = ("module attributes {gpu.container_module} { gpu.module @m { "
-                + gpu_func_text(*needed[name]) + " } }")
+                + gpu_func_text(needed[name]) + " } }")
         parsed = ir.Module.parse(text, module_op.context)
         kernel = parsed.body.operations[0].regions[0].blocks[0].operations[0]
         block.append(kernel.operation.detach_from_parent())

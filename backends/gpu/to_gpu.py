@@ -15,8 +15,11 @@
                    `memcpy-views=false` the slices stay as they are (pure
                    gpu dialect; run coll-gpu-legalize-memcpy later).
   coll.combine  -> `gpu.launch_func async` of `combine_<kind>_<type>_x<arity>`
-                   in `gpu.module @coll_kernels` (gpu_kernels.py), one kernel
-                   per (kind, type, arity)
+                   in `gpu.module @coll_kernels` (kernels.py), one kernel
+                   per (kind, type, arity), given each operand's address;
+                   above kernels.MAX_ARITY inputs, a chain of launches
+                   that folds them into the device's accumulator (in the
+                   pool) in device order. Grids: kernels.grid_blocks.
   coll.join     -> folded: its tokens are the dependencies of what waits on it
   coll.wait     -> one host sync (`mgpuStreamSynchronize`) after every live
                    stream joined one
@@ -61,8 +64,11 @@ from .streams import Chains, Program, _token_type
 from ..cpu.split import PURE, split_function
 from ..placement import strip_types
 
-THREADS = 256
-MAX_BLOCKS = 1056   # H200: 132 SMs x 8 resident blocks of 256 threads
+THREADS = 256      # per block; grids: kernels.grid_blocks (occupancy on the chip)
+# Ops of the module's local work (see _Function._local_launch) and their lowering.
+LOCAL_OPS = {"gpu.launch_func": "_local_launch", "gpu.wait": "_local_wait", "gpu.alloc": "_local_op",
+             "gpu.dealloc": "_local_op", "gpu.memcpy": "_local_op"}
+LOCAL_CHAIN = "local"
 POOL_ALIGN = 256    # bytes; keeps every scratch buffer 16-byte aligned
 
 
@@ -112,6 +118,11 @@ def _flat(v):
         raise PassError(f"contiguous buffers are needed, got {mt}") from None
 
 
+def _static_alloc(op):
+    """A gpu.alloc of a static shape (coll-gpu-local-buffers'), placed in the pool."""
+    return ir.MemRefType(op.results[0].type).has_static_shape
+
+
 def _check_contiguous(v, what, loc):
     mt = ir.MemRefType(v.type)
     strides, _ = mt.get_strides_and_offset()
@@ -126,8 +137,9 @@ def _check_contiguous(v, what, loc):
 class _Function:
     """Lowers the coll ops of one func.func (straight-line, in order)."""
 
-    def __init__(self, func, device_map, workspace, streams, kernels_needed, program):
+    def __init__(self, func, device_map, workspace, streams, kernels_needed, program, chip):
         self.func = func
+        self.chip = chip
         self.program = program
         self.device_map = device_map
         self.workspace = workspace
@@ -145,14 +157,17 @@ class _Function:
         # id(alloc op) -> byte offset: an Operation's hash changes when
         # strip_types retypes its result (bindings 22.1.8); self.ops keeps it alive.
         self.scratch = {}
+        self.local_slots = set()  # pool views that replaced the local work's allocations
         used = set()
         size = 0
+        acc_bytes = {}  # device -> bytes of the accumulator its chained combines share
         for op in ops:
             name = op.operation.name
             op = op.operation
-            if name == "coll.alloc":
+            if name == "coll.alloc" or (name == "gpu.alloc" and _static_alloc(op)):
+                # scratch, and the local work's buffers: slots of the pool
                 t = op.results[0].type
-                dev = device_of(t)
+                dev = device_of(t) if name == "coll.alloc" else None
                 used.add(dev)
                 nbytes = _numel(t) * kernels.ELEMENT_BYTES[kernels.stored_element(_elem(t))]
                 self.scratch[id(op)] = size
@@ -164,11 +179,22 @@ class _Function:
                 used.update([dev, device_of(c.source.type)])
                 self.ops.append((op, dev))
             elif name == Combine.NAME:
-                dev = Combine.of(op).device
+                c = Combine.of(op)
+                dev = c.device
                 used.add(dev)
                 self.ops.append((op, dev))
-            elif name.startswith("coll.") or name == "memref.memory_space_cast":
+                if len(c.inputs) > kernels.MAX_ARITY:  # a chain of kernels: an accumulator
+                    t = c.out.type
+                    need = _numel(t) * kernels.ELEMENT_BYTES[kernels.accumulator(_elem(t))]
+                    acc_bytes[dev] = max(acc_bytes.get(dev, 0), need + kernels.VECTOR_BYTES)
+            elif name.startswith("coll.") or name == "memref.memory_space_cast" or name in LOCAL_OPS:
                 self.ops.append((op, None))
+        # One accumulator per device: the device's kernels run in order on one
+        # stream, so its chains never overlap.
+        self.accumulators = {}
+        for dev, nbytes in sorted(acc_bytes.items()):
+            self.accumulators[dev] = size
+            size += -(-nbytes // POOL_ALIGN) * POOL_ALIGN
         self.pool_bytes = size
         used.discard(None)
         self.physical = sorted({self._gpu(d, op) for d in used})
@@ -202,9 +228,13 @@ class _Function:
                 self.consts[v] = _index(v)
         return self.consts[v]
 
+    @staticmethod
+    def _method(op):
+        return LOCAL_OPS.get(op.name) or "_" + op.name.split(".")[1]
+
     def emit(self):
         for op, _ in self.ops:
-            if not hasattr(self, "_" + op.name.split(".")[1]):
+            if not hasattr(self, self._method(op)):
                 raise PassError(f"'{op.name}' has no GPU lowering; lower it to the explicit level first "
                                 "(coll-lower-collectives)", op.location)
         first = self.block.operations[0]
@@ -216,7 +246,7 @@ class _Function:
             self._make_pool()
         for op, dev in self.ops:
             with ir.InsertionPoint(op), op.location:
-                getattr(self, "_" + op.name.split(".")[1])(op, dev)
+                getattr(self, self._method(op))(op, dev)
         # Whatever is still in flight at a return is synced there.
         term = self.block.operations[len(self.block.operations) - 1]
         with ir.InsertionPoint(term), term.location:
@@ -226,7 +256,7 @@ class _Function:
 
     # -- scratch ------------------------------------------------------------------
     def _make_pool(self):
-        if not self.scratch:
+        if not self.pool_bytes:
             return
         pool_type = ir.MemRefType.get([self.pool_bytes], ir.IntegerType.get_signless(8))
         if self.workspace == "arg":
@@ -262,6 +292,29 @@ class _Function:
             return gpu.MemcpyOp(_token_type(), [dep], dst, src).result
         self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
 
+    def _address(self, v, esize):
+        """Address of element 0 of the rank-1 memref `v`, as an index."""
+        base = memref.extract_aligned_pointer_as_index(v)
+        mt = ir.MemRefType(v.type)
+        _, offset = mt.get_strides_and_offset()
+        if mt.is_dynamic_stride_or_offset(offset):
+            meta = memref.ExtractStridedMetadataOp(v)
+            return arith.addi(base, arith.muli(meta.offset, self._const(esize)))
+        return arith.addi(base, self._const(offset * esize)) if offset else base
+
+    def _accumulator(self, dev, lead, elem):
+        """Address of device `dev`'s accumulator for a chain of kernels,
+        misaligned like the inputs' (the lead's) vector head, so that the
+        kernels' vector loops take it too."""
+        esize = kernels.ELEMENT_BYTES[kernels.stored_element(elem)]
+        asize = kernels.ELEMENT_BYTES[kernels.accumulator(elem)]
+        c16 = self._const(kernels.VECTOR_BYTES)
+        head = arith.divui(arith.remui(arith.subi(c16, arith.remui(lead, c16)), c16), self._const(esize))
+        skew = arith.remui(arith.subi(c16, arith.remui(arith.muli(head, self._const(asize)), c16)), c16)
+        base = arith.addi(memref.extract_aligned_pointer_as_index(self.pool),
+                          self._const(self.accumulators[dev]))
+        return arith.addi(base, skew)
+
     def _combine(self, op, dev):
         c = Combine.of(op)
         n_in = len(c.inputs)
@@ -276,24 +329,100 @@ class _Function:
         for b in bufs:
             _check_contiguous(b, "combine operand", op.location)
         try:
-            name = kernels.kernel_name(kind, elem, n_in)
             kernels.combine_op(kind, kernels.stored_element(elem))
         except (KeyError, ValueError) as e:
             raise PassError(f"no combine kernel for kind '{kind}' on {elem}: {e}",
                             op.location) from None
-        self.kernels_needed[name] = (kind, elem, n_in)
-        arg_t = ir.Type.parse(kernels.arg_type(elem))
-        args = [memref.cast(arg_t, _flat(b)) for b in bufs] + [self._const(n)]
-        per_block = kernels.lanes(elem) * THREADS
-        blocks = max(1, min(MAX_BLOCKS, -(-n // per_block)))
+        esize = kernels.ELEMENT_BYTES[kernels.stored_element(elem)]
+        addresses = {}  # an operand that is also the output (in place): addressed once
+        for b in bufs:
+            if b not in addresses:
+                addresses[b] = self._address(_flat(b), esize)
+        ptrs = [addresses[b] for b in bufs]
         one = self._const(1)
-        grid = (self._const(blocks), one, one)
         block = (self._const(THREADS), one, one)
+        per_block = kernels.lanes(elem) * THREADS
+        steps = kernels.chain(kind, elem, n_in)
+        acc = self._accumulator(dev, ptrs[0], elem) if len(steps) > 1 else None
+        for k, (kernel, start, take) in enumerate(steps):
+            self.kernels_needed[kernel.name] = kernel
+            args = ([acc] if k else []) + ptrs[start:start + take] + \
+                [acc if k < len(steps) - 1 else ptrs[-1], self._const(n)]
+            blocks = min(kernels.grid_blocks(self.chip, kernel.arity, THREADS), -(-n // per_block))
+            grid = (self._const(max(1, blocks)), one, one)
+
+            def make(dep, name=kernel.name, grid=grid, args=args):
+                return gpu.LaunchFuncOp([KERNEL_MODULE, name], grid, block, args,
+                                        async_dependencies=[dep]).results[0]
+            deps = [self.chains.issue(self._chain(dev), deps, make)]
+        self.tokens[op.results[0]] = deps
+
+    # -- local work ------------------------------------------------------------------
+    # The module's own kernels (gpu-kernel-outlining's, launched synchronously)
+    # and local buffer ops (coll-gpu-local-buffers: `gpu.wait async`, the op,
+    # `gpu.wait`) run on a chain of their own, each waited for by the host
+    # where it stands, as upstream's synchronous forms would, but on a stream
+    # made at load instead of one made and destroyed per op and call; static
+    # allocations are slots of the pool.
+    def _local_chain(self):
+        return LOCAL_CHAIN if self.streams == "device" else self._chain(0)
+
+    def _local_launch(self, op, dev):
+        if op.results:  # an async launch that is not coll's: no chain to put it on
+            raise PassError("an async gpu.launch_func of the module's own is not supported next to "
+                            "collectives; expected synchronous launches (gpu-kernel-outlining's)", op.location)
+        lf = op.opview
+        grid = (lf.gridSizeX, lf.gridSizeY, lf.gridSizeZ)
+        block = (lf.blockSizeX, lf.blockSizeY, lf.blockSizeZ)
+        kernel = ir.SymbolRefAttr(op.attributes["kernel"])
+        path = list(kernel.value)  # [module, kernel]
+        shared = lf.dynamicSharedMemorySize
 
         def make(dep):
-            return gpu.LaunchFuncOp([KERNEL_MODULE, name], grid, block, args,
-                                    async_dependencies=[dep]).results[0]
-        self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
+            return gpu.LaunchFuncOp(path, grid, block, list(lf.kernelOperands), async_dependencies=[dep],
+                                    dynamic_shared_memory_size=shared).results[0]
+        self.chains.issue(self._local_chain(), [], make)
+        self.chains.sync()
+
+    def _local_wait(self, op, dev):
+        if len(op.results) and not len(op.operands):  # a local op starts: nothing to wait for
+            self.tokens[op.results[0]] = []
+        elif not len(op.results):  # the host waits for it (when it made any work)
+            if self._deps(list(op.operands)):
+                self.chains.sync()
+        else:
+            raise PassError("gpu.wait async with dependencies is not supported next to collectives",
+                            op.location)
+
+    def _local_op(self, op, dev):
+        """gpu.alloc, gpu.dealloc or gpu.memcpy async [t], t from a local start.
+        A static allocation is a slot of the pool (no allocation per call:
+        cuMemAlloc and cuMemFree synchronize), its dealloc nothing."""
+        deps = self._deps([op.operands[0]])
+        if id(op) in self.scratch:
+            view = memref.view(op.results[0].type, self.pool, self._const(self.scratch[id(op)]), [])
+            op.results[0].replace_all_uses_with(view)
+            self.local_slots.add(view)
+            self.tokens[op.results[1]] = deps
+            return
+        if op.name == "gpu.dealloc" and op.operands[1] in self.local_slots:
+            self.tokens[op.results[0]] = deps
+            return
+        token = _token_type()
+        made = []
+
+        def make(dep):
+            if op.name == "gpu.alloc":
+                new = gpu.AllocOp(op.results[0].type, token, [dep], [], [])
+            elif op.name == "gpu.dealloc":
+                new = gpu.DeallocOp(token, [dep], op.operands[1])
+            else:
+                new = gpu.MemcpyOp(token, [dep], op.operands[1], op.operands[2])
+            made.append(new)
+            return new.results[-1]
+        self.tokens[op.results[-1]] = [self.chains.issue(self._local_chain(), deps, make)]
+        if op.name == "gpu.alloc":
+            op.results[0].replace_all_uses_with(made[0].results[0])
 
     def _join(self, op, dev):
         self.tokens[op.results[0]] = self._deps(list(op.operands))
@@ -356,7 +485,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
             if nested:
                 raise PassError("only straight-line code is lowered: coll ops must be "
                                 "in the function body, not in nested regions", nested[0].location)
-            low = _Function(f, dmap, workspace, streams, needed, program)
+            low = _Function(f, dmap, workspace, streams, needed, program, chip)
             low.plan()
             lowerings.append(low)
         for f in funcs:

@@ -43,34 +43,27 @@ def build_emulator(directory, soname=SONAME, flags=()):
     return out
 
 
-def kernel_harness(kind, elem, arity):
-    """Text of a module running kernel (kind, elem, arity) for every thread
-    of a grid: @run(in..., out, n, bdim, gdim)."""
-    mt = gpu_kernels.arg_type(elem)
-    name = gpu_kernels.kernel_name(kind, elem, arity)
-    args = [f"%in{k}" for k in range(arity)] + ["%out"]
-    sig = ", ".join(f"{a}: {mt}" for a in args)
-    types = ", ".join([mt] * (arity + 1) + ["index"] * 5)
+def kernel_harness(kernel):
+    """Text of a module running `kernel` (a gpu_kernels.Kernel) for every
+    thread of a grid: @run(in..., out, n, bdim, gdim), all addresses and
+    counts as index."""
+    args = [f"%in{k}" for k in range(kernel.arity)] + ["%out"]
+    sig = ", ".join(f"{a}: index" for a in args)
+    types = ", ".join(["index"] * (kernel.arity + 6))
     call = ", ".join(args + ["%n", "%t", "%b", "%bdim", "%gdim"])
     return f"""module {{
-{gpu_kernels.cpu_func_text(kind, elem, arity)}
+{gpu_kernels.cpu_func_text(kernel)}
 func.func @run({sig}, %n: index, %bdim: index, %gdim: index) attributes {{llvm.emit_c_interface}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.for %b = %c0 to %gdim step %c1 {{
     scf.for %t = %c0 to %bdim step %c1 {{
-      func.call @{name}({call}) : ({types}) -> ()
+      func.call @{kernel.name}({call}) : ({types}) -> ()
     }}
   }}
   return
 }}
 }}"""
-
-
-class _Desc(ctypes.Structure):
-    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-                ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 1),
-                ("strides", ctypes.c_int64 * 1)]
 
 
 class Kernels:
@@ -83,32 +76,30 @@ class Kernels:
 
     def engine(self, name):
         if name not in self.engines:
-            _, kind, elem, arity = name.split("_")
+            kernel = gpu_kernels.Kernel.parse(name)
             with self.ctx:
-                m = ir.Module.parse(kernel_harness(kind, elem, int(arity[1:])))
+                m = ir.Module.parse(kernel_harness(kernel))
                 PassManager.parse(CPU_PIPELINE).run(m.operation)
-                self.engines[name] = (ExecutionEngine(m, opt_level=2), int(arity[1:]))
+                self.engines[name] = (ExecutionEngine(m, opt_level=2), kernel.arity)
         return self.engines[name]
 
     def run(self, name, params, grid, block):
-        """params: per buffer (allocated, aligned, offset, size, stride), then n."""
+        """params: the address of every buffer's element 0, then n."""
         eng, arity = self.engine(name)
-        descs = []
-        for k in range(arity + 1):
-            d = _Desc()
-            d.allocated, d.aligned, d.offset = params[5 * k], params[5 * k + 1], params[5 * k + 2]
-            d.sizes[0], d.strides[0] = params[5 * k + 3], params[5 * k + 4]
-            descs.append(d)
-        n = params[5 * (arity + 1)]
-        args = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
-        args += [ctypes.pointer(ctypes.c_int64(v)) for v in (n, block, grid)]
+        if len(params) != arity + 2:
+            raise ValueError(f"{name} takes {arity + 2} parameters, got {len(params)}")
+        args = [ctypes.pointer(ctypes.c_int64(v)) for v in list(params) + [block, grid]]
         eng.invoke("run", *args)
+
+    def run_thread(self, name, params, tid, bid, bdim, gdim):
+        """Runs one thread of a kernel (the others do nothing)."""
+        eng, arity = self.engine(name)
+        args = [ctypes.pointer(ctypes.c_int64(v)) for v in list(params) + [tid, bid, bdim, gdim]]
+        eng.invoke(name, *args)
 
     def run_one(self, name, buffers, offsets, n, grid=2, block=32):
         """Runs a kernel on numpy buffers viewed at element `offsets`."""
-        params = []
-        for b, off in zip(buffers, offsets):
-            params += [b.ctypes.data, b.ctypes.data, off, n, 1]
+        params = [b.ctypes.data + off * b.itemsize for b, off in zip(buffers, offsets)]
         self.run(name, params + [n], grid, block)
 
 
@@ -140,10 +131,12 @@ class Emulator:
         self.lib.mgpuEmuReset.argtypes = [ctypes.c_uint64, LAUNCH]
         self.kernels = Kernels()
         self.error = None
+        self.launches = []  # (kernel, parameters, grid, block) of the last run, in run order
 
         def on_launch(name, grid, block, params, nparams):
             try:
                 vals = [params[i] for i in range(nparams)]
+                self.launches.append((name.decode(), vals, tuple(grid[:3]), tuple(block[:3])))
                 self.kernels.run(name.decode(), vals, grid[0] * grid[1] * grid[2],
                                  block[0] * block[1] * block[2])
             except Exception as e:  # keep going; reported by run()
@@ -166,6 +159,7 @@ class Emulator:
         recorded, on work still queued when a call returns, and on a stream,
         event, graph or allocation still alive after the unload."""
         self.error = None
+        self.launches = []
         self.lib.mgpuEmuReset(seed, self._cb)
         prog = cuda_driver.Program(so_path, entry)
         per_call = []

@@ -68,8 +68,8 @@ def test_a_wrong_kind_in_a_lowering_is_reported(ctx):
     (first,) = [op for op in body_ops(m) if op.name == Combine.NAME][:1]
     first.attributes["kind"] = ir.StringAttr.get("max")
     findings = check_module(m.operation)
-    # Chunk 0's partial is max(x0, x1), then summed with x2.
-    assert findings and "holds sum(max(x0[0:10], x1[0:10]), x2[0:10])" in findings[0][1]
+    # Chunk 0 (12 of 30: chunks of whole 16-byte vectors, 12, 8, 8 + 2) is max(x0, x1), then summed with x2.
+    assert findings and "holds sum(max(x0[0:12], x1[0:12]), x2[0:12])" in findings[0][1]
     assert "it mixes reduction kinds" in findings[0][1]
 
 
@@ -237,7 +237,8 @@ CASES = list(itertools.product(STRATEGIES, (3, 4), ("multi", "to_member", "to_ho
 @pytest.mark.parametrize("strategy,n,out", CASES)
 def test_every_substitution_is_reported_or_harmless(ctx, strategy, n, out):
     to_device = {"to_member": 1, "to_host": n}.get(out)
-    text = str(lowered(n, strategy, to_device, 10))
+    # 24 elements: chunks of 8 (0 on a fourth device), so equal-sized slices to substitute
+    text = str(lowered(n, strategy, to_device, 24))
     if out == "padded":
         text = pad(text)
     assert simulate(ir.Module.parse(text)) and check_module(ir.Module.parse(text).operation) == []
@@ -462,5 +463,5 @@ def test_two_collectives_in_one_function(ctx):
                and op.operands[0] == y[0]]
     cast.operands[0] = x[0]
     findings = check_module(m.operation)
-    assert findings and findings[0][1].startswith("coll.combine reads %arg0[0, 6) on device 0, which nothing "
+    assert findings and findings[0][1].startswith("coll.combine reads %arg0[0, 4) on device 0, which nothing "
                                                      "has written"), findings

@@ -170,11 +170,12 @@ def test_upstream_needs_the_memcpy_views():
     lower_to_llvm legalizes first, and fails on any such leftover."""
     from mlir.passmanager import PassManager
     with make_context():
-        m, _ = _lowered(3, [7], memcpy_views=False)
+        # 14 floats on 3 devices: ring chunks of 4, 4, 6 (slices at offsets 4 and 8)
+        m, _ = _lowered(3, [14], memcpy_views=False)
         PassManager.parse(nvvm.pipeline("sm_90", "isa")).run(m.operation)
         assert "gpu.memcpy" in str(m)
         assert [op.name for op in nvvm._leftovers(m.operation)].count("gpu.memcpy") > 0
-        m, _ = _lowered(3, [7], memcpy_views=False)
+        m, _ = _lowered(3, [14], memcpy_views=False)
         nvvm.lower_to_llvm(m.operation, fmt="isa")
         assert "gpu.memcpy" not in str(m)
 

@@ -76,26 +76,35 @@ def test_no_kernel_copies_within_a_device(ctx):
                 assert device_of(a.type) != device_of(b.type)
 
 
-@pytest.mark.parametrize("numel,n,sizes", [
-    (400, 4, [112, 96, 96, 96]), (1000, 3, [336, 336, 328]),
-    (256, 6, [64, 64, 32, 32, 32, 32]), (7, 4, [2, 2, 2, 1]),
-    (3, 4, [1, 1, 1, 0]), (64, 6, [32, 32, 0, 0, 0, 0])])
-def test_chunk_examples_from_the_algorithm(numel, n, sizes):
-    assert [s for _, s in chunks(numel, n)] == sizes
+@pytest.mark.parametrize("numel,n,elem_bytes,sizes", [
+    (400, 4, 4, [112, 96, 96, 96]), (1000, 3, 4, [336, 336, 328]),
+    (256, 6, 4, [64, 64, 32, 32, 32, 32]), (64, 6, 4, [32, 32, 0, 0, 0, 0]),
+    # Not a whole number of 16-byte vectors: units of one vector, the rest
+    # on the last non-empty chunk.
+    (10, 4, 4, [4, 6, 0, 0]), (7, 4, 4, [7, 0, 0, 0]), (3, 4, 4, [3, 0, 0, 0]),
+    (1001, 4, 2, [256, 248, 248, 249]), (1001, 4, 8, [250, 250, 250, 251]),
+    (1000, 4, 1, [256, 256, 240, 248]), (2**20 + 3, 8, 4, [2**17] * 7 + [2**17 + 3])])
+def test_chunk_examples_from_the_algorithm(numel, n, elem_bytes, sizes):
+    assert [s for _, s in chunks(numel, n, elem_bytes)] == sizes
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 10**7), st.integers(1, 256))
-def test_chunk_rule(numel, n):
-    f = next((g for g in (32, 16, 8, 4, 2) if numel % g == 0), 1)
-    assert granule(numel) == f
-    base, left = divmod(numel // f, n)
-    cs = chunks(numel, n)
+@given(st.integers(0, 10**7), st.integers(1, 256), st.sampled_from([1, 2, 4, 8]))
+def test_chunk_rule(numel, n, elem_bytes):
+    vector = 16 // elem_bytes
+    f = next((g for g in (32, 16, 8, 4, 2) if numel % g == 0 and g >= vector), vector)
+    assert granule(numel, elem_bytes) == f
+    units, rest = divmod(numel, f)
+    base, left = divmod(units, n)
+    cs = chunks(numel, n, elem_bytes)
     assert len(cs) == n
+    edge = max([c for c in range(n) if cs[c][1]], default=0)
     start = 0
     for c, (s, size) in enumerate(cs):
         assert s == start
-        assert size == ((base + 1) * f if c < left else base * f)
+        assert size == ((base + 1) * f if c < left else base * f) + (rest if c == edge else 0)
+        if size:
+            assert s * elem_bytes % 16 == 0  # every non-empty chunk starts on a 16-byte boundary
         start += size
     assert start == numel
 
@@ -112,7 +121,7 @@ def test_emitted_slices_follow_the_rule(numel, n):
             off = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))[0]
             size = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))[0]
             seen.add((off, size))
-        expected = {(s, z) for s, z in chunks(numel, n) if z and z != numel}
+        expected = {(s, z) for s, z in chunks(numel, n, 4) if z and z != numel}
         assert seen == expected
 
 

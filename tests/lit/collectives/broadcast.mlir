@@ -9,7 +9,7 @@
 // RUN: coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING2
 // RUN: coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE2
 // RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING4
-// RUN: coll-gen broadcast --devices 3 --shape 5 --root 3 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RINGOUT3
+// RUN: coll-gen broadcast --devices 3 --shape 12 --root 3 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RINGOUT3
 // RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE4
 // RUN: coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy tree --in-place | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE3
 
@@ -40,8 +40,8 @@
 // RING4-COUNT-3: "coll.copy"({{.*}}offset: 32
 // RING4-NOT: "coll.copy"
 
-// A root outside the group (device 3) starts the chain at device 0; 5
-// elements on 3 devices: chunks 2, 2, 1.
+// A root outside the group (device 3) starts the chain at device 0; 12
+// elements on 3 devices: chunks 4, 4, 4 (one 16-byte vector each).
 // RINGOUT3-COUNT-9: "coll.copy"
 // RINGOUT3-NOT: "coll.copy"
 

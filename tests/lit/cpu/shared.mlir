@@ -3,7 +3,7 @@
 // and an element count; a program longer than split=N copies and combines
 // becomes functions of at most N of them, called in order, each reading
 // the base pointers it needs from one table; copies call one coll_copy.
-// ring, 3 devices, 7 elements: 18 copies and combines.
+// ring, 3 devices, 14 elements (chunks of 4, 4, 6): 18 copies and combines.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu)' | FileCheck %s
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4})' | FileCheck %s --check-prefix=SPLIT
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 tile=2})' | FileCheck %s --check-prefix=TILED
@@ -46,14 +46,17 @@
 // SPLIT-NEXT: return
 
 // Tiles asked for: the memref form, split too; buffers pass through a table
-// of pointers (memref<?xi64>), not as arguments.
-// TILED-LABEL: func.func private @all_reduce_part0(%arg0: memref<?xi64>)
+// of pointers (memref<?xi64>), not as arguments. Chunks of 4 and 6 in tiles
+// of 2: parts in a tile loop take the tile's start as well.
+// TILED-LABEL: func.func private @all_reduce_part0(%arg0: memref<?xi64>, %arg1: index)
 // TILED: memref.load %arg0
-// TILED: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<7xf32>
+// TILED: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<14xf32>
 // TILED: call @coll_combine_sum_f32_x2(
+// TILED: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// TILED-NEXT: func.call @all_reduce_part0(%arg0, %[[I]]) : (memref<?xi64>, index) -> ()
 // TILED-LABEL: func.func @all_reduce(
 // TILED: %[[T:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
-// TILED: call @all_reduce_part0(%[[T]]) : (memref<?xi64>) -> ()
+// TILED: call @all_reduce_part6(%[[T]]) : (memref<?xi64>) -> ()
 // TILED: memref.dealloc %[[T]]
 // TILED-NEXT: return
 
@@ -65,12 +68,12 @@
 // LLVM-NOT: llvm.call @coll_combine
 // LLVM: llvm.func @_mlir_ciface_all_reduce(
 module {
-  func.func @all_reduce(%x0: memref<7xf32>, %x1: memref<7xf32>, %x2: memref<7xf32>,
-                        %y0: memref<7xf32>, %y1: memref<7xf32>, %y2: memref<7xf32>)
+  func.func @all_reduce(%x0: memref<14xf32>, %x1: memref<14xf32>, %x2: memref<14xf32>,
+                        %y0: memref<14xf32>, %y1: memref<14xf32>, %y2: memref<14xf32>)
       attributes {llvm.emit_c_interface} {
     %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2)
         {devices = array<i64: 0, 1, 2>, kind = "sum", operandSegmentSizes = array<i32: 3, 3, 0>}
-        : (memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>, memref<7xf32>) -> !coll.token
+        : (memref<14xf32>, memref<14xf32>, memref<14xf32>, memref<14xf32>, memref<14xf32>, memref<14xf32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
     return
   }

@@ -10,12 +10,13 @@
 // RUN: FileCheck %s < %t.ll
 // RUN: FileCheck %s --check-prefix=LOOKUP < %t.ll
 
-// ring on 4 devices: 2N(N-1) = 24 copies, N(N-1) = 12 kernels.
+// ring on 4 devices: 2N(N-1) = 24 copies, N(N-1) = 12 kernels, each given
+// 4 parameters (3 addresses and the element count).
 // COPIES-LABEL: define void @all_reduce(
 // COPIES-COUNT-24: call void @mgpuMemcpy(
 // COPIES-NOT: call void @mgpuMemcpy(
 // KERNELS-LABEL: define void @all_reduce(
-// KERNELS-COUNT-12: call void @mgpuLaunchKernel(ptr %{{[0-9]+}}, i64 1, i64 1, i64 1, i64 256, i64 1, i64 1, i32 0, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr null, i64 16)
+// KERNELS-COUNT-12: call void @mgpuLaunchKernel(ptr %{{[0-9]+}}, i64 1, i64 1, i64 1, i64 256, i64 1, i64 1, i32 0, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr null, i64 4)
 // KERNELS-NOT: call void @mgpuLaunchKernel(
 // 4 streams, one per device, made by the constructor (upstream's gpu.wait
 // lowering made 22 per call: one per chain start and per cross-device join).

@@ -37,13 +37,13 @@
 // ARG-NOT: llvm.call @mgpuEventCreate
 // ARG-NOT: llvm.call @mgpuMemAlloc
 // ARG: gpu.func @combine_xor_i8_x2(
-// ARG: vector.load {{.*}} vector<16xi8>
+// ARG: llvm.load {{.*}} -> vector<16xi8>
 // ARG: arith.xori {{.*}} : vector<16xi8>
 
 // bf16 is combined in f32 and rounded once; the target follows `chip`.
 // BF16: gpu.module @coll_kernels [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">]
 // BF16: gpu.func @combine_max_bf16_x3(
-// BF16: %[[V:.*]] = vector.load {{.*}} vector<8xbf16>
+// BF16: %[[V:.*]] = llvm.load {{.*}} -> vector<8xbf16>
 // BF16: arith.extf %[[V]] : vector<8xbf16> to vector<8xf32>
 // BF16: arith.maximumf {{.*}} : vector<8xf32>
 // BF16: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>

@@ -1,7 +1,8 @@
 // coll.permute on the GPU route: one gpu.memcpy per pair, each on its own
 // stream (one round: the copies run concurrently), down to the host's
 // mgpuMemcpy calls; the tensor form's zero fill of an output that receives
-// nothing is local work, a kernel launched before the copies (PTX).
+// nothing is local work, a kernel of 256 threads on the local stream,
+// launched and waited for before the copies.
 // RUN: coll-gen permute --devices 4 --shape 64 --dtype i64 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=RING
 // RUN: coll-gen permute --devices 3 --shape 1000 --pairs 0:2,2:1 | %PYTHON -m coll.tools.coll_build --emit=llvm | FileCheck %s --check-prefix=HOST
 // RUN: %PYTHON -m coll.tools.coll_build --emit=gpu %s | FileCheck %s --check-prefix=FILL
@@ -27,7 +28,8 @@
 // HOST-NOT: llvm.call @mgpuMemcpy
 
 // FILL-LABEL: func.func @partial
-// FILL: gpu.launch_func{{ +}}@partial_kernel::@partial_kernel {{.*}} args({{.*}}, %arg3 : memref<256xf32>)
+// FILL: gpu.launch_func async [%{{.*}}] @partial_kernel::@partial_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args({{.*}}, %arg3 : memref<256xf32>)
+// FILL-NEXT: llvm.call @mgpuStreamSynchronize(
 // FILL: gpu.memcpy async [%{{.*}}] %arg5, %arg0
 // FILL: gpu.memcpy async [%{{.*}}] %arg4, %arg2
 // FILL: gpu.module @partial_kernel

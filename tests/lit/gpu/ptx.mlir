@@ -34,8 +34,8 @@
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=oneshot | FileCheck %s --check-prefix=ONESHOT
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=twoshot | FileCheck %s --check-prefix=ONESHOT
 // ONESHOT: .visible .entry combine_sum_f32_x8(
-// 9 buffers (8 inputs, the output) of 5 descriptor fields each, then n.
-// ONESHOT: .param .u64 combine_sum_f32_x8_param_45
+// 9 buffers (8 inputs, the output), one address each, then n.
+// ONESHOT: .param .u64 combine_sum_f32_x8_param_9
 // ONESHOT-NEXT: )
 // ONESHOT-COUNT-8: ld.global.v4.b32
 // ONESHOT: st.global.v4.b32

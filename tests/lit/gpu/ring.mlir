@@ -3,7 +3,7 @@
 // gpu.launch_func per coll.combine, each on its device's stream (made once,
 // by the library's constructor); cross-stream dependencies are an event
 // record after the producer and a stream wait; one host sync at the end.
-// RUN: coll-gen all-reduce --devices 3 --shape 7 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu{graph=false})' > %t
+// RUN: coll-gen all-reduce --devices 3 --shape 14 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu{graph=false})' > %t
 // RUN: FileCheck %s < %t
 // RUN: FileCheck %s --check-prefix=COPIES < %t
 // RUN: FileCheck %s --check-prefix=KERNELS < %t
@@ -12,9 +12,10 @@
 
 // Placement is gone from every type; the GPU is recorded on the function.
 // CHECK-NOT: #coll.device
-// CHECK-LABEL: func.func @all_reduce(%arg0: memref<7xf32>
+// CHECK-LABEL: func.func @all_reduce(%arg0: memref<14xf32>
 // CHECK-SAME: attributes {coll.gpu = 0 : i64, llvm.emit_c_interface}
-// The scratch pool (3 + 3 + 2 + 2 + 2 + 2 floats, 256-byte aligned slots)
+// The scratch pool (4 + 4 + 4 + 4 + 6 + 6 floats: chunks of 4, 4, 6, two
+// hops each, in 256-byte aligned slots)
 // was allocated at load; the call reads its pointer from a global.
 // CHECK: %[[PA:.*]] = llvm.mlir.addressof @__coll_pools : !llvm.ptr
 // CHECK-NEXT: llvm.getelementptr %[[PA]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
@@ -31,11 +32,15 @@
 // CHECK: %[[EA:.*]] = llvm.mlir.addressof @__coll_events : !llvm.ptr
 // CHECK-NEXT: %[[EP0:.*]] = llvm.getelementptr %[[EA]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: %[[E0:.*]] = llvm.load %[[EP0]] : !llvm.ptr -> !llvm.ptr
-// Chunk 0: x0[0:3] -> scratch on d1 (a slice copied as is), combined on d1.
-// CHECK: %[[X0C0:.*]] = memref.subview %arg0[0] [3] [1] : memref<7xf32> to memref<3xf32, strided<[1]>>
-// CHECK: %[[R1:.*]] = memref.view %[[POOL]][%c0][] : memref<1536xi8> to memref<3xf32>
-// CHECK: gpu.memcpy async [%[[T0]]] %[[R1]], %[[X0C0]] : memref<3xf32>, memref<3xf32, strided<[1]>>
-// CHECK: gpu.launch_func async [%[[T0]]] @coll_kernels::@combine_sum_f32_x2 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%{{.*}} : memref<?xf32, strided<[1], offset: ?>>, %{{.*}} : memref<?xf32, strided<[1], offset: ?>>, %{{.*}} : memref<?xf32, strided<[1], offset: ?>>, %c3 : index)
+// Chunk 0: x0[0:4] -> scratch on d1 (a slice copied as is), combined on d1.
+// CHECK: %[[X0C0:.*]] = memref.subview %arg0[0] [4] [1] : memref<14xf32> to memref<4xf32, strided<[1]>>
+// CHECK: %[[R1:.*]] = memref.view %[[POOL]][%c0][] : memref<1536xi8> to memref<4xf32>
+// CHECK: gpu.memcpy async [%[[T0]]] %[[R1]], %[[X0C0]] : memref<4xf32>, memref<4xf32, strided<[1]>>
+// The kernel takes the address of each operand's element 0 (the scratch
+// buffer is both an input and the output: addressed once).
+// CHECK: %[[A1:.*]] = memref.extract_aligned_pointer_as_index %[[R1]] : memref<4xf32> -> index
+// CHECK: %[[A2:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<4xf32, strided<[1]>> -> index
+// CHECK: gpu.launch_func async [%[[T0]]] @coll_kernels::@combine_sum_f32_x2 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[A1]] : index, %[[A2]] : index, %[[A1]] : index, %c4 : index)
 // Device 2's copy needs d1's combine: an event recorded right after it,
 // waited for by d2's stream.
 // CHECK-NEXT: llvm.call @mgpuEventRecord(%[[E0]], %[[S0]]) : (!llvm.ptr, !llvm.ptr) -> ()
@@ -48,8 +53,8 @@
 // No coll op survives; the kernel exists once, for sm_90.
 // CHECK-NOT: coll.
 // CHECK: gpu.module @coll_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CHECK: gpu.func @combine_sum_f32_x2(%arg0: memref<?xf32, strided<[1], offset: ?>>, %arg1: memref<?xf32, strided<[1], offset: ?>>, %arg2: memref<?xf32, strided<[1], offset: ?>>, %arg3: index) kernel
-// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: gpu.func @combine_sum_f32_x2(%arg0: index, %arg1: index, %arg2: index, %arg3: index) kernel
+// CHECK: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK-NOT: gpu.func
 
 // ring on 3 devices: 2N(N-1) = 12 copies, N(N-1) = 6 combines.

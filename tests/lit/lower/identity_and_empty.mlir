@@ -1,7 +1,8 @@
 // N = 1 is the identity: one same-device copy, no kernel, whatever the strategy.
 // RUN: coll-gen all-reduce --devices 1 --shape 4x4 | coll-opt --coll-lower-all-reduce=strategy=ring | FileCheck %s --check-prefix=ONE
-// Empty chunks: numel 3 on 4 devices gives chunks 1, 1, 1, 0; forced
-// strategies emit no work for the empty chunk.
+// Empty chunks: numel 3 on 4 devices gives chunks 3, 0, 0, 0 (3 floats are
+// less than one 16-byte vector); forced strategies emit no work for the
+// empty chunks: one chunk's N-1 hops (or sends) in and N-1 out.
 // RUN: coll-gen all-reduce --devices 4 --shape 3 | coll-opt --coll-lower-all-reduce=strategy=ring | FileCheck %s --check-prefix=RING
 // RUN: coll-gen all-reduce --devices 4 --shape 3 | coll-opt --coll-lower-all-reduce=strategy=all2all | FileCheck %s --check-prefix=A2A
 // numel 64 on 6 devices: chunks 32, 32, 0, 0, 0, 0.
@@ -19,9 +20,9 @@
 // ONE-NOT: "coll.combine"
 // ONE: "coll.join"(%[[T]])
 
-// RING-COUNT-18: "coll.copy"{{.*}}memref<1xf32
+// RING-COUNT-6: "coll.copy"{{.*}}memref<3xf32
 // RING-NOT: "coll.copy"
-// A2A-COUNT-18: "coll.copy"{{.*}}memref<1xf32
+// A2A-COUNT-6: "coll.copy"{{.*}}memref<3xf32
 // A2A-NOT: "coll.copy"
 
 // SIX-NOT: [64] [0]

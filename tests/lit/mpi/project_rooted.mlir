@@ -38,27 +38,28 @@ module {
 
 // A broadcast from a root outside the group: devices 0 and 1 hold the
 // outputs, rank 2 only the input, so the program runs on 3 ranks. Ring
-// 2 -> 0 -> 1 in two chunks: rank 0 forwards a chunk as soon as it has it.
-// CHECK-LABEL: func.func @broadcast(%arg0: memref<6xi32>, %arg1: memref<6xi32>)
+// 2 -> 0 -> 1 in two chunks (4 and 6 elements): rank 0 forwards a chunk as
+// soon as it has it.
+// CHECK-LABEL: func.func @broadcast(%arg0: memref<10xi32>, %arg1: memref<10xi32>)
 // CHECK-SAME: coll.global_args = array<i64: -1, 1, -1, 2, 0, -1>, coll.max_tag = 1 : i64, coll.rank_inputs = 1 : i64, coll.ranks = 3 : i64
 // CHECK: case 0 {
 // CHECK-NOT: %arg0
 // CHECK: %[[C0:.*]] = mpi.irecv(%[[H0:.*]], %c0_i32, %c2_i32, %{{.*}}) : memref<4xi32, strided<[1]>, #coll.device<0 : i64>>
-// CHECK: %[[C1:.*]] = mpi.irecv(%[[H1:.*]], %c1_i32, %c2_i32, %{{.*}}) : memref<2xi32, strided<[1], offset: 4>, #coll.device<0 : i64>>
+// CHECK: %[[C1:.*]] = mpi.irecv(%[[H1:.*]], %c1_i32, %c2_i32, %{{.*}}) : memref<6xi32, strided<[1], offset: 4>, #coll.device<0 : i64>>
 // CHECK-NEXT: mpi.wait(%[[C0]])
 // CHECK-NEXT: mpi.isend(%[[H0]], %c0_i32, %c1_i32, %{{.*}})
 // CHECK-NEXT: mpi.wait(%[[C1]])
 // CHECK-NEXT: mpi.isend(%[[H1]], %c1_i32, %c1_i32, %{{.*}})
 // CHECK: case 2 {
 // CHECK-NOT: mpi.irecv
-// CHECK: memref.memory_space_cast %arg0 : memref<6xi32> to memref<6xi32, #coll.device<2 : i64>>
+// CHECK: memref.memory_space_cast %arg0 : memref<10xi32> to memref<10xi32, #coll.device<2 : i64>>
 // CHECK-NOT: mpi.irecv
 // CHECK: default {
 
 module {
-  func.func @broadcast(%x: memref<6xi32>, %y0: memref<6xi32>, %y1: memref<6xi32>) attributes {llvm.emit_c_interface} {
+  func.func @broadcast(%x: memref<10xi32>, %y0: memref<10xi32>, %y1: memref<10xi32>) attributes {llvm.emit_c_interface} {
     %t = "coll.broadcast"(%x, %y0, %y1) {devices = array<i64: 0, 1>, root = 2 : i64, strategy = "ring",
-        operandSegmentSizes = array<i32: 1, 2, 0>} : (memref<6xi32>, memref<6xi32>, memref<6xi32>) -> !coll.token
+        operandSegmentSizes = array<i32: 1, 2, 0>} : (memref<10xi32>, memref<10xi32>, memref<10xi32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
     return
   }

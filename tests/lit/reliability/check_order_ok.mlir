@@ -3,15 +3,15 @@
 // after a wait.
 // RUN: coll-opt %s --coll-check-order | FileCheck %s
 // RUN: coll-gen all-reduce --devices 5 --shape 203 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-shuffle{seed=3},coll-check-order)' | FileCheck %s --check-prefix=RING
-// RUN: coll-gen all-reduce --devices 5 --shape 3 --to-device 7 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-shuffle{seed=4},coll-check-order)' | FileCheck %s --check-prefix=EMPTY
+// RUN: coll-gen all-reduce --devices 5 --shape 12 --to-device 7 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-shuffle{seed=4},coll-check-order)' | FileCheck %s --check-prefix=EMPTY
 // RUN: coll-gen all-reduce --devices 5 --shape 2x3 --dtype i32 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-shuffle{seed=5},coll-check-order)' | FileCheck %s --check-prefix=NAIVE
 
 // Ring: 2N(N-1) copies and N(N-1) combines survive the shuffle.
 // RING-COUNT-40: "coll.copy"
 // RING-NOT: "coll.copy"
 // RING: "coll.wait"
-// Chunks of 1, 1, 1, 0, 0 elements: three reduced on devices 0..2 and
-// copied to device 7.
+// Chunks of 4, 4, 4, 0, 0 elements (one 16-byte vector each): three reduced
+// on devices 0..2 and copied to device 7.
 // EMPTY-COUNT-15: "coll.copy"
 // EMPTY-NOT: "coll.copy"
 // EMPTY: "coll.wait"
