@@ -377,6 +377,52 @@ def effects(op):
     return None
 
 
+def flat_effects(op):
+    """(reads, writes) as `effects` gives them of a host op without regions
+    that takes no token: ([], []) for one that touches no memory (a view, an
+    allocation, an op without memref operands); None when its accesses are
+    not known."""
+    name = op.name
+    if name == "memref.reshape":  # a view that also reads its shape operand
+        return [(op.operands[1], None, True)], []
+    if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS:
+        return [], []
+    if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
+        return [], []
+    return effects(op)
+
+
+def host_effects(op):
+    """(reads, writes) of a host op, as coll-check-order orders it: its
+    flat effects, or for an op with regions (a loop, a branch) the union of
+    what its nested ops may touch, none exactly (a nested coll op: its
+    buffers). None when some access is not known. Shared with
+    coll-check-semantics, which follows what host ops write."""
+    if not len(op.regions) or op.name.startswith("linalg.") or op.name in VIEW_OPS:
+        return flat_effects(op)
+    reads, writes, unknown = [], [], []
+
+    def visit(inner):
+        if inner == op:
+            return ir.WalkResult.ADVANCE
+        if inner.name.startswith("coll."):
+            v = view(inner)
+            eff = ([(x, None, False) for x in v.reads if isinstance(x.type, ir.MemRefType)],
+                   [(x, None, False) for x in v.writes if isinstance(x.type, ir.MemRefType)]) \
+                if v is not None else ([], [])
+        else:
+            eff = flat_effects(inner) if not (len(inner.regions) and not inner.name.startswith("linalg.")) \
+                else ([], [])  # its nested ops are visited one by one
+        if eff is None:
+            unknown.append(inner)
+            return ir.WalkResult.INTERRUPT
+        reads.extend((v, None, False) for v, _, _ in eff[0])
+        writes.extend((v, None, False) for v, _, _ in eff[1])
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return None if unknown else (reads, writes)
+
+
 def _point(mem, index_values, vshape=()):
     """The box a load or store at `index_values` touches: one element, or
     the trailing `vshape` of a vector; the whole view when not constant."""
@@ -457,20 +503,14 @@ class _Checker:
             self.report(op, f"a !coll.token used by '{name}' is not followed by coll-check-order; "
                             "expected tokens only in coll ops, func.call results and func.return")
             return None, None
-        if name == "memref.reshape":  # a view that also reads its shape operand
-            return "host", ([(op.operands[1], None, True)], [])
-        if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS:
-            return "skip", None
-        if len(op.regions) and not name.startswith("linalg."):
+        if len(op.regions) and not name.startswith("linalg.") and name not in VIEW_OPS:
             return self.nested(op)
-        if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
-            return "skip", None
-        eff = effects(op)
+        eff = flat_effects(op)
         if eff is None:
             self.report(op, f"coll-check-order does not know how '{name}' accesses its memref operands; "
                             "expected memref, vector, linalg, func.call or coll ops")
             return None, None
-        return "host", eff
+        return ("host", eff) if eff[0] or eff[1] else ("skip", None)
 
     def nested(self, op):
         """An op with regions (a loop, a branch) runs on the host as a whole:
