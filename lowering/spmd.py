@@ -36,9 +36,9 @@ from ..collectives import AllReduce, Broadcast, Reduce
 from ..ir.walk import find_ops
 from ..ir.types import device_of, on_device
 from ..ir import STRATEGIES
-from ..ir.views import VIEW_OPS, root_of
+from ..ir.views import VIEW_OPS, root_of, same_memory
 from ..analysis.regions import box, overlaps
-from ..passes.check_order import Resolver, Unresolved, effects
+from ..passes.check_order import Resolver, Unresolved, argument_roles, effects
 from ..passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
 from ..passes.lower_collectives import lower_collectives
 
@@ -702,17 +702,21 @@ def _one_collective(op, n, strategy, threshold, profile, tag_counts):
     has the same arguments), then it is lowered and projected as any
     global-view program is."""
     c = view(op)
-    values = []
+    values, canon = [], {}
     for v in c.inputs + c.outputs:
-        if v not in values:
+        # In place through a view moving nothing (a memref.cast of the
+        # input) is in place: one argument, as the lowering sees it.
+        same = next((u for u in values if same_memory(u, v)), None)
+        if same is None:
             values.append(v)
+        canon[v] = same or v
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
         f = ir.Operation.create("func.func", attributes={
             "sym_name": ir.StringAttr.get("one"),
             "function_type": ir.TypeAttr.get(ir.FunctionType.get([], []))}, regions=1)
     block = f.regions[0].blocks.append(*[v.type for v in values for _ in range(n)])
-    arg = lambda v, r: block.arguments[values.index(v) * n + r]
+    arg = lambda v, r: block.arguments[values.index(canon[v]) * n + r]
     with ir.InsertionPoint(block):
         for v in values:  # placed, used or not: _arg_ranks reads the placement
             for r in range(n):
@@ -775,32 +779,13 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
 
 
 def _rank_inputs(func_op):
-    """How many leading arguments no op writes (the rank's inputs)."""
-    args = list(func_op.regions[0].blocks[0].arguments)
-
-    def written(value):
-        for use in value.uses:
-            o = getattr(use.owner, "operation", use.owner)
-            if o.name in VIEW_OPS:
-                if o.results and written(o.results[0]):
-                    return True
-                continue
-            v = view(o)
-            if v is not None:
-                if any(x == value for x in v.writes):
-                    return True
-                continue
-            if o.name in ("func.return", "memref.load", "memref.dim", "mpi.isend", "mpi.send",
-                          "memref.memory_space_cast"):
-                if o.name == "memref.memory_space_cast" and written(o.results[0]):
-                    return True
-                continue
-            eff = effects(o)
-            if eff is None or any(w[0] == value for w in eff[1]):
-                return True
-        return False
-
-    return next((i for i, a in enumerate(args) if written(a)), len(args))
+    """How many leading arguments the rank only reads (the slots a run
+    need not read back; an input written in place is not one of them:
+    its values are given as any input's, passes/check_order.py
+    argument_roles). Read on the SPMD function, before its collectives
+    are lowered."""
+    roles = argument_roles(func_op)
+    return next((i for i, role in enumerate(roles) if role is None or role[1]), len(roles))
 
 
 rank_inputs = _rank_inputs
@@ -818,9 +803,9 @@ def spmd_to_mpi(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile
             n = ranks_of(f)
             if n is None or not len(f.regions[0].blocks) or GLOBAL_ARGS_ATTR in f.attributes:
                 continue
+            inputs = _rank_inputs(f)
             _lower_in_place(f, n, strategy, threshold, profile)
             k = len(f.regions[0].blocks[0].arguments)
             f.attributes[GLOBAL_ARGS_ATTR] = ir.DenseI64ArrayAttr.get(
                 [i * n + r for r in range(n) for i in range(k)])
-            f.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                                _rank_inputs(f))
+            f.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), inputs)

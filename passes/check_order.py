@@ -447,6 +447,7 @@ class _Checker:
         # nothing at entry: reading it before it is written reads garbage,
         # as for scratch. (Without a claim an argument may be in place.)
         self.fresh = set()
+        self.initial = set()  # arguments some read finds (partly) unwritten: their caller's values
         for claim in find_ops(func_op, Implements.NAME):
             c = Implements.of(claim)
             ins = {root_of(v)[0] for v in c.inputs}
@@ -737,6 +738,11 @@ class _Checker:
             else:
                 race = w  # the latest unordered write: likely the one meant
         owner = _owner_op(r.root)
+        if owner is None and r.exact and r.root not in self.initial and not covered(rb, ordered):
+            # Reads what the caller passed in. (A read known only as
+            # somewhere in a view, a call's, is not taken for one: the
+            # memref level calls kernels on outputs it has written.)
+            self.initial.add(r.root)
         unwritten = r.exact and (r.root in self.fresh if owner is None
                                  else owner.name in UNWRITTEN_ROOTS)
         covered_ = not unwritten or covered(rb, ordered)
@@ -861,6 +867,80 @@ def check_function(func_op):
         return c.findings
     c.block(blocks[0])
     return c.findings
+
+
+def _uses(value):
+    """[(op, operand)] of `value` and of the views of it (ir/views.py)."""
+    out = []
+    for use in value.uses:
+        op = getattr(use.owner, "operation", use.owner)
+        if op.name in VIEW_OPS and use.operand_number == 0 and op.results:
+            out += _uses(op.results[0])
+        out.append((op, op.operands[use.operand_number]))
+    return out
+
+
+# Ops through which a buffer's pointer escapes: what is done with it is not known.
+ESCAPES = ("memref.extract_aligned_pointer_as_index",)
+
+
+def _touch(op, value):
+    """(reads, writes) of `value` by `op`: what its effects (or its coll
+    role) say; None when that is not known (its pointer escapes, an op
+    whose effects are not known)."""
+    if op.name in ESCAPES:
+        return None
+    if op.name in VIEW_OPS or op.name in NO_ACCESS or op.name == "func.return":
+        return op.name == "memref.reshape" and op.operands[1] == value, False
+    v = view(op)
+    if v is not None:
+        return any(x == value for x in v.reads), any(x == value for x in v.writes)
+    eff = flat_effects(op) if not len(op.regions) or op.name.startswith("linalg.") else None
+    if eff is None:
+        return None
+    return any(x[0] == value for x in eff[0]), any(x[0] == value for x in eff[1])
+
+
+def argument_roles(func_op):
+    """Per argument of `func_op`'s entry block: (whether the program reads
+    the value the caller passed in, whether it writes the argument), from
+    what its ops do: an argument only read is an input, one only written an
+    output, one read before (or without) being written throughout an input
+    the program also writes (in place); None for an argument whose
+    accesses are not known (its pointer escapes, an op whose effects are not
+    known). For an argument both read and
+    written, whether the first reads find it written is the order check's
+    coverage of its accesses (exact regions, in an order of the token
+    graph): an exact read that finds part of it unwritten; where the
+    function cannot be followed, it is taken to be read."""
+    func_op = getattr(func_op, "operation", func_op)
+    blocks = list(func_op.regions[0].blocks)
+    if not blocks:
+        return []
+    args = list(blocks[0].arguments)
+    roles = []
+    for a in args:
+        read = written = False
+        for op, v in _uses(a):
+            t = _touch(op, v)
+            if t is None:
+                read = None
+                break
+            read, written = read or t[0], written or t[1]
+        roles.append([read, written] if read is not None else None)
+    if any(r is not None and r[0] and r[1] for r in roles):
+        name = ir.StringAttr(func_op.attributes["sym_name"]).value if "sym_name" in func_op.attributes else "?"
+        c = _Checker(func_op, name)
+        c.fresh = set()  # what the program does, not what a claim says
+        try:
+            c.block(blocks[0])
+        except (Unresolved, ValueError, TypeError):
+            c.findings.append(None)
+        if not c.findings:
+            for role, a in zip(roles, args):
+                if role is not None and role[0] and role[1]:
+                    role[0] = a in c.initial
+    return [tuple(r) if r is not None else None for r in roles]
 
 
 def check_module(module_op):

@@ -22,7 +22,7 @@ from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import (NUMPY_DTYPES, all_in_place, classify_arguments, find_entry, where, writer_of, from_bf16,
+from .signature import (NUMPY_DTYPES, classify_arguments, find_entry, in_place_arguments, where, from_bf16,
                         read_signature, to_bf16, to_buffers)
 
 # Float facts from the one table of element types (ir/kinds.py).
@@ -50,6 +50,17 @@ class Problem:
     attrs: dict = field(default_factory=dict)  # root, to_device, the axes
     alias: tuple = ()         # per op output: the input it is (in place), else None
     depth: int = None         # explicit level: most combines on a path to an output (None: N-1)
+    # Whether a reference is known: a collective op, or a coll.implements
+    # on the function's arguments. An explicit program without one runs
+    # unchecked (coll-run says so): what it should compute is nowhere said.
+    checked: bool = True
+
+    @property
+    def summary(self):
+        """What is run, for a table's title: 'all_reduce sum', ..."""
+        if not self.checked:
+            return "explicit program (no coll.implements on its arguments, unchecked)"
+        return f"{self.op} {self.kind or 'copy'}"
 
     @property
     def output_shape(self):
@@ -105,36 +116,30 @@ def _describe(func):
         raise ValueError(f"@{name} holds no collective, coll.copy or coll.combine: "
                          "nothing to check against numpy")
     kinds = {Combine.of(op).kind for op in _ops(func, "coll.combine")}
-    if len(kinds) > 1:
-        raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
-    kind = kinds.pop() if kinds else None
-    n_in, why = classify_arguments(func)
-    if RANKS_ATTR in func.attributes and n_in is not None:
-        # A per-rank program (coll-to-mpi): the global view is every rank's buffers.
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if RANKS_ATTR in func.attributes:
+        # A per-rank program (coll-to-mpi): the global view is every rank's
+        # buffers, its inputs as the projection counted them.
         ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
         k_in = ir.IntegerAttr(func.attributes[RANK_INPUTS_ATTR]).value
-        n_in, specs = ranks * k_in, specs * ranks
+        n_in, why, specs, in_place = ranks * k_in, None, specs * ranks, []
+    else:
+        n_in, why = classify_arguments(func)
+        in_place = in_place_arguments(func) if n_in is not None else []
     if n_in is None:
-        raise ValueError(f"@{name} is not an allreduce coll-run can check: {why}")
-    n_out = len(specs) - n_in
-    if n_out < 1:
-        raise ValueError(f"@{name} has no output argument")
+        raise ValueError(f"@{name}: {why}")
+    # Its outputs: the arguments it writes, in order (an input written in
+    # place is one of them).
+    written = sorted(set(in_place) | set(range(n_in, len(specs))))
+    if not written:
+        raise ValueError(f"@{name} writes none of its arguments: no output")
     if n_in < 1:
-        if kind is None or not all_in_place(func):
-            raise ValueError(f"@{name} has no input argument (every argument is written)")
-        # Every argument is read by a coll op and written: an in-place
-        # program (each output is its device's input), as a collective
-        # lowered in place without its coll.implements.
-        if len(set(specs)) != 1:
-            raise ValueError(f"@{name}: all arguments must have one shape and element type")
-        return Problem(name, len(specs), 0, specs[0].shape, specs[0].element, kind,
-                       alias=tuple(range(len(specs))))
-    if kind is None and n_in > 1:
-        raise ValueError(f"@{name} has {n_in} inputs but no reduction")
+        raise ValueError(f"@{name} has no input argument (every argument is only written)")
     if len({s for s in specs}) != 1:
         raise ValueError(f"@{name}: all arguments must have one shape and element type")
-    return Problem(name, n_in, n_out, specs[0].shape, specs[0].element, kind,
-                   depth=combine_depth(func))
+    alias = tuple(k if k < n_in else None for k in written) if in_place else ()
+    return Problem(name, n_in, len(specs) - n_in, specs[0].shape, specs[0].element, kind,
+                   depth=combine_depth(func), alias=alias, checked=False)
 
 
 def combine_depth(func):
@@ -224,7 +229,8 @@ def _describe_claim(func, name, specs, claim):
     attrs.update(zip(cls.AXES, claim.axes if claim.axes is not None else [0] * len(cls.AXES)))
     out_shape = tuple(ir.MemRefType(claim.outputs[0].type).shape) if claim.outputs else None
     return Problem(name, n_in, len(extra), specs[0].shape, specs[0].element,
-                   claim.kind if cls.HAS_KIND else None, None, False, what, out_shape, attrs, alias)
+                   claim.kind if cls.HAS_KIND else None, None, False, what, out_shape, attrs, alias,
+                   depth=combine_depth(func))
 
 
 def _int_attr(op, key):
@@ -425,6 +431,32 @@ def identical(outputs):
     multi-device result)."""
     first = np.ascontiguousarray(outputs[0]).view(np.uint8) if outputs else None
     return all(np.array_equal(first, np.ascontiguousarray(y).view(np.uint8)) for y in outputs[1:])
+
+
+@dataclass
+class Verdict:
+    ok: bool        # nothing failed (an unchecked run too)
+    status: str     # 'ok', 'unchecked', 'FAIL (...)', '..., replicas differ'
+    replicas: str   # 'identical', 'DIFFER', or '-' (no replicated result)
+
+
+def judge(problem, inputs, outputs):
+    """The verdict on one run: `check`ed against the reference, replicas
+    compared bitwise; 'unchecked' when no reference is known (never 'ok')."""
+    if not problem.checked:
+        return Verdict(True, "unchecked", "-")
+    good, worst = check(problem, inputs, outputs)
+    cls = BY_NAME.get("coll." + problem.op)
+    replicated = cls is not None and cls.REPLICATED and len(outputs) > 1
+    same = identical(outputs) if replicated else True
+    why = []
+    if not (good and same):
+        why.append(f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
+                   else f"FAIL ({worst:.0f} elements differ)")
+    if not same:
+        why.append("replicas differ")
+    return Verdict(good and same, ", ".join(why) or "ok",
+                   ("identical" if same else "DIFFER") if replicated else "-")
 
 
 def _same_value(got, want):

@@ -250,7 +250,7 @@ def run(argv):
         return _run_sharded(args, mpi_options)
     text, problem, shown = _load(args.file, args.entry)
     from coll.ir.ops import OPS
-    from coll.runtime.check import check, identical, make_inputs, make_outputs, op_outputs
+    from coll.runtime.check import judge, make_inputs, make_outputs, op_outputs
     from .diagnostics import print_warnings
     inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
     # The reference reads this copy: a program that writes its own inputs
@@ -283,9 +283,7 @@ def run(argv):
             judged = problem
             if collective and args.inputs:  # generated inputs are exact in any order
                 judged = dataclasses.replace(problem, depth=_depth(text, args.entry, strategy, args.backend))
-            good, worst = check(judged, pristine, outputs)
-            replicated = cls.REPLICATED and len(outputs) > 1
-            same = identical(outputs) if replicated else True
+            verdict = judge(judged, pristine, outputs)
             times = prog.time([x.copy() for x in pristine], make_outputs(problem), args.repeat)
         except Failure:
             raise
@@ -294,23 +292,16 @@ def run(argv):
         t = float(np.median(times))
         if first_outputs is None:
             first_outputs = outputs
-        failed = failed or not good
+        failed = failed or not verdict.ok
         label = chosen if collective else "-"
-        why = [] if good and same else [f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
-                                        else f"FAIL ({worst:.0f} elements differ)"]
-        if not same:
-            why.append("replicas differ")
-        status = ", ".join(why) or "ok"
-        replicas = "identical" if same else "DIFFER"
-        if not replicated:
-            replicas = "-"
         rows.append((label, str(max(problem.n_inputs, len(problem.alias) or problem.n_outputs)),
                      _size(problem.bytes_per_device), _seconds(t),
-                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, status))
+                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", verdict.replicas,
+                     verdict.status))
 
     shape = "x".join(str(d) for d in problem.shape)
     n_out = len(problem.alias) if problem.alias else problem.n_outputs
-    print(f"{shown}: {problem.op} {problem.kind or 'copy'} of {problem.n_inputs} x "
+    print(f"{shown}: {problem.summary} of {problem.n_inputs} x "
           f"{shape or 'scalar'}x{problem.element} -> {n_out} output(s), "
           f"backend {args.backend}, median of {args.repeat}")
     header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")
