@@ -16,7 +16,7 @@ from coll.ir.generate import all_reduce_module
 from coll.analysis import cost_model
 from coll.passes import choose_strategy
 from coll.collectives import AllReduce
-from coll.runtime import cpu
+from coll.backends import cpu
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 # What `auto` chooses from without peer access: every strategy it may pick.
