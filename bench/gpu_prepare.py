@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.argtypes import count  # one validation for every script
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
@@ -210,7 +211,7 @@ def main(argv=None):
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(ROOT / "build" / "gpu"))
     p.add_argument("--quick", action="store_true", help="1 MB programs and one odd size only")
-    p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--jobs", type=count(1, 1024), default=None)
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     entries, failed, total = prepare(args.out, args.quick, args.jobs)

@@ -21,7 +21,6 @@ recorded with its input and restarted. Input i depends only on (seed, i): a
 failure is replayed with `--seed S --only i --save DIR`. The engine is this
 one module.
 """
-import argparse
 import base64
 import collections
 import io
@@ -37,6 +36,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ..tools.argtypes import count, seconds, seed as seed_type
+from ..tools.cl import ArgumentParser
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("auto", "naive", "ring", "all2all")
@@ -1016,14 +1018,16 @@ def main(argv=None):
     if argv[:1] == ["--worker"]:
         worker(int(argv[1]), argv[2])
         return 0
-    p = argparse.ArgumentParser(prog="coll-fuzz", description=__doc__.split("\n\n")[0])
-    p.add_argument("--count", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per input before it counts as a hang")
+    # Usage errors exit 1; a count of 0 or less would run nothing and print
+    # an all-zero table, as a clean run does.
+    p = ArgumentParser(prog="coll-fuzz", description=__doc__.split("\n\n")[0])
+    p.add_argument("--count", type=count(1, 10 ** 8), default=1000)
+    p.add_argument("--seed", type=seed_type(), default=0)
+    p.add_argument("--timeout", type=seconds(3600), default=30.0, help="seconds per input before it counts as a hang")
     p.add_argument("--save", default=None, help="directory for failing inputs")
-    p.add_argument("--only", type=int, default=None, help="run input number ONLY alone")
-    p.add_argument("--progress", type=int, default=500, help="print counts every N inputs")
-    p.add_argument("--top", type=int, default=0, help="print the N most frequent diagnostics")
+    p.add_argument("--only", type=count(0, 10 ** 8), default=None, help="run input number ONLY alone")
+    p.add_argument("--progress", type=count(1), default=500, help="print counts every N inputs")
+    p.add_argument("--top", type=count(0, 10 ** 6), default=0, help="print the N most frequent diagnostics")
     p.add_argument("--tools", default=",".join(TOOLS), help="tools to fuzz (default: all of opt,run,build,gen)")
     args = p.parse_args(argv)
     tools = tuple(t.strip() for t in args.tools.split(",") if t.strip())

@@ -74,6 +74,8 @@ def span(value):
     if element is None:
         return None
     shape = list(mt.shape)
+    if 0 in shape:  # no element: shares no memory
+        return root, 0, 0
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
     try:
         strides, offset = mt.get_strides_and_offset()

@@ -218,6 +218,8 @@ def _runs(value, found=None):
         raise Unsupported(f"{value.type} has no strided layout") from None
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
     shape = list(mt.shape)
+    if any(d == 0 for d in shape):  # no element (its strides may read as dynamic)
+        return root, []
     if offset == dyn or dyn in strides:
         # A memref.cast only forgets a static layout (naive casts strided
         # inputs to one type): the layout is its source's.
