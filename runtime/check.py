@@ -11,7 +11,7 @@ the element type, and a tolerance per element from the reduction depth and
 missing or doubled contribution fails). Every replica of a multi-device
 result must hold the same bits.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from mlir import ir
@@ -54,13 +54,24 @@ class Problem:
     # on the function's arguments. An explicit program without one runs
     # unchecked (coll-run says so): what it should compute is nowhere said.
     checked: bool = True
+    # SPMD collectives over several groups of ranks (one axis of a grid):
+    # per group, the global positions of its ranks in group order; the
+    # reference and the replica comparison are per group. (): one group.
+    groups: tuple = ()
 
     @property
     def summary(self):
         """What is run, for a table's title: 'all_reduce sum', ..."""
         if not self.checked:
             return "explicit program (no coll.implements on its arguments, unchecked)"
-        return f"{self.op} {self.kind or 'copy'}"
+        what = f"{self.op} {self.kind or 'copy'}"
+        if self.groups:
+            return f"{what} in {len(self.groups)} group(s) of {len(self.groups[0])} ({self.groups_text})"
+        return what
+
+    @property
+    def groups_text(self):
+        return " ".join("[" + ",".join(map(str, g)) + "]" for g in self.groups)
 
     @property
     def output_shape(self):
@@ -193,14 +204,19 @@ def _describe_collective(func, name, specs, c):
     attrs = {k: v for k in ("root", "to_device") + c.AXES if (v := _int_attr(c.op, k)) is not None}
     out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
     n_out = len(extra)
+    groups = ()
     if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers, every rank's in all
         ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
-        n_in, n_out, alias = n_in * ranks, n_out * ranks, ()
+        # In place, rank r's output is its input r.
+        n_in, n_out, alias = n_in * ranks, n_out * ranks, tuple(range(ranks)) if alias == (0,) else ()
         if c.ROOTED:
             attrs["spmd"] = 1  # every rank holds an input and an output buffer (see _expect)
+        if "groups" in c.op.attributes:  # several groups: positions in a group, ranks in `groups`
+            flat, size = list(ir.DenseI64ArrayAttr(c.op.attributes["groups"])), len(c.devices)
+            groups = tuple(tuple(flat[i:i + size]) for i in range(0, len(flat), size))
     return Problem(name, n_in, n_out, specs[0].shape, specs[0].element,
                    c.kind if c.HAS_KIND else None, c.strategy, True, what[len("coll."):],
-                   out_shape, attrs, alias)
+                   out_shape, attrs, alias, groups=groups)
 
 
 def _on_arguments(func, claim):
@@ -445,10 +461,13 @@ def judge(problem, inputs, outputs):
     compared bitwise; 'unchecked' when no reference is known (never 'ok')."""
     if not problem.checked:
         return Verdict(True, "unchecked", "-")
+    if not outputs:  # nothing compared is no "ok"
+        return Verdict(False, "FAIL (no output to check)", "-")
     good, worst = check(problem, inputs, outputs)
     cls = BY_NAME.get("coll." + problem.op)
-    replicated = cls is not None and cls.REPLICATED and len(outputs) > 1
-    same = identical(outputs) if replicated else True
+    groups = [ys for _, _, ys in by_group(problem, inputs, outputs)]
+    replicated = cls is not None and cls.REPLICATED and any(len(ys) > 1 for ys in groups)
+    same = all(identical(ys) for ys in groups) if replicated else True  # replicas within a group
     why = []
     if not (good and same):
         why.append(f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
@@ -465,11 +484,33 @@ def _same_value(got, want):
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
+def by_group(problem, inputs, outputs):
+    """[(the problem of one group, its inputs, its outputs)]: one per group
+    of an SPMD collective over several groups (rank r holds input r and
+    output r), else the problem itself."""
+    if not problem.groups:
+        return [(problem, inputs, outputs)]
+    out = []
+    for g in problem.groups:
+        sub = replace(problem, n_inputs=len(g), n_outputs=len(g) if problem.n_outputs else 0,
+                      alias=tuple(range(len(g))) if problem.alias else (), groups=())
+        out.append((sub, [inputs[r] for r in g], [outputs[r] for r in g]))
+    return out
+
+
 def check(problem, inputs, outputs):
     """(ok, worst error over all outputs, as a float). `inputs` must be the
     values the program started from (a copy taken before the run);
     `outputs` are the op's outputs (op_outputs() for an in-place run).
-    Fails when the replicas of a multi-device result differ in any bit."""
+    Fails when the replicas of a multi-device result differ in any bit.
+    Over several groups: each group against its own reference."""
+    if problem.groups:
+        ranks = sorted(r for g in problem.groups for r in g)
+        ok, worst = ranks == list(range(len(outputs))) == list(range(len(inputs))), 0.0
+        for sub, xs, ys in by_group(problem, inputs, outputs):
+            good, w = check(sub, xs, ys)
+            ok, worst = ok and good, max(worst, w)
+        return ok, worst
     if problem.collective or problem.op != "all_reduce":  # an op, or a claim, names it
         expected = _expect(problem, inputs)
     else:

@@ -20,6 +20,7 @@ from ..ir.ops import COLLECTIVES, OPS, view
 from ..ir.walk import find_ops
 from ..passes.check_order import argument_roles, effects
 from ..ir.views import VIEW_OPS
+from ..ir.walk import is_public
 
 NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
 
@@ -73,7 +74,8 @@ class ArgSpec:
 
 def find_entry(module, entry=None):
     """The entry func.func: `entry` by name, else the one with
-    llvm.emit_c_interface, else the only public function."""
+    llvm.emit_c_interface, else the only public function (`func.func
+    public` too, as JAX writes it), else the public @main."""
     funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
     names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
     if entry is not None:
@@ -86,7 +88,8 @@ def find_entry(module, entry=None):
                              "give the module before coll-cpu-to-llvm")
         raise ValueError("the module has no func.func to run")
     for pick in (lambda f: "llvm.emit_c_interface" in f.attributes,
-                 lambda f: "sym_visibility" not in f.attributes):
+                 is_public,
+                 lambda f: is_public(f) and ir.StringAttr(f.attributes["sym_name"]).value == "main"):
         chosen = [f for f in funcs if pick(f)]
         if len(chosen) == 1:
             return chosen[0]
@@ -96,31 +99,45 @@ def find_entry(module, entry=None):
 WRITABLE = "bufferization.writable"
 
 
-def to_buffers(module, entry=None):
+def to_buffers(module, entry=None, ran=None):
     """A module in the tensor form, bufferized in place (the tensor frontend's route)
     as a runtime calls it: the entry's tensor arguments are the caller's
     arrays, so they are read-only (`bufferization.writable = false`: its
-    collectives write fresh buffers, not the inputs), and its tensor
-    results become output arguments after them. Returns the entry's number
-    of inputs (its arguments before), or None when the module has no
-    tensors (left alone). Raises ir.MLIRError with located diagnostics."""
+    collectives write fresh buffers, not the inputs; coll-entry), and its
+    tensor results become output arguments after them. Returns the entry's
+    number of inputs (its arguments before), or None when the module has no
+    tensors (left alone). `ran`: a list the pipeline elements run are
+    appended to. Raises ir.MLIRError with located diagnostics."""
     from ..core import routes
     from ..core.pipeline import run
-    from ..frontends import tensor
+    from ..frontends import shard, tensor
     if not tensor.detect(module.operation):
         return None
     func = find_entry(module, entry)
     ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
-    attrs = []
-    for i, t in enumerate(ft.inputs):
-        d = {a.name: a.attr for a in ir.DictAttr(old[i])} if i < len(old) else {}
-        if isinstance(t, ir.RankedTensorType) and WRITABLE not in d:
-            d[WRITABLE] = ir.BoolAttr.get(False)
-        attrs.append(ir.DictAttr.get(d))
-    func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
-    run(module.operation, routes.pipeline(tensor.route()))
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    # A partitioned shard program: its shard collectives become coll's
+    # (coll-from-shard, no partitioning) before it is bufferized.
+    front = [f"coll-entry{routes.options_text(function=name)}"] + (
+        shard.route(module.operation) if shard.partitioned(module.operation) else tensor.route())
+    run(module.operation, routes.pipeline(front))
+    if ran is not None:
+        ran += front
     return len(ft.inputs)
+
+
+FRONT_ATTR = "coll.front"  # on a module parse_program made: what it ran (taken by `front_of`)
+
+
+def front_of(module):
+    """The pipeline elements parse_program ran on `module` (bufferize, the
+    global view of an SPMD function, the entry's interface), taken off it."""
+    op = module.operation
+    if FRONT_ATTR not in op.attributes:
+        return []
+    out = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[FRONT_ATTR])]
+    del op.attributes[FRONT_ATTR]
+    return out
 
 
 def parse_program(module_text, entry=None, keep_local_work=False):
@@ -132,10 +149,13 @@ def parse_program(module_text, entry=None, keep_local_work=False):
     around its collectives; the mpi route runs that per rank). The entry
     gets the C interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..frontends.spmd import has_local_work, is_spmd, ranks_of, spmd_to_global
+    from ..frontends.spmd import has_local_work, is_spmd, ranks_of
+    from ..core import routes
+    from ..core.pipeline import run
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
-    tensor_inputs = to_buffers(module, entry)
+    ran = []  # what runs here, so that the route a runtime reports replays (front_of)
+    tensor_inputs = to_buffers(module, entry, ran)
     func = find_entry(module, entry)
     ranks, per_rank = 1, None
     # One rank's buffers: runtimes take the global view's.
@@ -144,8 +164,8 @@ def parse_program(module_text, entry=None, keep_local_work=False):
         # reads only its root's, yet every rank passes one).
         ranks = ranks_of(func)
         per_rank = _inputs_of(func)
-        spmd_to_global(module.operation)
-        verify_or_raise(module.operation)
+        run(module.operation, routes.pipeline(["coll-spmd-to-global"]))
+        ran.append("coll-spmd-to-global")
         func = find_entry(module, entry)
     name, specs = read_signature(func)
     if tensor_inputs is not None:  # the arguments it had; its results came after
@@ -154,7 +174,12 @@ def parse_program(module_text, entry=None, keep_local_work=False):
         n_inputs = ranks * per_rank
     else:
         n_inputs = _inputs_of(func)
-    func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    if "llvm.emit_c_interface" not in func.attributes:
+        elem = f"coll-entry{routes.options_text(function=name)}"
+        run(module.operation, routes.pipeline([elem]))
+        ran.append(elem)
+    if ran:
+        module.operation.attributes[FRONT_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(e) for e in ran])
     return module, name, specs, n_inputs
 
 

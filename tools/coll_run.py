@@ -144,7 +144,9 @@ def _load(path, entry):
                 raise Failure(_diag_text(col.diags + [from_location(l, m, name) for l, m in findings]))
             text = module.operation.get_asm(enable_debug_info=True)
             from coll.frontends import FRONTENDS
-            frontend = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)), None)
+            from coll.frontends.shard import partitioned  # one rank's program: per-device arrays
+            frontend = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
+                             and not partitioned(module.operation)), None)
             if frontend is not None:  # its arguments are global arrays (a job of its own)
                 return text, None, name, frontend
             try:
