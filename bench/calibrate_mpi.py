@@ -49,7 +49,7 @@ from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.backends.mpi.toolchain import find
 from coll.backends import mpi
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count  # one validation for every script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -19,7 +19,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count  # one validation for every script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,7 +177,7 @@ def bundle_support(out_dir):
                        input="", capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"building the libLLVM.so stub failed: {r.stderr.strip()}")
-    shutil.copy2(ROOT / "runtime" / "cuda_driver.py", out_dir / "cuda_driver.py")
+    shutil.copy2(ROOT / "backends" / "gpu" / "driver.py", out_dir / "cuda_driver.py")
     shutil.copy2(ROOT / "bench" / "gpu_run.py", out_dir / "gpu_run.py")
 
 

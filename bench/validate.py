@@ -17,7 +17,7 @@ from coll.analysis import cost_model
 from coll.passes import choose_strategy
 from coll.collectives import AllReduce
 from coll.backends import cpu
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 # What `auto` chooses from without peer access: every strategy it may pick.
 STRATEGIES = AllReduce.runnable(())

@@ -58,6 +58,12 @@ def bench(script, *args):
     ("gpu_prepare.py", ["--jobs", "0"], "argument --jobs: 0 is out of range"),
     ("shard_side_by_side.py", ["--ranks", "0"], "argument --ranks: 0 is out of range"),
     ("shard_side_by_side.py", ["--repeat", "-1"], "argument --repeat: -1 is out of range"),
+    ("mpi_side_by_side.py", ["--ranks", "0"], "argument --ranks: 0 is out of range; expected 1.."),
+    ("mpi_side_by_side.py", ["--kib", "0"], "argument --kib: 0 is out of range; expected 1.."),
+    ("mpi_side_by_side.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
+    ("mpi_side_by_side.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
+    ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: 'x' is not an integer"),
+    ("profile_run.py", ["--top", "0", "--", "f.mlir"], "argument --top: 0 is out of range"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)

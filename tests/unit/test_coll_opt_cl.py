@@ -1,8 +1,8 @@
 """coll-opt's command line, chunk splitting and dump filter, as units."""
 import pytest
 
-from coll.tools import cl
-from coll.tools.ir_print import filter_dumps
+from coll.tools.opt import cl
+from coll.tools.opt.ir_print import filter_dumps
 from coll.tools.source import split_chunks
 
 OPTS = [cl.Option("o", cl.VALUE, default="-"), cl.Option("split-input-file", cl.OPTIONAL),
@@ -24,8 +24,8 @@ def test_optional_value_only_after_equals():
 
 
 def test_lists_take_commas_and_repeats():
-    p = cl.parse(["--mlir-print-ir-after=cse,canonicalize", "-mlir-print-ir-after", "coll-verify"], OPTS)
-    assert p.values["mlir-print-ir-after"] == ["cse", "canonicalize", "coll-verify"]
+    p = cl.parse(["--mlir-print-ir-after=cse,canonicalize", "-mlir-print-ir-after", "coll-check-order"], OPTS)
+    assert p.values["mlir-print-ir-after"] == ["cse", "canonicalize", "coll-check-order"]
 
 
 def test_unknown_dashed_arguments_are_pass_candidates_in_order():

@@ -122,7 +122,7 @@ def test_unclaimed_explicit_program_runs_unchecked(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == (f"{bad}: explicit program (no coll.implements on its arguments, unchecked) of 2 x 8xi32 "
-                        "-> 2 output(s), backend cpu, median of 1")
+                        "-> 2 output(s), backend cpu, 1 timed run(s) after an untimed one")
     assert lines[-1].split()[-2:] == ["-", "unchecked"] and " ok" not in r.stdout
     out = np.load(tmp_path / "out.npz")
     assert out.files == ["y0", "y1"]
