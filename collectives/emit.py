@@ -15,7 +15,7 @@ from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.ops import view
+from ..ir.ops import Implements, view
 from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.verifier import SPMD_RANKS
 from ..ir.views import same_memory
@@ -152,10 +152,12 @@ def claim(c, final):
     """The coll.implements of collective `c` (an ir/ops.py view) over the
     program ending in `final`: what that program computes, with the
     collective's own attributes, for coll-check-semantics."""
-    return builders.implements(
+    op = builders.implements(
         c.inputs, c.outputs, final, c.op.name[len("coll."):], kind=c.kind if c.HAS_KIND else None,
         devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root, axes=c.axes or None,
         **c.arrays)
+    op.attributes[Implements.LOWERED] = ir.UnitAttr.get()  # of this op, not of its function
+    return op
 
 
 def replace(op, final):

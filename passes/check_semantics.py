@@ -687,9 +687,12 @@ def _whole(claim_op, block):
     collective. Then what the function does after the claimed program (a
     write into an output after the final wait) is part of it. A claim of
     one collective inside a larger program (local work around it) speaks
-    of the program ending in its token only: its inputs are what the host
+    of the program ending in its token only (so is the lowering's claim of
+    a collective op, `lowered`): its inputs are what the host
     ops before its first copy or combine left in them."""
     c = Implements.of(claim_op)
+    if c.lowered:  # the lowering's claim of one collective op
+        return False
     ins = list(c.inputs)
     return ins + [o for o in c.outputs if o not in ins] == list(block.arguments)
 

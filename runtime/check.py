@@ -113,7 +113,7 @@ def _describe(func):
     if found:
         local = [op for op in func.regions[0].blocks[0].operations
                  if not op.operation.name.startswith("coll.")
-                 and op.operation.name not in ("func.return", "arith.constant")]
+                 and op.operation.name not in ("func.return", "arith.constant") + VIEW_OPS]  # a view is no work
         if local:  # e.g. a frontend's linalg around its collective: no reference here
             raise ValueError(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
                              f"{where(local[0].operation)}); coll-run checks a function that is one collective on "
