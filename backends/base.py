@@ -12,7 +12,9 @@ import time as _time
 from dataclasses import dataclass
 
 from ..ir import STRATEGIES, make_context
-from ..runtime.signature import parse_program
+from ..core import routes
+from ..core.pipeline import split_top
+from ..runtime.signature import front_of, parse_program
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,10 @@ class Backend:
         ctx = make_context()
         with ctx:
             parsed, name, specs, n_inputs = parse_program(text, entry, keep_local_work=self.keep_local_work)
+            front = front_of(parsed)
             prog = self.build(parsed, name, specs, n_inputs, strategy, threshold, **options)
+        if front and getattr(prog, "pipeline", None):  # the whole route: it replays in coll-opt
+            prog.pipeline = routes.pipeline(front, split_top(prog.pipeline[len("builtin.module("):-1]))
         prog.compile_seconds = _time.perf_counter() - t0
         prog._ctx = ctx  # keep the context alive as long as the program
         self._cache[key] = prog

@@ -50,6 +50,7 @@ from coll.ir.types import flat_type
 from coll.backends.mpi.toolchain import find
 from coll.backends import mpi
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.argtypes import count  # one validation for every script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "mpi.json")
@@ -337,13 +338,11 @@ def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-o", dest="output", default=DEFAULT_OUT)
     p.add_argument("--quick", action="store_true", help="three message sizes instead of six")
-    p.add_argument("--repeat", type=int, default=21)
+    p.add_argument("--repeat", type=count(1, 10 ** 6), default=21)
     args = p.parse_args(argv)
     why = output_path_error(args.output)
     if why:
         raise SystemExit(f"calibrate_mpi: {why}")
-    if args.repeat < 1:
-        raise SystemExit(f"calibrate_mpi: --repeat must be at least 1, got {args.repeat}")
     ok, why = mpi.available()
     if not ok:
         raise SystemExit(f"calibrate_mpi: {why}")

@@ -18,13 +18,15 @@ from order_oracle import crosscheck  # noqa: E402
 from coll.ir import make_context  # noqa: E402
 from coll.passes.check_order import check_module  # noqa: E402
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.ir import MAX_DEVICES  # noqa: E402
+from coll.tools.argtypes import count, seed as seed_type  # one validation for every script
 
 
 def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--count", type=int, default=10000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--ring", type=int, default=0)
+    p.add_argument("--count", type=count(1, 10 ** 8), default=10000)
+    p.add_argument("--seed", type=seed_type(), default=0)
+    p.add_argument("--ring", type=count(0, MAX_DEVICES), default=0, help="N of a ring allreduce to check (0: none)")
     args = p.parse_args(argv)
     if args.ring:
         return ring(args.ring)

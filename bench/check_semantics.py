@@ -19,6 +19,8 @@ from coll.ir.ops import COLLECTIVE_OPS, OPS
 from coll.passes.check_semantics import check_module
 from coll.passes.lower_collectives import lower_collectives
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.ir import MAX_DEVICES  # noqa: E402
+from coll.tools.argtypes import count  # one validation for every script
 
 TARGET = {64: 5.0, 256: 60.0}  # seconds
 
@@ -41,9 +43,9 @@ def form(op, n, numel):
 def main():
     ops = [cls.NAME[len("coll."):] for cls in COLLECTIVE_OPS]
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[64, 256])
+    ap.add_argument("--n", type=count(1, MAX_DEVICES), nargs="+", default=[64, 256])
     ap.add_argument("--op", nargs="+", default=ops, choices=ops)
-    ap.add_argument("--numel", type=int, default=1 << 20)
+    ap.add_argument("--numel", type=count(1, 1 << 40), default=1 << 20)
     args = ap.parse_args()
     with make_context(), ir.Location.unknown():
         for n in args.n:

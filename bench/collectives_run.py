@@ -45,6 +45,8 @@ from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
 from coll.backends import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.ir import MAX_DEVICES  # noqa: E402
+from coll.tools.argtypes import count  # one validation for every script
 
 MIB = 1 << 20
 NAMES = ("reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "permute")
@@ -214,10 +216,10 @@ def peak_memory(op, n, mib, strategy, tile=-1):
 
 def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--devices", type=int, nargs="+", default=[4, 8])
-    p.add_argument("--mib", type=int, nargs="+", default=[64])
+    p.add_argument("--devices", type=count(1, MAX_DEVICES), nargs="+", default=[4, 8])
+    p.add_argument("--mib", type=count(1, 1 << 20), nargs="+", default=[64])
     p.add_argument("--ops", nargs="+", default=list(NAMES), choices=NAMES)
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=count(1, 10 ** 6), default=5)
     p.add_argument("--memory", action="store_true", help="also peak memory per op x strategy")
     p.add_argument("--small", action="store_true", help="also the 4 KB, N = 8 allreduce pick")
     p.add_argument("--profile", default="cpu", help="the profile of --small (default cpu)")

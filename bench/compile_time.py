@@ -32,6 +32,7 @@ import time
 from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.argtypes import count, seconds  # one validation for every script
 
 # Every allreduce strategy but the peer ones (they need GPUs that share memory).
 STRATEGIES = AllReduce.runnable(())
@@ -373,8 +374,8 @@ def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ns", default=None, help="comma-separated device counts")
     p.add_argument("--strategies", default=",".join(STRATEGIES))
-    p.add_argument("--numel", type=int, default=4096)
-    p.add_argument("--limit", type=float, default=600, help="seconds per stage")
+    p.add_argument("--numel", type=count(1, 1 << 40), default=4096)
+    p.add_argument("--limit", type=seconds(), default=600, help="seconds per stage")
     p.add_argument("--no-e2e", action="store_true")
     p.add_argument("--no-gpu", action="store_true", help="skip the GPU route column")
     p.add_argument("--gpu-only", action="store_true", help="only lowering and the GPU route")
@@ -392,8 +393,6 @@ def main(argv=None):
     unknown = [s for s in args.strategies.split(",") if s not in STRATEGIES]
     if unknown:
         p.error(f"unknown strategy '{unknown[0]}'; expected some of: {', '.join(STRATEGIES)}")
-    if args.numel < 1 or args.limit <= 0:
-        p.error("--numel must be at least 1 and --limit above 0")
     why = args.json and output_path_error(args.json)
     if why:
         p.error(f"--json: {why}")

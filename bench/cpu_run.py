@@ -28,6 +28,8 @@ from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.backends import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.ir import MAX_DEVICES  # noqa: E402
+from coll.tools.argtypes import count  # one validation for every script
 
 STRATEGIES = ("naive", "ring", "all2all")
 MIB = 1 << 20
@@ -114,8 +116,8 @@ def compile_time(n=8, mib=64, repeat=3):
 
 def main():
     p = ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--devices", type=int, nargs="+", default=[4, 8])
-    p.add_argument("--mib", type=int, nargs="+", default=[1, 4, 16, 64, 256])
+    p.add_argument("--devices", type=count(1, MAX_DEVICES), nargs="+", default=[4, 8])
+    p.add_argument("--mib", type=count(1, 1 << 20), nargs="+", default=[1, 4, 16, 64, 256])
     p.add_argument("--json", help="also write the rows to this file")
     args = p.parse_args()
 

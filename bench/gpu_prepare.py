@@ -34,6 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.argtypes import count  # one validation for every script
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVICES = (2, 4, 8)
@@ -282,7 +283,7 @@ def prepare(out_dir, libraries=None, workers=None, sizes=SIZES, devices=DEVICES)
 def main(argv=None):
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(ROOT / "build" / "gpu"))
-    p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--jobs", type=count(1, 1024), default=None)
     p.add_argument("--only", default=None, help="comma-separated sets: smoke,sanitize,perf,dtype")
     args = p.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None

@@ -34,6 +34,7 @@ from coll.ir.ops import DEFAULT_THRESHOLD
 from coll.runtime import check
 from coll.backends import mpi
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.argtypes import count  # one validation for every script
 
 MAX_RANKS = 4 * os.cpu_count()  # more ranks than a few per core would only wait on each other
 MAX_KIB = 1 << 20               # 1 GiB per rank
@@ -126,9 +127,9 @@ def summary(rows):
 
 def main():
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ranks", type=int, nargs="+", default=[2, 3, 4])
-    ap.add_argument("--kib", type=int, nargs="+", default=[4, 64, 1024, 16384, 65536])
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--ranks", type=count(1, MAX_RANKS), nargs="+", default=[2, 3, 4])
+    ap.add_argument("--kib", type=count(1, MAX_KIB), nargs="+", default=[4, 64, 1024, 16384, 65536])
+    ap.add_argument("--repeat", type=count(1, 10 ** 6), default=7)
     ap.add_argument("--profile", default="mpi", help="the cost-model profile of the model's pick")
     ap.add_argument("--json", help="write the points here")
     ap.add_argument("--from", dest="source", metavar="JSON",
@@ -142,10 +143,6 @@ def main():
     why = args.json is not None and output_path_error(args.json)
     if why:
         ap.error(f"--json: {why}")
-    if not all(1 <= n <= MAX_RANKS for n in args.ranks):
-        ap.error(f"--ranks must be 1..{MAX_RANKS} (4 per core here), got {args.ranks}")
-    if not all(1 <= k <= MAX_KIB for k in args.kib) or args.repeat < 1:
-        ap.error(f"--kib sizes must be 1..{MAX_KIB} and --repeat at least 1")
     if args.source:
         try:
             with open(args.source) as f:

@@ -38,6 +38,7 @@ from coll.runtime import check
 from coll.backends import mpi
 from coll.runtime.measure import Measurement, human_size, seconds
 from coll.tools.args import ArgumentParser
+from coll.tools.argtypes import count  # one validation for every script
 
 import mpi_run  # noqa: E402 - bench/: the MPI_Allreduce module of mpi_run.py
 
@@ -168,18 +169,14 @@ def rows(n, kib, ms):
 
 def main():
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
-    ap.add_argument("--kib", type=int, nargs="+", default=[4, 16, 64, 256, 1024, 4096, 16384, 65536])
-    ap.add_argument("--repeat", type=int, default=10, help="timed runs per program and size (default 10)")
+    ap.add_argument("--ranks", type=count(1, MAX_RANKS), nargs="+", default=[2, 4])
+    ap.add_argument("--kib", type=count(1, mpi_run.MAX_KIB), nargs="+", default=[4, 16, 64, 256, 1024, 4096, 16384, 65536])
+    ap.add_argument("--repeat", type=count(1, 10 ** 6), default=10, help="timed runs per program and size (default 10)")
     ap.add_argument("--torch-python", help="a Python with torch, for the gloo column")
     ap.add_argument("--setup-torch", action="store_true", help=f"make {TORCH_VENV.name}/ (torch, CPU) if missing")
     ap.add_argument("--no-mpi4py", action="store_true", help="leave the mpi4py column out (no install)")
     ap.add_argument("--json", help="write the points here")
     args = ap.parse_args()
-    if not all(1 <= n <= MAX_RANKS for n in args.ranks):
-        ap.error(f"--ranks must be 1..{MAX_RANKS} (4 per core here), got {args.ranks}")
-    if not all(1 <= k <= mpi_run.MAX_KIB for k in args.kib) or args.repeat < 1:
-        ap.error(f"--kib sizes must be 1..{mpi_run.MAX_KIB} and --repeat at least 1")
     why = args.json is not None and output_path_error(args.json)
     if why:
         ap.error(f"--json: {why}")

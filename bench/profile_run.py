@@ -20,6 +20,7 @@ import sys
 import time
 
 from coll.tools.args import ArgumentParser
+from coll.tools.argtypes import count  # one validation for every script
 
 
 def peak_rss():
@@ -45,7 +46,7 @@ def buffer_bytes(argv):
 
 def main():
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--top", type=count(1, 10 ** 6), default=25)
     ap.add_argument("--sort", default="tottime", choices=("tottime", "cumulative"))
     ap.add_argument("run", nargs="+", help="coll-run's arguments (after --)")
     args = ap.parse_args()

@@ -25,6 +25,7 @@ from coll.backends.mpi import toolchain as lowering_mpi  # noqa: E402
 from coll.backends import mpi
 from coll.backends import sharded as shard  # noqa: E402
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.argtypes import count  # one validation for every script
 
 
 def all_reduce_program(n, numel):
@@ -68,9 +69,9 @@ def time_all_reduce(n, kib, repeat):
 
 def main():
     p = ArgumentParser()
-    p.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
-    p.add_argument("--kib", type=int, nargs="+", default=[4, 1024])
-    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--ranks", type=count(1, 4 * (os.cpu_count() or 1)), nargs="+", default=[2, 4])
+    p.add_argument("--kib", type=count(1, 1 << 20), nargs="+", default=[4, 1024])
+    p.add_argument("--repeat", type=count(1, 10 ** 6), default=20)
     args = p.parse_args()
     print("| program | upstream convert-shard-to-mpi | coll |")
     print("| --- | --- | --- |")

@@ -6,7 +6,6 @@ loaded). Prints the medians and the ratios.
 
   python bench/startup.py [--rounds 15]
 """
-import argparse
 import os
 import statistics
 import subprocess
@@ -14,6 +13,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.argtypes import count  # one validation for every script
 
 BIN = Path(sys.executable).parent
 
@@ -27,8 +29,8 @@ def _time(cmd):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="startup.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=15)
+    p = ArgumentParser(prog="startup.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=count(1, 10 ** 4), default=15)
     args = p.parse_args(argv)
     if not 1 <= args.rounds <= 1000:
         p.error(f"--rounds must be in 1..1000, got {args.rounds}")

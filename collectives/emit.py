@@ -15,10 +15,11 @@ from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.ops import view
+from ..ir.ops import Implements, view
 from ..ir.kinds import ELEMENTS
 from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.verifier import SPMD_RANKS
+from ..ir.views import same_memory
 
 
 class Tokens(list):
@@ -60,7 +61,13 @@ class Emitter:
         self.consumed = set()  # tokens some emitted op waits for
         self._flat, self._slices, self._len, self._where = {}, {}, {}, {}
         self.x = [self.flat(v, d) for v, d in zip(c.inputs, c.input_devices)]
-        self.y = [self.flat(v, d) for v, d in zip(c.outputs, c.output_devices)]
+        # In place is the same memory, not the same value: an output that is
+        # a view of its input moving nothing (a memref.cast) is that input,
+        # so every strategy sees `y[j] is x[i]` (the verifier refuses a
+        # partial overlap).
+        self.y = [next((x for x, v2, d2 in zip(self.x, c.inputs, c.input_devices)
+                        if d2 == d and same_memory(v, v2)), None) or self.flat(v, d)
+                  for v, d in zip(c.outputs, c.output_devices)]
 
     # -- views ---------------------------------------------------------------
     def flat(self, value, device):
@@ -147,10 +154,12 @@ def claim(c, final):
     """The coll.implements of collective `c` (an ir/ops.py view) over the
     program ending in `final`: what that program computes, with the
     collective's own attributes, for coll-check-semantics."""
-    return builders.implements(
+    op = builders.implements(
         c.inputs, c.outputs, final, c.op.name[len("coll."):], kind=c.kind if c.HAS_KIND else None,
         devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root, axes=c.axes or None,
         **c.arrays)
+    op.attributes[Implements.LOWERED] = ir.UnitAttr.get()  # of this op, not of its function
+    return op
 
 
 def replace(op, final):

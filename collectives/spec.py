@@ -47,9 +47,9 @@ def block(shape, axis, k, n):
 def aligned(runlists):
     """Splits equally long run lists into common segments:
     yields ([position in each], length)."""
+    runlists = [[r for r in runs if r[1]] for runs in runlists]  # empty runs hold nothing
     idx, off = [0] * len(runlists), [0] * len(runlists)
-    first = runlists[0]
-    while idx[0] < len(first):
+    while all(i < len(r) for r, i in zip(runlists, idx)):
         length = min(r[i][1] - o for r, i, o in zip(runlists, idx, off))
         yield [r[i][0] + o for r, i, o in zip(runlists, idx, off)], length
         for j, r in enumerate(runlists):

@@ -30,6 +30,7 @@ from ..ir import IRDL_FILE
 from ..ir.types import token_type
 from ..core.tools import tool
 from .spmd import RANKS_ATTR
+from ..ir.walk import is_public
 
 # Upstream's partitioning, nested under func.func as it must be (22.1.8).
 # No cse between propagation and partitioning: it would merge two equal
@@ -458,7 +459,7 @@ def _append(block, op):
 def find_funcs(module_op):
     """The public func.func ops of the module (with a body)."""
     return [op.operation for op in module_op.regions[0].blocks[0].operations
-            if op.operation.name == "func.func" and "sym_visibility" not in op.operation.attributes]
+            if op.operation.name == "func.func" and is_public(op.operation)]
 
 
 def strip_annotations(module_op):
@@ -489,13 +490,26 @@ def detect(module_op):
     return any(op.operation.name == "shard.grid" for op in module_op.regions[0].blocks[0].operations)
 
 
-def route(module_op=None, backend=None, partition=True, **_):
+def partitioned(module_op):
+    """Whether a module on a shard.grid is partitioned already (what
+    upstream shard-partition makes: shard collectives or index ops, no
+    shard.shard annotation): one rank's program, its arguments each rank's
+    own (an SPMD function), not global arrays."""
+    names = [op.name for op in _ops(module_op)]
+    return (any(n in COLLECTIVES or n in INDEX_OPS for n in names)
+            and "shard.shard" not in names and detect(module_op))
+
+
+def route(module_op=None, backend=None, partition=None, **_):
     """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
     function on memrefs: upstream partitioning (coll-shard-partition; not
     with `partition=False`, for a program partitioned already), coll
     collectives (coll-from-shard), bufferized (the tensor frontend's route);
-    the SPMD frontend then takes it to what the back end runs."""
+    the SPMD frontend then takes it to what the back end runs. `partition`
+    None: unless the module is `partitioned` already."""
     from .tensor import route as bufferize
+    if partition is None:
+        partition = module_op is None or not partitioned(module_op)
     return (["coll-shard-partition"] if partition else []) + [
         "coll-from-shard", "canonicalize", "cse", *bufferize(), "canonicalize", "cse"]
 

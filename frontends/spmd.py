@@ -36,9 +36,9 @@ from ..collectives import AllReduce, Broadcast, Reduce
 from ..ir.walk import find_ops
 from ..ir.types import device_of, on_device
 from ..ir import STRATEGIES
-from ..ir.views import VIEW_OPS, root_of
+from ..ir.views import VIEW_OPS, root_of, same_memory
 from ..analysis.regions import box, overlaps
-from ..passes.check_order import Resolver, Unresolved, effects
+from ..passes.check_order import Resolver, Unresolved, argument_roles, effects
 from ..passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
 from ..passes.lower_collectives import lower_collectives
 
@@ -87,9 +87,12 @@ def _rank_slots(func_op, written):
                 if d is not None:
                     placed.setdefault(a.arg_number, d)
     if len(placed) != len(args):
-        raise PassError("every argument must be placed on a device "
-                        "(memref.memory_space_cast to #coll.device<i>); lower the collectives first "
-                        "(coll-lower-all-reduce)", func_op.location)
+        k = next(a.arg_number for a in args if a.arg_number not in placed)
+        lowered = not find_ops(func_op, lambda n: n in COLLECTIVES)
+        raise PassError(f"argument #{k} is placed on no device (memref.memory_space_cast to #coll.device<i>): "
+                        + ("no coll op uses it; every argument of a global-view program is a device's buffer"
+                           if lowered else "lower the collectives first (coll-lower-collectives)"),
+                        func_op.location)
     ranks = sorted(set(placed.values()))
     if ranks != list(range(len(ranks))):
         raise PassError(f"the arguments are on devices {ranks}; expected devices 0..N-1, one rank each",
@@ -320,9 +323,14 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
         if op.name not in ("memref.memory_space_cast", "arith.constant") and _op_ranks(op) is None:
             unknown.append(op)
     if unknown:
-        raise PassError(f"'{unknown[0].name}' has no per-rank projection; expected only coll "
-                        "ops, views and memref.memory_space_cast (lower the collectives first)",
-                        unknown[0].location)
+        op = unknown[0]
+        if op.name in COLLECTIVES:
+            why = "lower the collectives first (coll-lower-collectives)"
+        else:  # local work in a global-view program
+            why = ("local work runs per rank in the SPMD form (coll.ranks = N), whose collectives "
+                   "coll-spmd-to-mpi lowers where they are")
+        raise PassError(f"'{op.name}' has no per-rank projection; expected only coll ops, views and "
+                        f"memref.memory_space_cast in a global-view program: {why}", op.location)
     for op in ops:
         if op.name in DATA_OPS or op.name == "coll.alloc":
             for r in _op_ranks(op):
@@ -631,8 +639,8 @@ def _expand_local(func_op, n):
 
 def is_spmd(func_op):
     """Whether `func_op` is in SPMD form with collectives to expand."""
-    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and any(
-        op.operation.name in COLLECTIVES for op in func_op.regions[0].blocks[0].operations)
+    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and bool(
+        find_ops(func_op, lambda n: n in COLLECTIVES))  # nested ones too (a loop around a collective)
 
 
 @register("coll-spmd-to-global",
@@ -671,6 +679,15 @@ def to_mpi(module_op, implementation="OpenMPI", **options):
             if ranks_of(f) is not None or not len(f.regions[0].blocks):
                 projected = projected or ranks_of(f) is not None
                 continue
+            nested = [op for op in find_ops(f, lambda n: n.startswith("coll."))
+                      if op.parent is not None and op.parent.operation != f]
+            if nested:
+                op = nested[0]
+                raise PassError(f"'{op.name}' inside '{op.parent.name}' (a collective in a loop, lowered): coll-to-mpi projects a straight-line "
+                                "global-view program; expected coll ops at the top level of the function (unroll "
+                                "the loop, or write the function in SPMD form, coll.ranks = N: coll-spmd-to-mpi "
+                                "lowers each collective where it is, loops included)", op.location,
+                                [(op.parent.location, f"this {op.parent.name}")])
             if any(op.operation.name.startswith("coll.") for op in f.regions[0].blocks[0].operations):
                 _project(f, options.get("tag-limit", TAG_LIMIT))
                 projected = True
@@ -702,17 +719,21 @@ def _one_collective(op, n, strategy, threshold, profile, tag_counts):
     has the same arguments), then it is lowered and projected as any
     global-view program is."""
     c = view(op)
-    values = []
+    values, canon = [], {}
     for v in c.inputs + c.outputs:
-        if v not in values:
+        # In place through a view moving nothing (a memref.cast of the
+        # input) is in place: one argument, as the lowering sees it.
+        same = next((u for u in values if same_memory(u, v)), None)
+        if same is None:
             values.append(v)
+        canon[v] = same or v
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
         f = ir.Operation.create("func.func", attributes={
             "sym_name": ir.StringAttr.get("one"),
             "function_type": ir.TypeAttr.get(ir.FunctionType.get([], []))}, regions=1)
     block = f.regions[0].blocks.append(*[v.type for v in values for _ in range(n)])
-    arg = lambda v, r: block.arguments[values.index(v) * n + r]
+    arg = lambda v, r: block.arguments[values.index(canon[v]) * n + r]
     with ir.InsertionPoint(block):
         for v in values:  # placed, used or not: _arg_ranks reads the placement
             for r in range(n):
@@ -742,9 +763,10 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
     program order orders them: tokens and waits go."""
     block = func_op.regions[0].blocks[0]
     chosen, tags = [], {}
-    for op in [o.operation for o in block.operations]:
-        if op.name not in COLLECTIVES:
-            continue
+    # Nested ones too: a collective in a loop body becomes its rank's part
+    # there, run to completion in each iteration (so the tags can repeat).
+    for op in find_ops(func_op, lambda n: n in COLLECTIVES):
+        _same_on_every_rank(op, func_op)
         if view(op).inputs and not isinstance(view(op).inputs[0].type, ir.MemRefType):
             raise PassError(f"'{op.name}' on tensors: bufferize first (coll-bufferize, one-shot-bufferize)",
                             op.location)
@@ -763,10 +785,9 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
             done = ir.Operation.create("coll.join", results=[op.results[0].type], operands=[])
         op.results[0].replace_all_uses_with(done.results[0])
         op.erase()
-    for op in [o.operation for o in block.operations]:
-        if op.name == "coll.wait":
-            op.erase()
-    for op in reversed([o.operation for o in block.operations]):
+    for op in find_ops(func_op, "coll.wait"):
+        op.erase()
+    for op in reversed(find_ops(func_op, "coll.join")):
         if op.name == "coll.join":
             if any(True for _ in op.results[0].uses):
                 raise PassError("a collective's token is used by a non-collective op", op.location)
@@ -774,33 +795,44 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
     return chosen
 
 
+def _same_on_every_rank(op, func_op):
+    """A collective in a region runs on every rank the same number of
+    times only in loops whose bounds are constants (an scf.if, or a loop
+    bounded by the rank, would leave some ranks waiting forever): refused,
+    at the region, otherwise."""
+    parent = op.parent
+    while parent is not None and parent.operation != func_op:
+        p = parent.operation
+        bounds = list(p.operands)[:3] if p.name == "scf.for" else None
+        if bounds is None or any(_constant_index(v) is None for v in bounds):
+            what = "an scf.for whose bounds are not constants" if p.name == "scf.for" else f"'{p.name}'"
+            raise PassError(f"'{op.name}' inside {what}: every rank must run every collective as often as the "
+                            "others; expected it at the top level or in scf.for loops with constant bounds",
+                            op.location, [(p.location, f"this {p.name}")])
+        parent = p.parent
+
+
+def _constant_index(v):
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    o = getattr(owner, "operation", owner)
+    if o.name != "arith.constant":
+        return None
+    try:
+        return ir.IntegerAttr(o.attributes["value"]).value
+    except (ValueError, TypeError):
+        return None
+
+
 def _rank_inputs(func_op):
-    """How many leading arguments no op writes (the rank's inputs)."""
-    args = list(func_op.regions[0].blocks[0].arguments)
-
-    def written(value):
-        for use in value.uses:
-            o = getattr(use.owner, "operation", use.owner)
-            if o.name in VIEW_OPS:
-                if o.results and written(o.results[0]):
-                    return True
-                continue
-            v = view(o)
-            if v is not None:
-                if any(x == value for x in v.writes):
-                    return True
-                continue
-            if o.name in ("func.return", "memref.load", "memref.dim", "mpi.isend", "mpi.send",
-                          "memref.memory_space_cast"):
-                if o.name == "memref.memory_space_cast" and written(o.results[0]):
-                    return True
-                continue
-            eff = effects(o)
-            if eff is None or any(w[0] == value for w in eff[1]):
-                return True
-        return False
-
-    return next((i for i, a in enumerate(args) if written(a)), len(args))
+    """How many leading arguments the rank only reads (the slots a run
+    need not read back; an input written in place is not one of them:
+    its values are given as any input's, passes/check_order.py
+    argument_roles). Read on the SPMD function, before its collectives
+    are lowered."""
+    roles = argument_roles(func_op)
+    return next((i for i, role in enumerate(roles) if role is None or role[1]), len(roles))
 
 
 rank_inputs = _rank_inputs
@@ -818,12 +850,12 @@ def spmd_to_mpi(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile
             n = ranks_of(f)
             if n is None or not len(f.regions[0].blocks) or GLOBAL_ARGS_ATTR in f.attributes:
                 continue
+            inputs = _rank_inputs(f)
             _lower_in_place(f, n, strategy, threshold, profile)
             k = len(f.regions[0].blocks[0].arguments)
             f.attributes[GLOBAL_ARGS_ATTR] = ir.DenseI64ArrayAttr.get(
                 [i * n + r for r in range(n) for i in range(k)])
-            f.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                                _rank_inputs(f))
+            f.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), inputs)
 
 
 # -- the frontend (frontends/__init__.py) --------------------------------------

@@ -262,6 +262,35 @@ def free_local_buffers(op):
 
 
 
+WRITABLE = "bufferization.writable"
+
+
+@register("coll-entry",
+          "Make function `function` an entry as the runtimes call it: its tensor arguments are the caller's "
+          "arrays, read-only (bufferization.writable = false: its collectives write fresh buffers), and it "
+          "gets the C interface (llvm.emit_c_interface)", anchor="builtin.module", function=(str, ""))
+def entry(module_op, function=""):
+    name = function
+    from ..core.errors import PassError
+    funcs = [f for f in find_ops(module_op, "func.func") if ir.StringAttr(f.attributes["sym_name"]).value == name]
+    if not funcs:
+        raise PassError(f"coll-entry: no function @{name} in the module", module_op.location)
+    func = funcs[0]
+    with module_op.context:
+        ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
+        attrs, changed = [], False
+        for i, t in enumerate(ft.inputs):
+            d = {a.name: a.attr for a in ir.DictAttr(old[i])} if i < len(old) else {}
+            if isinstance(t, ir.RankedTensorType) and WRITABLE not in d:
+                d[WRITABLE] = ir.BoolAttr.get(False)
+                changed = True
+            attrs.append(ir.DictAttr.get(d))
+        if changed:  # only then: a later pass that changes the arguments need not know of it
+            func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+
+
 # -- the frontend (frontends/__init__.py) --------------------------------------
 NAME = "tensor"
 # its arguments are what the entry function takes.

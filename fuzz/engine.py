@@ -12,7 +12,11 @@ Categories, besides text mutations: view chains and strided slices on coll
 operands, upstream memory ops on the arguments, deep nesting, byte-level
 corruption (invalid UTF-8, NUL, truncation), npz corruption for
 coll-run --inputs, file-system errors (missing input, a directory, a
-missing output directory, a full disk), and coll-gen's flags.
+missing output directory, a full disk), and coll-gen's flags; and the
+program classes of fuzz/classes.py (host memory ops between coll ops,
+partial aliases through views, SPMD collectives over groups and
+partitioned shard programs, collectives in loops, local work around
+collectives), with the front passes they need in coll-opt's pipeline.
 
 Inputs run in a worker process that calls the tools' entry points in a
 loop, its stdout/stderr captured at the file-descriptor level (MLIR prints
@@ -21,7 +25,6 @@ recorded with its input and restarted. Input i depends only on (seed, i): a
 failure is replayed with `--seed S --only i --save DIR`. The engine is this
 one module.
 """
-import argparse
 import base64
 import collections
 import io
@@ -37,6 +40,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ..tools.argtypes import count, seconds, seed as seed_type
+from ..tools.args import ArgumentParser
+from . import classes
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("auto", "naive", "ring", "all2all")
@@ -381,13 +388,20 @@ def make_input(seeds, seed, i):
     return text, _pipeline(rng)
 
 
-def _pipeline(rng):
-    elems = [f"coll-lower-all-reduce{{strategy={rng.choice(STRATEGIES)}}}"]
+# What the classes' inputs need before the explicit lowering (issue 23).
+FRONTS = ((), ("coll-from-shard",), ("coll-spmd-to-global",), ("coll-spmd-to-mpi",),
+          ("coll-from-shard", "coll-bufferize", "one-shot-bufferize{bufferize-function-boundaries "
+           "function-boundary-type-conversion=identity-layout-map}", "coll-spmd-to-global"))
+
+
+def _pipeline(rng, text=None):
+    elems = list(rng.choice(FRONTS)) if text is not None else []
+    elems += [f"coll-lower-all-reduce{{strategy={rng.choice(STRATEGIES)}}}"]
     if rng.random() < 0.3:
         elems.append(f"coll-shuffle{{seed={rng.randrange(100)}}}")
     elems += ["coll-check-order", "coll-check-semantics", "canonicalize", "cse"]
     if "coll-to-cpu" in _registered():
-        elems.append("coll-to-cpu")
+        elems.append("coll-to-mpi" if text is not None and rng.random() < 0.3 else "coll-to-cpu")
     return "builtin.module(" + ",".join(elems) + ")"
 
 
@@ -553,7 +567,7 @@ def m_deep_nesting(text, rng):
     return text.replace("f32", "memref<" * min(d, 2000) + "f32" + ">" * min(d, 2000), 1)
 
 
-STRUCTURED = (m_view_chain, m_strided_slice, m_upstream_memory, m_deep_nesting)
+STRUCTURED = (m_view_chain, m_strided_slice, m_upstream_memory, m_deep_nesting, classes.host_between)
 
 
 def corrupt_bytes(data, rng):
@@ -708,6 +722,13 @@ def make_job(seeds, seed, i, tools=TOOLS):
         text = rng.choice(seeds)
         for _ in range(rng.choice((1, 1, 2))):
             text = rng.choice(STRUCTURED)(text, rng)
+    elif r < 0.5:  # the classes of issue 23: generated, sometimes mutated once more
+        gen = rng.choice(classes.GENERATORS)
+        category = "class:" + gen.__name__
+        text = gen(rng)
+        if rng.random() < 0.3:
+            text = rng.choices(MUTATORS, WEIGHTS)[0](text, rng)
+        pipeline = _pipeline(rng, text)
     job = {"tool": tool, "pipeline": pipeline, "category": category,
            "data": base64.b64encode(text.encode()).decode()}
     if rng.random() < 0.1:
@@ -1016,14 +1037,16 @@ def main(argv=None):
     if argv[:1] == ["--worker"]:
         worker(int(argv[1]), argv[2])
         return 0
-    p = argparse.ArgumentParser(prog="coll-fuzz", description=__doc__.split("\n\n")[0])
-    p.add_argument("--count", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per input before it counts as a hang")
+    # Usage errors exit 1; a count of 0 or less would run nothing and print
+    # an all-zero table, as a clean run does.
+    p = ArgumentParser(prog="coll-fuzz", description=__doc__.split("\n\n")[0])
+    p.add_argument("--count", type=count(1, 10 ** 8), default=1000)
+    p.add_argument("--seed", type=seed_type(), default=0)
+    p.add_argument("--timeout", type=seconds(3600), default=30.0, help="seconds per input before it counts as a hang")
     p.add_argument("--save", default=None, help="directory for failing inputs")
-    p.add_argument("--only", type=int, default=None, help="run input number ONLY alone")
-    p.add_argument("--progress", type=int, default=500, help="print counts every N inputs")
-    p.add_argument("--top", type=int, default=0, help="print the N most frequent diagnostics")
+    p.add_argument("--only", type=count(0, 10 ** 8), default=None, help="run input number ONLY alone")
+    p.add_argument("--progress", type=count(1), default=500, help="print counts every N inputs")
+    p.add_argument("--top", type=count(0, 10 ** 6), default=0, help="print the N most frequent diagnostics")
     p.add_argument("--tools", default=",".join(TOOLS), help="tools to fuzz (default: all of opt,run,build,gen)")
     args = p.parse_args(argv)
     tools = tuple(t.strip() for t in args.tools.split(",") if t.strip())

@@ -14,6 +14,9 @@ class Kind:
     float_op: str      # the arith op that combines two floats ('' if none)
     int_op: str        # the arith op that combines two integers
     numpy: str         # the numpy ufunc of the reference
+    # x (+) x == x: a contribution counted twice is still exact (max, min,
+    # and, or); coll-check-semantics compares such values as sets.
+    idempotent: bool = False
 
     def arith_op(self, element):
         """'arith.addf', ... for an element type name; ValueError if the kind
@@ -29,10 +32,10 @@ class Kind:
 KINDS = {k.name: k for k in (
     Kind("sum", False, "arith.addf", "arith.addi", "add"),
     Kind("prod", False, "arith.mulf", "arith.muli", "multiply"),
-    Kind("max", False, "arith.maximumf", "arith.maxsi", "maximum"),
-    Kind("min", False, "arith.minimumf", "arith.minsi", "minimum"),
-    Kind("and", True, "", "arith.andi", "bitwise_and"),
-    Kind("or", True, "", "arith.ori", "bitwise_or"),
+    Kind("max", False, "arith.maximumf", "arith.maxsi", "maximum", idempotent=True),
+    Kind("min", False, "arith.minimumf", "arith.minsi", "minimum", idempotent=True),
+    Kind("and", True, "", "arith.andi", "bitwise_and", idempotent=True),
+    Kind("or", True, "", "arith.ori", "bitwise_or", idempotent=True),
     Kind("xor", True, "", "arith.xori", "bitwise_xor"),
 )}
 BITWISE_KINDS = tuple(k for k, v in KINDS.items() if v.bitwise)

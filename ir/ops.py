@@ -508,6 +508,12 @@ class Implements(OpView):
     axes = property(lambda self: attr_ints(self.operation, "axes"))
     token = property(lambda self: None)  # it returns none
     final = property(lambda self: self.tokens[0])
+    # Set by the lowering on the claim of a collective it lowered: a claim
+    # of that op where it stands (local work may surround it), not of the
+    # whole function (coll-check-semantics: what a hand-written claim on the
+    # function's arguments is).
+    LOWERED = "lowered"
+    lowered = property(lambda self: Implements.LOWERED in self.operation.attributes)
 
 
 # Explicit-level ops that move or combine data.

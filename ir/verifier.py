@@ -15,7 +15,7 @@ from .ops import ASYNC_OPS, COLLECTIVE_OPS, COLLECTIVES, OPS
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .errors import LocatedError
 from .kinds import ELEMENTS
-from .views import root_of
+from .views import root_of, span
 
 MAX_BYTES = 2 ** 62
 
@@ -71,6 +71,13 @@ def _shaped(v):
 def device_of_value(v):
     mt = _memref(v)
     return device_of(mt) if mt is not None else None
+
+
+def _value_name(v):
+    try:
+        return v.get_name()
+    except Exception:  # a name is only for the message
+        return "its buffer"
 
 
 def _contiguous(mt):
@@ -332,21 +339,45 @@ class _Verifier:
         return c.result_shape(shape, n, c.axes)
 
     def aliasing(self, op, c, ins, outs):
-        """In place: an output may be the input on its own device, where
-        the op allows it; any other shared buffer is an error."""
+        """In place: an output may be the input on its own device (the same
+        elements in the same order, through any views: ir/views.py span),
+        where the op allows it; an output may share no other memory with an
+        input or another output, and a partial overlap is an error (the
+        strategies read inputs after they write outputs)."""
         out_devs = c.output_devices
-        # Compared through views: a memref.cast of an input is that input.
-        ins, outs = [root_of(v)[0] for v in ins], [root_of(v)[0] for v in outs]
-        for j, v in enumerate(outs):
-            if v not in ins:
-                continue
-            i = ins.index(v)
-            if not c.IN_PLACE:
-                return self.error(op, f"output #{j} is also input #{i}; {op.name} has no in-place form, expected distinct buffers")
-            if c.input_devices[i] != out_devs[j]:
-                return self.error(op, f"output #{j} (device {out_devs[j]}) is input #{i} (device {c.input_devices[i]}); in place, an output must be the input on its own device")
-        if len(set(outs)) != len(outs):
-            return self.error(op, "an output buffer is repeated; expected one distinct buffer per output device")
+        spans_in, spans_out = [span(v) for v in ins], [span(v) for v in outs]
+        roots_in, roots_out = [root_of(v)[0] for v in ins], [root_of(v)[0] for v in outs]
+
+        def where(s, v):
+            size = max(ELEMENTS[element_name(_shaped(v).element_type)].bytes, 1)
+            return f"elements [{s[1] // size}, {s[2] // size}) of {_value_name(s[0])}"
+
+        for j, (o, so, ro) in enumerate(zip(outs, spans_out, roots_out)):
+            for i, (x, si, ri) in enumerate(zip(ins, spans_in, roots_in)):
+                if ro != ri or (si is not None and so is not None and (so[2] <= si[1] or si[2] <= so[1])):
+                    continue  # distinct buffers, or disjoint parts of one
+                if si is None or so is None:
+                    return self.error(op, f"output #{j} and input #{i} view one buffer through views whose "
+                                          "offsets are not static; expected the input itself (in place) or "
+                                          "another buffer")
+                if si != so:
+                    return self.error(op, f"output #{j} ({where(so, o)}) partly overlaps input #{i} "
+                                          f"({where(si, x)}); expected the input itself (in place) or memory "
+                                          "disjoint from it")
+                if not c.IN_PLACE:
+                    return self.error(op, f"output #{j} is also input #{i}; {op.name} has no in-place form, expected distinct buffers")
+                if c.input_devices[i] != out_devs[j]:
+                    return self.error(op, f"output #{j} (device {out_devs[j]}) is input #{i} (device {c.input_devices[i]}); in place, an output must be the input on its own device")
+        for j in range(len(outs)):
+            for k in range(j):
+                if roots_out[j] != roots_out[k]:
+                    continue
+                a, b = spans_out[k], spans_out[j]
+                if a is not None and b is not None and (a[2] <= b[1] or b[2] <= a[1]):
+                    continue
+                if a is not None and a == b or outs[j] == outs[k]:
+                    return self.error(op, "an output buffer is repeated; expected one distinct buffer per output device")
+                return self.error(op, f"outputs #{k} and #{j} share memory; expected disjoint memory for each output")
         return None
 
     # -- explicit level --------------------------------------------------------

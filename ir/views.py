@@ -40,3 +40,66 @@ def root_of(value):
         op = view_op(value)
     chain.reverse()
     return value, chain
+
+
+def _constant_int(value):
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    try:
+        return ir.IntegerAttr(op.attributes["value"]).value
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def span(value):
+    """(root, first byte, end byte) of the root buffer that a row-major
+    contiguous memref `value` covers, followed through every view op: the
+    offset of its type, past the constant byte shifts of memref.view (the
+    one view op that moves the aligned pointer), or, for a type whose layout
+    is dynamic, that of the memref.cast it comes from. None when that is not
+    static or `value` is not contiguous. Equal spans are the same elements
+    in the same order (in place); overlapping unequal ones alias partly."""
+    from .kinds import ELEMENTS
+    root, chain = root_of(value)
+    shift = 0
+    for op in chain:
+        if op.name == "memref.view":
+            k = _constant_int(op.operands[1])
+            if k is None:
+                return None
+            shift += k
+    mt = ir.MemRefType(value.type)
+    element = ELEMENTS.get(str(mt.element_type))
+    if element is None:
+        return None
+    shape = list(mt.shape)
+    if 0 in shape:  # no element: shares no memory
+        return root, 0, 0
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    try:
+        strides, offset = mt.get_strides_and_offset()
+    except (ValueError, TypeError):
+        return None
+    if offset == dyn or dyn in strides or any(d < 0 for d in shape):
+        if chain and chain[-1].name == "memref.cast":  # it forgot a static layout
+            return span(chain[-1].operands[0])
+        return None
+    count, want = 1, 1
+    for d, s in reversed(list(zip(shape, strides))):
+        if d != 1 and s != want:
+            return None
+        want *= d
+        count *= d
+    start = shift + offset * element.bytes
+    return root, start, start + count * element.bytes
+
+
+def same_memory(a, b):
+    """Whether memref values `a` and `b` are the same elements in the same
+    order (one is a view of the other that moves nothing, e.g. a
+    memref.cast): equal spans."""
+    if a == b:
+        return True
+    sa, sb = span(a), span(b)
+    return sa is not None and sa == sb and sa[1] < sa[2]

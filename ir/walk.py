@@ -14,3 +14,10 @@ def find_ops(root, match):
         return ir.WalkResult.ADVANCE
     getattr(root, "operation", root).walk(visit)
     return found
+
+
+def is_public(func_op):
+    """Whether a function is public: no sym_visibility, or "public" (what
+    `func.func public @main`, as JAX writes it, spells out)."""
+    attrs = getattr(func_op, "operation", func_op).attributes
+    return "sym_visibility" not in attrs or ir.StringAttr(attrs["sym_visibility"]).value == "public"

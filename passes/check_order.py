@@ -377,6 +377,52 @@ def effects(op):
     return None
 
 
+def flat_effects(op):
+    """(reads, writes) as `effects` gives them of a host op without regions
+    that takes no token: ([], []) for one that touches no memory (a view, an
+    allocation, an op without memref operands); None when its accesses are
+    not known."""
+    name = op.name
+    if name == "memref.reshape":  # a view that also reads its shape operand
+        return [(op.operands[1], None, True)], []
+    if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS:
+        return [], []
+    if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
+        return [], []
+    return effects(op)
+
+
+def host_effects(op):
+    """(reads, writes) of a host op, as coll-check-order orders it: its
+    flat effects, or for an op with regions (a loop, a branch) the union of
+    what its nested ops may touch, none exactly (a nested coll op: its
+    buffers). None when some access is not known. Shared with
+    coll-check-semantics, which follows what host ops write."""
+    if not len(op.regions) or op.name.startswith("linalg.") or op.name in VIEW_OPS:
+        return flat_effects(op)
+    reads, writes, unknown = [], [], []
+
+    def visit(inner):
+        if inner == op:
+            return ir.WalkResult.ADVANCE
+        if inner.name.startswith("coll."):
+            v = view(inner)
+            eff = ([(x, None, False) for x in v.reads if isinstance(x.type, ir.MemRefType)],
+                   [(x, None, False) for x in v.writes if isinstance(x.type, ir.MemRefType)]) \
+                if v is not None else ([], [])
+        else:
+            eff = flat_effects(inner) if not (len(inner.regions) and not inner.name.startswith("linalg.")) \
+                else ([], [])  # its nested ops are visited one by one
+        if eff is None:
+            unknown.append(inner)
+            return ir.WalkResult.INTERRUPT
+        reads.extend((v, None, False) for v, _, _ in eff[0])
+        writes.extend((v, None, False) for v, _, _ in eff[1])
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return None if unknown else (reads, writes)
+
+
 def _point(mem, index_values, vshape=()):
     """The box a load or store at `index_values` touches: one element, or
     the trailing `vshape` of a vector; the whole view when not constant."""
@@ -401,6 +447,7 @@ class _Checker:
         # nothing at entry: reading it before it is written reads garbage,
         # as for scratch. (Without a claim an argument may be in place.)
         self.fresh = set()
+        self.initial = set()  # arguments some read finds (partly) unwritten: their caller's values
         for claim in find_ops(func_op, Implements.NAME):
             c = Implements.of(claim)
             ins = {root_of(v)[0] for v in c.inputs}
@@ -457,20 +504,14 @@ class _Checker:
             self.report(op, f"a !coll.token used by '{name}' is not followed by coll-check-order; "
                             "expected tokens only in coll ops, func.call results and func.return")
             return None, None
-        if name == "memref.reshape":  # a view that also reads its shape operand
-            return "host", ([(op.operands[1], None, True)], [])
-        if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS:
-            return "skip", None
-        if len(op.regions) and not name.startswith("linalg."):
+        if len(op.regions) and not name.startswith("linalg.") and name not in VIEW_OPS:
             return self.nested(op)
-        if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
-            return "skip", None
-        eff = effects(op)
+        eff = flat_effects(op)
         if eff is None:
             self.report(op, f"coll-check-order does not know how '{name}' accesses its memref operands; "
                             "expected memref, vector, linalg, func.call or coll ops")
             return None, None
-        return "host", eff
+        return ("host", eff) if eff[0] or eff[1] else ("skip", None)
 
     def nested(self, op):
         """An op with regions (a loop, a branch) runs on the host as a whole:
@@ -697,6 +738,11 @@ class _Checker:
             else:
                 race = w  # the latest unordered write: likely the one meant
         owner = _owner_op(r.root)
+        if owner is None and r.exact and r.root not in self.initial and not covered(rb, ordered):
+            # Reads what the caller passed in. (A read known only as
+            # somewhere in a view, a call's, is not taken for one: the
+            # memref level calls kernels on outputs it has written.)
+            self.initial.add(r.root)
         unwritten = r.exact and (r.root in self.fresh if owner is None
                                  else owner.name in UNWRITTEN_ROOTS)
         covered_ = not unwritten or covered(rb, ordered)
@@ -821,6 +867,80 @@ def check_function(func_op):
         return c.findings
     c.block(blocks[0])
     return c.findings
+
+
+def _uses(value):
+    """[(op, operand)] of `value` and of the views of it (ir/views.py)."""
+    out = []
+    for use in value.uses:
+        op = getattr(use.owner, "operation", use.owner)
+        if op.name in VIEW_OPS and use.operand_number == 0 and op.results:
+            out += _uses(op.results[0])
+        out.append((op, op.operands[use.operand_number]))
+    return out
+
+
+# Ops through which a buffer's pointer escapes: what is done with it is not known.
+ESCAPES = ("memref.extract_aligned_pointer_as_index",)
+
+
+def _touch(op, value):
+    """(reads, writes) of `value` by `op`: what its effects (or its coll
+    role) say; None when that is not known (its pointer escapes, an op
+    whose effects are not known)."""
+    if op.name in ESCAPES:
+        return None
+    if op.name in VIEW_OPS or op.name in NO_ACCESS or op.name == "func.return":
+        return op.name == "memref.reshape" and op.operands[1] == value, False
+    v = view(op)
+    if v is not None:
+        return any(x == value for x in v.reads), any(x == value for x in v.writes)
+    eff = flat_effects(op) if not len(op.regions) or op.name.startswith("linalg.") else None
+    if eff is None:
+        return None
+    return any(x[0] == value for x in eff[0]), any(x[0] == value for x in eff[1])
+
+
+def argument_roles(func_op):
+    """Per argument of `func_op`'s entry block: (whether the program reads
+    the value the caller passed in, whether it writes the argument), from
+    what its ops do: an argument only read is an input, one only written an
+    output, one read before (or without) being written throughout an input
+    the program also writes (in place); None for an argument whose
+    accesses are not known (its pointer escapes, an op whose effects are not
+    known). For an argument both read and
+    written, whether the first reads find it written is the order check's
+    coverage of its accesses (exact regions, in an order of the token
+    graph): an exact read that finds part of it unwritten; where the
+    function cannot be followed, it is taken to be read."""
+    func_op = getattr(func_op, "operation", func_op)
+    blocks = list(func_op.regions[0].blocks)
+    if not blocks:
+        return []
+    args = list(blocks[0].arguments)
+    roles = []
+    for a in args:
+        read = written = False
+        for op, v in _uses(a):
+            t = _touch(op, v)
+            if t is None:
+                read = None
+                break
+            read, written = read or t[0], written or t[1]
+        roles.append([read, written] if read is not None else None)
+    if any(r is not None and r[0] and r[1] for r in roles):
+        name = ir.StringAttr(func_op.attributes["sym_name"]).value if "sym_name" in func_op.attributes else "?"
+        c = _Checker(func_op, name)
+        c.fresh = set()  # what the program does, not what a claim says
+        try:
+            c.block(blocks[0])
+        except (Unresolved, ValueError, TypeError):
+            c.findings.append(None)
+        if not c.findings:
+            for role, a in zip(roles, args):
+                if role is not None and role[0] and role[1]:
+                    role[0] = a in c.initial
+    return [tuple(r) if r is not None else None for r in roles]
 
 
 def check_module(module_op):

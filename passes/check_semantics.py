@@ -35,12 +35,17 @@ from ..core.errors import PassError, warn
 from ..core.registry import register
 from ..collectives import COLLECTIVES as COLLECTIVE_OPS
 from ..collectives.spec import Unsupported, aligned as _aligned
+from ..ir.kinds import KINDS
 from ..ir.ops import COLLECTIVES, DATA_OPS, Combine, Copy, Implements, attr_ints, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
+from .check_order import Resolver, Unresolved, host_effects
 
 POISON = ("poison",)  # what a read of unwritten memory yields (reported there)
+UNKNOWN = "unknown"  # (UNKNOWN, op): a value written by `op` that is not followed
+# Host ops whose writes are followed: they move slices as coll.copy does.
+HOST_COPIES = ("memref.copy", "linalg.copy")
 MAX_FINDINGS = 20
 MAX_RUNS = 1_000_000  # contiguous runs of one strided view
 
@@ -100,8 +105,13 @@ def _leaf(i, s):
     return (None, s, ((i, 0),))
 
 
+def _opaque(v):
+    """POISON or an unknown value: moved and combined as they are."""
+    return v is POISON or v[0] == UNKNOWN
+
+
 def _moved(v, d):
-    return v if v is POISON else (v[0], v[1] + d, v[2])
+    return v if _opaque(v) else (v[0], v[1] + d, v[2])
 
 
 def _shifted(items, d):
@@ -120,6 +130,8 @@ def _combined(kind, values):
             items.extend(_shifted(its, s - base))
         else:
             items.append((-1, s - base, k, its))
+    if kind in KINDS and KINDS[kind].idempotent:  # x (+) x == x: a doubled contribution is exact
+        items = list(set(items))
     if len(items) == 1:
         it = items[0]
         return (None, it[1] + base, ((it[0], 0),)) if it[0] >= 0 else (it[2], it[1] + base, it[3])
@@ -134,6 +146,8 @@ def _describe(v, a, b):
         return "nothing (never written)"
     if v is POISON:
         return "unwritten data"
+    if v[0] == UNKNOWN:
+        return f"a value from a {v[1].name} (not followed)"
     kind, s, items = v
     parts = []
     for it in items:
@@ -155,6 +169,9 @@ def _diagnosis(got, want, a, b):
     """Why `got` is not `want`, in words: what is missing, doubled, misplaced."""
     if got is None:
         return "it is never written"
+    if got[0] == UNKNOWN:
+        return (f"it depends on what this {got[1].name} writes (see the note); coll-check-semantics follows "
+                f"the values of coll.copy, coll.combine, {' and '.join(HOST_COPIES)} only")
     if want is None:
         return "the claimed collective does not write it (no input reaches this output)"
     if got[0] is None and want[0] is None and got[2][0][0] != want[2][0][0]:
@@ -204,6 +221,8 @@ def _runs(value, found=None):
         raise Unsupported(f"{value.type} has no strided layout") from None
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
     shape = list(mt.shape)
+    if any(d == 0 for d in shape):  # no element (its strides may read as dynamic)
+        return root, []
     if offset == dyn or dyn in strides:
         # A memref.cast only forgets a static layout (naive casts strided
         # inputs to one type): the layout is its source's.
@@ -212,8 +231,13 @@ def _runs(value, found=None):
             return _runs(cast.operands[0])
     if offset == dyn or dyn in strides or any(d < 0 for d in shape):
         raise Unsupported(f"{value.type} has a dynamic offset, stride or size; expected static ones")
+    return root, _strided(shape, strides, offset, value.type)
+
+
+def _strided(shape, strides, offset, what):
+    """[(position, length)] of the elements of a strided box, row-major."""
     if any(d == 0 for d in shape):
-        return root, []
+        return []
     dims = [(d, s) for d, s in zip(shape, strides) if d != 1]
     block, k = 1, len(dims) - 1
     while k >= 0 and dims[k][1] == block:  # the contiguous innermost dims
@@ -224,11 +248,11 @@ def _runs(value, found=None):
     for d, _ in outer:
         count *= d
     if count > MAX_RUNS:
-        raise Unsupported(f"{value.type} is {count} separate runs, above the {MAX_RUNS} followed")
+        raise Unsupported(f"{what} is {count} separate runs, above the {MAX_RUNS} followed")
     starts = [offset]
     for d, s in outer:
         starts = [p + i * s for p in starts for i in range(d)]
-    return root, [(p, block) for p in starts]
+    return [(p, block) for p in starts]
 
 
 def _overlap(regions):
@@ -305,7 +329,7 @@ def _name(v):
 class _Claim:
     """Simulates the ops of one claim and compares its outputs with the spec."""
 
-    def __init__(self, claim, ops):
+    def __init__(self, claim, ops, tail=()):
         self.claim, self.ops = claim, ops
         self.mem = _Memory()
         self.findings = []
@@ -313,6 +337,9 @@ class _Claim:
         self.homes = {}  # claimed buffer -> [(device, role)] where the claim places it
         self.misplaced = set()
         self.out_devices = []  # per output, its claimed device
+        self.tail = tail  # ops after the claim that no claim covers
+        self.in_tail = False
+        self._resolver = None
 
     def report(self, loc, message, notes=()):
         if len(self.findings) < MAX_FINDINGS:
@@ -414,29 +441,114 @@ class _Claim:
                 self.mem.write(root, [(p, p + n, _leaf(i, p - logical), None)])
                 logical += n
         for op in self.ops:
-            if op.name == Copy.NAME:
-                self.copy(Copy.of(op))
-            elif op.name == Combine.NAME:
-                self.combine(Combine.of(op))
+            self.apply(op)
+        self.in_tail = True
+        for op in self.tail:
+            self.apply(op)
         for j, pieces in spec.items():
             self.check_output(j, outs[j], pieces)
         return self.findings
 
+    def missing(self, op):
+        """What a read of unwritten memory yields: POISON (reported at the
+        read), or after the claimed program (its tail, which may read any
+        buffer) a value not followed."""
+        return (UNKNOWN, op) if self.in_tail else POISON
+
+    def apply(self, op):
+        if op.name == Copy.NAME:
+            self.copy(Copy.of(op))
+        elif op.name == Combine.NAME:
+            self.combine(Combine.of(op))
+        elif op.name in COLLECTIVES:  # after the claim: what it writes is not followed
+            self.clobber(op, [(v, None, True) for v in view(op).writes if isinstance(v.type, ir.MemRefType)])
+        elif not op.name.startswith("coll."):
+            self.host(op)
+
     def copy(self, c):
-        (sroot, sruns), (droot, druns) = self.region(c.op, c.source), self.region(c.op, c.target)
+        self.move(c.op, c.source, c.target, self.region(c.op, c.source), self.region(c.op, c.target))
+
+    def move(self, op, source, target, src, dst):
+        (sroot, sruns), (droot, druns) = src, dst
         writes, bad = [], None
         for (sp, dp), n in _aligned([sruns, druns]):
             new = []
             for a, b, v, _ in self.mem.read(sroot, sp, sp + n):
                 if v is None:
                     bad = bad or (a, b)
-                    v = POISON
-                new.append((a + dp - sp, b + dp - sp, _moved(v, dp - sp), c.op))
+                    v = self.missing(op)
+                new.append((a + dp - sp, b + dp - sp, _moved(v, dp - sp), op))
             writes.append(new)
-        if bad:
-            self.unwritten(c.op, c.source, *bad)
+        if bad and not self.in_tail:
+            self.unwritten(op, source, *bad)
         for new in writes:
             self.mem.write(droot, new)
+
+    def host(self, op):
+        """A host op: a copy (HOST_COPIES) moves slices as coll.copy does;
+        any other write (coll-check-order's model of its effects, a loop's
+        or call's writes anywhere in their views) leaves its region holding
+        a value that is not followed, named by the op."""
+        if op.name == "func.return" or (not len(op.regions)
+                                        and not any(isinstance(v.type, ir.MemRefType) for v in op.operands)):
+            return
+        eff = host_effects(op)
+        if eff is None:  # not known: it may write every buffer it takes
+            eff = ([], [(v, None, False) for v in op.operands if isinstance(v.type, ir.MemRefType)])
+        reads, writes = eff
+        if op.name in HOST_COPIES and len(reads) == 1 and len(writes) == 1 and writes[0][2]:
+            try:
+                src, dst = self.host_region(op, reads[0][0], None), self.host_region(op, writes[0][0], None)
+                if sum(n for _, n in src[1]) == sum(n for _, n in dst[1]):
+                    self.move(op, reads[0][0], writes[0][0], src, dst)
+                    return
+            except Unsupported:
+                pass
+        self.clobber(op, writes)
+
+    def clobber(self, op, writes):
+        """Each written region holds a value written by `op`, not followed."""
+        for v, sub, exact in writes:
+            try:
+                root, runs = self.host_region(op, v, sub if exact else None)
+            except Unsupported:  # somewhere in its root buffer
+                root, runs = self.host_root(op, v), [(0, 1 << 62)]
+            for p, n in runs:
+                self.mem.write(root, [(p, p + n, (UNKNOWN, op), op)])
+
+    def host_root(self, op, v):
+        """The buffer a host op's operand views; a located error where it is
+        not known (as coll-check-order reports it)."""
+        root = root_of(v)[0]
+        try:
+            self.resolver(op)._root(root)
+        except Unresolved as e:
+            raise PassError(f"coll-check-semantics cannot follow the writes of this {op.name}: {e}",
+                            op.location) from None
+        return root
+
+    def resolver(self, op):
+        if self._resolver is None:
+            func = self.claim.op.parent
+            self._resolver = Resolver(func)
+        return self._resolver
+
+    def host_region(self, op, v, sub):
+        """(root, runs) of a host op's access: its whole view (`sub` None),
+        or the box (start, extents) in it."""
+        root = self.host_root(op, v)
+        if sub is None:
+            return root, _runs(v)[1]
+        try:
+            mt = ir.MemRefType(v.type)
+            strides, offset = mt.get_strides_and_offset()
+        except (ValueError, TypeError):
+            raise Unsupported(f"{v.type} has no strided layout") from None
+        dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+        if offset == dyn or dyn in strides:
+            raise Unsupported(f"{v.type} has a dynamic offset or stride")
+        start, ext = sub
+        return root, _strided(ext, strides, offset + sum(a * b for a, b in zip(start, strides)), v.type)
 
     def combine(self, c):
         regions = [self.region(c.op, v) for v in c.inputs + [c.out]]
@@ -450,7 +562,7 @@ class _Claim:
                 for a, b, val, _ in self.mem.read(root, p, p + n):
                     if val is None:
                         bad = bad or (v, a, b)
-                        val = POISON
+                        val = self.missing(c.op)
                     got.append((a + q - p, b + q - p, _moved(val, q - p)))
                     cuts.add(a + q - p)
                 per_input.append(got)
@@ -463,10 +575,10 @@ class _Claim:
                     while got[idx[k]][1] <= a:
                         idx[k] += 1
                     vals.append(got[idx[k]][2])
-                v = POISON if any(x is POISON for x in vals) else _combined(kind, vals)
+                v = next((x for x in vals if _opaque(x)), None) or _combined(kind, vals)
                 new.append((a, b, v, c.op))
             writes.append(new)
-        if bad:
+        if bad and not self.in_tail:
             self.unwritten(c.op, *bad)
         for new in writes:
             self.mem.write(regions[-1][0], new)
@@ -505,13 +617,33 @@ class _Claim:
             msg = (f"output #{j} ({_name(value)}{dev}) [{la}, {lb}) holds {_describe(got, a, b)} "
                    f"but should hold {_describe(want, a, b)}: {_diagnosis(got, want, a, b)}")
             notes = [(writer.location, f"last written by this {writer.name}")] if writer is not None else []
+            if got is not None and got[0] == UNKNOWN and got[1] != writer:
+                notes.append((got[1].location, f"this {got[1].name} wrote a value it depends on"))
             if k == 2 and len(wrong) > 3:
                 notes.append((self.claim.location, f"and {len(wrong) - 3} more wrong regions of output #{j}"))
             self.report(self.claim.location, msg, notes)
 
 
+def _host_writer(op):
+    """Whether a host op (not coll) may write memory: coll-check-order's
+    model of its effects (an op it does not know: taken to write)."""
+    if op.name.startswith("coll.") or op.name == "func.return":
+        return False
+    if not len(op.regions) and not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
+        return False
+    eff = host_effects(op)
+    return eff is None or bool(eff[1])
+
+
 def _program(block):
-    """{claim op: [ops it covers, in block order]} for the claims of a block."""
+    """{claim op: ([ops it covers, in block order], [its tail])} for the
+    claims of a block. A claim covers the ops its token depends on; the host
+    runs a host op that writes memory (memref.store, memref.copy, linalg, a
+    loop, a call) once it has reached it, after everything it waited for,
+    and issues every later op after it, so such an op orders like a
+    coll.wait. Its tail (a claim of the whole function, `_whole`): the ops
+    after it that no claim covers (a write into an output after the final
+    wait), applied before its outputs are compared with the specification."""
     ops = [op.operation for op in block.operations]
     index = {op: i for i, op in enumerate(ops)}
     tok = token_type()
@@ -523,9 +655,9 @@ def _program(block):
         if last_wait is not None:
             p.append(last_wait)
         preds.append(p)
-        if op.name == "coll.wait":
+        if op.name == "coll.wait" or _host_writer(op):
             last_wait = i
-    taken, out = set(), {}
+    taken, covered = set(), {}
     for i, op in enumerate(ops):
         if op.name != Implements.NAME:
             continue
@@ -536,8 +668,33 @@ def _program(block):
                     seen.add(p)
                     stack.append(p)
         taken |= seen
-        out[op] = [ops[k] for k in sorted(seen)]
+        covered[i] = seen
+    out = {}
+    for i, seen in covered.items():
+        mine = [ops[k] for k in sorted(seen)]
+        if _whole(ops[i], block):
+            out[ops[i]] = (mine, [ops[k] for k in range(i + 1, len(ops)) if k not in taken])
+        else:  # its inputs are what the ops before its first copy or combine left there
+            first = next((k for k, op in enumerate(mine) if op.name in DATA_OPS), len(mine))
+            out[ops[i]] = ([op for k, op in enumerate(mine) if k >= first or op.name.startswith("coll.")], [])
     return out
+
+
+def _whole(claim_op, block):
+    """Whether a claim is its function's: its buffers are the function's
+    arguments, in order (inputs, then the outputs that are not inputs), so
+    that what the caller gets (and coll-run checks) is the claimed
+    collective. Then what the function does after the claimed program (a
+    write into an output after the final wait) is part of it. A claim of
+    one collective inside a larger program (local work around it) speaks
+    of the program ending in its token only (so is the lowering's claim of
+    a collective op, `lowered`): its inputs are what the host
+    ops before its first copy or combine left in them."""
+    c = Implements.of(claim_op)
+    if c.lowered:  # the lowering's claim of one collective op
+        return False
+    ins = list(c.inputs)
+    return ins + [o for o in c.outputs if o not in ins] == list(block.arguments)
 
 
 def check_module(module_op):
@@ -548,13 +705,13 @@ def check_module(module_op):
             raise PassError("coll.implements must be at the top level of a function", claim_op.location)
     for func in find_ops(module_op, "func.func"):
         for block in func.regions[0].blocks:
-            for claim_op, ops in _program(block).items():
+            for claim_op, (ops, tail) in _program(block).items():
                 lowered = [op for op in ops if op.name in COLLECTIVES]
                 if lowered:
                     raise PassError(f"the program claimed here still holds a {lowered[0].name}; lower it "
                                     "first (coll-lower-collectives)", claim_op.location,
                                     [(lowered[0].location, f"this {lowered[0].name}")])
-                findings += _Claim(view(claim_op), ops).run()
+                findings += _Claim(view(claim_op), ops, tail).run()
     return findings
 
 
@@ -565,7 +722,7 @@ def unclaimed(module_op):
     for func in find_ops(module_op, "func.func"):
         covered = set()
         for block in func.regions[0].blocks:
-            for ops in _program(block).values():
+            for ops, _ in _program(block).values():
                 covered.update(ops)
         loose = [op for op in find_ops(func, lambda n: n in DATA_OPS) if op not in covered]
         if loose:

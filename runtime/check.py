@@ -11,7 +11,7 @@ the element type, and a tolerance per element from the reduction depth and
 missing or doubled contribution fails). Every replica of a multi-device
 result must hold the same bits.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from mlir import ir
@@ -22,7 +22,7 @@ from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, attr_ints, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import (NUMPY_DTYPES, all_in_place, classify_arguments, find_entry, where, writer_of, from_bf16,
+from .signature import (NUMPY_DTYPES, classify_arguments, find_entry, in_place_arguments, where, from_bf16,
                         read_signature, to_bf16, to_buffers)
 
 # Float facts from the one table of element types (ir/kinds.py).
@@ -50,6 +50,28 @@ class Problem:
     attrs: dict = field(default_factory=dict)  # root, to_device, the axes
     alias: tuple = ()         # per op output: the input it is (in place), else None
     depth: int = None         # explicit level: most combines on a path to an output (None: N-1)
+    # Whether a reference is known: a collective op, or a coll.implements
+    # on the function's arguments. An explicit program without one runs
+    # unchecked (coll-run says so): what it should compute is nowhere said.
+    checked: bool = True
+    # SPMD collectives over several groups of ranks (one axis of a grid):
+    # per group, the global positions of its ranks in group order; the
+    # reference and the replica comparison are per group. (): one group.
+    groups: tuple = ()
+
+    @property
+    def summary(self):
+        """What is run, for a table's title: 'all_reduce sum', ..."""
+        if not self.checked:
+            return "explicit program (no coll.implements on its arguments, unchecked)"
+        what = f"{self.op} {self.kind or 'copy'}"
+        if self.groups:
+            return f"{what} in {len(self.groups)} group(s) of {len(self.groups[0])} ({self.groups_text})"
+        return what
+
+    @property
+    def groups_text(self):
+        return " ".join("[" + ",".join(map(str, g)) + "]" for g in self.groups)
 
     @property
     def output_shape(self):
@@ -91,7 +113,7 @@ def _describe(func):
     if found:
         local = [op for op in func.regions[0].blocks[0].operations
                  if not op.operation.name.startswith("coll.")
-                 and op.operation.name not in ("func.return", "arith.constant")]
+                 and op.operation.name not in ("func.return", "arith.constant") + VIEW_OPS]  # a view is no work
         if local:  # e.g. a frontend's linalg around its collective: no reference here
             raise ValueError(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
                              f"{where(local[0].operation)}); coll-run checks a function that is one collective on "
@@ -105,36 +127,30 @@ def _describe(func):
         raise ValueError(f"@{name} holds no collective, coll.copy or coll.combine: "
                          "nothing to check against numpy")
     kinds = {Combine.of(op).kind for op in _ops(func, "coll.combine")}
-    if len(kinds) > 1:
-        raise ValueError(f"@{name} combines with several kinds ({', '.join(sorted(kinds))})")
-    kind = kinds.pop() if kinds else None
-    n_in, why = classify_arguments(func)
-    if RANKS_ATTR in func.attributes and n_in is not None:
-        # A per-rank program (coll-to-mpi): the global view is every rank's buffers.
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if RANKS_ATTR in func.attributes:
+        # A per-rank program (coll-to-mpi): the global view is every rank's
+        # buffers, its inputs as the projection counted them.
         ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
         k_in = ir.IntegerAttr(func.attributes[RANK_INPUTS_ATTR]).value
-        n_in, specs = ranks * k_in, specs * ranks
+        n_in, why, specs, in_place = ranks * k_in, None, specs * ranks, []
+    else:
+        n_in, why = classify_arguments(func)
+        in_place = in_place_arguments(func) if n_in is not None else []
     if n_in is None:
-        raise ValueError(f"@{name} is not an allreduce coll-run can check: {why}")
-    n_out = len(specs) - n_in
-    if n_out < 1:
-        raise ValueError(f"@{name} has no output argument")
+        raise ValueError(f"@{name}: {why}")
+    # Its outputs: the arguments it writes, in order (an input written in
+    # place is one of them).
+    written = sorted(set(in_place) | set(range(n_in, len(specs))))
+    if not written:
+        raise ValueError(f"@{name} writes none of its arguments: no output")
     if n_in < 1:
-        if kind is None or not all_in_place(func):
-            raise ValueError(f"@{name} has no input argument (every argument is written)")
-        # Every argument is read by a coll op and written: an in-place
-        # program (each output is its device's input), as a collective
-        # lowered in place without its coll.implements.
-        if len(set(specs)) != 1:
-            raise ValueError(f"@{name}: all arguments must have one shape and element type")
-        return Problem(name, len(specs), 0, specs[0].shape, specs[0].element, kind,
-                       alias=tuple(range(len(specs))))
-    if kind is None and n_in > 1:
-        raise ValueError(f"@{name} has {n_in} inputs but no reduction")
+        raise ValueError(f"@{name} has no input argument (every argument is only written)")
     if len({s for s in specs}) != 1:
         raise ValueError(f"@{name}: all arguments must have one shape and element type")
-    return Problem(name, n_in, n_out, specs[0].shape, specs[0].element, kind,
-                   depth=combine_depth(func))
+    alias = tuple(k if k < n_in else None for k in written) if in_place else ()
+    return Problem(name, n_in, len(specs) - n_in, specs[0].shape, specs[0].element, kind,
+                   depth=combine_depth(func), alias=alias, checked=False)
 
 
 def combine_depth(func):
@@ -189,14 +205,19 @@ def _describe_collective(func, name, specs, c):
     attrs.update({k: v for k, v in c.arrays.items() if v is not None})  # e.g. a permute's pairs
     out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
     n_out = len(extra)
+    groups = ()
     if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers, every rank's in all
         ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
-        n_in, n_out, alias = n_in * ranks, n_out * ranks, ()
+        # In place, rank r's output is its input r.
+        n_in, n_out, alias = n_in * ranks, n_out * ranks, tuple(range(ranks)) if alias == (0,) else ()
         if c.ROOTED:
             attrs["spmd"] = 1  # every rank holds an input and an output buffer (see _expect)
+        if "groups" in c.op.attributes:  # several groups: positions in a group, ranks in `groups`
+            flat, size = list(ir.DenseI64ArrayAttr(c.op.attributes["groups"])), len(c.devices)
+            groups = tuple(tuple(flat[i:i + size]) for i in range(0, len(flat), size))
     return Problem(name, n_in, n_out, specs[0].shape, specs[0].element,
                    c.kind if c.HAS_KIND else None, c.strategy, True, what[len("coll."):],
-                   out_shape, attrs, alias)
+                   out_shape, attrs, alias, groups=groups)
 
 
 def _on_arguments(func, claim):
@@ -226,7 +247,8 @@ def _describe_claim(func, name, specs, claim):
     attrs.update({k: v for k in cls.ARRAYS if (v := attr_ints(claim.operation, k)) is not None})
     out_shape = tuple(ir.MemRefType(claim.outputs[0].type).shape) if claim.outputs else None
     return Problem(name, n_in, len(extra), specs[0].shape, specs[0].element,
-                   claim.kind if cls.HAS_KIND else None, None, False, what, out_shape, attrs, alias)
+                   claim.kind if cls.HAS_KIND else None, None, False, what, out_shape, attrs, alias,
+                   depth=combine_depth(func))
 
 
 def _int_attr(op, key):
@@ -460,11 +482,35 @@ def _same_value(got, want):
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
+def per_group(problem, inputs, outputs):
+    """[(the problem of one group, its inputs, its outputs)]: one per group
+    of an SPMD collective over several groups (rank r holds input r and
+    output r), else the problem itself."""
+    if not problem.groups:
+        return [(problem, inputs, outputs)]
+    return [(sub, [inputs[r] for r in g], [outputs[r] for r in g]) for g, sub in _subproblems(problem)]
+
+
+def _subproblems(problem):
+    """[(ranks of a group, the problem of that group alone)]."""
+    return [(g, replace(problem, n_inputs=len(g), n_outputs=len(g) if problem.n_outputs else 0,
+                        alias=tuple(range(len(g))) if problem.alias else (), groups=()))
+            for g in problem.groups]
+
+
 def check(problem, inputs, outputs):
     """(ok, worst error over all outputs, as a float). `inputs` must be the
     values the program started from (a copy taken before the run);
     `outputs` are the op's outputs (op_outputs() for an in-place run).
-    Fails when the replicas of a multi-device result differ in any bit."""
+    Fails when the replicas of a multi-device result differ in any bit.
+    Over several groups: each group against its own reference."""
+    if problem.groups:
+        ranks = sorted(r for g in problem.groups for r in g)
+        ok, worst = ranks == list(range(len(outputs))) == list(range(len(inputs))), 0.0
+        for sub, xs, ys in per_group(problem, inputs, outputs):
+            good, w = check(sub, xs, ys)
+            ok, worst = ok and good, max(worst, w)
+        return ok, worst
     n_out = None if problem.collective or problem.op != "all_reduce" else len(outputs)
     return Expected(problem, inputs, n_out).verify(outputs)[:2]
 
@@ -493,6 +539,12 @@ class Expected:
         self.problem = problem
         cls = BY_NAME.get("coll." + problem.op)
         self.replicated, self.same = cls is not None and cls.REPLICATED, None
+        # Several groups of ranks (an SPMD collective over one axis of a
+        # grid): one expectation per group, its replicas compared within it.
+        self.parts = [(g, Expected(sub, [inputs[r] for r in g])) for g, sub in _subproblems(problem)] \
+            if problem.groups else None
+        if self.parts is not None:
+            return
         el = problem.element
         self.floating = el in EPS
         self.dtype = NUMPY_DTYPES[el]
@@ -557,6 +609,14 @@ class Expected:
         (see `check`); `self.same`: whether the replicas of a replicated
         result hold the same bits. Replicas that hold the same bits
         checked against the same expectation are judged once."""
+        if self.parts is not None:
+            ok, worst, wrong, same = True, 0.0, 0, True
+            for g, e in self.parts:
+                o, w, n = e.verify([outputs[r] for r in g] if len(outputs) == len(self.problem.groups) * len(g)
+                                   else [])
+                ok, worst, wrong, same = ok and o, max(worst, w), wrong + n, same and e.same
+            self.same = same
+            return ok, worst, wrong
         same = self.same = identical(outputs) if self.replicated else True
         ok, worst, wrong, seen = same, 0.0, 0, {}
         for y, g in zip(outputs, self.slots):

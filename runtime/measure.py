@@ -42,7 +42,8 @@ COLUMNS = {
     "#wrong": "output elements that fail the check against numpy (exact on the generated inputs), plus 1 "
               "when an out-of-place program wrote its input buffers",
     "replicas": "whether every replica of a multi-device result holds the same bits",
-    "check": "ok, or FAIL with the largest error (floats) or the count of wrong elements",
+    "check": "ok, or FAIL with the largest error (floats) or the count of wrong elements; unchecked when no "
+             "reference is known (an explicit program without a coll.implements on its arguments)",
 }
 
 
@@ -111,7 +112,7 @@ class Measurement:
     strategy: str = "-"
     wrote_inputs: bool = False  # an out-of-place program changed its input buffers
     extra: dict = field(default_factory=dict)
-    checked: bool = True      # False: nothing to check it against (it ran; `ok` says only that)
+    checked: bool = True      # False: nothing was compared (no reference, or not asked): never "ok"
 
     @property
     def min(self):
@@ -240,16 +241,21 @@ class Runs:
         calls reuse the buffers)."""
         p = self.problem
         ok, worst, wrong, replicas = True, 0.0, None, "-"
+        checked = checked and p.checked  # an explicit program without a claim: no reference
         if checked:
             ys, ok, worst, wrong, replicas = self.run_checked(prog, depth)
             if keep:
                 self.kept = [np.array(y) for y in ys]
         else:
-            self._fresh()
+            given, outputs = self._fresh()
+            if keep:  # what one call computes, though nothing compares it
+                prog.run(given, outputs)
+                self.kept = [np.array(y) for y in check.op_outputs(p, given, outputs)]
+                self._fresh()
         times = timed(prog, self.given, self.outputs, iters, warmup)
         size = size_bytes(p)
         m = Measurement(p.op, devices(p), size, size // NUMPY_DTYPES[p.element].itemsize, times, ok, worst,
-                        wrong, replicas, p.element in check.EPS, strategy)
+                        wrong, replicas, p.element in check.EPS, strategy, checked=checked)
         if not self.inputs_intact():
             m.ok, m.wrote_inputs = False, True
         return m

@@ -18,8 +18,9 @@ from mlir import ir
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, OPS, view
 from ..ir.walk import find_ops
-from ..passes.check_order import effects
+from ..passes.check_order import argument_roles, effects
 from ..ir.views import VIEW_OPS
+from ..ir.walk import is_public
 
 NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
 
@@ -73,7 +74,8 @@ class ArgSpec:
 
 def find_entry(module, entry=None):
     """The entry func.func: `entry` by name, else the one with
-    llvm.emit_c_interface, else the only public function."""
+    llvm.emit_c_interface, else the only public function (`func.func
+    public` too, as JAX writes it), else the public @main."""
     funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
     names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
     if entry is not None:
@@ -86,7 +88,8 @@ def find_entry(module, entry=None):
                              "give the module before coll-cpu-to-llvm")
         raise ValueError("the module has no func.func to run")
     for pick in (lambda f: "llvm.emit_c_interface" in f.attributes,
-                 lambda f: "sym_visibility" not in f.attributes):
+                 is_public,
+                 lambda f: is_public(f) and ir.StringAttr(f.attributes["sym_name"]).value == "main"):
         chosen = [f for f in funcs if pick(f)]
         if len(chosen) == 1:
             return chosen[0]
@@ -96,31 +99,45 @@ def find_entry(module, entry=None):
 WRITABLE = "bufferization.writable"
 
 
-def to_buffers(module, entry=None):
+def to_buffers(module, entry=None, ran=None):
     """A module in the tensor form, bufferized in place (the tensor frontend's route)
     as a runtime calls it: the entry's tensor arguments are the caller's
     arrays, so they are read-only (`bufferization.writable = false`: its
-    collectives write fresh buffers, not the inputs), and its tensor
-    results become output arguments after them. Returns the entry's number
-    of inputs (its arguments before), or None when the module has no
-    tensors (left alone). Raises ir.MLIRError with located diagnostics."""
+    collectives write fresh buffers, not the inputs; coll-entry), and its
+    tensor results become output arguments after them. Returns the entry's
+    number of inputs (its arguments before), or None when the module has no
+    tensors (left alone). `ran`: a list the pipeline elements run are
+    appended to. Raises ir.MLIRError with located diagnostics."""
     from ..core import routes
     from ..core.pipeline import run
-    from ..frontends import tensor
+    from ..frontends import shard, tensor
     if not tensor.detect(module.operation):
         return None
     func = find_entry(module, entry)
     ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
-    attrs = []
-    for i, t in enumerate(ft.inputs):
-        d = {a.name: a.attr for a in ir.DictAttr(old[i])} if i < len(old) else {}
-        if isinstance(t, ir.RankedTensorType) and WRITABLE not in d:
-            d[WRITABLE] = ir.BoolAttr.get(False)
-        attrs.append(ir.DictAttr.get(d))
-    func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
-    run(module.operation, routes.pipeline(tensor.route()))
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    # A partitioned shard program: its shard collectives become coll's
+    # (coll-from-shard, no partitioning) before it is bufferized.
+    front = [f"coll-entry{routes.options_text(function=name)}"] + (
+        shard.route(module.operation) if shard.partitioned(module.operation) else tensor.route())
+    run(module.operation, routes.pipeline(front))
+    if ran is not None:
+        ran += front
     return len(ft.inputs)
+
+
+FRONT_ATTR = "coll.front"  # on a module parse_program made: what it ran (taken by `front_of`)
+
+
+def front_of(module):
+    """The pipeline elements parse_program ran on `module` (bufferize, the
+    global view of an SPMD function, the entry's interface), taken off it."""
+    op = module.operation
+    if FRONT_ATTR not in op.attributes:
+        return []
+    out = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[FRONT_ATTR])]
+    del op.attributes[FRONT_ATTR]
+    return out
 
 
 def parse_program(module_text, entry=None, keep_local_work=False):
@@ -132,21 +149,23 @@ def parse_program(module_text, entry=None, keep_local_work=False):
     around its collectives; the mpi route runs that per rank). The entry
     gets the C interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..frontends.spmd import has_local_work, is_spmd, rank_inputs, ranks_of, spmd_to_global
+    from ..frontends.spmd import has_local_work, is_spmd, ranks_of
+    from ..core import routes
+    from ..core.pipeline import run
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
-    tensor_inputs = to_buffers(module, entry)
+    ran = []  # what runs here, so that the route a runtime reports replays (front_of)
+    tensor_inputs = to_buffers(module, entry, ran)
     func = find_entry(module, entry)
     ranks, per_rank = 1, None
     # One rank's buffers: runtimes take the global view's.
     if is_spmd(func) and not (keep_local_work and has_local_work(func)):
         # Each rank's inputs, counted on one rank (a broadcast's global view
-        # reads only its root's, yet every rank passes one); with local
-        # work, the leading arguments no op writes.
+        # reads only its root's, yet every rank passes one).
         ranks = ranks_of(func)
-        per_rank = rank_inputs(func) if has_local_work(func) else _inputs_of(func)
-        spmd_to_global(module.operation)
-        verify_or_raise(module.operation)
+        per_rank = _inputs_of(func)
+        run(module.operation, routes.pipeline(["coll-spmd-to-global"]))
+        ran.append("coll-spmd-to-global")
         func = find_entry(module, entry)
     name, specs = read_signature(func)
     if tensor_inputs is not None:  # the arguments it had; its results came after
@@ -155,24 +174,17 @@ def parse_program(module_text, entry=None, keep_local_work=False):
         n_inputs = ranks * per_rank
     else:
         n_inputs = _inputs_of(func)
-    func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    if "llvm.emit_c_interface" not in func.attributes:
+        elem = f"coll-entry{routes.options_text(function=name)}"
+        run(module.operation, routes.pipeline([elem]))
+        ran.append(elem)
+    if ran:
+        module.operation.attributes[FRONT_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(e) for e in ran])
     return module, name, specs, n_inputs
 
 
 def _inputs_of(func):
-    n_inputs = count_inputs(func)
-    collectives = find_ops(func, lambda n: n in COLLECTIVES)
-    if len(collectives) == 1 and _leading_args(func, view(collectives[0]).inputs):
-        n_inputs = len(view(collectives[0]).inputs)  # in place, inputs are written too
-    elif n_inputs == 0 and all_in_place(func):
-        n_inputs = len(list(func.regions[0].blocks[0].arguments))
-    return n_inputs
-
-
-def _leading_args(func, values):
-    """Whether `values` are the function's first arguments, in order."""
-    args = list(func.regions[0].blocks[0].arguments)
-    return list(values) == args[:len(values)]
+    return count_inputs(func)
 
 
 def _spec(t):
@@ -232,20 +244,6 @@ def _writer(value):
     return None
 
 
-def _coll_reader(value):
-    """The first coll op that reads `value` or a view of it, or None."""
-    for use in value.uses:
-        op, i = use.owner, use.operand_number
-        op = getattr(op, "operation", op)
-        if op.name in VIEW_OPS:
-            r = _coll_reader(op.results[0]) if op.results else None
-            if r is not None:
-                return r
-        elif op.name in OPS and OPS[op.name](op).role(i) in OPS[op.name].READS:
-            return op
-    return None
-
-
 def _written(value):
     return _writer(value) is not None
 
@@ -253,30 +251,30 @@ def _written(value):
 writer_of = _writer
 
 
-def all_in_place(func):
-    """Is every argument both read by a coll op and written? Then each is
-    its device's input and output (a collective lowered in place, without
-    its coll.implements)."""
-    args = list(func.regions[0].blocks[0].arguments)
-    return bool(args) and all(_writer(a) is not None and _coll_reader(a) is not None for a in args)
-
-
 def classify_arguments(func):
     """(number of inputs, why not) from what the program does with each
-    argument: inputs are only read, outputs are written; inputs come first.
-    `why not` names the argument and the op when that does not hold."""
-    args = list(func.regions[0].blocks[0].arguments)
-    writers = [_writer(a) for a in args]
-    for k, (a, w) in enumerate(zip(args, writers)):
-        if w is not None and w.name not in OPS and _coll_reader(a) is not None:
-            return None, (f"argument #{k} is read by '{_coll_reader(a).name}' as an input but written by "
-                          f"'{w.name}' at {_where(w)}; expected inputs that the program only reads")
-    n = next((k for k, w in enumerate(writers) if w is not None), len(args))
-    for k in range(n, len(args)):
-        if writers[k] is None:
-            return None, (f"argument #{k} is only read but comes after output argument #{n}; "
-                          "expected the inputs (only read) first, then the outputs (written)")
+    argument (passes/check_order.py argument_roles): an input is read
+    before it is written, or never written (in place: also written); an
+    output is only written; inputs come first. `why not` names the
+    arguments when that does not hold."""
+    roles = argument_roles(func)
+    if None in roles:
+        k = roles.index(None)
+        return None, (f"what the program does with argument #{k} is not known (its pointer escapes, or an op "
+                      "whose memory effects are not known takes it)")
+    inputs = [r or not w for r, w in roles]
+    n = inputs.index(False) if False in inputs else len(inputs)
+    if any(inputs[n:]):
+        k = n + inputs[n:].index(True)
+        how = "read before it is written" if roles[k][0] else "never written"
+        return None, (f"argument #{k} is an input ({how}) but comes after argument #{n}, which the program only "
+                      "writes (an output); expected the inputs first, then the outputs")
     return n, None
+
+
+def in_place_arguments(func):
+    """The inputs the program also writes (in place), by index."""
+    return [k for k, role in enumerate(argument_roles(func)) if role is not None and role[0] and role[1]]
 
 
 def _where(op):

@@ -93,8 +93,10 @@ def build(data, args, filename="-", ctx=None):
                             "functions at the top level of the module", nested[0].location)
         if args.emit == "mpi-exe":
             from coll.backends import mpi
-            mpi.compile(str(module), strategy=args.strategy, threshold=args.threshold,
-                        executable=args.output)
+            # Text with its locations: diagnostics name the input's lines
+            # (printed without them, they named the printed module's).
+            mpi.compile(module.operation.get_asm(enable_debug_info=True), strategy=args.strategy,
+                        threshold=args.threshold, executable=args.output)
             return None
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,

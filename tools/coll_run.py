@@ -139,7 +139,9 @@ def _load(path, entry):
                 raise Failure(_diag_text(col.diags + [from_location(l, m, name) for l, m in findings]))
             text = module.operation.get_asm(enable_debug_info=True)
             from coll.frontends import FRONTENDS
-            frontend = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)), None)
+            from coll.frontends.shard import partitioned  # one rank's program: per-device arrays
+            frontend = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
+                             and not partitioned(module.operation)), None)
             if frontend is not None:  # its arguments are global arrays (a job of its own)
                 return text, None, name, frontend
             try:
@@ -325,7 +327,7 @@ class _CollectiveJob(_Job):
         p = self.problem
         shape = "x".join(str(d) for d in p.shape)
         n_out = len(p.alias) if p.alias else p.n_outputs
-        return (f"{self.shown}: {p.op} {p.kind or 'copy'} of {p.n_inputs} x {shape or 'scalar'}x{p.element} -> "
+        return (f"{self.shown}: {p.summary} of {p.n_inputs} x {shape or 'scalar'}x{p.element} -> "
                 f"{n_out} output(s), backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one")
 
     def measure(self, strategy):

@@ -20,6 +20,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref
 
 from .shared import create as _create, descriptor_type as _descriptor_type, inline_entry, no_inline
+from ...ir.walk import is_public
 
 PURE = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast",
         "memref.reinterpret_cast", "arith.constant", "memref.extract_aligned_pointer_as_index",
@@ -64,7 +65,7 @@ def split_module(module_op, limit, skip=()):
     """Splits every public function (but those named in `skip`)."""
     body = module_op.regions[0].blocks[0]
     for f in [op.operation for op in body.operations]:
-        if (f.name == "func.func" and f.regions[0].blocks and "sym_visibility" not in f.attributes
+        if (f.name == "func.func" and f.regions[0].blocks and is_public(f)
                 and ir.StringAttr(f.attributes["sym_name"]).value not in skip):
             _Splitter(f, limit).run()
 
@@ -88,6 +89,7 @@ class _Splitter:
         self.pending = {}   # buffers with a slot, not stored yet -> their op
         self.table = None   # memref<?xi64>, allocated at entry when needed
         self.entry = f.regions[0].blocks[0]
+        self.moved = {}     # results of moved ops used outside their part -> slot
 
     def run(self):
         self.block(self.entry)
@@ -152,8 +154,24 @@ class _Splitter:
             segments.append(seg)
         for s in segments:
             self._outline(s)
+        self._reload()
         _erase_dead(block, self._mine(), pure)
         return len(segments)
+
+    def _reload(self):
+        """A buffer a part made and an op left in this function uses (the
+        func.return of a function that returns memrefs): loaded from the
+        table before that op (before the table is freed, for the return)."""
+        term = self.entry.operations[len(self.entry.operations) - 1].operation
+        free = next((_op(u.owner) for u in self.table.uses if _op(u.owner).name == "memref.dealloc"), None)
+        for r, k in list(self.moved.items()):
+            for u in list(r.uses):
+                user = _op(u.owner)
+                if not _within(user, self.f):
+                    continue
+                at = free if user == term and free is not None else user
+                with ir.InsertionPoint(at), user.location:
+                    user.operands[u.operand_number] = _load(self.table, k, r.type)
 
     def _mine(self):
         """Ops of the table, which stay in the entry block."""
@@ -199,7 +217,7 @@ class _Splitter:
         for op in segment:
             for r in op.results:
                 if any(_op(u.owner) not in inside for u in r.uses):
-                    self._slot(r)
+                    self.moved[r] = self._slot(r)
         name = f"{self.name}_part{self.count}"
         self.count += 1
         first = segment[0]
@@ -231,6 +249,15 @@ class _Splitter:
                 mapping[old_r] = new_r
         for op in segment:
             _remap(op, mapping)
+
+
+def _within(op, f):
+    """Whether `op` is (nested) in function `f`."""
+    while op is not None:
+        if op == f:
+            return True
+        op = op.parent
+    return False
 
 
 def _static_results(op):

@@ -270,7 +270,12 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, 
     mpi = toolchain.find()
     if mpi is None:
         raise ValueError(available()[1])
-    per_rank = ranks_of(find_entry(module, name)) is not None  # already projected
+    entry_op = find_entry(module, name)
+    per_rank = ranks_of(entry_op) is not None  # SPMD (local work) or already projected
+    # An SPMD function's inputs, as the program uses them (in place: also
+    # written), arguments i < spmd_inputs of every rank; a projected
+    # program says only which slots it does not write.
+    spmd_inputs = n_inputs if per_rank and GLOBAL_ARGS_ATTR not in entry_op.attributes else None
     low = lower(module.operation, backend, strategy, threshold, profile, check_order=not per_rank,
                 implementation=mpi.implementation, shuffle_seed=shuffle_seed)
     attrs = ir.SymbolTable(module.operation)[name].attributes
@@ -285,7 +290,8 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, 
         for j, g in enumerate(global_args):
             if g >= 0:
                 specs[g] = rank_specs[j % k]
-        n_inputs = len({g for j, g in enumerate(global_args) if g >= 0 and j % k < rank_inputs})
+        given = rank_inputs if spmd_inputs is None else spmd_inputs
+        n_inputs = len({g for j, g in enumerate(global_args) if g >= 0 and j % k < given})
     else:  # a slot's type, from a rank that holds an argument there
         rank_specs = [next(specs[g] for g in global_args[i::k] if g >= 0) for i in range(k)]
     if out_dir is None:

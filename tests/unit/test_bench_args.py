@@ -18,13 +18,13 @@ def bench(script, *args):
 
 
 @pytest.mark.parametrize("script,args,says", [
-    ("mpi_run.py", ["--repeat", "0"], "--kib sizes must be 1.."),
-    ("mpi_run.py", ["--kib", "-4"], "--kib sizes must be 1.."),
-    ("mpi_run.py", ["--kib", "1" + "0" * 12], "--kib sizes must be 1.."),
+    ("mpi_run.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
+    ("mpi_run.py", ["--kib", "-4"], "argument --kib: -4 is out of range; expected 1.."),
+    ("mpi_run.py", ["--kib", "1" + "0" * 12], "argument --kib: 1000000000000 is out of range; expected 1.."),
     ("mpi_run.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
     ("calibrate_mpi.py", ["-o", "/proc/x.json"], "'/proc/x.json' is not writable"),
-    ("mpi_run.py", ["--ranks", "0"], "--ranks must be 1.."),
-    ("mpi_run.py", ["--ranks", "999"], "--ranks must be 1.."),
+    ("mpi_run.py", ["--ranks", "0"], "argument --ranks: 0 is out of range; expected 1.."),
+    ("mpi_run.py", ["--ranks", "999"], "argument --ranks: 999 is out of range; expected 1.."),
     ("mpi_run.py", ["--json", ""], "--json: the output path is empty"),
     ("mpi_run.py", ["--profile", "nope"], "unknown profile 'nope'"),
     ("mpi_run.py", ["--bogus"], "unrecognized arguments: --bogus"),
@@ -33,16 +33,40 @@ def bench(script, *args):
     ("compile_time.py", ["--strategies", "bogus"], "unknown strategy 'bogus'"),
     ("compile_time.py", ["--json", "/nonexistent/x.json"], "--json: the folder of"),
     ("calibrate_mpi.py", ["-o", ""], "the output path is empty"),
-    ("calibrate_mpi.py", ["--repeat", "0"], "--repeat must be at least 1"),
+    ("calibrate_mpi.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
     ("calibrate_cpu.py", ["-o", "/nonexistent/p.json"], "the folder of"),
     ("xla_side_by_side.py", ["--kib", "0"], "--kib sizes must be 1..1048576"),
     ("xla_side_by_side.py", ["--programs", "nope"], "--programs must name programs of bench/jax_programs.py"),
     ("xla_side_by_side.py", ["--torch", "/nonexistent/python"], "--torch: no python at"),
-    ("mpi_side_by_side.py", ["--ranks", "0"], "--ranks must be 1.."),
-    ("mpi_side_by_side.py", ["--kib", "0"], "--kib sizes must be 1.."),
-    ("mpi_side_by_side.py", ["--repeat", "0"], "--repeat at least 1"),
+    # issue 23 item 7: one validation (coll/tools/argtypes.py) for every numeric argument
+    ("check_semantics.py", ["--n", "0"], "argument --n: 0 is out of range; expected 1..1024"),
+    ("check_semantics.py", ["--n", "-1"], "argument --n: -1 is out of range; expected 1..1024"),
+    ("check_semantics.py", ["--numel", "-3"], "argument --numel: -3 is out of range; expected 1.."),
+    ("check_semantics.py", ["--n", "2x"], "argument --n: '2x' is not an integer"),
+    ("fuzz.py", ["--count", "-1"], "argument --count: -1 is out of range; expected 1.."),
+    ("fuzz.py", ["--count", "0"], "argument --count: 0 is out of range; expected 1.."),
+    ("fuzz.py", ["--timeout", "nan"], "argument --timeout: nan is out of range"),
+    ("fuzz.py", ["--seed", "-1"], "argument --seed: -1 is out of range"),
+    ("fuzz.py", ["--bogus"], "unrecognized arguments: --bogus"),
+    ("check_order_crosscheck.py", ["--count", "0"], "argument --count: 0 is out of range"),
+    ("check_order_crosscheck.py", ["--ring", "-2"], "argument --ring: -2 is out of range"),
+    ("collectives_run.py", ["--devices", "0"], "argument --devices: 0 is out of range"),
+    ("collectives_run.py", ["--mib", "-1"], "argument --mib: -1 is out of range"),
+    ("collectives_run.py", ["--repeat", "0"], "argument --repeat: 0 is out of range"),
+    ("cpu_run.py", ["--devices", "-4"], "argument --devices: -4 is out of range"),
+    ("cpu_run.py", ["--mib", "0"], "argument --mib: 0 is out of range"),
+    ("compile_time.py", ["--numel", "0"], "argument --numel: 0 is out of range"),
+    ("compile_time.py", ["--limit", "-5"], "argument --limit: -5 is out of range"),
+    ("compile_time.py", ["--limit", "inf"], "argument --limit: inf is out of range"),
+    ("gpu_prepare.py", ["--jobs", "0"], "argument --jobs: 0 is out of range"),
+    ("shard_side_by_side.py", ["--ranks", "0"], "argument --ranks: 0 is out of range"),
+    ("shard_side_by_side.py", ["--repeat", "-1"], "argument --repeat: -1 is out of range"),
+    ("mpi_side_by_side.py", ["--ranks", "0"], "argument --ranks: 0 is out of range; expected 1.."),
+    ("mpi_side_by_side.py", ["--kib", "0"], "argument --kib: 0 is out of range; expected 1.."),
+    ("mpi_side_by_side.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
     ("mpi_side_by_side.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
-    ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: invalid int value"),
+    ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: 'x' is not an integer"),
+    ("profile_run.py", ["--top", "0", "--", "f.mlir"], "argument --top: 0 is out of range"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)
@@ -82,3 +106,25 @@ def test_mpi_run_from_refuses_what_a_run_cannot_have_written(tmp_path, points):
     r = bench("mpi_run.py", "--from", str(path))
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "is not a --json run's points" in r.stderr or "holds no points" in r.stderr
+
+
+def test_every_numeric_argument_is_validated():
+    """The class, not the instances: no bench script (nor the fuzzer) takes
+    a bare int or float argument; each goes through coll/tools/argtypes.py,
+    and every parser is coll's (usage errors exit 1). gpu_run.py is left
+    out: it runs on the GPU machine without the package."""
+    import ast
+    files = [os.path.join(BENCH, f) for f in sorted(os.listdir(BENCH)) if f.endswith(".py") and f != "gpu_run.py"]
+    files.append(os.path.join(BENCH, "..", "fuzz", "engine.py"))
+    bare = []
+    for path in files:
+        tree = ast.parse(open(path).read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+                for kw in node.keywords:
+                    if kw.arg == "type" and isinstance(kw.value, ast.Name) and kw.value.id in ("int", "float"):
+                        bare.append(f"{os.path.basename(path)}:{node.lineno}")
+            if isinstance(node, ast.Attribute) and node.attr == "ArgumentParser" \
+                    and isinstance(node.value, ast.Name) and node.value.id == "argparse":
+                bare.append(f"{os.path.basename(path)}:{node.lineno} argparse.ArgumentParser")
+    assert bare == []

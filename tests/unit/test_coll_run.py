@@ -31,10 +31,14 @@ func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>, %b0: memref<8xi32>, %b1: me
   %t3 = "coll.combine"(%x1, %SECOND, %y1, %t2) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
       : (memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, !coll.token) -> !coll.token
   %j = "coll.join"(%t1, %t3) : (!coll.token, !coll.token) -> !coll.token
+  %CLAIM
   "coll.wait"(%j) : (!coll.token) -> ()
   return
 }
 """
+CLAIM = ('"coll.implements"(%a0, %a1, %b0, %b1, %j) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, '
+         'operandSegmentSizes = array<i32: 2, 2, 1>} : (memref<8xi32>, memref<8xi32>, memref<8xi32>, memref<8xi32>, '
+         '!coll.token) -> ()')
 
 
 def coll_run(*args):
@@ -89,22 +93,46 @@ def test_single_device_output_and_seed(tmp_path):
 
 
 def test_wrong_result_fails_and_writes_nothing(tmp_path):
+    # With its claim, the program's numbers are checked against the claimed
+    # collective; the wrong one is refused before it runs (coll-check-semantics,
+    # at the claim: line 16), and nothing is written.
     good = tmp_path / "good.mlir"
-    good.write_text(WRONG.replace("%SECOND", "%r1"))
+    good.write_text(WRONG.replace("%SECOND", "%r1").replace("%CLAIM", CLAIM))
     r = coll_run(good, "--backend=cpu", "--outputs", tmp_path / "out.npz")
-    assert r.returncode == 0 and r.stdout.rstrip().endswith("ok"), r.stdout + r.stderr
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("identical  ok"), r.stdout + r.stderr
     os.remove(tmp_path / "out.npz")
     bad = tmp_path / "bad.mlir"
-    bad.write_text(WRONG.replace("%SECOND", "%x1"))
+    bad.write_text(WRONG.replace("%SECOND", "%x1").replace("%CLAIM", CLAIM))
     r = coll_run(bad, "--backend=cpu", "--outputs", tmp_path / "out.npz")
-    assert r.returncode == 1
-    assert "FAIL (8 elements differ)" in r.stdout
+    assert r.returncode == 1 and r.stdout == "", r.stdout + r.stderr
+    assert r.stderr.startswith(f"{bad}:16:3: error: coll-check-semantics: output #1 (%arg3 on device 1) [0, 8) holds "
+                               "sum(x1[0:8], x1[0:8]) but should hold sum(x0[0:8], x1[0:8])"), r.stderr
     assert not (tmp_path / "out.npz").exists()
 
 
+def test_unclaimed_explicit_program_runs_unchecked(tmp_path):
+    # Without a coll.implements nothing says what the program computes: it
+    # runs, its outputs are written, and the table says unchecked, never ok
+    # (before, it was read as an allreduce of its arguments).
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(WRONG.replace("%SECOND", "%x1").replace("%CLAIM", ""))
+    xs = {"x0": np.arange(8, dtype=np.int32), "x1": np.arange(8, dtype=np.int32) * 100}
+    np.savez(tmp_path / "in.npz", **xs)
+    r = coll_run(bad, "--backend=cpu", "--repeat=1", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == (f"{bad}: explicit program (no coll.implements on its arguments, unchecked) of 2 x 8xi32 "
+                        "-> 2 output(s), backend cpu, 1 timed run(s) after an untimed one")
+    assert lines[-1].split()[-2:] == ["-", "unchecked"] and " ok" not in r.stdout
+    out = np.load(tmp_path / "out.npz")
+    assert out.files == ["y0", "y1"]
+    assert out["y0"].tobytes() == (xs["x0"] + xs["x1"]).tobytes()  # what the program computes
+    assert out["y1"].tobytes() == (2 * xs["x1"]).tobytes()
+
+
 # The same allreduce in place (each device's buffer is its input and its
-# output), written by hand without a coll.implements: every argument is
-# written, so none is "only read"; it was refused as having no input.
+# output), written by hand: every argument is read before it is written,
+# so each is an input (the program writes it in place).
 IN_PLACE = """
 func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>) attributes {llvm.emit_c_interface} {
   %x0 = memref.memory_space_cast %a0 : memref<8xi32> to memref<8xi32, #coll.device<0>>
@@ -118,46 +146,94 @@ func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>) attributes {llvm.emit_c_int
   %t3 = "coll.combine"(%x1, %SECOND, %x1, %t2, %t0) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 2>}
       : (memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<1>>, !coll.token, !coll.token) -> !coll.token
   %j = "coll.join"(%t1, %t3) : (!coll.token, !coll.token) -> !coll.token
+  %CLAIM
   "coll.wait"(%j) : (!coll.token) -> ()
   return
 }
 """
+IN_PLACE_CLAIM = ('"coll.implements"(%a0, %a1, %a0, %a1, %j) {op = "all_reduce", kind = "sum", '
+                  'devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 1>} : (memref<8xi32>, '
+                  'memref<8xi32>, memref<8xi32>, memref<8xi32>, !coll.token) -> ()')
 
 
 def test_in_place_explicit_program_is_checked(tmp_path):
     good = tmp_path / "good.mlir"
-    good.write_text(IN_PLACE.replace("%SECOND", "%r1"))
+    good.write_text(IN_PLACE.replace("%SECOND", "%r1").replace("%CLAIM", IN_PLACE_CLAIM))
     r = coll_run(good, "--backend=cpu", "--repeat=1", "--outputs", tmp_path / "out.npz")
     assert r.returncode == 0 and r.stdout.startswith(f"{good}: all_reduce sum of 2 x 8xi32 -> 2 output(s)"), r.stdout + r.stderr
     assert r.stdout.rstrip().endswith("identical  ok"), r.stdout
     x = [np.load(tmp_path / "out.npz")[f"y{j}"] for j in (0, 1)]
     assert np.array_equal(x[0], x[1])
     bad = tmp_path / "bad.mlir"
-    bad.write_text(IN_PLACE.replace("%SECOND", "%x1"))
+    bad.write_text(IN_PLACE.replace("%SECOND", "%x1").replace("%CLAIM", IN_PLACE_CLAIM))
     r = coll_run(bad, "--backend=cpu", "--repeat=1")
-    assert r.returncode == 1 and "FAIL" in r.stdout and "replicas differ" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 1 and r.stdout == "" and "x1 contributes 2 times" in r.stderr, r.stdout + r.stderr
+    # Without the claim: both arguments are inputs (read, then written in
+    # place), the npz supplies both, and the run is unchecked.
+    plain = tmp_path / "plain.mlir"
+    plain.write_text(IN_PLACE.replace("%SECOND", "%r1").replace("%CLAIM", ""))
+    xs = {"x0": np.arange(8, dtype=np.int32), "x1": np.arange(8, dtype=np.int32) * 3}
+    np.savez(tmp_path / "in.npz", **xs)
+    r = coll_run(plain, "--backend=cpu", "--repeat=1", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "o.npz")
+    assert r.returncode == 0 and "unchecked) of 2 x 8xi32 -> 2 output(s)" in r.stdout, r.stdout + r.stderr
+    out = np.load(tmp_path / "o.npz")
+    assert [out[f"y{j}"].tobytes() for j in (0, 1)] == [(xs["x0"] + xs["x1"]).tobytes()] * 2
+
+
+# An input read before it is written among outputs only written: device 1's
+# buffer is its input and its output (in place), device 0 writes b0.
+MIXED = """
+func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>, %b0: memref<8xi32>) attributes {llvm.emit_c_interface} {
+  %x0 = memref.memory_space_cast %a0 : memref<8xi32> to memref<8xi32, #coll.device<0>>
+  %x1 = memref.memory_space_cast %a1 : memref<8xi32> to memref<8xi32, #coll.device<1>>
+  %y0 = memref.memory_space_cast %b0 : memref<8xi32> to memref<8xi32, #coll.device<0>>
+  %r0 = "coll.alloc"() : () -> memref<8xi32, #coll.device<0>>
+  %t0 = "coll.copy"(%x1, %r0) : (memref<8xi32, #coll.device<1>>, memref<8xi32, #coll.device<0>>) -> !coll.token
+  %t1 = "coll.combine"(%x0, %r0, %y0, %t0) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+      : (memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<0>>, !coll.token) -> !coll.token
+  %t2 = "coll.copy"(%y0, %x1, %t1) : (memref<8xi32, #coll.device<0>>, memref<8xi32, #coll.device<1>>, !coll.token) -> !coll.token
+  "coll.wait"(%t2) : (!coll.token) -> ()
+  return
+}
+"""
+
+
+def test_argument_read_before_written_is_an_input(tmp_path):
+    src = tmp_path / "mixed.mlir"
+    src.write_text(MIXED)
+    xs = {"x0": np.arange(8, dtype=np.int32) - 3, "x1": np.arange(8, dtype=np.int32) * 7}
+    np.savez(tmp_path / "in.npz", **xs)
+    r = coll_run(src, "--backend=cpu", "--repeat=1", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "o.npz")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "unchecked) of 2 x 8xi32 -> 2 output(s)" in r.stdout, r.stdout
+    out = np.load(tmp_path / "o.npz")
+    want = (xs["x0"] + xs["x1"]).tobytes()
+    assert out.files == ["y0", "y1"] and out["y0"].tobytes() == want and out["y1"].tobytes() == want
 
 
 def test_bf16_tolerance_follows_the_combine_depth(tmp_path):
-    # bf16, N = 48, a binomial tree: 6 combines on any path, not 47. With
-    # the N-1 bound a device added twice (and one never) passed on normal
-    # inputs; the depth bound fails it and still passes the correct tree.
+    # bf16, N = 48, a binomial tree with its claim: 6 combines on any path,
+    # not 47; on normal inputs it passes within the depth bound. The same
+    # tree with one device added twice (and one never) is refused before it
+    # runs, at its claim (with the N-1 bound it passed the numbers before).
     import re
     from coll.runtime.signature import to_bf16
     gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum", strategy="tree")
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", gen, "--coll-lower-all-reduce"],
                        capture_output=True, text=True, timeout=300)
-    good = "\n".join(line for line in r.stdout.splitlines() if "coll.implements" not in line)
+    good = r.stdout
     first = re.search(r'"coll.combine"\((%\w+), (%\w+), ', good)
     bad = good.replace(first.group(0), f'"coll.combine"({first.group(1)}, {first.group(1)}, ', 1)
     rng = np.random.default_rng(1)
     inputs = tmp_path / "in.npz"
     np.savez(inputs, **{f"x{i}": to_bf16(rng.standard_normal(64)) for i in range(48)})
-    for text, verdict in ((good, "identical  ok"), (bad, "FAIL")):
-        path = tmp_path / "p.mlir"
-        path.write_text(text)
-        r = coll_run(path, "--backend=cpu", "--repeat=1", "--inputs", inputs)
-        assert verdict in r.stdout and r.returncode == (verdict == "FAIL"), r.stdout + r.stderr
+    path = tmp_path / "p.mlir"
+    path.write_text(good)
+    r = coll_run(path, "--backend=cpu", "--repeat=1", "--inputs", inputs)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("identical  ok"), r.stdout + r.stderr
+    path.write_text(bad)
+    r = coll_run(path, "--backend=cpu", "--repeat=1", "--inputs", inputs)
+    assert r.returncode == 1 and "contributes 2 times" in r.stderr and "is missing" in r.stderr, r.stdout + r.stderr
 
 
 def test_collective_inputs_are_judged_by_the_strategy_depth(tmp_path):

@@ -111,3 +111,33 @@ def test_partial_output_is_a_failure():
     row = "-               2          32 B       0.000 ms  0.82 GB/s  DIFFER    FAIL (8 elements differ)"
     assert fuzz.classify(1, "f.mlir: all_reduce sum\nstrategy ...\n" + row, "run")[0] == "check_failed"
     assert fuzz.classify(1, row, "opt")[0] == "unlocated"
+
+
+def test_the_classes_of_issue_23_run_clean():
+    """Every generator of fuzz/classes.py (and host ops between coll ops)
+    through every file tool, as the fuzzer sends them: success or a located
+    diagnostic; both outcomes occur (the inputs are not all refused)."""
+    from coll.fuzz import classes
+    r = fuzz.Runner(timeout=120)
+    rng = random.Random(23)
+    seen = {}
+    explicit = [t for t in fuzz.corpus() if '"coll.copy"' in t][:3]
+    try:
+        jobs = []
+        for gen in classes.GENERATORS:
+            for k in range(4):
+                text = gen(rng)
+                tool = ("opt", "run", "build", "opt")[k]
+                jobs.append((gen.__name__, text, tool))
+        for text in explicit:
+            jobs.append(("host_between", classes.host_between(text, rng), "opt"))
+            jobs.append(("host_between", classes.host_between(text, rng), "run"))
+        for name, text, tool in jobs:
+            job = {"tool": tool, "data": base64.b64encode(text.encode()).decode(), "strategy": "auto",
+                   "emit": "gpu", "pipeline": fuzz._pipeline(rng, text)}
+            outcome, detail = r.run_job(job)
+            assert outcome in ("succeeded", "diagnosed"), (name, tool, outcome, detail[:2000], text)
+            seen.setdefault(outcome, set()).add(name)
+    finally:
+        r.close()
+    assert seen.get("succeeded") and seen.get("diagnosed"), seen

@@ -299,18 +299,25 @@ def test_bad_npz_members(tmp_path, make, message):
 
 
 def test_explicit_program_without_an_input(tmp_path):
-    """Every argument written: no reference to check against (was an
-    IndexError in the check)."""
+    """Every argument written before it is read: no input to run it on
+    (was an IndexError in the check). A program that reads an argument
+    before it writes it (x0 copied out, then back) has that input."""
     path = tmp_path / "noin.mlir"
     t0, t1 = "memref<8xi32, #coll.device<0>>", "memref<8xi32, #coll.device<1>>"
-    path.write_text(
-        "func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>) attributes {llvm.emit_c_interface} {\n"
-        f"  %x0 = memref.memory_space_cast %a0 : memref<8xi32> to {t0}\n"
-        f"  %x1 = memref.memory_space_cast %a1 : memref<8xi32> to {t1}\n"
-        f'  %t0 = "coll.copy"(%x0, %x1) : ({t0}, {t1}) -> !coll.token\n'
-        f'  %t1 = "coll.copy"(%x1, %x0, %t0) : ({t1}, {t0}, !coll.token) -> !coll.token\n'
-        '  "coll.wait"(%t1) : (!coll.token) -> ()\n  return\n}\n')
-    expect("run", path, tmp_path / "o.npz", f"{path}:1:1: error: @f has no input argument (every argument is written)\n")
+    body = ("func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>) attributes {llvm.emit_c_interface} {\n"
+            "%FILL"
+            f"  %x0 = memref.memory_space_cast %a0 : memref<8xi32> to {t0}\n"
+            f"  %x1 = memref.memory_space_cast %a1 : memref<8xi32> to {t1}\n"
+            f'  %t0 = "coll.copy"(%x0, %x1) : ({t0}, {t1}) -> !coll.token\n'
+            f'  %t1 = "coll.copy"(%x1, %x0, %t0) : ({t1}, {t0}, !coll.token) -> !coll.token\n'
+            '  "coll.wait"(%t1) : (!coll.token) -> ()\n  return\n}\n')
+    fill = "  %c = arith.constant 1 : i32\n  linalg.fill ins(%c : i32) outs(%a0 : memref<8xi32>)\n"
+    path.write_text(body.replace("%FILL", fill))
+    expect("run", path, tmp_path / "o.npz",
+           f"{path}:1:1: error: @f has no input argument (every argument is only written)\n")
+    path.write_text(body.replace("%FILL", ""))
+    r = tool("run", path, "--backend=cpu", "--repeat=1")
+    assert r.returncode == 0 and b"unchecked) of 1 x 8xi32 -> 2 output(s)" in r.stdout, r.stdout + r.stderr
 
 
 def test_shard_file_without_a_function_is_located(tmp_path):

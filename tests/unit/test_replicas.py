@@ -163,9 +163,11 @@ def test_overflow_is_judged_in_the_element_type():
 
 
 def test_inputs_written_by_the_program_cannot_hide_it(tmp_path):
-    """An explicit program that overwrites its input x1 with 0 before the
-    combine is refused, by what it writes (and coll-run's reference reads
-    a copy of the inputs taken before the run in any case)."""
+    """An explicit program that overwrites its argument x1 with 0 before
+    the combine: x1 is an output (written before it is read), the run is
+    unchecked without a claim, and refused with one (the claim's input x1
+    is overwritten; coll-run's reference reads a copy of the inputs taken
+    before the run in any case)."""
     import subprocess
     import sys
     text = """
@@ -187,7 +189,19 @@ func.func @f(%a0: memref<8xi32>, %a1: memref<8xi32>, %b0: memref<8xi32>) attribu
     path.write_text(text)
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(path), "--backend=cpu", "--repeat=1"],
                        capture_output=True, text=True, timeout=120)
+    # x1 is written before it is read: an output, not an input; without a
+    # claim nothing says what the program computes, and it runs unchecked.
+    assert r.returncode == 0 and "unchecked) of 1 x 8xi32 -> 2 output(s)" in r.stdout, r.stdout + r.stderr
+    assert " ok" not in r.stdout
+    # With its claim, coll-check-semantics sees the fill (issue 23 item 1).
+    claim = ('"coll.implements"(%a0, %a1, %b0, %t1) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, '
+             'to_device = 0, operandSegmentSizes = array<i32: 2, 1, 1>} : (memref<8xi32>, memref<8xi32>, '
+             'memref<8xi32>, !coll.token) -> ()\n  "coll.wait"')
+    path.write_text(text.replace('"coll.wait"', claim))
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_run", str(path), "--backend=cpu", "--repeat=1"],
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and r.stdout == "", r.stdout + r.stderr
-    assert r.stderr == (f"{path}:2:1: error: @f is not an allreduce coll-run can check: argument #1 is "
-                        f"read by 'coll.copy' as an input but written by 'linalg.fill' at {path}:4:3; "
-                        "expected inputs that the program only reads\n")
+    assert r.stderr.startswith(f"{path}:12:3: error: coll-check-semantics: output #0 (%arg2 on device 0) [0, 8) "
+                               "holds a value from a linalg.fill (not followed) but should hold sum(x0[0:8], "
+                               "x1[0:8])"), r.stderr
+    assert f"{path}:4:3: note: this linalg.fill wrote a value it depends on" in r.stderr

@@ -28,7 +28,7 @@
 // SWAP2: %[[B:.*]] = "coll.copy"(%[[X1]], %[[Y0]])
 // SWAP2-NOT: "coll.copy"
 // SWAP2: %[[J:.*]] = "coll.join"(%[[A]], %[[B]])
-// SWAP2: "coll.implements"(%arg0, %arg1, %arg2, %arg3, %[[J]]) {devices = array<i64: 0, 1>, op = "permute", operandSegmentSizes = array<i32: 2, 2, 1>, pairs = array<i64: 0, 1, 1, 0>}
+// SWAP2: "coll.implements"(%arg0, %arg1, %arg2, %arg3, %[[J]]) {devices = array<i64: 0, 1>, lowered, op = "permute", operandSegmentSizes = array<i32: 2, 2, 1>, pairs = array<i64: 0, 1, 1, 0>}
 
 // Partial: 0 -> 2, 2 -> 1; device 0 receives nothing, device 1 sends nothing.
 // PARTIAL3-LABEL: func.func @permute
@@ -55,7 +55,7 @@
 // No pairs: nothing moves; the claim says so.
 // NONE3-NOT: "coll.copy"
 // NONE3: %[[J:.*]] = "coll.join"() : () -> !coll.token
-// NONE3: "coll.implements"({{.*}}, %[[J]]) {devices = array<i64: 0, 1, 2>, op = "permute", operandSegmentSizes = array<i32: 3, 3, 1>, pairs = array<i64>}
+// NONE3: "coll.implements"({{.*}}, %[[J]]) {devices = array<i64: 0, 1, 2>, lowered, op = "permute", operandSegmentSizes = array<i32: 3, 3, 1>, pairs = array<i64>}
 
 // Empty buffers: no copy at all.
 // EMPTY-NOT: "coll.copy"

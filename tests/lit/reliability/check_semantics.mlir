@@ -197,3 +197,44 @@ func.func @gather_sources_swapped(%a0: !a, %a1: !a, %b0: !g, %b1: !g) {
   return
 }
 
+
+// -----
+// max is idempotent, but a missing contribution is still wrong.
+!a = memref<4xi32>
+!d0 = memref<4xi32, #coll.device<0>>
+!d1 = memref<4xi32, #coll.device<1>>
+!d2 = memref<4xi32, #coll.device<2>>
+!t = !coll.token
+func.func @max_doubled_and_missing(%a0: !a, %a1: !a, %a2: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %x1 = memref.memory_space_cast %a1 : !a to !d1
+  %y = memref.memory_space_cast %b : !a to !d0
+  %r1 = "coll.alloc"() : () -> !d0
+  %c1 = "coll.copy"(%x1, %r1) : (!d1, !d0) -> !t
+  // expected-note @+1 {{last written by this coll.combine}}
+  %s = "coll.combine"(%x0, %r1, %r1, %y, %c1) {kind = "max", operandSegmentSizes = array<i32: 1, 2, 1, 1>} : (!d0, !d0, !d0, !d0, !t) -> !t
+  // expected-error @+1 {{output #0 (%arg3 on device 0) [0, 4) holds max(x0[0:4], x1[0:4]) but should hold max(x0[0:4], x1[0:4], x2[0:4]): x2 is missing}}
+  "coll.implements"(%a0, %a1, %a2, %b, %s) {op = "all_reduce", kind = "max", devices = array<i64: 0, 1, 2>, to_device = 0, operandSegmentSizes = array<i32: 3, 1, 1>} : (!a, !a, !a, !a, !t) -> ()
+  "coll.wait"(%s) : (!t) -> ()
+  return
+}
+
+// -----
+// xor is not idempotent: a contribution counted twice cancels.
+!a = memref<4xi32>
+!d0 = memref<4xi32, #coll.device<0>>
+!d1 = memref<4xi32, #coll.device<1>>
+!t = !coll.token
+func.func @xor_doubled_contribution(%a0: !a, %a1: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %x1 = memref.memory_space_cast %a1 : !a to !d1
+  %y = memref.memory_space_cast %b : !a to !d0
+  %r1 = "coll.alloc"() : () -> !d0
+  %c1 = "coll.copy"(%x1, %r1) : (!d1, !d0) -> !t
+  // expected-note @+1 {{last written by this coll.combine}}
+  %s = "coll.combine"(%x0, %r1, %r1, %y, %c1) {kind = "xor", operandSegmentSizes = array<i32: 1, 2, 1, 1>} : (!d0, !d0, !d0, !d0, !t) -> !t
+  // expected-error @+1 {{output #0 (%arg2 on device 0) [0, 4) holds xor(x0[0:4], x1[0:4], x1[0:4]) but should hold xor(x0[0:4], x1[0:4]): x1 contributes 2 times}}
+  "coll.implements"(%a0, %a1, %b, %s) {op = "all_reduce", kind = "xor", devices = array<i64: 0, 1>, to_device = 0, operandSegmentSizes = array<i32: 2, 1, 1>} : (!a, !a, !a, !t) -> ()
+  "coll.wait"(%s) : (!t) -> ()
+  return
+}

@@ -68,3 +68,73 @@ func.func @reduce_scatter(%a0: !a, %a1: !a, %b0: !s, %b1: !s) {
   "coll.wait"(%j) : (!t) -> ()
   return
 }
+
+// -----
+// The output written exactly by host copies after a wait: memref.copy and
+// linalg.copy move slices as coll.copy does.
+// CHECK-LABEL: func.func @host_copies_into_output
+// CHECK: "coll.implements"
+!a = memref<4xi32>
+!h = memref<2xi32, strided<[1], offset: 2>>
+!l = memref<2xi32, strided<[1]>>
+!d0 = memref<4xi32, #coll.device<0>>
+!d1 = memref<4xi32, #coll.device<1>>
+!t = !coll.token
+func.func @host_copies_into_output(%a0: !a, %a1: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %x1 = memref.memory_space_cast %a1 : !a to !d1
+  %r1 = "coll.alloc"() : () -> !d0
+  %r0 = "coll.alloc"() : () -> !d0
+  %c1 = "coll.copy"(%x1, %r1) : (!d1, !d0) -> !t
+  %s = "coll.combine"(%x0, %r1, %r0, %c1) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (!d0, !d0, !d0, !t) -> !t
+  "coll.implements"(%a0, %a1, %b, %s) {op = "all_reduce", kind = "sum", devices = array<i64: 0, 1>, to_device = 0, operandSegmentSizes = array<i32: 2, 1, 1>} : (!a, !a, !a, !t) -> ()
+  "coll.wait"(%s) : (!t) -> ()
+  %h = memref.memory_space_cast %r0 : !d0 to !a
+  %hl = memref.subview %h[0] [2] [1] : !a to !l
+  %hu = memref.subview %h[2] [2] [1] : !a to !h
+  %bl = memref.subview %b[0] [2] [1] : !a to !l
+  %bu = memref.subview %b[2] [2] [1] : !a to !h
+  memref.copy %hl, %bl : !l to !l
+  linalg.copy ins(%hu : !h) outs(%bu : !h)
+  return
+}
+
+// -----
+// max, min, and, or are idempotent: a contribution counted twice is exact.
+// CHECK-LABEL: func.func @max_doubled_contribution
+// CHECK: "coll.implements"
+!a = memref<4xi32>
+!d0 = memref<4xi32, #coll.device<0>>
+!d1 = memref<4xi32, #coll.device<1>>
+!t = !coll.token
+func.func @max_doubled_contribution(%a0: !a, %a1: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %x1 = memref.memory_space_cast %a1 : !a to !d1
+  %y = memref.memory_space_cast %b : !a to !d0
+  %r1 = "coll.alloc"() : () -> !d0
+  %c1 = "coll.copy"(%x1, %r1) : (!d1, !d0) -> !t
+  %s = "coll.combine"(%x0, %r1, %r1, %y, %c1) {kind = "max", operandSegmentSizes = array<i32: 1, 2, 1, 1>} : (!d0, !d0, !d0, !d0, !t) -> !t
+  "coll.implements"(%a0, %a1, %b, %s) {op = "all_reduce", kind = "max", devices = array<i64: 0, 1>, to_device = 0, operandSegmentSizes = array<i32: 2, 1, 1>} : (!a, !a, !a, !t) -> ()
+  "coll.wait"(%s) : (!t) -> ()
+  return
+}
+
+// -----
+// CHECK-LABEL: func.func @or_combined_twice
+// CHECK: "coll.implements"
+!a = memref<4xi32>
+!d0 = memref<4xi32, #coll.device<0>>
+!d1 = memref<4xi32, #coll.device<1>>
+!t = !coll.token
+func.func @or_combined_twice(%a0: !a, %a1: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %x1 = memref.memory_space_cast %a1 : !a to !d1
+  %y = memref.memory_space_cast %b : !a to !d0
+  %r1 = "coll.alloc"() : () -> !d0
+  %c1 = "coll.copy"(%x1, %r1) : (!d1, !d0) -> !t
+  %s = "coll.combine"(%x0, %r1, %y, %c1) {kind = "or", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (!d0, !d0, !d0, !t) -> !t
+  %s2 = "coll.combine"(%y, %x0, %r1, %y, %s) {kind = "or", operandSegmentSizes = array<i32: 1, 2, 1, 1>} : (!d0, !d0, !d0, !d0, !t) -> !t
+  "coll.implements"(%a0, %a1, %b, %s2) {op = "all_reduce", kind = "or", devices = array<i64: 0, 1>, to_device = 0, operandSegmentSizes = array<i32: 2, 1, 1>} : (!a, !a, !a, !t) -> ()
+  "coll.wait"(%s2) : (!t) -> ()
+  return
+}

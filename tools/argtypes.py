@@ -1,0 +1,45 @@
+"""Argument types for the command lines of the bench scripts and the
+fuzzer (argparse `type=`): a value out of range is a usage error that names
+the argument (exit 1 with coll.tools.cl.ArgumentParser), before anything is
+measured, never a traceback or an empty run that looks clean.
+
+    p.add_argument("--n", type=count(1, MAX_DEVICES), nargs="+")
+    p.add_argument("--timeout", type=seconds())
+"""
+import argparse
+import math
+
+SEED_MAX = 2 ** 63 - 1  # numpy's generators take a non-negative seed below 2^63
+
+
+def count(lo=1, hi=None):
+    """An integer in lo..hi (hi None: no upper bound)."""
+    def parse(text):
+        try:
+            value = int(text, 10)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"{value} is out of range; expected {lo}..{'' if hi is None else hi}")
+        return value
+    parse.__name__ = "count"  # argparse names the type in its message
+    return parse
+
+
+def seed():
+    """A seed for numpy's generators: 0..2^63-1."""
+    return count(0, SEED_MAX)
+
+
+def seconds(hi=7 * 24 * 3600):
+    """A finite number of seconds, > 0 and at most `hi`."""
+    def parse(text):
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not math.isfinite(value) or not 0 < value <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range; expected seconds > 0 and at most {hi:g}")
+        return value
+    parse.__name__ = "seconds"
+    return parse
