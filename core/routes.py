@@ -82,10 +82,11 @@ def explicit(strategy=None, threshold=None, profile=None, check_order=False, che
     return elems
 
 
-def cpu(tile=None, shuffle_seed=None):
-    """Explicit level -> LLVM dialect for CPU-simulated devices."""
+def cpu(tile=None, shuffle_seed=None, scratch=None):
+    """Explicit level -> LLVM dialect for CPU-simulated devices (`scratch`:
+    static, the default, or heap: coll-to-cpu's option)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{_opts(seed=shuffle_seed)}"]
-    return elems + [f"coll-to-cpu{_opts(tile=tile)}", "coll-ieee-minmax"] + list(CPU_TO_LLVM)
+    return elems + [f"coll-to-cpu{_opts(tile=tile, scratch=scratch)}", "coll-ieee-minmax"] + list(CPU_TO_LLVM)
 
 
 # Local work around the collectives (linalg on each device's buffers, as

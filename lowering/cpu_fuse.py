@@ -24,6 +24,7 @@ from mlir.dialects import memref, scf
 from ..ir.ops import Implements, view
 from ..ir.views import VIEW_OPS
 from .cpu_kernels import Combine, copy_1d, element_bytes, index, window
+from .cpu_scratch import Scratch
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
 # beats L2-sized tiles (fewer, longer streams for the prefetchers).
@@ -193,16 +194,18 @@ def plan(block):
     return list(groups.values()), accesses
 
 
-def emit(group, accesses, tile=-1, kernels=None):
+def emit(group, accesses, tile=-1, kernels=None, scratch=None):
     """Emits the tiled loops of `group` before its last op (tile: elements
     per tile, or -1 to size tiles by TILE_BYTES; kernels: a
-    cpu_shared.Kernels to call, or None for inline loops)."""
+    cpu_shared.Kernels to call, or None for inline loops; scratch: the
+    cpu_scratch.Scratch that allocates its tiles, None: the heap)."""
     last = group.ops[-1]
     with ir.InsertionPoint(last), last.location:
         L = group.length
         T = min(group.tile(accesses, tile), L)
-        tiles = {s: memref.alloc(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type),
-                                 [], [], alignment=64) for s in group.scratch}
+        scratch = scratch or Scratch(None, "heap")
+        tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
+                 for s in group.scratch}
         full = L // T
         if full > 1:
             loop = scf.ForOp(index(0), index(full * T), index(T))
@@ -217,7 +220,7 @@ def emit(group, accesses, tile=-1, kernels=None):
             for op in group.ops:
                 _emit_op(op, accesses[op], tiles, full * T, L % T, kernels)
         for buf in tiles.values():
-            memref.dealloc(buf)
+            scratch.free(buf)
 
 
 def _emit_op(op, accesses, tiles, base, count, kernels=None):

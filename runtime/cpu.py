@@ -9,6 +9,7 @@ ExecutionEngine.
 Same interface as runtime/cuda.py. Array conventions: runtime/signature.py.
 """
 import ctypes
+import threading
 import time as _time
 from pathlib import Path
 
@@ -53,6 +54,9 @@ class CpuProgram:
         self.traffic_bytes = traffic
         self.compile_seconds = compile_seconds
         self._fn = engine.lookup(entry)
+        # Scratch is static (lowering/cpu_scratch.py): one call at a time.
+        # ctypes lets go of the GIL during a call, so threads could overlap.
+        self._lock = threading.Lock()
 
     def _packed(self, inputs, outputs):
         arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
@@ -75,33 +79,39 @@ class CpuProgram:
     def run(self, inputs, outputs):
         """Runs once; writes `outputs` in place."""
         packed, keep = self._packed(inputs, outputs)
-        self._fn(packed)
+        with self._lock:
+            self._fn(packed)
         self._write_back(keep)
 
     def time(self, inputs, outputs, repeat=10):
-        """Seconds of each of `repeat` runs (after one warm-up run)."""
+        """Seconds of each of `repeat` runs, after one warm-up run, which
+        also touches every page of the inputs, outputs and scratch: no
+        timed run faults a page in."""
         packed, keep = self._packed(inputs, outputs)
-        self._fn(packed)
         times = []
-        for _ in range(max(int(repeat), 1)):
-            t0 = _time.perf_counter()
+        with self._lock:
             self._fn(packed)
-            times.append(_time.perf_counter() - t0)
+            for _ in range(max(int(repeat), 1)):
+                t0 = _time.perf_counter()
+                self._fn(packed)
+                times.append(_time.perf_counter() - t0)
         self._write_back(keep)
         return times
 
 
 def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, shuffle_seed=None,
-            check_order=True):
+            check_order=True, scratch=None):
     """Compiles `module_text` (collective, explicit or memref level) for the
     CPU; lowers what is not lowered yet (coll-lower-all-reduce with
     `strategy`/`threshold`, coll-to-cpu with `tile`, coll-cpu-to-llvm).
     With `shuffle_seed`, the explicit program is first put in another valid
     order of its token graph (coll-shuffle): chaos testing of the ordering.
+    `scratch`: coll-to-cpu's (None: static, allocated once per program;
+    "heap": allocated at every call).
     An explicit-level input is checked by coll-check-order unless
     `check_order=False`. Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
     PassError (lowering; both carry locations) or ValueError."""
-    key = (module_text, entry, strategy, threshold, tile, shuffle_seed, check_order)
+    key = (module_text, entry, strategy, threshold, tile, shuffle_seed, check_order, scratch)
     if key in _CACHE:
         return _CACHE[key]
     if strategy not in STRATEGIES:
@@ -112,9 +122,9 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, s
         module, name, specs, n_inputs = parse_program(module_text, entry)
         low = lower(module.operation, "cpu", strategy, threshold,
                     check_order=check_order, tile=None if tile == -1 else tile,
-                    shuffle_seed=shuffle_seed)
+                    shuffle_seed=shuffle_seed, scratch=scratch)
         strategies, traffic = low.strategies, low.traffic
-        # Scratch is allocated at each run, the arguments by the caller.
+        # Scratch lives as long as the program, the arguments are the caller's.
         require(low.scratch + sum(s.nbytes for s in specs),
                 f"running @{name} on the CPU ({len(specs)} argument buffers and "
                 f"{low.scratch} bytes of scratch)")

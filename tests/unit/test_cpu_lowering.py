@@ -34,7 +34,8 @@ def ops_named(m, prefix):
 def test_passes_are_registered():
     passes = load_all()
     assert "coll-to-cpu" in passes and "coll-cpu-to-llvm" in passes
-    assert passes["coll-to-cpu"].parse_options("tile=32") == {"tile": 32, "kernels": "shared", "split": 128}
+    assert passes["coll-to-cpu"].parse_options("tile=32") == {"tile": 32, "kernels": "shared", "split": 128,
+                                                             "scratch": "static"}
 
 
 @pytest.mark.parametrize("tile", (0, 16, -1))

@@ -5,7 +5,7 @@
 // the base pointers it needs from one table; copies call one coll_copy.
 // ring, 3 devices, 7 elements: 18 copies and combines.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu)' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4})' | filecheck %s --check-prefix=SPLIT
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 scratch=heap})' | filecheck %s --check-prefix=SPLIT
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 tile=2})' | filecheck %s --check-prefix=TILED
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4},coll-cpu-to-llvm)' | filecheck %s --check-prefix=LLVM
 

@@ -1,0 +1,151 @@
+"""The timed call: coll-run's CPU time against the same compiled code on
+pre-faulted buffers, scratch on the heap (before) and static (after).
+
+For N devices and B bytes per device (f32 sum allreduce), every strategy is
+compiled twice: with `coll-to-cpu{scratch=heap}` (a malloc and free of every
+scratch buffer at each call, what the CPU route did before) and with static
+scratch (allocated once per compiled program, the default). In one process,
+in interleaved rounds:
+  - coll-run's way, both programs: `CpuProgram.time` on fresh copies of the
+    inputs and fresh zeroed outputs (what tools/coll_run.py times);
+  - pre-faulted, the reference: the static program's compiled function
+    called directly on one stacked buffer of 2N rows (inputs, then outputs),
+    madvise(MADV_HUGEPAGE) and written before the first call, its scratch
+    faulted in by an earlier call: no page is faulted in while it runs.
+Printed per row: the medians, coll-run's / the reference for heap (before)
+and static (after) scratch (target: within 1.2x), and the minor page faults
+of one direct call of each program (getrusage; 0: none faulted in).
+
+  python bench/timed_call.py [--devices 8] [--mib 16 64] [--strategies ...] [--rounds 5] [--json F]
+"""
+import ctypes
+import json
+import mmap
+import os
+import resource
+import time
+
+import numpy as np
+
+from coll.collectives import AllReduce
+from coll.ir import make_context
+from coll.ir.generate import all_reduce_module
+from coll.runtime import cpu
+from coll.runtime.signature import descriptor
+from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+
+MIB = 1 << 20
+HUGE = 2 * MIB
+MODES = ("heap", "static")  # before, after
+
+
+def faults():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_minflt + r.ru_majflt
+
+
+def stacked(rows, numel):
+    """A (rows, numel) f32 array in an anonymous mapping advised to use
+    huge pages, every page written (faulted in) already."""
+    nbytes = rows * numel * 4
+    m = mmap.mmap(-1, nbytes + HUGE)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        m.madvise(mmap.MADV_HUGEPAGE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    skip = (-base) % HUGE  # rows start on a huge page boundary
+    a = np.frombuffer(m, np.float32, rows * numel, skip).reshape(rows, numel)
+    a[...] = 1.0
+    return a, m
+
+
+def prefaulted_call(prog, arrays):
+    """A zero-argument call of `prog`'s compiled function on `arrays`
+    (the program's own argument convention, no checks or staging)."""
+    descs = [descriptor(a) for a in arrays]
+    ptrs = [ctypes.pointer(d) for d in descs]
+    packed = (ctypes.c_void_p * len(ptrs))()
+    for i, p in enumerate(ptrs):
+        packed[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+    keep = (descs, ptrs, packed)
+    return lambda: prog._fn(keep[2])
+
+
+def measure(n, mib, strategies, rounds):
+    numel = mib * MIB // 4
+    with make_context():
+        text = all_reduce_module(n, [numel], "f32", "sum")
+    rng = np.random.default_rng(0)
+    pristine = [rng.random(numel, dtype=np.float32) for _ in range(n)]
+    want = np.sum(pristine, axis=0, dtype=np.float64)
+    buf, keep = stacked(2 * n, numel)
+    buf[:n] = pristine
+    rows = []
+    for s in strategies:
+        progs = {m: cpu.compile(text, strategy=s, scratch=m) for m in MODES}
+        calls = {m: prefaulted_call(p, list(buf)) for m, p in progs.items()}
+        ok = True
+        for m, p in progs.items():
+            ys = [np.zeros(numel, np.float32) for _ in range(n)]
+            p.run([x.copy() for x in pristine], ys)
+            ok = ok and all(np.allclose(y, want, rtol=1e-4) for y in ys)
+        t = {(m, w): [] for m in MODES for w in ("coll-run", "prefaulted")}
+        flt = {m: [] for m in MODES}
+        for m in MODES:
+            calls[m]()  # warm-up: faults in static scratch
+        for _ in range(rounds):
+            for m, p in progs.items():
+                # coll-run's way: fresh copies, fresh outputs, time() (one warm-up call).
+                t[m, "coll-run"] += p.time([x.copy() for x in pristine],
+                                           [np.zeros(numel, np.float32) for _ in range(n)], 1)
+                f0 = faults()
+                t0 = time.perf_counter()
+                calls[m]()
+                t[m, "prefaulted"].append(time.perf_counter() - t0)
+                flt[m].append(faults() - f0)
+        med = {k: float(np.median(v)) for k, v in t.items()}
+        ref = med["static", "prefaulted"]
+        row = dict(devices=n, mib=mib, strategy=s, ok=bool(ok), prefaulted_s=ref)
+        for m in MODES:
+            row[m] = dict(coll_run_s=med[m, "coll-run"], ratio=med[m, "coll-run"] / ref,
+                          faults_per_call=int(np.median(flt[m])))
+        rows.append(row)
+        print(f"{n:>2} {mib:>5} {s:<8} {ref * 1e3:9.2f}  " + "  ".join(
+            f"{row[m]['coll_run_s'] * 1e3:9.2f} {row[m]['ratio']:6.2f} {row[m]['faults_per_call']:>7}"
+            for m in MODES) + f"  {'ok' if ok else 'FAIL'}", flush=True)
+        cpu.clear_cache()
+    del buf
+    keep.close()
+    return rows
+
+
+def main(argv=None):
+    p = ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--devices", type=int, nargs="+", default=[8])
+    p.add_argument("--mib", type=int, nargs="+", default=[16, 64])
+    p.add_argument("--strategies", nargs="+", default=list(AllReduce.STRATEGIES),
+                   choices=list(AllReduce.STRATEGIES))
+    p.add_argument("--rounds", type=int, default=5, help="interleaved timed rounds (median)")
+    p.add_argument("--json", help="also write the rows to this file")
+    args = p.parse_args(argv)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus)")
+    print("ms per call, median of", args.rounds, "interleaved rounds; ratio = coll-run's time / the "
+          "pre-faulted reference; faults = minor page faults of one call")
+    print(f"{'N':>2} {'MiB':>5} {'strategy':<8} {'prefault':>9}  " + "  ".join(
+        f"{m + ' coll-run':>14} {'ratio':>6} {'faults':>7}" for m in MODES))
+    rows = []
+    for n in args.devices:
+        for mib in args.mib:
+            rows += measure(n, mib, args.strategies, args.rounds)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for m in MODES:
+        worst = max(rows, key=lambda r: r[m]["ratio"])
+        hit = sum(r[m]["ratio"] <= 1.2 for r in rows)
+        print(f"scratch={m}: coll-run within 1.2x of pre-faulted at {hit} of {len(rows)} rows; worst "
+              f"{worst[m]['ratio']:.2f} ({worst['strategy']}, N={worst['devices']}, {worst['mib']} MiB)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
