@@ -66,14 +66,16 @@ def bufferize():
 
 
 def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False,
-             spmd=False):
+             spmd=False, capabilities=()):
     """Collective level -> explicit level. `strategy` (not auto) overrides
-    every collective's own; otherwise coll-choose-strategy decides. The
+    every collective's own; otherwise coll-choose-strategy decides, among
+    the strategies the back end's `capabilities` (names) allow. The
     checks prove an explicit program ordered (coll-check-order) and that it
     computes what its coll.implements claims (coll-check-semantics). `spmd`:
     SPMD functions are expanded into their global view first."""
     elems = ["coll-spmd-to-global"] if spmd else []
-    elems += [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile)}",
+    caps = None if strategy not in (None, "auto") else ",".join(capabilities) or None  # nothing to choose
+    elems += [f"coll-choose-strategy{_opts(strategy=strategy, threshold=threshold, profile=profile, capabilities=caps)}",
               "coll-lower-collectives"]
     if check_order:
         elems.append("coll-check-order")
@@ -82,11 +84,13 @@ def explicit(strategy=None, threshold=None, profile=None, check_order=False, che
     return elems
 
 
-def cpu(tile=None, shuffle_seed=None, scratch=None):
+def cpu(tile=None, shuffle_seed=None, scratch=None, nontemporal=None):
     """Explicit level -> LLVM dialect for CPU-simulated devices (`scratch`:
-    static, the default, or heap: coll-to-cpu's option)."""
+    static, the default, or heap; `nontemporal`: bytes from which results
+    are streamed; coll-to-cpu's options)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{_opts(seed=shuffle_seed)}"]
-    return elems + [f"coll-to-cpu{_opts(tile=tile, scratch=scratch)}", "coll-ieee-minmax"] + list(CPU_TO_LLVM)
+    return elems + [f"coll-to-cpu{_opts(tile=tile, scratch=scratch, nontemporal=nontemporal)}",
+                    "coll-ieee-minmax"] + list(CPU_TO_LLVM)
 
 
 # Local work around the collectives (linalg on each device's buffers, as

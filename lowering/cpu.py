@@ -150,13 +150,15 @@ def _erase_dead_views(blocks):
                 op.erase()
 
 
-def _tile_blocks(module_op, tile, kernels, skip, scratch):
+def _tile_blocks(module_op, tile, kernels, skip, scratch, nontemporal):
     """Replaces the copies and combines of every tileable group by tiled
-    loops; marks what they replace."""
+    loops; marks what they replace. The final writes of a block whose
+    buffers take at least `nontemporal` bytes (> 0) are streamed."""
     for block in _blocks(module_op, skip):
         groups, accesses = cpu_fuse.plan(block)
+        streaming = bool(groups) and 0 < nontemporal <= cpu_fuse.footprint(accesses)
         for g in groups:
-            cpu_fuse.emit(g, accesses, tile, kernels, scratch)
+            cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming)
             for op in g.ops:
                 op.attributes[FUSED] = ir.UnitAttr.get()
             for s in g.scratch:
@@ -187,16 +189,20 @@ def _pointer_level(module_op, kernels, split, tile, scratch):
           "Lower the explicit level to memref/scf/vector for CPU-simulated devices "
           "(tile: elements per tile, -1 sized by cache, 0 no tiling; kernels: shared "
           "functions or inline loops; split: most ops per function, 0 no split; scratch: static "
-          "buffers allocated once per program, or heap buffers allocated at every call)",
+          "buffers allocated once per program, or heap buffers allocated at every call; "
+          "nontemporal: bytes of a program's buffers from which tiled copies into results "
+          "that nothing reads again use non-temporal stores, 0 never)",
           anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
           tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT),
-          scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]))
-def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT, scratch=SCRATCH_MODES[0]):
+          scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]), nontemporal=(int, 0))
+def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT, scratch=SCRATCH_MODES[0], nontemporal=0):
     """Explicit level -> memref/scf/vector/arith, in place."""
     if tile < -1:
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
     if split < 0:
         raise PassError(f"split must be 0 (no split) or a number of ops, got {split}")
+    if nontemporal < 0:
+        raise PassError(f"nontemporal must be 0 (never) or a number of bytes, got {nontemporal}")
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
@@ -206,7 +212,7 @@ def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT, scratch=SCRATCH_MO
         done = _pointer_level(module_op, lib, split, tile, buffers) if lib is not None and split else set()
         ops = _collect(module_op, done)
         if tile != 0:
-            _tile_blocks(module_op, tile, lib, done, buffers)
+            _tile_blocks(module_op, tile, lib, done, buffers, nontemporal)
         ends = {}
         for op in ops:
             _rewrite(op, lib, ends, buffers)

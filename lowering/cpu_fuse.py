@@ -3,7 +3,8 @@
 Run one op after the other and every copy and combine streams its buffers
 through memory: ring on 8 devices moves 49x the buffer size. Instead, the
 ops that touch the same data (one chunk's copies and combines, or one
-device's naive reduction) form a group, and a group runs tile by tile: all of
+device's naive reduction; and the groups that read the same regions, as
+naive's and oneshot's N reductions do) form a group, and a group runs tile by tile: all of
 its ops on elements [t, t+T) before any op on the next tile, so a tile's
 intermediates stay in cache. A scratch buffer that only its group
 uses shrinks to one tile. Every copy and combine still happens, in program
@@ -19,16 +20,22 @@ A block with anything this analysis does not understand is not tiled.
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import memref, scf
+from mlir.dialects import arith, memref, scf
 
 from ..ir.ops import Implements, view
 from ..ir.views import VIEW_OPS
 from .cpu_kernels import Combine, copy_1d, element_bytes, index, window
 from .cpu_scratch import Scratch
+from .cpu_shared import pointer_of
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
-# beats L2-sized tiles (fewer, longer streams for the prefetchers).
+# beats L2-sized tiles (fewer, longer streams for the prefetchers). A group
+# that reads its views again and again (oneshot: N combines over the same N
+# input tiles) wants them in L2: at 8 x 16 MiB oneshot took 0.72x the time
+# with 1 MiB tiles (64 KiB per view) than with 4 MiB ones.
 TILE_BYTES = 4 << 20
+SHARED_TILE_BYTES = 1 << 20
+REUSE = 2  # accesses per distinct view from which a group takes SHARED_TILE_BYTES
 MIN_TILE = 256
 
 # Ops a tiled block may hold besides copies and combines (none touches data).
@@ -52,12 +59,15 @@ class Group:
 
     def tile(self, accesses, fixed=-1):
         """Elements per tile: `fixed` if > 0, else the group's distinct views
-        share TILE_BYTES."""
+        share TILE_BYTES (SHARED_TILE_BYTES when it reads them again and
+        again)."""
         if fixed > 0:
             return fixed
-        views = {(a.root, a.start) for op in self.ops for a in accesses[op]}
+        every = [(a.root, a.start) for op in self.ops for a in accesses[op]]
+        views = set(every)
+        budget = SHARED_TILE_BYTES if len(every) >= REUSE * len(views) else TILE_BYTES
         elem = ir.MemRefType(self.ops[0].operands[1].type).element_type
-        t = TILE_BYTES // (len(views) * element_bytes(elem))
+        t = budget // (len(views) * element_bytes(elem))
         t = 1 << max(t.bit_length() - 1, 0)  # a power of two: whole vectors
         return max(t, MIN_TILE)
 
@@ -154,6 +164,34 @@ def _conflicts(items, uf, clash):
                 clash.add(a[0])
 
 
+def _share_reads(ops, accesses, by_root, uf, clash):
+    """Joins the groups that read the same region at the same offset and
+    have one length (naive's N reductions all read every input; oneshot's
+    N combines too): tiled together, each input tile is read from memory
+    once and from cache by the others. Legal: ops of different groups touch
+    disjoint data or only read the same, so any interleaving of them is."""
+    def length(i):
+        return accesses[ops[i]][0].length
+    bad = {uf.find(i) for i in clash}
+    lengths = {}
+    for i in range(len(ops)):
+        lengths.setdefault(uf.find(i), set()).add(length(i))
+    clean = {r for r, ls in lengths.items() if r not in bad and len(ls) == 1}
+    for items in by_root.values():
+        readers = {}
+        for i, a in items:
+            r = uf.find(i)
+            if not a.write and r in clean:
+                readers.setdefault((a.start, a.length), []).append(i)
+        for same in readers.values():
+            for i in same[1:]:
+                a, b = uf.find(same[0]), uf.find(i)
+                if a != b and a in clean and b in clean:
+                    uf.union(b, a)
+                    clean.discard(b)
+                    clean.add(uf.find(a))
+
+
 def plan(block):
     """(groups to tile, accesses per op) for one block; ([], {}) when the
     block holds something the analysis does not understand."""
@@ -174,6 +212,7 @@ def plan(block):
     uf, clash = _UnionFind(len(ops)), set()
     for items in by_root.values():
         _conflicts(items, uf, clash)
+    _share_reads(ops, accesses, by_root, uf, clash)
     members = {}
     for i in range(len(ops)):
         members.setdefault(uf.find(i), []).append(i)
@@ -194,12 +233,46 @@ def plan(block):
     return list(groups.values()), accesses
 
 
-def emit(group, accesses, tile=-1, kernels=None, scratch=None):
+def footprint(accesses):
+    """Bytes of every buffer (argument or scratch) the accesses reach."""
+    roots = {a.root for acc in accesses.values() for a in acc}
+    return sum(_root_bytes(r) for r in roots)
+
+
+def _root_bytes(root):
+    t = ir.MemRefType(root.type)
+    n = element_bytes(t.element_type)
+    for d in t.shape:
+        n *= d
+    return n
+
+
+def final_writes(group, accesses):
+    """The copies of `group` that write a region of a function argument (a
+    result) that no later op of the group reads: nothing reads it again
+    while the program runs, so it may bypass the cache."""
+    out, later = set(), []
+    for op in reversed(group.ops):
+        acc = accesses[op]
+        if op.name == "coll.copy":
+            w = acc[-1]
+            if isinstance(w.root.owner, ir.Block) and not any(
+                    r.root == w.root and r.start < w.start + w.length and w.start < r.start + r.length
+                    for r in later):
+                out.add(op)
+        later += [a for a in acc if not a.write]
+    return out
+
+
+def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
     """Emits the tiled loops of `group` before its last op (tile: elements
     per tile, or -1 to size tiles by TILE_BYTES; kernels: a
     cpu_shared.Kernels to call, or None for inline loops; scratch: the
-    cpu_scratch.Scratch that allocates its tiles, None: the heap)."""
+    cpu_scratch.Scratch that allocates its tiles, None: the heap;
+    streaming: its final writes (`final_writes`) are non-temporal copies,
+    for a program larger than the cache)."""
     last = group.ops[-1]
+    stream = final_writes(group, accesses) if streaming and kernels is not None else set()
     with ir.InsertionPoint(last), last.location:
         L = group.length
         T = min(group.tile(accesses, tile), L)
@@ -207,28 +280,35 @@ def emit(group, accesses, tile=-1, kernels=None, scratch=None):
         tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
                  for s in group.scratch}
         full = L // T
+
+        def ops_at(base, count):
+            for op in group.ops:
+                _emit_op(op, accesses[op], tiles, base, count, kernels, op in stream)
         if full > 1:
             loop = scf.ForOp(index(0), index(full * T), index(T))
             with ir.InsertionPoint(loop.body):
-                for op in group.ops:
-                    _emit_op(op, accesses[op], tiles, loop.induction_variable, T, kernels)
+                ops_at(loop.induction_variable, T)
                 scf.YieldOp([])
         elif full == 1:
-            for op in group.ops:
-                _emit_op(op, accesses[op], tiles, 0, T, kernels)
+            ops_at(0, T)
         if L % T:
-            for op in group.ops:
-                _emit_op(op, accesses[op], tiles, full * T, L % T, kernels)
+            ops_at(full * T, L % T)
         for buf in tiles.values():
             scratch.free(buf)
 
 
-def _emit_op(op, accesses, tiles, base, count, kernels=None):
+def _emit_op(op, accesses, tiles, base, count, kernels=None, streaming=False):
     views = []
     for v, a in zip(_views(op), accesses):
         tile = tiles.get(a.root)
         views.append((tile, 0) if tile is not None else (v, base))
     if op.name == "coll.copy":
+        if streaming:
+            src, dst = (pointer_of(window(v, b, count)) for v, b in views)
+            elem = ir.MemRefType(op.operands[0].type).element_type
+            kernels.copy_streaming(dst, src, arith.constant(ir.IntegerType.get_signless(64),
+                                                            count * element_bytes(elem)))
+            return
         copy_1d(views[0], views[1], count)
         return
     kind = ir.StringAttr(op.attributes["kind"]).value

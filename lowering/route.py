@@ -12,7 +12,7 @@ from ..core.errors import PassError
 from ..core.pipeline import run
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_OPS, COLLECTIVES, DATA_OPS, PEER_ACCESS, view
+from ..ir.ops import COLLECTIVE_OPS, COLLECTIVES, DATA_OPS, PEER_ACCESS, SHARED_MEMORY, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from .bufferize import has_tensors
@@ -20,9 +20,11 @@ from .gpu_local import LOCAL_BUFFER_OPS
 from .spmd import has_local_work, is_spmd
 
 
-# Back ends whose devices share one address space: the CPU's simulated
-# devices, and coll-to-gpu's (a program's logical devices are on one GPU).
-PEER_BACKENDS = ("cpu", "gpu")
+# What each back end offers the strategies (ir/ops.py): the CPU's simulated
+# devices share one address space, and coll-to-gpu's logical devices (on one
+# GPU) address each other's memory; MPI ranks share nothing.
+CAPABILITIES = {"cpu": (PEER_ACCESS, SHARED_MEMORY), "gpu": (PEER_ACCESS,), "mpi": ()}
+PEER_BACKENDS = tuple(b for b, caps in CAPABILITIES.items() if PEER_ACCESS in caps)
 
 
 @dataclass
@@ -44,7 +46,8 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     (`check_order=False`: neither, for chaos tests that run a racy program
     on purpose; `check_semantics` None: as `check_order`). A peer strategy
     asked for (oneshot, twoshot) on a back end in PEER_BACKENDS sets
-    coll.peer_access, which holds there."""
+    coll.peer_access, which holds there; `auto` chooses among the
+    strategies the back end's CAPABILITIES allow."""
     if check_semantics is None:
         check_semantics = check_order
     front = routes.bufferize() if has_tensors(module_op) else []
@@ -70,7 +73,8 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
         return Lowered([], None, routes.pipeline(front, choose, back))
     choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
                              check_order=check_order and theirs,
-                             check_semantics=check_semantics and theirs, spmd=spmd)
+                             check_semantics=check_semantics and theirs, spmd=spmd,
+                             capabilities=CAPABILITIES.get(backend, ()))
     first = 2 if spmd else 1  # through coll-choose-strategy
     choose, rest = choose[:first], choose[first:]
     strategies, traffic = [], None

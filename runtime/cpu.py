@@ -22,7 +22,30 @@ from .memory import require
 from .signature import check_arrays, parse_program, staged_all
 
 OPT_LEVEL = 3
+# The cost-model profile `auto` chooses by (analysis/profiles/cpu.json,
+# measured by bench/calibrate_cpu.py), among every strategy the CPU runs.
+PROFILE = "cpu"
 _CACHE = {}
+
+
+def _last_level_cache(root="/sys/devices/system/cpu/cpu0/cache"):
+    """Bytes of this machine's last-level cache (Linux sysfs; 0 when unknown)."""
+    best = (0, 0)
+    for d in Path(root).glob("index*"):
+        try:
+            level = int((d / "level").read_text())
+            size = (d / "size").read_text().strip()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            best = max(best, (level, int(size.rstrip("KMG")) * scale))
+        except (OSError, ValueError):
+            continue
+    return best[1]
+
+
+# Programs whose buffers exceed the last-level cache write their results
+# with non-temporal stores (coll-to-cpu{nontemporal}): nothing reads them
+# before the call returns, and a plain store first reads each line in.
+NONTEMPORAL = _last_level_cache()
 
 
 def _runner_utils():
@@ -100,18 +123,24 @@ class CpuProgram:
 
 
 def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, shuffle_seed=None,
-            check_order=True, scratch=None):
+            check_order=True, scratch=None, profile=None, nontemporal=None):
     """Compiles `module_text` (collective, explicit or memref level) for the
     CPU; lowers what is not lowered yet (coll-lower-all-reduce with
     `strategy`/`threshold`, coll-to-cpu with `tile`, coll-cpu-to-llvm).
     With `shuffle_seed`, the explicit program is first put in another valid
     order of its token graph (coll-shuffle): chaos testing of the ordering.
     `scratch`: coll-to-cpu's (None: static, allocated once per program;
-    "heap": allocated at every call).
+    "heap": allocated at every call). `auto` picks the strategy the cost
+    model predicts fastest on `profile` (None: PROFILE; "": none, the
+    reference threshold rule). `nontemporal`:
+    coll-to-cpu's (None: NONTEMPORAL, this machine's; 0: never).
     An explicit-level input is checked by coll-check-order unless
     `check_order=False`. Cached per arguments. Raises ir.MLIRError (parse), VerifyError or
     PassError (lowering; both carry locations) or ValueError."""
-    key = (module_text, entry, strategy, threshold, tile, shuffle_seed, check_order, scratch)
+    if nontemporal is None:
+        nontemporal = NONTEMPORAL
+    key = (module_text, entry, strategy, threshold, tile, shuffle_seed, check_order, scratch, profile,
+           nontemporal)
     if key in _CACHE:
         return _CACHE[key]
     if strategy not in STRATEGIES:
@@ -120,9 +149,11 @@ def compile(module_text, entry=None, strategy="auto", threshold=None, tile=-1, s
     ctx = make_context()
     with ctx:
         module, name, specs, n_inputs = parse_program(module_text, entry)
-        low = lower(module.operation, "cpu", strategy, threshold,
+        if strategy == "auto" and profile is None:
+            profile = PROFILE  # ("": no profile, the reference rule)
+        low = lower(module.operation, "cpu", strategy, threshold, profile,
                     check_order=check_order, tile=None if tile == -1 else tile,
-                    shuffle_seed=shuffle_seed, scratch=scratch)
+                    shuffle_seed=shuffle_seed, scratch=scratch, nontemporal=nontemporal or None)
         strategies, traffic = low.strategies, low.traffic
         # Scratch lives as long as the program, the arguments are the caller's.
         require(low.scratch + sum(s.nbytes for s in specs),
