@@ -67,7 +67,7 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
                  replace the others for a program of at least min_ops copies
                  and combines on buffers of at most max_buffer_bytes (the
                  CPU runtime emits those at the pointer level, scratch in
-                 one reused arena: lowering/cpu_program.py).
+                 one reused arena: backends/cpu/pointer_level.py).
   Scratch bytes never cost more than the program's own working set does:
   a cache-resident program keeps its scratch in that cache too.
 """

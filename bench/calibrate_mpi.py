@@ -2,7 +2,7 @@
 
 It writes it as JSON (default: analysis/profiles/mpi.json, the profile
 `coll-run --backend=mpi` and the mpi route choose `auto` by; the runtime is
-runtime/mpi.py).
+backends/mpi/runtime.py).
 
 Every number comes from small explicit coll programs on 2 ranks, projected
 by coll-to-mpi and timed by the MPI runtime itself (one mpirun, every
@@ -44,12 +44,11 @@ from mlir import ir
 from mlir.dialects import func, memref
 
 from coll.analysis import taskgraph
-from coll.analysis.cost_model import (COPY_CORES, TARGET_CORE, output_path_error, profile_from_dict,
-                                      save_profile, simulate)
+from coll.analysis.cost_model import (COPY_CORES, TARGET_CORE, output_path_error, profile_from_dict, save_profile, simulate)
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
-from coll.lowering.mpi import find
-from coll.runtime import mpi
+from coll.backends.mpi.toolchain import find
+from coll.backends import mpi
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -290,7 +289,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
     load = os.getloadavg()
     prof = {
         "name": "mpi",
-        "description": "per-rank programs under mpirun (runtime/mpi.py), measured by bench/calibrate_mpi.py",
+        "description": "per-rank programs under mpirun (backends/mpi/runtime.py), measured by bench/calibrate_mpi.py",
         "measured_on": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
                        f"{find().implementation} ({find().mpirun}), 2 ranks, median of {repeat} "
                        f"(programs under {BATCH_BELOW >> 20} MiB: of 16 calls in a row), "
@@ -302,7 +301,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             f"{os.cpu_count()}); a combine holds its rank's core, a message its target's (copy_cores "
             "target: the receiver copies it, so two messages in opposite directions run at once) or both "
             "ranks' (copy_cores both), whichever the exchange program measured",
-            "ready: a rank posts its messages in step order (lowering/spmd.py), receives first within a "
+            "ready: a rank posts its messages in step order (frontends/spmd.py), receives first within a "
             "step, not program order: a message goes as soon as what it waits for is done and its ports "
             "are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "

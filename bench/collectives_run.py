@@ -42,7 +42,7 @@ from coll.ir.generate import collective_module
 from coll.ir.ops import OPS
 from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
-from coll.runtime import cpu
+from coll.backends import cpu
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 MIB = 1 << 20

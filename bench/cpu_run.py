@@ -26,7 +26,7 @@ import numpy as np
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime import cpu
+from coll.backends import cpu
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 STRATEGIES = ("naive", "ring", "all2all")

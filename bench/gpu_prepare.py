@@ -5,7 +5,7 @@
 The GPU machine has numpy and torch but no MLIR wheels, so everything is
 compiled here (no GPU needed) and carried there: one shared library per
 program, libmlir_cuda_runtime.so with an empty libLLVM.so stub beside it
-(docs/toolchain.md), runtime/cuda_driver.py and bench/gpu_run.py, and
+(docs/toolchain.md), backends/gpu/driver.py and bench/gpu_run.py, and
 manifest.json describing every program (its arguments, workspace, traffic,
 and the explicit schedule, which gpu_run.py replays with torch ops as the
 "same schedule in torch" reference). See bench/README-gpu.md.
@@ -126,8 +126,8 @@ def build(job, out_dir):
     from coll.analysis.stats import analyze
     from coll.core import routes
     from coll.core.pipeline import run
-    from coll.lowering.nvvm import compile_module
-    from coll.lowering.route import lower
+    from coll.backends.gpu.nvvm import compile_module
+    from coll.backends import gpu, lower
 
     t0 = time.perf_counter()
     entry = dict(job)
@@ -141,8 +141,8 @@ def build(job, out_dir):
             entry["schedule"] = schedule(func, job["n"])
         entry["traffic_bytes"] = low.traffic
         entry["stats"] = analyze(module.operation)[job.get("entry", "all_reduce")]
-        run(module.operation, routes.pipeline(routes.gpu(streams=job["streams"],
-                                                         workspace=job["workspace"])))
+        run(module.operation, routes.pipeline(gpu.route(streams=job["streams"],
+                                                      workspace=job["workspace"])))
         func = module.body.operations[0]
         ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
         entry["workspace_bytes"] = ir.IntegerAttr(ws).value if ws is not None else 0
@@ -167,7 +167,7 @@ def _build_one(args):
 
 def bundle_support(out_dir):
     """Copies the runtime pieces next to the programs."""
-    from coll.lowering.nvvm import cuda_runtime_library
+    from coll.backends.gpu.nvvm import cuda_runtime_library
     out_dir = Path(out_dir)
     shutil.copy2(cuda_runtime_library(), out_dir / "libmlir_cuda_runtime.so")
     # libmlir_cuda_runtime.so lists libLLVM.so but uses none of its symbols.

@@ -28,10 +28,11 @@ from coll.analysis.cost_model import load_profile, output_path_error
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.collectives import AllReduce
-from coll.lowering.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
+from coll.frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
 from coll.passes.choose_strategy import Collective, candidates, pick
 from coll.ir.ops import DEFAULT_THRESHOLD
-from coll.runtime import check, mpi
+from coll.runtime import check
+from coll.backends import mpi
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 MAX_RANKS = 4 * os.cpu_count()  # more ranks than a few per core would only wait on each other

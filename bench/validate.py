@@ -18,13 +18,12 @@ from coll.analysis import cost_model
 from coll.passes import choose_strategy
 from coll.collectives import AllReduce
 from coll.ir.ops import PEER_ACCESS
-from coll.lowering.route import CAPABILITIES as BACKEND_CAPABILITIES
-from coll.runtime import cpu
+from coll.backends import cpu
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 # What `auto` chooses from on the CPU: every strategy whose needs the CPU
 # back end meets (its simulated devices share one memory: peer access).
-CAPABILITIES = BACKEND_CAPABILITIES["cpu"]
+CAPABILITIES = cpu.BACKEND.capabilities
 STRATEGIES = AllReduce.runnable(CAPABILITIES)
 NS = (2, 3, 4, 8)
 SIZES = (4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20)  # bytes per device

@@ -806,7 +806,7 @@ def run_job(job, workdir):
     try:
         return _exit_code(lambda: _main(coll_run.main, argv)), dst
     finally:
-        from coll.runtime import cpu
+        from coll.backends import cpu
         cpu.clear_cache()  # compiled engines would pile up in the worker
 
 

@@ -21,7 +21,7 @@ from ..ir.kinds import ELEMENTS, KINDS
 from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
-from ..lowering.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
+from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
 from .signature import (NUMPY_DTYPES, all_in_place, classify_arguments, find_entry, where, writer_of, from_bf16,
                         read_signature, to_bf16, to_buffers)
 
@@ -95,7 +95,7 @@ def _describe(func):
         if local:  # e.g. a frontend's linalg around its collective: no reference here
             raise ValueError(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
                              f"{where(local[0].operation)}); coll-run checks a function that is one collective on "
-                             "its arguments: run this one from Python (coll.runtime.cpu.compile(text).run) "
+                             "its arguments: run this one from Python (coll.backends.cpu.compile(text).run) "
                              "against your own reference")
         return _describe_collective(func, name, specs, view(found[0]))
     claims = _ops(func, Implements.NAME)

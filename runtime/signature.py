@@ -97,7 +97,7 @@ WRITABLE = "bufferization.writable"
 
 
 def to_buffers(module, entry=None):
-    """A module in the tensor form, bufferized in place (routes.bufferize)
+    """A module in the tensor form, bufferized in place (the tensor frontend's route)
     as a runtime calls it: the entry's tensor arguments are the caller's
     arrays, so they are read-only (`bufferization.writable = false`: its
     collectives write fresh buffers, not the inputs), and its tensor
@@ -106,8 +106,8 @@ def to_buffers(module, entry=None):
     tensors (left alone). Raises ir.MLIRError with located diagnostics."""
     from ..core import routes
     from ..core.pipeline import run
-    from ..lowering.bufferize import has_tensors
-    if not has_tensors(module.operation):
+    from ..frontends import tensor
+    if not tensor.detect(module.operation):
         return None
     func = find_entry(module, entry)
     ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -119,7 +119,7 @@ def to_buffers(module, entry=None):
             d[WRITABLE] = ir.BoolAttr.get(False)
         attrs.append(ir.DictAttr.get(d))
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
-    run(module.operation, routes.pipeline(routes.bufferize()))
+    run(module.operation, routes.pipeline(tensor.route()))
     return len(ft.inputs)
 
 
@@ -132,7 +132,7 @@ def parse_program(module_text, entry=None, keep_local_work=False):
     around its collectives; the mpi route runs that per rank). The entry
     gets the C interface the runtimes call."""
     from ..ir.verifier import verify_or_raise
-    from ..lowering.spmd import has_local_work, is_spmd, rank_inputs, ranks_of, spmd_to_global
+    from ..frontends.spmd import has_local_work, is_spmd, rank_inputs, ranks_of, spmd_to_global
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
     tensor_inputs = to_buffers(module, entry)

@@ -16,7 +16,7 @@ gpu-lower-to-nvvm-pipeline). Stages:
           libmlir_cuda_runtime.so with rpath $ORIGIN (--runtime-dir: where
           to link it from; default the mlir wheel)
   mpi-exe a program for your own `mpirun -n N OUT [--in PREFIX] [--out PREFIX]
-          [--repeat K]` (-o required; the mpi route, runtime/mpi.py): rank r
+          [--repeat K]` (-o required; the mpi route, backends/mpi/runtime.py): rank r
           reads its inputs from PREFIX<r>.bin (raw, concatenated; default:
           rank + 1 in every element), writes its outputs to PREFIX<r>.bin;
           started on the wrong number of ranks it exits 1 before any message
@@ -50,7 +50,7 @@ def nvptx_chips():
     sorted by number; [] when llc cannot be asked."""
     import re
     import subprocess
-    from coll.lowering.nvvm import tool
+    from coll.core.tools import tool
     try:
         r = subprocess.run([tool("llc"), "-march=nvptx64", "-mcpu=help"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
@@ -75,8 +75,8 @@ def build(data, args, filename="-", ctx=None):
     with `filename` in its locations."""
     from coll.ir import make_context
     from coll.ir.verifier import verify_or_raise
-    from coll.lowering import nvvm
-    from coll.lowering.route import lower
+    from coll.backends.gpu import nvvm
+    from coll.backends import lower
     from .diagnostics import print_warnings
     from .source import parse
     from coll.core.errors import PassError
@@ -89,7 +89,7 @@ def build(data, args, filename="-", ctx=None):
             raise PassError("nested modules are not supported by the GPU route; expected the "
                             "functions at the top level of the module", nested[0].location)
         if args.emit == "mpi-exe":
-            from coll.runtime import mpi
+            from coll.backends import mpi
             mpi.compile(str(module), strategy=args.strategy, threshold=args.threshold,
                         executable=args.output)
             return None

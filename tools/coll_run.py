@@ -1,35 +1,36 @@
-"""coll-run: compile a collective module, run it on a backend, check it
-against numpy, print time and bandwidth.
+"""coll-run: compile a collective module, run it on a back end, check it,
+print time and bandwidth.
 
-  coll-run FILE --backend=cpu|cuda|mpi [--strategy auto|S|all]
+  coll-run FILE --backend=cpu|gpu|mpi [--strategy auto|S|all]
            [--inputs in.npz] [--outputs out.npz] [--repeat K] [--seed S]
-           [--ranks N] [--timeout SECONDS]
+           [back-end options: --ranks N --timeout SECONDS (mpi), --chip SM (gpu)]
 
 FILE is at the collective level (one coll.all_reduce, reduce_scatter,
 all_gather, reduce, broadcast or all_to_all) or the explicit level.
 --strategy (other than auto) overrides the module's strategy attribute; `all`
-runs every strategy of the collective in turn (an in-place one gets fresh
-copies of the inputs for every run). Inputs come from --inputs (npz keys
-x0..x{N-1}) or are generated from --seed; --outputs receives y0..y{M-1} of the
-first strategy run, and only when everything succeeded. bf16 arrays are
-uint16 bit patterns. Bandwidth counts the bytes the explicit program reads
-plus writes. Errors are MLIR-style diagnostics and exit code 1.
+runs every strategy of the collective the back end can run, in turn (an
+in-place one gets fresh copies of the inputs for every run). Inputs come
+from --inputs (npz keys x0..x{N-1}) or are generated from --seed; --outputs
+receives y0..y{M-1} of the first strategy run, and only when everything
+succeeded. bf16 arrays are uint16 bit patterns. Bandwidth counts the bytes
+the explicit program reads plus writes. Errors are MLIR-style diagnostics
+and exit code 1.
 
---backend=mpi runs one process per device under mpirun (runtime/mpi.py):
---ranks must be the program's device count (a run with another is refused
-before anything starts); a run that has not finished within --timeout
-seconds is killed and reported rank by rank.
+The back ends and their options come from their registry (coll/backends/):
+--backend=mpi runs one process per device under mpirun; --ranks must be the
+program's device count (a run with another is refused before anything
+starts); a run that has not finished within --timeout seconds is killed and
+reported rank by rank. `cuda` is another name of `gpu`.
 
 A FILE annotated with upstream shard (a shard.grid, shard.shard on a
-tensor program, not partitioned) runs on --backend=mpi over its grid (or
-on --backend=cpu, one simulated device per process of the grid): the
-npz holds the global arguments x0.. (generated from --seed without one);
-coll-run partitions it (the `shard` route), scatters each argument by its
-annotation, runs, gathers the results into y0.. and checks them against
-the same function run unsharded (CPU JIT).
+tensor program, not partitioned) runs over its grid (mpi: one rank per
+process; cpu: one simulated device per process): the npz holds the global
+arguments x0.. (generated from --seed without one); coll-run partitions it
+(the shard frontend's route), scatters each argument by its annotation,
+runs, gathers the results into y0.. and checks them against the same
+function run unsharded (CPU JIT).
 """
 import dataclasses
-import re
 import sys
 
 from coll.ir import STRATEGIES
@@ -37,29 +38,49 @@ from coll.ir import STRATEGIES
 from .cl import ArgumentParser
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
+MAX_TIMEOUT = 7 * 24 * 3600
 
 
 class Failure(Exception):
     """Diagnostics already formatted for stderr."""
 
 
-def _parser():
-    p = ArgumentParser(prog="coll-run", description="Run an allreduce module and check it against numpy.")
+def _parser(backends):
+    p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end and check it.")
     p.add_argument("file", help="input .mlir file")
-    p.add_argument("--backend", required=True, help="cpu, cuda or mpi")
+    p.add_argument("--backend", required=True, help=", ".join(backends.names()))
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
     p.add_argument("--inputs", help="npz with x0..x{N-1} (default: generated from --seed)")
     p.add_argument("--outputs", help="npz to write y0..y{M-1} to")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per strategy (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
-    p.add_argument("--ranks", type=int, default=None,
-                   help="mpi: the number of ranks (default: one per device of the program)")
-    p.add_argument("--timeout", type=float, default=None,
-                   help="mpi: seconds a run may take before it is killed (default 120)")
     p.add_argument("--dump-pass-pipeline", action="store_true",
                    help="print the route each strategy is lowered with (coll-opt --pass-pipeline text) on stderr")
+    seen = set()
+    for b in backends.BACKENDS.values():
+        for o in b.options:
+            if o.dest not in seen:
+                seen.add(o.dest)
+                p.add_argument(o.flag, dest=o.dest, type=o.type, default=None, choices=o.choices,
+                               help=f"{b.name}: {o.help}")
     return p
+
+
+def _backend_options(args, backend, backends):
+    """The compile options of `backend` given on the command line; an option
+    of another back end is refused."""
+    mine = {o.dest for o in backend.options}
+    for b in backends.BACKENDS.values():
+        for o in b.options:
+            if o.dest not in mine and getattr(args, o.dest) is not None:
+                _fail(f"{o.flag} applies to --backend={b.name} only")
+    given = {o.dest: getattr(args, o.dest) for o in backend.options if getattr(args, o.dest) is not None}
+    timeout = given.get("timeout")
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+        _fail(f"--timeout must be > 0 seconds and at most a week ({MAX_TIMEOUT}), got {timeout}")
+    given.pop("ranks", None)  # not a compile option: checked against the program's
+    return given
 
 
 def _fail(msg):
@@ -89,9 +110,10 @@ def _located(exc, filename):
 
 
 def _load(path, entry):
-    """(module text, Problem, name for locations); located diagnostics on
-    bad input. Reads what coll-opt reads: a file or '-' (stdin), text (any
-    bytes in comments) or bytecode."""
+    """(module text, Problem or None, name for locations, the frontend whose
+    program runs on global arrays or None); located diagnostics on bad
+    input. Reads what coll-opt reads: a file or '-' (stdin), text (any bytes
+    in comments) or bytecode."""
     from mlir import ir
     from coll.ir import make_context
     from coll.ir.verifier import verify
@@ -120,10 +142,15 @@ def _load(path, entry):
             findings = verify(module.operation)
             if findings:
                 raise Failure(_diag_text(col.diags + [from_location(l, m, name) for l, m in findings]))
+            text = module.operation.get_asm(enable_debug_info=True)
+            from coll.frontends import FRONTENDS
+            frontend = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)), None)
+            if frontend is not None:  # its arguments are global arrays (a job of its own)
+                return text, None, name, frontend
             try:
                 problem = describe(module, entry)
                 _fits(problem)
-            except ir.MLIRError as e:  # bufferizing the tensor form (routes.bufferize)
+            except ir.MLIRError as e:  # bufferizing the tensor form
                 raise Failure(_located(e, path)) from None
             except ValueError as e:
                 loc = getattr(e, "location", None) or find_entry(module, entry).location
@@ -131,7 +158,7 @@ def _load(path, entry):
                 raise Failure(d.format() if d.line else f"{name}:1:1: error: {e}") from None
             # The runtimes compile text: with its locations, so that later
             # errors still name the input (bytecode, stdin).
-            return module.operation.get_asm(enable_debug_info=True), problem, name
+            return text, problem, name, None
     finally:
         col.detach()
 
@@ -199,13 +226,13 @@ def _seconds(t):
     return f"{t * 1e3:.3f} ms" if t < 1 else f"{t:.3f} s"
 
 
-def _depth(text, entry, strategy, backend):
+def _depth(text, entry, strategy):
     """The combine depth of the explicit program `strategy` lowers the
     collective to (runtime/check.py: combine_depth), or None (the check's
     N-1 bound) when it cannot be had here."""
     from mlir import ir
     from coll.ir import make_context
-    from coll.lowering.route import lower
+    from coll.backends import lower
     from coll.runtime.check import combine_depth
     from coll.runtime.signature import find_entry
     try:
@@ -218,8 +245,8 @@ def _depth(text, entry, strategy, backend):
 
 
 def run(argv):
-    import numpy as np
-    args = _parser().parse_args(argv)
+    from coll import backends
+    args = _parser(backends).parse_args(argv)
     if args.repeat < 1:
         _fail(f"--repeat must be >= 1, got {args.repeat}")
     if not 0 <= args.seed < 2 ** 63:  # numpy's generators take a non-negative seed
@@ -230,167 +257,196 @@ def run(argv):
             if other is not None and other != "-" and os.path.exists(args.outputs) and os.path.exists(other) \
                     and os.path.samefile(args.outputs, other):
                 _fail(f"--outputs '{args.outputs}' is {flag}; expected another file")
-    mpi_options = {}
-    if args.backend == "mpi":
-        if args.timeout is not None:
-            if not 0 < args.timeout <= 7 * 24 * 3600:
-                _fail(f"--timeout must be > 0 seconds and at most a week (604800), got {args.timeout}")
-            mpi_options["timeout"] = args.timeout
-    elif args.ranks is not None or args.timeout is not None:
-        _fail("--ranks and --timeout apply to --backend=mpi only")
-    from coll.runtime.backends import BACKENDS
-    backend = BACKENDS.get(args.backend)
+    backend = backends.get(args.backend)
     if backend is None:
-        _fail(f"unknown backend '{args.backend}'; expected one of: {', '.join(BACKENDS)}")
+        _fail(f"unknown backend '{args.backend}'; expected one of: {', '.join(backends.names())}")
+    options = _backend_options(args, backend, backends)
     ok, why = backend.available()
     if not ok:
         _fail(f"backend '{args.backend}' is not available here: {why}")
-
-    if _is_sharded(args.file):
-        return _run_sharded(args, mpi_options)
-    text, problem, shown = _load(args.file, args.entry)
-    from coll.ir.ops import OPS
-    from coll.runtime.check import check, identical, make_inputs, make_outputs, op_outputs
-    from .diagnostics import print_warnings
-    inputs = _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
-    # The reference reads this copy: a program that writes its own inputs
-    # cannot hide it, and every run starts from the same values.
-    pristine = [x.copy() for x in inputs]
-    collective = problem.collective
-    cls = OPS["coll." + problem.op]
-    # Ranks under mpirun share no memory: no peer strategies there.
-    every = list(cls.STRATEGIES if args.backend != "mpi" else cls.runnable(()))
-    strategies = every if args.strategy == "all" else [args.strategy]
-    if not collective:
-        strategies = strategies[:1]
-
-    rows, failed, first_outputs = [], False, None
-    for strategy in strategies:
-        try:
-            # The runtime lowers once (core/routes.py) and reports what it chose.
-            prog = backend.compile(text, args.entry, strategy=strategy, **mpi_options)
-            print_warnings(args.file)
-            if args.ranks is not None and args.ranks != prog.ranks:
-                _fail(f"{shown}: the program is for {prog.ranks} ranks (one per device), "
-                      f"not --ranks {args.ranks}; nothing was started")
-            chosen = prog.strategies[0] if prog.strategies else "-"
-            if args.dump_pass_pipeline:
-                print(prog.pipeline, file=sys.stderr)
-            traffic = prog.traffic_bytes
-            given, outputs = [x.copy() for x in pristine], make_outputs(problem)
-            prog.run(given, outputs)
-            outputs = op_outputs(problem, given, outputs)
-            judged = problem
-            if collective and args.inputs:  # generated inputs are exact in any order
-                judged = dataclasses.replace(problem, depth=_depth(text, args.entry, strategy, args.backend))
-            good, worst = check(judged, pristine, outputs)
-            replicated = cls.REPLICATED and len(outputs) > 1
-            same = identical(outputs) if replicated else True
-            times = prog.time([x.copy() for x in pristine], make_outputs(problem), args.repeat)
-        except Failure:
-            raise
-        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
-            raise Failure(_located(e, shown)) from None
-        t = float(np.median(times))
-        if first_outputs is None:
-            first_outputs = outputs
-        failed = failed or not good
-        label = chosen if collective else "-"
-        why = [] if good and same else [f"FAIL (max error {worst:.3g})" if problem.element.startswith(("f", "b"))
-                                        else f"FAIL ({worst:.0f} elements differ)"]
-        if not same:
-            why.append("replicas differ")
-        status = ", ".join(why) or "ok"
-        replicas = "identical" if same else "DIFFER"
-        if not replicated:
-            replicas = "-"
-        rows.append((label, str(max(problem.n_inputs, len(problem.alias) or problem.n_outputs)),
-                     _size(problem.bytes_per_device), _seconds(t),
-                     f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, status))
-
-    shape = "x".join(str(d) for d in problem.shape)
-    n_out = len(problem.alias) if problem.alias else problem.n_outputs
-    print(f"{shown}: {problem.op} {problem.kind or 'copy'} of {problem.n_inputs} x "
-          f"{shape or 'scalar'}x{problem.element} -> {n_out} output(s), "
-          f"backend {args.backend}, median of {args.repeat}")
+    text, problem, shown, frontend = _load(args.file, args.entry)
+    job = (_GlobalJob if frontend is not None else _CollectiveJob)(args, backend, options, text, problem, shown)
+    rows = [job.measure(strategy) for strategy in job.strategies()]
+    print(job.title())
     header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         print("  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-    return _finish(not failed, args.outputs, first_outputs)
+    return _finish(not job.failed, args.outputs, job.first_outputs)
 
 
-def _is_sharded(path):
-    """Whether FILE is a program annotated with upstream shard (a shard.grid)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return re.search(r"^\s*shard\.grid\s+@", f.read(), re.M) is not None
-    except OSError:
-        return False
+class _Job:
+    """What coll-run measures: per strategy, compile, run once, check, time;
+    a row of the table each."""
 
+    def __init__(self, args, backend, options, text, problem, shown):
+        self.args, self.backend, self.options = args, backend, options
+        self.text, self.problem, self.shown = text, problem, shown
+        self.failed, self.first_outputs = False, None
 
-def _run_sharded(args, mpi_options):
-    """An annotated, unpartitioned tensor program: partition it, scatter the
-    global arguments x0.. by their annotations, run under mpirun, gather the
-    results y0.. and check them against the function run unsharded."""
-    import numpy as np
-    from coll.runtime import shard
-    from coll.runtime.signature import NUMPY_DTYPES
-    from .parse_guard import SourceError, check_input, read_source
-    if args.backend not in ("mpi", "cpu"):
-        _fail(f"{args.file}: a program annotated with shard runs on --backend=mpi (one rank per process of "
-              f"its grid) or --backend=cpu (one simulated device per process), not '{args.backend}'")
-    try:
-        text, _ = read_source(args.file)
-        check_input(text.encode(), args.file)
-    except SourceError as e:
-        raise Failure(e.format()) from None
-    try:
-        prog = shard.compile(text, args.entry, strategy=args.strategy if args.strategy != "all" else "auto",
-                             backend=args.backend, **mpi_options)
-    except Exception as e:  # noqa: BLE001 - reported as a diagnostic
-        raise Failure(_located(e, args.file)) from None
-    if args.ranks is not None and args.ranks != prog.ranks:
-        _fail(f"{args.file}: the program is partitioned over a grid of {prog.ranks} processes, not --ranks "
-              f"{args.ranks}; nothing was started")
-    if args.dump_pass_pipeline:
-        print(prog.pipeline, file=sys.stderr)
-    if args.inputs:
-        from coll.runtime.npz import NpzError, load
-        want = {f"x{i}": (lay.shape, NUMPY_DTYPES[lay.element]) for i, lay in enumerate(prog.inputs)}
+    def _compile(self, strategy, **extra):
+        from .diagnostics import print_warnings
         try:
-            data = load(args.inputs, want)
-        except NpzError as e:
-            _fail(f"{args.inputs}: {e}")
-        except OSError as e:
-            _fail(f"could not read inputs '{args.inputs}': {e.strerror or e}")
-        xs = [data[f"x{i}"] for i in range(len(prog.inputs))]
-    else:
-        rng = np.random.default_rng(args.seed)
-        xs = [(rng.uniform(-1, 1, lay.shape) if lay.element.startswith(("f", "b"))
-               else rng.integers(-8, 8, lay.shape)).astype(NUMPY_DTYPES[lay.element]) for lay in prog.inputs]
-    try:
-        ys, times = prog.run(xs, args.repeat)
-        ref = prog.reference(xs)
-    except Exception as e:  # noqa: BLE001 - reported as a diagnostic
-        raise Failure(_located(e, args.file)) from None
-    worst, good = 0.0, True
-    for y, r in zip(ys, ref):
-        if y.dtype.kind == "f":
-            err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
-            scale = max(1.0, float(np.max(np.abs(r), initial=0.0)))
-            good = good and err <= 1e-4 * scale
-        else:
-            err = float(np.count_nonzero(y != r))
-            good = good and err == 0
-        worst = max(worst, err)
-    grid = "x".join(map(str, prog.grid))
-    shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in prog.inputs)
-    print(f"{args.file}: partitioned over a grid of {grid} ({prog.ranks} ranks), arguments {shapes}, "
-          f"backend {args.backend}, median of {args.repeat}")
-    print(f"  time (median)  {_seconds(float(np.median(times)))}")
-    print(f"  check          {'ok' if good else 'FAIL'} (max error {worst:.3g} against the unsharded function)")
-    return _finish(good, args.outputs, ys)
+            prog = self.backend.compile(self.text, self.args.entry, strategy=strategy, **extra, **self.options)
+        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+            raise Failure(_located(e, self.shown)) from None
+        print_warnings(self.args.file)
+        ranks = getattr(prog, "ranks", None)
+        if self.args.ranks is not None and self.args.ranks != ranks:
+            _fail(f"{self.shown}: the program is for {ranks} ranks (one per device), "
+                  f"not --ranks {self.args.ranks}; nothing was started")
+        if self.args.dump_pass_pipeline:
+            print(prog.pipeline, file=sys.stderr)
+        return prog
+
+    def _row(self, label, devices, nbytes, times, traffic, replicas, good, same, worst, exact):
+        import numpy as np
+        t = float(np.median(times))
+        self.failed = self.failed or not good
+        why = [] if good and same else [f"FAIL ({worst:.0f} elements differ)" if exact
+                                        else f"FAIL (max error {worst:.3g})"]
+        if not same:
+            why.append("replicas differ")
+        return (label, str(devices), _size(nbytes), _seconds(t),
+                f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, ", ".join(why) or "ok")
+
+
+class _CollectiveJob(_Job):
+    """A module of one collective (or an explicit program that claims one):
+    per-device arrays x0.. in, checked against numpy, replicas bitwise."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        from coll.ir.ops import OPS
+        from coll.runtime.check import make_inputs
+        problem = self.problem
+        inputs = _read_inputs(self.args.inputs, problem) if self.args.inputs else make_inputs(problem, self.args.seed)
+        # The reference reads this copy: a program that writes its own inputs
+        # cannot hide it, and every run starts from the same values.
+        self.pristine = [x.copy() for x in inputs]
+        self.cls = OPS["coll." + problem.op]
+
+    def strategies(self):
+        if not self.problem.collective:
+            return [self.args.strategy]
+        if self.args.strategy == "all":  # what this back end can run
+            return list(self.cls.runnable(self.backend.capabilities))
+        return [self.args.strategy]
+
+    def title(self):
+        p = self.problem
+        shape = "x".join(str(d) for d in p.shape)
+        n_out = len(p.alias) if p.alias else p.n_outputs
+        return (f"{self.shown}: {p.op} {p.kind or 'copy'} of {p.n_inputs} x {shape or 'scalar'}x{p.element} -> "
+                f"{n_out} output(s), backend {self.backend.name}, median of {self.args.repeat}")
+
+    def measure(self, strategy):
+        from coll.runtime.check import check, identical, make_outputs, op_outputs
+        p, pristine = self.problem, self.pristine
+        prog = self._compile(strategy)
+        try:
+            given, outputs = [x.copy() for x in pristine], make_outputs(p)
+            prog.run(given, outputs)
+            outputs = op_outputs(p, given, outputs)
+            judged = p
+            if p.collective and self.args.inputs:  # generated inputs are exact in any order
+                judged = dataclasses.replace(p, depth=_depth(self.text, self.args.entry, strategy))
+            good, worst = check(judged, pristine, outputs)
+            replicated = self.cls.REPLICATED and len(outputs) > 1
+            same = identical(outputs) if replicated else True
+            times = prog.time([x.copy() for x in pristine], make_outputs(p), self.args.repeat)
+        except Failure:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+            raise Failure(_located(e, self.shown)) from None
+        if self.first_outputs is None:
+            self.first_outputs = outputs
+        chosen = prog.strategies[0] if prog.strategies else "-"
+        return self._row(chosen if p.collective else "-", max(p.n_inputs, len(p.alias) or p.n_outputs),
+                         p.bytes_per_device, times, prog.traffic_bytes,
+                         ("identical" if same else "DIFFER") if replicated else "-", good, same, worst,
+                         not p.element.startswith(("f", "b")))
+
+
+class _GlobalJob(_Job):
+    """A program whose arguments are global arrays, laid out over its
+    devices by its frontend (upstream shard annotations): scattered in,
+    gathered out, checked against the same function run unsharded."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        from coll.backends import sharded
+        if self.backend.name not in sharded.BACKENDS:
+            _fail(f"{self.args.file}: a program annotated with shard runs on --backend=mpi (one rank per process of "
+                  f"its grid) or --backend=cpu (one simulated device per process), not '{self.args.backend}'")
+        self.xs = None
+
+    def strategies(self):
+        return ["auto" if self.args.strategy == "all" else self.args.strategy]
+
+    def _compile(self, strategy, **extra):
+        from coll.backends import sharded
+        try:
+            prog = sharded.compile(self.text, self.args.entry, strategy=strategy, backend=self.backend.name,
+                                   **self.options)
+        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+            raise Failure(_located(e, self.shown)) from None
+        if self.args.ranks is not None and self.args.ranks != prog.ranks:
+            _fail(f"{self.shown}: the program is partitioned over a grid of {prog.ranks} processes, not --ranks "
+                  f"{self.args.ranks}; nothing was started")
+        if self.args.dump_pass_pipeline:
+            print(prog.pipeline, file=sys.stderr)
+        return prog
+
+    def _inputs(self, prog):
+        import numpy as np
+        from coll.runtime.signature import NUMPY_DTYPES
+        if self.args.inputs:
+            from coll.runtime.npz import NpzError, load
+            want = {f"x{i}": (lay.shape, NUMPY_DTYPES[lay.element]) for i, lay in enumerate(prog.inputs)}
+            try:
+                data = load(self.args.inputs, want)
+            except NpzError as e:
+                _fail(f"{self.args.inputs}: {e}")
+            except OSError as e:
+                _fail(f"could not read inputs '{self.args.inputs}': {e.strerror or e}")
+            return [data[f"x{i}"] for i in range(len(prog.inputs))]
+        rng = np.random.default_rng(self.args.seed)
+        return [(rng.uniform(-1, 1, lay.shape) if lay.element.startswith(("f", "b"))
+                 else rng.integers(-8, 8, lay.shape)).astype(NUMPY_DTYPES[lay.element]) for lay in prog.inputs]
+
+    def title(self):
+        p = self.prog
+        grid = "x".join(map(str, p.grid))
+        shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in p.inputs)
+        return (f"{self.shown}: partitioned over a grid of {grid} ({p.ranks} ranks), arguments {shapes}, "
+                f"backend {self.backend.name}, median of {self.args.repeat}; checked against the unsharded function")
+
+    def measure(self, strategy):
+        import numpy as np
+        prog = self.prog = self._compile(strategy)
+        xs = self._inputs(prog)
+        try:
+            ys, times = prog.run(xs, self.args.repeat)
+            ref = prog.reference(xs)
+        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+            raise Failure(_located(e, self.shown)) from None
+        worst, good, exact = 0.0, True, True
+        for y, r in zip(ys, ref):
+            if y.dtype.kind == "f":
+                exact = False
+                err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
+                scale = max(1.0, float(np.max(np.abs(r), initial=0.0)))
+                good = good and err <= 1e-4 * scale
+            else:
+                err = float(np.count_nonzero(y != r))
+                good = good and err == 0
+            worst = max(worst, err)
+        if self.first_outputs is None:
+            self.first_outputs = ys
+        nbytes = sum(int(np.prod(lay.local)) * np.dtype(x.dtype).itemsize for lay, x in zip(prog.inputs, xs))
+        chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
+        return self._row(chosen, prog.ranks, nbytes, times, None, "-", good, True, worst, exact)
 
 
 def main():

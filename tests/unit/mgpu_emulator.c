@@ -12,7 +12,7 @@
 // waited on before it is recorded, a leak) is recorded as an error.
 //
 // Built with -DEMULATE_DRIVER, the file is instead a host-memory libcuda.so.1
-// (the few driver calls runtime/cuda_driver.py makes), so that the Python
+// (the few driver calls backends/gpu/driver.py makes), so that the Python
 // runtime can run end to end too.
 #include <stdint.h>
 #include <stdio.h>
@@ -343,7 +343,7 @@ int64_t mgpuEmuPending(void) {
 }
 
 #else
-// -- a host-memory CUDA driver (libcuda.so.1) for runtime/cuda_driver.py ------
+// -- a host-memory CUDA driver (libcuda.so.1) for backends/gpu/driver.py ------
 int cuInit(unsigned flags) { (void)flags; return 0; }
 int cuDeviceGetCount(int *n) { *n = 1; return 0; }
 int cuDeviceGet(int *dev, int ordinal) { *dev = ordinal; return ordinal == 0 ? 0 : 101; }

@@ -167,7 +167,7 @@ def test_collective_inputs_are_judged_by_the_strategy_depth(tmp_path):
     from coll.tools.coll_run import _depth
     gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum")
     text = gen.read_text()
-    assert [_depth(text, None, s, "cpu") for s in ("naive", "ring", "tree", "rhd")] == [1, 47, 6, 6]
+    assert [_depth(text, None, s) for s in ("naive", "ring", "tree", "rhd")] == [1, 47, 6, 6]
     rng = np.random.default_rng(1)
     inputs = tmp_path / "in.npz"
     np.savez(inputs, **{f"x{i}": to_bf16(rng.standard_normal(64)) for i in range(48)})
@@ -217,7 +217,7 @@ def test_missing_file_and_unknown_backend(tmp_path):
 
 
 def test_cuda_without_gpu_is_a_clear_error():
-    from coll.runtime import cuda
+    from coll.backends import gpu as cuda
     ok, _ = cuda.available()
     if ok:
         pytest.skip("a GPU is present: the error path is not reachable here")

@@ -21,7 +21,8 @@ from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS
 from coll.collectives import COLLECTIVES
-from coll.runtime import check, cpu
+from coll.runtime import check
+from coll.backends import cpu
 
 from test_cpu_runtime import PAIRS
 

@@ -6,9 +6,9 @@ import pytest
 from mlir import ir
 
 from coll.ir.generate import all_reduce_module
-from coll.lowering import cpu_fuse
-from coll.lowering.cpu import cpu_to_llvm, to_cpu
-from coll.lowering.placement import stored_type
+from coll.backends.cpu import fuse as cpu_fuse
+from coll.backends.cpu.to_cpu import cpu_to_llvm, to_cpu
+from coll.backends.placement import stored_type
 from coll.passes.lower_collectives import lower_collectives
 from coll.core.registry import load_all
 from coll.core.errors import PassError
@@ -35,7 +35,7 @@ def test_passes_are_registered():
     passes = load_all()
     assert "coll-to-cpu" in passes and "coll-cpu-to-llvm" in passes
     assert passes["coll-to-cpu"].parse_options("tile=32") == {"tile": 32, "kernels": "shared", "split": 128,
-                                                             "scratch": "static"}
+                                                             "scratch": "static", "nontemporal": 0}
 
 
 @pytest.mark.parametrize("tile", (0, 16, -1))

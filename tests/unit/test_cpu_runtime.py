@@ -22,7 +22,8 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime import check, cpu
+from coll.runtime import check
+from coll.backends import cpu
 
 STRATEGIES = ("naive", "ring", "all2all")
 FLOATS = ("f16", "bf16", "f32", "f64")
@@ -261,7 +262,7 @@ def test_to_bf16_rounds_to_nearest_even():
 
 def test_every_level_compiles():
     """Collective, explicit and memref-level text all run the same."""
-    from coll.lowering.cpu import to_cpu
+    from coll.backends.cpu.to_cpu import to_cpu
     from coll.passes.lower_collectives import lower_collectives
     text = _text(3, (9,), "i32", "sum", strategy="ring")
     with make_context():
@@ -288,7 +289,7 @@ def test_compile_errors():
         cpu.compile(bad_kind)
     with pytest.raises(ValueError, match="no function @g"):
         cpu.compile(_text(), entry="g")
-    from coll.lowering.route import lower
+    from coll.backends import lower
     with make_context():
         m = ir.Module.parse(_text())
         lower(m.operation, "cpu")

@@ -16,9 +16,10 @@ from mlir.execution_engine import ExecutionEngine
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
-from coll.lowering.cpu import cpu_to_llvm, to_cpu
+from coll.backends.cpu.to_cpu import cpu_to_llvm, to_cpu
 from coll.passes.lower_collectives import lower_collectives
-from coll.runtime import check, cpu
+from coll.runtime import check
+from coll.backends import cpu
 from coll.runtime.signature import parse_program
 
 STRATEGIES = ("naive", "ring", "all2all")

@@ -1,5 +1,5 @@
 """Non-temporal result copies on the CPU (coll-to-cpu{nontemporal=B},
-lowering/cpu_shared.py coll_copy_streaming): a scalar head up to the
+backends/cpu/shared.py coll_copy_streaming): a scalar head up to the
 destination's 64-byte boundary, aligned vector stores, a scalar tail. The
 results are the same bits as plain copies, whatever the alignment of the
 caller's arrays and the chunk offsets."""
@@ -9,7 +9,7 @@ import pytest
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime import cpu
+from coll.backends import cpu
 
 
 def _unaligned(numel, shift, dtype):

@@ -14,7 +14,8 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.lowering import nvvm
+from coll.backends.gpu import nvvm
+from coll.core import tools
 from coll.passes.lower_collectives import lower_collectives
 from gpu_emulator import Emulator
 
@@ -62,7 +63,7 @@ def test_bundle_contents(bundle):
     for e in manifest["programs"]:
         lib = out / e["file"]
         assert lib.exists()
-        dyn = subprocess.run([nvvm.tool("llvm-readelf"), "-d", str(lib)], capture_output=True,
+        dyn = subprocess.run([tools.tool("llvm-readelf"), "-d", str(lib)], capture_output=True,
                              text=True).stdout
         assert "[libmlir_cuda_runtime.so]" in dyn and "[$ORIGIN]" in dyn
         calls = e["mgpu_calls"]  # per call
@@ -73,7 +74,7 @@ def test_bundle_contents(bundle):
         scratch = e["strategy"] not in gpu_prepare.PEER  # oneshot, twoshot need none
         assert (e["workspace_bytes"] > 0) == (e["workspace"] == "arg" and scratch)
     # The stub only has to exist under the name the wrappers need.
-    dyn = subprocess.run([nvvm.tool("llvm-readelf"), "-d", str(out / "libLLVM.so")],
+    dyn = subprocess.run([tools.tool("llvm-readelf"), "-d", str(out / "libLLVM.so")],
                          capture_output=True, text=True).stdout
     assert "[libLLVM.so]" in dyn
 

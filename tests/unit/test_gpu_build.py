@@ -10,8 +10,9 @@ from mlir import ir
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
-from coll.lowering import nvvm
-from coll.lowering.gpu import parse_device_map, to_gpu
+from coll.backends.gpu import nvvm
+from coll.core import tools
+from coll.backends.gpu.to_gpu import parse_device_map, to_gpu
 from coll.passes.lower_collectives import lower_collectives
 from coll.core.errors import PassError
 from coll.analysis.stats import analyze
@@ -26,13 +27,13 @@ def _lowered(n, shape, dtype="f32", kind="sum", strategy="ring", **options):
 
 
 def _symbols(path):
-    out = subprocess.run([nvvm.tool("llvm-nm"), "-D", "--defined-only", str(path)],
+    out = subprocess.run([tools.tool("llvm-nm"), "-D", "--defined-only", str(path)],
                          capture_output=True, text=True, check=True).stdout
     return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
 
 def _dynamic(path):
-    return subprocess.run([nvvm.tool("llvm-readelf"), "-d", str(path)],
+    return subprocess.run([tools.tool("llvm-readelf"), "-d", str(path)],
                           capture_output=True, text=True, check=True).stdout
 
 

@@ -132,7 +132,8 @@ def test_coll_run_refuses_what_does_not_fit_in_memory(tmp_path):
 
 
 def test_cpu_route_refuses_scratch_beyond_memory(monkeypatch):
-    from coll.runtime import cpu, memory
+    from coll.runtime import memory
+    from coll.backends import cpu
     monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
     with pytest.raises(memory.MemoryLimit) as e:
         cpu.compile(good_text(3, (100,)), strategy="naive")

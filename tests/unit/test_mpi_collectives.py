@@ -1,7 +1,7 @@
 """Every collective x strategy under mpirun, one process per rank, against numpy.
 
 Covering design: one mpirun per group size (2, 3, 4 ranks) runs every
-program of that size (runtime/mpi.py launch: each program once, in turn),
+program of that size (backends/mpi/runtime.py launch: each program once, in turn),
 so the grid costs three mpirun starts; compiling (about 1 s a program on 2
 cores) is what the grid size buys.
   - every collective x every strategy (the peer ones excepted: ranks share
@@ -31,7 +31,8 @@ from mlir import ir
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS
-from coll.runtime import check, mpi
+from coll.runtime import check
+from coll.backends import mpi
 
 from test_collectives_cpu import case
 

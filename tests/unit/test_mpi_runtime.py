@@ -24,7 +24,8 @@ import pytest
 from coll.ir import make_context
 from coll.collectives import AllReduce
 from coll.ir.generate import all_reduce_module
-from coll.runtime import check, mpi
+from coll.runtime import check
+from coll.backends import mpi
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
@@ -118,7 +119,7 @@ def test_a_rank_killed_mid_run_fails_the_run():
 
 
 def test_a_rank_that_exits_early_fails_the_run():
-    from coll.lowering.mpi import find
+    from coll.backends.mpi.toolchain import find
     msg, _ = _fault("1:exit")
     if find().implementation == "MPICH":  # hydra does not say which rank exited
         assert "mpirun exit code 3" in msg and "rank 1 was running the program" in msg, msg
@@ -269,7 +270,7 @@ def test_spmd_form_and_per_rank_form_run(tmp_path):
 
 
 def test_mpi_exe_runs_under_the_users_mpirun(tmp_path):
-    from coll.lowering.mpi import find
+    from coll.backends.mpi.toolchain import find
     src, exe = tmp_path / "ar.mlir", tmp_path / "ar.exe"
     src.write_text(_module(3, [1000], "i32", "sum"))
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe",

@@ -21,7 +21,8 @@ from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
 from coll.passes import choose_strategy
 from coll.passes.lower_collectives import lower_collectives
-from coll.runtime import check, cpu
+from coll.runtime import check
+from coll.backends import cpu
 
 PEER = ("oneshot", "twoshot")
 MIX = [("f32", "sum"), ("i32", "prod"), ("bf16", "max"), ("i1", "xor"),

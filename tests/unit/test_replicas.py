@@ -11,7 +11,8 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime import check, cpu
+from coll.runtime import check
+from coll.backends import cpu
 from coll.runtime.check import Problem
 from coll.runtime.signature import NUMPY_DTYPES, from_bf16, to_bf16
 

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coll.runtime import mpi, shard
+from coll.backends import mpi
+from coll.backends import sharded as shard
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
@@ -237,7 +238,7 @@ def test_side_by_side_upstream_lowers_only_all_reduce():
 
 
 def _mpich():
-    from coll.lowering import mpi as lowering_mpi
+    from coll.backends.mpi import toolchain as lowering_mpi
     old = os.environ.get("COLL_MPI")
     os.environ["COLL_MPI"] = "mpich"
     lowering_mpi.find.cache_clear()  # it is read once per process
@@ -254,7 +255,7 @@ def _mpich():
 
 @pytest.mark.skipif(not _mpich(), reason="MPICH not installed (upstream's all_reduce crashes under OpenMPI)")
 def test_side_by_side_upstream_all_reduce_runs_under_mpich(monkeypatch):
-    from coll.lowering import mpi as lowering_mpi
+    from coll.backends.mpi import toolchain as lowering_mpi
     monkeypatch.setenv("COLL_MPI", "mpich")
     mpi.clear_cache()
     lowering_mpi.find.cache_clear()

@@ -9,6 +9,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from coll.core import routes
+from coll.frontends import shard
 from coll.core.pipeline import add_pass, run
 from coll.ir import make_context
 
@@ -16,7 +17,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mlp_shard_2x2.mlir
 
 
 def test_the_shard_route_text_is_the_same_in_coll_opt_and_python():
-    text = routes.pipeline(routes.shard())
+    text = routes.pipeline(shard.route())
     with make_context():
         m = ir.Module.parse(EXAMPLE.read_text())
         run(m.operation, text)

@@ -3,7 +3,7 @@ their group) on a runtime without MPI: every runtime takes its global view
 (argument i of rank r is global argument i * N + r)."""
 import numpy as np
 
-from coll.runtime import cpu
+from coll.backends import cpu
 
 SPMD = """
 module {

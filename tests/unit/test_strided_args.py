@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from coll.runtime import mpi
+from coll.backends import mpi
 from coll.runtime.signature import ArgSpec, staged
 
 

@@ -14,8 +14,9 @@ from mlir import ir
 
 from coll.core.errors import PassError
 from coll.ir import make_context
-from coll.lowering.spmd import spmd_to_global
-from coll.runtime import cpu, mpi
+from coll.frontends.spmd import spmd_to_global
+from coll.backends import cpu
+from coll.backends import mpi
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -196,8 +197,8 @@ def test_spmd_local_work_on_the_gpu_route_compiles_to_ptx():
     """The single-process GPU route (no GPU here: to PTX): the local work of
     every rank becomes kernels launched in host order, before the
     collective's copies and after its final wait."""
-    from coll.lowering import nvvm
-    from coll.lowering.route import lower
+    from coll.backends.gpu import nvvm
+    from coll.backends import lower
     text = SPMD_MEMREF.replace("RANKS", "2").replace("DEVICES", "0, 1")
     with make_context():
         module = ir.Module.parse(text)
@@ -232,7 +233,7 @@ func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) attributes {coll.ranks = 2 : 
   return
 }
 """
-    from coll.lowering.route import lower
+    from coll.backends import lower
     with make_context():
         module = ir.Module.parse(text)
         with pytest.raises(PassError, match="'memref.load' has no GPU lowering"):
@@ -252,8 +253,9 @@ def test_tensor_example_runs_on_the_cpu():
 
 def test_bufferize_route_is_the_pipeline_the_lit_test_replays():
     from coll.core import routes
+    from coll.frontends import tensor
     lit = (ROOT / "tests" / "lit" / "tensor" / "route.mlir").read_text()
-    assert f"--pass-pipeline='{routes.pipeline(routes.bufferize())}'" in lit
+    assert f"--pass-pipeline='{routes.pipeline(tensor.route())}'" in lit
 
 
 def _partitioned(example):
@@ -296,8 +298,8 @@ def test_shard_partitioned_mlp_runs_on_the_cpu_devices(example):
 def test_shard_partitioned_mlp_on_the_gpu_route_compiles_to_ptx():
     """Its local buffers in device memory (gpu.alloc/dealloc), its linalg
     ops as kernels, its collectives on coll's streams."""
-    from coll.lowering import nvvm
-    from coll.lowering.route import lower
+    from coll.backends.gpu import nvvm
+    from coll.backends import lower
     with make_context():
         module = ir.Module.parse(_partitioned("mlp_shard_4.mlir"))
         lower(module.operation, "gpu")

@@ -1,7 +1,7 @@
 // The examples' MLP through the shard route: upstream partitioning, then
 // coll collectives, then bufferization (the all_reduce in place, the
 // all_gather straight into the out-param), then the mpi route to the LLVM
-// dialect: the same pipeline text coll-run and runtime/shard.py use.
+// dialect: the same pipeline text coll-run and backends/sharded.py use.
 // RUN: coll-opt %S/../../../examples/mlp_shard_4.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard)' | filecheck %s --check-prefix=COLL
 // RUN: coll-opt %S/../../../examples/mlp_shard_2x2.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard)' | filecheck %s --check-prefix=GRID
 // RUN: coll-opt %S/../../../examples/mlp_shard_4.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard,canonicalize,cse,coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,canonicalize,cse)' | filecheck %s --check-prefix=SPMD

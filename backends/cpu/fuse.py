@@ -1,0 +1,325 @@
+"""Tiled execution of the explicit program on the CPU.
+
+Run one op after the other and every copy and combine streams its buffers
+through memory: ring on 8 devices moves 49x the buffer size. Instead, the
+ops that touch the same data (one chunk's copies and combines, or one
+device's naive reduction; and the groups that read the same regions, as
+naive's and oneshot's N reductions do) form a group, and a group runs tile by tile: all of
+its ops on elements [t, t+T) before any op on the next tile, so a tile's
+intermediates stay in cache. A scratch buffer that only its group
+uses shrinks to one tile. Every copy and combine still happens, in program
+order within a tile: only the loop order changes.
+
+Legal because, within a group, two ops that touch overlapping regions of the
+same buffer (one of them writing) do it at the same offset, so element k of
+one is element k of the other and both run in the same tile, in program
+order. Groups are closed under such conflicts, so ops of different groups
+touch disjoint data (or only read the same data) and may run in any order.
+A block with anything this analysis does not understand is not tiled.
+"""
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf
+
+from ...ir.ops import Implements, view
+from ...ir.views import VIEW_OPS
+from .kernels import Combine, copy_1d, element_bytes, index, window
+from .scratch import Scratch
+from .shared import pointer_of
+
+# Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
+# beats L2-sized tiles (fewer, longer streams for the prefetchers). A group
+# that reads its views again and again (oneshot: N combines over the same N
+# input tiles) wants them in L2: at 8 x 16 MiB oneshot took 0.72x the time
+# with 1 MiB tiles (64 KiB per view) than with 4 MiB ones.
+TILE_BYTES = 4 << 20
+SHARED_TILE_BYTES = 1 << 20
+REUSE = 2  # accesses per distinct view from which a group takes SHARED_TILE_BYTES
+MIN_TILE = 256
+
+# Ops a tiled block may hold besides copies and combines (none touches data).
+BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", Implements.NAME, "arith.constant",
+                         "func.return")
+
+
+@dataclass
+class Access:
+    root: object   # block argument or coll.alloc result
+    start: int     # element offset in the root
+    length: int
+    write: bool
+
+
+@dataclass
+class Group:
+    ops: list
+    length: int
+    scratch: list = field(default_factory=list)  # coll.alloc results shrunk to a tile
+
+    def tile(self, accesses, fixed=-1):
+        """Elements per tile: `fixed` if > 0, else the group's distinct views
+        share TILE_BYTES (SHARED_TILE_BYTES when it reads them again and
+        again)."""
+        if fixed > 0:
+            return fixed
+        every = [(a.root, a.start) for op in self.ops for a in accesses[op]]
+        views = set(every)
+        budget = SHARED_TILE_BYTES if len(every) >= REUSE * len(views) else TILE_BYTES
+        elem = ir.MemRefType(self.ops[0].operands[1].type).element_type
+        t = budget // (len(views) * element_bytes(elem))
+        t = 1 << max(t.bit_length() - 1, 0)  # a power of two: whole vectors
+        return max(t, MIN_TILE)
+
+
+def _trace(value):
+    """(root, start) of a rank-1, unit-stride, static-offset view of a
+    contiguous block argument or coll.alloc; None otherwise."""
+    m = ir.MemRefType(value.type)
+    if m.rank != 1:
+        return None
+    strides, offset = m.get_strides_and_offset()
+    if strides[0] != 1 or m.is_dynamic_stride_or_offset(offset) or not m.has_static_shape:
+        return None
+    v = value
+    while not isinstance(v.owner, ir.Block):
+        op = v.owner
+        if op.name in VIEW_OPS:
+            v = op.operands[0]
+        elif op.name == "coll.alloc":
+            break
+        else:
+            return None
+    r = ir.MemRefType(v.type)
+    if not r.has_static_shape:
+        return None
+    r_strides, r_offset = r.get_strides_and_offset()
+    row_major, n = [], 1
+    for d in reversed(r.shape):
+        row_major.insert(0, n)
+        n *= d
+    if r_offset != 0 or (r.rank and list(r_strides) != row_major):
+        return None
+    return v, offset
+
+
+def _accesses(op, memo=None):
+    """Accesses of a coll.copy or coll.combine, or None if not analysable
+    (`memo`: traced views, shared by the ops of a block)."""
+    v = view(op)
+    views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
+    out = []
+    for v, write in views:
+        if memo is None:
+            traced = _trace(v)
+        else:
+            if v not in memo:
+                memo[v] = _trace(v)
+            traced = memo[v]
+        if traced is None:
+            return None
+        out.append(Access(traced[0], traced[1], ir.MemRefType(v.type).shape[0], write))
+    return out
+
+
+class _UnionFind:
+    def __init__(self, n):
+        self.parent = list(range(n))
+
+    def find(self, i):
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def union(self, a, b):
+        self.parent[self.find(a)] = self.find(b)
+
+
+def _conflicts(items, uf, clash):
+    """Unions the ops of `items` (one root's (op index, access)) that touch
+    overlapping elements, one of them writing; `clash` gets ops so joined
+    at different offsets. Per distinct interval, not per pair of ops: a
+    buffer that N ops read would cost N^2."""
+    spans = {}
+    for i, a in items:
+        members, write = spans.get((a.start, a.length), ([], False))
+        members.append(i)
+        spans[(a.start, a.length)] = (members, write or a.write)
+    keys = sorted(spans)
+    for key in keys:
+        members, write = spans[key]
+        if write:  # every op on it conflicts with the writer
+            for i in members[1:]:
+                uf.union(members[0], i)
+    for k, (start, length) in enumerate(keys):
+        a, a_write = spans[(start, length)]
+        for j in range(k + 1, len(keys)):
+            if keys[j][0] >= start + length:
+                break  # sorted by start: no later interval overlaps
+            b, b_write = spans[keys[j]]
+            if a_write or b_write:
+                for i in a + b:
+                    uf.union(a[0], i)
+                clash.add(a[0])
+
+
+def _share_reads(ops, accesses, by_root, uf, clash):
+    """Joins the groups that read the same region at the same offset and
+    have one length (naive's N reductions all read every input; oneshot's
+    N combines too): tiled together, each input tile is read from memory
+    once and from cache by the others. Legal: ops of different groups touch
+    disjoint data or only read the same, so any interleaving of them is."""
+    def length(i):
+        return accesses[ops[i]][0].length
+    bad = {uf.find(i) for i in clash}
+    lengths = {}
+    for i in range(len(ops)):
+        lengths.setdefault(uf.find(i), set()).add(length(i))
+    clean = {r for r, ls in lengths.items() if r not in bad and len(ls) == 1}
+    for items in by_root.values():
+        readers = {}
+        for i, a in items:
+            r = uf.find(i)
+            if not a.write and r in clean:
+                readers.setdefault((a.start, a.length), []).append(i)
+        for same in readers.values():
+            for i in same[1:]:
+                a, b = uf.find(same[0]), uf.find(i)
+                if a != b and a in clean and b in clean:
+                    uf.union(b, a)
+                    clean.discard(b)
+                    clean.add(uf.find(a))
+
+
+def plan(block):
+    """(groups to tile, accesses per op) for one block; ([], {}) when the
+    block holds something the analysis does not understand."""
+    ops = [op for op in block.operations if op.name in ("coll.copy", "coll.combine")]
+    if not ops or any(op.name not in BENIGN_OPS + ("coll.copy", "coll.combine")
+                      for op in block.operations):
+        return [], {}
+    accesses, memo = {}, {}
+    for op in ops:
+        acc = _accesses(op, memo)
+        if acc is None:
+            return [], {}
+        accesses[op] = acc
+    by_root = {}
+    for i, op in enumerate(ops):
+        for a in accesses[op]:
+            by_root.setdefault(a.root, []).append((i, a))
+    uf, clash = _UnionFind(len(ops)), set()
+    for items in by_root.values():
+        _conflicts(items, uf, clash)
+    _share_reads(ops, accesses, by_root, uf, clash)
+    members = {}
+    for i in range(len(ops)):
+        members.setdefault(uf.find(i), []).append(i)
+    bad_roots = {uf.find(i) for i in clash}
+    groups = {}
+    for r, idx in members.items():
+        lengths = {accesses[ops[i]][0].length for i in idx}
+        if len(idx) >= 2 and r not in bad_roots and len(lengths) == 1:
+            groups[r] = Group([ops[i] for i in idx], lengths.pop())
+    # Scratch that one group alone uses, whole, at offset 0, shrinks to a tile.
+    for root, items in by_root.items():
+        owners = {uf.find(i) for i, _ in items}
+        g = groups.get(owners.pop()) if len(owners) == 1 else None
+        if (g is not None and not isinstance(root.owner, ir.Block)
+                and ir.MemRefType(root.type).shape == [g.length]
+                and all(a.start == 0 and a.length == g.length for _, a in items)):
+            g.scratch.append(root)
+    return list(groups.values()), accesses
+
+
+def footprint(accesses):
+    """Bytes of every buffer (argument or scratch) the accesses reach."""
+    roots = {a.root for acc in accesses.values() for a in acc}
+    return sum(_root_bytes(r) for r in roots)
+
+
+def _root_bytes(root):
+    t = ir.MemRefType(root.type)
+    n = element_bytes(t.element_type)
+    for d in t.shape:
+        n *= d
+    return n
+
+
+def final_writes(group, accesses):
+    """The copies of `group` that write a region of a function argument (a
+    result) that no later op of the group reads: nothing reads it again
+    while the program runs, so it may bypass the cache."""
+    out, later = set(), []
+    for op in reversed(group.ops):
+        acc = accesses[op]
+        if op.name == "coll.copy":
+            w = acc[-1]
+            if isinstance(w.root.owner, ir.Block) and not any(
+                    r.root == w.root and r.start < w.start + w.length and w.start < r.start + r.length
+                    for r in later):
+                out.add(op)
+        later += [a for a in acc if not a.write]
+    return out
+
+
+def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
+    """Emits the tiled loops of `group` before its last op (tile: elements
+    per tile, or -1 to size tiles by TILE_BYTES; kernels: a
+    cpu_shared.Kernels to call, or None for inline loops; scratch: the
+    scratch.Scratch that allocates its tiles, None: the heap;
+    streaming: its final writes (`final_writes`) are non-temporal copies,
+    for a program larger than the cache)."""
+    last = group.ops[-1]
+    stream = final_writes(group, accesses) if streaming and kernels is not None else set()
+    with ir.InsertionPoint(last), last.location:
+        L = group.length
+        T = min(group.tile(accesses, tile), L)
+        scratch = scratch or Scratch(None, "heap")
+        tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
+                 for s in group.scratch}
+        full = L // T
+
+        def ops_at(base, count):
+            for op in group.ops:
+                _emit_op(op, accesses[op], tiles, base, count, kernels, op in stream)
+        if full > 1:
+            loop = scf.ForOp(index(0), index(full * T), index(T))
+            with ir.InsertionPoint(loop.body):
+                ops_at(loop.induction_variable, T)
+                scf.YieldOp([])
+        elif full == 1:
+            ops_at(0, T)
+        if L % T:
+            ops_at(full * T, L % T)
+        for buf in tiles.values():
+            scratch.free(buf)
+
+
+def _emit_op(op, accesses, tiles, base, count, kernels=None, streaming=False):
+    views = []
+    for v, a in zip(_views(op), accesses):
+        tile = tiles.get(a.root)
+        views.append((tile, 0) if tile is not None else (v, base))
+    if op.name == "coll.copy":
+        if streaming:
+            src, dst = (pointer_of(window(v, b, count)) for v, b in views)
+            elem = ir.MemRefType(op.operands[0].type).element_type
+            kernels.copy_streaming(dst, src, arith.constant(ir.IntegerType.get_signless(64),
+                                                            count * element_bytes(elem)))
+            return
+        copy_1d(views[0], views[1], count)
+        return
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    ins, out = views[:-1], views[-1]
+    if kernels is not None:
+        kernels.call(kind, [window(v, b, count) for v, b in ins], window(out[0], out[1], count))
+        return
+    Combine(kind, ir.MemRefType(op.operands[0].type).element_type).emit_1d(
+        [(v, b) for v, b in ins], out, count)
+
+
+def _views(op):
+    v = view(op)
+    return v.reads + v.writes

@@ -1,0 +1,176 @@
+"""The loops behind coll.combine and coll.copy on the CPU (memref/scf/vector).
+
+A combine is one loop: vector loads of every operand, the reduction, one
+vector store per step, then a scalar tail. Explicit vectors (rather than
+relying on the LLVM loop vectorizer) because the output may alias an input,
+which would make LLVM guard its vector loop with run-time alias checks, one
+per operand. f16 and bf16 are combined in f32 and rounded once per store.
+"""
+from mlir import ir
+from mlir.dialects import arith, memref, scf, vector
+
+from ...ir.kinds import ELEMENTS, KINDS
+
+VECTOR_BYTES = 64  # one AVX-512 register; LLVM splits it on narrower targets
+
+def _combine_fn(kind, elem):
+    """The arith builder that combines two `elem` values (ir/kinds.py), or None."""
+    k, name = KINDS.get(kind), str(elem)
+    if k is None or name not in ELEMENTS:
+        return None
+    try:
+        return getattr(arith, k.arith_op(name).split(".", 1)[1])
+    except ValueError:
+        return None
+
+
+_FLOAT_BYTES = ((ir.F32Type, 4), (ir.F64Type, 8), (ir.F16Type, 2), (ir.BF16Type, 2))
+
+
+def element_bytes(elem):
+    if isinstance(elem, ir.IntegerType):
+        return max(elem.width // 8, 1)
+    for cls, n in _FLOAT_BYTES:  # isinstance: printing the type (str) is slow
+        if isinstance(elem, cls):
+            return n
+    raise ValueError(f"no element size for {elem}")
+
+
+def index(v):
+    """An index constant, or `v` itself when it already is a Value."""
+    return arith.constant(ir.IndexType.get(), v) if isinstance(v, int) else v
+
+
+def unit_inner_stride(t):
+    m = ir.MemRefType(t)
+    if m.rank == 0:
+        return False
+    try:
+        strides, _ = m.get_strides_and_offset()
+    except Exception:  # a layout that is not strided
+        return False
+    return strides[-1] == 1
+
+
+def window(view, base, count):
+    """view[base : base+count] of a rank-1 unit-stride view (base: int or
+    index Value); the view itself when that is all of it."""
+    m = ir.MemRefType(view.type)
+    if isinstance(base, int) and base == 0 and m.shape == [count]:
+        return view
+    _, offset = m.get_strides_and_offset()
+    if isinstance(base, int) and not m.is_dynamic_stride_or_offset(offset):
+        layout = ir.StridedLayoutAttr.get(offset + base, [1])
+        rt = ir.MemRefType.get([count], m.element_type, layout, m.memory_space)
+        return memref.subview(view, [base], [count], [1], result_type=rt)
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    rt = ir.MemRefType.get([count], m.element_type, ir.StridedLayoutAttr.get(dyn, [1]), m.memory_space)
+    return memref.subview(view, [index(base)], [count], [1], result_type=rt)
+
+
+def copy_1d(src, dst, count):
+    """dst[bd : bd+count] = src[bs : bs+count]; src, dst: (view, base)."""
+    memref.copy(window(src[0], src[1], count), window(dst[0], dst[1], count))
+
+
+class Combine:
+    """Emits the loops of a combine of `kind` on elements of type `elem`."""
+
+    def __init__(self, kind, elem):
+        self.elem = elem
+        is_int = isinstance(elem, ir.IntegerType)
+        self.fn = _combine_fn(kind, elem)
+        if self.fn is None:
+            raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")
+        self.compute = ir.F32Type.get() if str(elem) in ("f16", "bf16") else elem
+        self.lanes = max(VECTOR_BYTES // element_bytes(elem), 1)
+
+    def _like(self, vtype, elem):
+        return elem if vtype is None else ir.VectorType.get(vtype.shape, elem)
+
+    def _load(self, view, idx, vtype):
+        v = memref.load(view, idx) if vtype is None else vector.load(vtype, view, idx)
+        if self.compute != self.elem:
+            v = arith.extf(self._like(vtype, self.compute), v)
+        return v
+
+    def _store(self, value, view, idx, vtype):
+        if self.compute != self.elem:
+            value = arith.truncf(self._like(vtype, self.elem), value)
+        if vtype is None:
+            memref.store(value, view, idx)
+        else:
+            vector.store(value, view, idx)
+
+    def _step(self, ins, out, outer, k, vtype):
+        offsets = {}  # one index per distinct base
+
+        def at(base):
+            if base is None or (isinstance(base, int) and base == 0):
+                return outer + [k]
+            key = base if isinstance(base, int) else id(base)
+            if key not in offsets:
+                offsets[key] = arith.addi(index(base), k)
+            return outer + [offsets[key]]
+        acc = None
+        for view, base in ins:
+            v = self._load(view, at(base), vtype)
+            acc = v if acc is None else self.fn(acc, v)
+        self._store(acc, out[0], at(out[1]), vtype)
+
+    def _loop(self, lo, hi, step, ins, out, outer, vtype):
+        loop = scf.ForOp(index(lo), index(hi), index(step))
+        with ir.InsertionPoint(loop.body):
+            self._step(ins, out, outer, loop.induction_variable, vtype)
+            scf.YieldOp([])
+
+    def emit_1d(self, ins, out, count, outer=(), vectorize=True):
+        """out[bo + k] = (+)_i ins[i][bi + k] for k in [0, count) along the
+        innermost dimension. ins/out: (view, base or None); count: int or
+        index Value; `outer`: indices of the outer dimensions."""
+        outer, lanes = list(outer), self.lanes if vectorize else 1
+        vtype = ir.VectorType.get([lanes], self.elem)
+        if lanes == 1:
+            self._loop(0, count, 1, ins, out, outer, None)
+        elif isinstance(count, int):
+            main = count - count % lanes
+            if main:
+                self._loop(0, main, lanes, ins, out, outer, vtype)
+            if main < count:
+                self._loop(main, count, 1, ins, out, outer, None)
+        else:  # dynamic length: vectors up to the last full one, then scalars
+            c = index(lanes)
+            main = arith.muli(arith.divui(count, c), c)
+            self._loop(0, main, lanes, ins, out, outer, vtype)
+            self._loop(main, count, 1, ins, out, outer, None)
+
+    def emit(self, ins, out):
+        """The whole combine: out = (+)_i ins[i], any rank and layout."""
+        t = ir.MemRefType(out.type)
+        if t.rank == 0:
+            self._store(self._reduce_scalar(ins), out, [], None)
+            return
+        vectorize = all(unit_inner_stride(v.type) for v in ins + [out])
+        self._nest(t, 0, [], [(v, None) for v in ins], (out, None), vectorize)
+
+    def _reduce_scalar(self, ins):
+        acc = None
+        for v in ins:
+            x = self._load(v, [], None)
+            acc = x if acc is None else self.fn(acc, x)
+        return acc
+
+    def _size(self, t, out, dim):
+        if t.is_dynamic_dim(dim):
+            return memref.dim(out, index(dim))
+        return t.shape[dim]
+
+    def _nest(self, t, dim, outer, ins, out, vectorize):
+        size = self._size(t, out[0], dim)
+        if dim == t.rank - 1:
+            self.emit_1d(ins, out, size, outer, vectorize)
+            return
+        loop = scf.ForOp(index(0), index(size), index(1))
+        with ir.InsertionPoint(loop.body):
+            self._nest(t, dim + 1, outer + [loop.induction_variable], ins, out, vectorize)
+            scf.YieldOp([])

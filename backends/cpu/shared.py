@@ -1,0 +1,219 @@
+"""Shared combine kernels: one private function per signature, called by
+every coll.combine that has it.
+
+A signature is (kind, element type, arity); the kernel takes one pointer
+per operand (contiguous elements) and the element count, so one function
+serves every chunk and tile size, and the large-program path
+(cpu_program.py) calls it with plain pointers. Inlining the loops at each
+combine made the program, and every stage after it, grow with the kernel
+body times the number of combines. The body is the loop the inline form
+emits (Combine.emit), so each element sees the same operations in the same
+order: results are bitwise the same.
+"""
+from mlir import ir
+from mlir.dialects import arith, func, llvm, memref, scf, vector
+
+from .kernels import Combine, element_bytes, index, unit_inner_stride
+
+# LLVM would inline a small private function at each of its thousands of
+# call sites and undo the sharing.
+NO_INLINE = "passthrough"
+
+
+def no_inline(op, optimize=True):
+    """Marks func `op` noinline; optimize=False: optnone too (a function of
+    calls gains nothing from -O3, and LLVM selects its code faster)."""
+    names = ["noinline"] if optimize else ["noinline", "optnone"]
+    op.attributes[NO_INLINE] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
+
+
+def inline_entry(op):
+    """Marks a split entry function alwaysinline: its C-interface wrapper
+    would otherwise call it with 5 scalars per buffer, and selecting a call
+    of a thousand stack arguments takes LLVM quadratic time (4 s at 128
+    devices). Its body is only table setup and calls."""
+    old = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[NO_INLINE])] \
+        if NO_INLINE in op.attributes else []
+    op.attributes[NO_INLINE] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in old + ["alwaysinline"]])
+
+
+def ptr_type():
+    return ir.Type.parse("!llvm.ptr")
+
+
+def i64():
+    return ir.IntegerType.get_signless(64)
+
+
+def create(name, results, operands, **attrs):
+    return ir.Operation.create(name, results=results, operands=operands, attributes=attrs).results
+
+
+def descriptor_type(rank):
+    if rank == 0:
+        return ir.Type.parse("!llvm.struct<(ptr, ptr, i64)>")
+    return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
+
+
+def view_of(ptr, t, count=None):
+    """A memref of type `t` (rank 1 or 0, unit stride, offset 0) on `ptr`;
+    `count`: its i64 size when `t` is dynamic. Upstream has no memref op
+    from a pointer: build the LLVM descriptor and cast it."""
+    m = ir.MemRefType(t)
+    dt = descriptor_type(m.rank)
+    (d,) = create("llvm.mlir.poison", [dt], [])
+    for field in (0, 1):
+        (d,) = create("llvm.insertvalue", [dt], [d, ptr], position=ir.DenseI64ArrayAttr.get([field]))
+    fields = [([2], 0)]
+    if m.rank:
+        size = count if m.is_dynamic_dim(0) else m.shape[0]
+        fields += [([3, 0], size), ([4, 0], 1)]
+    for pos, value in fields:
+        if isinstance(value, int):
+            (value,) = create("llvm.mlir.constant", [i64()], [], value=ir.IntegerAttr.get(i64(), value))
+        (d,) = create("llvm.insertvalue", [dt], [d, value], position=ir.DenseI64ArrayAttr.get(pos))
+    (v,) = create("builtin.unrealized_conversion_cast", [t], [d])
+    return v
+
+
+def pointer_of(view):
+    """The address of a rank-1 unit-stride view's first element, as an
+    !llvm.ptr (its aligned pointer plus its offset)."""
+    m = ir.MemRefType(view.type)
+    addr = memref.extract_aligned_pointer_as_index(view)
+    _, off = m.get_strides_and_offset()
+    esize = element_bytes(m.element_type)
+    if m.is_dynamic_stride_or_offset(off):
+        addr = arith.addi(addr, arith.muli(memref.extract_strided_metadata(view)[1], index(esize)))
+    elif off:
+        addr = arith.addi(addr, index(off * esize))
+    (p,) = create("llvm.inttoptr", [ptr_type()], [arith.index_cast(i64(), addr)])
+    return p
+
+
+class Kernels:
+    """The shared kernels of one module, created on first use."""
+
+    def __init__(self, module_op):
+        self.body = module_op.regions[0].blocks[0]
+        self.funcs = {}
+
+    def function(self, kind, elem, arity):
+        """The name of the kernel of this signature (raises ValueError for
+        a kind the element type has not)."""
+        name = f"coll_combine_{kind}_{elem}_x{arity}"
+        if name in self.funcs:
+            return name
+        kernel = Combine(kind, elem)
+        first = next(iter(self.body.operations), None)
+        ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
+        with ip, ir.Location.unknown():
+            f = func.FuncOp(name, ir.FunctionType.get([ptr_type()] * (arity + 1) + [i64()], []),
+                            visibility="private")
+            no_inline(f)
+            entry = f.add_entry_block()
+            with ir.InsertionPoint(entry):
+                *ptrs, n = entry.arguments
+                t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], elem)
+                views = [view_of(p, t, n) for p in ptrs]
+                kernel.emit(views[:-1], views[-1])
+                func.ReturnOp([])
+        self.funcs[name] = f
+        return name
+
+    def copy(self, dst, src, nbytes):
+        """Emits a call of the shared copy: memcpy on a size known only at
+        run time, so that LLVM neither expands it at each of thousands of
+        copies nor turns small ones into byte loops."""
+        name = "coll_copy"
+        if name not in self.funcs:
+            first = next(iter(self.body.operations), None)
+            ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
+            with ip, ir.Location.unknown():
+                f = func.FuncOp(name, ir.FunctionType.get([ptr_type(), ptr_type(), i64()], []),
+                                visibility="private")
+                no_inline(f)
+                entry = f.add_entry_block()
+                with ir.InsertionPoint(entry):
+                    create("llvm.intr.memcpy", [], list(entry.arguments), isVolatile=ir.BoolAttr.get(False))
+                    func.ReturnOp([])
+            self.funcs[name] = f
+        func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
+
+    def copy_streaming(self, dst, src, nbytes):
+        """Emits a call of the shared streaming copy: like `copy`, but its
+        stores are non-temporal (they skip the cache, and the line is not
+        read before it is written). For the last write of a result too large
+        to stay in cache: a plain store reads each line first, so a copy
+        moves 3 bytes per byte instead of 2 (measured: 256 KiB copies of a
+        512 MiB buffer ran 2x faster streamed). glibc's memcpy does the same
+        above its non-temporal threshold, but not for copies of a tile."""
+        name = "coll_copy_streaming"
+        if name not in self.funcs:
+            first = next(iter(self.body.operations), None)
+            ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
+            with ip, ir.Location.unknown():
+                f = func.FuncOp(name, ir.FunctionType.get([ptr_type(), ptr_type(), i64()], []),
+                                visibility="private")
+                no_inline(f)
+                entry = f.add_entry_block()
+                with ir.InsertionPoint(entry):
+                    _streaming_copy_body(*entry.arguments)
+                    func.ReturnOp([])
+            self.funcs[name] = f
+        func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
+
+    def call_ptrs(self, kind, elem, ptrs, count):
+        """Emits the call on pointers (`ptrs`: inputs then output; `count`:
+        an i64 Value)."""
+        name = self.function(kind, elem, len(ptrs) - 1)
+        func.call([], ir.FlatSymbolRefAttr.get(name), list(ptrs) + [count])
+
+    def call(self, kind, ins, out):
+        """Emits `out = (+) ins` on memref views as a call; False (nothing
+        emitted) unless every view is rank 1 with unit stride."""
+        views = ins + [out]
+        if not all(ir.MemRefType(v.type).rank == 1 and unit_inner_stride(v.type) for v in views):
+            return False
+        m = ir.MemRefType(out.type)
+        self.function(kind, m.element_type, len(ins))  # errors before any op is emitted
+        if m.is_dynamic_dim(0):
+            count = arith.index_cast(i64(), memref.dim(out, index(0)))
+        else:
+            count = arith.constant(i64(), m.shape[0])
+        self.call_ptrs(kind, m.element_type, [pointer_of(v) for v in views], count)
+        return True
+
+
+STREAM_BYTES = 64  # one vector store; non-temporal vector stores must be aligned to it
+
+
+def _streaming_copy_body(dst, src, nbytes):
+    """dst[0:n] = src[0:n] bytes: a scalar head up to dst's first 64-byte
+    boundary, aligned non-temporal 64-byte vector stores, a scalar tail,
+    then a fence (non-temporal stores are weakly ordered)."""
+    idx = ir.IndexType.get()
+    i8 = ir.IntegerType.get_signless(8)
+    t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], i8)
+    d, s = view_of(dst, t, nbytes), view_of(src, t, nbytes)
+    n = arith.index_cast(idx, nbytes)
+    addr = arith.index_cast(idx, llvm.ptrtoint(i64(), dst))
+    mask = arith.constant(idx, STREAM_BYTES - 1)
+    head = arith.minui(arith.andi(arith.subi(arith.constant(idx, STREAM_BYTES), arith.andi(addr, mask)), mask), n)
+    body = arith.addi(head, arith.andi(arith.subi(n, head), arith.constant(idx, ~(STREAM_BYTES - 1))))
+
+    def scalar(lo, hi):
+        loop = scf.ForOp(lo, hi, arith.constant(idx, 1))
+        with ir.InsertionPoint(loop.body):
+            i = loop.induction_variable
+            memref.store(memref.load(s, [i]), d, [i])
+            scf.YieldOp([])
+    scalar(arith.constant(idx, 0), head)
+    vt = ir.VectorType.get([STREAM_BYTES], i8)
+    loop = scf.ForOp(head, body, arith.constant(idx, STREAM_BYTES))
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        vector.store(vector.load(vt, s, [i]), d, [i], nontemporal=True, alignment=STREAM_BYTES)
+        scf.YieldOp([])
+    scalar(body, n)
+    llvm.fence(llvm.AtomicOrdering.seq_cst)

@@ -1,0 +1,3 @@
+"""Imports every module of frontends/ that registers a pass (an entry point
+of the `coll.passes` group in pyproject.toml)."""
+from . import shard, spmd, tensor  # noqa: F401

@@ -1,0 +1,450 @@
+"""coll-from-shard: the collectives of a partitioned SPMD function (what
+upstream `shard-partition` makes) -> coll's SPMD tensor collectives.
+
+A function that uses a `shard.grid` of N processes becomes an SPMD function
+with `coll.ranks = N`: rank r is the grid's process with linear index r
+(row-major, as shard numbers them). A shard collective over `grid_axes`
+runs within each group of processes that share their other coordinates;
+its coll op names the group (`devices`, when it is the whole grid in
+order) or the groups (`groups`, group after group, each in the order of
+the linear index over `grid_axes`; `devices` then lists the positions in
+a group, 0..size-1). Over no axes a
+collective is the identity. `shard.all_slice` is local work: a
+`tensor.extract_slice` at the rank's position in its group. The rank is
+`mpi.comm_rank` (what the mpi route lowers; a process index of shard
+becomes arithmetic on it). Anything of shard left over is an error: a
+shard op passes through silently nowhere.
+"""
+import re
+import subprocess
+
+from mlir import ir
+
+from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
+from ..core.errors import PassError
+from ..core.registry import register
+from ..ir import IRDL_FILE
+from ..ir.types import token_type
+from ..core.tools import tool
+from .spmd import RANKS_ATTR
+
+# Upstream's partitioning, nested under func.func as it must be (22.1.8).
+PARTITION = "builtin.module(func.func(sharding-propagation,cse),func.func(shard-partition,canonicalize,cse))"
+PARTITION_TIMEOUT = 300
+
+# shard's reduction kinds -> coll's (ir/kinds.py); `average` and `generic`
+# have no coll kind.
+SHARD_KINDS = {"sum": "sum", "product": "prod", "max": "max", "min": "min",
+               "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
+
+# shard op -> (coll op, {coll attribute: shard attribute}, reduces, rooted):
+# each collective's SHARD mapping (coll/collectives/).
+COLLECTIVES = {cls.SHARD[0]: (cls.NAME, cls.SHARD[1], cls.HAS_KIND, cls.ROOTED)
+               for cls in COLLECTIVE_CLASSES if cls.SHARD}
+INDEX_OPS = ("shard.process_linear_index", "shard.process_multi_index", "shard.grid_shape")
+# What shard-partition leaves that carries no work once partitioned.
+DEAD = ("shard.sharding",)
+
+
+def _i64(x):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), x)
+
+
+class _Grid:
+    """A shard.grid: its shape, and the groups of a collective over some axes."""
+
+    def __init__(self, op, user):
+        self.name = ir.StringAttr(op.attributes["sym_name"]).value
+        self.shape = list(op.opview.shape)
+        if any(d < 0 for d in self.shape):
+            shape = "x".join(str(d) if d >= 0 else "?" for d in self.shape)
+            raise PassError(f"grid @{self.name} has dynamic shape {shape}; coll-from-shard needs a static grid "
+                            "(the number of ranks is fixed at compile time)", user.location)
+        self.size = 1
+        for d in self.shape:
+            self.size *= d
+
+    def coords(self, r):
+        out = []
+        for d in reversed(self.shape):
+            out.append(r % d)
+            r //= d
+        return out[::-1]
+
+    def groups(self, axes):
+        """Every group of ranks a collective over `axes` runs in: ranks
+        that share the other coordinates, ordered by their linear index
+        over `axes` (in the order given)."""
+        found = {}
+        for r in range(self.size):
+            c = self.coords(r)
+            key = tuple(c[d] for d in range(len(self.shape)) if d not in axes)
+            pos = 0
+            for a in axes:
+                pos = pos * self.shape[a] + c[a]
+            found.setdefault(key, {})[pos] = r
+        return [[g[p] for p in sorted(g)] for _, g in sorted(found.items())]
+
+    def position(self, axes, index):
+        """A multi-index over `axes` (shard's `root`) -> position in a group."""
+        pos = 0
+        for a, i in zip(axes, index):
+            pos = pos * self.shape[a] + i
+        return pos
+
+
+def _ints(op, name):
+    try:
+        return list(ir.DenseI16ArrayAttr(op.attributes[name]))
+    except (KeyError, ValueError, TypeError):
+        pass
+    try:
+        return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+    except (KeyError, ValueError, TypeError):
+        return []
+
+
+def _reduction(op):
+    if "reduction" not in op.attributes:
+        return "sum"  # shard's default
+    m = re.match(r"#shard<partial (\w+)>", str(op.attributes["reduction"]))
+    kind = m.group(1) if m else str(op.attributes["reduction"])
+    if kind not in SHARD_KINDS:
+        raise PassError(f"'{op.name}' reduction '{kind}' has no coll reduction kind; expected one of: "
+                        f"{', '.join(SHARD_KINDS)}", op.location)
+    return SHARD_KINDS[kind]
+
+
+def _check_static(op):
+    for v in list(op.operands) + list(op.results):
+        t = v.type
+        if isinstance(t, ir.ShapedType) and not ir.ShapedType(t).has_static_shape:
+            raise PassError(f"'{op.name}' on {t}: coll-from-shard needs static shapes, expected a tensor with "
+                            "no dynamic dimension", op.location)
+        if isinstance(t, ir.MemRefType):
+            raise PassError(f"'{op.name}' on {t}: coll-from-shard converts shard collectives on tensors "
+                            "(before bufferization), expected a ranked tensor", op.location)
+
+
+class _Function:
+    """One function's conversion: its grid size and its rank (made once)."""
+
+    def __init__(self, func_op, grids):
+        self.func, self.grids, self.ranks, self._rank = func_op, grids, None, None
+
+    def grid(self, op):
+        name = ir.FlatSymbolRefAttr(op.attributes["grid"]).value
+        if name not in self.grids:
+            raise PassError(f"'{op.name}' names @{name}, which is not a shard.grid of this module", op.location)
+        g = _Grid(self.grids[name], op)
+        if self.ranks is None:
+            self.ranks = (g.size, g.name)
+        elif self.ranks[0] != g.size:
+            raise PassError(f"'{op.name}' runs on grid @{g.name} of {g.size} processes, but this function also "
+                            f"uses grid @{self.ranks[1]} of {self.ranks[0]}; expected grids of one size "
+                            "(one rank per process)", op.location)
+        return g
+
+    def rank(self):
+        """This rank as an index, made once at the function's entry."""
+        if self._rank is None:
+            block = self.func.regions[0].blocks[0]
+            with ir.InsertionPoint.at_block_begin(block), self.func.location:
+                comm = ir.Operation.create("mpi.comm_world", results=[ir.Type.parse("!mpi.comm")]).results[0]
+                r = ir.Operation.create("mpi.comm_rank", results=[ir.IntegerType.get_signless(32)],
+                                        operands=[comm]).results[0]
+                self._rank = ir.Operation.create("arith.index_cast", results=[ir.IndexType.get()],
+                                                 operands=[r]).results[0]
+        return self._rank
+
+    def const(self, x):
+        return ir.Operation.create("arith.constant", results=[ir.IndexType.get()],
+                                   attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), x)}).results[0]
+
+    def coord(self, g, axis):
+        """rank's coordinate along `axis`: (rank / stride) % size."""
+        stride = 1
+        for d in g.shape[axis + 1:]:
+            stride *= d
+        q = self.rank()
+        if stride != 1:
+            q = ir.Operation.create("arith.divui", results=[ir.IndexType.get()],
+                                    operands=[q, self.const(stride)]).results[0]
+        if stride * g.shape[axis] == g.size:  # the leading axis: no remainder
+            return q
+        return ir.Operation.create("arith.remui", results=[ir.IndexType.get()],
+                                   operands=[q, self.const(g.shape[axis])]).results[0]
+
+    def position(self, g, axes):
+        """rank's position in its group over `axes` (an index value)."""
+        pos = None
+        for a in axes:
+            c = self.coord(g, a)
+            if pos is None:
+                pos = c
+                continue
+            m = ir.Operation.create("arith.muli", results=[ir.IndexType.get()],
+                                    operands=[pos, self.const(g.shape[a])]).results[0]
+            pos = ir.Operation.create("arith.addi", results=[ir.IndexType.get()], operands=[m, c]).results[0]
+        return pos
+
+    # -- the ops -------------------------------------------------------------
+    def collective(self, op):
+        name, attrs_of, reduces, rooted = COLLECTIVES[op.name]
+        _check_static(op)
+        g = self.grid(op)
+        axes = _ints(op, "grid_axes")
+        src, res = op.operands[0], op.results[0]
+        if reduces or rooted:
+            kind = _reduction(op) if reduces else None
+        if not axes or all(g.shape[a] == 1 for a in axes):  # a group of one: nothing moves
+            if src.type != res.type:
+                raise PassError(f"'{op.name}' over no grid axes returns {res.type} for {src.type}; expected the "
+                                "same type", op.location)
+            res.replace_all_uses_with(src)
+            return
+        if ir.RankedTensorType(src.type).element_type != ir.RankedTensorType(res.type).element_type:
+            raise PassError(f"'{op.name}' converts {src.type} to {res.type}; coll collectives keep the element "
+                            "type, expected the same element type", op.location)
+        groups = g.groups(axes)
+        attrs = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0])}
+        if len(groups) == 1 and groups[0] == list(range(g.size)):
+            attrs["devices"] = ir.DenseI64ArrayAttr.get(groups[0])
+        else:  # devices: the positions in a group
+            attrs["devices"] = ir.DenseI64ArrayAttr.get(list(range(len(groups[0]))))
+            attrs["groups"] = ir.DenseI64ArrayAttr.get([r for grp in groups for r in grp])
+        if reduces:
+            attrs["kind"] = ir.StringAttr.get(kind)
+        for ours, theirs in attrs_of.items():
+            attrs[ours] = _i64(ir.IntegerAttr(op.attributes[theirs]).value)
+        if rooted:
+            root = _ints(op, "root")
+            if len(root) != len(axes):
+                raise PassError(f"'{op.name}' root {root} is not a multi-index over grid_axes {axes}",
+                                op.location)
+            attrs["root"] = _i64(g.position(axes, root))  # devices: the rank; groups: the position
+        new = ir.Operation.create(name, results=[token_type(), res.type], operands=[src], attributes=attrs)
+        res.replace_all_uses_with(new.results[1])
+
+    def all_slice(self, op):
+        """Local work: the block of the input at the rank's position."""
+        _check_static(op)
+        g = self.grid(op)
+        axes = _ints(op, "grid_axes")
+        src, res = op.operands[0], op.results[0]
+        axis = ir.IntegerAttr(op.attributes["slice_axis"]).value
+        shape = list(ir.RankedTensorType(res.type).shape)
+        if not axes:
+            res.replace_all_uses_with(src)
+            return
+        size = ir.IndexType.get()
+        off = ir.Operation.create("arith.muli", results=[size],
+                                  operands=[self.position(g, axes), self.const(shape[axis])]).results[0]
+        dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+        new = ir.Operation.create("tensor.extract_slice", results=[res.type], operands=[src, off], attributes={
+            "static_offsets": ir.DenseI64ArrayAttr.get([dyn if d == axis else 0 for d in range(len(shape))]),
+            "static_sizes": ir.DenseI64ArrayAttr.get(shape),
+            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 0])})
+        res.replace_all_uses_with(new.results[0])
+
+    def index(self, op):
+        g = self.grid(op)
+        if op.name == "shard.grid_shape":
+            axes = _ints(op, "axes") or list(range(len(g.shape)))
+            values = [self.const(g.shape[a]) for a in axes]
+        elif op.name == "shard.process_linear_index":
+            values = [self.rank()]
+        else:
+            axes = _ints(op, "axes") or list(range(len(g.shape)))
+            values = [self.coord(g, a) for a in axes]
+        for old, new in zip(op.results, values):
+            old.replace_all_uses_with(new)
+
+    def run(self):
+        touched, dead = False, []
+        for op in _ops(self.func):
+            if not op.name.startswith("shard."):
+                continue
+            touched = True
+            if op.name in DEAD:  # once its users are gone
+                dead.append(op)
+                continue
+            with ir.InsertionPoint(op), op.location:
+                if op.name in COLLECTIVES:
+                    self.collective(op)
+                elif op.name == "shard.all_slice":
+                    self.all_slice(op)
+                elif op.name in INDEX_OPS:
+                    self.index(op)
+                else:
+                    raise PassError(f"'{op.name}' has no coll form; coll-from-shard converts "
+                                    f"{', '.join(sorted(COLLECTIVES))}, shard.all_slice and the process "
+                                    "index ops (partition with shard-partition first)", op.location)
+            if any(True for r in op.results for _ in r.uses):
+                raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
+            op.erase()
+        for op in reversed(dead):
+            if any(True for r in op.results for _ in r.uses):
+                raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
+            op.erase()
+        if touched and self.ranks is not None:
+            self.func.attributes[RANKS_ATTR] = _i64(self.ranks[0])
+            # The arguments are the caller's: bufferization must not reuse
+            # them in place (the runtimes pass inputs that are only read).
+            n = len(self.func.regions[0].blocks[0].arguments)
+            attrs = self.func.attributes
+            old = list(ir.ArrayAttr(attrs["arg_attrs"])) if "arg_attrs" in attrs else [ir.DictAttr.get({})] * n
+            new = []
+            for d in old:
+                d = ir.DictAttr(d)
+                items = {a.name: a.attr for a in d}
+                items.setdefault("bufferization.writable", ir.BoolAttr.get(False))
+                new.append(ir.DictAttr.get(items))
+            if n:
+                attrs["arg_attrs"] = ir.ArrayAttr.get(new)
+
+
+def _ops(root):
+    """Every op under `root`, nested ones first, each listed before it is
+    changed (so that erasing one does not disturb the walk)."""
+    found = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    found.append(child.operation)
+                    visit(child.operation)
+    visit(root)
+    return found
+
+
+@register("coll-from-shard",
+          "Convert the shard collectives of partitioned SPMD functions (shard-partition's output) into coll's "
+          "SPMD tensor collectives: groups from the grid and grid_axes, reduction kinds mapped, all_slice as "
+          "a slice at the rank's offset; the function gets coll.ranks",
+          anchor="builtin.module")
+def from_shard(module_op):
+    with module_op.context, module_op.location:
+        body = module_op.regions[0].blocks[0]
+        grids = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation for op in body.operations
+                 if op.operation.name == "shard.grid"}
+        for op in body.operations:
+            if op.operation.name == "func.func" and len(op.operation.regions[0].blocks):
+                _Function(op.operation, grids).run()
+        for op in list(body.operations):
+            o = op.operation
+            if o.name.startswith("shard.") and o.name != "shard.grid":
+                raise PassError(f"'{o.name}' at module level has no coll form", o.location)
+        for g in grids.values():
+            g.erase()
+
+
+def _multi_axis_grid_use(module_op):
+    """The first shard.sharding on a grid of more than one axis, or None."""
+    body = module_op.regions[0].blocks[0]
+    shapes = {ir.StringAttr(op.attributes["sym_name"]).value: list(op.opview.shape)
+              for op in body.operations if op.operation.name == "shard.grid"}
+    for op in _ops(module_op):
+        if op.name == "shard.sharding":
+            g = ir.FlatSymbolRefAttr(op.attributes["grid"]).value
+            if len(shapes.get(g, [])) > 1:
+                return op, g, shapes[g]
+    return None
+
+
+@register("coll-shard-partition",
+          "Upstream sharding-propagation and shard-partition (nested under func.func), run in a child "
+          "mlir-opt so that an upstream abort (22.1.8: resharding on a grid of more than one axis) is a "
+          "located error, not a crash of the tool",
+          anchor="builtin.module")
+def shard_partition(module_op):
+    """Replaces the module's body by its partitioned form (locations kept)."""
+    text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    cmd = [tool("mlir-opt"), f"--irdl-file={IRDL_FILE}", "--mlir-print-debuginfo",
+           "--mlir-print-op-generic", f"--pass-pipeline={PARTITION}"]
+    try:
+        proc = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=PARTITION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise PassError(f"upstream shard-partition did not finish within {PARTITION_TIMEOUT} s",
+                        module_op.location) from None
+    if proc.returncode < 0 or "Assertion" in proc.stderr:
+        said = next((l for l in proc.stderr.splitlines() if "Assertion" in l), proc.stderr.strip()[:300])
+        said = said[said.find("Assertion"):] if "Assertion" in said else said
+        where = _multi_axis_grid_use(module_op)
+        if where is not None:
+            op, g, shape = where
+            raise PassError(f"upstream shard-partition aborted ({said}): LLVM 22.1.8 reshards only on 1-D grids, "
+                            f"and grid @{g} is {'x'.join(map(str, shape))}; expected shardings on it that need "
+                            "no resharding (a partial sum over some axes, results returned as they are split)",
+                            op.location)
+        raise PassError(f"upstream shard-partition aborted: {said}", _first_func(module_op))
+    if proc.returncode != 0:
+        lines = [l for l in proc.stderr.splitlines() if "error:" in l]
+        said = lines[0].split("error:", 1)[1].strip() if lines else proc.stderr.strip()[:300]
+        raise PassError(f"upstream shard-partition failed: {said}", _first_func(module_op))
+    new = ir.Module.parse(proc.stdout, module_op.context)
+    body = module_op.regions[0].blocks[0]
+    for op in list(body.operations):
+        op.operation.erase()
+    for op in list(new.body.operations):
+        _append(body, op.operation)
+
+
+def _first_func(module_op):
+    """Where to report what upstream said about no op in particular."""
+    funcs = find_funcs(module_op)
+    return funcs[0].location if funcs else module_op.location
+
+
+def _append(block, op):
+    """Moves `op` to the end of `block`."""
+    ip = ir.InsertionPoint(block)
+    op.detach_from_parent()
+    ip.insert(op)
+
+
+def find_funcs(module_op):
+    """The public func.func ops of the module (with a body)."""
+    return [op.operation for op in module_op.regions[0].blocks[0].operations
+            if op.operation.name == "func.func" and "sym_visibility" not in op.operation.attributes]
+
+
+def strip_annotations(module_op):
+    """The module as if never annotated: shard.shard is its operand,
+    shard.sharding and shard.grid go (the unsharded reference)."""
+    for op in reversed(_ops(module_op)):
+        if op.name == "shard.shard":
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.erase()
+    for op in reversed(_ops(module_op)):
+        if op.name in ("shard.sharding", "shard.grid"):
+            op.erase()
+    for op in _ops(module_op):
+        if op.name.startswith("shard."):
+            raise PassError(f"'{op.name}' in an unpartitioned program: expected only shard.grid, "
+                            "shard.sharding and shard.shard annotations", op.location)
+
+
+# -- the frontend (frontends/__init__.py) --------------------------------------
+NAME = "shard"
+# its arguments are global arrays, laid out over the grid by its annotations
+# (a runner scatters them: backends/sharded.py).
+GLOBAL = True
+
+
+def detect(module_op):
+    """Whether the module uses upstream shard (a shard.grid)."""
+    return any(op.operation.name == "shard.grid" for op in module_op.regions[0].blocks[0].operations)
+
+
+def route(module_op=None, backend=None, partition=True, **_):
+    """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
+    function on memrefs: upstream partitioning (coll-shard-partition; not
+    with `partition=False`, for a program partitioned already), coll
+    collectives (coll-from-shard), bufferized (the tensor frontend's route);
+    the SPMD frontend then takes it to what the back end runs."""
+    from .tensor import route as bufferize
+    return (["coll-shard-partition"] if partition else []) + [
+        "coll-from-shard", "canonicalize", "cse", *bufferize(), "canonicalize", "cse"]

@@ -1,0 +1,272 @@
+"""coll-bufferize: tensor collectives -> the destination-passing memref form,
+for upstream one-shot-bufferize to finish the function.
+
+Each tensor collective becomes
+
+    %in  = bufferization.to_buffer %t [read_only]    one per input
+    %out = memref.alloc()   (or %in, in place)       one per output
+    %tok = coll.<collective>(%in..., %out..., deps...)
+    %r   = bufferization.to_tensor %out restrict writable
+
+so that `builtin.module(coll-bufferize, one-shot-bufferize{...})` bufferizes
+functions that mix linalg and collectives. In place (all_reduce, reduce,
+broadcast: an output on its input's device) when the input tensor has no
+use after the collective and may be written: that to_buffer is not
+`read_only`, so one-shot-bufferize sees a write of the input and copies it
+first where that would clobber a value still needed (upstream's conflict
+analysis decides; we only choose the form that needs no copy).
+
+Value semantics over asynchronous ops: a collective that reads another's
+result gets its token in `deps`; one that writes in place into a tensor an
+earlier collective reads waits for that reader; and a `coll.wait` is put
+before the first later op that is not a coll op and touches a tensor or a
+memref (host code sees finished values), or before the terminator.
+"""
+from mlir import ir
+from mlir.dialects import bufferization, memref
+
+from ..core.errors import PassError
+from ..core.registry import register
+from ..ir.kinds import ELEMENTS
+from ..ir.ops import COLLECTIVES, view
+from ..ir.views import VIEW_OPS
+from ..ir.walk import find_ops
+
+WRITABLE = "bufferization.writable"  # upstream's function-argument attribute
+
+
+def _token_type():
+    return ir.Type.parse("!coll.token")
+
+
+def _check_types(c):
+    for role, v in [(f"input #{i}", v) for i, v in enumerate(c.inputs)] + \
+                   [(f"result #{j + 1}", v) for j, v in enumerate(c.values)]:
+        t = ir.RankedTensorType(v.type)
+        if not t.has_static_shape:
+            raise PassError(f"{role} is {t}; coll-bufferize needs static shapes (dynamic shapes are "
+                            "not supported yet)", c.location)
+        if str(t.element_type) not in ELEMENTS:
+            raise PassError(f"{role} has unsupported element type {t.element_type}; expected one of: "
+                            f"{', '.join(ELEMENTS)}", c.location)
+
+
+def _func_of(op):
+    f = op.parent
+    while f is not None and f.name != "func.func":
+        f = f.parent
+    return f
+
+
+def _writable(value):
+    """Whether one-shot-bufferize may write into the buffer of `value`: a
+    function argument unless marked `bufferization.writable = false`."""
+    if not isinstance(value.owner, ir.Block):
+        return True
+    parent = value.owner.owner
+    parent = getattr(parent, "operation", parent)
+    if parent.name != "func.func" or "arg_attrs" not in parent.attributes:
+        return True
+    attrs = ir.ArrayAttr(parent.attributes["arg_attrs"])
+    d = ir.DictAttr(attrs[value.arg_number])
+    return not (WRITABLE in d and str(d[WRITABLE]) == "false")
+
+
+def _block_op(op, block):
+    """The op of `block` that holds `op` (itself or an ancestor), or None."""
+    op = getattr(op, "operation", op)
+    while op is not None:
+        if op.parent is not None and op.block == block:
+            return op
+        op = op.parent
+    return None
+
+
+def _dead_after(t, op):
+    """Whether `t` is used only once by `op` and otherwise only before it in
+    its block (so writing its buffer in place clobbers nothing)."""
+    mine = 0
+    for use in t.uses:
+        user = getattr(use.owner, "operation", use.owner)
+        if user == op:
+            mine += 1
+            continue
+        at = _block_op(user, op.block)
+        if at is None or not at.is_before_in_block(op):
+            return False
+    return mine == 1
+
+
+def _in_place(c, i, j, spmd):
+    """Whether output j may be input i (the op's in-place form)."""
+    if not c.IN_PLACE:
+        return False
+    if spmd:
+        return i == j == 0
+    return c.input_devices[i] == c.output_devices[j]
+
+
+def _touches_buffers(op):
+    types = [v.type for v in op.operands] + [r.type for r in op.results]
+    return any(isinstance(t, (ir.RankedTensorType, ir.MemRefType, ir.UnrankedTensorType,
+                              ir.UnrankedMemRefType)) for t in types) or len(op.regions) > 0
+
+
+def _wait_before_host(new, token):
+    """coll.wait(token) before the first later op of the block that is not a
+    coll op and touches a buffer, or before the terminator; none when a coll
+    op (a wait, or a collective that is waited for) takes `token` by then."""
+    block_ops = list(new.block.operations)
+    idx = [o.operation for o in block_ops].index(new)
+    where = None
+    for o in block_ops[idx + 1:]:
+        o = o.operation
+        if o.name.startswith("coll.") and token in list(o.operands):
+            return  # waited for, or a dependency of a later op that is (see bufferize)
+        if o.name.startswith("coll.") or o.name in ("bufferization.to_tensor", "bufferization.to_buffer"):
+            continue
+        if _touches_buffers(o) or o == block_ops[-1].operation:
+            where = o
+            break
+    if where is None:
+        where = block_ops[-1].operation
+    with ir.InsertionPoint(where), new.location:
+        ir.Operation.create("coll.wait", results=[], operands=[token])
+
+
+def _bufferize_one(op, state):
+    c = view(op)
+    _check_types(c)
+    f = _func_of(op)
+    spmd = f is not None and "coll.ranks" in f.attributes
+    ins, values = c.inputs, c.values
+    # Output j -> the input it is written into, in place, or None.
+    source, used = [], set()
+    for j in range(len(values)):
+        i = next((i for i, t in enumerate(ins) if i not in used and _in_place(c, i, j, spmd)
+                  and _dead_after(t, op) and _writable(t)), None)
+        source.append(i)
+        if i is not None:
+            used.add(i)
+    deps = list(c.deps)
+    for t in ins:  # reading another collective's result: after it
+        tok = state.producer.get(t)
+        if tok is not None and tok not in deps:
+            deps.append(tok)
+    for i in used:  # writing what earlier collectives read: after them
+        deps += [tok for tok in state.readers.get(ins[i], []) if tok not in deps]
+    with ir.InsertionPoint(op), op.location:
+        bufs = []
+        for i, t in enumerate(ins):
+            tt = ir.RankedTensorType(t.type)
+            mt = ir.MemRefType.get(list(tt.shape), tt.element_type)
+            bufs.append(bufferization.ToBufferOp(mt, t, read_only=i not in used).result)
+        outs = []
+        for j, v in enumerate(values):
+            tt = ir.RankedTensorType(v.type)
+            if source[j] is not None:
+                outs.append(bufs[source[j]])
+            else:
+                outs.append(memref.AllocOp(ir.MemRefType.get(list(tt.shape), tt.element_type), [], []).result)
+        attrs = {a: op.attributes[a] for a in op.attributes}
+        attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(bufs), len(outs), len(deps)])
+        new = ir.Operation.create(op.name, results=[_token_type()], operands=bufs + outs + deps,
+                                  attributes=attrs)
+        results = [bufferization.ToTensorOp(v.type, b, restrict=True, writable=True).result
+                   for v, b in zip(values, outs)]
+    token = new.results[0]
+    for t in ins:
+        state.readers.setdefault(t, []).append(token)
+    op.results[0].replace_all_uses_with(token)
+    for v, r in zip(values, results):
+        v.replace_all_uses_with(r)
+        state.producer[r] = token
+    op.erase()
+    return new
+
+
+def _tensor_type(t):
+    return isinstance(t, (ir.RankedTensorType, ir.UnrankedTensorType))
+
+
+def has_tensors(module_op):
+    """Whether `module_op` holds a tensor collective or a function with
+    tensors in its signature: what `route` turns into buffers."""
+    for c in find_ops(module_op, lambda n: n in COLLECTIVES):
+        if view(c).is_tensor:
+            return True
+    for f in find_ops(module_op, "func.func"):
+        ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+        if any(_tensor_type(t) for t in list(ft.inputs) + list(ft.results)):
+            return True
+    return False
+
+
+class _State:
+    def __init__(self):
+        self.producer = {}  # tensor -> token of the collective that produced it
+        self.readers = {}   # tensor -> tokens of the collectives that read it
+
+
+@register("coll-bufferize",
+          "Rewrite tensor collectives into the memref form (to_buffer of the inputs, an alloc per output "
+          "or the input's buffer in place, to_tensor restrict of the outputs), for one-shot-bufferize")
+def bufferize(op):
+    state = _State()
+    news = [_bufferize_one(c, state) for c in find_ops(op, lambda n: n in COLLECTIVES) if view(c).is_tensor]
+    # Last first: a collective that a later one waits on (deps) before any
+    # host op needs no wait of its own, the later one's covers it.
+    for new in reversed(news):
+        _wait_before_host(new, new.results[0])
+
+
+def _escapes(value):
+    """Whether a buffer (or a view of it) leaves its function or is freed."""
+    for use in value.uses:
+        user = getattr(use.owner, "operation", use.owner)
+        if user.name in VIEW_OPS:
+            if any(_escapes(r) for r in user.results):
+                return True
+        elif user.name in ("func.return", "func.call", "memref.dealloc", "memref.store",
+                           "bufferization.to_tensor"):
+            return True
+    return False
+
+
+@register("coll-free-local-buffers",
+          "Free, at the end of its function, every memref.alloc of the function's entry block that "
+          "does not escape it (upstream's buffer-deallocation-pipeline refuses the coll ops: IRDL ops "
+          "declare no memory effects in LLVM 22)")
+def free_local_buffers(op):
+    for f in find_ops(op, "func.func"):
+        if not len(f.regions[0].blocks):
+            continue
+        block = f.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        local = [o for o in ops if o.name == "memref.alloc" and not _escapes(o.results[0])]
+        with ir.InsertionPoint(ops[-1]), f.location:
+            for a in local:
+                memref.DeallocOp(a.results[0])
+
+
+
+# -- the frontend (frontends/__init__.py) --------------------------------------
+NAME = "tensor"
+# its arguments are what the entry function takes.
+GLOBAL = False
+detect = has_tensors
+
+
+def route(module_op=None, backend=None, **_):
+    """Tensor form -> memref form: coll-bufferize, then upstream's
+    one-shot-bufferize over whole functions (plain memrefs at their
+    boundaries, as the collectives need contiguous buffers; a collective
+    on loop-carried tensors yields its own buffer), then memref results as
+    out-parameters (the entry convention: inputs, then outputs), the static
+    allocations of returned buffers becoming those parameters; the other
+    allocations freed at the function's end."""
+    return ["coll-bufferize",
+            "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
+            "allow-return-allocs-from-loops}",
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            "coll-free-local-buffers"]
