@@ -22,7 +22,9 @@ def explicit(strategy=None, threshold=None, profile=None, check_order=False, che
     the strategies the back end's `capabilities` (names) allow. The
     checks prove an explicit program ordered (coll-check-order) and that it
     computes what its coll.implements claims (coll-check-semantics)."""
-    caps = None if strategy not in (None, "auto") else ",".join(sorted(capabilities)) or None  # nothing to choose
+    if strategy not in (None, "auto"):  # nothing to choose: what it is chosen by is moot
+        profile, capabilities = None, ()
+    caps = ",".join(sorted(capabilities)) or None
     elems = [f"coll-choose-strategy{options_text(strategy=strategy, threshold=threshold, profile=profile, capabilities=caps)}",
               "coll-lower-collectives"]
     if check_order:
