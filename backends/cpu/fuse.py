@@ -13,20 +13,22 @@ order within a tile: only the loop order changes.
 Legal because, within a group, two ops that touch overlapping regions of the
 same buffer (one of them writing) do it at the same offset, so element k of
 one is element k of the other and both run in the same tile, in program
-order. Groups are closed under such conflicts, so ops of different groups
+order. A group whose ops have several lengths (rhd: halves, quarters, ...)
+is tiled when every buffer's elements have one place in the group's range
+(anchors): a tile then runs each op on its part of the tile, maybe none. Groups are closed under such conflicts, so ops of different groups
 touch disjoint data (or only read the same data) and may run in any order.
 A block with anything this analysis does not understand is not tiled.
 """
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import arith, llvm, memref, scf
 
 from ...ir.ops import Implements, view
 from ...ir.views import VIEW_OPS
 from .kernels import Combine, copy_1d, element_bytes, index, window
 from .scratch import Scratch
-from .shared import pointer_of
+from .shared import create, pointer_of, ptr_type
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
 # beats L2-sized tiles (fewer, longer streams for the prefetchers). A group
@@ -56,6 +58,10 @@ class Group:
     ops: list
     length: int
     scratch: list = field(default_factory=list)  # coll.alloc results shrunk to a tile
+    # Ops of several lengths (rhd's halving steps): op -> its anchor, the
+    # element of the group's range [0, length) where it starts (_anchors);
+    # None: every op covers the whole range.
+    anchors: dict = None
 
     def tile(self, accesses, fixed=-1):
         """Elements per tile: `fixed` if > 0, else the group's distinct views
@@ -63,6 +69,11 @@ class Group:
         again)."""
         if fixed > 0:
             return fixed
+        if self.anchors is not None:  # a tile touches T elements of each buffer at most
+            roots = {a.root for op in self.ops for a in accesses[op]}
+            elem = ir.MemRefType(self.ops[0].operands[1].type).element_type
+            t = TILE_BYTES // (len(roots) * element_bytes(elem))
+            return max(1 << max(t.bit_length() - 1, 0), MIN_TILE)
         every = [(a.root, a.start) for op in self.ops for a in accesses[op]]
         views = set(every)
         budget = SHARED_TILE_BYTES if len(every) >= REUSE * len(views) else TILE_BYTES
@@ -222,15 +233,53 @@ def plan(block):
         lengths = {accesses[ops[i]][0].length for i in idx}
         if len(idx) >= 2 and r not in bad_roots and len(lengths) == 1:
             groups[r] = Group([ops[i] for i in idx], lengths.pop())
-    # Scratch that one group alone uses, whole, at offset 0, shrinks to a tile.
+        elif len(idx) >= 2:
+            anchors = _anchors([ops[i] for i in idx], accesses)
+            if anchors is not None:
+                span = max(o + accesses[op][0].length for op, o in anchors.items())
+                groups[r] = Group([ops[i] for i in idx], span, anchors=anchors)
+    # Scratch that one group alone uses shrinks to a tile: whole, at offset 0
+    # (all of a tile's elements at the same place), or any way in a group
+    # with anchors (an element is where its anchor puts it).
     for root, items in by_root.items():
         owners = {uf.find(i) for i, _ in items}
         g = groups.get(owners.pop()) if len(owners) == 1 else None
-        if (g is not None and not isinstance(root.owner, ir.Block)
-                and ir.MemRefType(root.type).shape == [g.length]
-                and all(a.start == 0 and a.length == g.length for _, a in items)):
+        if g is None or isinstance(root.owner, ir.Block):
+            continue
+        if g.anchors is not None or (ir.MemRefType(root.type).shape == [g.length]
+                                     and all(a.start == 0 and a.length == g.length for _, a in items)):
             g.scratch.append(root)
     return list(groups.values()), accesses
+
+
+def _anchors(ops, accesses):
+    """{op: anchor} when every element of every buffer the ops touch has one
+    place in the group's range: op k's element j is at anchor_k + j, and a
+    buffer's element i at i + shift_buffer, the same for every op on that
+    buffer (rhd: its inputs and outputs at shift 0, each scratch buffer at
+    the offset of the chunk it holds). Then an element's ops all run in the
+    tile of its place, in program order, whatever their lengths; else None.
+    Anchors start at 0."""
+    edges = {}
+    for k, op in enumerate(ops):
+        for a in accesses[op]:
+            edges.setdefault(("op", k), []).append((("root", a.root), a.start))
+            edges.setdefault(("root", a.root), []).append((("op", k), -a.start))
+    value = {("op", 0): 0}
+    todo = [("op", 0)]
+    while todo:  # value(op) - value(root) = the access's start
+        node = todo.pop()
+        for other, d in edges[node]:
+            v = value[node] - d
+            if other not in value:
+                value[other] = v
+                todo.append(other)
+            elif value[other] != v:
+                return None
+    if len([n for n in value if n[0] == "op"]) != len(ops):
+        return None
+    low = min(value["op", k] for k in range(len(ops)))
+    return {op: value["op", k] - low for k, op in enumerate(ops)}
 
 
 def footprint(accesses):
@@ -273,6 +322,10 @@ def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
     for a program larger than the cache)."""
     last = group.ops[-1]
     stream = final_writes(group, accesses) if streaming and kernels is not None else set()
+    if group.anchors is not None:
+        with ir.InsertionPoint(last), last.location:
+            _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream)
+        return
     with ir.InsertionPoint(last), last.location:
         L = group.length
         T = min(group.tile(accesses, tile), L)
@@ -323,3 +376,50 @@ def _emit_op(op, accesses, tiles, base, count, kernels=None, streaming=False):
 def _views(op):
     v = view(op)
     return v.reads + v.writes
+
+
+def _emit_anchored(group, accesses, tile, kernels, scratch, stream):
+    """A group with anchors: one loop over tiles [t, t+T) of its range; each
+    op, in program order, on the part of its range in the tile (maybe
+    none), through the shared kernels on pointers."""
+    idx, i64 = ir.IndexType.get(), ir.IntegerType.get_signless(64)
+    L = group.length
+    T = min(group.tile(accesses, tile), L)
+    elem = ir.MemRefType(group.ops[0].operands[1].type).element_type
+    esize = element_bytes(elem)
+    tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
+             for s in group.scratch}
+    ptrs = {}  # base pointers, made once before the loop
+    for op in group.ops:
+        for v, a in zip(_views(op), accesses[op]):
+            if v not in ptrs and a.root not in tiles:
+                ptrs[v] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(v)))
+    for buf in tiles.values():
+        ptrs[buf] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(buf)))
+    loop = scf.ForOp(index(0), index(L), index(T))
+    with ir.InsertionPoint(loop.body):
+        t = loop.induction_variable
+        end = arith.minsi(arith.addi(t, index(T)), index(L))
+        for op in group.ops:
+            o, n = group.anchors[op], accesses[op][0].length
+            lo = arith.maxsi(t, index(o))
+            hi = arith.minsi(end, index(o + n))
+            count = arith.maxsi(arith.subi(hi, lo), index(0))
+            at = []
+            for v, a in zip(_views(op), accesses[op]):
+                if a.root in tiles:  # element e is at e - t of the tile
+                    first, base = arith.subi(lo, t), ptrs[tiles[a.root]]
+                else:  # element e is at e - o of the op's view
+                    first, base = arith.subi(lo, index(o)), ptrs[v]
+                addr = arith.addi(base, arith.muli(first, index(esize)))
+                (p,) = create("llvm.inttoptr", [ptr_type()], [arith.index_cast(i64, addr)])
+                at.append(p)
+            nbytes = arith.index_cast(i64, arith.muli(count, index(esize)))
+            if op.name == "coll.copy":
+                (kernels.copy_streaming if op in stream else kernels.copy)(at[1], at[0], nbytes)
+            else:
+                kind = ir.StringAttr(op.attributes["kind"]).value
+                kernels.call_ptrs(kind, elem, at, arith.index_cast(i64, count))
+        scf.YieldOp([])
+    for buf in tiles.values():
+        scratch.free(buf)

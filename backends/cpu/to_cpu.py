@@ -161,6 +161,8 @@ def _tile_blocks(module_op, tile, kernels, skip, scratch, nontemporal):
         groups, accesses = cpu_fuse.plan(block)
         streaming = bool(groups) and 0 < nontemporal <= cpu_fuse.footprint(accesses)
         for g in groups:
+            if g.anchors is not None and kernels is None:
+                continue  # (its ops of several lengths run through the shared kernels only)
             cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming)
             for op in g.ops:
                 op.attributes[FUSED] = ir.UnitAttr.get()
