@@ -176,7 +176,7 @@ def bundle_support(out_dir):
                        input="", capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"building the libLLVM.so stub failed: {r.stderr.strip()}")
-    shutil.copy2(ROOT / "runtime" / "cuda_driver.py", out_dir / "cuda_driver.py")
+    shutil.copy2(ROOT / "backends" / "gpu" / "driver.py", out_dir / "cuda_driver.py")
     shutil.copy2(ROOT / "bench" / "gpu_run.py", out_dir / "gpu_run.py")
 
 

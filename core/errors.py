@@ -9,18 +9,14 @@ error_diagnostics carry those notes; `PassError.findings` keeps them too.
 """
 import threading
 
+from ..ir.errors import LocatedError
 
-class PassError(Exception):
+
+class PassError(LocatedError):
     """A pass failure at `location`, with optional notes [(loc, text)].
 
     `findings`: [(loc, message, [(loc, note)])] when one failure reports
     several problems."""
-
-    def __init__(self, message, location=None, notes=(), findings=None):
-        super().__init__(message)
-        self.location = location
-        self.notes = list(notes)
-        self.findings = findings or [(location, message, self.notes)]
 
 
 class PipelineError(ValueError):

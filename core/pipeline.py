@@ -135,7 +135,7 @@ def _python_pass(info, options, path=()):
                 pass_.signal_pass_failure()
                 return
             except VerifyError as e:
-                for loc, msg in e.findings:
+                for loc, msg, _ in e.findings:
                     loc.emit_error(msg)
                 pass_.signal_pass_failure()
                 return

@@ -1,6 +1,8 @@
-// The coll dialect: the single source of truth for its op set.
-// Load it from Python with coll.ir.load_dialect(ctx), or into upstream tools
-// with `mlir-opt --irdl-file=ir/coll.irdl.mlir`. IRDL ops print in generic form.
+// The coll dialect: its op set, generated from the registry
+// (coll/collectives/irdl.py: python -m coll.collectives.irdl > ir/coll.irdl.mlir);
+// do not edit by hand. Load it from Python with coll.ir.load_dialect(ctx), or
+// into upstream tools with `mlir-opt --irdl-file=ir/coll.irdl.mlir`. IRDL ops
+// print in generic form.
 //
 // IRDL binds one type per constraint variable, across a whole variadic group,
 // so every variadic group below holds values of one type. That is why
@@ -9,6 +11,15 @@
 // explicit level, where `coll.combine` splits its inputs into `lhs` and a
 // homogeneous variadic `rhs`. What IRDL cannot say is checked by the Python
 // verifier in ir/verifier.py.
+//
+// Collective level: every collective has the operand groups (inputs,
+// outputs, deps) and returns a token; its optional attributes (strategy,
+// threshold, to_device, groups) are checked in Python. In the tensor form
+// (value semantics, for frontends) `outputs` is empty and the op returns its
+// token and one tensor per output. `inputs` are irdl.any, checked in Python to
+// be memrefs or ranked tensors: in LLVM 22.1.8 an irdl.any_of over two
+// irdl.base constraints aborts the loader ("unknown IRDL constraint",
+// IRDLLoading.cpp:541).
 irdl.dialect @coll {
   // Ordering token returned by every asynchronous op.
   irdl.type @token {
@@ -20,29 +31,13 @@ irdl.dialect @coll {
     irdl.parameters(id: %id)
   }
 
-  // Collective level. Every collective has the operand groups (inputs,
-  // outputs, deps): inputs[i] lives on devices[i] (coll.broadcast: its one
-  // input on `root`), outputs on the same devices (coll.reduce and
-  // all_reduce with `to_device`: one output); it starts after the `deps`
-  // tokens and returns a token. Optional `strategy` on all of them (the
-  // names per op are in ir/ops.py), checked in Python with the rest.
-  //
-  // Tensor form (value semantics, for frontends): the inputs are ranked
-  // tensors, `outputs` is empty, and the op returns its token and then one
-  // tensor per output the memref form would have had, in that order.
-  // coll-bufferize turns it into the memref form. One form per op (IRDL
-  // cannot say so across groups: the Python verifier does). `inputs` are
-  // irdl.any, checked in Python to be memrefs or ranked tensors: in LLVM
-  // 22.1.8 an irdl.any_of over two irdl.base constraints aborts the loader
-  // ("unknown IRDL constraint", IRDLLoading.cpp:541).
-  //
-  // all_reduce: every output (or the one on `to_device`) = (+)_i inputs[i].
-  // Optional attributes: `to_device` (i64), `threshold` (i64, elements).
+  // Every output (or the one on `to_device`) = (+)_i inputs[i].
   irdl.operation @all_reduce {
-    %in = irdl.any
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    %value = irdl.base "!builtin.tensor"
+    %inputs = irdl.any
+    %outputs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    %values = irdl.base "!builtin.tensor"
     %sum = irdl.is "sum"
     %prod = irdl.is "prod"
     %max = irdl.is "max"
@@ -52,18 +47,18 @@ irdl.dialect @coll {
     %xor = irdl.is "xor"
     %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
     %devices = irdl.base "#builtin.dense_array"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok, values: variadic %value)
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, deps: variadic %deps)
+    irdl.results(token: %token, values: variadic %values)
     irdl.attributes {"kind" = %kind, "devices" = %devices}
   }
 
-  // outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`
-  // (that dimension divided by N).
+  // outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`.
   irdl.operation @reduce_scatter {
-    %in = irdl.any
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    %value = irdl.base "!builtin.tensor"
+    %inputs = irdl.any
+    %outputs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    %values = irdl.base "!builtin.tensor"
     %sum = irdl.is "sum"
     %prod = irdl.is "prod"
     %max = irdl.is "max"
@@ -74,32 +69,32 @@ irdl.dialect @coll {
     %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
     %devices = irdl.base "#builtin.dense_array"
     %scatter_axis = irdl.base "#builtin.integer"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok, values: variadic %value)
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, deps: variadic %deps)
+    irdl.results(token: %token, values: variadic %values)
     irdl.attributes {"kind" = %kind, "devices" = %devices, "scatter_axis" = %scatter_axis}
   }
 
-  // outputs[j] = the inputs concatenated in device order along
-  // `gather_axis` (that dimension multiplied by N).
+  // outputs[j] = the inputs concatenated along `gather_axis`.
   irdl.operation @all_gather {
-    %in = irdl.any
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    %value = irdl.base "!builtin.tensor"
+    %inputs = irdl.any
+    %outputs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    %values = irdl.base "!builtin.tensor"
     %devices = irdl.base "#builtin.dense_array"
     %gather_axis = irdl.base "#builtin.integer"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok, values: variadic %value)
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, deps: variadic %deps)
+    irdl.results(token: %token, values: variadic %values)
     irdl.attributes {"devices" = %devices, "gather_axis" = %gather_axis}
   }
 
-  // one output on device `root` (which may be outside `devices`)
-  // = (+)_i inputs[i].
+  // The one output, on `root` (in the group or not), = (+)_i inputs[i].
   irdl.operation @reduce {
-    %in = irdl.any
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    %value = irdl.base "!builtin.tensor"
+    %inputs = irdl.any
+    %outputs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    %values = irdl.base "!builtin.tensor"
     %sum = irdl.is "sum"
     %prod = irdl.is "prod"
     %max = irdl.is "max"
@@ -110,64 +105,67 @@ irdl.dialect @coll {
     %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
     %devices = irdl.base "#builtin.dense_array"
     %root = irdl.base "#builtin.integer"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok, values: variadic %value)
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, deps: variadic %deps)
+    irdl.results(token: %token, values: variadic %values)
     irdl.attributes {"kind" = %kind, "devices" = %devices, "root" = %root}
   }
 
-  // one input on device `root` (in `devices` or not); every output
-  // outputs[j], on devices[j], gets a copy.
+  // The one input is on `root`; outputs[j] (on devices[j]) get a copy.
   irdl.operation @broadcast {
-    %in = irdl.any
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    %value = irdl.base "!builtin.tensor"
+    %inputs = irdl.any
+    %outputs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    %values = irdl.base "!builtin.tensor"
     %devices = irdl.base "#builtin.dense_array"
     %root = irdl.base "#builtin.integer"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok, values: variadic %value)
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, deps: variadic %deps)
+    irdl.results(token: %token, values: variadic %values)
     irdl.attributes {"devices" = %devices, "root" = %root}
   }
 
-  // inputs[i] is split into N blocks along `split_axis`;
-  // outputs[j] = block j of every input, concatenated in device order along
-  // `concat_axis`.
+  // outputs[j] = block j (along `split_axis`) of every input, concatenated in
+  // device order along `concat_axis`.
   irdl.operation @all_to_all {
-    %in = irdl.any
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    %value = irdl.base "!builtin.tensor"
+    %inputs = irdl.any
+    %outputs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    %values = irdl.base "!builtin.tensor"
     %devices = irdl.base "#builtin.dense_array"
     %split_axis = irdl.base "#builtin.integer"
     %concat_axis = irdl.base "#builtin.integer"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out, deps: variadic %tok)
-    irdl.results(token: %tok, values: variadic %value)
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, deps: variadic %deps)
+    irdl.results(token: %token, values: variadic %values)
     irdl.attributes {"devices" = %devices, "split_axis" = %split_axis, "concat_axis" = %concat_axis}
   }
 
-  // Explicit level: scratch buffer on the device named by its memory space.
+  // Explicit level: a scratch buffer on the device its memory space names.
   irdl.operation @alloc {
-    %buf = irdl.base "!builtin.memref"
-    irdl.results(buffer: %buf)
+    %buffer = irdl.base "!builtin.memref"
+    irdl.results(buffer: %buffer)
   }
 
-  // Explicit level: copy source into target (either may be a subview, on
-  // any devices), after `deps`.
+  // Explicit level: %t = coll.copy(source, target, deps...) copies source into
+  // target (either may be a subview, on any devices) after `deps`.
   irdl.operation @copy {
-    %src = irdl.base "!builtin.memref"
-    %dst = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    irdl.operands(source: %src, target: %dst, deps: variadic %tok)
-    irdl.results(token: %tok)
+    %sources = irdl.base "!builtin.memref"
+    %targets = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    irdl.operands(sources: %sources, targets: %targets, deps: variadic %deps)
+    irdl.results(token: %token)
   }
 
-  // Explicit level: output = lhs (+) rhs[0] (+) ... elementwise, one kernel
-  // on one device, after `deps`. The output may alias an input.
+  // Explicit level: %t = coll.combine(lhs, rhs..., output, deps...): output =
+  // lhs (+) rhs[0] (+) ... elementwise, one kernel on one device, after `deps`.
+  // The output may alias an input.
   irdl.operation @combine {
     %lhs = irdl.base "!builtin.memref"
     %rhs = irdl.base "!builtin.memref"
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
+    %outs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
     %sum = irdl.is "sum"
     %prod = irdl.is "prod"
     %max = irdl.is "max"
@@ -176,39 +174,38 @@ irdl.dialect @coll {
     %or = irdl.is "or"
     %xor = irdl.is "xor"
     %kind = irdl.any_of(%sum, %prod, %max, %min, %and, %or, %xor)
-    irdl.operands(lhs: %lhs, rhs: variadic %rhs, output: %out, deps: variadic %tok)
-    irdl.results(token: %tok)
+    irdl.operands(lhs: %lhs, rhs: variadic %rhs, outs: %outs, deps: variadic %deps)
+    irdl.results(token: %token)
     irdl.attributes {"kind" = %kind}
-  }
-
-  // Explicit level: the claim that the program ending in `token` computes
-  // the collective named by `op` ("all_reduce", ...) from `inputs` into
-  // `outputs`. Its other attributes are the collective's (kind, devices,
-  // to_device, root, axes), checked in Python. Like the collective's, its
-  // buffers carry no placement (one type per variadic group): a program on
-  // placed buffers names them through memref.memory_space_cast. The
-  // lowering emits it next to
-  // its final join, users write it under their own algorithms;
-  // coll-check-semantics proves it, and the back ends erase it.
-  irdl.operation @implements {
-    %in = irdl.base "!builtin.memref"
-    %out = irdl.base "!builtin.memref"
-    %tok = irdl.base @coll::@token
-    %name = irdl.base "#builtin.string"
-    irdl.operands(inputs: variadic %in, outputs: variadic %out, token: %tok)
-    irdl.attributes {"op" = %name}
   }
 
   // Explicit level: a token that completes when all `deps` have.
   irdl.operation @join {
-    %tok = irdl.base @coll::@token
-    irdl.operands(deps: variadic %tok)
-    irdl.results(token: %tok)
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    irdl.operands(deps: variadic %deps)
+    irdl.results(token: %token)
   }
 
   // Blocks the host until all `deps` have completed.
   irdl.operation @wait {
-    %tok = irdl.base @coll::@token
-    irdl.operands(deps: variadic %tok)
+    %deps = irdl.base @coll::@token
+    irdl.operands(deps: variadic %deps)
+  }
+
+  // Explicit level: coll.implements(inputs..., outputs..., token), the claim
+  // that the program ending in `token` computes the collective named by `op`
+  // ("all_reduce", ...) from inputs into outputs, with the collective's other
+  // attributes (kind, devices, to_device, root, axes). Its buffers carry no
+  // placement (a program on placed buffers names them through
+  // memref.memory_space_cast). coll-check-semantics proves it; the back ends
+  // erase it.
+  irdl.operation @implements {
+    %inputs = irdl.base "!builtin.memref"
+    %outputs = irdl.base "!builtin.memref"
+    %tokens = irdl.base @coll::@token
+    %op = irdl.base "#builtin.string"
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, tokens: %tokens)
+    irdl.attributes {"op" = %op}
   }
 }

@@ -1,7 +1,8 @@
 """The one table of reduction kinds and element types.
 
-A new reduction kind is one `Kind(...)` row here (and its name in
-ir/coll.irdl.mlir); every lowering, runtime and check reads this table.
+A new reduction kind is one `Kind(...)` row here; every lowering, runtime
+and check reads this table, and the dialect's kind constraint is generated
+from it (collectives/irdl.py).
 """
 from dataclasses import dataclass
 
@@ -66,17 +67,3 @@ ELEMENTS = {e.name: e for e in (
     Element("i64", 8, "int64", True),
 )}
 ELEMENT_TYPES = tuple(ELEMENTS)
-FLOAT_TYPES = tuple(e for e, v in ELEMENTS.items() if not v.integer)
-
-
-def kind_error(kind, element):
-    """Why `kind` cannot reduce `element` values, or None."""
-    if kind not in KINDS:
-        return f"unknown reduction kind '{kind}'; expected one of: {', '.join(KINDS)}"
-    if element not in ELEMENTS:
-        return f"unsupported element type {element}; expected one of: {', '.join(ELEMENTS)}"
-    if KINDS[kind].bitwise and not ELEMENTS[element].integer:
-        return f"bitwise reduction kind '{kind}' needs an integer or i1 element type, got {element}"
-    if element == "i1" and not KINDS[kind].bitwise:
-        return f"i1 buffers support only the bitwise kinds (and, or, xor), got '{kind}'"
-    return None

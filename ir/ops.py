@@ -119,6 +119,13 @@ class OpView(ir.OpView):
     READS = ()   # the groups whose buffers the op reads
     WRITES = ()  # and writes
     ASYNC = True  # returns a token that completes later
+    # Its IRDL definition (collectives/irdl.py generates ir/coll.irdl.mlir):
+    # the base of each operand group (default: memref; `deps`/`tokens`:
+    # token), its results [(name, base, variadic)], its required attributes
+    # {name: base} (bases: collectives/irdl.py BASES, and "kind").
+    IRDL_TYPES = {}
+    IRDL_RESULTS = (("token", "token", False),)
+    IRDL_ATTRS = {}
 
     def __init__(self, op):
         super().__init__(getattr(op, "operation", op))
@@ -376,9 +383,11 @@ class Collective(OpView):
 
 @register_op
 class Alloc(OpView):
+    """Explicit level: a scratch buffer on the device its memory space names."""
     NAME = "coll.alloc"
     GROUPS = ()
     ASYNC = False
+    IRDL_RESULTS = (("buffer", "memref", False),)
 
     buffer = property(lambda self: self.operation.results[0])
     device = property(lambda self: device_of(self.operation.results[0].type))
@@ -386,7 +395,8 @@ class Alloc(OpView):
 
 @register_op
 class Copy(OpView):
-    """%t = coll.copy(source, target, deps...)."""
+    """Explicit level: %t = coll.copy(source, target, deps...) copies source
+    into target (either may be a subview, on any devices) after `deps`."""
     NAME = "coll.copy"
     GROUPS = (("sources", 1), ("targets", 1), ("deps", VARIADIC))
     READS, WRITES = ("sources",), ("targets",)
@@ -397,10 +407,13 @@ class Copy(OpView):
 
 @register_op
 class Combine(OpView):
-    """%t = coll.combine(lhs, rhs..., output, deps...): output = lhs (+) rhs..."""
+    """Explicit level: %t = coll.combine(lhs, rhs..., output, deps...):
+    output = lhs (+) rhs[0] (+) ... elementwise, one kernel on one device,
+    after `deps`. The output may alias an input."""
     NAME = "coll.combine"
     GROUPS = (("lhs_", 1), ("rhs", VARIADIC), ("outs", 1), ("deps", VARIADIC))
     READS, WRITES = ("lhs_", "rhs"), ("outs",)
+    IRDL_ATTRS = {"kind": "kind"}
 
     lhs = property(lambda self: self.lhs_[0])
     out = property(lambda self: self.outs[0])
@@ -418,15 +431,18 @@ class Combine(OpView):
 
 @register_op
 class Join(OpView):
+    """Explicit level: a token that completes when all `deps` have."""
     NAME = "coll.join"
     GROUPS = (("deps", VARIADIC),)
 
 
 @register_op
 class Wait(OpView):
+    """Blocks the host until all `deps` have completed."""
     NAME = "coll.wait"
     GROUPS = (("deps", VARIADIC),)
     ASYNC = False
+    IRDL_RESULTS = ()
 
     @property
     def token(self):
@@ -435,12 +451,18 @@ class Wait(OpView):
 
 @register_op
 class Implements(OpView):
-    """coll.implements(inputs..., outputs..., token): the claim that the
-    explicit program ending in `token` computes collective `collective`
-    ("all_reduce", ...) from inputs into outputs (coll-check-semantics)."""
+    """Explicit level: coll.implements(inputs..., outputs..., token), the
+    claim that the program ending in `token` computes the collective named
+    by `op` ("all_reduce", ...) from inputs into outputs, with the
+    collective's other attributes (kind, devices, to_device, root, axes).
+    Its buffers carry no placement (a program on placed buffers names them
+    through memref.memory_space_cast). coll-check-semantics proves it; the
+    back ends erase it."""
     NAME = "coll.implements"
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("tokens", 1))
     ASYNC = False
+    IRDL_RESULTS = ()
+    IRDL_ATTRS = {"op": "string"}
 
     collective = property(lambda self: attr_str(self.operation, "op"))
     kind = property(lambda self: attr_str(self.operation, "kind"))

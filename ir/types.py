@@ -102,10 +102,6 @@ def _element_text(type_):
     return str(type_)
 
 
-def is_integer(type_):
-    return element_name(type_).startswith("i")
-
-
 def numel(type_):
     n = 1
     for d in ir.MemRefType(type_).shape:

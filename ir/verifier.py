@@ -13,16 +13,19 @@ from mlir import ir
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
 from .ops import ASYNC_OPS, COLLECTIVE_OPS, COLLECTIVES, OPS
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
+from .errors import LocatedError
 from .kinds import ELEMENTS
 from .views import root_of
 
 MAX_BYTES = 2 ** 62
 
 
-class VerifyError(Exception):
+class VerifyError(LocatedError):
+    """The verifier's findings [(location, message)], as one error."""
+
     def __init__(self, findings):
-        super().__init__("; ".join(m for _, m in findings))
-        self.findings = findings
+        super().__init__("; ".join(m for _, m in findings), findings[0][0] if findings else None,
+                         findings=[(loc, msg, ()) for loc, msg in findings])
 
 
 @lru_cache(maxsize=256)

@@ -77,8 +77,8 @@ class OrderError(PassError):
     """Every finding, each reported as an error with its notes."""
 
     def __init__(self, findings):
-        super().__init__(findings[0].message, findings[0].location)
-        self.findings = [(f.location, f.message, f.notes) for f in findings]
+        super().__init__(findings[0].message, findings[0].location,
+                         findings=[(f.location, f.message, f.notes) for f in findings])
 
 
 class Unresolved(Exception):

@@ -177,9 +177,8 @@ def _build_and_report(data, args, filename, want_text=False):
     from mlir import ir
 
     from coll.ir import make_context
-    from coll.ir.verifier import VerifyError
-    from coll.core.errors import PassError
-    from .diagnostics import Collector, from_location, print_diags
+    from coll.ir.errors import LocatedError
+    from .diagnostics import Collector, diags_of, print_diags
 
     ctx = make_context()
     col = Collector(ctx, filename)
@@ -189,13 +188,8 @@ def _build_and_report(data, args, filename, want_text=False):
         rc = 1 if any(d.severity == "error" for d in col.diags) else 0
     except ir.MLIRError as e:
         col.add_error(e)
-    except VerifyError as e:
-        col.diags += [from_location(loc, msg, filename) for loc, msg in e.findings]
-    except PassError as e:
-        if e.location is not None:
-            col.diags.append(from_location(e.location, str(e), filename))
-        else:  # about the program as a whole
-            print(f"{filename}:1:1: error: {e}", file=sys.stderr)
+    except LocatedError as e:
+        col.diags += diags_of(e, filename)
     except (OSError, ValueError) as e:
         print(f"coll-build: error: {e}", file=sys.stderr)
     finally:

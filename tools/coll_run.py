@@ -93,20 +93,8 @@ def _diag_text(diags):
 
 def _located(exc, filename):
     """Formats the errors coll's lowering raises (with their locations)."""
-    from coll.ir.verifier import VerifyError
-    from coll.core.errors import PassError
-    from mlir import ir
-    from .diagnostics import Diag, from_location, from_mlir
-    if isinstance(exc, ir.MLIRError):
-        infos = getattr(exc, "error_diagnostics", None) or []
-        return _diag_text([from_mlir(d, filename) for d in infos]) or f"{filename}:1:1: error: {exc}"
-    if isinstance(exc, VerifyError):
-        return _diag_text([from_location(loc, msg, filename) for loc, msg in exc.findings])
-    if isinstance(exc, PassError):
-        found = getattr(exc, "findings", None) or [(exc.location, str(exc), ())]
-        return _diag_text([from_location(loc, msg, filename) if loc is not None
-                           else Diag("error", msg, filename, 1, 1) for loc, msg, *_ in found])
-    return f"{filename}:1:1: error: {exc}"  # about the program as a whole
+    from .diagnostics import format_error
+    return format_error(exc, filename)
 
 
 def _load(path, entry):

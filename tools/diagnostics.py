@@ -86,6 +86,31 @@ class Collector:
         self.handle.detach()
 
 
+def diags_of(exc, filename):
+    """The Diags of an error coll raises about a program: an MLIRError (its
+    diagnostics), any LocatedError (ir/errors.py: verifier, passes, checks,
+    runtimes; its findings with their notes), else one error about the
+    program as a whole (at 1:1)."""
+    from mlir import ir
+    from coll.ir.errors import LocatedError
+    if isinstance(exc, ir.MLIRError):
+        infos = getattr(exc, "error_diagnostics", None) or []
+        return [from_mlir(d, filename) for d in infos] or [Diag("error", str(exc), filename, 1, 1)]
+    if isinstance(exc, LocatedError):
+        out = []
+        for loc, msg, notes in exc.findings:
+            d = from_location(loc, msg, filename) if loc is not None else Diag("error", msg, filename, 1, 1)
+            d.notes = [from_location(nloc, text, filename, "note") for nloc, text in notes]
+            out.append(d)
+        return out
+    return [Diag("error", str(exc), filename, 1, 1)]
+
+
+def format_error(exc, filename):
+    """`diags_of` as the text the tools print (one place formats them all)."""
+    return "\n".join(d.format() for d in diags_of(exc, filename))
+
+
 def print_diags(diags, stream=None):
     for d in diags:
         print(d.format(), file=stream or sys.stderr)  # the stderr of now (a test may swap it)

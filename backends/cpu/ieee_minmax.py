@@ -7,20 +7,28 @@ arith ops define (NaN propagates, -0 < +0), so every device and the
 reference agree bit for bit.
 """
 from mlir import ir
+from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 from ...core.registry import register
-from ...ir.walk import find_ops
 
 INTRINSICS = {"arith.maximumf": "llvm.intr.maximum", "arith.minimumf": "llvm.intr.minimum"}
+
+
+def _to_intrinsic(op, rewriter):
+    with ir.InsertionPoint(op), op.location:
+        new = ir.Operation.create(INTRINSICS[op.name], results=[op.results[0].type], operands=list(op.operands))
+    rewriter.replace_op(op, [new.results[0]])
+
+
+def _patterns():
+    s = RewritePatternSet()
+    for name in INTRINSICS:
+        s.add(name, _to_intrinsic)
+    return s.freeze()
 
 
 @register("coll-ieee-minmax",
           "Replace arith.maximumf/minimumf by llvm.intr.maximum/minimum (IEEE semantics, "
           "which arith-expand would lose)")
 def ieee_minmax(module_op):
-    for op in find_ops(module_op, lambda name: name in INTRINSICS):
-        with ir.InsertionPoint(op), op.location:
-            new = ir.Operation.create(INTRINSICS[op.name], results=[op.results[0].type],
-                                      operands=list(op.operands))
-        op.results[0].replace_all_uses_with(new.results[0])
-        op.erase()
+    walk_and_apply_patterns(module_op, _patterns())

@@ -96,7 +96,7 @@ def test_pass_failure_is_a_diagnostic(ctx):
     # A verifier failure inside a pipeline fails the run with the location.
     with ir.Location.file("bad.mlir", 3, 5):
         m = _explicit_module(kind="and", elem="f16")
-    pm = build("builtin.module(coll-verify)")
+    pm = build("builtin.module(coll-check-order)")
     with pytest.raises(ir.MLIRError) as e:
         pm.run(m.operation)
     diags = e.value.error_diagnostics
@@ -112,7 +112,7 @@ def test_embed_frontend_example():
     assert "coll.all_reduce" not in out
     assert out.count('"coll.copy"') == 2 * 3 * 2
     # The printed module is valid input for coll-opt.
-    r = subprocess.run([os.path.join(os.path.dirname(sys.executable), "coll-opt"), "-", "--coll-verify"],
+    r = subprocess.run([os.path.join(os.path.dirname(sys.executable), "coll-opt"), "-", "--coll-check-order"],
                        input=out, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 

@@ -24,8 +24,8 @@ def test_optional_value_only_after_equals():
 
 
 def test_lists_take_commas_and_repeats():
-    p = cl.parse(["--mlir-print-ir-after=cse,canonicalize", "-mlir-print-ir-after", "coll-verify"], OPTS)
-    assert p.values["mlir-print-ir-after"] == ["cse", "canonicalize", "coll-verify"]
+    p = cl.parse(["--mlir-print-ir-after=cse,canonicalize", "-mlir-print-ir-after", "coll-check-order"], OPTS)
+    assert p.values["mlir-print-ir-after"] == ["cse", "canonicalize", "coll-check-order"]
 
 
 def test_unknown_dashed_arguments_are_pass_candidates_in_order():

@@ -177,7 +177,7 @@ def test_numpy_check_and_sanitizer_reports():
 
 def test_bundle_scripts_need_no_mlir():
     """The GPU machine has no MLIR wheels and no coll package."""
-    for path in (ROOT / "bench" / "gpu_run.py", ROOT / "runtime" / "cuda_driver.py"):
+    for path in (ROOT / "bench" / "gpu_run.py", ROOT / "backends" / "gpu" / "driver.py"):
         tree = ast.parse(path.read_text())
         imported = set()
         for node in ast.walk(tree):

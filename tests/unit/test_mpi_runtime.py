@@ -168,7 +168,7 @@ def test_each_rank_refuses_a_group_of_the_wrong_size(monkeypatch):
     # every rank checks the group size after MPI_Init, before any message.
     prog = mpi.compile(_module(2, [8]), timeout=TIMEOUT)
     real = mpi.mpirun_command
-    monkeypatch.setattr(mpi, "mpirun_command", lambda m, ranks: real(m, ranks + 1))
+    monkeypatch.setattr(mpi.runtime, "mpirun_command", lambda m, ranks: real(m, ranks + 1))
     x = [np.ones(8, np.float32)] * 2
     y = [np.zeros(8, np.float32) for _ in range(2)]
     with pytest.raises(mpi.MpiError) as e:

@@ -4,7 +4,7 @@
 // mlir-opt gives.
 // RUN: coll-opt %s --pass-pipeline='any(cse)' | filecheck %s
 // RUN: mlir-opt %s --pass-pipeline='any(cse)' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='any(coll-verify,cse)' | filecheck %s
+// RUN: coll-opt %s --pass-pipeline='any(coll-check-order,cse)' | filecheck %s
 // RUN: not coll-opt %s --pass-pipeline='func.func(cse)' 2>&1 | filecheck %s --check-prefix=ANCHOR
 // RUN: not mlir-opt %s --pass-pipeline='func.func(cse)' 2>&1 | filecheck %s --check-prefix=ANCHOR
 

@@ -10,7 +10,7 @@
 // RUN: coll-opt %S/Inputs/uses_extra.mlir --irdl-file=%S/Inputs/extra.irdl.mlir > %t.co
 // RUN: diff %t.up %t.co
 // RUN: FileCheck %s --input-file=%t.co --check-prefix=IRDL
-// RUN: coll-opt %S/Inputs/uses_extra_and_coll.mlir -irdl-file=%S/Inputs/extra.irdl.mlir -coll-verify | FileCheck %s --check-prefix=BOTH
+// RUN: coll-opt %S/Inputs/uses_extra_and_coll.mlir -irdl-file=%S/Inputs/extra.irdl.mlir -coll-check-order | FileCheck %s --check-prefix=BOTH
 // RUN: not coll-opt %S/Inputs/uses_extra.mlir 2>&1 | FileCheck %s --check-prefix=NOIRDL
 // RUN: not coll-opt %S/Inputs/uses_extra.mlir --irdl-file=%S/Inputs/missing.irdl.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: coll-opt --show-dialects | FileCheck %s --check-prefix=SHOW

@@ -21,7 +21,7 @@
 // RUN: diff %t.up %t.co
 // RUN: FileCheck %s --input-file=%t.co --check-prefix=SCOPE
 // RUN: not coll-opt %s -cse --mlir-print-ir-after-all --mlir-print-ir-module-scope 2>&1 | FileCheck %s --check-prefix=THREADS
-// RUN: coll-opt %s -coll-verify -cse --mlir-print-ir-after=coll-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=OURS
+// RUN: coll-opt %s -coll-check-order -cse --mlir-print-ir-after=coll-check-order -o /dev/null 2>&1 | FileCheck %s --check-prefix=OURS
 // RUN: not coll-opt %S/Inputs/race.mlir -cse -coll-check-order -canonicalize --mlir-print-ir-after-failure -o /dev/null 2>&1 | FileCheck %s --check-prefix=FAILURE
 
 // AFTER: // -----// IR Dump After CSE (cse) //----- //
@@ -46,7 +46,7 @@
 
 // THREADS: coll-opt: error: IR print for module scope can't be setup on a pass-manager without disabling multi-threading first (add --mlir-disable-threading)
 
-// OURS: // -----// IR Dump After coll-verify (coll-verify) //----- //
+// OURS: // -----// IR Dump After coll-check-order (coll-check-order) //----- //
 // OURS-NOT: IR Dump
 
 // FAILURE-NOT: IR Dump After CSE

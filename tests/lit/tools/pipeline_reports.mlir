@@ -4,7 +4,7 @@
 // RUN: coll-opt %s --pass-pipeline='builtin.module(func.func(cse,canonicalize),cse)' --dump-pass-pipeline -o /dev/null 2> %t.co
 // RUN: diff %t.up %t.co
 // RUN: FileCheck %s --input-file=%t.co --check-prefix=DUMP
-// RUN: coll-opt %s -coll-verify -cse --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OURS
+// RUN: coll-opt %s -coll-check-order -cse --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OURS
 // RUN: mlir-opt %s -cse --mlir-pass-statistics -o /dev/null 2> %t.up
 // RUN: coll-opt %s -cse --mlir-pass-statistics -o /dev/null 2> %t.co
 // RUN: diff %t.up %t.co
@@ -23,7 +23,7 @@
 // DUMP-NEXT: )
 // OURS: Pass Manager with 2 passes:
 // OURS-NEXT: builtin.module(
-// OURS-NEXT:   coll-verify,
+// OURS-NEXT:   coll-check-order,
 // OURS-NEXT:   cse
 // OURS-NEXT: )
 // STATS: ... Pass statistics report ...

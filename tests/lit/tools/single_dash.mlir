@@ -12,7 +12,7 @@
 // RUN: mlir-opt %s -split-input-file -verify-diagnostics -cse
 // RUN: coll-opt %s -split-input-file -verify-diagnostics -cse
 // Our passes too, single-dashed with options:
-// RUN: coll-opt %s -split-input-file -coll-verify -canonicalize=max-iterations=2 | filecheck %s --check-prefix=OURS
+// RUN: coll-opt %s -split-input-file -coll-check-order -canonicalize=max-iterations=2 | filecheck %s --check-prefix=OURS
 
 // CHECK-LABEL: func.func @twice
 // CHECK-NEXT: %[[S:.*]] = arith.addi %arg0, %arg0 : i32

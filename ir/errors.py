@@ -1,0 +1,18 @@
+"""The one base class of coll's diagnostics.
+
+Every error about a program (a verifier finding, a pass failure, a check's
+report, bad input to a runtime) is a LocatedError: one or more findings
+[(location, message, [(location, note)])], the location an ir.Location (or
+None: about the program as a whole). The tools format every one of them
+the same way (tools/diagnostics.py `format_error`): `file:line:col: error:
+message`, its notes after it.
+"""
+
+
+class LocatedError(Exception):
+    def __init__(self, message, location=None, notes=(), findings=None):
+        super().__init__(message)
+        self.location = location
+        self.notes = list(notes)
+        self.findings = [(loc, msg, list(n)) for loc, msg, n in findings] if findings else \
+            [(location, message, self.notes)]
