@@ -24,12 +24,15 @@ import time
 import numpy as np
 
 from coll.backends import cpu
+from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
 
 MIB = 1 << 20
+MAX_DEVICES = 64   # every strategy's program at once: more would only measure compile time
+MAX_MIB = 4096     # per device
 STRATEGIES = AllReduce.runnable(cpu.BACKEND.capabilities)
 
 
@@ -84,6 +87,17 @@ def measure(n, mib, rounds, compare):
     return rows
 
 
+def check_args(parser, args):
+    """Usage errors before anything is measured (exit 1, no traceback)."""
+    why = args.json is not None and output_path_error(args.json)
+    if why:
+        parser.error(f"--json: {why}")
+    if not all(1 <= n <= MAX_DEVICES for n in args.devices):
+        parser.error(f"--devices must be 1..{MAX_DEVICES}, got {args.devices}")
+    if not all(1 <= m <= MAX_MIB for m in args.mib) or args.rounds < 1:
+        parser.error(f"--mib sizes must be 1..{MAX_MIB} and --rounds at least 1")
+
+
 def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=int, nargs="+", default=[8])
@@ -94,6 +108,7 @@ def main(argv=None):
                    help="also every strategy with coll-to-cpu{nontemporal=0} (no streamed results)")
     p.add_argument("--json", help="also write the rows to this file")
     args = p.parse_args(argv)
+    check_args(p, args)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus); "
           f"streaming from {cpu.NONTEMPORAL / MIB:.0f} MiB of buffers (last-level cache)")
     print(f"{'N':>2} {'MiB':>5} {'strategy':<8} {'form':<13} {'ms':>9} {'/ring':>6} {'copy/t':>7} "

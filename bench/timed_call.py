@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
@@ -42,6 +43,8 @@ except ImportError:  # a checkout from before backends/: to time the code before
     from coll.runtime import cpu
 
 MIB = 1 << 20
+MAX_DEVICES = 64   # every strategy's program at once: more would only measure compile time
+MAX_MIB = 4096     # per device
 HUGE = 2 * MIB
 MODES = ("heap", "static")  # before, after
 
@@ -151,6 +154,17 @@ def measure(n, mib, strategies, rounds, forms=MODES):
     return rows
 
 
+def check_args(parser, args):
+    """Usage errors before anything is measured (exit 1, no traceback)."""
+    why = args.json is not None and output_path_error(args.json)
+    if why:
+        parser.error(f"--json: {why}")
+    if not all(1 <= n <= MAX_DEVICES for n in args.devices):
+        parser.error(f"--devices must be 1..{MAX_DEVICES}, got {args.devices}")
+    if not all(1 <= m <= MAX_MIB for m in args.mib) or args.rounds < 1:
+        parser.error(f"--mib sizes must be 1..{MAX_MIB} and --rounds at least 1")
+
+
 def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=int, nargs="+", default=[8])
@@ -160,6 +174,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5, help="interleaved timed rounds (median)")
     p.add_argument("--json", help="also write the rows to this file")
     args = p.parse_args(argv)
+    check_args(p, args)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus)")
     print("ms per call, best of", args.rounds, "interleaved rounds; ratio = coll-run's time / the "
           "pre-faulted reference; faults = minor page faults of one call")

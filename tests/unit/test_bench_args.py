@@ -35,6 +35,14 @@ def bench(script, *args):
     ("calibrate_mpi.py", ["-o", ""], "the output path is empty"),
     ("calibrate_mpi.py", ["--repeat", "0"], "--repeat must be at least 1"),
     ("calibrate_cpu.py", ["-o", "/nonexistent/p.json"], "the folder of"),
+    ("timed_call.py", ["--devices", "0"], "--devices must be 1..64"),
+    ("timed_call.py", ["--mib", "0"], "--mib sizes must be 1..4096"),
+    ("timed_call.py", ["--rounds", "0"], "--rounds at least 1"),
+    ("timed_call.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
+    ("timed_call.py", ["--strategies", "bogus"], "invalid choice: 'bogus'"),
+    ("cpu_strategies.py", ["--devices", "999"], "--devices must be 1..64"),
+    ("cpu_strategies.py", ["--mib", "-1"], "--mib sizes must be 1..4096"),
+    ("cpu_strategies.py", ["--json", ""], "--json: the output path is empty"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)
