@@ -6,7 +6,8 @@ as the CPU back end compiles it (static scratch, results streamed past the
 last-level cache), and, with --compare, also with coll-to-cpu{nontemporal=0}
 (every store through the cache: the form before the streaming copies).
 In interleaved rounds, so that a slow spell of a shared machine hits all
-alike, each is timed, and so is numpy's copyto of one buffer of N x B
+alike, each is timed (by default the calling thread's CPU time: the time
+other processes hold the cores is left out), and so is numpy's copyto of one buffer of N x B
 bytes into another: the minimum any allreduce moves (each input read once,
 each output written once). Per row: the best of the rounds (ms), the
 time over ring's, and the copy's time over the strategy's (1.0: as fast
@@ -41,7 +42,10 @@ def faults():
     return r.ru_minflt + r.ru_majflt
 
 
-def measure(n, mib, rounds, compare):
+CLOCKS = {"cpu": time.thread_time, "wall": time.perf_counter}  # (bench/validate.py)
+
+
+def measure(n, mib, rounds, compare, clock=time.thread_time):
     numel = mib * MIB // 4
     with make_context():
         text = all_reduce_module(n, [numel], "f32", "sum")
@@ -69,11 +73,11 @@ def measure(n, mib, rounds, compare):
     for _ in range(rounds):
         for key, p in progs.items():
             f0 = faults()
-            t[key] += p.time(xs, ys, 1)  # (one warm-up call first: its faults count too)
+            t[key] += p.time(xs, ys, 1, clock)  # (one warm-up call first: its faults count too)
             flt[key].append(faults() - f0)
-        t0 = time.perf_counter()
+        t0 = clock()
         np.copyto(dst, src)
-        t["copy"].append(time.perf_counter() - t0)
+        t["copy"].append(clock() - t0)
     # The best of the rounds: on a loaded machine a call's median says more
     # about the other processes than about the call.
     med = {k: float(np.min(v)) for k, v in t.items()}
@@ -107,16 +111,19 @@ def main(argv=None):
     p.add_argument("--compare", action="store_true",
                    help="also every strategy with coll-to-cpu{nontemporal=0} (no streamed results)")
     p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
+                   help="cpu: the calling thread's CPU time (default; leaves out the time other "
+                        "processes hold the cores), wall: wall time")
     args = p.parse_args(argv)
     check_args(p, args)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus); "
-          f"streaming from {cpu.NONTEMPORAL / MIB:.0f} MiB of buffers (last-level cache)")
+          f"streaming from {cpu.NONTEMPORAL / MIB:.0f} MiB of buffers (last-level cache); clock {args.clock}")
     print(f"{'N':>2} {'MiB':>5} {'strategy':<8} {'form':<13} {'ms':>9} {'/ring':>6} {'copy/t':>7} "
           f"{'faults':>7} check")
     rows = []
     for n in args.devices:
         for mib in args.mib:
-            got = measure(n, mib, args.rounds * (4 if mib < 4 else 1), args.compare)
+            got = measure(n, mib, args.rounds * (4 if mib < 4 else 1), args.compare, CLOCKS[args.clock])
             for r in got:
                 print(f"{n:>2} {mib:>5} {r['strategy']:<8} {r['form']:<13} {r['time_s'] * 1e3:9.2f} "
                       f"{r['over_ring']:6.2f} {r['copy_over_time']:7.2f} {r['faults_per_call']:>7} "
