@@ -1,5 +1,5 @@
 # lit configuration: no CMake needed. Tools come from the active venv
-# (coll-opt, coll-gen, coll-run, filecheck) and from the MLIR/LLVM wheels
+# (coll-opt, coll-gen, coll-run) and from the MLIR/LLVM wheels
 # (mlir-opt, mlir-translate, FileCheck, not, llc), all on PATH. The code
 # under test is always this checkout's, whichever venv runs lit.
 import os

@@ -11,6 +11,9 @@ from ..analysis.stats import traffic_bytes
 from ..core import routes
 from ..core.pipeline import run
 from ..frontends import FRONTENDS
+from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
+from ..passes import register as _passes  # noqa: F401
+from . import register as _backend_passes  # noqa: F401
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVE_OPS, COLLECTIVES, DATA_OPS, PEER_ACCESS, view

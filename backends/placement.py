@@ -31,10 +31,30 @@ def _strip_values(values):
             v.set_type(new)
 
 
+def _widen_i1_fills(fills):
+    """A linalg.fill of an i1 value into what is now an i8 buffer fills
+    the i1 value zero-extended (a frontend's bool fill, or coll-bufferize's
+    zeros for an output a collective leaves alone): its value and its
+    body's arguments become i8, in place (its attributes stay)."""
+    for op in fills:
+        value, out = op.operands[0], op.operands[1]
+        if str(value.type) != "i1" or str(ir.MemRefType(out.type).element_type) != "i8":
+            continue
+        i8 = ir.IntegerType.get_signless(8, op.context)
+        with ir.InsertionPoint(op), op.location:
+            op.operands[0] = ir.Operation.create("arith.extui", results=[i8], operands=[value]).results[0]
+        for arg in op.regions[0].blocks[0].arguments:
+            arg.set_type(i8)
+
+
 def strip_types(root):
     """Strips placement (and i1 storage) from every value and function type
     under `root`, in place."""
+    fills = []
+
     def visit(op):
+        if op.name == "linalg.fill" and len(op.operands) == 2 and isinstance(op.operands[1].type, ir.MemRefType):
+            fills.append(op)
         for region in op.regions:
             for block in region.blocks:
                 _strip_values(block.arguments)
@@ -50,3 +70,4 @@ def strip_types(root):
                 op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ins, outs))
         return ir.WalkResult.ADVANCE
     root.walk(visit)
+    _widen_i1_fills(fills)

@@ -41,7 +41,7 @@ from coll.backends import cpu
 
 from coll.backends.cpu.to_cpu import SPLIT
 from coll.backends.cpu.fuse import TILE_BYTES  # scratch lives in one tile
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "cpu.json")

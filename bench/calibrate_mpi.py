@@ -49,7 +49,7 @@ from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.backends.mpi.toolchain import find
 from coll.backends import mpi
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "analysis", "profiles", "mpi.json")

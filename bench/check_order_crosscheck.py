@@ -17,7 +17,7 @@ from order_oracle import crosscheck  # noqa: E402
 
 from coll.ir import make_context  # noqa: E402
 from coll.passes.check_order import check_module  # noqa: E402
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 
 def main(argv=None):

@@ -1,7 +1,7 @@
 """Time of coll-check-semantics on lowered programs (not a timed test).
 
 Targets (issue 13): N = 64 ring checked in under 5 s, N = 256 in under 60 s,
-for every collective (its ring strategy; all_to_all has only direct). The
+for every collective (its ring strategy; all_to_all and permute have only direct). The
 lowering is timed apart: only the check counts. The collectives are run
 interleaved per N, so machine load hits them alike; each line prints the
 check's time, its CPU time (what load does not inflate) and the ratio of
@@ -15,10 +15,10 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.ir.ops import COLLECTIVE_OPS
+from coll.ir.ops import COLLECTIVE_OPS, OPS
 from coll.passes.check_semantics import check_module
 from coll.passes.lower_collectives import lower_collectives
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 TARGET = {64: 5.0, 256: 60.0}  # seconds
 
@@ -30,7 +30,8 @@ def form(op, n, numel):
     check costs per piece, not per element; the lowering of the blocked
     collectives builds index arrays per block (collectives/emit.py axis_block),
     O(N^2 numel), so these keep it small."""
-    strategy = "direct" if op == "all_to_all" else "ring"
+    names = OPS["coll." + op].STRATEGIES
+    strategy = "ring" if "ring" in names else names[0]  # all_to_all and permute: direct only
     attrs = {"reduce_scatter": {"axis": 0}, "all_gather": {"axis": 0}, "reduce": {"root": 0},
              "broadcast": {"root": 0}, "all_to_all": {"split_axis": 0, "concat_axis": 0}}.get(op, {})
     shape = {"reduce_scatter": [n, numel // n], "all_gather": [numel // n], "all_to_all": [n, 1]}

@@ -1,18 +1,19 @@
 """CPU runtime benchmark of the collective family against numpy.
 
 For N devices and B bytes per device (f32; sum where the op reduces), every
-strategy of reduce_scatter, all_gather, broadcast, reduce and all_to_all:
+strategy of reduce_scatter, all_gather, broadcast, reduce, all_to_all and
+permute (a ring shift):
   - time of the compiled program (best and median of its runs);
   - numpy doing the same data movement in the same process, on the same
     arrays: reduce_scatter: the reduction into one buffer, then one copy of
     each block into its device's output; all_gather: one concatenate per
     device; broadcast: N copies; reduce: the reduction; all_to_all: the N^2
-    block copies;
+    block copies; permute: N copies;
   - program time / numpy time, of the best runs (and of the medians). The
     program and numpy runs alternate (one program run, one numpy run,
     strategy after strategy, repeated), so both see the same machine load.
 B is the larger per-device buffer: the input of reduce_scatter, reduce,
-broadcast and all_to_all, the output of all_gather (its input is B/N), as
+broadcast, all_to_all and permute, the output of all_gather (its input is B/N), as
 nccl-tests counts it.
 With --memory, each op x strategy also runs once in a child process that
 reports its peak resident memory (VmHWM, reset after the buffers are made):
@@ -43,10 +44,10 @@ from coll.ir.ops import OPS
 from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
 from coll.backends import cpu
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 MIB = 1 << 20
-NAMES = ("reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all")
+NAMES = ("reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "permute")
 
 
 def strategies(op):
@@ -75,7 +76,7 @@ class Case:
     def module(self, strategy):
         kw = {"reduce_scatter": dict(kind="sum", axis=0), "all_gather": dict(axis=0),
               "broadcast": dict(root=0), "reduce": dict(kind="sum", root=0),
-              "all_to_all": dict(split_axis=0, concat_axis=0)}[self.op]
+              "all_to_all": dict(split_axis=0, concat_axis=0), "permute": {}}[self.op]  # permute: a ring shift
         with make_context():
             return collective_module(self.op, self.n, [self.in_numel], "f32", strategy=strategy, **kw)
 
@@ -97,6 +98,9 @@ class Case:
         elif op == "broadcast":
             for y in ys:
                 np.copyto(y, xs[0])
+        elif op == "permute":
+            for i, x in enumerate(xs):
+                np.copyto(ys[(i + 1) % n], x)
         else:
             b = self.in_numel // n
             for i, x in enumerate(xs):

@@ -31,7 +31,7 @@ import time
 
 from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 # Every allreduce strategy but the peer ones (they need GPUs that share memory).
 STRATEGIES = AllReduce.runnable(())

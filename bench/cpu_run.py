@@ -27,7 +27,7 @@ import numpy as np
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.backends import cpu
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 STRATEGIES = ("naive", "ring", "all2all")
 MIB = 1 << 20

@@ -29,7 +29,7 @@ from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 MIB = 1 << 20
 MAX_DEVICES = 64   # every strategy's program at once: more would only measure compile time

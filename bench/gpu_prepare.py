@@ -19,7 +19,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")

@@ -33,7 +33,7 @@ from coll.passes.choose_strategy import Collective, candidates, pick
 from coll.ir.ops import DEFAULT_THRESHOLD
 from coll.runtime import check
 from coll.backends import mpi
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 MAX_RANKS = 4 * os.cpu_count()  # more ranks than a few per core would only wait on each other
 MAX_KIB = 1 << 20               # 1 GiB per rank

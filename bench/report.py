@@ -45,7 +45,7 @@ from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.passes import choose_strategy  # noqa: E402
 from coll.passes.lower_collectives import lower_collectives  # noqa: E402
 from coll.passes.lower_collectives import lower_collectives  # noqa: E402
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 OUT_MD = os.path.join(HERE, "report.md")
 OUT_DIR = os.path.join(HERE, "report")

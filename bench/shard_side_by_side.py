@@ -24,7 +24,7 @@ import test_shard_mpi as programs  # noqa: E402  the programs and their numpy re
 from coll.backends.mpi import toolchain as lowering_mpi  # noqa: E402
 from coll.backends import mpi
 from coll.backends import sharded as shard  # noqa: E402
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 
 def all_reduce_program(n, numel):

@@ -35,12 +35,12 @@ from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.runtime.signature import descriptor
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
-
 try:
     from coll.backends import cpu
+    from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 except ImportError:  # a checkout from before backends/: to time the code before a change
     from coll.runtime import cpu
+    from coll.tools.cl import ArgumentParser
 
 MIB = 1 << 20
 MAX_DEVICES = 64   # every strategy's program at once: more would only measure compile time

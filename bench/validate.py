@@ -19,7 +19,7 @@ from coll.passes import choose_strategy
 from coll.collectives import AllReduce
 from coll.ir.ops import PEER_ACCESS
 from coll.backends import cpu
-from coll.tools.cl import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 # What `auto` chooses from on the CPU: every strategy whose needs the CPU
 # back end meets (its simulated devices share one memory: peer access).

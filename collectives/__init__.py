@@ -15,10 +15,11 @@ from .all_gather import AllGather
 from .all_reduce import AllReduce
 from .all_to_all import AllToAll
 from .broadcast import Broadcast
+from .permute import Permute
 from .reduce import Reduce
 from .reduce_scatter import ReduceScatter
 
-COLLECTIVES = (AllReduce, ReduceScatter, AllGather, Reduce, Broadcast, AllToAll)
+COLLECTIVES = (AllReduce, ReduceScatter, AllGather, Reduce, Broadcast, AllToAll, Permute)
 register_collectives(COLLECTIVES)
 BY_NAME = {cls.NAME: cls for cls in COLLECTIVES}
 

@@ -147,7 +147,8 @@ def claim(c, final):
     collective's own attributes, for coll-check-semantics."""
     return builders.implements(
         c.inputs, c.outputs, final, c.op.name[len("coll."):], kind=c.kind if c.HAS_KIND else None,
-        devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root, axes=c.axes or None)
+        devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root, axes=c.axes or None,
+        **c.arrays)
 
 
 def replace(op, final):

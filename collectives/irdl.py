@@ -10,7 +10,7 @@ with
 Each op comes from its class (ir/ops.py for the explicit level,
 collectives/*.py for the collectives): the operand groups (`GROUPS`), the
 results, the required attributes (a collective's `kind` when it reduces,
-`devices`, `root` when rooted, its axes, its `IRDL_ATTRS`), the first
+`devices`, `root` when rooted, its axes, its ARRAYS, its `IRDL_ATTRS`), the first
 paragraph of its docstring as the comment; the reduction kinds come from
 ir/kinds.py, written once as `@kind`-style constraints in every op that
 takes one.
@@ -87,6 +87,7 @@ def _signature(cls):
         attrs = ([("kind", "kind")] if cls.HAS_KIND else []) + [("devices", "array")]
         attrs += [("root", "integer")] if cls.ROOTED else []
         attrs += [(a, "integer") for a in cls.AXES]
+        attrs += [(a, "array") for a in cls.ARRAYS]  # e.g. a permute's pairs
     else:
         # (a group named like a property of its view has a trailing '_': `lhs_`)
         groups = [(name.rstrip("_"), cls.IRDL_TYPES.get(name, "token" if name in ("deps", "tokens") else "memref"),

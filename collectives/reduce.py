@@ -32,7 +32,7 @@ class Reduce(Collective):
 
     @classmethod
     def busbw(cls, n):
-        return 1.0 if n > 1 else 0.0
+        return 1.0  # nccl-tests: the root's link carries the whole buffer, whatever N
 
     def emit(self, e, strategy):
         if e.numel:

@@ -3,7 +3,8 @@ what coll-check-semantics proves a claimed program computes).
 
 spec(claim, shape) -> {output index: [(start, end, kind, [(input i, d)])]}:
 output elements e in [start, end) (row-major) hold (+)_kind over the listed
-inputs of x_i[e - d] (kind None: exactly one input); `shape` is that of
+inputs of x_i[e - d] (kind None: exactly one input; no inputs: the
+program writes none of them, they keep what they held); `shape` is that of
 each input. A spec raises Unsupported for a malformed claim. A claim's
 inputs and outputs are in device order.
 """
@@ -66,3 +67,8 @@ def pieces(out_runs, in_runs, kind, inputs):
 def everywhere(shape, kind, inputs):
     """One piece: the whole output is (+)_kind of `inputs` at its positions."""
     return [(0, numel(shape), kind, [(i, 0) for i in inputs])]
+
+
+def untouched(shape):
+    """One piece: the program writes no element of the output."""
+    return [(0, numel(shape), None, [])]

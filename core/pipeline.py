@@ -14,7 +14,7 @@ from mlir import ir, passmanager
 
 from ..ir.verifier import VerifyError, verify_or_raise
 from .errors import PassError, PipelineError, record_notes, take_notes
-from .registry import load_all, quote_value
+from .registry import lookup, quote_value
 
 MODULE = "builtin.module"
 
@@ -199,7 +199,7 @@ def _add(pm, elements, path, registry, top=MODULE):
 def describe(text, context=None):
     """The pipeline with every option spelled out, nesting kept: what
     --dump-pass-pipeline prints (upstream passes as upstream prints them)."""
-    registry = load_all()
+    registry = lookup
 
     def one(e, path):
         if e.children is not None:
@@ -230,14 +230,14 @@ def build(text, context=None):
     """A PassManager for pipeline `text` (raises PipelineError)."""
     top = split_anchor(text)[0] if text.strip() else MODULE
     pm = passmanager.PassManager(top, context=context)
-    _add(pm, parse(text), (), load_all(), top)
+    _add(pm, parse(text), (), lookup, top)
     return pm
 
 
 def add_pass(pm, name, **options):
     """Appends coll pass `name` (with keyword options) to an existing
     PassManager: how a frontend puts our passes into its own pipeline."""
-    info = load_all().get(name)
+    info = lookup.get(name)
     if info is None:
         raise PipelineError(f"'{name}' is not a coll pass")
     try:

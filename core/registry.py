@@ -140,11 +140,15 @@ def register(name, description="", anchor="any", **options):
 
 
 ENTRY_POINT_GROUP = "coll.passes"
+PREFIX = "coll-"  # every coll pass's name starts with it; other names are upstream's
 _loaded = False
 
 
 def load_all():
-    """Every registered pass (imports the registering modules once)."""
+    """Every registered pass (imports the registering modules once, through
+    the entry points). The tools import those modules themselves and call
+    `loaded()`, so that they never scan the installed packages' entry
+    points (an importlib.metadata scan is a good share of a tool's start)."""
     global _loaded
     if not _loaded:
         from importlib.metadata import entry_points
@@ -152,3 +156,24 @@ def load_all():
             ep.load()
         _loaded = True
     return PASSES
+
+
+def loaded():
+    """Says that every module that registers passes is imported."""
+    global _loaded
+    _loaded = True
+
+
+class _Lookup:
+    """PASSES by name for the pipeline builder: a coll pass not registered
+    yet loads the registering modules (an embedder that imported only coll
+    itself); an upstream name never does."""
+
+    def get(self, name):
+        info = PASSES.get(name)
+        if info is None and name.startswith(PREFIX) and not _loaded:
+            info = load_all().get(name)
+        return info
+
+
+lookup = _Lookup()

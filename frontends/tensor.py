@@ -5,6 +5,7 @@ Each tensor collective becomes
 
     %in  = bufferization.to_buffer %t [read_only]    one per input
     %out = memref.alloc()   (or %in, in place)       one per output
+    linalg.fill 0 -> %out   (the outputs the op leaves alone, zero_outputs)
     %tok = coll.<collective>(%in..., %out..., deps...)
     %r   = bufferization.to_tensor %out restrict writable
 
@@ -23,7 +24,7 @@ before the first later op that is not a coll op and touches a tensor or a
 memref (host code sees finished values), or before the terminator.
 """
 from mlir import ir
-from mlir.dialects import bufferization, memref
+from mlir.dialects import arith, bufferization, memref
 
 from ..core.errors import PassError
 from ..core.registry import register
@@ -134,6 +135,15 @@ def _wait_before_host(new, token):
         ir.Operation.create("coll.wait", results=[], operands=[token])
 
 
+def _fill_zeros(buf):
+    """linalg.fill of zeros into `buf` (local work, before the collective)."""
+    from mlir.dialects import linalg  # its opdsl costs a tool's start-up 0.1 s: only here
+    el = ir.MemRefType(buf.type).element_type
+    value = ir.IntegerAttr.get(el, 0) if ELEMENTS[str(el)].integer else ir.FloatAttr.get(el, 0.0)
+    zero = arith.ConstantOp(el, value).result
+    linalg.fill(zero, outs=[buf])
+
+
 def _bufferize_one(op, state):
     c = view(op)
     _check_types(c)
@@ -161,13 +171,15 @@ def _bufferize_one(op, state):
             tt = ir.RankedTensorType(t.type)
             mt = ir.MemRefType.get(list(tt.shape), tt.element_type)
             bufs.append(bufferization.ToBufferOp(mt, t, read_only=i not in used).result)
-        outs = []
+        outs, zero = [], c.zero_outputs(spmd)
         for j, v in enumerate(values):
             tt = ir.RankedTensorType(v.type)
             if source[j] is not None:
                 outs.append(bufs[source[j]])
             else:
                 outs.append(memref.AllocOp(ir.MemRefType.get(list(tt.shape), tt.element_type), [], []).result)
+                if j in zero:  # what the op does not write is zeros in the tensor form (e.g. permute)
+                    _fill_zeros(outs[-1])
         attrs = {a: op.attributes[a] for a in op.attributes}
         attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(bufs), len(outs), len(deps)])
         new = ir.Operation.create(op.name, results=[_token_type()], operands=bufs + outs + deps,

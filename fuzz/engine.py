@@ -48,7 +48,7 @@ TOOLS = ("opt", "run", "build", "gen")
 TOOL_WEIGHTS = (8, 2, 2, 1)
 # A tool-level error names the file or the flag it is about.
 NAMED = re.compile(r"^coll-[\w-]+: error: (?!internal error).*(could not|'[^']+'|--[\w-]+|\S+\.(npz|npy|mlir|so))", re.M)
-USAGE = re.compile(r"^usage: (.*\n)*coll-[\w -]+: error: ", re.M)  # argparse (tools/cl.py), exit 1
+USAGE = re.compile(r"^usage: (.*\n)*coll-[\w -]+: error: ", re.M)  # argparse (tools/args.py), exit 1
 FAILURES = ("unlocated", "tracebacks", "crashes", "hangs", "bad_exit", "partial_output")
 RESTART_EVERY = 500  # inputs per worker, to bound leaks
 MEMORY_LIMIT = 4 << 30  # bytes of address space per worker

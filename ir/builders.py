@@ -38,17 +38,30 @@ def _tokens(deps):
     return [d for d in deps if d is not None]
 
 
+def _attrs(attrs):
+    """{name: attribute} of a collective's keyword attributes (None: absent)."""
+    i64 = ir.IntegerType.get_signless(64)
+    out = {}
+    for key, value in attrs.items():
+        if value is None:
+            continue
+        if isinstance(value, str):
+            out[key] = ir.StringAttr.get(value)
+        elif isinstance(value, (list, tuple)):
+            out[key] = ir.DenseI64ArrayAttr.get([int(v) for v in value])
+        else:
+            out[key] = ir.IntegerAttr.get(i64, int(value))
+    return out
+
+
 def collective(name, inputs, outputs, devices, deps=(), **attrs):
     """%token = coll.<name>(inputs..., outputs..., deps...). `attrs`: kind,
-    strategy (str); root, to_device, threshold, *_axis (int); None: absent."""
+    strategy (str); root, to_device, threshold, *_axis (int); an integer
+    list (e.g. a permute's pairs) becomes an array<i64>; None: absent."""
     deps = _tokens(deps)
-    i64 = ir.IntegerType.get_signless(64)
     a = {"devices": ir.DenseI64ArrayAttr.get([int(d) for d in devices]),
          "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), len(outputs), len(deps)])}
-    for key, value in attrs.items():
-        if value is not None:
-            a[key] = (ir.StringAttr.get(value) if isinstance(value, str)
-                      else ir.IntegerAttr.get(i64, int(value)))
+    a.update(_attrs(attrs))
     op = ir.Operation.create(f"coll.{name}", results=[token_type()],
                              operands=list(inputs) + list(outputs) + deps, attributes=a)
     return op.result
@@ -59,13 +72,9 @@ def tensor_collective(name, inputs, result_types, devices, deps=(), **attrs):
     on tensors, one result type per output the memref form would have.
     Returns (token, [results]). `attrs` as for `collective`."""
     deps = _tokens(deps)
-    i64 = ir.IntegerType.get_signless(64)
     a = {"devices": ir.DenseI64ArrayAttr.get([int(d) for d in devices]),
          "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), 0, len(deps)])}
-    for key, value in attrs.items():
-        if value is not None:
-            a[key] = (ir.StringAttr.get(value) if isinstance(value, str)
-                      else ir.IntegerAttr.get(i64, int(value)))
+    a.update(_attrs(attrs))
     op = ir.Operation.create(f"coll.{name}", results=[token_type()] + list(result_types),
                              operands=list(inputs) + deps, attributes=a)
     return op.results[0], list(op.results)[1:]

@@ -140,6 +140,21 @@ irdl.dialect @coll {
     irdl.attributes {"devices" = %devices, "split_axis" = %split_axis, "concat_axis" = %concat_axis}
   }
 
+  // outputs[t] = inputs[s] for every (source, target) pair; an output no pair
+  // targets is not written (tensor form: zeros).
+  irdl.operation @permute {
+    %inputs = irdl.any
+    %outputs = irdl.base "!builtin.memref"
+    %deps = irdl.base @coll::@token
+    %token = irdl.base @coll::@token
+    %values = irdl.base "!builtin.tensor"
+    %devices = irdl.base "#builtin.dense_array"
+    %pairs = irdl.base "#builtin.dense_array"
+    irdl.operands(inputs: variadic %inputs, outputs: variadic %outputs, deps: variadic %deps)
+    irdl.results(token: %token, values: variadic %values)
+    irdl.attributes {"devices" = %devices, "pairs" = %pairs}
+  }
+
   // Explicit level: a scratch buffer on the device its memory space names.
   irdl.operation @alloc {
     %buffer = irdl.base "!builtin.memref"

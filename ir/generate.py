@@ -73,14 +73,20 @@ def output_shape(op, shape, devices, axis=None, split_axis=None, concat_axis=Non
 
 def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root=None,
                       axis=None, split_axis=None, concat_axis=None, in_place=False,
-                      to_device=None, threshold=None, name=None):
+                      to_device=None, threshold=None, name=None, **arrays):
     """Text of a module with one function @name(x0.., y0..) running
     collective `op` (all_reduce, reduce_scatter, all_gather, reduce,
-    broadcast, all_to_all). In place, the outputs are the inputs (the
-    function takes no argument for them). Needs a current Context; axes must be in
-    range (the verifier reports the rest)."""
+    broadcast, all_to_all, permute). In place, the outputs are the inputs
+    (the function takes no argument for them). `arrays`: the collective's
+    own array attributes (its ARRAYS, e.g. pairs=[0, 1, 1, 0]; absent: its
+    default_arrays). Needs a current Context; axes must be in range (the
+    verifier reports the rest)."""
     load_dialect()
     cls = _class(op)
+    unknown = sorted(set(arrays) - set(cls.ARRAYS))
+    if unknown:
+        raise ValueError(f"{op} has no attribute '{unknown[0]}'")
+    arrays = {**cls.default_arrays(devices), **arrays}
     name = name or op
     n_in, n_out = cls.buffers(devices, to_device)
     out_shape = output_shape(op, shape, devices, axis, split_axis, concat_axis)
@@ -90,6 +96,7 @@ def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root
     if cls.ROOTED:
         attrs["root"] = root
     attrs.update(_axes(cls, axis, split_axis, concat_axis))
+    attrs.update(arrays)
     with ir.Location.unknown():
         module = ir.Module.create()
         el = element_type(dtype)

@@ -213,7 +213,8 @@ class Collective(OpView):
     generator and coll-gen read; its strategies (`@Cls.defines`); and the
     hooks `placement`, `buffers`, `result_shape`, `reference_rule`,
     `estimated_ops`, `emit`, `spec` (what coll-check-semantics proves),
-    `reference` (numpy) and `busbw`."""
+    `reference` (numpy), `busbw`, and for attributes of its own
+    `check_attributes`, `parse_array`, `default_arrays`, `zero_outputs`."""
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("deps", VARIADIC))
     READS, WRITES = ("inputs",), ("outputs",)
     HAS_KIND = True    # it reduces (a `kind` attribute)
@@ -224,6 +225,11 @@ class Collective(OpView):
     PER_DEVICE = "inputs"  # the group with one buffer per device
     REPLICATED = False  # its outputs are replicas of one result (bit-identical)
     ATTRS = {}         # optional attributes beyond strategy: name -> what it means (IRDL doc)
+    # Integer-array attributes that are part of what it computes (e.g. a
+    # permute's `pairs`): name -> what it means. The claim, coll-gen, the
+    # numpy reference, the cost model's candidates and generated modules
+    # carry them (see `arrays`, `parse_array`, `default_arrays`).
+    ARRAYS = {}
     SHARD = None       # (upstream shard op, {coll attribute: shard attribute}) for coll-from-shard
     GEN = ()           # coll-gen options beyond the common ones
     EMITTER = None     # the Emitter class its strategies are written in (collectives/emit.py)
@@ -321,6 +327,35 @@ class Collective(OpView):
         arrays by the kind), `attrs` (axes, root, spmd), n devices, n_out
         outputs; None for an output it does not define."""
         raise NotImplementedError
+
+    def check_attributes(self, n):
+        """What is wrong with its own attributes over a group of n devices
+        (a message for the verifier), or None. Axes, root and strategy are
+        the verifier's; a collective with other attributes checks them here."""
+        return None
+
+    @property
+    def arrays(self):
+        """{name: list of ints or None} of its ARRAYS attributes."""
+        return {a: attr_ints(self.operation, a) for a in self.ARRAYS}
+
+    @classmethod
+    def parse_array(cls, name, text, n):
+        """ARRAYS attribute `name` from coll-gen's option text over n
+        devices (ValueError with what is expected)."""
+        raise ValueError(f"{cls.short_name()} has no array attribute '{name}'")
+
+    @classmethod
+    def default_arrays(cls, n):
+        """{name: list} of the ARRAYS attributes a generated module has by
+        default over n devices."""
+        return {}
+
+    def zero_outputs(self, spmd=False):
+        """The outputs its tensor form defines as zeros, which its memref
+        form leaves as they were (coll-bufferize fills them before it);
+        `spmd`: in an SPMD function (one output, this rank's)."""
+        return []
 
     @classmethod
     def busbw(cls, n):

@@ -195,6 +195,9 @@ class _Verifier:
                                               f"it is a position in each group, expected 0 <= {key} < {n}")
                 elif not self.device_in_range(op, value, "root" if key == "root" else "destination"):
                     return
+        msg = c.check_attributes(n)  # the collective's own attributes (e.g. a permute's pairs)
+        if msg:
+            return self.error(op, msg)
         if "strategy" in attrs:
             s = as_(ir.StringAttr, _get(attrs, "strategy"))
             s = s.value if s is not None else None
@@ -512,15 +515,16 @@ class _Verifier:
             kind = as_(ir.StringAttr, _get(attrs, "kind"))
             if kind is None or kind.value not in KINDS:
                 return self.error(op, f"unknown reduction kind {_get(attrs, 'kind')}; expected one of: {', '.join(KINDS)}")
-        for name in ("devices", "axes"):
+        claim = OPS[op.name](op)
+        # As on the collective: a broadcast names its outputs' devices.
+        cls = OPS.get("coll." + (claim.collective or ""))
+        arrays = tuple(cls.ARRAYS) if cls in COLLECTIVE_OPS else ()
+        for name in ("devices", "axes") + arrays:
             if name in attrs and as_(ir.DenseI64ArrayAttr, _get(attrs, name)) is None:
                 return self.error(op, f"'{name}' must be an array<i64: ...>")
         for name in ("to_device", "root"):
             if name in attrs and as_(ir.IntegerAttr, _get(attrs, name)) is None:
                 return self.error(op, f"'{name}' must be an integer")
-        claim = OPS[op.name](op)
-        # As on the collective: a broadcast names its outputs' devices.
-        cls = OPS.get("coll." + (claim.collective or ""))
         per = cls.PER_DEVICE if cls in COLLECTIVE_OPS else "inputs"
         n_in = len(claim.outputs if per == "outputs" else claim.inputs)
         if "devices" in attrs:

@@ -35,7 +35,7 @@ from ..core.errors import PassError, warn
 from ..core.registry import register
 from ..collectives import COLLECTIVES as COLLECTIVE_OPS
 from ..collectives.spec import Unsupported, aligned as _aligned
-from ..ir.ops import COLLECTIVES, DATA_OPS, Combine, Copy, Implements, view
+from ..ir.ops import COLLECTIVES, DATA_OPS, Combine, Copy, Implements, attr_ints, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
@@ -84,6 +84,7 @@ class _Spec:
             raise Unsupported(f"claims {what} of {_shape(shape)} inputs on {n} devices into "
                               f"{_shape(out_shape)} outputs; expected {_shape(want)} outputs")
         self.axes, self.out_shape = axes, want
+        self.arrays = {a: attr_ints(claim.operation, a) for a in cls.ARRAYS}  # e.g. a permute's pairs
 
     def axis(self, k):
         return self.axes[k]
@@ -154,6 +155,8 @@ def _diagnosis(got, want, a, b):
     """Why `got` is not `want`, in words: what is missing, doubled, misplaced."""
     if got is None:
         return "it is never written"
+    if want is None:
+        return "the claimed collective does not write it (no input reaches this output)"
     if got[0] is None and want[0] is None and got[2][0][0] != want[2][0][0]:
         return f"it holds x{got[2][0][0]}'s data instead of x{want[2][0][0]}'s"
     why = []
@@ -484,7 +487,8 @@ class _Claim:
                 if lo >= hi:
                     continue
                 base = p - logical  # position of logical element e: e + base
-                want = _combined(kind, [_leaf(i, base + d) for i, d in sources])
+                # No sources: the output keeps what it held (nothing writes it).
+                want = _combined(kind, [_leaf(i, base + d) for i, d in sources]) if sources else None
                 for a, b, got, writer in self.mem.read(root, lo + base, hi + base):
                     if got == want or got is POISON:  # poison: reported at its read
                         continue

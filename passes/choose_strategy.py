@@ -45,7 +45,7 @@ class Collective:
     to_device: object = None
     op: str = AllReduce.NAME
     shapes: tuple = None   # (input shape, output shape, inputs, outputs)
-    attrs: tuple = ()      # ((name, value), ...): root, axes
+    attrs: tuple = ()      # ((name, value), ...): root, axes, arrays (as tuples)
     peer_access: bool = False  # coll.peer_access: the peer strategies are candidates
 
     @staticmethod
@@ -60,6 +60,7 @@ class Collective:
         attrs = tuple((k, c.axis(k)) for k in c.AXES)
         if c.root is not None:
             attrs += (("root", c.root),)
+        attrs += tuple((k, tuple(v)) for k, v in c.arrays.items() if v is not None)  # e.g. pairs
         shapes = (tuple(mt.shape), tuple(ir.MemRefType(c.outputs[0].type).shape),
                   len(c.inputs), len(c.outputs))
         return Collective(tuple(c.devices), numel(mt), str(mt.element_type),

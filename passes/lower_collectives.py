@@ -96,8 +96,8 @@ def lower_collectives(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, o
 
 
 @register("coll-lower-collectives",
-          "Lower every collective (all_reduce, reduce_scatter, all_gather, reduce, broadcast, "
-          "all_to_all) to explicit copies, combines and tokens, by its strategy attribute "
+          f"Lower every collective ({', '.join(cls.short_name() for cls in COLLECTIVES)}) to explicit "
+          "copies, combines and tokens, by its strategy attribute "
           "(ops without one: strategy=S, or the default rule for auto)",
           strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD))
 def lower_collectives_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD):

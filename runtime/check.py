@@ -18,7 +18,7 @@ from mlir import ir
 
 from ..collectives import BY_NAME
 from ..ir.kinds import ELEMENTS, KINDS
-from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, view
+from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, attr_ints, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
@@ -186,6 +186,7 @@ def _describe_collective(func, name, specs, c):
     if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
     attrs = {k: v for k in ("root", "to_device") + c.AXES if (v := _int_attr(c.op, k)) is not None}
+    attrs.update({k: v for k, v in c.arrays.items() if v is not None})  # e.g. a permute's pairs
     out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
     n_out = len(extra)
     if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers, every rank's in all
@@ -222,6 +223,7 @@ def _describe_claim(func, name, specs, claim):
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
     attrs = {k: v for k, v in (("root", claim.root), ("to_device", claim.to_device)) if v is not None}
     attrs.update(zip(cls.AXES, claim.axes if claim.axes is not None else [0] * len(cls.AXES)))
+    attrs.update({k: v for k in cls.ARRAYS if (v := attr_ints(claim.operation, k)) is not None})
     out_shape = tuple(ir.MemRefType(claim.outputs[0].type).shape) if claim.outputs else None
     return Problem(name, n_in, len(extra), specs[0].shape, specs[0].element,
                    claim.kind if cls.HAS_KIND else None, None, False, what, out_shape, attrs, alias)
@@ -265,7 +267,12 @@ def make_inputs(problem, seed=0):
                 v = rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(-12, 12, shape)
             else:
                 k = max(1, min(1024, (2 ** PRECISION[el] - 1) // n))
-                v = rng.integers(-k, k, shape, endpoint=True) / 2.0 ** int(k).bit_length()
+                ints, scale = rng.integers(-k, k, shape, endpoint=True), 2.0 ** -int(k).bit_length()
+                if el != "bf16":  # exact in the element type: scaled there, not through float64
+                    dtype = NUMPY_DTYPES[el]
+                    out.append(ints.astype(dtype) * dtype.type(scale))
+                    continue
+                v = ints * scale
             out.append(to_bf16(v) if el == "bf16" else v.astype(NUMPY_DTYPES[el]))
         elif el == "i1":
             out.append(rng.integers(0, 2, shape).astype(np.bool_))
@@ -339,11 +346,15 @@ def _odd_part(a):
 
 
 def _grid(a):
-    """The largest power of two dividing every finite nonzero a (inf for 0)."""
-    m, e = np.frexp(np.abs(a))
-    mi = (m * 2.0 ** 53).astype(np.int64)
-    low = np.where(mi == 0, 1, mi & -mi).astype(np.float64)
-    return np.where(a == 0, np.inf, np.ldexp(low, e - 53))
+    """The largest power of two dividing every finite nonzero a (inf for 0):
+    from the bits, |a| less |a| with its lowest set bit cleared (the same
+    binade, so the difference is exact); |a| itself where the significand
+    bits are all zero (a power of two). Non-finite a: meaningless."""
+    b = np.ascontiguousarray(a, np.float64).view(np.int64) & np.int64(0x7FFFFFFFFFFFFFFF)
+    mag = b.view(np.float64)
+    g = np.where((b & np.int64((1 << 52) - 1)) == 0, mag, mag - (b & (b - 1)).view(np.float64))
+    g[mag == 0] = np.inf
+    return g
 
 
 def _values(problem, inputs):
@@ -423,8 +434,24 @@ def tolerance(problem, inputs, ref):
 def identical(outputs):
     """Whether every output holds the same bits (the replicas of a
     multi-device result)."""
-    first = np.ascontiguousarray(outputs[0]).view(np.uint8) if outputs else None
-    return all(np.array_equal(first, np.ascontiguousarray(y).view(np.uint8)) for y in outputs[1:])
+    if not outputs:
+        return True
+    first = _words(outputs[0])
+    return all(_same_words(first, _words(y)) for y in outputs[1:])
+
+
+def _words(a):
+    """The bytes of `a`, flat, as 8-byte words where they divide evenly
+    (an eighth of the elements to compare)."""
+    b = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    return b.view(np.uint64) if b.size % 8 == 0 else b
+
+
+def _same_words(a, b):
+    """a == b everywhere, a block at a time (no temporary the size of a)."""
+    if a.dtype != b.dtype or a.size != b.size:
+        return False
+    return all(np.array_equal(a[s:s + CHUNK], b[s:s + CHUNK]) for s in range(0, a.size, CHUNK))
 
 
 def _same_value(got, want):
@@ -438,43 +465,183 @@ def check(problem, inputs, outputs):
     values the program started from (a copy taken before the run);
     `outputs` are the op's outputs (op_outputs() for an in-place run).
     Fails when the replicas of a multi-device result differ in any bit."""
-    if problem.collective or problem.op != "all_reduce":  # an op, or a claim, names it
-        expected = _expect(problem, inputs)
-    else:
-        expected = [(reference(problem, inputs), inputs)] * len(outputs)
-    worst, ok = 0.0, True
+    n_out = None if problem.collective or problem.op != "all_reduce" else len(outputs)
+    return Expected(problem, inputs, n_out).verify(outputs)[:2]
+
+
+CHUNK = 1 << 20  # elements per block: bounds the float64 temporaries of the reference and the check
+
+
+def _elementwise(problem):
+    """Whether output element e depends on input element e alone (a
+    collective without axes: all_reduce, reduce, broadcast), so that the
+    reference is computed block by block of flat elements."""
     cls = BY_NAME.get("coll." + problem.op)
-    if cls is not None and cls.REPLICATED:
-        ok = identical(outputs)
-    el = problem.element
-    for y, want_of in zip(outputs, expected):
-        if want_of is None:  # not defined by the collective (an SPMD reduce off its root)
-            continue
-        ref, reduced = want_of
-        if el in EPS:
-            if reduced is not None and problem.kind is not None:
-                tol, over = tolerance(problem, reduced, ref)
-                exact_ieee = problem.kind in ("max", "min")
-                want = ref if exact_ieee else _round(ref, el)
-            else:  # data movement: every value as it was, the sign of zero too
-                none = np.zeros(np.shape(ref), bool)
-                tol, over = np.zeros(np.shape(ref)), {"+inf": none, "-inf": none, "nan": none}
-                exact_ieee, want = True, ref
-            got = as_float(y, el)
+    return (cls is None or not cls.AXES) and tuple(problem.output_shape) == tuple(problem.shape)
+
+
+class Expected:
+    """What a problem's outputs must hold, computed once from its inputs:
+    a check of several runs on the same inputs (coll-run --strategy=all)
+    pays for the numpy reference and the tolerances once. Per distinct
+    expectation it keeps the expected values in the element type (compared
+    there, exactly) and, apart, the few elements that need the full rule of
+    `check` (a tolerance above 0, or an overflow some order gives): the
+    generated inputs have none."""
+
+    def __init__(self, problem, inputs, n_out=None):
+        self.problem = problem
+        cls = BY_NAME.get("coll." + problem.op)
+        self.replicated, self.same = cls is not None and cls.REPLICATED, None
+        el = problem.element
+        self.floating = el in EPS
+        self.dtype = NUMPY_DTYPES[el]
+        total = int(np.prod(problem.output_shape, dtype=np.int64))
+        self.slots, self.groups = None, []
+        blocks = [(0, None)]
+        if _elementwise(problem) and inputs and total > CHUNK:
+            blocks = [(s, min(s + CHUNK, total)) for s in range(0, total, CHUNK)]
+        flat = [np.asarray(x).reshape(-1) for x in inputs]
+        for start, end in blocks:
+            xs = inputs if end is None else [x[start:end] for x in flat]
+            entries = self._entries(xs, n_out)
+            ids = {}
+            slots = [None if e is None else ids.setdefault(id(e), len(ids)) for e in entries]
+            if self.slots is None:
+                self.slots = slots
+                firsts = {}
+                for e, g in zip(entries, slots):
+                    firsts.setdefault(g, e)
+                self.groups = [_Group(total if end is not None else np.size(firsts[g][0]), self.dtype)
+                               for g in range(len(ids))]
+                by_group = [firsts[g] for g in range(len(ids))]
+            else:
+                assert slots == self.slots, "a collective's reference changed its shape between blocks"
+                by_group = [None] * len(ids)
+                for e, g in zip(entries, slots):
+                    if g is not None:
+                        by_group[g] = e
+            for grp, (ref, reduced) in zip(self.groups, by_group):
+                grp.add(start, self._judge(ref, reduced))
+        for grp in self.groups:
+            grp.close()
+
+    def _entries(self, xs, n_out):
+        problem = self.problem
+        if n_out is None:
+            return _expect(problem, xs)
+        return [(reference(problem, xs), xs)] * n_out
+
+    def _judge(self, ref, reduced):
+        """(want in the element type, exact_ieee, special: (positions, ref,
+        want, tol, over) of the elements the full rule judges), all flat."""
+        problem, el = self.problem, self.problem.element
+        if not self.floating:
+            return np.asarray(ref, self.dtype).reshape(-1), False, None
+        if reduced is not None and problem.kind is not None:
+            tol, over = tolerance(problem, reduced, ref)
+            exact_ieee = problem.kind in ("max", "min")
+            want = ref if exact_ieee else _round(ref, el)
+        else:  # data movement: every value as it was, the sign of zero too
+            return _stored(np.asarray(ref).reshape(-1), el), True, None
+        ref, want, tol = (np.asarray(a, np.float64).reshape(-1) for a in (ref, want, tol))
+        over = {k: np.asarray(v).reshape(-1) for k, v in over.items()}
+        special = np.flatnonzero((tol > 0) | over["+inf"] | over["-inf"] | over["nan"])
+        picked = None
+        if special.size:
+            picked = (special, ref[special], want[special], tol[special], {k: v[special] for k, v in over.items()})
+        return _stored(want, el), exact_ieee, picked
+
+    def verify(self, outputs):
+        """(ok, worst error, number of wrong elements) of the op's outputs
+        (see `check`); `self.same`: whether the replicas of a replicated
+        result hold the same bits. Replicas that hold the same bits
+        checked against the same expectation are judged once."""
+        same = self.same = identical(outputs) if self.replicated else True
+        ok, worst, wrong, seen = same, 0.0, 0, {}
+        for y, g in zip(outputs, self.slots):
+            if g is None:  # not defined by the collective (an SPMD reduce off its root)
+                continue
+            if not (same and g in seen):  # identical bits against the same values: the same verdict
+                seen[g] = self.groups[g].compare(np.asarray(y).reshape(-1), self.problem.element, self.floating)
+            bad, err = seen[g]
+            wrong += bad
+            worst = max(worst, err)
+            ok = ok and bad == 0
+        return ok and len(outputs) == len(self.slots), worst, wrong
+
+
+def _stored(values, element):
+    """float64 values that the element type represents, in its storage."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if element == "bf16":
+            return to_bf16(values.astype(np.float32))
+        return values.astype(NUMPY_DTYPES[element])
+
+
+class _Group:
+    """One expectation: flat expected values and the specially judged elements."""
+
+    def __init__(self, size, dtype):
+        self.want = np.empty(size, dtype)
+        self.exact_ieee = False
+        self.parts = []
+        self.special = None
+
+    def add(self, start, judged):
+        want, self.exact_ieee, special = judged
+        self.want[start:start + want.size] = want
+        if special is not None:
+            idx, *rest = special
+            self.parts.append((idx + start, *rest))
+
+    def close(self):
+        if self.parts:
+            self.special = (np.concatenate([p[0] for p in self.parts]), *[np.concatenate([p[i] for p in self.parts])
+                                                                          for i in (1, 2, 3)],
+                            {k: np.concatenate([p[4][k] for p in self.parts]) for k in self.parts[0][4]})
+        self.parts = None
+
+    def compare(self, y, element, floating):
+        """(wrong elements, worst error) of flat output `y`."""
+        if y.size != self.want.size:
+            return max(y.size, self.want.size), float("inf")
+        wrong, worst = 0, 0.0
+        special = self.special
+        for s in range(0, y.size, CHUNK):
+            got, want = y[s:s + CHUNK], self.want[s:s + CHUNK]
+            if floating:
+                if element == "bf16":
+                    got, want = from_bf16(got), from_bf16(want)
+                bad = ~_same_value(got, want)
+                if self.exact_ieee:
+                    bad |= (np.signbit(got) != np.signbit(want)) & ~np.isnan(want)
+            else:
+                bad = got != want
+            if special is not None:  # judged below, by the full rule
+                lo, hi = np.searchsorted(special[0], [s, s + got.size])
+                bad[special[0][lo:hi] - s] = False
+            n = int(np.count_nonzero(bad))
+            if n:
+                wrong += n
+                if floating:
+                    with np.errstate(invalid="ignore"):
+                        err = np.abs(got[bad].astype(np.float64) - want[bad].astype(np.float64))
+                    worst = max(worst, float("inf") if not np.all(np.isfinite(err)) else float(np.max(err)))
+        if special is not None:
+            idx, ref, want, tol, over = special
+            got = as_float(y[idx], element)
             with np.errstate(invalid="ignore"):
                 err = np.abs(got - ref)
                 finite_ok = np.isfinite(ref) & np.isfinite(got) & (err <= tol)
             good = _same_value(got, want) | finite_ok
-            if exact_ieee:
+            if self.exact_ieee:
                 good &= (np.signbit(got) == np.signbit(want)) | np.isnan(want)
-            good |= ((over["+inf"] & (got == np.inf)) | (over["-inf"] & (got == -np.inf))
-                     | (over["nan"] & np.isnan(got)))  # an overflow some order gives
+            good |= (over["+inf"] & (got == np.inf)) | (over["-inf"] & (got == -np.inf)) | (over["nan"] & np.isnan(got))
             bad = ~good
-            errs = np.where(bad & np.isfinite(err), err, 0.0)
-            worst = max(worst, float(np.max(errs, initial=0.0)),
-                        float("inf") if np.any(bad & ~np.isfinite(err)) else 0.0)
-        else:
-            bad = y != ref
-            worst = max(worst, float(np.count_nonzero(bad)))
-        ok = ok and not bool(np.any(bad))
-    return ok and len(outputs) == len(expected), worst
+            n = int(np.count_nonzero(bad))
+            if n:
+                wrong += n
+                worst = max(worst, float(np.max(np.where(bad & np.isfinite(err), err, 0.0))),
+                            float("inf") if np.any(bad & ~np.isfinite(err)) else 0.0)
+        return wrong, worst if floating else float(wrong)

@@ -24,7 +24,7 @@ No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 """
 import sys
 
-from .cl import ArgumentParser
+from .args import ArgumentParser
 
 STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 

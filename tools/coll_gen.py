@@ -7,6 +7,7 @@
   coll-gen reduce         --devices 4 --shape 8x6 --kind max --root 2 [--in-place]
   coll-gen broadcast      --devices 4 --shape 8x6 --root 0 [--in-place]
   coll-gen all-to-all     --devices 4 --shape 8x8 --split-axis 0 --concat-axis 1
+  coll-gen permute        --devices 4 --shape 8 [--pairs 0:1,1:2 | shift:K | none]
 each with [--strategy S] (the op's strategies, or auto).
 """
 import re
@@ -16,7 +17,7 @@ from coll.ir import KINDS, MAX_DEVICES
 from coll.collectives import COLLECTIVES
 from coll.ir.types import ELEMENT_TYPES
 
-from .cl import ArgumentParser
+from .args import ArgumentParser
 
 # subcommand -> op class (its options beyond the common ones: cls.GEN)
 COMMANDS = {cls.short_name().replace("_", "-"): cls for cls in COLLECTIVES}
@@ -50,6 +51,9 @@ def _parser():
             a.add_argument("--concat-axis", type=int, default=0)
         if "in_place" in opts:
             a.add_argument("--in-place", action="store_true", help="outputs are the inputs")
+        for key, meaning in cls.ARRAYS.items():  # the collective's own arrays (cls.parse_array reads them)
+            a.add_argument(f"--{key.replace('_', '-')}", default=None, help=f"{meaning}; "
+                           f"{(cls.parse_array.__doc__ or '').split(':', 1)[-1].strip()}")
     return p
 
 
@@ -85,6 +89,16 @@ def run(argv):
             print(f"coll-gen: error: --{key.replace('_', '-')} {a} is out of range for shape "
                   f"'{args.shape}'; expected 0 <= axis < {len(shape)}", file=sys.stderr)
             return 1
+    cls = COMMANDS[args.collective]
+    arrays = {}
+    for key in cls.ARRAYS:
+        given = getattr(args, key, None)
+        if given is not None:
+            try:
+                arrays[key] = cls.parse_array(key, given, args.devices)
+            except ValueError as e:
+                print(f"coll-gen: error: {e}", file=sys.stderr)
+                return 1
     with make_context():
         try:
             text = collective_module(
@@ -92,7 +106,7 @@ def run(argv):
                 strategy=args.strategy, root=getattr(args, "root", None), axis=getattr(args, "axis", None),
                 split_axis=getattr(args, "split_axis", None), concat_axis=getattr(args, "concat_axis", None),
                 in_place=getattr(args, "in_place", False), to_device=getattr(args, "to_device", None),
-                threshold=getattr(args, "threshold", None), name=args.name)
+                threshold=getattr(args, "threshold", None), name=args.name, **arrays)
             if getattr(args, "peer_access", False):
                 from coll.ir import peers
                 m = ir.Module.parse(text)
@@ -117,7 +131,7 @@ def run(argv):
 
 def _flag_of(message):
     """The flag a verifier finding on the generated module is about."""
-    for word, flag in (("destination", "--to-device"), ("threshold", "--threshold"), ("bytes", "--shape"),
+    for word, flag in (("pair", "--pairs"), ("destination", "--to-device"), ("threshold", "--threshold"), ("bytes", "--shape"),
                        ("kind", "--kind"), ("element type", "--dtype"), ("strategy", "--strategy")):
         if word in message:
             return flag

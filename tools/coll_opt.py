@@ -10,7 +10,7 @@ them. Errors are MLIR diagnostics (file:line:col: error: ...) and exit code
 import io
 import sys
 
-from . import cl
+from .opt import cl
 from .source import DEFAULT_MARKER
 
 USAGE = ("OVERVIEW: coll-opt: MLIR modular optimizer driver with the coll dialect and passes\n\n"
@@ -74,6 +74,19 @@ class Args:
 def _fail(message):
     print(f"coll-opt: {message}", file=sys.stderr)
     return 1
+
+
+def all_passes():
+    """Every coll pass: the tool imports the modules that register them
+    (the pyproject entry points name the same modules, for embedders;
+    tests/unit/test_registry.py checks the two lists agree)."""
+    from coll.analysis import register as _analysis  # noqa: F401
+    from coll.backends import register as _backends  # noqa: F401
+    from coll.core.registry import PASSES, loaded
+    from coll.frontends import register as _frontends  # noqa: F401
+    from coll.passes import register as _passes  # noqa: F401
+    loaded()
+    return PASSES
 
 
 def _is_pass(name, coll_names):
@@ -211,7 +224,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
     from coll.core.errors import take_warnings
     from coll.core.pipeline import PipelineError, build, run_pm
     from .diagnostics import Collector, Diag, from_location
-    from .ir_print import only_dumps_of
+    from .opt.ir_print import only_dumps_of
     from .parse_guard import SourceError, check_input
     from .source import parse
 
@@ -277,7 +290,8 @@ def _check_flags(args):
 
 
 def run(argv):
-    from .diagnostics import check_expectations, parse_expectations, print_diags
+    from .diagnostics import print_diags
+    from .opt.verify import check_expectations, parse_expectations
     from .source import as_text, read_input, split_chunks
     try:
         parsed = cl.parse(argv, OPTIONS)
@@ -287,8 +301,7 @@ def run(argv):
     if args.help or args.h:
         sys.stdout.write(cl.help_text(OPTIONS, USAGE))
         return 0
-    from coll.core.registry import load_all
-    coll_passes = load_all()
+    coll_passes = all_passes()
     elems, unknown = _pass_elements(parsed.passes, coll_passes)
     if unknown is not None:
         return _unknown(unknown, coll_passes)
@@ -297,7 +310,7 @@ def run(argv):
             if not _is_pass(name, coll_passes):
                 return _fail(f"for the --{flag} option: Cannot find option named '{name}'!")
     if args.list_passes:
-        from .upstream import list_passes
+        from .opt.upstream import list_passes
         sys.stdout.write(list_passes(coll_passes))
         return 0
     problem = _check_flags(args)
@@ -399,7 +412,7 @@ def _drop_loaded_dialects(top, filename):
     registering a dialect twice aborts the process. A dialect named like an
     upstream one is refused for the same reason."""
     from .diagnostics import from_location
-    from .upstream import dialects
+    from .opt.upstream import dialects
     upstream, names = None, []
     for op in list(top.regions[0].blocks[0]):
         if op.name != "irdl.dialect":
@@ -418,7 +431,7 @@ def _drop_loaded_dialects(top, filename):
 
 
 def _show_dialects(args):
-    from .upstream import dialects
+    from .opt.upstream import dialects
     names = set(dialects()) | {"coll"} | set(getattr(args, "irdl_dialects", []))
     print("Available Dialects: " + ",".join(sorted(names)))
     return 0

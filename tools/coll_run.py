@@ -1,5 +1,5 @@
 """coll-run: compile a collective module, run it on a back end, check it,
-print time and bandwidth.
+time it.
 
   coll-run FILE --backend=cpu|gpu|mpi [--strategy auto|S|all]
            [--inputs in.npz] [--outputs out.npz] [--repeat K] [--seed S]
@@ -12,8 +12,9 @@ runs every strategy of the collective the back end can run, in turn (an
 in-place one gets fresh copies of the inputs for every run). Inputs come
 from --inputs (npz keys x0..x{N-1}) or are generated from --seed; --outputs
 receives y0..y{M-1} of the first strategy run, and only when everything
-succeeded. bf16 arrays are uint16 bit patterns. Bandwidth counts the bytes
-the explicit program reads plus writes. Errors are MLIR-style diagnostics
+succeeded. bf16 arrays are uint16 bit patterns. The table's columns (time
+min/median/max, algbw, busbw as nccl-tests defines them) are
+runtime/measure.py's, defined in --help. Errors are MLIR-style diagnostics
 and exit code 1.
 
 The back ends and their options come from their registry (coll/backends/):
@@ -30,12 +31,11 @@ arguments x0.. (generated from --seed without one); coll-run partitions it
 runs, gathers the results into y0.. and checks them against the same
 function run unsharded (CPU JIT).
 """
-import dataclasses
 import sys
 
 from coll.ir import STRATEGIES
 
-from .cl import ArgumentParser
+from .args import ArgumentParser
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 MAX_TIMEOUT = 7 * 24 * 3600
@@ -46,13 +46,17 @@ class Failure(Exception):
 
 
 def _parser(backends):
-    p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end and check it.")
+    import argparse
+    from coll.runtime.measure import help_text
+    p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end, check it and time it.",
+                       epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="input .mlir file")
     p.add_argument("--backend", required=True, help=", ".join(backends.names()))
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
     p.add_argument("--inputs", help="npz with x0..x{N-1} (default: generated from --seed)")
     p.add_argument("--outputs", help="npz to write y0..y{M-1} to")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs per strategy (default 5)")
+    p.add_argument("--repeat", type=int, default=5,
+                   help="timed runs per strategy, after one checked run and one untimed run (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
     p.add_argument("--dump-pass-pipeline", action="store_true",
@@ -153,13 +157,17 @@ def _load(path, entry):
 
 def _fits(problem):
     """Refuses, before anything is allocated, a run whose arrays cannot fit
-    in memory: inputs (and two copies), outputs (twice), and the float64
-    arrays of the check."""
+    in memory: the inputs and their copy the programs run on, the outputs
+    (and the first strategy's, for --outputs, or the expected values), and
+    the float64 arrays of the check (a block of elements at a time where
+    the collective is elementwise: runtime/check.py Expected)."""
     import numpy as np
+    from coll.runtime.check import CHUNK, _elementwise
     from coll.runtime.memory import require
     numel = int(np.prod(problem.shape, dtype=object))
     b = problem.bytes_per_device if numel < 2 ** 62 else numel
-    need = b * (3 * problem.n_inputs + 2 * problem.n_outputs) + 8 * numel * (problem.n_inputs + 4)
+    block = min(numel, CHUNK) if _elementwise(problem) else numel
+    need = b * (2 * problem.n_inputs + 2 * problem.n_outputs) + 8 * block * (problem.n_inputs + 4)
     require(need, f"coll-run of {problem.n_inputs} inputs and {problem.n_outputs} outputs of "
                   f"{'x'.join(map(str, problem.shape)) or 'scalar'}x{problem.element}")
 
@@ -203,17 +211,6 @@ def _write_outputs(path, outputs):
     write_atomically(path, buf.getvalue())
 
 
-def _size(n):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-
-
-def _seconds(t):
-    return f"{t * 1e3:.3f} ms" if t < 1 else f"{t:.3f} s"
-
-
 def _depth(text, entry, strategy):
     """The combine depth of the explicit program `strategy` lowers the
     collective to (runtime/check.py: combine_depth), or None (the check's
@@ -254,12 +251,11 @@ def run(argv):
         _fail(f"backend '{args.backend}' is not available here: {why}")
     text, problem, shown, frontend = _load(args.file, args.entry)
     job = (_GlobalJob if frontend is not None else _CollectiveJob)(args, backend, options, text, problem, shown)
+    from coll.runtime.measure import table
     rows = [job.measure(strategy) for strategy in job.strategies()]
     print(job.title())
-    header = ("strategy", "devices", "bytes/device", "time (median)", "bandwidth", "replicas", "check")
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    for r in [header] + rows:
-        print("  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    for line in table(rows):
+        print(line)
     return _finish(not job.failed, args.outputs, job.first_outputs)
 
 
@@ -287,16 +283,11 @@ class _Job:
             print(prog.pipeline, file=sys.stderr)
         return prog
 
-    def _row(self, label, devices, nbytes, times, traffic, replicas, good, same, worst, exact):
-        import numpy as np
-        t = float(np.median(times))
-        self.failed = self.failed or not good
-        why = [] if good and same else [f"FAIL ({worst:.0f} elements differ)" if exact
-                                        else f"FAIL (max error {worst:.3g})"]
-        if not same:
-            why.append("replicas differ")
-        return (label, str(devices), _size(nbytes), _seconds(t),
-                f"{traffic / t / 1e9:.2f} GB/s" if t > 0 and traffic else "-", replicas, ", ".join(why) or "ok")
+    def _row(self, m):
+        """The table's row of Measurement `m` (runtime/measure.py)."""
+        from coll.runtime.measure import row
+        self.failed = self.failed or not m.ok
+        return row(m)
 
 
 class _CollectiveJob(_Job):
@@ -307,11 +298,15 @@ class _CollectiveJob(_Job):
         super().__init__(*a)
         from coll.ir.ops import OPS
         from coll.runtime.check import make_inputs
-        problem = self.problem
-        inputs = _read_inputs(self.args.inputs, problem) if self.args.inputs else make_inputs(problem, self.args.seed)
-        # The reference reads this copy: a program that writes its own inputs
-        # cannot hide it, and every run starts from the same values.
-        self.pristine = [x.copy() for x in inputs]
+        from coll.runtime.measure import Runs
+        problem, args = self.problem, self.args
+
+        def load():
+            return _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
+        # The reference is computed once, before any run, for every strategy;
+        # a program that writes its inputs fails, and the next one gets them
+        # back; every strategy runs in the same buffers (Runs).
+        self.runs = Runs(problem, load(), reload=load)
         self.cls = OPS["coll." + problem.op]
 
     def strategies(self):
@@ -326,34 +321,25 @@ class _CollectiveJob(_Job):
         shape = "x".join(str(d) for d in p.shape)
         n_out = len(p.alias) if p.alias else p.n_outputs
         return (f"{self.shown}: {p.op} {p.kind or 'copy'} of {p.n_inputs} x {shape or 'scalar'}x{p.element} -> "
-                f"{n_out} output(s), backend {self.backend.name}, median of {self.args.repeat}")
+                f"{n_out} output(s), backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one")
 
     def measure(self, strategy):
-        from coll.runtime.check import check, identical, make_outputs, op_outputs
-        p, pristine = self.problem, self.pristine
+        p = self.problem
         prog = self._compile(strategy)
+        chosen = (prog.strategies[0] if prog.strategies else "-") if p.collective else "-"
+        # Generated inputs are exact in any order; given ones are judged by
+        # the depth of this strategy's combines.
+        depth = _depth(self.text, self.args.entry, strategy) if p.collective and self.args.inputs else None
+        keep = self.first_outputs is None and bool(self.args.outputs)  # the run buffers are reused: a copy
         try:
-            given, outputs = [x.copy() for x in pristine], make_outputs(p)
-            prog.run(given, outputs)
-            outputs = op_outputs(p, given, outputs)
-            judged = p
-            if p.collective and self.args.inputs:  # generated inputs are exact in any order
-                judged = dataclasses.replace(p, depth=_depth(self.text, self.args.entry, strategy))
-            good, worst = check(judged, pristine, outputs)
-            replicated = self.cls.REPLICATED and len(outputs) > 1
-            same = identical(outputs) if replicated else True
-            times = prog.time([x.copy() for x in pristine], make_outputs(p), self.args.repeat)
+            m = self.runs.measure(prog, self.args.repeat, strategy=chosen, depth=depth, keep=keep)
         except Failure:
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
             raise Failure(_located(e, self.shown)) from None
-        if self.first_outputs is None:
-            self.first_outputs = outputs
-        chosen = prog.strategies[0] if prog.strategies else "-"
-        return self._row(chosen if p.collective else "-", max(p.n_inputs, len(p.alias) or p.n_outputs),
-                         p.bytes_per_device, times, prog.traffic_bytes,
-                         ("identical" if same else "DIFFER") if replicated else "-", good, same, worst,
-                         not p.element.startswith(("f", "b")))
+        if keep:
+            self.first_outputs = self.runs.kept
+        return self._row(m)
 
 
 class _GlobalJob(_Job):
@@ -408,7 +394,7 @@ class _GlobalJob(_Job):
         grid = "x".join(map(str, p.grid))
         shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in p.inputs)
         return (f"{self.shown}: partitioned over a grid of {grid} ({p.ranks} ranks), arguments {shapes}, "
-                f"backend {self.backend.name}, median of {self.args.repeat}; checked against the unsharded function")
+                f"backend {self.backend.name}, {self.args.repeat} timed run(s); checked against the unsharded function")
 
     def measure(self, strategy):
         import numpy as np
@@ -434,7 +420,11 @@ class _GlobalJob(_Job):
             self.first_outputs = ys
         nbytes = sum(int(np.prod(lay.local)) * np.dtype(x.dtype).itemsize for lay, x in zip(prog.inputs, xs))
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
-        return self._row(chosen, prog.ranks, nbytes, times, None, "-", good, True, worst, exact)
+        # A whole program (its collectives and local work): size is its
+        # inputs per device, and there is no one collective's bus factor.
+        from coll.runtime.measure import Measurement
+        m = Measurement("-", prog.ranks, nbytes, 0, [float(t) for t in times], good, worst, None, "-", not exact, chosen)
+        return self._row(m)
 
 
 def main():

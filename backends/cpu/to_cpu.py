@@ -30,7 +30,7 @@ from mlir.passmanager import PassManager
 from ...core.errors import PassError
 from ...core.pipeline import run_pm
 from ...core.registry import choice, register
-from . import CPU_TO_LLVM
+from .route import CPU_TO_LLVM
 from ...ir.ops import Combine as CombineView, Implements
 from ...ir.walk import find_ops
 from ...ir.views import VIEW_OPS

@@ -63,10 +63,14 @@ compile = BACKEND.compile
 clear_cache = BACKEND.clear_cache
 
 
+available = BACKEND.available
+# The runtime's own API (runtime.py), loaded on first use so that importing
+# the back end's passes stays cheap.
+RUNTIME_API = ("CudaProgram", "driver")
+
+
 def __getattr__(name):
-    """The runtime's API (runtime.py: programs, available, ...), loaded on
-    first use so that importing the back end's passes stays cheap."""
-    if name == "runtime" or name.startswith("__"):
-        raise AttributeError(name)  # (the submodule itself: the import system asks first)
+    if name not in RUNTIME_API:
+        raise AttributeError(name)  # (a submodule: the import system asks first)
     from . import runtime
     return getattr(runtime, name)

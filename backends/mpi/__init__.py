@@ -11,7 +11,7 @@ share no memory: no strategy that needs peer access runs here.
 """
 from ...core.routes import options_text
 from ..base import Backend, Option
-from ..cpu import CPU_TO_LLVM
+from ..cpu.route import CPU_TO_LLVM
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -74,10 +74,14 @@ compile = BACKEND.compile
 clear_cache = BACKEND.clear_cache
 
 
+available = BACKEND.available
+# The runtime's own API (runtime.py), loaded on first use so that importing
+# the back end's passes stays cheap.
+RUNTIME_API = ("MpiProgram", "MpiError", "launch", "mpirun_command")
+
+
 def __getattr__(name):
-    """The runtime's API (runtime.py: programs, available, ...), loaded on
-    first use so that importing the back end's passes stays cheap."""
-    if name == "runtime" or name.startswith("__"):
-        raise AttributeError(name)  # (the submodule itself: the import system asks first)
+    if name not in RUNTIME_API:
+        raise AttributeError(name)  # (a submodule: the import system asks first)
     from . import runtime
     return getattr(runtime, name)

@@ -43,6 +43,11 @@ def bench(script, *args):
     ("cpu_strategies.py", ["--devices", "999"], "--devices must be 1..64"),
     ("cpu_strategies.py", ["--mib", "-1"], "--mib sizes must be 1..4096"),
     ("cpu_strategies.py", ["--json", ""], "--json: the output path is empty"),
+    ("mpi_side_by_side.py", ["--ranks", "0"], "--ranks must be 1.."),
+    ("mpi_side_by_side.py", ["--kib", "0"], "--kib sizes must be 1.."),
+    ("mpi_side_by_side.py", ["--repeat", "0"], "--repeat at least 1"),
+    ("mpi_side_by_side.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
+    ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: invalid int value"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)

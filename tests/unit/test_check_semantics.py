@@ -19,7 +19,6 @@ from coll.passes.lower_collectives import lower_collectives
 from coll.passes.shuffle import shuffle
 
 STRATEGIES = ("naive", "ring", "all2all")
-COUNTS = {"reported": 0, "harmless": 0}
 
 
 def lowered(n, strategy, to_device, numel, shape=None, kind="sum", dtype="i32"):
@@ -95,6 +94,9 @@ def reference(op, xs, n, attrs):
         return [np.concatenate(xs, axis=attrs["axis"])] * n
     if op == "broadcast":
         return [xs[0]] * n
+    if op == "permute":  # y_t = x_s per pair; None: an output nothing may write
+        to = dict(zip(attrs["pairs"][1::2], attrs["pairs"][0::2]))
+        return [xs[to[j]] if j in to else None for j in range(n)]
     blocks = [np.split(x, n, axis=attrs["split_axis"]) for x in xs]  # all_to_all
     return [np.concatenate([b[j] for b in blocks], axis=attrs["concat_axis"]) for j in range(n)]
 
@@ -144,6 +146,9 @@ def simulate(m, seed=0, op="all_reduce", n=None, attrs=None):
     want = reference(op, xs, n, attrs)
     for v, y in zip(claim.outputs, want):
         root, pos = buf(v)
+        if y is None:
+            ok &= not bool(written[root][pos].any())
+            continue
         ok &= bool(written[root][pos].all()) and bool((mem[root][pos] == y.ravel()).all())
     return ok
 
@@ -239,14 +244,7 @@ def test_every_substitution_is_reported_or_harmless(ctx, strategy, n, out):
     subs = mutants(text)
     assert subs
     reported, harmless = judge_substitutions(text, subs)
-    COUNTS["reported"] += reported
-    COUNTS["harmless"] += harmless
     print(f"{strategy} N={n} {out}: {len(subs)} substitutions, {reported} reported, {harmless} harmless")
-
-
-def test_zz_print_totals():
-    # Runs last in file order: the totals for the issue note.
-    print(f"mutation totals: {COUNTS}")
 
 
 # -- strided views: columns of a 2x2 buffer are runs of one element -------------

@@ -15,7 +15,7 @@ from mlir.dialects import func
 
 from coll.ir import builders, peers
 from coll.ir.generate import collective_module
-from coll.ir.ops import OPS, Implements, view
+from coll.ir.ops import OPS, Implements, attr_ints, view
 from coll.passes.check_semantics import check_module, unclaimed
 from coll.passes.lower_collectives import lower_collectives
 from coll.passes.shuffle import shuffle
@@ -36,8 +36,23 @@ def variants(op, n):
         return [([n, 2 * n], {"split_axis": 0, "concat_axis": 1}, False),
                 ([2, n], {"split_axis": 1, "concat_axis": 0}, False),
                 ([2 * n, 1], {"split_axis": 0, "concat_axis": 0}, False)]
+    if op == "permute":  # a ring shift (the default), partial pairs, identity pairs, none
+        return [([37], {}, False), ([2, 3], {"pairs": partial_pairs(n)}, False),
+                ([5], {"pairs": [v for i in range(n) for v in (i, i)]}, False), ([4], {"pairs": []}, False)]
     # reduce, broadcast: the root in the group, outside it, and in place.
     return [([37], {"root": n // 2}, False), ([6], {"root": n}, False), ([37], {"root": n - 1}, True)]
+
+
+def partial_pairs(n):
+    """Every other device sends to the one two further on (mod n): some
+    devices receive nothing, some send nothing (n = 1: no pair)."""
+    pairs = {(s, (s + 2) % n) for s in range(0, n, 2) if (s + 2) % n != s} if n > 1 else set()
+    out, targets = [], set()
+    for s, t in sorted(pairs):
+        if t not in targets:
+            targets.add(t)
+            out += [s, t]
+    return out
 
 
 def lowered(op, n, strategy, shape, attrs, in_place=False):
@@ -71,6 +86,8 @@ def test_every_lowering_is_proved(ctx, op, strategy):
                               or None), where
             assert (c.root, c.to_device) == (attrs.get("root"), attrs.get("to_device")), where
             assert (c.kind is not None) == cls.HAS_KIND, where
+            assert {a: attr_ints(c.operation, a) for a in cls.ARRAYS} == \
+                {a: attrs.get(a, cls.default_arrays(n).get(a)) for a in cls.ARRAYS}, where
             assert check_module(m.operation) == [], where
             assert unclaimed(m.operation) == [], where
 

@@ -1,8 +1,8 @@
 """coll-opt's command line, chunk splitting and dump filter, as units."""
 import pytest
 
-from coll.tools import cl
-from coll.tools.ir_print import filter_dumps
+from coll.tools.opt import cl
+from coll.tools.opt.ir_print import filter_dumps
 from coll.tools.source import split_chunks
 
 OPTS = [cl.Option("o", cl.VALUE, default="-"), cl.Option("split-input-file", cl.OPTIONAL),

@@ -14,6 +14,7 @@ GEN = {
     "broadcast": ["--shape", "7", "--root", "3"],
     "all-to-all": ["--shape", "4x2", "--split-axis", "0", "--concat-axis", "1"],
     "all-reduce": ["--shape", "9", "--in-place"],
+    "permute": ["--shape", "3x4", "--pairs", "1:0"],
 }
 
 
@@ -50,6 +51,8 @@ def expected(op, xs):
         return [xs[0]] * 2
     if op == "all-to-all":
         return [np.concatenate([np.split(x, 2, axis=0)[j] for x in xs], axis=1) for j in range(2)]
+    if op == "permute":  # 1 -> 0; device 1 receives nothing: its output stays as coll-run made it, zeros
+        return [xs[1], np.zeros_like(xs[0])]
     return [sum(xs)] * 2
 
 

@@ -126,7 +126,7 @@ def test_coll_run_refuses_what_does_not_fit_in_memory(tmp_path):
     r = tool("run", path, "--backend=cpu")
     err = r.stderr.decode()
     assert r.returncode == 1 and err.startswith(
-        f"{path}:2:3: error: coll-run of 2 inputs and 2 outputs of 99999999999xf32 needs about 8195.64 GiB, "
+        f"{path}:2:3: error: coll-run of 2 inputs and 2 outputs of 99999999999xf32 needs about 2980.28 GiB, "
         "more than the "), err
     assert err.endswith(" GiB of memory available here; use smaller buffers or fewer devices\n")
 

@@ -1,6 +1,7 @@
-"""ir/coll.irdl.mlir is generated from the registry (collectives/irdl.py):
-the checked-in file must be what the generator prints today, and the
-generated dialect must load and verify every op it defines."""
+"""ir/coll.irdl.mlir and docs/ops.md are generated from the registry
+(collectives/irdl.py, collectives/reference_doc.py): the checked-in files
+must be what the generators print today, and the generated dialect must
+load and verify every op it defines."""
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_checked_in_irdl_file_is_current():
     assert IRDL_FILE.read_text() == generate(), (
         "ir/coll.irdl.mlir is stale: python -m coll.collectives.irdl > ir/coll.irdl.mlir")
+
+
+def test_the_checked_in_op_reference_is_current():
+    from coll.collectives.reference_doc import generate as reference
+    assert (ROOT / "docs" / "ops.md").read_text() == reference(), (
+        "docs/ops.md is stale: python -m coll.collectives.reference_doc > docs/ops.md")
 
 
 def test_every_registered_op_is_defined_once():

@@ -4,14 +4,14 @@
 // recursive doubling into the partner's output; with N not a power of two,
 // device 2i first sends its input to 2i+1 and gets the result back at the end.
 // tree: binomial reduce into y0, then binomial broadcast from it.
-// RUN: coll-gen all-reduce --devices 2 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RHD2
-// RUN: coll-gen all-reduce --devices 3 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RHD3
-// RUN: coll-gen all-reduce --devices 4 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=RHD4
-// RUN: coll-gen all-reduce --devices 4 --shape 3 --strategy rhd | coll-opt --coll-lower-collectives --coll-check-order | filecheck %s --check-prefix=RHDSMALL
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy rhd --to-device 3 | coll-opt --coll-lower-collectives --coll-check-order | filecheck %s --check-prefix=RHDTO
-// RUN: coll-gen all-reduce --devices 2 --shape 8 --strategy tree | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=TREE2
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy tree | coll-opt --coll-lower-collectives | filecheck %s --check-prefix=TREE3
-// RUN: coll-gen all-reduce --devices 4 --shape 8 --strategy tree --in-place | coll-opt --coll-lower-collectives --coll-check-order | filecheck %s --check-prefix=TREE4
+// RUN: coll-gen all-reduce --devices 2 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RHD2
+// RUN: coll-gen all-reduce --devices 3 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RHD3
+// RUN: coll-gen all-reduce --devices 4 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RHD4
+// RUN: coll-gen all-reduce --devices 4 --shape 3 --strategy rhd | coll-opt --coll-lower-collectives --coll-check-order | FileCheck %s --check-prefix=RHDSMALL
+// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy rhd --to-device 3 | coll-opt --coll-lower-collectives --coll-check-order | FileCheck %s --check-prefix=RHDTO
+// RUN: coll-gen all-reduce --devices 2 --shape 8 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE2
+// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE3
+// RUN: coll-gen all-reduce --devices 4 --shape 8 --strategy tree --in-place | coll-opt --coll-lower-collectives --coll-check-order | FileCheck %s --check-prefix=TREE4
 
 // N = 2: one exchange of halves, each combined into its own output, then
 // each half sent to the other's output.

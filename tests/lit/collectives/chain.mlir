@@ -2,7 +2,7 @@
 // lowering, every op of the second that waits for nothing else waits for the
 // first's final join, and coll-check-order accepts the program (before
 // and after lowering).
-// RUN: coll-opt %s --split-input-file --coll-check-order --coll-lower-collectives --coll-check-order | filecheck %s
+// RUN: coll-opt %s --split-input-file --coll-check-order --coll-lower-collectives --coll-check-order | FileCheck %s
 
 // CHECK-LABEL: func.func @chained
 // CHECK: %[[J:.*]] = "coll.join"

@@ -1,10 +1,10 @@
 // Every collective's lowering ends in its claim (coll.implements), with the
 // collective's own attributes, and coll-check-semantics proves it.
-// RUN: coll-gen all-to-all --devices 3 --shape 2x6 --split-axis 1 --concat-axis 0 | coll-opt --coll-lower-collectives --coll-check-semantics | filecheck %s --check-prefix=A2A
-// RUN: coll-gen reduce-scatter --devices 2 --shape 3x4 --axis 1 --kind max --strategy ring | coll-opt --coll-lower-collectives --coll-check-semantics | filecheck %s --check-prefix=RS
-// RUN: coll-gen reduce --devices 3 --shape 8 --root 3 --strategy tree | coll-opt --coll-lower-collectives --coll-check-semantics | filecheck %s --check-prefix=REDUCE
-// RUN: coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy ring --in-place | coll-opt --coll-lower-collectives --coll-check-semantics | filecheck %s --check-prefix=BCAST
-// RUN: coll-opt %s --coll-lower-collectives --coll-check-semantics | filecheck %s --check-prefix=CHAIN
+// RUN: coll-gen all-to-all --devices 3 --shape 2x6 --split-axis 1 --concat-axis 0 | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=A2A
+// RUN: coll-gen reduce-scatter --devices 2 --shape 3x4 --axis 1 --kind max --strategy ring | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=RS
+// RUN: coll-gen reduce --devices 3 --shape 8 --root 3 --strategy tree | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=REDUCE
+// RUN: coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy ring --in-place | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=BCAST
+// RUN: coll-opt %s --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=CHAIN
 
 // A2A: %[[J:.*]] = "coll.join"
 // A2A: "coll.implements"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %[[J]]) {axes = array<i64: 1, 0>, devices = array<i64: 0, 1, 2>, op = "all_to_all", operandSegmentSizes = array<i32: 3, 3, 1>}

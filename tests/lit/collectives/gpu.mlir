@@ -1,13 +1,13 @@
 // Every collective reaches the gpu dialect through coll-to-gpu: one
 // gpu.memcpy per coll.copy, one gpu.launch_func per coll.combine, no coll op
 // and no device placement left.
-// RUN: coll-gen reduce-scatter --devices 3 --shape 2x6 --axis 1 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=RS
-// RUN: coll-gen all-gather --devices 3 --shape 2x3 --axis 1 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=AG
-// RUN: coll-gen reduce --devices 3 --shape 8 --root 2 --kind max --dtype i32 --strategy tree | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=RED
-// RUN: coll-gen broadcast --devices 3 --shape 64 --root 0 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=BC
-// RUN: coll-gen all-to-all --devices 3 --shape 6x3 --split-axis 0 --concat-axis 1 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=A2A
-// RUN: coll-gen all-reduce --devices 3 --shape 128 --strategy rhd | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=RHD
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy tree --in-place | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | filecheck %s --check-prefix=TREE
+// RUN: coll-gen reduce-scatter --devices 3 --shape 2x6 --axis 1 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=RS
+// RUN: coll-gen all-gather --devices 3 --shape 2x3 --axis 1 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=AG
+// RUN: coll-gen reduce --devices 3 --shape 8 --root 2 --kind max --dtype i32 --strategy tree | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=RED
+// RUN: coll-gen broadcast --devices 3 --shape 64 --root 0 --strategy ring | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=BC
+// RUN: coll-gen all-to-all --devices 3 --shape 6x3 --split-axis 0 --concat-axis 1 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=A2A
+// RUN: coll-gen all-reduce --devices 3 --shape 128 --strategy rhd | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=RHD
+// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy tree --in-place | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-gpu)' | FileCheck %s --check-prefix=TREE
 
 // Ring reduce-scatter along axis 1: 3 blocks x 2 hops x 2 row pieces.
 // RS-NOT: #coll.device

@@ -1,6 +1,6 @@
 // Inputs and outputs may be contiguous subviews at an offset: placement
 // keeps the layout, and every slice adds its start to the view's offset.
-// RUN: coll-opt %s --coll-lower-collectives --coll-check-order | filecheck %s
+// RUN: coll-opt %s --coll-lower-collectives --coll-check-order | FileCheck %s
 
 // CHECK-LABEL: func.func @offset_inputs
 // CHECK: %[[X0:.*]] = memref.subview %arg0[128] [64] [1] : memref<256xf32> to memref<64xf32, strided<[1], offset: 128>>

@@ -1,11 +1,11 @@
 // coll-predict prints, for every all_reduce, the cost model's prediction of
 // each strategy and the pick; coll-lower-all-reduce{profile=...} follows it.
-// RUN: coll-gen all-reduce --devices 4 --shape 1024 | coll-opt --coll-predict -o /dev/null 2>&1 | filecheck %s --check-prefix=SMALL
-// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-predict=profile=nvlink-h200 -o /dev/null 2>&1 | filecheck %s --check-prefix=LARGE
-// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-lower-all-reduce=profile=nvlink-h200 --coll-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=MODEL
-// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-lower-all-reduce --coll-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=REF
-// RUN: coll-gen all-reduce --devices 2 --shape 1024 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-predict{format=json})' -o /dev/null 2>&1 | filecheck %s --check-prefix=JSON
-// RUN: coll-gen all-reduce --devices 2 | not coll-opt --coll-predict=profile=nope -o /dev/null 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: coll-gen all-reduce --devices 4 --shape 1024 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-predict=profile=nvlink-h200 -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
+// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-lower-all-reduce=profile=nvlink-h200 --coll-stats -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL
+// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-lower-all-reduce --coll-stats -o /dev/null 2>&1 | FileCheck %s --check-prefix=REF
+// RUN: coll-gen all-reduce --devices 2 --shape 1024 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-predict{format=json})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=JSON
+// RUN: coll-gen all-reduce --devices 2 | not coll-opt --coll-predict=profile=nope -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // 4 KB on 4 GPUs: latency-bound, one step of copies wins.
 // SMALL: // coll-predict: profile nvlink-h200

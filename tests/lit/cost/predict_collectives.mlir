@@ -1,11 +1,11 @@
 // coll-predict covers every collective, not only all_reduce: one table per
 // op with each of its strategies, the pick and the reference rule. The
 // counts are the schedules' own (N = 4, 1024 elements per input).
-// RUN: coll-gen reduce-scatter --devices 4 --shape 1024 --axis 0 | coll-opt --coll-predict -o /dev/null 2>&1 | filecheck %s --check-prefix=RS
-// RUN: coll-gen all-gather --devices 4 --shape 1024 --axis 0 | coll-opt --coll-predict -o /dev/null 2>&1 | filecheck %s --check-prefix=AG
-// RUN: coll-gen reduce --devices 4 --shape 1024 --kind max --root 2 | coll-opt --coll-predict -o /dev/null 2>&1 | filecheck %s --check-prefix=RED
-// RUN: coll-gen broadcast --devices 4 --shape 1024 --root 0 | coll-opt --coll-predict -o /dev/null 2>&1 | filecheck %s --check-prefix=BC
-// RUN: coll-gen all-to-all --devices 4 --shape 1024 --split-axis 0 --concat-axis 0 | coll-opt --coll-predict=format=json -o /dev/null 2>&1 | filecheck %s --check-prefix=A2A
+// RUN: coll-gen reduce-scatter --devices 4 --shape 1024 --axis 0 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=RS
+// RUN: coll-gen all-gather --devices 4 --shape 1024 --axis 0 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=AG
+// RUN: coll-gen reduce --devices 4 --shape 1024 --kind max --root 2 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=RED
+// RUN: coll-gen broadcast --devices 4 --shape 1024 --root 0 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=BC
+// RUN: coll-gen all-to-all --devices 4 --shape 1024 --split-axis 0 --concat-axis 0 | coll-opt --coll-predict=format=json -o /dev/null 2>&1 | FileCheck %s --check-prefix=A2A
 
 // RS: @reduce_scatter reduce_scatter #0: N=4 numel=1024 f32 (4096 B per device): pick {{ring|direct}} (reference rule: direct)
 // RS-NEXT: strategy copies kernels steps max_sent_B predicted_us

@@ -1,8 +1,8 @@
 // coll-to-cpu needs the explicit level: a collective left over is a located
 // error, and nothing is printed.
 // RUN: coll-opt %s --coll-to-cpu --verify-diagnostics
-// RUN: not coll-opt %s --coll-to-cpu 2>&1 | filecheck %s
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-cpu{tile=-2})' 2>&1 | filecheck %s --check-prefix=TILE
+// RUN: not coll-opt %s --coll-to-cpu 2>&1 | FileCheck %s
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-cpu{tile=-2})' 2>&1 | FileCheck %s --check-prefix=TILE
 // TILE: error: coll-to-cpu: tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got -2
 // CHECK: errors.mlir:[[# @LINE + 6]]:{{[0-9]+}}: error: coll-to-cpu: 'coll.all_reduce' has no CPU lowering; lower it to the explicit level first (coll-lower-all-reduce)
 // CHECK-NOT: module

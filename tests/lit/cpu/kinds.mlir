@@ -4,7 +4,7 @@
 // rounded once, i1 buffers are stored as i8 (one byte per element).
 // kernels=inline: the loops in place (the default puts the same loops in one
 // shared function per signature, tests/lit/cpu/shared.mlir).
-// RUN: coll-opt %s --split-input-file --coll-to-cpu=kernels=inline | filecheck %s
+// RUN: coll-opt %s --split-input-file --coll-to-cpu=kernels=inline | FileCheck %s
 
 // 20 f32 = one vector<16xf32> step + 4 scalar steps; the output aliases lhs.
 // CHECK-LABEL: func.func @max_f32(%arg0: memref<20xf32>, %arg1: memref<20xf32>)

@@ -6,11 +6,11 @@
 // memref.copy; with nontemporal=0 (the default) nothing streams.
 // all2all on 2 devices, 1000 elements (16000 bytes of arguments,
 // 4000 of scratch), tiles of 128.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 split=0 nontemporal=20000})' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 split=0 nontemporal=20001})' | filecheck %s --check-prefix=SMALL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 split=0})' | filecheck %s --check-prefix=SMALL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 nontemporal=1},coll-cpu-to-llvm)' | filecheck %s --check-prefix=LLVM
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-to-cpu{nontemporal=-1})' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 split=0 nontemporal=20000})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 split=0 nontemporal=20001})' | FileCheck %s --check-prefix=SMALL
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 split=0})' | FileCheck %s --check-prefix=SMALL
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 nontemporal=1},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-to-cpu{nontemporal=-1})' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CHECK-LABEL: func.func private @coll_copy_streaming(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: i64)
 // CHECK: scf.for

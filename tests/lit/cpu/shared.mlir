@@ -4,10 +4,10 @@
 // becomes functions of at most N of them, called in order, each reading
 // the base pointers it needs from one table; copies call one coll_copy.
 // ring, 3 devices, 7 elements: 18 copies and combines.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu)' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 scratch=heap})' | filecheck %s --check-prefix=SPLIT
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 tile=2})' | filecheck %s --check-prefix=TILED
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4},coll-cpu-to-llvm)' | filecheck %s --check-prefix=LLVM
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu)' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 scratch=heap})' | FileCheck %s --check-prefix=SPLIT
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 tile=2})' | FileCheck %s --check-prefix=TILED
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
 
 // Small program: the memref form, each combine a call (6 = 3 chunks x 2).
 // CHECK: func.func private @coll_combine_sum_f32_x2(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: i64) attributes {passthrough = ["noinline"]}

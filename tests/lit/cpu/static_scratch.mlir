@@ -3,10 +3,10 @@
 // program, allocated once, so no call faults fresh pages in. That holds for
 // whole scratch buffers (untiled), the one-tile buffers of tiled groups,
 // and the arena of the pointer-level form. ring on 3 devices, 7 elements.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=0})' | filecheck %s --check-prefix=WHOLE
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=2 split=0})' | filecheck %s --check-prefix=TILE
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4})' | filecheck %s --check-prefix=ARENA
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=0},coll-cpu-to-llvm)' | filecheck %s --check-prefix=LLVM
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=0})' | FileCheck %s --check-prefix=WHOLE
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=2 split=0})' | FileCheck %s --check-prefix=TILE
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4})' | FileCheck %s --check-prefix=ARENA
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=0},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
 
 // Untiled: one global per scratch buffer (3 chunks x 2 hops), read through
 // memref.get_global; nothing is allocated or freed.

@@ -1,7 +1,7 @@
 // The dialect definition loads into upstream mlir-opt, which parses and
 // verifies both IR levels and rejects what IRDL forbids.
-// RUN: %mlir-opt --irdl-file=%irdl %s | filecheck %s
-// RUN: not %mlir-opt --irdl-file=%irdl --split-input-file %S/Inputs/irdl_bad.mlir 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: %mlir-opt --irdl-file=%irdl %s | FileCheck %s
+// RUN: not %mlir-opt --irdl-file=%irdl --split-input-file %S/Inputs/irdl_bad.mlir 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CHECK-LABEL: func.func @collective
 // CHECK: "coll.all_reduce"(%arg0, %arg1, %arg2, %arg3) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : {{.*}} -> !coll.token

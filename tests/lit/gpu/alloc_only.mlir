@@ -1,7 +1,7 @@
 // A program whose only coll op is a coll.alloc still gets the stream its
 // scratch pool is allocated on (coll-to-gpu referenced an undefined
 // @__coll_streams and failed with an internal error).
-// RUN: coll-build %s --emit=gpu | filecheck %s
+// RUN: coll-build %s --emit=gpu | FileCheck %s
 
 // CHECK-DAG: llvm.mlir.global {{.*}}@__coll_streams
 // CHECK-DAG: llvm.call @mgpuStreamCreate

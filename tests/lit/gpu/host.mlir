@@ -3,11 +3,11 @@
 // load) and destroyed once (at unload), the C interface, and the kernels
 // loaded by a global constructor.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=ring --format=isa > %t.ll
-// RUN: filecheck %s --check-prefix=COPIES < %t.ll
-// RUN: filecheck %s --check-prefix=KERNELS < %t.ll
-// RUN: filecheck %s --check-prefix=CREATE < %t.ll
-// RUN: filecheck %s --check-prefix=DESTROY < %t.ll
-// RUN: filecheck %s < %t.ll
+// RUN: FileCheck %s --check-prefix=COPIES < %t.ll
+// RUN: FileCheck %s --check-prefix=KERNELS < %t.ll
+// RUN: FileCheck %s --check-prefix=CREATE < %t.ll
+// RUN: FileCheck %s --check-prefix=DESTROY < %t.ll
+// RUN: FileCheck %s < %t.ll
 
 // ring on 4 devices: 2N(N-1) = 24 copies, N(N-1) = 12 kernels.
 // COPIES-LABEL: define void @all_reduce(
@@ -40,7 +40,7 @@
 // CHECK: call ptr @mgpuModuleLoadJIT(ptr @coll_kernels_binary
 
 // The same route inside coll-opt: coll-to-gpu, then upstream's pipeline.
-// RUN: coll-gen all-reduce --devices 2 --shape 10 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu,gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90 cubin-features=+ptx80 cubin-format=isa opt-level=3})' | filecheck %s --check-prefix=PIPE
+// RUN: coll-gen all-reduce --devices 2 --shape 10 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu,gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90 cubin-features=+ptx80 cubin-format=isa opt-level=3})' | FileCheck %s --check-prefix=PIPE
 // PIPE: llvm.func @all_reduce(
 // PIPE-NOT: gpu.memcpy
 // PIPE-NOT: unrealized_conversion_cast

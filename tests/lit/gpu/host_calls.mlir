@@ -10,10 +10,10 @@
 
 // ring, N = 4: 24 coll.copy, 12 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=ring --format=isa > %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-COPY < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-LAUNCH < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-CALL < %t.ring4.ll
-// RUN: filecheck %s --check-prefix=RING4-INIT < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-COPY < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-LAUNCH < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-CALL < %t.ring4.ll
+// RUN: FileCheck %s --check-prefix=RING4-INIT < %t.ring4.ll
 // RING4-COPY-LABEL: define void @all_reduce(
 // RING4-COPY-COUNT-24: call void @mgpuMemcpy(
 // RING4-COPY-NOT: call void @mgpuMemcpy(
@@ -44,10 +44,10 @@
 // RING4-INIT-LABEL: define internal void @__coll_fini()
 // ring, N = 8: 112 coll.copy, 56 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=ring --format=isa > %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-COPY < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-LAUNCH < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-CALL < %t.ring8.ll
-// RUN: filecheck %s --check-prefix=RING8-INIT < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-COPY < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-LAUNCH < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-CALL < %t.ring8.ll
+// RUN: FileCheck %s --check-prefix=RING8-INIT < %t.ring8.ll
 // RING8-COPY-LABEL: define void @all_reduce(
 // RING8-COPY-COUNT-112: call void @mgpuMemcpy(
 // RING8-COPY-NOT: call void @mgpuMemcpy(
@@ -78,10 +78,10 @@
 // RING8-INIT-LABEL: define internal void @__coll_fini()
 // all2all, N = 4: 24 coll.copy, 4 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=all2all --format=isa > %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-COPY < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-LAUNCH < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-CALL < %t.all2all4.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL4-INIT < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-COPY < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-LAUNCH < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-CALL < %t.all2all4.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL4-INIT < %t.all2all4.ll
 // ALL2ALL4-COPY-LABEL: define void @all_reduce(
 // ALL2ALL4-COPY-COUNT-24: call void @mgpuMemcpy(
 // ALL2ALL4-COPY-NOT: call void @mgpuMemcpy(
@@ -112,10 +112,10 @@
 // ALL2ALL4-INIT-LABEL: define internal void @__coll_fini()
 // all2all, N = 8: 112 coll.copy, 8 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=all2all --format=isa > %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-COPY < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-LAUNCH < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-CALL < %t.all2all8.ll
-// RUN: filecheck %s --check-prefix=ALL2ALL8-INIT < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-COPY < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-LAUNCH < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-CALL < %t.all2all8.ll
+// RUN: FileCheck %s --check-prefix=ALL2ALL8-INIT < %t.all2all8.ll
 // ALL2ALL8-COPY-LABEL: define void @all_reduce(
 // ALL2ALL8-COPY-COUNT-112: call void @mgpuMemcpy(
 // ALL2ALL8-COPY-NOT: call void @mgpuMemcpy(
@@ -146,10 +146,10 @@
 // ALL2ALL8-INIT-LABEL: define internal void @__coll_fini()
 // oneshot, N = 4: 0 coll.copy, 4 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=oneshot --format=isa > %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-COPY < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-LAUNCH < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-CALL < %t.oneshot4.ll
-// RUN: filecheck %s --check-prefix=ONESHOT4-INIT < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-COPY < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-LAUNCH < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-CALL < %t.oneshot4.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT4-INIT < %t.oneshot4.ll
 // ONESHOT4-COPY-LABEL: define void @all_reduce(
 // ONESHOT4-COPY-NOT: call void @mgpuMemcpy(
 // ONESHOT4-COPY-LABEL: define void @_mlir_ciface_all_reduce(
@@ -179,10 +179,10 @@
 // ONESHOT4-INIT-LABEL: define internal void @__coll_fini()
 // oneshot, N = 8: 0 coll.copy, 8 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=oneshot --format=isa > %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-COPY < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-LAUNCH < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-CALL < %t.oneshot8.ll
-// RUN: filecheck %s --check-prefix=ONESHOT8-INIT < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-COPY < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-LAUNCH < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-CALL < %t.oneshot8.ll
+// RUN: FileCheck %s --check-prefix=ONESHOT8-INIT < %t.oneshot8.ll
 // ONESHOT8-COPY-LABEL: define void @all_reduce(
 // ONESHOT8-COPY-NOT: call void @mgpuMemcpy(
 // ONESHOT8-COPY-LABEL: define void @_mlir_ciface_all_reduce(
@@ -212,10 +212,10 @@
 // ONESHOT8-INIT-LABEL: define internal void @__coll_fini()
 // twoshot, N = 4: 12 coll.copy, 4 coll.combine.
 // RUN: coll-gen all-reduce --devices 4 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=twoshot --format=isa > %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-COPY < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-LAUNCH < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-CALL < %t.twoshot4.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT4-INIT < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-COPY < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-LAUNCH < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-CALL < %t.twoshot4.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT4-INIT < %t.twoshot4.ll
 // TWOSHOT4-COPY-LABEL: define void @all_reduce(
 // TWOSHOT4-COPY-COUNT-12: call void @mgpuMemcpy(
 // TWOSHOT4-COPY-NOT: call void @mgpuMemcpy(
@@ -246,10 +246,10 @@
 // TWOSHOT4-INIT-LABEL: define internal void @__coll_fini()
 // twoshot, N = 8: 56 coll.copy, 8 coll.combine.
 // RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy=twoshot --format=isa > %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-COPY < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-LAUNCH < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-CALL < %t.twoshot8.ll
-// RUN: filecheck %s --check-prefix=TWOSHOT8-INIT < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-COPY < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-LAUNCH < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-CALL < %t.twoshot8.ll
+// RUN: FileCheck %s --check-prefix=TWOSHOT8-INIT < %t.twoshot8.ll
 // TWOSHOT8-COPY-LABEL: define void @all_reduce(
 // TWOSHOT8-COPY-COUNT-56: call void @mgpuMemcpy(
 // TWOSHOT8-COPY-NOT: call void @mgpuMemcpy(

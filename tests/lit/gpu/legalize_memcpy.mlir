@@ -2,7 +2,7 @@
 // constant gep), a dynamic one (read from the descriptor), and a contiguous
 // slice whose strides are not the identity's (rewritten); identity operands
 // stay as they are.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-gpu-legalize-memcpy)' | filecheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-gpu-legalize-memcpy)' | FileCheck %s
 
 // CHECK-LABEL: func.func @static_offset
 // CHECK: %[[D:.*]] = builtin.unrealized_conversion_cast %arg0 : memref<4xf32, strided<[1], offset: 6>> to !llvm.struct

@@ -2,7 +2,7 @@
 // frees and copies become their gpu ops in device memory, each waited for
 // at once (upstream gpu-to-llvm lowers only the async forms); placed
 // buffers (#coll.device) are left to coll-to-gpu.
-// RUN: coll-opt %s --coll-gpu-local-buffers | filecheck %s
+// RUN: coll-opt %s --coll-gpu-local-buffers | FileCheck %s
 
 // CHECK-LABEL: func.func @local
 // CHECK: %[[T0:.*]] = gpu.wait async

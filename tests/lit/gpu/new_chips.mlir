@@ -1,10 +1,10 @@
 // Chips that need a PTX version above 8.0 (arch- and family-specific ones,
 // sm_103, sm_110) get it: llc stopped with "PTX version 8.0 does not
 // support target" before.
-// RUN: coll-build %s --emit=ptx --chip=sm_100a | filecheck %s --check-prefix=SM100A
-// RUN: coll-build %s --emit=ptx --chip=sm_103 | filecheck %s --check-prefix=SM103
-// RUN: coll-build %s --emit=ptx --chip=sm_110f | filecheck %s --check-prefix=SM110F
-// RUN: coll-build %s --emit=ptx --chip=sm_120a | filecheck %s --check-prefix=SM120A
+// RUN: coll-build %s --emit=ptx --chip=sm_100a | FileCheck %s --check-prefix=SM100A
+// RUN: coll-build %s --emit=ptx --chip=sm_103 | FileCheck %s --check-prefix=SM103
+// RUN: coll-build %s --emit=ptx --chip=sm_110f | FileCheck %s --check-prefix=SM110F
+// RUN: coll-build %s --emit=ptx --chip=sm_120a | FileCheck %s --check-prefix=SM120A
 
 // SM100A: .version 8.6
 // SM100A: .target sm_100a

@@ -1,7 +1,7 @@
 // coll-to-gpu options and element types.
-// RUN: coll-gen all-reduce --devices 4 --shape 1000 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu)' | filecheck %s --check-prefix=NAIVE
-// RUN: coll-gen all-reduce --devices 2 --shape 2x5 --dtype i1 --kind xor | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu{workspace=arg streams=single})' | filecheck %s --check-prefix=ARG
-// RUN: coll-gen all-reduce --devices 3 --shape 100 --dtype bf16 --kind max | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-gpu{chip=sm_80})' | filecheck %s --check-prefix=BF16
+// RUN: coll-gen all-reduce --devices 4 --shape 1000 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu)' | FileCheck %s --check-prefix=NAIVE
+// RUN: coll-gen all-reduce --devices 2 --shape 2x5 --dtype i1 --kind xor | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu{workspace=arg streams=single})' | FileCheck %s --check-prefix=ARG
+// RUN: coll-gen all-reduce --devices 3 --shape 100 --dtype bf16 --kind max | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-gpu{chip=sm_80})' | FileCheck %s --check-prefix=BF16
 
 // naive on 4 devices: N(N-1) = 12 copies into scratch (a pool allocated by
 // the constructor), then one 4-input kernel per device, and a single kernel
@@ -14,7 +14,7 @@
 // NAIVE: gpu.module @coll_kernels
 // NAIVE-NEXT: gpu.func @combine_sum_f32_x4(
 // NAIVE-NOT: gpu.func
-// RUN: coll-gen all-reduce --devices 4 --shape 1000 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu)' | filecheck %s --check-prefix=NAIVE-K
+// RUN: coll-gen all-reduce --devices 4 --shape 1000 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-gpu)' | FileCheck %s --check-prefix=NAIVE-K
 // NAIVE-K-COUNT-4: gpu.launch_func async [%{{[0-9]+}}] @coll_kernels::@combine_sum_f32_x4 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
 // NAIVE-K-NOT: gpu.launch_func
 
@@ -49,9 +49,9 @@
 // BF16: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
 
 // Errors are located diagnostics.
-// RUN: not coll-opt %S/Inputs/two.mlir --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-gpu{device-map=0,1})' 2>&1 | filecheck %s --check-prefix=TWO-GPUS
+// RUN: not coll-opt %S/Inputs/two.mlir --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-gpu{device-map=0,1})' 2>&1 | FileCheck %s --check-prefix=TWO-GPUS
 // TWO-GPUS: two.mlir:{{[0-9]+}}:{{[0-9]+}}: error: coll-to-gpu: device-map places this program on GPUs [0, 1]; the upstream CUDA wrappers create one context
-// RUN: not coll-opt %S/Inputs/two.mlir --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-gpu{device-map=0})' 2>&1 | filecheck %s --check-prefix=SHORT
+// RUN: not coll-opt %S/Inputs/two.mlir --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-gpu{device-map=0})' 2>&1 | FileCheck %s --check-prefix=SHORT
 // SHORT: error: coll-to-gpu: device-map has 1 entries but the program uses logical device 1
-// RUN: not coll-opt %S/Inputs/two.mlir --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-gpu{workspace=heap})' 2>&1 | filecheck %s --check-prefix=WS
+// RUN: not coll-opt %S/Inputs/two.mlir --pass-pipeline='builtin.module(coll-lower-all-reduce,coll-to-gpu{workspace=heap})' 2>&1 | FileCheck %s --check-prefix=WS
 // WS: error: {{.*}}workspace must be 'alloc' or 'arg', got 'heap'

@@ -1,8 +1,8 @@
 // The kernels' PTX: one entry per (kind, type, arity), 16-byte vector
 // loads and stores in the main loop, scalar ones for the head and tail.
-// RUN: coll-gen all-reduce --devices 3 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=naive | filecheck %s
-// RUN: coll-gen all-reduce --devices 2 --shape 1001 --dtype f64 --kind prod | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=ring | filecheck %s --check-prefix=F64
-// RUN: coll-gen all-reduce --devices 3 --shape 64 --dtype f16 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=naive --chip=sm_80 | filecheck %s --check-prefix=F16
+// RUN: coll-gen all-reduce --devices 3 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=naive | FileCheck %s
+// RUN: coll-gen all-reduce --devices 2 --shape 1001 --dtype f64 --kind prod | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=ring | FileCheck %s --check-prefix=F64
+// RUN: coll-gen all-reduce --devices 3 --shape 64 --dtype f16 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=naive --chip=sm_80 | FileCheck %s --check-prefix=F16
 
 // CHECK: .version 8.0
 // CHECK: .target sm_90
@@ -31,8 +31,8 @@
 
 // oneshot on 8 devices: one kernel of arity 8 (each device reads all eight
 // inputs in place), 8 vector loads per step; twoshot shares it.
-// RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=oneshot | filecheck %s --check-prefix=ONESHOT
-// RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=twoshot | filecheck %s --check-prefix=ONESHOT
+// RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=oneshot | FileCheck %s --check-prefix=ONESHOT
+// RUN: coll-gen all-reduce --devices 8 --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=ptx --strategy=twoshot | FileCheck %s --check-prefix=ONESHOT
 // ONESHOT: .visible .entry combine_sum_f32_x8(
 // 9 buffers (8 inputs, the output) of 5 descriptor fields each, then n.
 // ONESHOT: .param .u64 combine_sum_f32_x8_param_45

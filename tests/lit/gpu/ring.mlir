@@ -3,11 +3,11 @@
 // by the library's constructor); cross-stream dependencies are an event
 // record after the producer and a stream wait; one host sync at the end.
 // RUN: coll-gen all-reduce --devices 3 --shape 7 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu)' > %t
-// RUN: filecheck %s < %t
-// RUN: filecheck %s --check-prefix=COPIES < %t
-// RUN: filecheck %s --check-prefix=KERNELS < %t
-// RUN: filecheck %s --check-prefix=STREAMS < %t
-// RUN: filecheck %s --check-prefix=INIT < %t
+// RUN: FileCheck %s < %t
+// RUN: FileCheck %s --check-prefix=COPIES < %t
+// RUN: FileCheck %s --check-prefix=KERNELS < %t
+// RUN: FileCheck %s --check-prefix=STREAMS < %t
+// RUN: FileCheck %s --check-prefix=INIT < %t
 
 // Placement is gone from every type; the GPU is recorded on the function.
 // CHECK-NOT: #coll.device

@@ -2,10 +2,10 @@
 // pointer and ignores a slice's offset, so coll-to-gpu (by default) or
 // coll-gpu-legalize-memcpy hands it identity-layout memrefs that start at
 // the slice.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu{memcpy-views=false})' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu{memcpy-views=false},coll-gpu-legalize-memcpy)' | filecheck %s --check-prefix=LEGAL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu)' | filecheck %s --check-prefix=LEGAL
-// RUN: %PYTHON -m coll.tools.coll_build %s --emit=llvmir | filecheck %s --check-prefix=IR
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu{memcpy-views=false})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu{memcpy-views=false},coll-gpu-legalize-memcpy)' | FileCheck %s --check-prefix=LEGAL
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-to-gpu)' | FileCheck %s --check-prefix=LEGAL
+// RUN: %PYTHON -m coll.tools.coll_build %s --emit=llvmir | FileCheck %s --check-prefix=IR
 
 func.func @slices(%a: memref<8xf32>, %b: memref<8xf32>) {
   %x = memref.memory_space_cast %a : memref<8xf32> to memref<8xf32, #coll.device<0 : i64>>

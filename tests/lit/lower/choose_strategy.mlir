@@ -2,10 +2,10 @@
 // only reads it. Without a profile: the reference rule (ring when N > 2 and
 // numel > threshold, else naive); an explicit strategy on the op wins unless
 // the pass forces one.
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy)' | filecheck %s --check-prefix=REF
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy{threshold=10})' | filecheck %s --check-prefix=LOW
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy{strategy=all2all})' | filecheck %s --check-prefix=FORCE
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy,coll-lower-all-reduce)' | filecheck %s --check-prefix=LOWERED
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy)' | FileCheck %s --check-prefix=REF
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy{threshold=10})' | FileCheck %s --check-prefix=LOW
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy{strategy=all2all})' | FileCheck %s --check-prefix=FORCE
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-choose-strategy,coll-lower-all-reduce)' | FileCheck %s --check-prefix=LOWERED
 
 // 3 devices x 64 elements: under the default threshold (256000) -> naive; over 10 -> ring.
 // REF-LABEL: func.func @small3

@@ -6,17 +6,17 @@
 // no peer strategy is a candidate, whatever the profile.
 // CPU profile, 8 x 16 MiB: twoshot (reduce-scatter by peer reads, then N(N-1)
 // chunk copies), as coll-predict prints it; without capabilities: all2all.
-// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=cpu capabilities=peer_access})' | filecheck %s --check-prefix=CPU
-// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-predict{profile=cpu capabilities=peer_access})' -o /dev/null 2>&1 | filecheck %s --check-prefix=PREDICT
-// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=cpu})' | filecheck %s --check-prefix=NOPEER
+// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=cpu capabilities=peer_access})' | FileCheck %s --check-prefix=CPU
+// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-predict{profile=cpu capabilities=peer_access})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PREDICT
+// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=cpu})' | FileCheck %s --check-prefix=NOPEER
 // A profile where every op costs 1 us and bytes are free: oneshot, one
 // combine per device and no copy, is the fastest.
-// RUN: coll-gen all-reduce --devices 4 --shape 1024 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=%S/Inputs/per_op.json capabilities=peer_access})' | filecheck %s --check-prefix=ONESHOT
+// RUN: coll-gen all-reduce --devices 4 --shape 1024 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=%S/Inputs/per_op.json capabilities=peer_access})' | FileCheck %s --check-prefix=ONESHOT
 // MPI profile, tiny to large: never a peer strategy.
-// RUN: coll-gen all-reduce --devices 4 --shape 16 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=mpi})' | filecheck %s --check-prefix=MPI
-// RUN: coll-gen all-reduce --devices 4 --shape 16384 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=mpi})' | filecheck %s --check-prefix=MPI
-// RUN: coll-gen all-reduce --devices 4 --shape 16777216 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=mpi})' | filecheck %s --check-prefix=MPI
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile=cpu capabilities=peer_acess})' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: coll-gen all-reduce --devices 4 --shape 16 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=mpi})' | FileCheck %s --check-prefix=MPI
+// RUN: coll-gen all-reduce --devices 4 --shape 16384 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=mpi})' | FileCheck %s --check-prefix=MPI
+// RUN: coll-gen all-reduce --devices 4 --shape 16777216 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=mpi})' | FileCheck %s --check-prefix=MPI
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile=cpu capabilities=peer_acess})' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CPU: module attributes {coll.peer_access}
 // CPU: "coll.all_reduce"{{.*}}strategy = "twoshot"

@@ -1,9 +1,9 @@
 // naive: every input is copied to every other device; each device reduces
 // its own input (read in place) with the N-1 copies into its output, the
 // operands in device order x0, x1, ... on every device (identical replicas).
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive})' | filecheck %s
-// RUN: coll-gen all-reduce --devices 3 --shape 5 | coll-opt --coll-lower-all-reduce=strategy=naive | filecheck %s --check-prefix=N3
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 | coll-opt --coll-lower-all-reduce=strategy=naive | filecheck %s --check-prefix=N4
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive})' | FileCheck %s
+// RUN: coll-gen all-reduce --devices 3 --shape 5 | coll-opt --coll-lower-all-reduce=strategy=naive | FileCheck %s --check-prefix=N3
+// RUN: coll-gen all-reduce --devices 4 --shape 4x100 | coll-opt --coll-lower-all-reduce=strategy=naive | FileCheck %s --check-prefix=N4
 
 // CHECK-LABEL: func.func @n2
 // CHECK-DAG: %[[X0:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<2x3xi32, #coll.device<0 : i64>> into memref<6xi32, #coll.device<0 : i64>>

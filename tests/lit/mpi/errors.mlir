@@ -3,7 +3,7 @@
 // ones; a rank may lack a buffer in a slot, as a reduce's non-roots lack
 // its output). What is not is a located error, and nothing is printed.
 // RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi)'
-// RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi)' 2>&1 | filecheck %s
+// RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi)' 2>&1 | FileCheck %s
 // CHECK: errors.mlir:[[# @LINE + 6]]:{{[0-9]+}}: error: coll-to-mpi: every rank must hold the same buffer types (an SPMD program); written argument 0 of each device has types device 0: memref<4xi32>, device 1: memref<8xf32>
 // CHECK-NOT: module
 

@@ -1,7 +1,7 @@
 // WORKAROUND of an MLIR 22.1.8 bug: on the OpenMPI ABI upstream names the
 // MPI_Op globals @ompi_mpi_sum, ..., where libmpi exports ompi_mpi_op_sum;
 // coll-mpi-abi renames them (definition and uses). MPICH is left alone.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-mpi-requests,finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts,coll-mpi-abi)' | filecheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-mpi-requests,finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts,coll-mpi-abi)' | FileCheck %s
 // CHECK: llvm.mlir.global external @ompi_mpi_op_max()
 // CHECK: llvm.mlir.addressof @ompi_mpi_op_max
 // CHECK-NOT: @ompi_mpi_max

@@ -3,7 +3,7 @@
 // Each copy is a send on its source rank and a receive on its target rank
 // with a tag unique among the messages between its two ranks; both are
 // posted before the first wait, so they overlap, and the combine waits only for the receive it reads.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi,cse)' | filecheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi,cse)' | FileCheck %s
 
 // CHECK: module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">}
 // CHECK-LABEL: func.func @all_reduce(%arg0: memref<8xf32>, %arg1: memref<8xf32>)

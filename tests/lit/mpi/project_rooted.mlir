@@ -2,7 +2,7 @@
 // each rank's buffers fill slots (read-only ones first, then written ones),
 // and where a rank has no buffer in a slot, coll.global_args says -1 (the
 // runtime hands it a placeholder, as MPI_Reduce ignores recvbuf off the root).
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' | filecheck %s
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' | FileCheck %s
 
 // A reduce to rank 1 of 3 (direct): only the root holds the output, and it
 // receives both partials (tag 0: the first message from each rank) before

@@ -2,8 +2,8 @@
 // rank read at run time), its collective naming the group. Its lowering
 // expands it into the global view (argument i of rank r is argument
 // i * N + r) and then projects the explicit program back onto one rank.
-// RUN: coll-opt %s --coll-spmd-to-global | filecheck %s --check-prefix=GLOBAL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-spmd-to-global,coll-lower-all-reduce{strategy=all2all},coll-to-mpi)' | filecheck %s --check-prefix=RANK
+// RUN: coll-opt %s --coll-spmd-to-global | FileCheck %s --check-prefix=GLOBAL
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-spmd-to-global,coll-lower-all-reduce{strategy=all2all},coll-to-mpi)' | FileCheck %s --check-prefix=RANK
 
 // GLOBAL-LABEL: func.func @all_reduce(%arg0: memref<12xi32>, %arg1: memref<12xi32>, %arg2: memref<12xi32>, %arg3: memref<12xi32>, %arg4: memref<12xi32>, %arg5: memref<12xi32>) {
 // GLOBAL-NEXT: %0 = "coll.all_reduce"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) {devices = array<i64: 0, 1, 2>, kind = "max", operandSegmentSizes = array<i32: 3, 3, 0>}

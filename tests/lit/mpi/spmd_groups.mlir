@@ -2,8 +2,8 @@
 // `devices` the positions in a group. coll-spmd-to-global makes one
 // global-view collective per group (root, a position, becomes that group's
 // rank) and joins their tokens.
-// RUN: coll-opt %s --split-input-file --coll-spmd-to-global | filecheck %s --check-prefix=GLOBAL
-// RUN: coll-opt %s --split-input-file --coll-spmd-to-mpi | filecheck %s --check-prefix=RANK
+// RUN: coll-opt %s --split-input-file --coll-spmd-to-global | FileCheck %s --check-prefix=GLOBAL
+// RUN: coll-opt %s --split-input-file --coll-spmd-to-mpi | FileCheck %s --check-prefix=RANK
 
 // GLOBAL-LABEL: func.func @rows(%arg0: memref<8xf32>, %arg1: memref<8xf32>, %arg2: memref<8xf32>, %arg3: memref<8xf32>, %arg4: memref<8xf32>, %arg5: memref<8xf32>, %arg6: memref<8xf32>, %arg7: memref<8xf32>) {
 // GLOBAL-NEXT: %[[A:.*]] = "coll.all_reduce"(%arg0, %arg1, %arg4, %arg5) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>}

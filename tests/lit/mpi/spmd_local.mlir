@@ -3,8 +3,8 @@
 // this rank's part (a switch on the rank), the tokens go, the local work
 // stays; coll-spmd-to-global (the single-process back ends) clones the local
 // work once per rank around one global-view collective.
-// RUN: coll-opt %s --coll-spmd-to-mpi | filecheck %s --check-prefix=RANK
-// RUN: coll-opt %s --coll-spmd-to-global | filecheck %s --check-prefix=GLOBAL
+// RUN: coll-opt %s --coll-spmd-to-mpi | FileCheck %s --check-prefix=RANK
+// RUN: coll-opt %s --coll-spmd-to-global | FileCheck %s --check-prefix=GLOBAL
 
 // GLOBAL-LABEL: func.func @local(%arg0: memref<8xf32>, %arg1: memref<8xf32>, %arg2: memref<8xf32>, %arg3: memref<8xf32>) {
 // GLOBAL: %[[A0:.*]] = memref.alloc() {coll.device = 0 : i64}

@@ -2,8 +2,8 @@
 // uninitialized memref.global per coll.alloc, zero pages until a rank's
 // case touches it), so a message received into it does not fault in fresh
 // pages on every call; the rest of the route lowers it to an LLVM global.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi,coll-mpi-static-scratch,cse)' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi,coll-mpi-static-scratch,coll-to-cpu{tile=0},coll-mpi-requests,canonicalize,cse,convert-linalg-to-loops,arith-expand{include-bf16=true},convert-vector-to-scf,lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts,coll-mpi-abi)' | filecheck %s --check-prefix=LLVM
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi,coll-mpi-static-scratch,cse)' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi,coll-mpi-static-scratch,coll-to-cpu{tile=0},coll-mpi-requests,canonicalize,cse,convert-linalg-to-loops,arith-expand{include-bf16=true},convert-vector-to-scf,lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts,coll-mpi-abi)' | FileCheck %s --check-prefix=LLVM
 
 // CHECK-DAG: memref.global "private" @coll_scratch_0 : memref<8xf32> = uninitialized {alignment = 64 : i64}
 // CHECK-DAG: memref.global "private" @coll_scratch_1 : memref<8xf32> = uninitialized {alignment = 64 : i64}

@@ -6,9 +6,9 @@
 // the MPI_TAG_UB every MPI guarantees) is refused at the copy, and nothing
 // is printed. The runtime checks coll.max_tag against the MPI's own
 // MPI_TAG_UB before any message (backends/mpi/worker.py, the mpi-exe main).
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=2},canonicalize,cse)' | filecheck %s
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=1})' 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=2},canonicalize,cse)' | FileCheck %s
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=1})' 2>&1 | FileCheck %s --check-prefix=ERR
 
 // CHECK-LABEL: func.func @all_gather(%arg0: memref<3xf32>, %arg1: memref<12xf32>)
 // CHECK-SAME: coll.max_tag = 2 : i64
@@ -37,5 +37,5 @@ module {
   }
 }
 
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=-1})' 2>&1 | filecheck %s --check-prefix=NEG
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=-1})' 2>&1 | FileCheck %s --check-prefix=NEG
 // NEG: error: coll-to-mpi: tag-limit must be a tag (>= 0), got -1

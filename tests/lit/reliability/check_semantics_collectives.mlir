@@ -5,8 +5,8 @@
 // anything writes it) but computes something else, and each error says
 // which region holds what and what it should hold.
 // RUN: coll-opt %s --split-input-file --verify-diagnostics --coll-check-semantics
-// RUN: not coll-opt %s --split-input-file --coll-check-order 2>&1 >/dev/null | filecheck %s --check-prefix=ORDER
-// RUN: not coll-opt %s --split-input-file --coll-check-order 2>&1 >/dev/null | grep -c error: | filecheck %s --check-prefix=COUNT
+// RUN: not coll-opt %s --split-input-file --coll-check-order 2>&1 >/dev/null | FileCheck %s --check-prefix=ORDER
+// RUN: not coll-opt %s --split-input-file --coll-check-order 2>&1 >/dev/null | grep -c error: | FileCheck %s --check-prefix=COUNT
 // COUNT: {{^2$}}
 
 // reduce_scatter over 2 devices: y1 gets the reduced block 0, not block 1.

@@ -1,6 +1,6 @@
 // coll-check-semantics proves hand-written programs of each collective it
 // has a specification for (all_reduce: examples/ and every lowering).
-// RUN: coll-opt %s --split-input-file --coll-check-order --coll-check-semantics | filecheck %s
+// RUN: coll-opt %s --split-input-file --coll-check-order --coll-check-semantics | FileCheck %s
 
 // CHECK-LABEL: func.func @all_gather
 // CHECK: "coll.implements"

@@ -1,7 +1,7 @@
 // Inputs found by tools/fuzz.py that aborted the process or raised a Python
 // traceback: now each is a located error with exit code 1.
 // RUN: coll-opt %s --split-input-file --verify-diagnostics
-// RUN: not coll-opt %s --split-input-file 2>&1 | filecheck %s
+// RUN: not coll-opt %s --split-input-file 2>&1 | FileCheck %s
 // CHECK: fuzz_regressions.mlir:13:61: error: dense arrays of 'index' elements are not supported
 // CHECK-NOT: Assertion
 // CHECK-NOT: Traceback

@@ -2,12 +2,12 @@
 // memory; nothing is written to -o.
 // RUN: rm -f %t.out
 // RUN: %PYTHON %S/Inputs/many_devices.py 1025 > %t.many.mlir
-// RUN: not coll-opt %t.many.mlir --coll-lower-all-reduce -o %t.out 2>&1 | filecheck %s --check-prefix=MANY
-// RUN: not coll-gen all-reduce --devices 1025 2>&1 | filecheck %s --check-prefix=GEN
+// RUN: not coll-opt %t.many.mlir --coll-lower-all-reduce -o %t.out 2>&1 | FileCheck %s --check-prefix=MANY
+// RUN: not coll-gen all-reduce --devices 1025 2>&1 | FileCheck %s --check-prefix=GEN
 // RUN: coll-gen all-reduce --devices 1024 --shape 1048576 --strategy ring > %t.ring.mlir
-// RUN: not coll-opt %t.ring.mlir --coll-lower-all-reduce -o %t.out 2>&1 | filecheck %s --check-prefix=RING
+// RUN: not coll-opt %t.ring.mlir --coll-lower-all-reduce -o %t.out 2>&1 | FileCheck %s --check-prefix=RING
 // RUN: coll-gen all-reduce --devices 1000 --shape 4 > %t.naive.mlir
-// RUN: not coll-opt %t.naive.mlir --coll-lower-all-reduce=strategy=naive -o %t.out 2>&1 | filecheck %s --check-prefix=NAIVE
+// RUN: not coll-opt %t.naive.mlir --coll-lower-all-reduce=strategy=naive -o %t.out 2>&1 | FileCheck %s --check-prefix=NAIVE
 // RUN: not test -e %t.out
 
 // MANY: many.mlir:2:8: error: 1025 devices exceed the supported maximum of 1024

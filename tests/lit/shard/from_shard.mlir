@@ -2,7 +2,7 @@
 // becomes a coll SPMD collective on tensors (token first, then the tensor);
 // the groups come from the grid and grid_axes, the kinds are mapped, and
 // the function gets coll.ranks (its arguments read-only for bufferization).
-// RUN: coll-opt %s --split-input-file --coll-from-shard | filecheck %s
+// RUN: coll-opt %s --split-input-file --coll-from-shard | FileCheck %s
 
 shard.grid @g(shape = 4)
 // CHECK-LABEL: func.func @all_reduce(%arg0: tensor<8x16xf32> {bufferization.writable = false}) -> tensor<8x16xf32> attributes {coll.ranks = 4 : i64}

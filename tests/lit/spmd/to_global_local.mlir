@@ -3,11 +3,11 @@
 // op one clone per rank on that rank's buffers (coll.device = r, a nested
 // body's captured values remapped), every collective one global-view
 // collective per group, waits kept once; rank reads become constants.
-// RUN: coll-opt %s --coll-spmd-to-global | filecheck %s
+// RUN: coll-opt %s --coll-spmd-to-global | FileCheck %s
 // And on down the CPU route:
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | filecheck %s --check-prefix=CPU
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | FileCheck %s --check-prefix=CPU
 // Not expanded, the explicit lowering refuses it:
-// RUN: not coll-opt %s --coll-lower-collectives 2>&1 | filecheck %s --check-prefix=UNEXPANDED
+// RUN: not coll-opt %s --coll-lower-collectives 2>&1 | FileCheck %s --check-prefix=UNEXPANDED
 // UNEXPANDED: to_global_local.mlir:{{[0-9]+}}:8: error: coll-lower-collectives: 'coll.all_reduce' is in an SPMD function (coll.ranks = 2): expand it into its global view first (coll-spmd-to-global), or lower it per rank (coll-spmd-to-mpi)
 
 // CHECK-LABEL: func.func @mlp(%arg0: memref<2x4xf32>, %arg1: memref<2x4xf32>, %arg2: memref<4x3xf32>, %arg3: memref<4x3xf32>, %arg4: memref<2x3xf32>, %arg5: memref<2x3xf32>) {

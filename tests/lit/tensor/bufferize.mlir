@@ -2,10 +2,10 @@
 // alloc per output (or the input's own buffer, in place), the memref-form
 // collective and to_tensor restrict of its outputs; upstream
 // one-shot-bufferize then finishes the function in the same pipeline.
-// RUN: coll-opt %s --coll-bufferize | filecheck %s --check-prefix=COLL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map})' | filecheck %s --check-prefix=MEM
+// RUN: coll-opt %s --coll-bufferize | FileCheck %s --check-prefix=COLL
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map})' | FileCheck %s --check-prefix=MEM
 // The memref form goes on down the explicit route:
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},coll-lower-collectives)' | filecheck %s --check-prefix=LOW
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},coll-lower-collectives)' | FileCheck %s --check-prefix=LOW
 
 // In place: the inputs die here, so the outputs are their buffers.
 // COLL-LABEL: func.func @all_reduce

@@ -2,9 +2,9 @@
 // element types we have no kernels for (the verifier, before coll-bufferize
 // runs), and a tensor collective given to a lowering that needs buffers.
 // RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})'
-// RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-lower-collectives 2>&1 | filecheck %s --check-prefix=LOWER
-// RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-choose-strategy 2>&1 | filecheck %s --check-prefix=CHOOSE
-// RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-check-order 2>&1 | filecheck %s --check-prefix=ORDER
+// RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-lower-collectives 2>&1 | FileCheck %s --check-prefix=LOWER
+// RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-choose-strategy 2>&1 | FileCheck %s --check-prefix=CHOOSE
+// RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-check-order 2>&1 | FileCheck %s --check-prefix=ORDER
 
 // LOWER: not_bufferized.mlir:4:20: error: coll-lower-collectives: 'coll.all_gather' is in the tensor form; expected memrefs: bufferize it first (coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})
 // CHOOSE: not_bufferized.mlir:4:20: error: coll-choose-strategy: 'coll.all_gather' is in the tensor form

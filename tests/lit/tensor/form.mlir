@@ -2,9 +2,9 @@
 // tensor inputs, no `outputs` operands, the token first and then one tensor
 // per output. It parses, verifies and prints back unchanged, in coll-opt and
 // in upstream mlir-opt with the IRDL file; deps tokens work as for memrefs.
-// RUN: coll-opt %s | filecheck %s
-// RUN: coll-opt %s | coll-opt | filecheck %s
-// RUN: %mlir-opt --irdl-file=%irdl %s | filecheck %s
+// RUN: coll-opt %s | FileCheck %s
+// RUN: coll-opt %s | coll-opt | FileCheck %s
+// RUN: %mlir-opt --irdl-file=%irdl %s | FileCheck %s
 
 // CHECK-LABEL: func.func @all_reduce
 // CHECK: %{{.*}}:3 = "coll.all_reduce"(%arg0, %arg1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 0, 0>} : (tensor<8xf32>, tensor<8xf32>) -> (!coll.token, tensor<8xf32>, tensor<8xf32>)

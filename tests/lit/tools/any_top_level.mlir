@@ -2,11 +2,11 @@
 // op, as in mlir-opt; a func.func anchor runs on a top-level func
 // (--no-implicit-module), and on a module it is the run-time error
 // mlir-opt gives.
-// RUN: coll-opt %s --pass-pipeline='any(cse)' | filecheck %s
-// RUN: mlir-opt %s --pass-pipeline='any(cse)' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='any(coll-check-order,cse)' | filecheck %s
-// RUN: not coll-opt %s --pass-pipeline='func.func(cse)' 2>&1 | filecheck %s --check-prefix=ANCHOR
-// RUN: not mlir-opt %s --pass-pipeline='func.func(cse)' 2>&1 | filecheck %s --check-prefix=ANCHOR
+// RUN: coll-opt %s --pass-pipeline='any(cse)' | FileCheck %s
+// RUN: mlir-opt %s --pass-pipeline='any(cse)' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='any(coll-check-order,cse)' | FileCheck %s
+// RUN: not coll-opt %s --pass-pipeline='func.func(cse)' 2>&1 | FileCheck %s --check-prefix=ANCHOR
+// RUN: not mlir-opt %s --pass-pipeline='func.func(cse)' 2>&1 | FileCheck %s --check-prefix=ANCHOR
 
 // CHECK: func.func @f
 // CHECK-COUNT-1: arith.addi

@@ -1,22 +1,22 @@
 // Bad input to the tools: a located diagnostic (or a tool-level one), exit
 // code 1, no Python traceback and no output file.
 // RUN: rm -f %t.out
-// RUN: not coll-opt %S/Inputs/unparsable.mlir -o %t.out 2>&1 | filecheck %s --check-prefix=PARSE
+// RUN: not coll-opt %S/Inputs/unparsable.mlir -o %t.out 2>&1 | FileCheck %s --check-prefix=PARSE
 // RUN: not test -e %t.out
-// RUN: not coll-opt %S/Inputs/does-not-exist.mlir -o %t.out 2>&1 | filecheck %s --check-prefix=MISSING
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce' -o %t.out 2>&1 | filecheck %s --check-prefix=MALFORMED
-// RUN: not coll-opt %s --pass-pipeline='func.func(cse)' 2>&1 | filecheck %s --check-prefix=ANCHOR
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-everything)' -o %t.out 2>&1 | filecheck %s --check-prefix=UNKNOWN
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=bogus})' 2>&1 | filecheck %s --check-prefix=STRATEGY
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{chunks=3})' 2>&1 | filecheck %s --check-prefix=OPTION
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{threshold=many})' 2>&1 | filecheck %s --check-prefix=VALUE
-// RUN: not coll-opt %s --bogus-flag 2>&1 | filecheck %s --check-prefix=FLAG
-// RUN: not coll-opt %S/Inputs/bad_kind.mlir -o %t.out 2>&1 | filecheck %s --check-prefix=KIND
-// RUN: not coll-opt %S/Inputs/zero_devices.mlir --coll-lower-all-reduce -o %t.out 2>&1 | filecheck %s --check-prefix=ZERO
-// RUN: not coll-opt %S/Inputs/wrong_expectation.mlir --verify-diagnostics 2>&1 | filecheck %s --check-prefix=VERIFY
+// RUN: not coll-opt %S/Inputs/does-not-exist.mlir -o %t.out 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce' -o %t.out 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// RUN: not coll-opt %s --pass-pipeline='func.func(cse)' 2>&1 | FileCheck %s --check-prefix=ANCHOR
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-everything)' -o %t.out 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=bogus})' 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{chunks=3})' 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{threshold=many})' 2>&1 | FileCheck %s --check-prefix=VALUE
+// RUN: not coll-opt %s --bogus-flag 2>&1 | FileCheck %s --check-prefix=FLAG
+// RUN: not coll-opt %S/Inputs/bad_kind.mlir -o %t.out 2>&1 | FileCheck %s --check-prefix=KIND
+// RUN: not coll-opt %S/Inputs/zero_devices.mlir --coll-lower-all-reduce -o %t.out 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not coll-opt %S/Inputs/wrong_expectation.mlir --verify-diagnostics 2>&1 | FileCheck %s --check-prefix=VERIFY
 // RUN: not test -e %t.out
-// RUN: not coll-gen all-reduce --devices 0 2>&1 | filecheck %s --check-prefix=GEN0
-// RUN: not coll-gen all-reduce --devices 2 --dtype f32 --kind and 2>&1 | filecheck %s --check-prefix=GENKIND
+// RUN: not coll-gen all-reduce --devices 0 2>&1 | FileCheck %s --check-prefix=GEN0
+// RUN: not coll-gen all-reduce --devices 2 --dtype f32 --kind and 2>&1 | FileCheck %s --check-prefix=GENKIND
 
 // PARSE: unparsable.mlir:3:3: error: custom op 'coll.nonsense' is unknown
 // PARSE-NOT: Traceback

@@ -8,15 +8,15 @@
 // RUN: echo '{"memory_bandwidth_Bps": [[1, 2], [3]]}' > %t/pair.json
 // RUN: echo '{"memory_bandwidth_Bps": []}' > %t/empty.json
 // RUN: printf '\377\376' > %t/bin.json
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/dir.json 2>&1 | filecheck %s --check-prefix=DIR
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/list.json 2>&1 | filecheck %s --check-prefix=LIST
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/str.json 2>&1 | filecheck %s --check-prefix=STR
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/zero.json 2>&1 | filecheck %s --check-prefix=ZERO
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/neg.json 2>&1 | filecheck %s --check-prefix=NEG
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/pair.json 2>&1 | filecheck %s --check-prefix=PAIR
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/empty.json 2>&1 | filecheck %s --check-prefix=EMPTY
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/bin.json 2>&1 | filecheck %s --check-prefix=BIN
-// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/none.json 2>&1 | filecheck %s --check-prefix=NONE
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/dir.json 2>&1 | FileCheck %s --check-prefix=DIR
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/list.json 2>&1 | FileCheck %s --check-prefix=LIST
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/str.json 2>&1 | FileCheck %s --check-prefix=STR
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/zero.json 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/neg.json 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/pair.json 2>&1 | FileCheck %s --check-prefix=PAIR
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/empty.json 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/bin.json 2>&1 | FileCheck %s --check-prefix=BIN
+// RUN: not coll-opt %s --coll-choose-strategy=profile=%t/none.json 2>&1 | FileCheck %s --check-prefix=NONE
 
 // DIR: error: coll-choose-strategy: profile '{{.*}}dir.json' is a directory; expected a .json file
 // LIST: error: coll-choose-strategy: profile '{{.*}}list.json' must be a JSON object

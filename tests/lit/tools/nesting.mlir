@@ -7,9 +7,9 @@
 // RUN: coll-opt %s --pass-pipeline='builtin.module(any(coll-lower-all-reduce{strategy=ring}),func.func(cse))' -o %t.any.mlir
 // RUN: diff %t.module.mlir %t.func.mlir
 // RUN: diff %t.module.mlir %t.any.mlir
-// RUN: filecheck %s --input-file=%t.func.mlir
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(func.func(coll-to-gpu))' 2>&1 | filecheck %s --check-prefix=ANCHOR
-// RUN: not coll-opt %s --pass-pipeline='builtin.module(func.func(coll-lower-all-reduce{strategy=bogus}))' 2>&1 | filecheck %s --check-prefix=OPTION
+// RUN: FileCheck %s --input-file=%t.func.mlir
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(func.func(coll-to-gpu))' 2>&1 | FileCheck %s --check-prefix=ANCHOR
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(func.func(coll-lower-all-reduce{strategy=bogus}))' 2>&1 | FileCheck %s --check-prefix=OPTION
 
 // Each function lowered on its own: ring at N = 2 is 4 copies.
 // CHECK-LABEL: func.func @a

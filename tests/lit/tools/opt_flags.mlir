@@ -1,12 +1,12 @@
 // coll-opt behaves like mlir-opt: stdin, -o, IR printing, timing,
 // --split-input-file, passes as flags.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},canonicalize,cse)' -o %t.mlir
-// RUN: filecheck %s --check-prefix=OUT --input-file=%t.mlir
-// RUN: cat %s | coll-opt - --coll-lower-all-reduce=strategy=naive --cse | filecheck %s --check-prefix=OUT
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce,cse)' --mlir-print-ir-after-all -o /dev/null 2>&1 | filecheck %s --check-prefix=PRINT
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce,cse)' --mlir-timing -o /dev/null 2>&1 | filecheck %s --check-prefix=TIME
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-stats)' -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
-// RUN: coll-opt --list-passes | filecheck %s --check-prefix=LIST
+// RUN: FileCheck %s --check-prefix=OUT --input-file=%t.mlir
+// RUN: cat %s | coll-opt - --coll-lower-all-reduce=strategy=naive --cse | FileCheck %s --check-prefix=OUT
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce,cse)' --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINT
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce,cse)' --mlir-timing -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIME
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-stats)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: coll-opt --list-passes | FileCheck %s --check-prefix=LIST
 
 // OUT-LABEL: func.func @f
 // OUT: "coll.copy"
@@ -33,17 +33,17 @@
 
 // Upstream's list, with ours merged in by name, options and defaults below.
 // LIST: Passes:
-// LIST: {{^}}  --canonicalize {{ +}}-   Canonicalize operations
-// LIST: {{^}}  --coll-lower-all-reduce {{ +}}-   Lower coll.all_reduce
-// LIST-NEXT: {{^}}    --strategy=<value> {{ +}}- default: auto
-// LIST-NEXT: {{^}}    =auto {{ +}}-   auto
+// LIST: {{^}}  --canonicalize{{ +}}-   Canonicalize operations
+// LIST: {{^}}  --coll-lower-all-reduce{{ +}}-   Lower coll.all_reduce
+// LIST-NEXT: {{^}}    --strategy=<value>{{ +}}- default: auto
+// LIST-NEXT: {{^}}    =auto{{ +}}-   auto
 // LIST-NEXT: {{^}}    =naive
 // LIST-NEXT: {{^}}    =ring
 // LIST-NEXT: {{^}}    =all2all
-// LIST: {{^}}    --threshold=<int> {{ +}}- default: 256000
-// LIST-NEXT: {{^}}    --profile=<string> {{ +}}- string
-// LIST: {{^}}  --coll-stats {{ +}}-   Print per-function schedule statistics
-// LIST: {{^}}  --cse {{ +}}-   Eliminate common sub-expressions
+// LIST: {{^}}    --threshold=<int>{{ +}}- default: 256000
+// LIST-NEXT: {{^}}    --profile=<string>{{ +}}- string
+// LIST: {{^}}  --coll-stats{{ +}}-   Print per-function schedule statistics
+// LIST: {{^}}  --cse{{ +}}-   Eliminate common sub-expressions
 
 func.func @f(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %y1: memref<64xf32>) {
   %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> !coll.token

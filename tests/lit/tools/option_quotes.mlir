@@ -3,13 +3,13 @@
 // comma is printed braced so that the dumped pipeline reads back.
 // RUN: rm -rf "%t" && mkdir -p "%t/sp ace"
 // RUN: cp %S/../../../analysis/profiles/cpu.json "%t/sp ace/p,1.json"
-// RUN: coll-opt %s --pass-pipeline="builtin.module(coll-choose-strategy{profile='cpu'})" | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile="cpu"})' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile={cpu}})' | filecheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile=""})' | filecheck %s --check-prefix=RULE
-// RUN: coll-opt %s "--coll-choose-strategy=profile={%t/sp ace/p,1.json}" | filecheck %s
-// RUN: coll-opt %s "--coll-choose-strategy=profile={%t/sp ace/p,1.json}" --dump-pass-pipeline -o /dev/null 2>&1 | filecheck %s --check-prefix=DUMP
-// RUN: coll-opt %s --pass-pipeline="builtin.module(coll-choose-strategy{profile={%t/sp ace/p,1.json} threshold=1})" | filecheck %s
+// RUN: coll-opt %s --pass-pipeline="builtin.module(coll-choose-strategy{profile='cpu'})" | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile="cpu"})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile={cpu}})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile=""})' | FileCheck %s --check-prefix=RULE
+// RUN: coll-opt %s "--coll-choose-strategy=profile={%t/sp ace/p,1.json}" | FileCheck %s
+// RUN: coll-opt %s "--coll-choose-strategy=profile={%t/sp ace/p,1.json}" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
+// RUN: coll-opt %s --pass-pipeline="builtin.module(coll-choose-strategy{profile={%t/sp ace/p,1.json} threshold=1})" | FileCheck %s
 
 // The cost model (profile cpu) picks tree here, the reference rule naive.
 // CHECK: strategy = "tree"

@@ -1,7 +1,7 @@
 // -p is mlir-opt's alias of --pass-pipeline.
-// RUN: coll-opt %s -p 'builtin.module(cse)' | filecheck %s
-// RUN: mlir-opt %s -p 'builtin.module(cse)' | filecheck %s
-// RUN: coll-opt %s -p='builtin.module(cse)' | filecheck %s
+// RUN: coll-opt %s -p 'builtin.module(cse)' | FileCheck %s
+// RUN: mlir-opt %s -p 'builtin.module(cse)' | FileCheck %s
+// RUN: coll-opt %s -p='builtin.module(cse)' | FileCheck %s
 
 // CHECK-COUNT-1: arith.addi
 // CHECK-NOT: arith.addi

@@ -1,11 +1,11 @@
 // coll-run reads what coll-opt reads: bytecode, text with non-UTF-8
 // comments, and stdin as '-' (located as <stdin>).
 // RUN: coll-opt %s --emit-bytecode -o %t.mlirbc
-// RUN: coll-run %t.mlirbc --backend=cpu --repeat 1 | filecheck %s
+// RUN: coll-run %t.mlirbc --backend=cpu --repeat 1 | FileCheck %s
 // RUN: printf '// caf\351\n' > %t.latin1.mlir && cat %s >> %t.latin1.mlir
-// RUN: coll-run %t.latin1.mlir --backend=cpu --repeat 1 | filecheck %s
-// RUN: coll-run - --backend=cpu --repeat 1 < %s | filecheck %s --check-prefix=STDIN
-// RUN: sed 's/i64: 0, 1>/i64: 0, 0>/' %s | not coll-run - --backend=cpu 2>&1 | filecheck %s --check-prefix=STDERR
+// RUN: coll-run %t.latin1.mlir --backend=cpu --repeat 1 | FileCheck %s
+// RUN: coll-run - --backend=cpu --repeat 1 < %s | FileCheck %s --check-prefix=STDIN
+// RUN: sed 's/i64: 0, 1>/i64: 0, 0>/' %s | not coll-run - --backend=cpu 2>&1 | FileCheck %s --check-prefix=STDERR
 
 // (auto: the strategy the CPU profile's cost model picks)
 // CHECK: {{naive|ring|all2all|rhd|tree|oneshot|twoshot}} {{.*}} ok

@@ -3,7 +3,7 @@
 // RUN: mlir-opt %s -split-input-file -cse -o %t.up
 // RUN: coll-opt %s -split-input-file -cse -o %t.co
 // RUN: diff %t.up %t.co
-// RUN: filecheck %s --input-file=%t.co
+// RUN: FileCheck %s --input-file=%t.co
 // RUN: mlir-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cse))' -o %t.up
 // RUN: coll-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cse))' -o %t.co
 // RUN: diff %t.up %t.co
@@ -12,7 +12,7 @@
 // RUN: mlir-opt %s -split-input-file -verify-diagnostics -cse
 // RUN: coll-opt %s -split-input-file -verify-diagnostics -cse
 // Our passes too, single-dashed with options:
-// RUN: coll-opt %s -split-input-file -coll-check-order -canonicalize=max-iterations=2 | filecheck %s --check-prefix=OURS
+// RUN: coll-opt %s -split-input-file -coll-check-order -canonicalize=max-iterations=2 | FileCheck %s --check-prefix=OURS
 
 // CHECK-LABEL: func.func @twice
 // CHECK-NEXT: %[[S:.*]] = arith.addi %arg0, %arg0 : i32

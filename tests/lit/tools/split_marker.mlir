@@ -3,11 +3,11 @@
 // RUN: mlir-opt %S/Inputs/custom_marker.mlir '--split-input-file=// ==' > %t.up
 // RUN: coll-opt %S/Inputs/custom_marker.mlir '--split-input-file=// ==' > %t.co
 // RUN: diff %t.up %t.co
-// RUN: filecheck %s --input-file=%t.co
+// RUN: FileCheck %s --input-file=%t.co
 // RUN: mlir-opt %S/Inputs/custom_marker.mlir '--split-input-file=// ==' '--output-split-marker=// ~~' > %t.up
 // RUN: coll-opt %S/Inputs/custom_marker.mlir '--split-input-file=// ==' '--output-split-marker=// ~~' > %t.co
 // RUN: diff %t.up %t.co
-// RUN: filecheck %s --input-file=%t.co --check-prefix=OUT
+// RUN: FileCheck %s --input-file=%t.co --check-prefix=OUT
 
 // CHECK: func.func @a
 // CHECK-NEXT: return

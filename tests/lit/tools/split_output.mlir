@@ -4,7 +4,7 @@
 // RUN: not mlir-opt %s --split-input-file 2>%t.up.err >%t.up
 // RUN: not coll-opt %s --split-input-file 2>%t.co.err >%t.co
 // RUN: diff %t.up %t.co
-// RUN: filecheck %s --input-file=%t.co --match-full-lines --strict-whitespace
+// RUN: FileCheck %s --input-file=%t.co --match-full-lines --strict-whitespace
 // RUN: FileCheck %s --input-file=%t.co.err --check-prefix=ERR
 // The marker in CHECK lines is a regex: mlir-opt splits at it even mid-line.
 

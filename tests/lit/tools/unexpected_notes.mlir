@@ -1,7 +1,7 @@
 // --verify-diagnostics reports every note nobody expected, as mlir-opt does,
 // also in a file that has no expected-note line at all.
-// RUN: not coll-opt %s --verify-diagnostics 2>&1 | filecheck %s
-// RUN: not mlir-opt %s --verify-diagnostics 2>&1 | filecheck %s
+// RUN: not coll-opt %s --verify-diagnostics 2>&1 | FileCheck %s
+// RUN: not mlir-opt %s --verify-diagnostics 2>&1 | FileCheck %s
 
 // CHECK: unexpected_notes.mlir:7:1: error: unexpected note: see existing symbol definition here
 func.func @f() {

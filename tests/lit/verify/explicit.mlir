@@ -76,7 +76,7 @@ func.func @token_from_argument(%a: memref<8xf32, #coll.device<0>>, %b: memref<8x
 func.func private @make_token() -> !coll.token
 func.func @token_from_call(%a: memref<8xf32, #coll.device<0>>, %b: memref<8xf32, #coll.device<1>>) {
   %dep = func.call @make_token() : () -> !coll.token
-  // expected-error @+1 {{token operand comes from 'func.call'; expected a token produced by coll.all_reduce, coll.reduce_scatter, coll.all_gather, coll.reduce, coll.broadcast, coll.all_to_all, coll.copy, coll.combine, coll.join}}
+  // expected-error @+1 {{token operand comes from 'func.call'; expected a token produced by coll.all_reduce, coll.reduce_scatter, coll.all_gather, coll.reduce, coll.broadcast, coll.all_to_all, coll.permute, coll.copy, coll.combine, coll.join}}
   %t = "coll.join"(%dep) : (!coll.token) -> !coll.token
   return
 }

@@ -28,10 +28,10 @@ for s, n in configs:
     body.append(f"""
 // {s}, N = {n}: {copies} coll.copy, {combines} coll.combine.
 // RUN: coll-gen all-reduce --devices {n} --shape 1000 | %PYTHON -m coll.tools.coll_build --emit=llvmir --strategy={s} --format=isa > {t}
-// RUN: filecheck %s --check-prefix={p}-COPY < {t}
-// RUN: filecheck %s --check-prefix={p}-LAUNCH < {t}
-// RUN: filecheck %s --check-prefix={p}-CALL < {t}
-// RUN: filecheck %s --check-prefix={p}-INIT < {t}
+// RUN: FileCheck %s --check-prefix={p}-COPY < {t}
+// RUN: FileCheck %s --check-prefix={p}-LAUNCH < {t}
+// RUN: FileCheck %s --check-prefix={p}-CALL < {t}
+// RUN: FileCheck %s --check-prefix={p}-INIT < {t}
 // {p}-COPY-LABEL: define void @all_reduce(""" + (f"""
 // {p}-COPY-COUNT-{copies}: call void @mgpuMemcpy(""" if copies else "") + f"""
 // {p}-COPY-NOT: call void @mgpuMemcpy(

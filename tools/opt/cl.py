@@ -6,8 +6,6 @@ with an optional value take it only after `=` (`--split-input-file=// XX`).
 Anything else that starts with `-` is handed back in order as a candidate
 pass flag; the caller decides whether it names a pass.
 """
-import argparse
-import sys
 from dataclasses import dataclass, field
 
 FLAG, VALUE, OPTIONAL, LIST = "flag", "value", "optional", "list"
@@ -16,16 +14,6 @@ _TRUE, _FALSE = ("", "true", "TRUE", "True", "1"), ("false", "FALSE", "False", "
 
 class UsageError(Exception):
     """A command-line error; the message is printed after '<tool>: '."""
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse for the tools that use it (coll-gen, coll-run, coll-build):
-    a usage error exits 1, as every other error and mlir-opt's do, not
-    argparse's 2."""
-
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
 
 
 @dataclass

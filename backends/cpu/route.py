@@ -1,0 +1,42 @@
+"""The CPU back end's route: explicit level -> LLVM dialect (its own module,
+so that its passes can read CPU_TO_LLVM without loading the runtime)."""
+from ...core.routes import options_text
+
+# Upstream passes from memref/scf/vector/arith/func, and what frontends put
+# around a collective (linalg on memrefs, affine, math), to the LLVM dialect.
+# arith-expand{include-bf16} turns bf16 conversions into integer arithmetic so
+# that no compiler-rt helper (__truncsfbf2) is needed at JIT time;
+# expand-strided-metadata emits affine.apply, hence lower-affine after it.
+CPU_TO_LLVM = (
+    "canonicalize",
+    "cse",
+    "convert-linalg-to-loops",
+    "arith-expand{include-bf16=true}",
+    "convert-vector-to-scf",
+    "lower-affine",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "lower-affine",
+    "finalize-memref-to-llvm",
+    "convert-vector-to-llvm",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "convert-arith-to-llvm",
+    "convert-index-to-llvm",
+    "convert-func-to-llvm",
+    "convert-cf-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+
+
+
+def route(tile=None, shuffle_seed=None, scratch=None, nontemporal=None):
+    """Explicit level -> LLVM dialect for CPU-simulated devices (with
+    `shuffle_seed`, the explicit program first put in another valid order
+    of its token graph: coll-shuffle; `scratch`: static, the default, or
+    heap; `nontemporal`: bytes from which results are streamed; coll-to-cpu's
+    options)."""
+    elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
+    return elems + [f"coll-to-cpu{options_text(tile=tile, scratch=scratch, nontemporal=nontemporal)}",
+                    "coll-ieee-minmax"] + list(CPU_TO_LLVM)
