@@ -2,10 +2,11 @@
 program) or on the heap (allocated and freed at every call).
 
 A fresh malloc of a large buffer is a fresh mmap: every call faults its
-pages in again (rhd on 8 x 64 MiB: 229,000 faults, half its time). Static
+pages in again (untiled rhd on 8 x 64 MiB: 114,000 faults per call). Static
 scratch is a `memref.global` per buffer (uninitialized: the JIT zero-fills
-it once, when it loads the program), as the MPI back end keeps its own
-(backends/mpi/toolchain.py, coll-mpi-static-scratch). Scratch is only read after it
+it once, when it loads the program, so even the first call faults none in),
+as the MPI back end keeps its own (backends/mpi/toolchain.py,
+coll-mpi-static-scratch). Scratch is only read after it
 is written (coll-check-order), so what one call leaves there is never seen
 by the next. A buffer is its block's: reusing it on every pass of a loop
 is what the heap form does too. What a static buffer cannot do is serve
@@ -50,8 +51,8 @@ class Scratch:
             ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
         with ip:
             self.last = memref.GlobalOp(name, ir.TypeAttr.get(t), sym_visibility="private",
-                            initial_value=ir.UnitAttr.get(),
-                            alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ALIGNMENT))
+                                        initial_value=ir.UnitAttr.get(),
+                                        alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ALIGNMENT))
         return memref.get_global(t, name)
 
     @staticmethod
