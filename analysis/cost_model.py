@@ -41,7 +41,8 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
              host:  everything runs on one engine (the CPU runtime: one
                     thread runs the ops one after the other).
   cores      (ports only, optional) the devices are processes sharing this
-             many cores: device d runs on core d mod cores, and a copy also
+             many cores: a task of device d needs one core (any idle one:
+             ranks are not pinned to cores), and a copy also
              holds its source's and its target's core (a shared-memory
              message is copied by the processes' CPUs), a combine its
              device's core. More ranks than cores then cost what they do:
@@ -82,6 +83,7 @@ from dataclasses import dataclass, field
 from . import fluid, taskgraph
 
 COPY_CORES = ("both", "target")  # what a copy holds of the ranks' cores (profile doc above)
+POOL = "cores"  # task_resources: (POOL, k) = any k of the profile's cores
 TARGET_CORE = COPY_CORES[1]
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
 _NUMBERS = ("link_latency_s", "link_bandwidth_Bps", "kernel_launch_s", "memory_bandwidth_Bps",
@@ -308,14 +310,24 @@ def memory_time(task, profile, working_set, over_link=0):
 
 def wakeup_delays(graph, profile):
     """Per task the seconds it waits, holding nothing, once it is ready:
-    wakeup_s for a copy between devices when the program has more devices
-    than cores (see the module docstring), else 0."""
+    wakeup_s for a copy between devices in a crowded round (see the module
+    docstring), else 0. A round (the copies at one dependent copy step) is
+    crowded when more devices take part in it than there are cores: in one
+    that fewer ranks take part in (a tree's upper levels) every one of them
+    holds a core while the others wait, and no receiver waits to be
+    scheduled."""
     cores, ws = profile.params.get("cores"), graph.working_set
     if (profile.params.get("wakeup_s") is None or cores is None  # (pointer_level may set it)
             or len({t.device for t in graph.tasks if t.device is not None}) <= cores):
         return [0.0] * len(graph.tasks)
-    return [profile.value("wakeup_s", message_set(t, ws)) if t.kind == "copy" and t.src != t.device
-            else 0.0 for t in graph.tasks]
+    rounds = taskgraph.steps(graph, counted=("copy",))
+    busy = {}
+    for t, r in zip(graph.tasks, rounds):
+        if t.kind == "copy" and t.src != t.device:
+            busy.setdefault(r, set()).update((t.src, t.device))
+    return [profile.value("wakeup_s", message_set(t, ws))
+            if t.kind == "copy" and t.src != t.device and len(busy[r]) > cores else 0.0
+            for t, r in zip(graph.tasks, rounds)]
 
 
 def task_resources(task, profile):
@@ -323,7 +335,10 @@ def task_resources(task, profile):
         return ("host",) if task.kind in ("copy", "combine", "alloc") else ()
     if profile.resources == "ports":
         cores = profile.params.get("cores")
-        cpu = (lambda *ds: tuple(sorted({("core", d % cores) for d in ds}))) if cores else (lambda *ds: ())
+        # ("cores", k): k of the machine's cores, any free ones (the OS runs
+        # a ready rank on whichever core is idle: ranks are not pinned when
+        # there are more of them than cores).
+        cpu = (lambda *ds: ((POOL, min(len(set(ds)), cores)),)) if cores else (lambda *ds: ())
         if task.kind == "copy":
             holders = (task.device,) if profile.params.get("copy_cores") == TARGET_CORE else (task.src, task.device)
             return (("send", task.src), ("recv", task.device)) + cpu(*holders)
@@ -358,13 +373,17 @@ def simulate(graph, profile):
                                     profile.value("link_latency_s", ws) or 0.0)
     elif profile.order == "program":
         # FIFO: a resource serves its tasks in program order (a topological
-        # order), each after the one before it.
+        # order), each after the one before it; pool cores: the k that are
+        # free first.
         free = {}
+        pool = [("core", c) for c in range(profile.params.get("cores") or 0)]
         for i in range(n):
+            fixed, k = _split(res[i])
+            cores = sorted(pool, key=lambda r: free.get(r, 0.0))[:k]
             ready = max((end[d] for d in tasks[i].deps), default=0.0) + delay[i]
-            start[i] = max([ready] + [free.get(r, 0.0) for r in res[i]])
+            start[i] = max([ready] + [free.get(r, 0.0) for r in fixed + cores])
             end[i] = start[i] + cost[i]
-            for r in res[i]:
+            for r in fixed + cores:
                 free[r] = end[i]
     else:
         # Greedy list scheduling: take tasks in the order they become ready;
@@ -379,12 +398,14 @@ def simulate(graph, profile):
                 users[d].append(i)
         heap = [(delay[i], i) for i in range(n) if waiting[i] == 0]
         heapq.heapify(heap)
+        pool = [busy.setdefault(("core", c), ([], [])) for c in range(profile.params.get("cores") or 0)]
         while heap:
             ready, i = heapq.heappop(heap)
-            lists = [busy.setdefault(r, ([], [])) for r in res[i]]
-            start[i] = _earliest(ready, cost[i], lists)
+            fixed, k = _split(res[i])
+            lists = [busy.setdefault(r, ([], [])) for r in fixed]
+            start[i], cores = _earliest_pool(ready, cost[i], lists, pool, k)
             end[i] = start[i] + cost[i]
-            for starts, ends in lists:
+            for starts, ends in lists + cores:
                 k = bisect.bisect_left(starts, start[i])
                 starts.insert(k, start[i])
                 ends.insert(k, end[i])
@@ -394,6 +415,30 @@ def simulate(graph, profile):
                     heapq.heappush(heap, (max(end[d] for d in tasks[u].deps) + delay[u], u))
     overhead = profile.value("call_overhead_s", ws) or 0.0
     return Schedule(start, end, cost, max(end, default=0.0) + overhead)
+
+
+def _split(resources):
+    """(the named resources, how many pool cores) of task_resources."""
+    fixed = [r for r in resources if r[0] != POOL]
+    return fixed, sum(r[1] for r in resources if r[0] == POOL)
+
+
+def _earliest_pool(t, cost, lists, pool, k):
+    """Earliest time >= t at which every list is idle for [time, time + cost)
+    and so are k of the `pool` lists; (time, those k lists)."""
+    while True:
+        t = _earliest(t, cost, lists)
+        idle, later = [], []
+        for p in pool:
+            starts, ends = p
+            j = bisect.bisect_right(ends, t)
+            if j < len(starts) and starts[j] < t + cost:
+                later.append(ends[j])
+            else:
+                idle.append(p)
+        if len(idle) >= k:
+            return t, idle[:k]
+        t = min(later)
 
 
 def _earliest(t, cost, lists):

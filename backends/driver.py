@@ -39,10 +39,14 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     before the back end (`check_order=False`: neither, for chaos tests that
     run a racy program on purpose; `check_semantics` None: as
     `check_order`). A strategy that needs peer access (oneshot, twoshot)
-    on a back end that has it sets coll.peer_access, which holds there."""
+    on a back end that has it sets coll.peer_access, which holds there;
+    `auto` chooses among the strategies the back end's capabilities allow,
+    by its profile (`profile` None: the back end's; "": none, the reference
+    threshold rule)."""
     if check_semantics is None:
         check_semantics = check_order
-    profile = profile or getattr(backend, "profile", None)
+    if profile is None:  # ("": no profile, the reference rule)
+        profile = getattr(backend, "profile", None)
     theirs = bool(find_ops(module_op, lambda name: name in DATA_OPS))  # checked after our lowering too
     front = []
     for frontend in FRONTENDS:
@@ -57,7 +61,8 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
         peers.enable(module_op)
     choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
-                             check_order=check_order and theirs, check_semantics=check_semantics and theirs)
+                             check_order=check_order and theirs, check_semantics=check_semantics and theirs,
+                             capabilities=caps)
     choose, rest = choose[:1], choose[1:]  # through coll-choose-strategy
     strategies, traffic = [], None
     if collectives or theirs:

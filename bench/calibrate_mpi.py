@@ -298,8 +298,8 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
         "assumptions": [
             "ports: a rank sends one message and receives one at a time and runs one combine at a time; "
             "ranks run in parallel",
-            f"cores: the ranks share this machine's {os.cpu_count()} cores (rank r on core r mod "
-            f"{os.cpu_count()}); a combine holds its rank's core, a message its target's (copy_cores "
+            f"cores: the ranks share this machine's {os.cpu_count()} cores (any idle one: ranks are not "
+            f"pinned when there are more of them); a combine holds its rank's core, a message its target's (copy_cores "
             "target: the receiver copies it, so two messages in opposite directions run at once) or both "
             "ranks' (copy_cores both), whichever the exchange program measured",
             "ready: a rank posts its messages in step order (frontends/spmd.py), receives first within a "
@@ -307,8 +307,9 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             "are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "
             "message costs here with a core per rank",
-            f"wakeup_s: with more ranks than cores, a dependent step of messages first waits this long "
-            f"for its receiver to be scheduled (measured on {wakeup_ranks(os.cpu_count())} ranks)",
+            f"wakeup_s: with more ranks than cores, a dependent step of messages that more ranks than "
+            f"cores take part in first waits this long for its receiver to be scheduled (measured on "
+            f"{wakeup_ranks(os.cpu_count())} ranks)",
             "link_bandwidth_Bps and memory_bandwidth_Bps are tables by working set (a message's: twice "
             "its bytes), log-log interpolated, flat beyond their ends",
             "scratch is static (coll-mpi-static-scratch): no allocation or first touch per call",

@@ -11,7 +11,6 @@ computed by XLA's CPU runtime on `--devices` host devices). It sets
 XLA_FLAGS itself, so run it as its own process (the device count is fixed
 when JAX starts). `n` is the elements of f32 (or i32) per device.
 """
-import argparse
 import os
 import sys
 
@@ -139,11 +138,13 @@ def generic(f, xs, debug_info=False):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+    from coll.tools.argtypes import count
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--names", default=None, help="comma-separated program names (default: all)")
-    ap.add_argument("--n", type=int, default=64, help="elements per device (default 64)")
-    ap.add_argument("--devices", type=int, default=DEVICES)
+    ap.add_argument("--n", type=count(1, 1 << 28), default=64, help="elements per device (default 64)")
+    ap.add_argument("--devices", type=count(1, 64), default=DEVICES)
     ap.add_argument("--debug-info", action="store_true", help="keep JAX's locations (Python source lines)")
     ap.add_argument("--no-outputs", action="store_true", help="do not run the programs under XLA")
     ap.add_argument("--gspmd", action="store_true",

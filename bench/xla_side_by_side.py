@@ -259,15 +259,16 @@ def main(argv=None):
     if argv[:1] == ["--child"]:
         return child(argv[1:])
     from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'; not in the gloo child
+    from coll.tools.argtypes import count
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated, from bench/jax_programs.py")
-    p.add_argument("--kib", type=int, nargs="+", default=[4, 64, 1024, 16384, 65536], help="KiB per device")
+    p.add_argument("--kib", type=count(1, 1 << 20), nargs="+", default=[4, 64, 1024, 16384, 65536], help="KiB per device")
     p.add_argument("--backends", nargs="+", default=["cpu", "mpi"], choices=["cpu", "mpi"])
-    p.add_argument("--repeat", type=int, default=10, help="timed calls per measurement")
-    p.add_argument("--rounds", type=int, default=2, help="interleaved rounds of every measurement")
+    p.add_argument("--repeat", type=count(1), default=10, help="timed calls per measurement")
+    p.add_argument("--rounds", type=count(1), default=2, help="interleaved rounds of every measurement")
     p.add_argument("--torch", default=None, help="python of a venv with torch (part 2)")
-    p.add_argument("--gloo-ranks", type=int, nargs="+", default=[2, 4])
-    p.add_argument("--gloo-kib", type=int, nargs="+", default=[4, 1024, 16384])
+    p.add_argument("--gloo-ranks", type=count(1, 64), nargs="+", default=[2, 4])
+    p.add_argument("--gloo-kib", type=count(1, 1 << 20), nargs="+", default=[4, 1024, 16384])
     p.add_argument("--skip-xla", action="store_true", help="part 2 only")
     args = p.parse_args(argv)
     args.programs = [x for x in args.programs.split(",") if x]
@@ -276,9 +277,6 @@ def main(argv=None):
     known = jax_programs.NAMES
     if not args.programs or any(x not in known for x in args.programs):
         p.error(f"--programs must name programs of bench/jax_programs.py: {', '.join(known)}")
-    bad = [k for k in args.kib + args.gloo_kib if not 1 <= k <= 1 << 20]
-    if bad or args.repeat < 1 or args.rounds < 1 or not all(1 <= r <= 64 for r in args.gloo_ranks):
-        p.error("--kib sizes must be 1..1048576, --repeat and --rounds at least 1, --gloo-ranks 1..64")
     if args.torch and not Path(args.torch).exists():
         p.error(f"--torch: no python at '{args.torch}'")
     print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "

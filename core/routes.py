@@ -15,12 +15,17 @@ def options_text(**values):
     return "{" + " ".join(items) + "}" if items else ""
 
 
-def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False):
+def explicit(strategy=None, threshold=None, profile=None, check_order=False, check_semantics=False,
+             capabilities=()):
     """Collective level -> explicit level. `strategy` (not auto) overrides
-    every collective's own; otherwise coll-choose-strategy decides. The
+    every collective's own; otherwise coll-choose-strategy decides, among
+    the strategies the back end's `capabilities` (names) allow. The
     checks prove an explicit program ordered (coll-check-order) and that it
     computes what its coll.implements claims (coll-check-semantics)."""
-    elems = [f"coll-choose-strategy{options_text(strategy=strategy, threshold=threshold, profile=profile)}",
+    if strategy not in (None, "auto"):  # nothing to choose: what it is chosen by is moot
+        profile, capabilities = None, ()
+    caps = ",".join(sorted(capabilities)) or None
+    elems = [f"coll-choose-strategy{options_text(strategy=strategy, threshold=threshold, profile=profile, capabilities=caps)}",
               "coll-lower-collectives"]
     if check_order:
         elems.append("coll-check-order")

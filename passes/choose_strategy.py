@@ -7,8 +7,13 @@ lowers each candidate strategy in a private Context and picks the one the
 cost model (analysis/cost_model.py) predicts fastest. A strategy already on
 the op wins, unless the pass is given `strategy=S`, which forces S on every
 collective (what `coll-run --strategy` does). The lowering then only reads
-the attribute. The candidates are the strategies whose needs the module
-meets (peer access: its coll.peer_access attribute).
+the attribute. The candidates are the strategies whose needs the target
+meets: the module's (peer access: its coll.peer_access attribute) and the
+back end's, `capabilities=peer_access,...` (each Backend.capabilities, which
+backends/driver.py passes: the CPU's simulated devices share one memory,
+logical devices on one GPU too; MPI ranks do not). A
+peer strategy chosen by that capability sets coll.peer_access, which then
+holds.
 """
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +28,7 @@ from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
 from ..collectives.all_reduce import DEFAULT_THRESHOLD, AllReduce
 from ..collectives.emit import require_global_view, require_memref_form
-from ..ir.ops import COLLECTIVES, OPS, PEER_ACCESS, view
+from ..ir.ops import CAPABILITIES, COLLECTIVES, OPS, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
 from .lower_collectives import lower_collectives
@@ -44,12 +49,14 @@ class Collective:
     peer_access: bool = False  # coll.peer_access: the peer strategies are candidates
 
     @staticmethod
-    def of(op):
+    def of(op, capabilities=()):
+        """The collective `op`, on a back end with `capabilities`."""
         c = view(op)
         mt = ir.MemRefType(c.inputs[0].type)
+        access = peers.enabled(op) or PEER_ACCESS in capabilities
         if op.name == AllReduce.NAME:
             return Collective(tuple(c.devices), numel(mt), str(mt.element_type), c.kind,
-                              c.to_device, peer_access=peers.enabled(op))
+                              c.to_device, peer_access=access)
         attrs = tuple((k, c.axis(k)) for k in c.AXES)
         if c.root is not None:
             attrs += (("root", c.root),)
@@ -57,7 +64,7 @@ class Collective:
         shapes = (tuple(mt.shape), tuple(ir.MemRefType(c.outputs[0].type).shape),
                   len(c.inputs), len(c.outputs))
         return Collective(tuple(c.devices), numel(mt), str(mt.element_type),
-                          c.kind if c.HAS_KIND else None, None, op.name, shapes, attrs)
+                          c.kind if c.HAS_KIND else None, None, op.name, shapes, attrs, access)
 
     @property
     def capabilities(self):
@@ -123,15 +130,15 @@ def pick(cands):
     return min(cands, key=lambda c: c["predicted_s"])["strategy"]
 
 
-def choose_by_model(op, profile):
+def choose_by_model(op, profile, capabilities=()):
     """The strategy with the lowest predicted time for collective `op`."""
-    coll = Collective.of(op)
+    coll = Collective.of(op, capabilities)
     if len(coll.devices) == 1 or coll.numel == 0:
         return OPS[coll.op].STRATEGIES[0]
     return pick(candidates(coll, profile))
 
 
-def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
+def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None, capabilities=()):
     """The strategy for collective `op` (see the module doc)."""
     require_memref_form(op)
     require_global_view(op)
@@ -144,7 +151,7 @@ def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None):
     if c.strategy not in (None, "auto"):
         return c.strategy
     if profile is not None:
-        return choose_by_model(op, profile)
+        return choose_by_model(op, profile, capabilities)
     mt = ir.MemRefType(c.inputs[0].type)
     t = c.threshold if c.threshold is not None else threshold
     return c.reference_rule(len(c.devices), numel(mt), t)
@@ -160,23 +167,47 @@ def load_profile(profile):
         raise PassError(str(e)) from None
 
 
-def choose_strategies(root, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
-    """Writes `strategy` on every collective under `root`; returns them."""
+def parse_capabilities(text):
+    """'peer_access,shared_memory' -> the tuple of names (checked)."""
+    names = tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
+    for c in names:
+        if c not in CAPABILITIES:
+            raise PassError(f"unknown capability '{c}'; expected a comma-separated list of: "
+                            f"{', '.join(CAPABILITIES)}")
+    return names
+
+
+def choose_strategies(root, strategy="auto", threshold=DEFAULT_THRESHOLD, profile="", capabilities=""):
+    """Writes `strategy` on every collective under `root`; returns them.
+    `capabilities`: the back end's (names, or their comma-separated text)."""
     if threshold < 0:
         raise PassError(f"threshold must be >= 0, got {threshold}")
+    caps = parse_capabilities(capabilities) if isinstance(capabilities, str) else tuple(capabilities)
     prof = load_profile(profile)
     chosen = []
     for op in find_ops(root, lambda name: name in COLLECTIVES):
-        s = choose(op, strategy, threshold, prof)
+        s = choose(op, strategy, threshold, prof, caps)
+        module = _module(op)
+        if PEER_ACCESS in OPS[op.name].needs(s) and PEER_ACCESS in caps and module is not None:
+            peers.enable(module)
         op.attributes["strategy"] = ir.StringAttr.get(s, op.context)
         chosen.append(s)
     return chosen
 
 
+def _module(op):
+    """The module that holds `op` (None if none does)."""
+    op = getattr(op, "operation", op)
+    while op is not None and op.name != "builtin.module":
+        op = op.parent
+    return op
+
+
 @register("coll-choose-strategy",
           "Write the strategy attribute of every collective: the reference threshold rule, "
-          "or the cost model's fastest with profile=NAME|FILE (strategy=S forces S)",
+          "or the cost model's fastest with profile=NAME|FILE (strategy=S forces S) among the "
+          "strategies whose needs the module and capabilities=peer_access,... (the back end's) meet",
           strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
-          profile=(str, ""))
-def choose_strategy_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
-    choose_strategies(op, strategy, threshold, profile)
+          profile=(str, ""), capabilities=(str, ""))
+def choose_strategy_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile="", capabilities=""):
+    choose_strategies(op, strategy, threshold, profile, capabilities)

@@ -29,15 +29,16 @@ def _has_explicit_ops(func_op):
     return any(t.kind in ("copy", "combine") for t in taskgraph.from_function(func_op).tasks)
 
 
-def predictions(module_op, profile):
+def predictions(module_op, profile, capabilities=()):
     """[{function, op, index, n, numel, dtype, bytes, reference, pick,
     candidates} for each collective (index: its place among the function's
-    collectives)] + [{function, explicit: {...}} for each explicit function]."""
+    collectives; candidates: those the module and `capabilities` allow)]
+    + [{function, explicit: {...}} for each explicit function]."""
     out = []
     for name, f in taskgraph.functions(module_op):
         ops = _collectives(f)
         for i, op in enumerate(ops):
-            c = choice.Collective.of(op)
+            c = choice.Collective.of(op, capabilities)
             threshold = view(op).threshold
             threshold = DEFAULT_THRESHOLD if threshold is None else threshold
             cands = choice.candidates(c, profile)
@@ -71,9 +72,9 @@ def format_table(preds, profile_name):
     return "\n".join(lines) + "\n"
 
 
-def predict_pass(module_op, profile="nvlink-h200", file="-", format="table"):
+def predict_pass(module_op, profile="nvlink-h200", file="-", format="table", capabilities=()):
     prof = cost_model.load_profile(profile)
-    preds = predictions(module_op, prof)
+    preds = predictions(module_op, prof, capabilities)
     if format == "json":
         text = json.dumps({"profile": prof.name, "predictions": preds}, indent=1) + "\n"
     else:

@@ -17,21 +17,29 @@ from .route import CPU_TO_LLVM, route  # noqa: F401 - the route is the back end'
 class Cpu(Backend):
     name = "cpu"
     capabilities = frozenset({PEER_ACCESS, SHARED_MEMORY})
+    # The cost-model profile `auto` chooses by (analysis/profiles/cpu.json,
+    # measured by bench/calibrate_cpu.py), among every strategy it runs.
+    profile = "cpu"
 
-    def route(self, module_op=None, tile=None, shuffle_seed=None, **_):
-        return route(tile, shuffle_seed)
+    def route(self, module_op=None, tile=None, shuffle_seed=None, scratch=None, nontemporal=None, **_):
+        return route(tile, shuffle_seed, scratch, nontemporal)
 
     def available(self):
         from .runtime import available
         return available()
 
     def build(self, module, name, specs, n_inputs, strategy, threshold, tile=-1, shuffle_seed=None,
-              check_order=True):
+              check_order=True, scratch=None, nontemporal=None, profile=None):
         """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
         order: chaos testing of the ordering), `check_order=False`: an
-        explicit-level input runs unchecked (for tests of racy programs)."""
+        explicit-level input runs unchecked (for tests of racy programs);
+        `scratch` (static: allocated once per program, heap: at every call),
+        `nontemporal` (bytes from which results are streamed; None: this
+        machine's last-level cache, 0: never), `profile` (None: `profile`,
+        "": the reference rule) are coll-to-cpu's and auto's."""
         from .runtime import build
-        return build(self, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order)
+        return build(self, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
+                     scratch, nontemporal, profile)
 
 
 BACKEND = Cpu()
@@ -42,7 +50,7 @@ clear_cache = BACKEND.clear_cache
 available = BACKEND.available
 # The runtime's own API (runtime.py), loaded on first use so that importing
 # the back end's passes stays cheap.
-RUNTIME_API = ("CpuProgram", "OPT_LEVEL")
+RUNTIME_API = ("CpuProgram", "OPT_LEVEL", "NONTEMPORAL")
 
 
 def __getattr__(name):

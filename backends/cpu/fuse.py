@@ -3,7 +3,8 @@
 Run one op after the other and every copy and combine streams its buffers
 through memory: ring on 8 devices moves 49x the buffer size. Instead, the
 ops that touch the same data (one chunk's copies and combines, or one
-device's naive reduction) form a group, and a group runs tile by tile: all of
+device's naive reduction; and the groups that read the same regions, as
+naive's and oneshot's N reductions do) form a group, and a group runs tile by tile: all of
 its ops on elements [t, t+T) before any op on the next tile, so a tile's
 intermediates stay in cache. A scratch buffer that only its group
 uses shrinks to one tile. Every copy and combine still happens, in program
@@ -12,22 +13,31 @@ order within a tile: only the loop order changes.
 Legal because, within a group, two ops that touch overlapping regions of the
 same buffer (one of them writing) do it at the same offset, so element k of
 one is element k of the other and both run in the same tile, in program
-order. Groups are closed under such conflicts, so ops of different groups
+order. A group whose ops have several lengths (rhd: halves, quarters, ...)
+is tiled when every buffer's elements have one place in the group's range
+(anchors): a tile then runs each op on its part of the tile, maybe none. Groups are closed under such conflicts, so ops of different groups
 touch disjoint data (or only read the same data) and may run in any order.
 A block with anything this analysis does not understand is not tiled.
 """
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import memref, scf
+from mlir.dialects import arith, llvm, memref, scf
 
 from ...ir.ops import Implements, view
 from ...ir.views import VIEW_OPS
 from .kernels import Combine, copy_1d, element_bytes, index, window
+from .scratch import Scratch
+from .shared import create, pointer_of, ptr_type
 
 # Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
-# beats L2-sized tiles (fewer, longer streams for the prefetchers).
+# beats L2-sized tiles (fewer, longer streams for the prefetchers). A group
+# that reads its views again and again (oneshot: N combines over the same N
+# input tiles) wants them in L2: at 8 x 16 MiB oneshot took 0.72x the time
+# with 1 MiB tiles (64 KiB per view) than with 4 MiB ones.
 TILE_BYTES = 4 << 20
+SHARED_TILE_BYTES = 1 << 20
+REUSE = 2  # accesses per distinct view from which a group takes SHARED_TILE_BYTES
 MIN_TILE = 256
 
 # Ops a tiled block may hold besides copies and combines (none touches data).
@@ -48,15 +58,27 @@ class Group:
     ops: list
     length: int
     scratch: list = field(default_factory=list)  # coll.alloc results shrunk to a tile
+    # Ops of several lengths (rhd's halving steps): op -> its anchor, the
+    # element of the group's range [0, length) where it starts (_anchors);
+    # None: every op covers the whole range.
+    anchors: dict = None
 
     def tile(self, accesses, fixed=-1):
         """Elements per tile: `fixed` if > 0, else the group's distinct views
-        share TILE_BYTES."""
+        share TILE_BYTES (SHARED_TILE_BYTES when it reads them again and
+        again)."""
         if fixed > 0:
             return fixed
-        views = {(a.root, a.start) for op in self.ops for a in accesses[op]}
+        if self.anchors is not None:  # a tile touches T elements of each buffer at most
+            roots = {a.root for op in self.ops for a in accesses[op]}
+            elem = ir.MemRefType(self.ops[0].operands[1].type).element_type
+            t = TILE_BYTES // (len(roots) * element_bytes(elem))
+            return max(1 << max(t.bit_length() - 1, 0), MIN_TILE)
+        every = [(a.root, a.start) for op in self.ops for a in accesses[op]]
+        views = set(every)
+        budget = SHARED_TILE_BYTES if len(every) >= REUSE * len(views) else TILE_BYTES
         elem = ir.MemRefType(self.ops[0].operands[1].type).element_type
-        t = TILE_BYTES // (len(views) * element_bytes(elem))
+        t = budget // (len(views) * element_bytes(elem))
         t = 1 << max(t.bit_length() - 1, 0)  # a power of two: whole vectors
         return max(t, MIN_TILE)
 
@@ -153,6 +175,34 @@ def _conflicts(items, uf, clash):
                 clash.add(a[0])
 
 
+def _share_reads(ops, accesses, by_root, uf, clash):
+    """Joins the groups that read the same region at the same offset and
+    have one length (naive's N reductions all read every input; oneshot's
+    N combines too): tiled together, each input tile is read from memory
+    once and from cache by the others. Legal: ops of different groups touch
+    disjoint data or only read the same, so any interleaving of them is."""
+    def length(i):
+        return accesses[ops[i]][0].length
+    bad = {uf.find(i) for i in clash}
+    lengths = {}
+    for i in range(len(ops)):
+        lengths.setdefault(uf.find(i), set()).add(length(i))
+    clean = {r for r, ls in lengths.items() if r not in bad and len(ls) == 1}
+    for items in by_root.values():
+        readers = {}
+        for i, a in items:
+            r = uf.find(i)
+            if not a.write and r in clean:
+                readers.setdefault((a.start, a.length), []).append(i)
+        for same in readers.values():
+            for i in same[1:]:
+                a, b = uf.find(same[0]), uf.find(i)
+                if a != b and a in clean and b in clean:
+                    uf.union(b, a)
+                    clean.discard(b)
+                    clean.add(uf.find(a))
+
+
 def plan(block):
     """(groups to tile, accesses per op) for one block; ([], {}) when the
     block holds something the analysis does not understand."""
@@ -173,6 +223,7 @@ def plan(block):
     uf, clash = _UnionFind(len(ops)), set()
     for items in by_root.values():
         _conflicts(items, uf, clash)
+    _share_reads(ops, accesses, by_root, uf, clash)
     members = {}
     for i in range(len(ops)):
         members.setdefault(uf.find(i), []).append(i)
@@ -182,50 +233,135 @@ def plan(block):
         lengths = {accesses[ops[i]][0].length for i in idx}
         if len(idx) >= 2 and r not in bad_roots and len(lengths) == 1:
             groups[r] = Group([ops[i] for i in idx], lengths.pop())
-    # Scratch that one group alone uses, whole, at offset 0, shrinks to a tile.
+        elif len(idx) >= 2:
+            anchors = _anchors([ops[i] for i in idx], accesses)
+            if anchors is not None:
+                span = max(o + accesses[op][0].length for op, o in anchors.items())
+                groups[r] = Group([ops[i] for i in idx], span, anchors=anchors)
+    # Scratch that one group alone uses shrinks to a tile: whole, at offset 0
+    # (all of a tile's elements at the same place), or any way in a group
+    # with anchors (an element is where its anchor puts it).
     for root, items in by_root.items():
         owners = {uf.find(i) for i, _ in items}
         g = groups.get(owners.pop()) if len(owners) == 1 else None
-        if (g is not None and not isinstance(root.owner, ir.Block)
-                and ir.MemRefType(root.type).shape == [g.length]
-                and all(a.start == 0 and a.length == g.length for _, a in items)):
+        if g is None or isinstance(root.owner, ir.Block):
+            continue
+        if g.anchors is not None or (ir.MemRefType(root.type).shape == [g.length]
+                                     and all(a.start == 0 and a.length == g.length for _, a in items)):
             g.scratch.append(root)
     return list(groups.values()), accesses
 
 
-def emit(group, accesses, tile=-1, kernels=None):
+def _anchors(ops, accesses):
+    """{op: anchor} when every element of every buffer the ops touch has one
+    place in the group's range: op k's element j is at anchor_k + j, and a
+    buffer's element i at i + shift_buffer, the same for every op on that
+    buffer (rhd: its inputs and outputs at shift 0, each scratch buffer at
+    the offset of the chunk it holds). Then an element's ops all run in the
+    tile of its place, in program order, whatever their lengths; else None.
+    Anchors start at 0."""
+    edges = {}
+    for k, op in enumerate(ops):
+        for a in accesses[op]:
+            edges.setdefault(("op", k), []).append((("root", a.root), a.start))
+            edges.setdefault(("root", a.root), []).append((("op", k), -a.start))
+    value = {("op", 0): 0}
+    todo = [("op", 0)]
+    while todo:  # value(op) - value(root) = the access's start
+        node = todo.pop()
+        for other, d in edges[node]:
+            v = value[node] - d
+            if other not in value:
+                value[other] = v
+                todo.append(other)
+            elif value[other] != v:
+                return None
+    if len([n for n in value if n[0] == "op"]) != len(ops):
+        return None
+    low = min(value["op", k] for k in range(len(ops)))
+    return {op: value["op", k] - low for k, op in enumerate(ops)}
+
+
+def footprint(accesses):
+    """Bytes of every buffer (argument or scratch) the accesses reach."""
+    roots = {a.root for acc in accesses.values() for a in acc}
+    return sum(_root_bytes(r) for r in roots)
+
+
+def _root_bytes(root):
+    t = ir.MemRefType(root.type)
+    n = element_bytes(t.element_type)
+    for d in t.shape:
+        n *= d
+    return n
+
+
+def final_writes(group, accesses):
+    """The copies of `group` that write a region of a function argument (a
+    result) that no later op of the group reads: nothing reads it again
+    while the program runs, so it may bypass the cache."""
+    out, later = set(), []
+    for op in reversed(group.ops):
+        acc = accesses[op]
+        if op.name == "coll.copy":
+            w = acc[-1]
+            if isinstance(w.root.owner, ir.Block) and not any(
+                    r.root == w.root and r.start < w.start + w.length and w.start < r.start + r.length
+                    for r in later):
+                out.add(op)
+        later += [a for a in acc if not a.write]
+    return out
+
+
+def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
     """Emits the tiled loops of `group` before its last op (tile: elements
     per tile, or -1 to size tiles by TILE_BYTES; kernels: a
-    cpu_shared.Kernels to call, or None for inline loops)."""
+    cpu_shared.Kernels to call, or None for inline loops; scratch: the
+    scratch.Scratch that allocates its tiles, None: the heap;
+    streaming: its final writes (`final_writes`) are non-temporal copies,
+    for a program larger than the cache)."""
     last = group.ops[-1]
+    stream = final_writes(group, accesses) if streaming and kernels is not None else set()
+    if group.anchors is not None:
+        with ir.InsertionPoint(last), last.location:
+            _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream)
+        return
     with ir.InsertionPoint(last), last.location:
         L = group.length
         T = min(group.tile(accesses, tile), L)
-        tiles = {s: memref.alloc(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type),
-                                 [], [], alignment=64) for s in group.scratch}
+        scratch = scratch or Scratch(None, "heap")
+        tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
+                 for s in group.scratch}
         full = L // T
+
+        def ops_at(base, count):
+            for op in group.ops:
+                _emit_op(op, accesses[op], tiles, base, count, kernels, op in stream)
         if full > 1:
             loop = scf.ForOp(index(0), index(full * T), index(T))
             with ir.InsertionPoint(loop.body):
-                for op in group.ops:
-                    _emit_op(op, accesses[op], tiles, loop.induction_variable, T, kernels)
+                ops_at(loop.induction_variable, T)
                 scf.YieldOp([])
         elif full == 1:
-            for op in group.ops:
-                _emit_op(op, accesses[op], tiles, 0, T, kernels)
+            ops_at(0, T)
         if L % T:
-            for op in group.ops:
-                _emit_op(op, accesses[op], tiles, full * T, L % T, kernels)
+            ops_at(full * T, L % T)
         for buf in tiles.values():
-            memref.dealloc(buf)
+            scratch.free(buf)
 
 
-def _emit_op(op, accesses, tiles, base, count, kernels=None):
+def _emit_op(op, accesses, tiles, base, count, kernels=None, streaming=False):
     views = []
     for v, a in zip(_views(op), accesses):
         tile = tiles.get(a.root)
         views.append((tile, 0) if tile is not None else (v, base))
     if op.name == "coll.copy":
+        if streaming:
+            src, dst = (pointer_of(window(v, b, count)) for v, b in views)
+            elem = ir.MemRefType(op.operands[0].type).element_type
+            kernels.copy_streaming(dst, src, arith.constant(ir.IntegerType.get_signless(64),
+                                                            count * element_bytes(elem)))
+            return
         copy_1d(views[0], views[1], count)
         return
     kind = ir.StringAttr(op.attributes["kind"]).value
@@ -240,3 +376,50 @@ def _emit_op(op, accesses, tiles, base, count, kernels=None):
 def _views(op):
     v = view(op)
     return v.reads + v.writes
+
+
+def _emit_anchored(group, accesses, tile, kernels, scratch, stream):
+    """A group with anchors: one loop over tiles [t, t+T) of its range; each
+    op, in program order, on the part of its range in the tile (maybe
+    none), through the shared kernels on pointers."""
+    idx, i64 = ir.IndexType.get(), ir.IntegerType.get_signless(64)
+    L = group.length
+    T = min(group.tile(accesses, tile), L)
+    elem = ir.MemRefType(group.ops[0].operands[1].type).element_type
+    esize = element_bytes(elem)
+    tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
+             for s in group.scratch}
+    ptrs = {}  # base pointers, made once before the loop
+    for op in group.ops:
+        for v, a in zip(_views(op), accesses[op]):
+            if v not in ptrs and a.root not in tiles:
+                ptrs[v] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(v)))
+    for buf in tiles.values():
+        ptrs[buf] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(buf)))
+    loop = scf.ForOp(index(0), index(L), index(T))
+    with ir.InsertionPoint(loop.body):
+        t = loop.induction_variable
+        end = arith.minsi(arith.addi(t, index(T)), index(L))
+        for op in group.ops:
+            o, n = group.anchors[op], accesses[op][0].length
+            lo = arith.maxsi(t, index(o))
+            hi = arith.minsi(end, index(o + n))
+            count = arith.maxsi(arith.subi(hi, lo), index(0))
+            at = []
+            for v, a in zip(_views(op), accesses[op]):
+                if a.root in tiles:  # element e is at e - t of the tile
+                    first, base = arith.subi(lo, t), ptrs[tiles[a.root]]
+                else:  # element e is at e - o of the op's view
+                    first, base = arith.subi(lo, index(o)), ptrs[v]
+                addr = arith.addi(base, arith.muli(first, index(esize)))
+                (p,) = create("llvm.inttoptr", [ptr_type()], [arith.index_cast(i64, addr)])
+                at.append(p)
+            nbytes = arith.index_cast(i64, arith.muli(count, index(esize)))
+            if op.name == "coll.copy":
+                (kernels.copy_streaming if op in stream else kernels.copy)(at[1], at[0], nbytes)
+            else:
+                kind = ir.StringAttr(op.attributes["kind"]).value
+                kernels.call_ptrs(kind, elem, at, arith.index_cast(i64, count))
+        scf.YieldOp([])
+    for buf in tiles.values():
+        scratch.free(buf)

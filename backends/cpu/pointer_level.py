@@ -82,9 +82,9 @@ def _arena(work):
     return offsets, top
 
 
-def lower(func_op, kernels, limit, max_bytes):
+def lower(func_op, kernels, limit, max_bytes, scratch):
     """Emits `func_op`'s program at the pointer level in place of its coll
-    ops; returns the names of the functions it made, [] (nothing changed)
+    ops, its arena allocated by `scratch` (a scratch.Scratch); returns the names of the functions it made, [] (nothing changed)
     when it does not take this path. Raises
     ValueError (with the op) for a kind its element type has not."""
     block = func_op.regions[0].blocks[0]
@@ -111,8 +111,7 @@ def lower(func_op, kernels, limit, max_bytes):
                 _store_ptr(a, table, k)
             arena = None
             if arena_bytes:
-                arena = memref.alloc(ir.MemRefType.get([arena_bytes], ir.IntegerType.get_signless(8)),
-                                     [], [], alignment=ALIGN)
+                arena = scratch.buffer(ir.MemRefType.get([arena_bytes], ir.IntegerType.get_signless(8)))
                 _store_ptr(arena, table, len(args))
             addr = arith.index_cast(i64(), memref.extract_aligned_pointer_as_index(table))
             (tptr,) = create("llvm.inttoptr", [ptr_type()], [addr])
@@ -130,7 +129,7 @@ def lower(func_op, kernels, limit, max_bytes):
                 func.call([], ir.FlatSymbolRefAttr.get(pname), [tptr])
         if arena is not None:
             with ir.InsertionPoint(ops[-1]):
-                memref.dealloc(arena)
+                scratch.free(arena)
     for op in reversed(ops[:-1]):
         op.erase()
     inline_entry(func_op)

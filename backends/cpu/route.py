@@ -31,9 +31,12 @@ CPU_TO_LLVM = (
 
 
 
-def route(tile=None, shuffle_seed=None):
+def route(tile=None, shuffle_seed=None, scratch=None, nontemporal=None):
     """Explicit level -> LLVM dialect for CPU-simulated devices (with
     `shuffle_seed`, the explicit program first put in another valid order
-    of its token graph: coll-shuffle)."""
+    of its token graph: coll-shuffle; `scratch`: static, the default, or
+    heap; `nontemporal`: bytes from which results are streamed; coll-to-cpu's
+    options)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
-    return elems + [f"coll-to-cpu{options_text(tile=tile)}", "coll-ieee-minmax"] + list(CPU_TO_LLVM)
+    return elems + [f"coll-to-cpu{options_text(tile=tile, scratch=scratch, nontemporal=nontemporal)}",
+                    "coll-ieee-minmax"] + list(CPU_TO_LLVM)

@@ -2,6 +2,7 @@
 called through the C interface on numpy arrays (conventions:
 runtime/signature.py)."""
 import ctypes
+import threading
 import time as _time
 from pathlib import Path
 
@@ -13,6 +14,26 @@ from ...runtime.memory import require
 from ...runtime.signature import check_arrays, staged_all
 
 OPT_LEVEL = 3
+
+
+def _last_level_cache(root="/sys/devices/system/cpu/cpu0/cache"):
+    """Bytes of this machine's last-level cache (Linux sysfs; 0 when unknown)."""
+    best = (0, 0)
+    for d in Path(root).glob("index*"):
+        try:
+            level = int((d / "level").read_text())
+            size = (d / "size").read_text().strip()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            best = max(best, (level, int(size.rstrip("KMG")) * scale))
+        except (OSError, ValueError):
+            continue
+    return best[1]
+
+
+# Programs whose buffers exceed the last-level cache write their results
+# with non-temporal stores (coll-to-cpu{nontemporal}): nothing reads them
+# before the call returns, and a plain store first reads each line in.
+NONTEMPORAL = _last_level_cache()
 
 
 def _runner_utils():
@@ -44,6 +65,9 @@ class CpuProgram:
         self.traffic_bytes = traffic
         self.compile_seconds = compile_seconds
         self._fn = engine.lookup(entry)
+        # Scratch is static (backends/cpu/scratch.py): one call at a time.
+        # ctypes lets go of the GIL during a call, so threads could overlap.
+        self._lock = threading.Lock()
 
     def _packed(self, inputs, outputs):
         arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
@@ -66,27 +90,39 @@ class CpuProgram:
     def run(self, inputs, outputs):
         """Runs once; writes `outputs` in place."""
         packed, keep = self._packed(inputs, outputs)
-        self._fn(packed)
+        with self._lock:
+            self._fn(packed)
         self._write_back(keep)
 
-    def time(self, inputs, outputs, repeat=10):
-        """Seconds of each of `repeat` runs (after one warm-up run)."""
+    def time(self, inputs, outputs, repeat=10, clock=_time.perf_counter):
+        """Seconds of each of `repeat` runs, after one warm-up run, which
+        also touches every page of the inputs, outputs and scratch: no
+        timed run faults a page in. `clock`: wall time; time.thread_time
+        leaves out the time the calling thread (which runs the program) is
+        not on a core, for benchmarks on a shared machine."""
         packed, keep = self._packed(inputs, outputs)
-        self._fn(packed)
         times = []
-        for _ in range(max(int(repeat), 1)):
-            t0 = _time.perf_counter()
+        with self._lock:
             self._fn(packed)
-            times.append(_time.perf_counter() - t0)
+            for _ in range(max(int(repeat), 1)):
+                t0 = clock()
+                self._fn(packed)
+                times.append(clock() - t0)
         self._write_back(keep)
         return times
 
 
-def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order):
-    """The CpuProgram of `module` (parsed, in the current Context)."""
-    low = lower(module.operation, backend, strategy, threshold, check_order=check_order,
-                tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed)
-    # Scratch is allocated at each run, the arguments by the caller.
+def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
+          scratch=None, nontemporal=None, profile=None):
+    """The CpuProgram of `module` (parsed, in the current Context).
+    `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
+    back end's (auto by the cost model), "": none (the reference rule)."""
+    if nontemporal is None:
+        nontemporal = NONTEMPORAL
+    low = lower(module.operation, backend, strategy, threshold, profile, check_order=check_order,
+                tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
+                nontemporal=nontemporal or None)
+    # Scratch lives as long as the program, the arguments are the caller's.
     require(low.scratch + sum(s.nbytes for s in specs),
             f"running @{name} on the CPU ({len(specs)} argument buffers and "
             f"{low.scratch} bytes of scratch)")

@@ -11,7 +11,7 @@ emits (Combine.emit), so each element sees the same operations in the same
 order: results are bitwise the same.
 """
 from mlir import ir
-from mlir.dialects import arith, func, memref
+from mlir.dialects import arith, func, llvm, memref, scf, vector
 
 from .kernels import Combine, element_bytes, index, unit_inner_stride
 
@@ -140,6 +140,29 @@ class Kernels:
             self.funcs[name] = f
         func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
 
+    def copy_streaming(self, dst, src, nbytes):
+        """Emits a call of the shared streaming copy: like `copy`, but its
+        stores are non-temporal (they skip the cache, and the line is not
+        read before it is written). For the last write of a result too large
+        to stay in cache: a plain store reads each line first, so a copy
+        moves 3 bytes per byte instead of 2 (measured: 256 KiB copies of a
+        512 MiB buffer ran 2x faster streamed). glibc's memcpy does the same
+        above its non-temporal threshold, but not for copies of a tile."""
+        name = "coll_copy_streaming"
+        if name not in self.funcs:
+            first = next(iter(self.body.operations), None)
+            ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
+            with ip, ir.Location.unknown():
+                f = func.FuncOp(name, ir.FunctionType.get([ptr_type(), ptr_type(), i64()], []),
+                                visibility="private")
+                no_inline(f)
+                entry = f.add_entry_block()
+                with ir.InsertionPoint(entry):
+                    _streaming_copy_body(*entry.arguments)
+                    func.ReturnOp([])
+            self.funcs[name] = f
+        func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
+
     def call_ptrs(self, kind, elem, ptrs, count):
         """Emits the call on pointers (`ptrs`: inputs then output; `count`:
         an i64 Value)."""
@@ -160,3 +183,37 @@ class Kernels:
             count = arith.constant(i64(), m.shape[0])
         self.call_ptrs(kind, m.element_type, [pointer_of(v) for v in views], count)
         return True
+
+
+STREAM_BYTES = 64  # one vector store; non-temporal vector stores must be aligned to it
+
+
+def _streaming_copy_body(dst, src, nbytes):
+    """dst[0:n] = src[0:n] bytes: a scalar head up to dst's first 64-byte
+    boundary, aligned non-temporal 64-byte vector stores, a scalar tail,
+    then a fence (non-temporal stores are weakly ordered)."""
+    idx = ir.IndexType.get()
+    i8 = ir.IntegerType.get_signless(8)
+    t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], i8)
+    d, s = view_of(dst, t, nbytes), view_of(src, t, nbytes)
+    n = arith.index_cast(idx, nbytes)
+    addr = arith.index_cast(idx, llvm.ptrtoint(i64(), dst))
+    mask = arith.constant(idx, STREAM_BYTES - 1)
+    head = arith.minui(arith.andi(arith.subi(arith.constant(idx, STREAM_BYTES), arith.andi(addr, mask)), mask), n)
+    body = arith.addi(head, arith.andi(arith.subi(n, head), arith.constant(idx, ~(STREAM_BYTES - 1))))
+
+    def scalar(lo, hi):
+        loop = scf.ForOp(lo, hi, arith.constant(idx, 1))
+        with ir.InsertionPoint(loop.body):
+            i = loop.induction_variable
+            memref.store(memref.load(s, [i]), d, [i])
+            scf.YieldOp([])
+    scalar(arith.constant(idx, 0), head)
+    vt = ir.VectorType.get([STREAM_BYTES], i8)
+    loop = scf.ForOp(head, body, arith.constant(idx, STREAM_BYTES))
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        vector.store(vector.load(vt, s, [i]), d, [i], nontemporal=True, alignment=STREAM_BYTES)
+        scf.YieldOp([])
+    scalar(body, n)
+    llvm.fence(llvm.AtomicOrdering.seq_cst)

@@ -25,7 +25,7 @@ from ...ir.walk import is_public
 PURE = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast",
         "memref.reinterpret_cast", "arith.constant", "memref.extract_aligned_pointer_as_index",
         "memref.extract_strided_metadata", "memref.dim", "arith.addi", "arith.muli", "arith.index_cast",
-        "llvm.inttoptr")
+        "llvm.inttoptr", "memref.get_global")
 
 
 def _op(owner):

@@ -8,8 +8,10 @@ token graph (every op comes after the ops it waits for), so running the ops
 in that order honours every token: tokens, `coll.join` and `coll.wait`
 vanish.
 
-- `coll.alloc`   -> `memref.alloc {alignment = 64}`, freed before the
-                    terminator of its block (the function's return).
+- `coll.alloc`   -> a static buffer (`memref.global`, allocated once per
+                    compiled program: backends/cpu/scratch.py), or with
+                    scratch=heap `memref.alloc {alignment = 64}`, freed
+                    before the terminator of its block.
 - `coll.copy`    -> `memref.copy` (a contiguous slice lowers to a memcpy).
 - `coll.combine` -> a call of the shared kernel of its signature
                     (backends/cpu/shared.py: one vector loop per kind, type
@@ -36,10 +38,9 @@ from . import fuse as cpu_fuse
 from . import pointer_level as cpu_program
 from . import shared as cpu_shared
 from . import split as cpu_split
+from .scratch import MODES as SCRATCH_MODES, Scratch
 from ..placement import strip_types
 from .kernels import Combine
-
-ALIGNMENT = 64
 
 FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
 SPLIT = 128  # most ops per function (see cpu_split.py)
@@ -104,17 +105,17 @@ def _combine(op, ins, out, kernels):
         raise PassError(str(e), op.location) from None
 
 
-def _rewrite(op, kernels, ends):
+def _rewrite(op, kernels, ends, scratch):
     """Emits the upstream ops that replace `op` (before it)."""
     name = op.name
     if FUSED in op.attributes:
         return
     with ir.InsertionPoint(op), op.location:
         if name == "coll.alloc":
-            buf = memref.alloc(op.results[0].type, [], [], alignment=ALIGNMENT)
+            buf = scratch.buffer(op.results[0].type)
             op.results[0].replace_all_uses_with(buf)
             with ir.InsertionPoint(_terminator(op, ends)):
-                memref.dealloc(buf)
+                scratch.free(buf)
         elif name == "coll.copy":
             src, dst = op.operands[0], op.operands[1]
             if ir.MemRefType(src.type).shape != ir.MemRefType(dst.type).shape:
@@ -152,20 +153,24 @@ def _erase_dead_views(blocks):
                 op.erase()
 
 
-def _tile_blocks(module_op, tile, kernels, skip):
+def _tile_blocks(module_op, tile, kernels, skip, scratch, nontemporal):
     """Replaces the copies and combines of every tileable group by tiled
-    loops; marks what they replace."""
+    loops; marks what they replace. The final writes of a block whose
+    buffers take at least `nontemporal` bytes (> 0) are streamed."""
     for block in _blocks(module_op, skip):
         groups, accesses = cpu_fuse.plan(block)
+        streaming = bool(groups) and 0 < nontemporal <= cpu_fuse.footprint(accesses)
         for g in groups:
-            cpu_fuse.emit(g, accesses, tile, kernels)
+            if g.anchors is not None and kernels is None:
+                continue  # (its ops of several lengths run through the shared kernels only)
+            cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming)
             for op in g.ops:
                 op.attributes[FUSED] = ir.UnitAttr.get()
             for s in g.scratch:
                 s.owner.attributes[FUSED] = ir.UnitAttr.get()
 
 
-def _pointer_level(module_op, kernels, split, tile):
+def _pointer_level(module_op, kernels, split, tile, scratch):
     """Functions whose program cpu_program.py emitted: large programs, on
     buffers too small to tile (tile=-1) or on any buffers (tile=0)."""
     done = set()
@@ -177,7 +182,7 @@ def _pointer_level(module_op, kernels, split, tile):
         if f.name != "func.func" or not f.regions[0].blocks:
             continue
         try:
-            parts = cpu_program.lower(f, kernels, split, max_bytes)
+            parts = cpu_program.lower(f, kernels, split, max_bytes, scratch)
             if parts:
                 done.update(parts + [ir.StringAttr(f.attributes["sym_name"]).value])
         except ValueError as e:
@@ -188,27 +193,34 @@ def _pointer_level(module_op, kernels, split, tile):
 @register("coll-to-cpu",
           "Lower the explicit level to memref/scf/vector for CPU-simulated devices "
           "(tile: elements per tile, -1 sized by cache, 0 no tiling; kernels: shared "
-          "functions or inline loops; split: most ops per function, 0 no split)",
+          "functions or inline loops; split: most ops per function, 0 no split; scratch: static "
+          "buffers allocated once per program, or heap buffers allocated at every call; "
+          "nontemporal: bytes of a program's buffers from which tiled copies into results "
+          "that nothing reads again use non-temporal stores, 0 never)",
           anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
-          tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT))
-def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT):
+          tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT),
+          scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]), nontemporal=(int, 0))
+def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT, scratch=SCRATCH_MODES[0], nontemporal=0):
     """Explicit level -> memref/scf/vector/arith, in place."""
     if tile < -1:
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
     if split < 0:
         raise PassError(f"split must be 0 (no split) or a number of ops, got {split}")
+    if nontemporal < 0:
+        raise PassError(f"nontemporal must be 0 (never) or a number of bytes, got {nontemporal}")
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
         strip_types(module_op)
         lib = cpu_shared.Kernels(module_op) if kernels == "shared" else None
-        done = _pointer_level(module_op, lib, split, tile) if lib is not None and split else set()
+        buffers = Scratch(module_op, scratch)
+        done = _pointer_level(module_op, lib, split, tile, buffers) if lib is not None and split else set()
         ops = _collect(module_op, done)
         if tile != 0:
-            _tile_blocks(module_op, tile, lib, done)
+            _tile_blocks(module_op, tile, lib, done, buffers, nontemporal)
         ends = {}
         for op in ops:
-            _rewrite(op, lib, ends)
+            _rewrite(op, lib, ends, buffers)
         # Users come after their producers: erase from the back.
         for op in reversed(ops):
             if FUSED in op.attributes and op.name == "coll.alloc":

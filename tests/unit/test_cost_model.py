@@ -350,3 +350,34 @@ def test_wakeup_waits_once_per_step_with_more_ranks_than_cores(ctx):
         cost_model.simulate(g, cost_model.profile_from_dict(cores)).total + 3e-6)
     with pytest.raises(ValueError, match="'hand': wakeup_s needs cores"):
         cost_model.profile_from_dict(dict(HAND, wakeup_s=1e-6), "hand")
+
+
+def test_ranks_run_on_any_idle_core(ctx):
+    # tree on 4 ranks, 2 cores: its first round sends 1 -> 0 and 3 -> 2 at
+    # once. Cores are a pool (ranks are not pinned when there are more of
+    # them than cores): the two receives run side by side, where a fixed
+    # rank -> core map (d mod 2) put both receivers on core 0.
+    b = 4096
+    copy = 1e-6 + b / 1e9
+    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
+    prof = cost_model.profile_from_dict(dict(HAND, cores=2, copy_cores="target"))
+    s = cost_model.simulate(g, prof)
+    first = [i for i, t in enumerate(g.tasks) if t.kind == "copy" and (t.src, t.device) in ((1, 0), (3, 2))]
+    assert len(first) == 2 and s.start[first[0]] == s.start[first[1]] == 0.0
+    assert s.end[first[0]] == pytest.approx(copy)
+
+
+def test_wakeup_only_in_crowded_rounds(ctx):
+    # tree on 4 ranks, 2 cores: round 1 (1 -> 0, 3 -> 2) and round 3
+    # (0 -> 1, 0 -> 2) involve more ranks than cores (receivers wait to be
+    # scheduled), rounds 2 (2 -> 0) and 4 (1 -> 3) two: each of them holds
+    # a core, no wakeup.
+    b = 4096
+    cores = dict(HAND, cores=2, copy_cores="target")
+    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
+    delays = cost_model.wakeup_delays(g, cost_model.profile_from_dict(dict(cores, wakeup_s=5e-6)))
+    waits = sorted((t.src, t.device) for t, d in zip(g.tasks, delays) if d)
+    assert waits == [(0, 1), (0, 2), (1, 0), (3, 2)]
+    plain = cost_model.simulate(g, cost_model.profile_from_dict(cores)).total
+    woken = cost_model.simulate(g, cost_model.profile_from_dict(dict(cores, wakeup_s=5e-6))).total
+    assert woken == pytest.approx(plain + 2 * 5e-6)

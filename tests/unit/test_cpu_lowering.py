@@ -34,7 +34,8 @@ def ops_named(m, prefix):
 def test_passes_are_registered():
     passes = load_all()
     assert "coll-to-cpu" in passes and "coll-cpu-to-llvm" in passes
-    assert passes["coll-to-cpu"].parse_options("tile=32") == {"tile": 32, "kernels": "shared", "split": 128}
+    assert passes["coll-to-cpu"].parse_options("tile=32") == {"tile": 32, "kernels": "shared", "split": 128,
+                                                             "scratch": "static", "nontemporal": 0}
 
 
 @pytest.mark.parametrize("tile", (0, 16, -1))
@@ -71,11 +72,30 @@ def test_plan_groups_ring_chunks(ctx):
     assert all(len(g.ops) == 9 and len(g.scratch) == 3 and g.length == 1024 for g in groups)
 
 
-def test_plan_groups_naive_per_device(ctx):
+def test_plan_groups_naive_per_device_then_joins_them_by_shared_reads(ctx):
+    """Each device's reduction (2 copies + 1 combine) is a group by its
+    writes; all three read every input whole at offset 0, so they are tiled
+    as one group (an input tile is read from memory once)."""
     m = explicit(3, [100], "naive")
     block = m.body.operations[0].regions[0].blocks[0]
     groups, _ = cpu_fuse.plan(block)
-    assert sorted(len(g.ops) for g in groups) == [3, 3, 3]  # 2 copies + 1 combine each
+    assert [len(g.ops) for g in groups] == [9]
+
+
+def test_plan_joins_oneshot_combines(ctx):
+    """oneshot: N combines of the same N inputs, each into its own output,
+    share no write, only reads: one group, tiled together."""
+    m = ir.Module.parse(all_reduce_module(4, [100], "f32", "sum", peer_access=True))
+    lower_collectives(m.operation, "oneshot")
+    groups, _ = cpu_fuse.plan(m.body.operations[0].regions[0].blocks[0])
+    assert [(len(g.ops), g.length) for g in groups] == [(4, 100)]
+
+
+def test_plan_keeps_disjoint_chunks_apart(ctx):
+    """ring: chunks read disjoint slices, so they stay groups of their own."""
+    m = explicit(3, [99], "ring")
+    groups, _ = cpu_fuse.plan(m.body.operations[0].regions[0].blocks[0])
+    assert len(groups) == 3
 
 
 def test_plan_refuses_unknown_ops(ctx):

@@ -164,10 +164,22 @@ def test_compile_is_cached_per_text_and_strategy():
     assert cpu.compile(text, strategy="ring") is not cpu.compile(text, strategy="naive")
 
 
-def test_auto_strategy_follows_threshold():
-    assert cpu.compile(_text(3, (10,)), strategy="auto").strategies == ["naive"]
-    assert cpu.compile(_text(3, (10,)), strategy="auto", threshold=5).strategies == ["ring"]
-    assert cpu.compile(_text(2, (10,)), strategy="auto", threshold=5).strategies == ["naive"]
+def test_auto_strategy_follows_threshold_without_a_profile():
+    assert cpu.compile(_text(3, (10,)), strategy="auto", profile="").strategies == ["naive"]
+    assert cpu.compile(_text(3, (10,)), strategy="auto", threshold=5, profile="").strategies == ["ring"]
+    assert cpu.compile(_text(2, (10,)), strategy="auto", threshold=5, profile="").strategies == ["naive"]
+
+
+@pytest.mark.parametrize("n,shape", [(2, (16,)), (3, (1000,)), (8, (1 << 16,))])
+def test_auto_strategy_is_the_cpu_models_pick_among_every_strategy(n, shape):
+    """By default `auto` is the cost model's pick on the CPU profile, among
+    every strategy the CPU runs (peer ones too: its devices share memory)."""
+    from coll.analysis import cost_model
+    from coll.passes import choose_strategy
+    coll = choose_strategy.Collective(tuple(range(n)), int(np.prod(shape)), "f32", "sum", peer_access=True)
+    cands = choose_strategy.candidates(coll, cost_model.load_profile(cpu.BACKEND.profile))
+    assert {c["strategy"] for c in cands} == set(STRATEGIES) | {"rhd", "tree", "oneshot", "twoshot"}
+    assert cpu.compile(_text(n, shape, "f32", "sum"), strategy="auto").strategies == [choose_strategy.pick(cands)]
 
 
 def test_signature_and_traffic():

@@ -3,7 +3,7 @@
 // a call to the generic memrefCopy; the entry keeps its C interface.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{kernels=inline},coll-cpu-to-llvm)' | FileCheck %s
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu,coll-cpu-to-llvm)' | not grep -e memrefCopy -e 'coll\.' -e 'memref\.' -e 'scf\.' -e 'vector\.'
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-cpu{tile=0 kernels=inline},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=NAIVE
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-cpu{tile=0 kernels=inline scratch=heap},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=NAIVE
 
 // CHECK: llvm.func @all_reduce(
 // CHECK: "llvm.intr.memcpy"

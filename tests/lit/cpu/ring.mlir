@@ -1,11 +1,11 @@
 // coll-to-cpu on ring, 3 devices, 14 elements (chunks [0,4) [4,8) [8,14):
 // whole 16-byte vectors, the edge chunk with the 2 left over):
-// placement is stripped, scratch becomes an aligned memref.alloc freed after
+// placement is stripped, scratch (scratch=heap) becomes an aligned memref.alloc freed after
 // its last use, copies become memref.copy, combines become loops, tokens
 // vanish. Each chunk's ops run back to back (one tile holds the chunk).
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{kernels=inline})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{kernels=inline scratch=heap})' | FileCheck %s
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu)' | not grep -e 'coll\.' -e memory_space_cast
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=0 kernels=inline})' | FileCheck %s --check-prefix=UNTILED
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{tile=0 kernels=inline scratch=heap})' | FileCheck %s --check-prefix=UNTILED
 
 // CHECK-LABEL: func.func @all_reduce(%arg0: memref<14xf32>, %arg1: memref<14xf32>, %arg2: memref<14xf32>, %arg3: memref<14xf32>, %arg4: memref<14xf32>, %arg5: memref<14xf32>) attributes {llvm.emit_c_interface}
 // Chunk 0 starts on d0, is combined on d1, then on d2 into y2's slice.

@@ -5,7 +5,7 @@
 // the base pointers it needs from one table; copies call one coll_copy.
 // ring, 3 devices, 14 elements (chunks of 4, 4, 6): 18 copies and combines.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu)' | FileCheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4})' | FileCheck %s --check-prefix=SPLIT
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 scratch=heap})' | FileCheck %s --check-prefix=SPLIT
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4 tile=2})' | FileCheck %s --check-prefix=TILED
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-cpu{split=4},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
 

@@ -1,7 +1,7 @@
 // Tiling: a chunk's copies and combines run tile by tile (here 128 elements),
 // and the scratch only that chunk uses shrinks to one tile. all2all on 2
 // devices, 1000 elements: chunk 0 = [0, 504) = 3 full tiles + 120.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 kernels=inline})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=128 kernels=inline scratch=heap})' | FileCheck %s
 
 // CHECK-LABEL: func.func @all_reduce
 // CHECK-DAG: %[[X1C0:.*]] = memref.subview %arg1[0] [504] [1]
