@@ -15,6 +15,7 @@ collective is the identity. `shard.all_slice` is local work: a
 becomes arithmetic on it). Anything of shard left over is an error: a
 shard op passes through silently nowhere.
 """
+import functools
 import json
 import math
 import re
@@ -22,6 +23,7 @@ import subprocess
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from ..core.errors import PassError
@@ -312,34 +314,48 @@ class _Function:
         for old, new in zip(op.results, values):
             old.replace_all_uses_with(new)
 
-    def run(self):
-        touched, dead = False, []
-        for op in _ops(self.func):
-            if not op.name.startswith("shard."):
-                continue
-            touched = True
-            if op.name in DEAD:  # once its users are gone
-                dead.append(op)
-                continue
+    # -- the patterns ----------------------------------------------------------
+    # walk_and_apply_patterns visits the function's ops in program order,
+    # post-order, and a pattern may erase only the op it visits (22.1.8; see
+    # backends/cpu/to_cpu.py). Shard ops hold no regions, so they come in the
+    # order of the text, whatever holds them; what a pattern makes is not
+    # shard's. A shard.sharding is still used when it is visited: it goes
+    # after the walk.
+    def patterns(self):
+        s = RewritePatternSet()
+        for name in _shard_op_names():
+            if name in DEAD:
+                s.add(name, self._dead)
+            elif name in COLLECTIVES:
+                s.add(name, self._converts(self.collective))
+            elif name == "shard.all_slice":
+                s.add(name, self._converts(self.all_slice))
+            elif name in INDEX_OPS:
+                s.add(name, self._converts(self.index))
+            else:
+                s.add(name, _no_form)
+        return s.freeze()
+
+    def _converts(self, convert):
+        def pattern(op, rewriter):
+            op = op.operation
+            self.touched = True
             with ir.InsertionPoint(op), op.location:
-                if op.name in COLLECTIVES:
-                    self.collective(op)
-                elif op.name == "shard.all_slice":
-                    self.all_slice(op)
-                elif op.name in INDEX_OPS:
-                    self.index(op)
-                else:
-                    raise PassError(f"'{op.name}' has no coll form; coll-from-shard converts "
-                                    f"{', '.join(sorted(COLLECTIVES))}, shard.all_slice and the process "
-                                    "index ops (partition with shard-partition first)", op.location)
-            if any(True for r in op.results for _ in r.uses):
-                raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
-            op.erase()
-        for op in reversed(dead):
-            if any(True for r in op.results for _ in r.uses):
-                raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
-            op.erase()
-        if touched and self.ranks is not None:
+                convert(op)
+            _erase(op, rewriter.erase_op)
+        return pattern
+
+    def _dead(self, op, rewriter):
+        self.touched = True
+        self.dead.append(op.operation)
+        return True  # its users come later: it goes once they have (run)
+
+    def run(self):
+        self.touched, self.dead = False, []
+        walk_and_apply_patterns(self.func, self.patterns())
+        for op in reversed(self.dead):
+            _erase(op, lambda o: o.erase())
+        if self.touched and self.ranks is not None:
             self.func.attributes[RANKS_ATTR] = _i64(self.ranks[0])
             # The arguments are the caller's: bufferization must not reuse
             # them in place (the runtimes pass inputs that are only read).
@@ -354,6 +370,28 @@ class _Function:
                 new.append(ir.DictAttr.get(items))
             if n:
                 attrs["arg_attrs"] = ir.ArrayAttr.get(new)
+
+
+def _erase(op, erase):
+    if any(True for r in op.results for _ in r.uses):
+        raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
+    erase(op)
+
+
+def _no_form(op, rewriter):
+    raise PassError(f"'{op.name}' has no coll form; coll-from-shard converts "
+                    f"{', '.join(sorted(COLLECTIVES))}, shard.all_slice and the process "
+                    "index ops (partition with shard-partition first)", op.location)
+
+
+@functools.cache
+def _shard_op_names():
+    """Every op of upstream's shard dialect (its Python module lists them):
+    a pattern matches an op by name, and an op not converted is an error."""
+    from mlir.dialects import shard
+    return sorted({cls.OPERATION_NAME for cls in vars(shard).values()
+                   if isinstance(cls, type) and issubclass(cls, ir.OpView)
+                   and (getattr(cls, "OPERATION_NAME", None) or "").startswith("shard.")})
 
 
 def _ops(root):

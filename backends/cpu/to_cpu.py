@@ -26,21 +26,22 @@ buffers are too small to tile (or tile=0), else split after lowering
 from mlir import ir
 from mlir.dialects import memref
 from mlir.passmanager import PassManager
+from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 from ...core.errors import PassError
 from ...core.pipeline import run_pm
 from ...core.registry import choice, register
 from .route import CPU_TO_LLVM
-from ...ir.ops import Combine as CombineView, Implements
+from ...ir.ops import OPS, Alloc, Combine as CombineView, Copy, Implements, Join, Wait
 from ...ir.walk import find_ops
 from ...ir.views import VIEW_OPS
 from . import fuse as cpu_fuse
 from . import pointer_level as cpu_program
 from . import shared as cpu_shared
 from . import split as cpu_split
-from .scratch import MODES as SCRATCH_MODES, Scratch
 from ..placement import strip_types
 from .kernels import Combine
+from .scratch import MODES as SCRATCH_MODES, Scratch
 
 FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
 SPLIT = 128  # most ops per function (see cpu_split.py)
@@ -66,33 +67,20 @@ def _blocks(module_op, skip=()):
     return blocks
 
 
-# -- per-op lowering ---------------------------------------------------------
+# -- per-op lowering: one rewrite pattern per op ------------------------------
+#
+# walk_and_apply_patterns (22.1.8, checked on the wheel) visits every op
+# under the op it is given (not that op), in program order and post-order
+# (a region's ops before the op that holds it). It takes the next op before
+# it calls a pattern, so a pattern may erase the op it visits, never another
+# one, and ops a pattern puts before the visited op are not visited. Tokens
+# flow forward: when a copy is visited, the ops that wait for its token are
+# still to come. So a replaced op's tokens go to a placeholder at the start
+# of its block, one per block and op name, which is erased once the walk is
+# done; a placeholder still used then names the producer and the op that is
+# not coll's.
 
-def _collect(module_op, skip=()):
-    ops = []
-
-    def visit(op):
-        if op.name.startswith("coll.") or op.name == "memref.memory_space_cast":
-            ops.append(op)
-        return ir.WalkResult.ADVANCE
-    for op in _tops(module_op, skip):
-        op.walk(visit)
-    return ops
-
-
-def _combine_operands(op):
-    c = CombineView.of(op)
-    return c.inputs, c.out
-
-
-def _terminator(op, cache):
-    """The terminator of `op`'s block (cached per parent: finding it walks
-    the whole block)."""
-    key = op.block  # not op.parent: an scf.index_switch (mpi route) has a block per case
-    if key not in cache:
-        ops = op.block.operations
-        cache[key] = ops[len(ops) - 1]
-    return cache[key]
+PLACEHOLDER = "builtin.unrealized_conversion_cast"
 
 
 def _combine(op, ins, out, kernels):
@@ -105,43 +93,102 @@ def _combine(op, ins, out, kernels):
         raise PassError(str(e), op.location) from None
 
 
-def _rewrite(op, kernels, ends, scratch):
-    """Emits the upstream ops that replace `op` (before it)."""
-    name = op.name
-    if FUSED in op.attributes:
-        return
-    with ir.InsertionPoint(op), op.location:
-        if name == "coll.alloc":
-            buf = scratch.buffer(op.results[0].type)
-            op.results[0].replace_all_uses_with(buf)
-            with ir.InsertionPoint(_terminator(op, ends)):
-                scratch.free(buf)
-        elif name == "coll.copy":
+class _Lowering:
+    """The patterns of coll-to-cpu and what they share: the kernels, the
+    scratch buffers, each block's terminator (finding it walks the whole
+    block), the placeholders."""
+
+    def __init__(self, kernels, scratch):
+        self.kernels, self.scratch, self.ends, self.placeholders = kernels, scratch, {}, {}
+
+    def patterns(self):
+        s = RewritePatternSet()
+        s.add(Alloc.NAME, self.alloc)
+        s.add(Copy.NAME, self.copy)
+        s.add(CombineView.NAME, self.combine)
+        s.add(Join.NAME, self.drop)
+        s.add(Wait.NAME, self.drop)
+        s.add("memref.memory_space_cast", self.space_cast)
+        for name in OPS:  # the rest of coll has no CPU form
+            if name not in LOWERED:
+                s.add(name, _no_lowering)
+        return s.freeze()
+
+    def _replace(self, op, rewriter):
+        """Erases `op`; its tokens go to the placeholder of its block."""
+        if not len(op.results):
+            rewriter.erase_op(op)
+            return
+        key = (op.block, op.name)
+        token = self.placeholders.get(key)
+        if token is None:
+            with ir.InsertionPoint.at_block_begin(op.block), op.location:
+                token = ir.Operation.create(PLACEHOLDER, results=[op.results[0].type]).results[0]
+            self.placeholders[key] = token
+        rewriter.replace_op(op, [token] * len(op.results))
+
+    def alloc(self, op, rewriter):
+        op = op.operation
+        if FUSED in op.attributes:
+            return True  # tiled scratch: it goes with its views (_erase_dead_views)
+        with ir.InsertionPoint(op), op.location:
+            buf = self.scratch.buffer(op.results[0].type)
+            with ir.InsertionPoint(self._terminator(op)):
+                self.scratch.free(buf)
+        rewriter.replace_op(op, [buf])
+
+    def copy(self, op, rewriter):
+        op = op.operation
+        if FUSED not in op.attributes:  # else a tiled loop does it
             src, dst = op.operands[0], op.operands[1]
             if ir.MemRefType(src.type).shape != ir.MemRefType(dst.type).shape:
                 raise PassError("coll.copy source and target shapes differ", op.location)
-            memref.copy(src, dst)
-        elif name == "coll.combine":
-            ins, out = _combine_operands(op)
-            _combine(op, ins, out, kernels)
-        elif name == "memref.memory_space_cast":
-            src = op.operands[0]
-            if src.type == op.results[0].type:
-                op.results[0].replace_all_uses_with(src)
-        elif name in ("coll.join", "coll.wait"):
-            pass
-        else:
-            raise PassError(f"'{name}' has no CPU lowering; lower it to the explicit level first "
-                            "(coll-lower-all-reduce)", op.location)
+            with ir.InsertionPoint(op), op.location:
+                memref.copy(src, dst)
+        self._replace(op, rewriter)
+
+    def combine(self, op, rewriter):
+        if FUSED not in op.attributes:
+            c = CombineView.of(op)
+            with ir.InsertionPoint(op), op.location:
+                _combine(op, c.inputs, c.out, self.kernels)
+        self._replace(op.operation, rewriter)
+
+    def drop(self, op, rewriter):
+        """coll.join, coll.wait: program order honours the tokens already."""
+        self._replace(op.operation, rewriter)
+
+    def space_cast(self, op, rewriter):
+        op = op.operation
+        src = op.operands[0]
+        if src.type != op.results[0].type:
+            return True  # a cast between non-coll spaces is not ours
+        rewriter.replace_op(op, [src])
+
+    def _terminator(self, op):
+        key = op.block  # not op.parent: an scf.index_switch (mpi route) has a block per case
+        if key not in self.ends:
+            ops = op.block.operations
+            self.ends[key] = ops[len(ops) - 1]
+        return self.ends[key]
+
+    def finish(self):
+        """Erases the placeholders: every op that took a token is gone, but
+        for ops that are not coll's."""
+        for (_, name), token in self.placeholders.items():
+            for use in token.uses:
+                user = use.owner
+                raise PassError(f"'{name}' result is still used by '{user.name}' after lowering to CPU "
+                                "(tokens may only flow into coll ops)", user.location)
+            token.owner.erase()
 
 
-def _erase(op):
-    for r in op.results:
-        for use in r.uses:
-            user = use.owner
-            raise PassError(f"'{op.name}' result is still used by '{user.name}' after lowering to CPU "
-                            "(tokens may only flow into coll ops)", user.location)
-    op.erase()
+def _no_lowering(op, rewriter):
+    raise PassError(f"'{op.name}' has no CPU lowering; lower it to the explicit level first "
+                    "(coll-lower-all-reduce)", op.location)
+
+
+LOWERED = (Alloc.NAME, Copy.NAME, CombineView.NAME, Join.NAME, Wait.NAME)
 
 
 def _erase_dead_views(blocks):
@@ -215,19 +262,14 @@ def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT, scratch=SCRATCH_MO
         lib = cpu_shared.Kernels(module_op) if kernels == "shared" else None
         buffers = Scratch(module_op, scratch)
         done = _pointer_level(module_op, lib, split, tile, buffers) if lib is not None and split else set()
-        ops = _collect(module_op, done)
         if tile != 0:
             _tile_blocks(module_op, tile, lib, done, buffers, nontemporal)
-        ends = {}
-        for op in ops:
-            _rewrite(op, lib, ends, buffers)
-        # Users come after their producers: erase from the back.
-        for op in reversed(ops):
-            if FUSED in op.attributes and op.name == "coll.alloc":
-                continue  # its views go first
-            if op.name == "memref.memory_space_cast" and op.operands[0].type != op.results[0].type:
-                continue  # a cast between non-coll spaces is not ours
-            _erase(op)
+        lowering = _Lowering(lib, buffers)
+        patterns = lowering.patterns()
+        # The functions emitted at the pointer level hold nothing of coll.
+        for top in [module_op] if not done else list(_tops(module_op, done)):
+            walk_and_apply_patterns(top, patterns)
+        lowering.finish()
         _erase_dead_views(_blocks(module_op, done))
         if split:
             cpu_split.split_module(module_op, split, skip=done)
