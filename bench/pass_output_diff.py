@@ -24,7 +24,6 @@ inputs are
 Prints the number of calls recorded on each side and every key whose output
 differs or that only one side recorded; exit 1 if any.
 """
-import hashlib
 import os
 import shutil
 import subprocess
@@ -240,7 +239,6 @@ def capture(checkout, work, passes, ns, lit_dirs):
 
 def main(argv=None):
     from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-    from coll.tools.argtypes import count
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", required=True, help="the other checkout (e.g. a clone at the commit before)")
     p.add_argument("--passes", default="coll-to-cpu,coll-from-shard")

@@ -2,14 +2,21 @@
 // into y_i, and hop by hop from x_i around the ring (the first hop reads x_i,
 // each later one the block the hop before delivered); direct: x_i straight
 // to every device.
-// RUN: coll-gen all-gather --devices 3 --shape 2 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING3
-// RUN: coll-gen all-gather --devices 2 --shape 2 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING2
-// RUN: coll-gen all-gather --devices 4 --shape 3 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING4
-// RUN: coll-gen all-gather --devices 3 --shape 2 --axis 0 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT3
-// RUN: coll-gen all-gather --devices 2 --shape 3 --axis 0 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT2
-// RUN: coll-gen all-gather --devices 4 --shape 2x3 --axis 1 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=AXIS1
-// RUN: coll-gen all-gather --devices 4 --shape 2x3 --axis 1 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=AXIS1N
-// RUN: coll-gen all-gather --devices 3 --shape 0 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=EMPTY
+// GEN: ring3 = coll-gen all-gather --devices 3 --shape 2 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.ring3.mlir | FileCheck %s --check-prefix=RING3
+// GEN: ring2 = coll-gen all-gather --devices 2 --shape 2 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.ring2.mlir | FileCheck %s --check-prefix=RING2
+// GEN: ring4 = coll-gen all-gather --devices 4 --shape 3 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.ring4.mlir | FileCheck %s --check-prefix=RING4
+// GEN: direct3 = coll-gen all-gather --devices 3 --shape 2 --axis 0 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.direct3.mlir | FileCheck %s --check-prefix=DIRECT3
+// GEN: direct2 = coll-gen all-gather --devices 2 --shape 3 --axis 0 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.direct2.mlir | FileCheck %s --check-prefix=DIRECT2
+// GEN: axis1 = coll-gen all-gather --devices 4 --shape 2x3 --axis 1 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.axis1.mlir | FileCheck %s --check-prefix=AXIS1
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.axis1.mlir | FileCheck %s --check-prefix=AXIS1N
+// GEN: empty = coll-gen all-gather --devices 3 --shape 0 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.empty.mlir | FileCheck %s --check-prefix=EMPTY
 
 // RING3: %[[X0:.*]] = memref.memory_space_cast %arg0 : memref<2xf32> to memref<2xf32, #coll.device<0 : i64>>
 // RING3: %[[Y0B0:.*]] = memref.subview %{{.*}}[0] [2] [1] : memref<6xf32, #coll.device<0 : i64>>

@@ -4,14 +4,22 @@
 // recursive doubling into the partner's output; with N not a power of two,
 // device 2i first sends its input to 2i+1 and gets the result back at the end.
 // tree: binomial reduce into y0, then binomial broadcast from it.
-// RUN: coll-gen all-reduce --devices 2 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RHD2
-// RUN: coll-gen all-reduce --devices 3 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RHD3
-// RUN: coll-gen all-reduce --devices 4 --shape 128 --strategy rhd | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RHD4
-// RUN: coll-gen all-reduce --devices 4 --shape 3 --strategy rhd | coll-opt --coll-lower-collectives --coll-check-order | FileCheck %s --check-prefix=RHDSMALL
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy rhd --to-device 3 | coll-opt --coll-lower-collectives --coll-check-order | FileCheck %s --check-prefix=RHDTO
-// RUN: coll-gen all-reduce --devices 2 --shape 8 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE2
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE3
-// RUN: coll-gen all-reduce --devices 4 --shape 8 --strategy tree --in-place | coll-opt --coll-lower-collectives --coll-check-order | FileCheck %s --check-prefix=TREE4
+// GEN: rhd2 = coll-gen all-reduce --devices 2 --shape 128 --strategy rhd
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_reduce_rhd_tree.rhd2.mlir | FileCheck %s --check-prefix=RHD2
+// GEN: rhd3 = coll-gen all-reduce --devices 3 --shape 128 --strategy rhd
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_reduce_rhd_tree.rhd3.mlir | FileCheck %s --check-prefix=RHD3
+// GEN: rhd4 = coll-gen all-reduce --devices 4 --shape 128 --strategy rhd
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_reduce_rhd_tree.rhd4.mlir | FileCheck %s --check-prefix=RHD4
+// GEN: rhdsmall = coll-gen all-reduce --devices 4 --shape 3 --strategy rhd
+// RUN: coll-opt --coll-lower-collectives --coll-check-order < %S/Inputs/gen/all_reduce_rhd_tree.rhdsmall.mlir | FileCheck %s --check-prefix=RHDSMALL
+// GEN: rhdto = coll-gen all-reduce --devices 3 --shape 8 --strategy rhd --to-device 3
+// RUN: coll-opt --coll-lower-collectives --coll-check-order < %S/Inputs/gen/all_reduce_rhd_tree.rhdto.mlir | FileCheck %s --check-prefix=RHDTO
+// GEN: tree2 = coll-gen all-reduce --devices 2 --shape 8 --strategy tree
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_reduce_rhd_tree.tree2.mlir | FileCheck %s --check-prefix=TREE2
+// GEN: tree3 = coll-gen all-reduce --devices 3 --shape 8 --strategy tree
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_reduce_rhd_tree.tree3.mlir | FileCheck %s --check-prefix=TREE3
+// GEN: tree4 = coll-gen all-reduce --devices 4 --shape 8 --strategy tree --in-place
+// RUN: coll-opt --coll-lower-collectives --coll-check-order < %S/Inputs/gen/all_reduce_rhd_tree.tree4.mlir | FileCheck %s --check-prefix=TREE4
 
 // N = 2: one exchange of halves, each combined into its own output, then
 // each half sent to the other's output.

@@ -1,10 +1,14 @@
 // coll.all_to_all (direct): block j of x_i along split_axis goes straight
 // into block i of y_j along concat_axis, piece by piece where a block is
 // not one contiguous run in both; i = j is a local copy.
-// RUN: coll-gen all-to-all --devices 2 --shape 4x2 --split-axis 0 --concat-axis 1 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=N2
-// RUN: coll-gen all-to-all --devices 3 --shape 6 --split-axis 0 --concat-axis 0 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=N3
-// RUN: coll-gen all-to-all --devices 4 --shape 2x8 --split-axis 1 --concat-axis 0 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=N4
-// RUN: coll-gen all-to-all --devices 3 --shape 0x3 --split-axis 1 --concat-axis 0 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=EMPTY
+// GEN: n2 = coll-gen all-to-all --devices 2 --shape 4x2 --split-axis 0 --concat-axis 1
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_to_all.n2.mlir | FileCheck %s --check-prefix=N2
+// GEN: n3 = coll-gen all-to-all --devices 3 --shape 6 --split-axis 0 --concat-axis 0
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_to_all.n3.mlir | FileCheck %s --check-prefix=N3
+// GEN: n4 = coll-gen all-to-all --devices 4 --shape 2x8 --split-axis 1 --concat-axis 0
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_to_all.n4.mlir | FileCheck %s --check-prefix=N4
+// GEN: empty = coll-gen all-to-all --devices 3 --shape 0x3 --split-axis 1 --concat-axis 0
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_to_all.empty.mlir | FileCheck %s --check-prefix=EMPTY
 
 // x0 = 4x2, block 1 = rows 2-3 = elements [4, 8); y1 = 2x4, block 0 =
 // columns 0-1 = elements [0, 2) and [4, 6).

@@ -3,15 +3,24 @@
 // (each hop reads what the hop before delivered); tree: binomial, in round d
 // ranks q < d send to q + d. The root's own output gets a local copy (none
 // in place).
-// RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT4
-// RUN: coll-gen broadcast --devices 2 --shape 8 --root 0 --strategy direct --in-place | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=INPLACE2
-// RUN: coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT3
-// RUN: coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING2
-// RUN: coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE2
-// RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING4
-// RUN: coll-gen broadcast --devices 3 --shape 12 --root 3 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RINGOUT3
-// RUN: coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE4
-// RUN: coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy tree --in-place | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE3
+// GEN: direct4 = coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.direct4.mlir | FileCheck %s --check-prefix=DIRECT4
+// GEN: inplace2 = coll-gen broadcast --devices 2 --shape 8 --root 0 --strategy direct --in-place
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.inplace2.mlir | FileCheck %s --check-prefix=INPLACE2
+// GEN: direct3 = coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.direct3.mlir | FileCheck %s --check-prefix=DIRECT3
+// GEN: ring2 = coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.ring2.mlir | FileCheck %s --check-prefix=RING2
+// GEN: tree2 = coll-gen broadcast --devices 2 --shape 64 --root 1 --strategy tree
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.tree2.mlir | FileCheck %s --check-prefix=TREE2
+// GEN: ring4 = coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.ring4.mlir | FileCheck %s --check-prefix=RING4
+// GEN: ringout3 = coll-gen broadcast --devices 3 --shape 12 --root 3 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.ringout3.mlir | FileCheck %s --check-prefix=RINGOUT3
+// GEN: tree4 = coll-gen broadcast --devices 4 --shape 64 --root 1 --strategy tree
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.tree4.mlir | FileCheck %s --check-prefix=TREE4
+// GEN: tree3 = coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy tree --in-place
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/broadcast.tree3.mlir | FileCheck %s --check-prefix=TREE3
 
 // DIRECT4: %[[X:.*]] = memref.memory_space_cast %arg0 : memref<64xf32> to memref<64xf32, #coll.device<1 : i64>>
 // DIRECT4-COUNT-4: "coll.copy"(%[[X]], %{{.*}}) :

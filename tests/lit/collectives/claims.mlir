@@ -1,9 +1,13 @@
 // Every collective's lowering ends in its claim (coll.implements), with the
 // collective's own attributes, and coll-check-semantics proves it.
-// RUN: coll-gen all-to-all --devices 3 --shape 2x6 --split-axis 1 --concat-axis 0 | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=A2A
-// RUN: coll-gen reduce-scatter --devices 2 --shape 3x4 --axis 1 --kind max --strategy ring | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=RS
-// RUN: coll-gen reduce --devices 3 --shape 8 --root 3 --strategy tree | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=REDUCE
-// RUN: coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy ring --in-place | coll-opt --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=BCAST
+// GEN: a2a = coll-gen all-to-all --devices 3 --shape 2x6 --split-axis 1 --concat-axis 0
+// RUN: coll-opt --coll-lower-collectives --coll-check-semantics < %S/Inputs/gen/claims.a2a.mlir | FileCheck %s --check-prefix=A2A
+// GEN: rs = coll-gen reduce-scatter --devices 2 --shape 3x4 --axis 1 --kind max --strategy ring
+// RUN: coll-opt --coll-lower-collectives --coll-check-semantics < %S/Inputs/gen/claims.rs.mlir | FileCheck %s --check-prefix=RS
+// GEN: reduce = coll-gen reduce --devices 3 --shape 8 --root 3 --strategy tree
+// RUN: coll-opt --coll-lower-collectives --coll-check-semantics < %S/Inputs/gen/claims.reduce.mlir | FileCheck %s --check-prefix=REDUCE
+// GEN: bcast = coll-gen broadcast --devices 3 --shape 8 --root 2 --strategy ring --in-place
+// RUN: coll-opt --coll-lower-collectives --coll-check-semantics < %S/Inputs/gen/claims.bcast.mlir | FileCheck %s --check-prefix=BCAST
 // RUN: coll-opt %s --coll-lower-collectives --coll-check-semantics | FileCheck %s --check-prefix=CHAIN
 
 // A2A: %[[J:.*]] = "coll.join"

@@ -2,16 +2,25 @@
 // (source, target) pair; (s, s) is a local copy; an output no pair targets
 // is not written. The claim carries the pairs and coll-check-semantics
 // proves every lowering (the untouched outputs too).
-// RUN: coll-gen permute --devices 2 --shape 8 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=SWAP2
-// RUN: coll-gen permute --devices 3 --shape 5 --pairs 0:2,2:1 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=PARTIAL3
-// RUN: coll-gen permute --devices 4 --shape 2x3 --dtype i32 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING4
-// RUN: coll-gen permute --devices 3 --shape 5 --pairs 0:0,1:1,2:2 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=IDENT3
-// RUN: coll-gen permute --devices 3 --shape 5 --pairs none | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=NONE3
-// RUN: coll-gen permute --devices 4 --shape 0x3 --pairs shift:2 | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=EMPTY
-// RUN: coll-gen permute --devices 4 --shape 6 --pairs 3:0,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=PROVED
-// RUN: coll-gen permute --devices 3 --shape 2x2 --pairs 2:0,0:1,1:2 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=PROVED
+// GEN: swap2 = coll-gen permute --devices 2 --shape 8
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/permute.swap2.mlir | FileCheck %s --check-prefix=SWAP2
+// GEN: partial3 = coll-gen permute --devices 3 --shape 5 --pairs 0:2,2:1
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/permute.partial3.mlir | FileCheck %s --check-prefix=PARTIAL3
+// GEN: ring4 = coll-gen permute --devices 4 --shape 2x3 --dtype i32 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/permute.ring4.mlir | FileCheck %s --check-prefix=RING4
+// GEN: ident3 = coll-gen permute --devices 3 --shape 5 --pairs 0:0,1:1,2:2
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/permute.ident3.mlir | FileCheck %s --check-prefix=IDENT3
+// GEN: none3 = coll-gen permute --devices 3 --shape 5 --pairs none
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/permute.none3.mlir | FileCheck %s --check-prefix=NONE3
+// GEN: empty = coll-gen permute --devices 4 --shape 0x3 --pairs shift:2
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/permute.empty.mlir | FileCheck %s --check-prefix=EMPTY
+// GEN: proved = coll-gen permute --devices 4 --shape 6 --pairs 3:0,1:2
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' < %S/Inputs/gen/permute.proved.mlir | FileCheck %s --check-prefix=PROVED
+// GEN: proved2 = coll-gen permute --devices 3 --shape 2x2 --pairs 2:0,0:1,1:2
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-check-order,coll-check-semantics)' < %S/Inputs/gen/permute.proved2.mlir | FileCheck %s --check-prefix=PROVED
 // Upstream mlir-opt knows the op from the IRDL file alone:
-// RUN: coll-gen permute --devices 3 --shape 4 --pairs 0:2 | %mlir-opt --irdl-file=%irdl | FileCheck %s --check-prefix=IRDL
+// GEN: irdl = coll-gen permute --devices 3 --shape 4 --pairs 0:2
+// RUN: %mlir-opt --irdl-file=%irdl < %S/Inputs/gen/permute.irdl.mlir | FileCheck %s --check-prefix=IRDL
 // The verifier's refusals (this file's own chunks):
 // RUN: coll-opt %s --split-input-file --verify-diagnostics
 // RUN: not coll-gen permute --devices 3 --shape 4 --pairs 0:1,2:1 2>&1 | FileCheck %s --check-prefix=GENDUP

@@ -2,16 +2,26 @@
 // copied to the root, one combine (the root's own input first); ring: chunk
 // by chunk along the ring that ends at the root, pipelined; tree: binomial,
 // rank q = devices[(root + q) mod N].
-// RUN: coll-gen reduce --devices 3 --shape 4 --root 1 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT3
-// RUN: coll-gen reduce --devices 2 --shape 4 --root 2 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=OUTSIDE2
-// RUN: coll-gen reduce --devices 4 --shape 4 --root 3 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT4
-// RUN: coll-gen reduce --devices 2 --shape 64 --root 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING2
-// RUN: coll-gen reduce --devices 3 --shape 4 --root 1 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING3
-// RUN: coll-gen reduce --devices 4 --shape 64 --kind max --root 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING4
-// RUN: coll-gen reduce --devices 4 --shape 64 --root 4 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RINGOUT
-// RUN: coll-gen reduce --devices 3 --shape 4 --root 1 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE3
-// RUN: coll-gen reduce --devices 4 --shape 4 --root 0 --strategy tree | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=TREE4
-// RUN: coll-gen reduce --devices 2 --shape 4 --root 1 --strategy tree --in-place | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=INPLACE
+// GEN: direct3 = coll-gen reduce --devices 3 --shape 4 --root 1 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.direct3.mlir | FileCheck %s --check-prefix=DIRECT3
+// GEN: outside2 = coll-gen reduce --devices 2 --shape 4 --root 2 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.outside2.mlir | FileCheck %s --check-prefix=OUTSIDE2
+// GEN: direct4 = coll-gen reduce --devices 4 --shape 4 --root 3 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.direct4.mlir | FileCheck %s --check-prefix=DIRECT4
+// GEN: ring2 = coll-gen reduce --devices 2 --shape 64 --root 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ring2.mlir | FileCheck %s --check-prefix=RING2
+// GEN: ring3 = coll-gen reduce --devices 3 --shape 4 --root 1 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ring3.mlir | FileCheck %s --check-prefix=RING3
+// GEN: ring4 = coll-gen reduce --devices 4 --shape 64 --kind max --root 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ring4.mlir | FileCheck %s --check-prefix=RING4
+// GEN: ringout = coll-gen reduce --devices 4 --shape 64 --root 4 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ringout.mlir | FileCheck %s --check-prefix=RINGOUT
+// GEN: tree3 = coll-gen reduce --devices 3 --shape 4 --root 1 --strategy tree
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.tree3.mlir | FileCheck %s --check-prefix=TREE3
+// GEN: tree4 = coll-gen reduce --devices 4 --shape 4 --root 0 --strategy tree
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.tree4.mlir | FileCheck %s --check-prefix=TREE4
+// GEN: inplace = coll-gen reduce --devices 2 --shape 4 --root 1 --strategy tree --in-place
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.inplace.mlir | FileCheck %s --check-prefix=INPLACE
 
 // DIRECT3: %[[X0:.*]] = memref.memory_space_cast %arg0 : memref<4xf32> to memref<4xf32, #coll.device<0 : i64>>
 // DIRECT3: %[[X1:.*]] = memref.memory_space_cast %arg1 : memref<4xf32> to memref<4xf32, #coll.device<1 : i64>>

@@ -2,13 +2,20 @@
 // ring: the partial of block c starts on c+1 and travels the ring to c, each
 // hop a copy into scratch and a combine with the device's own block; direct:
 // every other device's block is copied to c, one combine (own block first).
-// RUN: coll-gen reduce-scatter --devices 2 --shape 4x3 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING2
-// RUN: coll-gen reduce-scatter --devices 3 --shape 6 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING3
-// RUN: coll-gen reduce-scatter --devices 4 --shape 8 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=RING4
-// RUN: coll-gen reduce-scatter --devices 3 --shape 6 --axis 0 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT3
-// RUN: coll-gen reduce-scatter --devices 4 --shape 8 --kind max --axis 0 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=DIRECT4
-// RUN: coll-gen reduce-scatter --devices 2 --shape 2x4 --axis 1 --strategy direct | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=AXIS1
-// RUN: coll-gen reduce-scatter --devices 3 --shape 0x6 --axis 0 --strategy ring | coll-opt --coll-lower-collectives | FileCheck %s --check-prefix=EMPTY
+// GEN: ring2 = coll-gen reduce-scatter --devices 2 --shape 4x3 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce_scatter.ring2.mlir | FileCheck %s --check-prefix=RING2
+// GEN: ring3 = coll-gen reduce-scatter --devices 3 --shape 6 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce_scatter.ring3.mlir | FileCheck %s --check-prefix=RING3
+// GEN: ring4 = coll-gen reduce-scatter --devices 4 --shape 8 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce_scatter.ring4.mlir | FileCheck %s --check-prefix=RING4
+// GEN: direct3 = coll-gen reduce-scatter --devices 3 --shape 6 --axis 0 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce_scatter.direct3.mlir | FileCheck %s --check-prefix=DIRECT3
+// GEN: direct4 = coll-gen reduce-scatter --devices 4 --shape 8 --kind max --axis 0 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce_scatter.direct4.mlir | FileCheck %s --check-prefix=DIRECT4
+// GEN: axis1 = coll-gen reduce-scatter --devices 2 --shape 2x4 --axis 1 --strategy direct
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce_scatter.axis1.mlir | FileCheck %s --check-prefix=AXIS1
+// GEN: empty = coll-gen reduce-scatter --devices 3 --shape 0x6 --axis 0 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce_scatter.empty.mlir | FileCheck %s --check-prefix=EMPTY
 
 // Block 0 (rows 0-1 of x1) goes d1 -> d0 and is combined straight into y0.
 // RING2: %[[X0:.*]] = memref.collapse_shape {{.*}} into memref<12xf32, #coll.device<0 : i64>>

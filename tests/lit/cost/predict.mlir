@@ -1,11 +1,15 @@
 // coll-predict prints, for every all_reduce, the cost model's prediction of
 // each strategy and the pick; coll-lower-all-reduce{profile=...} follows it.
-// RUN: coll-gen all-reduce --devices 4 --shape 1024 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALL
-// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-predict=profile=nvlink-h200 -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
-// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-lower-all-reduce=profile=nvlink-h200 --coll-stats -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL
-// RUN: coll-gen all-reduce --devices 8 --shape 16777216 | coll-opt --coll-lower-all-reduce --coll-stats -o /dev/null 2>&1 | FileCheck %s --check-prefix=REF
-// RUN: coll-gen all-reduce --devices 2 --shape 1024 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-predict{format=json})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=JSON
-// RUN: coll-gen all-reduce --devices 2 | not coll-opt --coll-predict=profile=nope -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// GEN: small = coll-gen all-reduce --devices 4 --shape 1024
+// RUN: coll-opt --coll-predict -o /dev/null < %S/Inputs/gen/predict.small.mlir 2>&1 | FileCheck %s --check-prefix=SMALL
+// GEN: large = coll-gen all-reduce --devices 8 --shape 16777216
+// RUN: coll-opt --coll-predict=profile=nvlink-h200 -o /dev/null < %S/Inputs/gen/predict.large.mlir 2>&1 | FileCheck %s --check-prefix=LARGE
+// RUN: coll-opt --coll-lower-all-reduce=profile=nvlink-h200 --coll-stats -o /dev/null < %S/Inputs/gen/predict.large.mlir 2>&1 | FileCheck %s --check-prefix=MODEL
+// RUN: coll-opt --coll-lower-all-reduce --coll-stats -o /dev/null < %S/Inputs/gen/predict.large.mlir 2>&1 | FileCheck %s --check-prefix=REF
+// GEN: json = coll-gen all-reduce --devices 2 --shape 1024
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-predict{format=json})' -o /dev/null < %S/Inputs/gen/predict.json.mlir 2>&1 | FileCheck %s --check-prefix=JSON
+// GEN: bad = coll-gen all-reduce --devices 2
+// RUN: not coll-opt --coll-predict=profile=nope -o /dev/null < %S/Inputs/gen/predict.bad.mlir 2>&1 | FileCheck %s --check-prefix=BAD
 
 // 4 KB on 4 GPUs: latency-bound, one step of copies wins.
 // SMALL: // coll-predict: profile nvlink-h200

@@ -1,11 +1,16 @@
 // coll-predict covers every collective, not only all_reduce: one table per
 // op with each of its strategies, the pick and the reference rule. The
 // counts are the schedules' own (N = 4, 1024 elements per input).
-// RUN: coll-gen reduce-scatter --devices 4 --shape 1024 --axis 0 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=RS
-// RUN: coll-gen all-gather --devices 4 --shape 1024 --axis 0 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=AG
-// RUN: coll-gen reduce --devices 4 --shape 1024 --kind max --root 2 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=RED
-// RUN: coll-gen broadcast --devices 4 --shape 1024 --root 0 | coll-opt --coll-predict -o /dev/null 2>&1 | FileCheck %s --check-prefix=BC
-// RUN: coll-gen all-to-all --devices 4 --shape 1024 --split-axis 0 --concat-axis 0 | coll-opt --coll-predict=format=json -o /dev/null 2>&1 | FileCheck %s --check-prefix=A2A
+// GEN: rs = coll-gen reduce-scatter --devices 4 --shape 1024 --axis 0
+// RUN: coll-opt --coll-predict -o /dev/null < %S/Inputs/gen/predict_collectives.rs.mlir 2>&1 | FileCheck %s --check-prefix=RS
+// GEN: ag = coll-gen all-gather --devices 4 --shape 1024 --axis 0
+// RUN: coll-opt --coll-predict -o /dev/null < %S/Inputs/gen/predict_collectives.ag.mlir 2>&1 | FileCheck %s --check-prefix=AG
+// GEN: red = coll-gen reduce --devices 4 --shape 1024 --kind max --root 2
+// RUN: coll-opt --coll-predict -o /dev/null < %S/Inputs/gen/predict_collectives.red.mlir 2>&1 | FileCheck %s --check-prefix=RED
+// GEN: bc = coll-gen broadcast --devices 4 --shape 1024 --root 0
+// RUN: coll-opt --coll-predict -o /dev/null < %S/Inputs/gen/predict_collectives.bc.mlir 2>&1 | FileCheck %s --check-prefix=BC
+// GEN: a2a = coll-gen all-to-all --devices 4 --shape 1024 --split-axis 0 --concat-axis 0
+// RUN: coll-opt --coll-predict=format=json -o /dev/null < %S/Inputs/gen/predict_collectives.a2a.mlir 2>&1 | FileCheck %s --check-prefix=A2A
 
 // RS: @reduce_scatter reduce_scatter #0: N=4 numel=1024 f32 (4096 B per device): pick {{ring|direct}} (reference rule: direct)
 // RS-NEXT: strategy copies kernels steps max_sent_B predicted_us

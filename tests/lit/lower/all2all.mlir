@@ -1,9 +1,12 @@
 // all2all: chunk c is reduced on device c from every other device's slice,
 // then copied from c into the slice of every other device's result.
-// RUN: coll-gen all-reduce --devices 3 --shape 1000 --dtype f16 | coll-opt --coll-lower-all-reduce=strategy=all2all | FileCheck %s
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 --kind xor --dtype i64 | coll-opt --coll-lower-all-reduce=strategy=all2all | FileCheck %s --check-prefix=N4
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 --kind xor --dtype i64 | coll-opt --coll-lower-all-reduce=strategy=all2all | FileCheck %s --check-prefix=N4K
-// RUN: coll-gen all-reduce --devices 2 --shape 10 | coll-opt --coll-lower-all-reduce=strategy=all2all | FileCheck %s --check-prefix=N2
+// GEN: input = coll-gen all-reduce --devices 3 --shape 1000 --dtype f16
+// RUN: coll-opt --coll-lower-all-reduce=strategy=all2all < %S/Inputs/gen/all2all.input.mlir | FileCheck %s
+// GEN: n4 = coll-gen all-reduce --devices 4 --shape 4x100 --kind xor --dtype i64
+// RUN: coll-opt --coll-lower-all-reduce=strategy=all2all < %S/Inputs/gen/all2all.n4.mlir | FileCheck %s --check-prefix=N4
+// RUN: coll-opt --coll-lower-all-reduce=strategy=all2all < %S/Inputs/gen/all2all.n4.mlir | FileCheck %s --check-prefix=N4K
+// GEN: n2 = coll-gen all-reduce --devices 2 --shape 10
+// RUN: coll-opt --coll-lower-all-reduce=strategy=all2all < %S/Inputs/gen/all2all.n2.mlir | FileCheck %s --check-prefix=N2
 
 // numel 1000 on 3 devices: f = 8, chunks 336, 336, 328.
 // CHECK-DAG: %[[X0:.*]] = memref.memory_space_cast %arg0 {{.*}}#coll.device<0 : i64>>

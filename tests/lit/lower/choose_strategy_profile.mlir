@@ -3,9 +3,11 @@
 // NVLink profile a 16-byte allreduce on 8 devices is latency-bound (naive:
 // one step) and a 16 MiB one bandwidth-bound (all2all: 2(N-1)/N of the
 // buffer per device, in two steps).
-// RUN: coll-gen all-reduce --devices 8 --shape 4 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=nvlink-h200})' | FileCheck %s --check-prefix=TINY
-// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=nvlink-h200})' | FileCheck %s --check-prefix=BIG
-// RUN: coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32 | coll-opt --pass-pipeline='builtin.module(coll-predict{profile=nvlink-h200})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PREDICT
+// GEN: tiny = coll-gen all-reduce --devices 8 --shape 4 --dtype f32
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=nvlink-h200})' < %S/Inputs/gen/choose_strategy_profile.tiny.mlir | FileCheck %s --check-prefix=TINY
+// GEN: big = coll-gen all-reduce --devices 8 --shape 4194304 --dtype f32
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-choose-strategy{profile=nvlink-h200})' < %S/Inputs/gen/choose_strategy_profile.big.mlir | FileCheck %s --check-prefix=BIG
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-predict{profile=nvlink-h200})' -o /dev/null < %S/Inputs/gen/choose_strategy_profile.big.mlir 2>&1 | FileCheck %s --check-prefix=PREDICT
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-choose-strategy{profile=no-such-profile})' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // TINY: "coll.all_reduce"{{.*}}strategy = "naive"

@@ -2,8 +2,10 @@
 // its own input (read in place) with the N-1 copies into its output, the
 // operands in device order x0, x1, ... on every device (identical replicas).
 // RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive})' | FileCheck %s
-// RUN: coll-gen all-reduce --devices 3 --shape 5 | coll-opt --coll-lower-all-reduce=strategy=naive | FileCheck %s --check-prefix=N3
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 | coll-opt --coll-lower-all-reduce=strategy=naive | FileCheck %s --check-prefix=N4
+// GEN: n3 = coll-gen all-reduce --devices 3 --shape 5
+// RUN: coll-opt --coll-lower-all-reduce=strategy=naive < %S/Inputs/gen/naive.n3.mlir | FileCheck %s --check-prefix=N3
+// GEN: n4 = coll-gen all-reduce --devices 4 --shape 4x100
+// RUN: coll-opt --coll-lower-all-reduce=strategy=naive < %S/Inputs/gen/naive.n4.mlir | FileCheck %s --check-prefix=N4
 
 // CHECK-LABEL: func.func @n2
 // CHECK-DAG: %[[X0:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<2x3xi32, #coll.device<0 : i64>> into memref<6xi32, #coll.device<0 : i64>>

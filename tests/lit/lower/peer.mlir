@@ -1,10 +1,14 @@
 // oneshot and twoshot: combines read the other devices' buffers in place
 // through peer views (memref.memory_space_cast from device i to the
 // combining device), which needs the module attribute coll.peer_access.
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --peer-access | coll-opt --coll-lower-all-reduce=strategy=oneshot | FileCheck %s --check-prefix=ONE
-// RUN: coll-gen all-reduce --devices 3 --shape 1000 --peer-access | coll-opt --coll-lower-all-reduce=strategy=twoshot | FileCheck %s --check-prefix=TWO
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 --peer-access | coll-opt --coll-lower-all-reduce=strategy=twoshot | FileCheck %s --check-prefix=TWO4
-// RUN: coll-gen all-reduce --devices 3 --shape 8 | not coll-opt --coll-lower-all-reduce=strategy=oneshot 2>&1 | FileCheck %s --check-prefix=NOPEER
+// GEN: one = coll-gen all-reduce --devices 3 --shape 8 --peer-access
+// RUN: coll-opt --coll-lower-all-reduce=strategy=oneshot < %S/Inputs/gen/peer.one.mlir | FileCheck %s --check-prefix=ONE
+// GEN: two = coll-gen all-reduce --devices 3 --shape 1000 --peer-access
+// RUN: coll-opt --coll-lower-all-reduce=strategy=twoshot < %S/Inputs/gen/peer.two.mlir | FileCheck %s --check-prefix=TWO
+// GEN: two4 = coll-gen all-reduce --devices 4 --shape 4x100 --peer-access
+// RUN: coll-opt --coll-lower-all-reduce=strategy=twoshot < %S/Inputs/gen/peer.two4.mlir | FileCheck %s --check-prefix=TWO4
+// GEN: nopeer = coll-gen all-reduce --devices 3 --shape 8
+// RUN: not coll-opt --coll-lower-all-reduce=strategy=oneshot < %S/Inputs/gen/peer.nopeer.mlir 2>&1 | FileCheck %s --check-prefix=NOPEER
 
 // oneshot: no copy, no scratch; device 0 combines x0 (its own), x1 and x2
 // (peer views) in device order into y0; so do devices 1 and 2.
@@ -43,7 +47,7 @@
 // twoshot on 4 devices: N combines, N(N-1) copies.
 // TWO4-COUNT-4: "coll.combine"
 // TWO4-NOT: "coll.combine"
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 --peer-access | coll-opt --coll-lower-all-reduce=strategy=twoshot | FileCheck %s --check-prefix=TWO4C
+// RUN: coll-opt --coll-lower-all-reduce=strategy=twoshot < %S/Inputs/gen/peer.two4.mlir | FileCheck %s --check-prefix=TWO4C
 // TWO4C-COUNT-12: "coll.copy"
 // TWO4C-NOT: "coll.copy"
 

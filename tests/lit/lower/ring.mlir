@@ -1,8 +1,11 @@
 // ring: reduce-scatter then allgather around d0 -> d1 -> ... -> d0, only on
 // the N ring edges, each combine writing straight into its final slice.
-// RUN: coll-gen all-reduce --devices 3 --shape 100 --dtype i8 --kind min | coll-opt --coll-lower-all-reduce=strategy=ring | FileCheck %s
-// RUN: coll-gen all-reduce --devices 2 --shape 8 | coll-opt --coll-lower-all-reduce=strategy=ring | FileCheck %s --check-prefix=N2
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},canonicalize,cse)' | FileCheck %s --check-prefix=N4
+// GEN: input = coll-gen all-reduce --devices 3 --shape 100 --dtype i8 --kind min
+// RUN: coll-opt --coll-lower-all-reduce=strategy=ring < %S/Inputs/gen/ring.input.mlir | FileCheck %s
+// GEN: n2 = coll-gen all-reduce --devices 2 --shape 8
+// RUN: coll-opt --coll-lower-all-reduce=strategy=ring < %S/Inputs/gen/ring.n2.mlir | FileCheck %s --check-prefix=N2
+// GEN: n4 = coll-gen all-reduce --devices 4 --shape 4x100
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},canonicalize,cse)' < %S/Inputs/gen/ring.n4.mlir | FileCheck %s --check-prefix=N4
 
 // 100 i8 in chunks of whole 16-byte vectors (docs/algorithm.md): 32, 32
 // and the edge chunk 32 + 4. Chunk 0 = [0, 32) starts on d0, is combined

@@ -1,12 +1,16 @@
 // Single-device output: only the target device gets the result.
 // naive: every input not on the target is copied there; the target reduces,
 // the operands in device order.
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --to-device 1 | coll-opt --coll-lower-all-reduce=strategy=naive | FileCheck %s --check-prefix=NAIVE
+// GEN: naive = coll-gen all-reduce --devices 3 --shape 8 --to-device 1
+// RUN: coll-opt --coll-lower-all-reduce=strategy=naive < %S/Inputs/gen/single_device.naive.mlir | FileCheck %s --check-prefix=NAIVE
 // A target outside the group (the host, say device 3): the first copy lands in the output, which is then reduced in place.
-// RUN: coll-gen all-reduce --devices 3 --shape 8 --to-device 3 | coll-opt --coll-lower-all-reduce=strategy=naive | FileCheck %s --check-prefix=HOST
+// GEN: host = coll-gen all-reduce --devices 3 --shape 8 --to-device 3
+// RUN: coll-opt --coll-lower-all-reduce=strategy=naive < %S/Inputs/gen/single_device.host.mlir | FileCheck %s --check-prefix=HOST
 // ring/all2all: reduce-scatter, then each reduced chunk is copied straight into the output slice; no allgather.
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 --to-device 2 | coll-opt --coll-lower-all-reduce=strategy=ring | FileCheck %s --check-prefix=RING
-// RUN: coll-gen all-reduce --devices 4 --shape 4x100 --to-device 0 | coll-opt --coll-lower-all-reduce=strategy=all2all | FileCheck %s --check-prefix=A2A
+// GEN: ring = coll-gen all-reduce --devices 4 --shape 4x100 --to-device 2
+// RUN: coll-opt --coll-lower-all-reduce=strategy=ring < %S/Inputs/gen/single_device.ring.mlir | FileCheck %s --check-prefix=RING
+// GEN: a2a = coll-gen all-reduce --devices 4 --shape 4x100 --to-device 0
+// RUN: coll-opt --coll-lower-all-reduce=strategy=all2all < %S/Inputs/gen/single_device.a2a.mlir | FileCheck %s --check-prefix=A2A
 
 // NAIVE-DAG: %[[X1:.*]] = memref.memory_space_cast %arg1 : memref<8xf32> to memref<8xf32, #coll.device<1 : i64>>
 // NAIVE-DAG: %[[Y:.*]] = memref.memory_space_cast %arg3 : memref<8xf32> to memref<8xf32, #coll.device<1 : i64>>

@@ -2,7 +2,8 @@
 // mpi.isend / mpi.irecv pair (tag 0: the first message between those two
 // ranks), receives posted first; an identity pair is a local copy; a rank
 // that receives nothing posts no receive.
-// RUN: coll-gen permute --devices 3 --shape 4 --pairs 0:2,2:0,1:1 | coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' | FileCheck %s --check-prefix=GLOBAL
+// GEN: global = coll-gen permute --devices 3 --shape 4 --pairs 0:2,2:0,1:1
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' < %S/Inputs/gen/permute.global.mlir | FileCheck %s --check-prefix=GLOBAL
 // The SPMD form over groups (pairs are positions in each group), expanded
 // per group and projected; and with the tensor form's zero fill, which
 // stays local work on every rank around the rank's messages.

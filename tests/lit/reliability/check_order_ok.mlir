@@ -2,9 +2,12 @@
 // writes to disjoint slices in parallel, a combine in place, scratch reused
 // after a wait.
 // RUN: coll-opt %s --coll-check-order | FileCheck %s
-// RUN: coll-gen all-reduce --devices 5 --shape 203 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-shuffle{seed=3},coll-check-order)' | FileCheck %s --check-prefix=RING
-// RUN: coll-gen all-reduce --devices 5 --shape 12 --to-device 7 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-shuffle{seed=4},coll-check-order)' | FileCheck %s --check-prefix=EMPTY
-// RUN: coll-gen all-reduce --devices 5 --shape 2x3 --dtype i32 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-shuffle{seed=5},coll-check-order)' | FileCheck %s --check-prefix=NAIVE
+// GEN: ring = coll-gen all-reduce --devices 5 --shape 203
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-shuffle{seed=3},coll-check-order)' < %S/Inputs/gen/check_order_ok.ring.mlir | FileCheck %s --check-prefix=RING
+// GEN: empty = coll-gen all-reduce --devices 5 --shape 12 --to-device 7
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-shuffle{seed=4},coll-check-order)' < %S/Inputs/gen/check_order_ok.empty.mlir | FileCheck %s --check-prefix=EMPTY
+// GEN: naive = coll-gen all-reduce --devices 5 --shape 2x3 --dtype i32
+// RUN: coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-shuffle{seed=5},coll-check-order)' < %S/Inputs/gen/check_order_ok.naive.mlir | FileCheck %s --check-prefix=NAIVE
 
 // Ring: 2N(N-1) copies and N(N-1) combines survive the shuffle.
 // RING-COUNT-40: "coll.copy"

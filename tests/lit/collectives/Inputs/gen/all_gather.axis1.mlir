@@ -1,0 +1,7 @@
+module {
+  func.func @all_gather(%arg0: memref<2x3xf32>, %arg1: memref<2x3xf32>, %arg2: memref<2x3xf32>, %arg3: memref<2x3xf32>, %arg4: memref<2x12xf32>, %arg5: memref<2x12xf32>, %arg6: memref<2x12xf32>, %arg7: memref<2x12xf32>) attributes {llvm.emit_c_interface} {
+    %0 = "coll.all_gather"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7) {devices = array<i64: 0, 1, 2, 3>, gather_axis = 1 : i64, operandSegmentSizes = array<i32: 4, 4, 0>, strategy = "direct"} : (memref<2x3xf32>, memref<2x3xf32>, memref<2x3xf32>, memref<2x3xf32>, memref<2x12xf32>, memref<2x12xf32>, memref<2x12xf32>, memref<2x12xf32>) -> !coll.token
+    "coll.wait"(%0) : (!coll.token) -> ()
+    return
+  }
+}

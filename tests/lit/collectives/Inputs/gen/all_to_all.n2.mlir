@@ -1,0 +1,7 @@
+module {
+  func.func @all_to_all(%arg0: memref<4x2xf32>, %arg1: memref<4x2xf32>, %arg2: memref<2x4xf32>, %arg3: memref<2x4xf32>) attributes {llvm.emit_c_interface} {
+    %0 = "coll.all_to_all"(%arg0, %arg1, %arg2, %arg3) {concat_axis = 1 : i64, devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>, split_axis = 0 : i64} : (memref<4x2xf32>, memref<4x2xf32>, memref<2x4xf32>, memref<2x4xf32>) -> !coll.token
+    "coll.wait"(%0) : (!coll.token) -> ()
+    return
+  }
+}

@@ -1,0 +1,7 @@
+module {
+  func.func @broadcast(%arg0: memref<8xf32>, %arg1: memref<8xf32>) attributes {llvm.emit_c_interface} {
+    %0 = "coll.broadcast"(%arg0, %arg0, %arg1) {devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 1, 2, 0>, root = 0 : i64, strategy = "direct"} : (memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+    "coll.wait"(%0) : (!coll.token) -> ()
+    return
+  }
+}

@@ -1,0 +1,7 @@
+module {
+  func.func @reduce(%arg0: memref<4xf32>, %arg1: memref<4xf32>, %arg2: memref<4xf32>, %arg3: memref<4xf32>) attributes {llvm.emit_c_interface} {
+    %0 = "coll.reduce"(%arg0, %arg1, %arg2, %arg3) {devices = array<i64: 0, 1, 2>, kind = "sum", operandSegmentSizes = array<i32: 3, 1, 0>, root = 1 : i64, strategy = "tree"} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+    "coll.wait"(%0) : (!coll.token) -> ()
+    return
+  }
+}

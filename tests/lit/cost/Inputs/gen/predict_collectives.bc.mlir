@@ -1,0 +1,7 @@
+module {
+  func.func @broadcast(%arg0: memref<1024xf32>, %arg1: memref<1024xf32>, %arg2: memref<1024xf32>, %arg3: memref<1024xf32>, %arg4: memref<1024xf32>) attributes {llvm.emit_c_interface} {
+    %0 = "coll.broadcast"(%arg0, %arg1, %arg2, %arg3, %arg4) {devices = array<i64: 0, 1, 2, 3>, operandSegmentSizes = array<i32: 1, 4, 0>, root = 0 : i64} : (memref<1024xf32>, memref<1024xf32>, memref<1024xf32>, memref<1024xf32>, memref<1024xf32>) -> !coll.token
+    "coll.wait"(%0) : (!coll.token) -> ()
+    return
+  }
+}
