@@ -30,9 +30,11 @@ demo: setup
 
 SHUFFLE_SEEDS ?= 1 2 3
 
-# lit + FileCheck, all of pytest, then the CPU numeric suite again with every
-# program run in another valid order of its token graph (coll-shuffle seeds),
-# and the MPI collectives under mpirun (seed s: the grid of 2 + (s-1) % 3 ranks).
+# lit + FileCheck, all of pytest, then the MPI collectives under mpirun with
+# their programs in other valid orders of the token graph (coll-shuffle seeds;
+# seed s: the grid of 2 + (s-1) % 3 ranks). The CPU grid
+# (tests/unit/test_cpu_grid.py) runs every case under one of the seeds,
+# each (collective, strategy) under all of them, in one pass.
 # pytest runs on every core (pytest-xdist), but the files that start mpirun:
 # those run alone after it (their ranks share the cores; their fault tests
 # time the kills).
@@ -43,9 +45,7 @@ test: setup
 	$(BIN)/pytest -q -n auto $(addprefix --ignore=,$(MPI_TESTS)) tests/unit
 	$(BIN)/pytest -q $(MPI_TESTS)
 	for s in $(SHUFFLE_SEEDS); do \
-	  echo "CPU numeric suite under coll-shuffle{seed=$$s}"; \
-	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q -n auto tests/unit/test_cpu_runtime.py \
-	    tests/unit/test_collectives_cpu.py || exit 1; \
+	  echo "MPI collectives under coll-shuffle{seed=$$s}"; \
 	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_mpi_collectives.py || exit 1; \
 	done
 

@@ -358,6 +358,38 @@ class Collective(OpView):
         `spmd`: in an SPMD function (one output, this rank's)."""
         return []
 
+    # The sizes `sample` knows: odd element counts (uneven chunks), fewer
+    # elements than devices (empty chunks), none, rank 0, several tiles.
+    SAMPLE_SIZES = ("uneven", "small", "empty", "scalar", "large")
+
+    @classmethod
+    def sample(cls, n, size="uneven"):
+        """(shape, attrs) of a test instance over n devices for
+        ir/generate.collective_module (the CPU and MPI test grids), or None
+        where `size` does not apply. Without axes: a flat shape (rank 2 or 3
+        on even n). With axes: 2-D, its axes leading on odd n and trailing on
+        even n; a divided axis holds 2 rows a device (1 when small), the
+        other axis 3, 1, 0 or 67 (uneven, small, empty, large). The root in
+        the middle of the group. A collective whose lowering has other
+        corners overrides it."""
+        attrs = {"root": (n - 1) // 2} if cls.ROOTED else {}
+        if not cls.AXES:
+            shape = {"uneven": [13] if n % 2 else [3, 7] if n % 4 else [3, 1, 7], "small": [max(n - 1, 1)],
+                     "empty": [0] if n % 2 else [0, 3], "scalar": [], "large": [1000]}[size]
+            return shape, attrs
+        if size == "scalar":
+            return None
+        lead = n % 2
+        axes = {name: (k + 1 - lead) % 2 for k, name in enumerate(cls.AXES)}
+        divided = {axes[name] for name in cls.DIVIDED_AXES}
+        if len(cls.AXES) == 1:  # collective_module names a lone axis `axis`
+            axes = {"axis": axes[cls.AXES[0]]}
+        rest = iter({"uneven": [3, 5], "small": [1, 1], "empty": [0, 5], "large": [67, 3]}[size])
+        per = 1 if size == "small" else 2
+        shape = [per * n if d in divided else next(rest) for d in range(2)]
+        attrs.update(axes)
+        return shape, attrs
+
     @classmethod
     def busbw(cls, n):
         """nccl-tests' bus bandwidth factor: busbw = algbw * factor."""

@@ -901,6 +901,13 @@ def _touch(op, value):
     return any(x[0] == value for x in eff[0]), any(x[0] == value for x in eff[1])
 
 
+def _empty(t):
+    try:
+        return 0 in ir.MemRefType(t).shape
+    except ValueError:
+        return False
+
+
 def argument_roles(func_op):
     """Per argument of `func_op`'s entry block: (whether the program reads
     the value the caller passed in, whether it writes the argument), from
@@ -938,8 +945,8 @@ def argument_roles(func_op):
             c.findings.append(None)
         if not c.findings:
             for role, a in zip(roles, args):
-                if role is not None and role[0] and role[1]:
-                    role[0] = a in c.initial
+                if role is not None and role[0] and role[1] and not _empty(a.type):
+                    role[0] = a in c.initial  # (nothing reads an empty buffer: it stays an input)
     return [tuple(r) if r is not None else None for r in roles]
 
 
