@@ -86,6 +86,12 @@ def _ops(func, name):
     return find_ops(func, name)
 
 
+class WholeProgram(ValueError):
+    """The entry is more than one collective on its arguments (local work
+    around it, several collectives): no numpy reference of its own; it runs
+    as a program (coll-run: unchecked, strategies compared)."""
+
+
 def describe(module, entry=None):
     """The Problem of a parsed module at the collective or explicit level
     (in the tensor form: bufferized in place first, as a runtime runs it).
@@ -109,13 +115,13 @@ def _describe(func):
     name, specs = read_signature(func)
     found = _ops(func, lambda n: n in COLLECTIVES)
     if len(found) > 1:
-        raise ValueError(f"@{name} holds {len(found)} collectives; coll-run checks one")
+        raise WholeProgram(f"@{name} holds {len(found)} collectives; coll-run checks one")
     if found:
         local = [op for op in func.regions[0].blocks[0].operations
                  if not op.operation.name.startswith("coll.")
                  and op.operation.name not in ("func.return", "arith.constant") + VIEW_OPS]  # a view is no work
         if local:  # e.g. a frontend's linalg around its collective: no reference here
-            raise ValueError(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
+            raise WholeProgram(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
                              f"{where(local[0].operation)}); coll-run checks a function that is one collective on "
                              "its arguments: run this one from Python (coll.backends.cpu.compile(text).run) "
                              "against your own reference")

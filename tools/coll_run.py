@@ -23,6 +23,14 @@ program's device count (a run with another is refused before anything
 starts); a run that has not finished within --timeout seconds is killed and
 reported rank by rank. `cuda` is another name of `gpu`.
 
+A FILE with local work around its collectives (a frontend's linalg on
+tensors, loops, several collectives), in the global view or SPMD, runs as
+the program it is: x0.. are its inputs (by what it does with its
+arguments), y0.. its outputs (or, working in place, its arguments after the
+run). It has no reference of its own: the check column says `unchecked`,
+and with --strategy=all every strategy's results must agree with the
+first one's.
+
 A FILE annotated with upstream shard (a shard.grid, shard.shard on a
 tensor program, not partitioned) runs over its grid (mpi: one rank per
 process; cpu: one simulated device per process): the npz holds the global
@@ -101,16 +109,19 @@ def _located(exc, filename):
     return format_error(exc, filename)
 
 
+PROGRAM = "program"  # _load's kind of a module that is more than one collective
+
+
 def _load(path, entry):
     """(module text, Problem or None, name for locations, the frontend whose
-    program runs on global arrays or None); located diagnostics on bad
+    program runs on global arrays, PROGRAM, or None); located diagnostics on bad
     input. Reads what coll-opt reads: a file or '-' (stdin), text (any bytes
     in comments) or bytecode."""
     from mlir import ir
     from coll.ir import make_context
     from coll.ir.errors import LocatedError
     from coll.ir.verifier import verify
-    from coll.runtime.check import describe
+    from coll.runtime.check import WholeProgram, describe
     from coll.runtime.signature import find_entry
     from .diagnostics import Collector, from_location
     from .parse_guard import SourceError, check_input
@@ -147,6 +158,8 @@ def _load(path, entry):
             try:
                 problem = describe(module, entry)
                 _fits(problem)
+            except WholeProgram:  # local work, several collectives: run as a program
+                return text, None, name, PROGRAM
             except ir.MLIRError as e:  # bufferizing the tensor form
                 raise Failure(_located(e, path)) from None
             except ValueError as e:
@@ -256,8 +269,12 @@ def run(argv):
     if not ok:
         _fail(f"backend '{args.backend}' is not available here: {why}")
     text, problem, shown, frontend = _load(args.file, args.entry)
-    job = (_GlobalJob(args, backend, options, text, frontend, shown) if frontend is not None
-           else _CollectiveJob(args, backend, options, text, problem, shown))
+    if frontend is PROGRAM:
+        job = _ProgramJob(args, backend, options, text, None, shown)
+    elif frontend is not None:
+        job = _GlobalJob(args, backend, options, text, frontend, shown)
+    else:
+        job = _CollectiveJob(args, backend, options, text, problem, shown)
     from coll.runtime.measure import table
     rows = [job.measure(strategy) for strategy in job.strategies()]
     print(job.title())
@@ -346,6 +363,90 @@ class _CollectiveJob(_Job):
             raise Failure(_located(e, self.shown)) from None
         if keep:
             self.first_outputs = self.runs.kept
+        return self._row(m)
+
+
+class _ProgramJob(_Job):
+    """A module with local work around its collectives (or several of
+    them), global view or SPMD, memrefs or tensors: it runs as the program
+    it is, on per-device arrays x0.. (its inputs, by what it does with its
+    arguments) into y0... There is no reference of its own: the table says
+    `unchecked`, and with --strategy=all each strategy's outputs must agree
+    with the first one's (bitwise on exact types, 1e-5 relative on floats),
+    else FAIL."""
+
+    def strategies(self):
+        if self.args.strategy != "all":
+            return [self.args.strategy]
+        from mlir import ir
+        from coll.collectives import COLLECTIVES
+        from coll.ir import make_context
+        from coll.ir.walk import find_ops
+        with make_context():  # what every collective of the program can run here
+            names = {op.name for op in find_ops(ir.Module.parse(self.text).operation,
+                                                lambda n: n in {c.NAME for c in COLLECTIVES})}
+        runnable = [set(c.runnable(self.backend.capabilities)) for c in COLLECTIVES if c.NAME in names]
+        return [s for s in STRATEGIES if s != "auto" and all(s in r for r in runnable)] or ["auto"]
+
+    def title(self):
+        p = self.prog
+        ins = ", ".join(str(s) for s in p.specs[:p.n_inputs]) or "none"
+        return (f"{self.shown}: a program with local work, inputs {ins} -> {len(p.specs) - p.n_inputs} output(s), "
+                f"backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one; no reference "
+                "to check against" + ("" if self.args.strategy != "all" else ": every strategy against the first"))
+
+    def _arrays(self, prog):
+        import numpy as np
+        from coll.runtime.signature import NUMPY_DTYPES
+        specs = prog.specs[:prog.n_inputs]
+        names = [f"x{i}" for i in range(len(specs))]
+        if self.args.inputs:
+            from coll.runtime.npz import NpzError, load
+            try:
+                data = load(self.args.inputs, {n: (tuple(sp.shape), NUMPY_DTYPES[sp.element])
+                                               for n, sp in zip(names, specs)})
+            except NpzError as e:
+                _fail(f"{self.args.inputs}: {e}")
+            except OSError as e:
+                _fail(f"could not read inputs '{self.args.inputs}': {e.strerror or e}")
+            xs = [data[n] for n in names]
+        else:
+            rng = np.random.default_rng(self.args.seed)
+            xs = [(rng.uniform(-1, 1, sp.shape) if sp.element.startswith(("f", "b"))
+                   else rng.integers(-8, 8, sp.shape)).astype(NUMPY_DTYPES[sp.element]) for sp in specs]
+        ys = [np.zeros(sp.shape, NUMPY_DTYPES[sp.element]) for sp in prog.specs[prog.n_inputs:]]
+        return xs, ys
+
+    def measure(self, strategy):
+        import numpy as np
+        from coll.runtime.measure import Measurement
+        prog = self.prog = self._compile(strategy)
+        xs, ys = self._arrays(prog)
+        try:
+            given = [x.copy() for x in xs]  # in place, a run overwrites them
+            prog.run(given, ys)
+            times = prog.time([x.copy() for x in xs], [np.zeros_like(y) for y in ys], self.args.repeat)
+        except Failure:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+            raise Failure(_located(e, self.shown)) from None
+        got = [y.copy() for y in ys] if ys else given  # no outputs: it works in place
+        good, worst = True, 0.0
+        if self.first_outputs is None:
+            self.first_outputs, self.first = {f"y{j}": y for j, y in enumerate(got)}, got
+        else:  # the same program by another strategy: the same results
+            for y, r in zip(got, self.first):
+                if y.dtype.kind == "f":
+                    err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
+                    good = good and err <= 1e-5 * max(1.0, float(np.max(np.abs(r), initial=0.0)))
+                else:
+                    err = float(np.count_nonzero(y != r))
+                    good = good and err == 0
+                worst = max(worst, err)
+        nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
+        chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
+        m = Measurement("-", getattr(prog, "ranks", None) or "-", nbytes, 0, [float(t) for t in times], good, worst, None, "-",
+                        any(y.dtype.kind == "f" for y in got), chosen, checked=False)
         return self._row(m)
 
 

@@ -116,8 +116,8 @@ def test_spmd_loop_is_refused_where_it_is_by_the_global_view(tmp_path):
     r = tool("coll-opt", src, "--coll-spmd-to-global")  # was: exit 0, the loop left as it was
     assert r.returncode == 1 and r.stderr.startswith(want), r.stderr
     r = tool("coll-run", src, "--backend=cpu", "--repeat=1", "--outputs", tmp_path / "o.npz")
-    # coll-run checks one collective on its arguments: it refuses the loop, naming it.
-    assert r.returncode == 1 and f"local work around its collective ('scf.for' at {src}:5:3)" in r.stderr, r.stderr
+    # coll-run runs it as a program: the CPU route's global view refuses the loop, naming it.
+    assert r.returncode == 1 and r.stderr.startswith(want), r.stderr
     assert not (tmp_path / "o.npz").exists()
     with pytest.raises(ir.MLIRError) as err:
         cpu.compile(SPMD_LOOP)
@@ -245,3 +245,74 @@ def test_collective_that_not_every_rank_reaches_is_refused(tmp_path):
         f"{src}:7:10: error: coll-spmd-to-mpi: 'coll.all_reduce' inside 'scf.if': every rank must run every collective "
         "as often as the others; expected it at the top level or in scf.for loops with constant bounds",
         f"{src}:6:3: note: this scf.if"]
+
+
+# -- coll-run runs a module with local work as the program it is (issue 24 item 3)
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+def test_coll_run_runs_the_spmd_loop_under_mpi(tmp_path):
+    src, xs, out = tmp_path / "loop.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(SPMD_LOOP)
+    np.savez(xs, x0=_inputs()[0], x1=_inputs()[1])
+    r = tool("coll-run", src, "--backend=mpi", "--repeat=1", "--inputs", xs, "--outputs", out)
+    assert r.returncode == 0, r.stderr
+    assert "a program with local work" in r.stdout and r.stdout.rstrip().endswith("unchecked"), r.stdout
+    got = np.load(out)  # in place: the arguments after the run
+    assert [got[f"y{i}"].tobytes() for i in range(2)] == [a.tobytes() for a in ACCUMULATED]
+
+
+def test_coll_run_runs_a_tensor_program_with_local_work_on_the_cpu(tmp_path):
+    """examples/tensor_mlp.mlir (matmul per device, all_reduce, exp): every
+    strategy runs, agrees with the first, and y0/y1 are numpy's answer; the
+    table says unchecked (no reference of its own), never ok."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    rng = np.random.default_rng(3)
+    x0, x1 = rng.uniform(-1, 1, (2, 2, 4)).astype(np.float32)
+    w = rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x0=x0, x1=x1, x2=w)
+    r = tool("coll-run", os.path.join(root, "examples", "tensor_mlp.mlir"), "--backend=cpu", "--strategy=all",
+             "--repeat=1", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 0, r.stderr
+    rows = r.stdout.splitlines()[2:]
+    assert len(rows) == 7 and all(row.rstrip().endswith("unchecked") for row in rows), r.stdout
+    want = np.exp(x0 @ w + x1 @ w)
+    got = np.load(tmp_path / "out.npz")
+    assert sorted(got.files) == ["y0", "y1"]
+    for y in (got["y0"], got["y1"]):
+        np.testing.assert_allclose(y, want, rtol=1e-5)
+
+
+def test_coll_run_program_strategies_must_agree(tmp_path, monkeypatch):
+    """A strategy whose results differ from the first one's is a FAIL, exit
+    1, no output file (the comparison is what checks a program without a
+    reference)."""
+    from coll.tools import coll_run
+    calls = []
+    real = coll_run._ProgramJob.measure
+
+    def skewed(self, strategy):
+        calls.append(strategy)
+        if len(calls) == 2:  # the second strategy's program computes something else
+            run = type(self.backend).compile
+
+            def wrong(backend, *a, **k):
+                prog = run(backend, *a, **k)
+                inner = prog.run
+
+                def bad(xs, ys):
+                    inner(xs, ys)
+                    for y in ys:
+                        y += 1
+                prog.run = bad
+                return prog
+            monkeypatch.setattr(type(self.backend), "compile", wrong)
+        return real(self, strategy)
+    monkeypatch.setattr(coll_run._ProgramJob, "measure", skewed)
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    out = tmp_path / "out.npz"
+    try:
+        code = coll_run.run([os.path.join(root, "examples", "tensor_mlp.mlir"), "--backend=cpu", "--strategy=all",
+                             "--repeat=1", "--outputs", str(out)])
+    finally:
+        cpu.clear_cache()  # the skewed program stays out of later tests
+    assert code == 1 and not out.exists() and len(calls) == 7
