@@ -375,17 +375,25 @@ class _ProgramJob(_Job):
     with the first one's (bitwise on exact types, 1e-5 relative on floats),
     else FAIL."""
 
-    def strategies(self):
-        if self.args.strategy != "all":
-            return [self.args.strategy]
+    def __init__(self, *a):
+        super().__init__(*a)
         from mlir import ir
         from coll.collectives import COLLECTIVES
         from coll.ir import make_context
+        from coll.ir.ops import view
         from coll.ir.walk import find_ops
-        with make_context():  # what every collective of the program can run here
-            names = {op.name for op in find_ops(ir.Module.parse(self.text).operation,
-                                                lambda n: n in {c.NAME for c in COLLECTIVES})}
-        runnable = [set(c.runnable(self.backend.capabilities)) for c in COLLECTIVES if c.NAME in names]
+        with make_context():  # its collectives: their names, the devices they span
+            found = find_ops(ir.Module.parse(self.text).operation, lambda n: n in {c.NAME for c in COLLECTIVES})
+            self.names = {op.name for op in found}
+            devices = {d for op in found for d in view(op).devices}
+        self.devices = max(devices) + 1 if devices else "-"
+
+    def strategies(self):
+        if self.args.strategy != "all":
+            return [self.args.strategy]
+        from coll.collectives import COLLECTIVES
+        # what every collective of the program can run here
+        runnable = [set(c.runnable(self.backend.capabilities)) for c in COLLECTIVES if c.NAME in self.names]
         return [s for s in STRATEGIES if s != "auto" and all(s in r for r in runnable)] or ["auto"]
 
     def title(self):
@@ -445,7 +453,7 @@ class _ProgramJob(_Job):
                 worst = max(worst, err)
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
-        m = Measurement("-", getattr(prog, "ranks", None) or "-", nbytes, 0, [float(t) for t in times], good, worst, None, "-",
+        m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times], good, worst, None, "-",
                         any(y.dtype.kind == "f" for y in got), chosen, checked=False)
         return self._row(m)
 
