@@ -110,7 +110,7 @@ def main_source(entry, ranks, rank_specs, rank_inputs, given=None, max_tag=0):
     given = rank_inputs if given is None else given
     dims = sorted({len(shape) for shape, _ in rank_specs})
     structs = "\n".join(
-        f"typedef struct {{ void *allocated, *aligned; int64_t offset"
+        "typedef struct { void *allocated, *aligned; int64_t offset"
         + (f", sizes[{d}], strides[{d}]" if d else "") + f"; }} memref{d};" for d in dims)
     params = ", ".join(f"memref{len(s)} *" for s, _ in rank_specs)
     lines = []
