@@ -37,8 +37,9 @@ from ..ir.walk import find_ops
 from ..ir.types import device_of, on_device
 from ..ir import STRATEGIES
 from ..ir.views import VIEW_OPS, root_of, same_memory
+from ..analysis.effects import Resolver, Unresolved
+from ..analysis.order import argument_roles
 from ..analysis.regions import box, overlaps
-from ..passes.check_order import Resolver, Unresolved, argument_roles, effects
 from ..passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
 from ..passes.lower_collectives import lower_collectives
 
@@ -828,7 +829,7 @@ def _constant_index(v):
 def _rank_inputs(func_op):
     """How many leading arguments the rank only reads (the slots a run
     need not read back; an input written in place is not one of them:
-    its values are given as any input's, passes/check_order.py
+    its values are given as any input's, analysis/order.py
     argument_roles). Read on the SPMD function, before its collectives
     are lowered."""
     roles = argument_roles(func_op)
