@@ -486,8 +486,21 @@ def argument_roles(func_op):
             c.block(blocks[0])
         except (Unresolved, ValueError, TypeError):
             c.findings.append(None)
-        if not c.findings:
-            for role, a in zip(roles, args):
-                if role is not None and role[0] and role[1] and not _empty(a.type):
-                    role[0] = a in c.initial  # (nothing reads an empty buffer: it stays an input)
+        for role, a in zip(roles, args):
+            if role is not None and role[0] and role[1] and not _empty(a.type):  # (nothing reads an empty buffer)
+                # A racy program (findings) has no order of the token graph to follow: program order.
+                role[0] = a in c.initial if not c.findings else _first_touch_reads(func_op, a)
     return [tuple(r) if r is not None else None for r in roles]
+
+
+def _first_touch_reads(func_op, arg):
+    """Whether the first op in program order that touches `arg` (or a view
+    of it) reads it."""
+    order = {}
+
+    def visit(op):
+        order[op] = len(order)
+        return ir.WalkResult.ADVANCE
+    func_op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    touches = sorted(((order.get(op, len(order)), touch(op, v)) for op, v in view_uses(arg)), key=lambda t: t[0])
+    return next((t[0] for _, t in touches if t is not None and (t[0] or t[1])), True)

@@ -601,10 +601,14 @@ def _entry(module_op, entry=None):
             raise ShardError(f"no function @{entry} in the module (functions: {', '.join(names) or 'none'})",
                              module_op.location)
         return funcs[names.index(entry)]
+    body = module_op.regions[0].blocks[0].operations
+    where = body[0].operation.location if len(body) else module_op.location  # (the module's is line 0)
+    if not funcs:
+        raise ShardError("the module has no func.func to run", where)
     public = [f for f in funcs if "sym_visibility" not in f.attributes]
     if len(public) != 1:
-        raise ShardError(f"{len(public)} public functions ({', '.join(names) or 'none'}); expected one, or name "
-                         "the entry", module_op.location)
+        raise ShardError(f"{len(public)} public functions ({', '.join(names)}); expected one, or name "
+                         "the entry", where)
     return public[0]
 
 

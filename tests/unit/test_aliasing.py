@@ -99,7 +99,7 @@ def _runtimes():
 def test_partial_overlap_refused_by_the_python_runtimes(backend):
     with pytest.raises(VerifyError) as err:
         _runtimes()[backend](PARTIAL)
-    ((loc, msg),) = err.value.findings
+    ((loc, msg, _notes),) = err.value.findings
     assert msg == MESSAGE
     assert str(loc).endswith(":8:8)") or ":8:8" in str(loc)
 

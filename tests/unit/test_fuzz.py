@@ -68,10 +68,10 @@ def test_structured_mutators_change_the_program():
     """Each structure-aware category makes a different, still parseable (or
     deliberately broken) program from a lowered seed."""
     seeds = [t for t in fuzz.corpus() if '"coll.copy"' in t and "memref.subview" in t]
-    rng = random.Random(3)
     for mutate, marker in ((fuzz.m_view_chain, "memref."), (fuzz.m_strided_slice, "strided<["),
                            (fuzz.m_upstream_memory, "%fz_"), (fuzz.m_deep_nesting, "")):
-        changed = [mutate(t, rng) for t in seeds[:6]]
+        rng = random.Random(3)  # one per mutator: each sees the same draws whatever the others take
+        changed = [mutate(t, rng) for t in seeds[:12]]
         assert any(c != t for c, t in zip(changed, seeds)), mutate.__name__
         assert any(marker in c for c in changed), mutate.__name__
     sliced = [fuzz.m_strided_slice(t, random.Random(k)) for k, t in enumerate(seeds[:10])]
