@@ -302,7 +302,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             f"pinned when there are more of them); a combine holds its rank's core, a message its target's (copy_cores "
             "target: the receiver copies it, so two messages in opposite directions run at once) or both "
             "ranks' (copy_cores both), whichever the exchange program measured",
-            "ready: a rank posts its messages in step order (frontends/spmd.py), receives first within a "
+            "ready: a rank posts its messages in step order (backends/mpi/project.py), receives first within a "
             "step, not program order: a message goes as soon as what it waits for is done and its ports "
             "are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "

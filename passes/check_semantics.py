@@ -40,7 +40,7 @@ from ..ir.ops import COLLECTIVES, DATA_OPS, Combine, Copy, Implements, attr_ints
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
-from .check_order import Resolver, Unresolved, host_effects
+from ..analysis.effects import Resolver, Unresolved, host_effects
 
 POISON = ("poison",)  # what a read of unwritten memory yields (reported there)
 UNKNOWN = "unknown"  # (UNKNOWN, op): a value written by `op` that is not followed

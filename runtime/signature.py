@@ -18,7 +18,8 @@ from mlir import ir
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, OPS, view
 from ..ir.walk import find_ops
-from ..passes.check_order import argument_roles, effects
+from ..analysis.effects import effects
+from ..analysis.order import argument_roles
 from ..ir.views import VIEW_OPS
 from ..ir.walk import is_public
 
@@ -253,7 +254,7 @@ writer_of = _writer
 
 def classify_arguments(func):
     """(number of inputs, why not) from what the program does with each
-    argument (passes/check_order.py argument_roles): an input is read
+    argument (analysis/order.py argument_roles): an input is read
     before it is written, or never written (in place: also written); an
     output is only written; inputs come first. `why not` names the
     arguments when that does not hold."""

@@ -264,7 +264,8 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, 
 
     from . import toolchain
     from ..driver import lower
-    from ...frontends.spmd import GLOBAL_ARGS_ATTR, MAX_TAG_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
+    from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
+    from .project import MAX_TAG_ATTR
     from ...runtime.signature import find_entry
 
     mpi = toolchain.find()

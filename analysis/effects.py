@@ -1,0 +1,398 @@
+"""What host ops read and write, and where a memref value points.
+
+The memory-effect analysis that coll-check-order (passes/check_order.py)
+orders, and that the lowering and the runtimes borrow: `effects` /
+`flat_effects` / `host_effects` give the buffers an op reads and writes
+(exactly, as a box of elements, or only as somewhere in a view);
+`Resolver` follows a memref value through the view ops (ir/views.py) to its
+root buffer (a function argument, an allocation, a global by name) and its
+strided layout there; `touch` / `view_uses` say what an op does with one
+value and where a buffer is used through its views.
+"""
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..ir.ops import COLLECTIVES, view
+from ..ir.views import VIEW_OPS, view_op
+
+UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
+ROOT_OPS = UNWRITTEN_ROOTS + ("memref.get_global",)
+ASYNC_OPS = ("coll.copy", "coll.combine") + tuple(COLLECTIVES)
+# Ops whose memref operands are not memory accesses.
+NO_ACCESS = ("memref.dim", "memref.rank", "memref.extract_strided_metadata",
+             "memref.extract_aligned_pointer_as_index", "memref.prefetch")
+# Accesses known only to lie somewhere in their view.
+WHOLE_VIEW = ("vector.transfer_read", "vector.transfer_write", "vector.maskedload",
+              "vector.maskedstore", "vector.gather", "vector.scatter", "vector.expandload",
+              "vector.compressstore", "affine.load", "affine.store", "affine.vector_load",
+              "affine.vector_store")
+
+
+class Unresolved(Exception):
+    def __init__(self, message, op=None):
+        super().__init__(message)
+        self.op = op  # the view op it stopped at, for a note
+
+
+# -- where a memref value points ------------------------------------------------
+@dataclass
+class Layout:
+    """Element (shape, strides, offset) of a view, relative to an aligned
+    pointer `shift` bytes into `root`, with `esize` bytes per element."""
+    root: object
+    shift: int
+    shape: tuple
+    strides: tuple
+    offset: int
+    esize: int
+
+
+_ESIZE = {}
+
+
+def element_size(t):
+    got = _ESIZE.get(t)
+    if got is None:
+        got = _ESIZE[t] = _esize_of(t)
+    return got
+
+
+def _esize_of(t):
+    if isinstance(t, ir.IndexType) or str(t) == "index":
+        return 8
+    for cls in (ir.IntegerType, ir.FloatType):
+        try:
+            return max(1, (cls(t).width + 7) // 8)
+        except (ValueError, TypeError):
+            pass
+    try:
+        vt = ir.VectorType(t)
+        n = 1
+        for d in vt.shape:
+            n *= d
+        return n * element_size(vt.element_type)
+    except (ValueError, TypeError):
+        pass
+    try:
+        return 2 * element_size(ir.ComplexType(t).element_type)
+    except (ValueError, TypeError):
+        raise Unresolved(f"elements of type {t} have no known size") from None
+
+
+DYN = None
+
+
+def _static(mt):
+    """(shape, strides, offset) of a memref type, or None when any is dynamic."""
+    global DYN
+    if DYN is None:
+        DYN = (ir.ShapedType.get_dynamic_stride_or_offset(), ir.ShapedType.get_dynamic_size())
+    shape = tuple(mt.shape)
+    try:
+        strides, offset = mt.get_strides_and_offset()
+    except (ValueError, TypeError):
+        return None
+    if offset == DYN[0] or DYN[0] in strides or any(d < 0 or d == DYN[1] for d in shape):
+        return None
+    return shape, tuple(strides), offset
+
+
+def _constant(v):
+    """The integer value of an arith.constant, else None."""
+    if isinstance(v, ir.BlockArgument):
+        return None
+    op = v.owner.operation if hasattr(v.owner, "operation") else v.owner
+    if op.name != "arith.constant":
+        return None
+    try:
+        return ir.IntegerAttr(op.attributes["value"]).value
+    except (ValueError, TypeError):
+        return None
+
+
+def _mixed(op, name, dynamic_values, marker):
+    """Static attribute `name` with its dynamic entries replaced by the
+    constants they are, or None when one is not a constant."""
+    out, dyn = [], iter(dynamic_values)
+    for x in ir.DenseI64ArrayAttr(op.attributes[name]):
+        if x == marker:
+            x = _constant(next(dyn))
+            if x is None:
+                return None
+        out.append(x)
+    return out
+
+
+def _segments(op):
+    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands, out, start = list(op.operands), [], 0
+    for s in sizes:
+        out.append(operands[start:start + s])
+        start += s
+    return out
+
+
+class Resolver:
+    """Layouts of memref values, cached per value."""
+
+    def __init__(self, func_op):
+        blocks = list(func_op.regions[0].blocks)
+        self.entry_args = set(blocks[0].arguments) if blocks else set()
+        self.cache = {}
+
+    def layout(self, v):
+        got = self.cache.get(v)
+        if got is None:
+            got = self.cache[v] = self._layout(v)
+        return got
+
+    def _layout(self, v):
+        mt = ir.MemRefType(v.type)
+        esize = element_size(mt.element_type)
+        static = _static(mt)
+        op = view_op(v)
+        if op is None:
+            return Layout(self._root(v), 0, *self._need(static, v), esize)
+        src = self.layout(op.operands[0])
+        name = op.name
+        if name == "memref.view":
+            # The byte shift is an operand: a new aligned pointer.
+            shift = _constant(op.operands[1])
+            if shift is None:
+                raise Unresolved("the byte shift of this memref.view is not a constant", op)
+            if src.strides not in ((1,), ()) or src.esize != 1:
+                raise Unresolved(f"memref.view of {op.operands[0].type}; expected a contiguous i8 buffer", op)
+            shape = list(mt.shape)
+            sizes = iter(op.operands[2:])
+            for k, d in enumerate(shape):
+                if d == DYN[1]:
+                    shape[k] = _constant(next(sizes))
+                    if shape[k] is None:
+                        raise Unresolved("a size of this memref.view is not a constant", op)
+            strides, acc = [], 1
+            for d in reversed(shape):
+                strides.append(acc)
+                acc *= d
+            return Layout(src.root, src.shift + src.offset + shift, tuple(shape),
+                          tuple(reversed(strides)), 0, esize)
+        if static is not None:
+            # Every other view keeps its source's aligned pointer, and the
+            # verifier has checked its type against its operands.
+            return Layout(src.root, src.shift, *static, esize)
+        if name in ("memref.cast", "memref.memory_space_cast", "memref.assume_alignment"):
+            return src
+        if name in ("memref.subview", "memref.reinterpret_cast"):
+            _, offs, sizes, strides = _segments(op)
+            dso, dsz = ir.ShapedType.get_dynamic_stride_or_offset(), ir.ShapedType.get_dynamic_size()
+            o = _mixed(op, "static_offsets", offs, dso)
+            n = _mixed(op, "static_sizes", sizes, dsz)
+            s = _mixed(op, "static_strides", strides, dso)
+            if None not in (o, n, s):
+                if name == "memref.reinterpret_cast":
+                    return Layout(src.root, src.shift, tuple(n), tuple(s), o[0], esize)
+                offset = src.offset + sum(a * b for a, b in zip(o, src.strides))
+                dims = [(k, st * step) for k, st, step in zip(n, src.strides, s)]
+                dims = self._drop_unit_dims(dims, list(mt.shape))
+                return Layout(src.root, src.shift, tuple(k for k, _ in dims),
+                              tuple(st for _, st in dims), offset, esize)
+        if name == "memref.transpose":
+            perm = ir.AffineMapAttr(op.attributes["permutation"]).value
+            idx = [ir.AffineDimExpr(r).position for r in perm.results]
+            return Layout(src.root, src.shift, tuple(src.shape[i] for i in idx),
+                          tuple(src.strides[i] for i in idx), src.offset, esize)
+        raise Unresolved(f"{v.type} has a dynamic offset, stride or size; expected static ones")
+
+    @staticmethod
+    def _drop_unit_dims(dims, result_shape):
+        """A rank-reducing subview drops unit dimensions: keep each dim that
+        lines up with the next result dim, unless the non-unit dims after it
+        need that place (unit dims are interchangeable, so this is exact)."""
+        out, j = [], 0
+        for idx, (k, s) in enumerate(dims):
+            later = sum(1 for n, _ in dims[idx + 1:] if n != 1)
+            fits = j < len(result_shape) and result_shape[j] in (k, DYN[1])
+            if k != 1 or (fits and len(result_shape) - j - 1 >= later):
+                out.append((k, s))
+                j += 1
+        if len(out) != len(result_shape):
+            raise Unresolved(f"cannot line up a rank-reducing subview with {result_shape}")
+        return out
+
+    def _need(self, static, v):
+        if static is None:
+            raise Unresolved(f"{v.type} has a dynamic offset, stride or size; expected static ones")
+        return static
+
+    def _root(self, v):
+        if isinstance(v, ir.BlockArgument):
+            if v in self.entry_args:
+                return v
+            raise Unresolved(f"{buffer_name(v)} is a block argument of a nested region; "
+                             "expected buffers defined at the top level of the function")
+        op = v.owner.operation if hasattr(v.owner, "operation") else v.owner
+        if op.name == "memref.get_global":
+            return "@" + ir.FlatSymbolRefAttr(op.attributes["name"]).value
+        if op.name in ROOT_OPS:
+            return v
+        raise Unresolved(f"cannot tell which buffer {buffer_name(v)} aliases: it comes from '{op.name}'; "
+                         "expected a function argument, coll.alloc, memref.alloc/alloca or "
+                         "memref.get_global, seen through view ops")
+
+
+def buffer_name(v):
+    if isinstance(v, str):
+        return v
+    try:
+        return v.get_name()
+    except Exception:  # a name is only for the message
+        return "<buffer>"
+
+
+
+# -- what each op reads and writes ---------------------------------------------
+def _indices(values):
+    out = [_constant(v) for v in values]
+    return None if None in out else out
+
+
+def _linalg(op):
+    """(reads, writes) of a linalg op on buffers: its inputs; its outputs,
+    read too when the payload uses them."""
+    ins, outs = _segments(op)[:2]
+    used = []
+    if len(op.regions) and len(op.regions[0].blocks):
+        args = list(op.regions[0].blocks[0].arguments)
+        if len(args) == len(ins) + len(outs):
+            used = [len(list(a.uses)) > 0 for a in args[len(ins):]]
+    if not used:
+        used = [True] * len(outs)
+    mem = lambda v: isinstance(v.type, ir.MemRefType)  # noqa: E731
+    reads = [(v, None, True) for v in ins if mem(v)]
+    reads += [(v, None, True) for v, u in zip(outs, used) if u and mem(v)]
+    writes = [(v, None, True) for v in outs if mem(v)]
+    return reads, writes
+
+
+def effects(op):
+    """([(value, (start, extents) or None, exact)] read, same written) of a
+    host op, or None when it is not known."""
+    name, operands = op.name, list(op.operands)
+    if name == "memref.load":
+        return [_point(operands[0], operands[1:])], []
+    if name == "memref.store":
+        return [], [_point(operands[1], operands[2:])]
+    if name == "memref.copy":
+        return [(operands[0], None, True)], [(operands[1], None, True)]
+    if name in ("memref.atomic_rmw", "memref.generic_atomic_rmw"):
+        base = 1 if name == "memref.atomic_rmw" else 0
+        a = _point(operands[base], operands[base + 1:])
+        return [a], [a]
+    if name == "memref.dealloc":
+        return [], [(operands[0], None, False)]
+    if name in ("vector.load", "vector.store"):
+        base = 0 if name == "vector.load" else 1
+        vshape = list(ir.VectorType((op.results[0] if base == 0 else operands[0]).type).shape)
+        a = _point(operands[base], operands[base + 1:], vshape)
+        return ([a], []) if base == 0 else ([], [a])
+    if name in WHOLE_VIEW:
+        mems = [(v, None, False) for v in operands if isinstance(v.type, ir.MemRefType)]
+        writes = "store" in name or "write" in name or "scatter" in name
+        return ([], mems) if writes else (mems, [])
+    if name.startswith("linalg.") and "operandSegmentSizes" in op.attributes:
+        return _linalg(op)
+    if name in ("func.call", "func.call_indirect"):
+        mems = [(v, None, False) for v in operands if isinstance(v.type, ir.MemRefType)]
+        return mems, list(mems)
+    return None
+
+
+def flat_effects(op):
+    """(reads, writes) as `effects` gives them of a host op without regions
+    that takes no token: ([], []) for one that touches no memory (a view, an
+    allocation, an op without memref operands); None when its accesses are
+    not known."""
+    name = op.name
+    if name == "memref.reshape":  # a view that also reads its shape operand
+        return [(op.operands[1], None, True)], []
+    if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS:
+        return [], []
+    if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
+        return [], []
+    return effects(op)
+
+
+def host_effects(op):
+    """(reads, writes) of a host op, as coll-check-order orders it: its
+    flat effects, or for an op with regions (a loop, a branch) the union of
+    what its nested ops may touch, none exactly (a nested coll op: its
+    buffers). None when some access is not known. Shared with
+    coll-check-semantics, which follows what host ops write."""
+    if not len(op.regions) or op.name.startswith("linalg.") or op.name in VIEW_OPS:
+        return flat_effects(op)
+    reads, writes, unknown = [], [], []
+
+    def visit(inner):
+        if inner == op:
+            return ir.WalkResult.ADVANCE
+        if inner.name.startswith("coll."):
+            v = view(inner)
+            eff = ([(x, None, False) for x in v.reads if isinstance(x.type, ir.MemRefType)],
+                   [(x, None, False) for x in v.writes if isinstance(x.type, ir.MemRefType)]) \
+                if v is not None else ([], [])
+        else:
+            eff = flat_effects(inner) if not (len(inner.regions) and not inner.name.startswith("linalg.")) \
+                else ([], [])  # its nested ops are visited one by one
+        if eff is None:
+            unknown.append(inner)
+            return ir.WalkResult.INTERRUPT
+        reads.extend((v, None, False) for v, _, _ in eff[0])
+        writes.extend((v, None, False) for v, _, _ in eff[1])
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return None if unknown else (reads, writes)
+
+
+def _point(mem, index_values, vshape=()):
+    """The box a load or store at `index_values` touches: one element, or
+    the trailing `vshape` of a vector; the whole view when not constant."""
+    idx = _indices(index_values)
+    if idx is None:
+        return (mem, None, False)
+    rank = len(idx)
+    ext = [1] * (rank - len(vshape)) + list(vshape)
+    return (mem, (idx, ext), True)
+
+
+
+def view_uses(value):
+    """[(op, operand)] of `value` and of the views of it (ir/views.py)."""
+    out = []
+    for use in value.uses:
+        op = getattr(use.owner, "operation", use.owner)
+        if op.name in VIEW_OPS and use.operand_number == 0 and op.results:
+            out += view_uses(op.results[0])
+        out.append((op, op.operands[use.operand_number]))
+    return out
+
+
+# Ops through which a buffer's pointer escapes: what is done with it is not known.
+ESCAPES = ("memref.extract_aligned_pointer_as_index",)
+
+
+def touch(op, value):
+    """(reads, writes) of `value` by `op`: what its effects (or its coll
+    role) say; None when that is not known (its pointer escapes, an op
+    whose effects are not known)."""
+    if op.name in ESCAPES:
+        return None
+    if op.name in VIEW_OPS or op.name in NO_ACCESS or op.name == "func.return":
+        return op.name == "memref.reshape" and op.operands[1] == value, False
+    v = view(op)
+    if v is not None:
+        return any(x == value for x in v.reads), any(x == value for x in v.writes)
+    eff = flat_effects(op) if not len(op.regions) or op.name.startswith("linalg.") else None
+    if eff is None:
+        return None
+    return any(x[0] == value for x in eff[0]), any(x[0] == value for x in eff[1])
+
