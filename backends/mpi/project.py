@@ -73,16 +73,31 @@ def _rank_slots(func_op, written):
     Returns (slot types, number of read-only slots, table[r][i])."""
     args = list(func_op.regions[0].blocks[0].arguments)
     placed = {}
-    for a in args:
-        for use in a.uses:
-            if use.owner.name == "memref.memory_space_cast":
-                d = _device(use.owner.results[0])
+
+    def devices(value):  # the devices its casts (through views of it) place it on
+        for use in value.uses:
+            owner = use.owner
+            if owner.name == "memref.memory_space_cast":
+                d = _device(owner.results[0])
                 if d is not None:
-                    placed.setdefault(a.arg_number, d)
+                    yield d
+            elif owner.name in VIEW_OPS and use.operand_number == 0 and len(owner.results):
+                yield from devices(owner.results[0])
+    for a in args:
+        found = next(devices(a), None)
+        if found is not None:
+            placed[a.arg_number] = found
     if len(placed) != len(args):
-        k = next(a.arg_number for a in args if a.arg_number not in placed)
+        a = next(a for a in args if a.arg_number not in placed)
+        local = [u.owner for u in a.uses if u.owner.name not in VIEW_OPS and not u.owner.name.startswith("coll.")]
         lowered = not find_ops(func_op, lambda n: n in COLLECTIVES)
-        raise PassError(f"argument #{k} is placed on no device (memref.memory_space_cast to #coll.device<i>): "
+        if local:  # a global view's local work is on no device (it runs as one program on the cpu route)
+            raise PassError(f"argument #{a.arg_number} is used by local work ('{local[0].name}') that coll-to-mpi "
+                            "cannot place on a rank: in the global view, local work belongs to no device; "
+                            "expected an SPMD function (coll.ranks = N) for local work on MPI, or its "
+                            "arguments cast to #coll.device<i>", local[0].location)
+        raise PassError(f"argument #{a.arg_number} is placed on no device (memref.memory_space_cast to "
+                        "#coll.device<i>): "
                         + ("no coll op uses it; every argument of a global-view program is a device's buffer"
                            if lowered else "lower the collectives first (coll-lower-collectives)"),
                         func_op.location)

@@ -342,3 +342,44 @@ def test_local_work_racing_its_collective_is_refused(tmp_path, backend):
     assert r.returncode == 1 and not out.exists(), r.stderr
     assert r.stderr.startswith(f"{src}:4:8: error: coll-check-order: memref.load reads %arg2[0, 1) before it is "
                                "written"), r.stderr
+
+
+ON_VIEWS = """func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) attributes {llvm.emit_c_interface} {
+  %x0 = memref.subview %a[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %x1 = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %t = "coll.all_reduce"(%x0, %x1, %x0, %x1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32, strided<[1]>>, memref<4xf32, strided<[1]>>, memref<4xf32, strided<[1]>>, memref<4xf32, strided<[1]>>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_collective_on_views_of_the_arguments_runs(tmp_path, backend):
+    # Found by an outside attack: exact in place through subviews was refused
+    # by coll-run ("operands must be the arguments") and on MPI ("placed on no
+    # device"): the projection follows an argument's views to its casts.
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip("no MPI here")
+    src, xs, out = tmp_path / "v.mlir", tmp_path / "in.npz", tmp_path / "o.npz"
+    src.write_text(ON_VIEWS)
+    a, b = np.arange(8, dtype=np.float32), 10 * np.arange(8, dtype=np.float32)
+    np.savez(xs, x0=a, x1=b)
+    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("unchecked"), r.stdout + r.stderr
+    got = np.load(out)
+    want = a[:4] + b[:4]
+    assert np.array_equal(got["y0"], np.concatenate([want, a[4:]]))
+    assert np.array_equal(got["y1"], np.concatenate([want, b[4:]]))
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+def test_global_view_local_work_on_mpi_is_refused_at_the_op(tmp_path):
+    # Found by an outside attack: "argument #0 is placed on no device ... no
+    # coll op uses it" at the function, of an argument that local work uses.
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    src = os.path.join(root, "examples", "tensor_mlp.mlir")
+    r = tool("coll-run", src, "--backend=mpi", "--repeat=1")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith(f"{src}:8:9: error: coll-to-mpi: argument #0 is used by local work "
+                               "('linalg.matmul') that coll-to-mpi cannot place on a rank"), r.stderr
