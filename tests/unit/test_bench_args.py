@@ -75,6 +75,18 @@ def bench(script, *args):
     ("mpi_side_by_side.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
     ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: 'x' is not an integer"),
     ("profile_run.py", ["--top", "0", "--", "f.mlir"], "argument --top: 0 is out of range"),
+    # found by an outside attack: tracebacks (ValueError, ZeroDivisionError) or a silent run
+    ("pass_output_diff.py", ["--base", ".", "--ns", "nan"], "argument --ns: 'nan' is not an integer"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "abc"], "argument --ns: 'abc' is not an integer"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "2,,3"], "argument --ns: '' is not an integer"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "0"], "argument --ns: 0 is out of range; expected 1..64"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "2..65"], "argument --ns: 65 is out of range; expected 1..64"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "5..2"], "argument --ns: '5..2' is an empty range"),
+    ("pass_output_diff.py", ["--base", "/nonexistent"], "argument --base: '/nonexistent' is not a folder"),
+    ("pass_output_diff.py", ["--base", BENCH], "is not a coll checkout: it has no __init__.py"),
+    ("compile_time_ab.py", ["--base", "/nonexistent"], "argument --base: '/nonexistent' is not a folder"),
+    ("compile_time_ab.py", ["--base", os.path.join(BENCH, "..", "core")],
+     "is not a coll checkout: it has no collectives/__init__.py"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)
@@ -136,3 +148,10 @@ def test_every_numeric_argument_is_validated():
                     and isinstance(node.value, ast.Name) and node.value.id == "argparse":
                 bare.append(f"{os.path.basename(path)}:{node.lineno} argparse.ArgumentParser")
     assert bare == []
+
+
+def test_device_count_lists_and_checkouts_that_are_accepted():
+    from coll.tools.argtypes import checkout, counts
+    assert counts(1, 64)("2..4") == [2, 3, 4] and counts(1, 64)("8,3") == [8, 3] and counts(1, 64)("5..5") == [5]
+    root = os.path.join(BENCH, "..")
+    assert checkout(os.path.join("core", "registry.py"))(root) == root
