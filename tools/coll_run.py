@@ -248,6 +248,16 @@ def _depth(text, entry, strategy):
         return None
 
 
+def problem_of(argv):
+    """The Problem that coll-run `argv` would run (None: a program, or a
+    frontend's global arrays), its arguments parsed and its input loaded
+    as run() does: a usage error exits 1, bad input raises Failure. For
+    bench/profile_run.py, before it profiles anything."""
+    from coll import backends
+    args = _parser(backends).parse_args(argv)
+    return _load(args.file, args.entry)[1]
+
+
 def run(argv):
     from coll import backends
     args = _parser(backends).parse_args(argv)

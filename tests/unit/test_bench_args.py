@@ -87,6 +87,17 @@ def bench(script, *args):
     ("pass_output_diff.py", ["--base", "/nonexistent"], "argument --base: '/nonexistent' is not a folder"),
     ("pass_output_diff.py", ["--base", BENCH], "is not a coll checkout: it has no __init__.py"),
     ("compile_time_ab.py", ["--base", "/nonexistent"], "argument --base: '/nonexistent' is not a folder"),
+    # found by an outside attack: the whole benchmark ran, then FileNotFoundError or ValueError
+    ("cpu_run.py", ["--json", "/nonexistent/dir/x.json"], "--json: the folder of '/nonexistent/dir/x.json' does not exist"),
+    ("collectives_run.py", ["--json", "/nonexistent/dir/x.json"], "--json: the folder of"),
+    ("collectives_run.py", ["--small", "--profile", "bogus"], "--profile: unknown profile 'bogus'"),
+    ("validate.py", ["--json", "/nonexistent/dir/x.json"], "--json: the folder of"),
+    ("validate.py", ["--profile", "bogus"], "--profile: unknown profile 'bogus'; expected a path to a .json file"),
+    ("validate.py", ["--profile", "/dev/null"], "--profile: profile '/dev/null' is not valid JSON"),
+    ("profile_run.py", ["--", "/nonexistent.mlir", "--backend", "cpu"],
+     "coll-run: error: could not open input file '/nonexistent.mlir'"),
+    ("profile_run.py", ["--", "/dev/null", "--backend", "cpu"], "/dev/null:1:1: error: the module has no func.func"),
+    ("profile_run.py", ["/nonexistent.mlir"], "coll-run: error: the following arguments are required: --backend"),
     ("compile_time_ab.py", ["--base", os.path.join(BENCH, "..", "core")],
      "is not a coll checkout: it has no collectives/__init__.py"),
 ])
