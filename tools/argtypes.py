@@ -32,15 +32,16 @@ def seed():
     return count(0, SEED_MAX)
 
 
-def seconds(hi=7 * 24 * 3600):
-    """A finite number of seconds, > 0 and at most `hi`."""
+def seconds(hi=7 * 24 * 3600, zero=False):
+    """A finite number of seconds, > 0 (>= 0 with `zero`) and at most `hi`."""
     def parse(text):
         try:
             value = float(text)
         except (TypeError, ValueError):
             raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-        if not math.isfinite(value) or not 0 < value <= hi:
-            raise argparse.ArgumentTypeError(f"{text} is out of range; expected seconds > 0 and at most {hi:g}")
+        if not math.isfinite(value) or not (0 <= value if zero else 0 < value) or value > hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range; expected seconds {'>=' if zero else '>'} 0 "
+                                             f"and at most {hi:g}")
         return value
     parse.__name__ = "seconds"
     return parse
