@@ -5,12 +5,30 @@ on its device's lane. Without a profile, tasks sit on their dependent step
 (step k spans [k-1, k]), which shows the shape of the algorithm; with one,
 at their predicted start and end (passes/cost_model.py).
 """
+import io
+import os
+
 from ..core.registry import register
 from . import cost_model, taskgraph
 
 COLORS = {"scratch": "tab:blue", "result": "tab:green", "local": "tab:gray",
           "combine": "tab:orange"}
 MAX_ARROWS = 400  # above this, plain segments: arrowheads cost seconds each 1000
+FORMATS = (".png", ".svg", ".pdf")  # what the Agg back end writes, named by the suffix
+
+
+def file_error(path):
+    """Why the picture cannot be written at exactly `path`, or None. The
+    suffix names the format: given none it knows, matplotlib would write
+    `path`.png instead (file= empty: './.png')."""
+    expected = "expected a path ending in " + ", ".join(FORMATS)
+    if not path:
+        return f"file= is empty; {expected}"
+    if os.path.isdir(path):
+        return f"file '{path}' is a directory; {expected}"
+    if os.path.splitext(path)[1].lower() not in FORMATS:
+        return f"file '{path}' has no picture suffix; {expected}"
+    return cost_model.output_path_error(path)  # its folder, writable
 
 
 def placement(graph, profile=None):
@@ -101,12 +119,30 @@ def draw(items, path, profile=None):
         draw_graph(ax, g, title, profile)
         _legend(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    picture = io.BytesIO()
+    try:
+        fig.savefig(picture, dpi=110, format=os.path.splitext(path)[1][1:].lower())
+    finally:
+        plt.close(fig)
+    # A file beside the target, renamed into place: no partial picture on a
+    # failed write (tools/output.py write_atomically does more, a layer above).
+    target = os.path.realpath(path)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # the umask applies, as for open(path, "w")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(picture.getvalue())
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def timeline_pass(module_op, file="timeline.png", profile="", title=""):
     from ..core.errors import PassError
+    why = file_error(file)
+    if why:
+        raise PassError(why, module_op.location)
     prof = None
     if profile:
         try:
@@ -129,7 +165,7 @@ def timeline_pass(module_op, file="timeline.png", profile="", title=""):
 
 @register("coll-timeline",
           "Draw the explicit program as one lane per device (copies as arrows, combines as "
-          "boxes) into file=PATH.png; by dependent step, or by predicted time with profile=NAME",
+          "boxes) into file=PATH (.png, .svg or .pdf); by dependent step, or by predicted time with profile=NAME",
           anchor="builtin.module", file=(str, "timeline.png"), profile=(str, ""), title=(str, ""))
 def coll_timeline(module_op, file="timeline.png", profile="", title=""):
     timeline_pass(module_op, file, profile, title)

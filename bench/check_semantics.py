@@ -21,6 +21,13 @@ from coll.passes.lower_collectives import lower_collectives
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.ir import MAX_DEVICES  # noqa: E402
 from coll.tools.argtypes import count  # one validation for every script
+from coll.runtime.memory import MemoryLimit, require
+
+MAX_NUMEL = 1 << 28
+# The lowering of a blocked collective builds int64 index arrays over the
+# whole buffer (collectives/emit.py axis_block; measured: about 17 bytes
+# per element at N=2): refused up front, not an _ArrayMemoryError later.
+INDEX_BYTES = 24
 
 TARGET = {64: 5.0, 256: 60.0}  # seconds
 
@@ -45,8 +52,12 @@ def main():
     ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=count(1, MAX_DEVICES), nargs="+", default=[64, 256])
     ap.add_argument("--op", nargs="+", default=ops, choices=ops)
-    ap.add_argument("--numel", type=count(1, 1 << 40), default=1 << 20)
+    ap.add_argument("--numel", type=count(1, MAX_NUMEL), default=1 << 20)
     args = ap.parse_args()
+    try:
+        require(INDEX_BYTES * args.numel, f"lowering {args.numel} elements")
+    except MemoryLimit as e:
+        ap.error(f"argument --numel: {e}")
     with make_context(), ir.Location.unknown():
         for n in args.n:
             for op in args.op:

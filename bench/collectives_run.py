@@ -45,6 +45,7 @@ from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
 from coll.backends import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.analysis.cost_model import load_profile, output_path_error
 from coll.ir import MAX_DEVICES  # noqa: E402
 from coll.tools.argtypes import count  # one validation for every script
 
@@ -243,6 +244,14 @@ def main(argv=None):
     p.add_argument("--json", help="also write the rows to this file")
     p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)  # OP N MIB STRATEGY [TILE]
     args = p.parse_args(argv)
+    why = args.json is not None and output_path_error(args.json)
+    if why:  # before the minutes of measuring
+        p.error(f"--json: {why}")
+    if args.small:
+        try:
+            load_profile(args.profile)
+        except ValueError as e:
+            p.error(f"--profile: {e}")
     if args.child:
         op, n, mib, s, *tile = args.child
         return child(op, int(n), int(mib), s, int(tile[0]) if tile else -1)

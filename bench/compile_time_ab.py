@@ -78,10 +78,11 @@ def _digest(path):
 
 def main(argv=None):
     from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-    from coll.tools.argtypes import count
+    from coll.tools.argtypes import checkout, count
+    side = checkout(os.path.join("bench", "compile_time.py"))  # its stages run in each checkout
     p = ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--base", required=True, help="the other checkout (e.g. a clone at the commit before)")
-    p.add_argument("--this", default=HERE, help="the checkout measured against it (default: this one)")
+    p.add_argument("--base", required=True, type=side, help="the other checkout (e.g. a clone at the commit before)")
+    p.add_argument("--this", default=HERE, type=side, help="the checkout measured against it (default: this one)")
     p.add_argument("--n", type=count(2, 4096), default=256)
     p.add_argument("--strategy", default="ring")
     p.add_argument("--numel", type=count(1), default=4096)

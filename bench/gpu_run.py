@@ -13,7 +13,9 @@ cuda_driver.py, manifest.json. Needs numpy, and torch for perf and dtype;
 no MLIR. Every stage appends one JSON row per finished check to
 DIR/progress.jsonl as it goes (what a time-out leaves), and exits:
   0  everything ran and passed
-  1  a wrong result, a sanitizer finding, a kernel fault or a time-out
+  1  a wrong result, a sanitizer finding, a kernel fault or a time-out;
+     a usage error (a bad argument, a folder whose manifest.json is not
+     gpu_prepare.py's, or that lacks cuda_driver.py), before anything runs
   2  cannot run here (no manifest, no GPU, no torch, a driver too old for
      the cubins)
   3  compute-sanitizer not found (smoke, sanitize): the checks did not run
@@ -51,6 +53,7 @@ import argparse
 import ctypes
 import glob
 import json
+import math
 import os
 import platform
 import queue
@@ -91,14 +94,93 @@ class SetupError(Exception):
     """Cannot run here (exit SETUP_EXIT)."""
 
 
+class UsageError(Exception):
+    """A bad argument or bundle, found before anything runs (exit 1)."""
+
+
+# -- the command line: coll/tools/args.py and argtypes.py, copied (this file runs
+# without the package; tests/unit/test_gpu_run.py checks the copies agree)
+
+class ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error exits 1, as coll's tools, not argparse's 2 (SETUP_EXIT here)
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def count(lo=1, hi=None):
+    """An integer in lo..hi (hi None: no upper bound)."""
+    def parse(text):
+        try:
+            value = int(text, 10)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"{value} is out of range; expected {lo}..{'' if hi is None else hi}")
+        return value
+    parse.__name__ = "count"
+    return parse
+
+
+def seconds(hi=7 * 24 * 3600, zero=False):
+    """A finite number of seconds, > 0 (>= 0 with `zero`) and at most `hi`."""
+    def parse(text):
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not math.isfinite(value) or not (0 <= value if zero else 0 < value) or value > hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range; expected seconds {'>=' if zero else '>'} 0 "
+                                             f"and at most {hi:g}")
+        return value
+    parse.__name__ = "seconds"
+    return parse
+
+
 # -- the manifest ------------------------------------------------------------------
+
+ENTRY_KEYS = {"entry": str, "n": int, "numel": int, "dtype": str, "kind": str, "workspace_bytes": int}
+
+
+def manifest_error(manifest):
+    """Why `manifest` is not one gpu_prepare.py wrote (what this file reads
+    of it), or None."""
+    if not isinstance(manifest, dict):
+        return f"holds a JSON {type(manifest).__name__}; expected an object"
+    if not isinstance(manifest.get("libraries"), list):
+        return "has no 'libraries' list"
+    if not isinstance(manifest.get("tools"), dict):
+        return "has no 'tools' object"
+    for i, lib in enumerate(manifest["libraries"]):
+        if not isinstance(lib, dict) or not isinstance(lib.get("file"), str) or not isinstance(lib.get("set"), str):
+            return f"libraries[{i}] has no 'file' and 'set'"
+        if "error" in lib:
+            continue
+        if not isinstance(lib.get("entries"), list):
+            return f"libraries[{i}] ({lib['file']}) has no 'entries' list"
+        for j, e in enumerate(lib["entries"]):
+            bad = [k for k, t in ENTRY_KEYS.items() if not isinstance(e, dict) or not isinstance(e.get(k), t)]
+            if bad:
+                return f"libraries[{i}].entries[{j}] ({lib['file']}) has no valid '{bad[0]}'"
+            if e["dtype"] not in ELEM_BYTES:
+                return f"libraries[{i}].entries[{j}] ({lib['file']}) has element type '{e['dtype']}'"
+    return None
+
 
 def load_manifest(folder):
     path = os.path.join(folder, "manifest.json")
     if not os.path.exists(path):
         raise SetupError(f"no manifest.json in {folder}; build it with bench/gpu_prepare.py")
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path, "rb") as f:
+            manifest = json.loads(f.read().decode("utf-8"))
+    except OSError as e:
+        raise UsageError(f"{path} cannot be read: {e.strerror or e}") from None
+    except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError is a ValueError
+        raise UsageError(f"{path} is not gpu_prepare.py's manifest: not JSON ({e})") from None
+    why = manifest_error(manifest)
+    if why:
+        raise UsageError(f"{path} is not gpu_prepare.py's manifest: it {why}")
+    return manifest
 
 
 def programs(manifest, sets):
@@ -1024,20 +1106,22 @@ def main(argv=None):
         except SetupError as e:
             print(f"gpu_run: error: {e}", file=sys.stderr)
             return SETUP_EXIT
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("stage", choices=("smoke", "sanitize", "perf", "dtype", "all", "report"))
     ap.add_argument("results_dirs", nargs="*", help="report: the results folders to read")
     ap.add_argument("--folder", default=HERE)
     ap.add_argument("--results", default=os.path.join("bench", "results"))
     ap.add_argument("--out", default=None, help="report: where results.json and README.md go")
-    ap.add_argument("--n", type=int, action="append", help="perf: only these N")
+    ap.add_argument("--n", type=count(1, 1024), action="append", help="perf: only these N")
     ap.add_argument("--only", default=None, help="programs whose id contains this")
-    ap.add_argument("--max-bytes", type=int, default=None, help="perf: sizes up to this")
+    ap.add_argument("--max-bytes", type=count(1), default=None, help="perf: sizes up to this")
     ap.add_argument("--resume", action="store_true", help="skip programs with a row already")
-    ap.add_argument("--budget", type=float, default=None, help="seconds: start nothing after")
-    ap.add_argument("--timeout", type=float, default=120, help="seconds per program")
+    ap.add_argument("--budget", type=seconds(zero=True), default=None, help="seconds: start nothing after")
+    ap.add_argument("--timeout", type=seconds(), default=120, help="seconds per program")
     ap.add_argument("--racecheck", choices=("auto", "all", "none"), default="auto")
     args = ap.parse_args(argv)
+    if args.results_dirs and args.stage != "report":
+        ap.error(f"results folders ({args.results_dirs[0]}) are report's; expected --results DIR")
     use_bundle(args.folder)
     if args.stage == "report":
         args.results_dirs = args.results_dirs or [args.results]
@@ -1046,13 +1130,25 @@ def main(argv=None):
         except SetupError as e:
             print(f"gpu_run: error: {e}", file=sys.stderr)
             return SETUP_EXIT
+        except UsageError as e:
+            print(f"gpu_run: error: {e}", file=sys.stderr)
+            return 1
     try:
         manifest = load_manifest(args.folder)
-        os.makedirs(args.results, exist_ok=True)
+        if not os.path.isfile(os.path.join(args.folder, "cuda_driver.py")):  # what preflight imports
+            raise UsageError(f"{args.folder} has a manifest.json but no cuda_driver.py; expected the whole "
+                             "folder bench/gpu_prepare.py builds")
+        try:
+            os.makedirs(args.results, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"--results '{args.results}' cannot be made: {e.strerror or e}") from None
         env = preflight(args, manifest)
     except SetupError as e:
         print(f"gpu_run: error: {e}", file=sys.stderr)
         return SETUP_EXIT
+    except UsageError as e:
+        print(f"gpu_run: error: {e}", file=sys.stderr)
+        return 1
     env.update(stage=args.stage, manifest_created=manifest.get("created"), tools=manifest.get("tools"))
     with open(os.path.join(args.results, "environment.json"), "w") as f:
         json.dump(env, f, indent=1)

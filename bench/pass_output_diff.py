@@ -239,21 +239,19 @@ def capture(checkout, work, passes, ns, lit_dirs):
 
 def main(argv=None):
     from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+    from coll.tools.argtypes import checkout, counts
     p = ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--base", required=True, help="the other checkout (e.g. a clone at the commit before)")
+    p.add_argument("--base", required=True, type=checkout(os.path.join("core", "registry.py")),
+                   help="the other checkout (e.g. a clone at the commit before)")
     p.add_argument("--passes", default="coll-to-cpu,coll-from-shard")
-    p.add_argument("--ns", default="2..8", help="device counts: A..B or a comma list")
+    p.add_argument("--ns", default="2..8", type=counts(1, 64), help="device counts (1..64): A..B or a comma list")
     p.add_argument("--lit", default="tests/lit", help="comma-separated lit folders, relative to each checkout")
     p.add_argument("--no-lit", action="store_true")
     p.add_argument("--keep", default=None, help="keep the recorded calls under this folder")
     p.add_argument("--reuse-base", action="store_true", help="with --keep: take the base's calls recorded there "
                    "by an earlier run")
     args = p.parse_args(argv)
-    if ".." in args.ns:
-        lo, hi = args.ns.split("..")
-        ns = list(range(int(lo), int(hi) + 1))
-    else:
-        ns = [int(x) for x in args.ns.split(",")]
+    ns = args.ns
     passes = args.passes.split(",")
     lit_dirs = [] if args.no_lit else args.lit.split(",")
     work = args.keep or tempfile.mkdtemp(prefix="pass_output_diff.")

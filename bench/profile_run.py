@@ -31,15 +31,10 @@ def peak_rss():
     return 0
 
 
-def buffer_bytes(argv):
-    """Bytes of the program's argument buffers (inputs and outputs)."""
-    from coll.ir import make_context
-    from coll.runtime.check import describe
+def buffer_bytes(p):
+    """Bytes of the argument buffers (inputs and outputs) of Problem `p`."""
     from coll.runtime.signature import NUMPY_DTYPES
-    from mlir import ir
     import numpy as np
-    with open(argv[0]) as f, make_context():
-        p = describe(ir.Module.parse(f.read()))
     item = NUMPY_DTYPES[p.element].itemsize
     return (p.n_inputs * int(np.prod(p.shape)) + p.n_outputs * int(np.prod(p.output_shape))) * item
 
@@ -51,7 +46,15 @@ def main():
     ap.add_argument("run", nargs="+", help="coll-run's arguments (after --)")
     args = ap.parse_args()
     from coll.tools import coll_run
-    buffers = buffer_bytes(args.run)
+    try:  # coll-run's own usage errors and diagnostics, before anything is profiled
+        problem = coll_run.problem_of(args.run)
+    except coll_run.Failure as e:
+        ap.print_usage(sys.stderr)
+        ap.exit(1, f"{e}\n")
+    if problem is None:
+        ap.error("the buffers of a program with local work (or of global arrays) are not known here; "
+                 "expected a module of one collective")
+    buffers = buffer_bytes(problem)
     load0, w0, c0 = os.getloadavg()[0], time.perf_counter(), time.process_time()
     prof = cProfile.Profile(time.process_time)
     code = 0

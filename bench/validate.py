@@ -20,6 +20,7 @@ from coll.collectives import AllReduce
 from coll.ir.ops import PEER_ACCESS
 from coll.backends import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+from coll.analysis.cost_model import output_path_error
 
 # What `auto` chooses from on the CPU: every strategy whose needs the CPU
 # back end meets (its simulated devices share one memory: peer access).
@@ -112,7 +113,13 @@ def main(argv=None):
                         "processes hold the cores), wall: wall time")
     args = p.parse_args(argv)
     CLOCK = args.clock  # measure() reads it (report.py calls grid() with the default)
-    prof = cost_model.load_profile(args.profile)
+    try:  # both before the grid's minutes of timing
+        prof = cost_model.load_profile(args.profile)
+    except ValueError as e:
+        p.error(f"--profile: {e}")
+    why = args.json is not None and output_path_error(args.json)
+    if why:
+        p.error(f"--json: {why}")
     load = os.getloadavg()
     rows = grid(prof, sizes=QUICK_SIZES if args.quick else SIZES,
                 log=lambda s: print(s, file=sys.stderr, flush=True))

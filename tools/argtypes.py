@@ -8,6 +8,7 @@ measured, never a traceback or an empty run that looks clean.
 """
 import argparse
 import math
+import os
 
 SEED_MAX = 2 ** 63 - 1  # numpy's generators take a non-negative seed below 2^63
 
@@ -31,15 +32,49 @@ def seed():
     return count(0, SEED_MAX)
 
 
-def seconds(hi=7 * 24 * 3600):
-    """A finite number of seconds, > 0 and at most `hi`."""
+def seconds(hi=7 * 24 * 3600, zero=False):
+    """A finite number of seconds, > 0 (>= 0 with `zero`) and at most `hi`."""
     def parse(text):
         try:
             value = float(text)
         except (TypeError, ValueError):
             raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-        if not math.isfinite(value) or not 0 < value <= hi:
-            raise argparse.ArgumentTypeError(f"{text} is out of range; expected seconds > 0 and at most {hi:g}")
+        if not math.isfinite(value) or not (0 <= value if zero else 0 < value) or value > hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range; expected seconds {'>=' if zero else '>'} 0 "
+                                             f"and at most {hi:g}")
         return value
     parse.__name__ = "seconds"
+    return parse
+
+
+def counts(lo=1, hi=None):
+    """Integers in lo..hi, written `A..B` (A <= B) or as a comma list:
+    a list of at least one."""
+    one = count(lo, hi)
+
+    def parse(text):
+        if ".." in text:
+            a, _, b = text.partition("..")
+            first, last = one(a), one(b)
+            if first > last:
+                raise argparse.ArgumentTypeError(f"'{text}' is an empty range; expected A..B with A <= B")
+            return list(range(first, last + 1))
+        return [one(x) for x in text.split(",")]
+    parse.__name__ = "counts"
+    return parse
+
+
+def checkout(*needs):
+    """A folder holding a coll checkout (its __init__.py and
+    collectives/__init__.py), plus the files `needs` (paths inside it)
+    that the script runs there: an empty or mistyped path would otherwise
+    be measured as a checkout that failed, or silently as none."""
+    def parse(text):
+        if not os.path.isdir(text):
+            raise argparse.ArgumentTypeError(f"'{text}' is not a folder; expected a coll checkout")
+        for need in ("__init__.py", os.path.join("collectives", "__init__.py"), *needs):
+            if not os.path.isfile(os.path.join(text, need)):
+                raise argparse.ArgumentTypeError(f"'{text}' is not a coll checkout: it has no {need}")
+        return text
+    parse.__name__ = "checkout"
     return parse

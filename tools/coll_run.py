@@ -44,9 +44,11 @@ import sys
 from coll.ir import STRATEGIES
 
 from .args import ArgumentParser
+from .argtypes import count, seed
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 MAX_TIMEOUT = 7 * 24 * 3600
+MAX_REPEAT = 10 ** 6  # timed runs per strategy: more is a typo that would run until killed
 
 
 class Failure(Exception):
@@ -63,9 +65,9 @@ def _parser(backends):
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
     p.add_argument("--inputs", help="npz with x0..x{N-1} (default: generated from --seed)")
     p.add_argument("--outputs", help="npz to write y0..y{M-1} to")
-    p.add_argument("--repeat", type=int, default=5,
+    p.add_argument("--repeat", type=count(1, MAX_REPEAT), default=5,
                    help="timed runs per strategy, after one checked run and one untimed run (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    p.add_argument("--seed", type=seed(), default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
     p.add_argument("--dump-pass-pipeline", action="store_true",
                    help="print the route each strategy is lowered with (coll-opt --pass-pipeline text) on stderr")
@@ -248,13 +250,19 @@ def _depth(text, entry, strategy):
         return None
 
 
+def problem_of(argv):
+    """The Problem that coll-run `argv` would run (None: a program, or a
+    frontend's global arrays), its arguments parsed and its input loaded
+    as run() does: a usage error exits 1, bad input raises Failure. For
+    bench/profile_run.py, before it profiles anything."""
+    from coll import backends
+    args = _parser(backends).parse_args(argv)
+    return _load(args.file, args.entry)[1]
+
+
 def run(argv):
     from coll import backends
     args = _parser(backends).parse_args(argv)
-    if args.repeat < 1:
-        _fail(f"--repeat must be >= 1, got {args.repeat}")
-    if not 0 <= args.seed < 2 ** 63:  # numpy's generators take a non-negative seed
-        _fail(f"--seed must be in 0..2^63-1, got {args.seed}")
     if args.outputs is not None:
         import os
         for flag, other in (("the program", args.file), ("--inputs", args.inputs)):

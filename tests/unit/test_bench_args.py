@@ -43,6 +43,8 @@ def bench(script, *args):
     ("check_semantics.py", ["--n", "-1"], "argument --n: -1 is out of range; expected 1..1024"),
     ("check_semantics.py", ["--numel", "-3"], "argument --numel: -3 is out of range; expected 1.."),
     ("check_semantics.py", ["--n", "2x"], "argument --n: '2x' is not an integer"),
+    ("check_semantics.py", ["--numel", "1" + "0" * 12], "argument --numel: 1000000000000 is out of range; "
+     "expected 1..268435456"),  # was numpy's _ArrayMemoryError
     ("fuzz.py", ["--count", "-1"], "argument --count: -1 is out of range; expected 1.."),
     ("fuzz.py", ["--count", "0"], "argument --count: 0 is out of range; expected 1.."),
     ("fuzz.py", ["--timeout", "nan"], "argument --timeout: nan is out of range"),
@@ -75,6 +77,29 @@ def bench(script, *args):
     ("mpi_side_by_side.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
     ("profile_run.py", ["--top", "x", "--", "f.mlir"], "argument --top: 'x' is not an integer"),
     ("profile_run.py", ["--top", "0", "--", "f.mlir"], "argument --top: 0 is out of range"),
+    # found by an outside attack: tracebacks (ValueError, ZeroDivisionError) or a silent run
+    ("pass_output_diff.py", ["--base", ".", "--ns", "nan"], "argument --ns: 'nan' is not an integer"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "abc"], "argument --ns: 'abc' is not an integer"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "2,,3"], "argument --ns: '' is not an integer"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "0"], "argument --ns: 0 is out of range; expected 1..64"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "2..65"], "argument --ns: 65 is out of range; expected 1..64"),
+    ("pass_output_diff.py", ["--base", ".", "--ns", "5..2"], "argument --ns: '5..2' is an empty range"),
+    ("pass_output_diff.py", ["--base", "/nonexistent"], "argument --base: '/nonexistent' is not a folder"),
+    ("pass_output_diff.py", ["--base", BENCH], "is not a coll checkout: it has no __init__.py"),
+    ("compile_time_ab.py", ["--base", "/nonexistent"], "argument --base: '/nonexistent' is not a folder"),
+    # found by an outside attack: the whole benchmark ran, then FileNotFoundError or ValueError
+    ("cpu_run.py", ["--json", "/nonexistent/dir/x.json"], "--json: the folder of '/nonexistent/dir/x.json' does not exist"),
+    ("collectives_run.py", ["--json", "/nonexistent/dir/x.json"], "--json: the folder of"),
+    ("collectives_run.py", ["--small", "--profile", "bogus"], "--profile: unknown profile 'bogus'"),
+    ("validate.py", ["--json", "/nonexistent/dir/x.json"], "--json: the folder of"),
+    ("validate.py", ["--profile", "bogus"], "--profile: unknown profile 'bogus'; expected a path to a .json file"),
+    ("validate.py", ["--profile", "/dev/null"], "--profile: profile '/dev/null' is not valid JSON"),
+    ("profile_run.py", ["--", "/nonexistent.mlir", "--backend", "cpu"],
+     "coll-run: error: could not open input file '/nonexistent.mlir'"),
+    ("profile_run.py", ["--", "/dev/null", "--backend", "cpu"], "/dev/null:1:1: error: the module has no func.func"),
+    ("profile_run.py", ["/nonexistent.mlir"], "coll-run: error: the following arguments are required: --backend"),
+    ("compile_time_ab.py", ["--base", os.path.join(BENCH, "..", "core")],
+     "is not a coll checkout: it has no collectives/__init__.py"),
 ])
 def test_bad_arguments_are_refused_up_front(script, args, says):
     r = bench(script, *args)
@@ -136,3 +161,26 @@ def test_every_numeric_argument_is_validated():
                     and isinstance(node.value, ast.Name) and node.value.id == "argparse":
                 bare.append(f"{os.path.basename(path)}:{node.lineno} argparse.ArgumentParser")
     assert bare == []
+
+
+def test_device_count_lists_and_checkouts_that_are_accepted():
+    from coll.tools.argtypes import checkout, counts
+    assert counts(1, 64)("2..4") == [2, 3, 4] and counts(1, 64)("8,3") == [8, 3] and counts(1, 64)("5..5") == [5]
+    root = os.path.join(BENCH, "..")
+    assert checkout(os.path.join("core", "registry.py"))(root) == root
+
+
+def test_check_semantics_refuses_numel_beyond_memory(monkeypatch, capsys):
+    """The index arrays of the lowering are weighed against the memory
+    available before anything is lowered."""
+    import importlib.util
+    import coll.runtime.memory as memory
+    spec = importlib.util.spec_from_file_location("check_semantics_bench", os.path.join(BENCH, "check_semantics.py"))
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)
+    monkeypatch.setattr(sys, "argv", ["check_semantics.py", "--numel", str(1 << 26)])
+    with pytest.raises(SystemExit) as e:
+        script.main()
+    assert e.value.code == 1
+    assert "argument --numel: lowering 67108864 elements needs about 1.50 GiB, more than" in capsys.readouterr().err

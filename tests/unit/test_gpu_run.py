@@ -226,3 +226,80 @@ def test_runs_from_bench_with_folder(fake, tmp_path):
                        env=dict(env, PATH="/usr/bin:/bin"))
     assert r.returncode == 3, r.stdout + r.stderr
     assert "GPU: host emulator" in r.stdout
+
+
+# Found by an outside attack: bad values ran (--timeout 0 or nan, --n -1,
+# --budget nan) or exited argparse's 2 (SETUP_EXIT here); a broken folder gave
+# tracebacks. Run without site-packages: gpu_run.py needs neither coll nor numpy
+# to refuse them.
+def bare_gpu_run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-S", str(ROOT / "bench" / "gpu_run.py"), *args], capture_output=True,
+                          text=True, timeout=60, cwd=cwd)
+
+
+@pytest.mark.parametrize("args,says", [
+    (["smoke", "--timeout", "0"], "argument --timeout: 0 is out of range; expected seconds > 0"),
+    (["smoke", "--timeout", "nan"], "argument --timeout: nan is out of range"),
+    (["smoke", "--timeout", "x"], "argument --timeout: 'x' is not a number"),
+    (["perf", "--n", "-1"], "argument --n: -1 is out of range; expected 1..1024"),
+    (["perf", "--n", "two"], "argument --n: 'two' is not an integer"),
+    (["all", "--budget", "nan"], "argument --budget: nan is out of range"),
+    (["all", "--budget", "-1"], "argument --budget: -1 is out of range; expected seconds >= 0"),
+    (["perf", "--max-bytes", "0"], "argument --max-bytes: 0 is out of range; expected 1.."),
+    (["bogus"], "argument stage: invalid choice: 'bogus'"),
+    (["smoke", "some/dir"], "results folders (some/dir) are report's; expected --results DIR"),
+])
+def test_bad_arguments_exit_1(args, says):
+    r = bare_gpu_run(*args)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+ENTRY = {"entry": "f", "n": 2, "numel": 4, "dtype": "f32", "kind": "sum", "workspace_bytes": 0}
+
+
+@pytest.mark.parametrize("stage", ["smoke", "report"])
+@pytest.mark.parametrize("text,says", [
+    ("{}", "is not gpu_prepare.py's manifest: it has no 'libraries' list"),
+    ("garbage{", "is not gpu_prepare.py's manifest: not JSON"),
+    ("[1, 2]", "is not gpu_prepare.py's manifest: it holds a JSON list; expected an object"),
+    ('{"libraries": [], "tools": 3}', "it has no 'tools' object"),
+    (json.dumps({"libraries": [{"file": "a.so"}], "tools": {}}), "libraries[0] has no 'file' and 'set'"),
+    (json.dumps({"libraries": [{"file": "a.so", "set": "perf", "entries": [dict(ENTRY, n="2")]}], "tools": {}}),
+     "libraries[0].entries[0] (a.so) has no valid 'n'"),
+    (json.dumps({"libraries": [{"file": "a.so", "set": "perf", "entries": [dict(ENTRY, dtype="f7")]}],
+                 "tools": {}}), "libraries[0].entries[0] (a.so) has element type 'f7'"),
+    (b"\xff\xfe", "is not gpu_prepare.py's manifest: not JSON"),
+])
+def test_a_broken_manifest_is_refused(tmp_path, stage, text, says):
+    (tmp_path / "manifest.json").write_bytes(text if isinstance(text, bytes) else text.encode())
+    r = bare_gpu_run(stage, "--folder", str(tmp_path), "--results", str(tmp_path / "results"))
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr.startswith("gpu_run: error: ") and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_folder_without_cuda_driver_is_refused(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps({"libraries": [], "tools": {}}))
+    r = bare_gpu_run("smoke", "--folder", str(tmp_path), "--results", str(tmp_path / "results"))
+    assert r.returncode == 1 and "has a manifest.json but no cuda_driver.py" in r.stderr, r.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_argument_types_agree_with_coll_tools():
+    """gpu_run.py's copies of coll/tools/argtypes.py give the same values and
+    the same messages (one validation, copied only because the bundle runs
+    without the package)."""
+    import argparse
+    from coll.tools import argtypes
+
+    def outcome(parse, text):
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError as e:
+            return str(e)
+    for text in ("0", "1", "7", "-1", "1024", "1025", "x", "1.5", "", " 3"):
+        assert outcome(gpu_run.count(1, 1024), text) == outcome(argtypes.count(1, 1024), text), text
+        assert outcome(gpu_run.count(1), text) == outcome(argtypes.count(1), text), text
+    for text in ("0", "1", "0.5", "-2", "nan", "inf", "1e9", "x", "604800"):
+        assert outcome(gpu_run.seconds(), text) == outcome(argtypes.seconds(), text), text
+        assert outcome(gpu_run.seconds(zero=True), text) == outcome(argtypes.seconds(zero=True), text), text

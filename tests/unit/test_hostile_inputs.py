@@ -173,11 +173,22 @@ def test_coll_run_outputs_over_its_own_files(tmp_path):
         assert (good.read_bytes(), inputs.read_bytes()) == before
 
 
-def test_coll_run_negative_seed(tmp_path):
+@pytest.mark.parametrize("argv,message", [
+    (["--seed", "-1"], "argument --seed: -1 is out of range; expected 0..9223372036854775807"),
+    (["--seed", str(2 ** 63)], f"argument --seed: {2 ** 63} is out of range; expected 0..9223372036854775807"),
+    (["--seed", "x"], "argument --seed: 'x' is not an integer"),
+    (["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1..1000000"),
+    # found by an outside attack: accepted, then timed until killed
+    (["--repeat", "99999999999999999999999"], "argument --repeat: 99999999999999999999999 is out of range; "
+                                              "expected 1..1000000"),
+    (["--repeat", "1.5"], "argument --repeat: '1.5' is not an integer"),
+])
+def test_coll_run_count_flags(tmp_path, argv, message):
     good = tmp_path / "good.mlir"
     good.write_text(good_text())
-    r = tool("run", good, "--backend=cpu", "--seed", "-1")
-    assert (r.returncode, r.stderr.decode()) == (1, "coll-run: error: --seed must be in 0..2^63-1, got -1\n")
+    r = tool("run", good, "--backend=cpu", *argv)
+    assert r.returncode == 1 and r.stdout == b"", r.stderr
+    assert r.stderr.decode().startswith("usage: coll-run") and r.stderr.decode().endswith(f"coll-run: error: {message}\n")
 
 
 def test_coll_gen_full_disk():
