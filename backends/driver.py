@@ -60,8 +60,12 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     caps = getattr(backend, "capabilities", frozenset())
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
         peers.enable(module_op)
+    # Our own lowering of a lone collective is ordered by construction; an
+    # explicit program of theirs, or local work around collectives (host
+    # ops on their buffers), is checked once lowered.
+    ordered = theirs or _local_work(module_op)
     choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
-                             check_order=check_order and theirs, check_semantics=check_semantics and theirs,
+                             check_order=check_order and ordered, check_semantics=check_semantics and theirs,
                              capabilities=caps)
     choose, rest = choose[:1], choose[1:]  # through coll-choose-strategy
     strategies, traffic = [], None
@@ -77,6 +81,25 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     if back:
         run(module_op, routes.pipeline(back))
     return Lowered(strategies, traffic, routes.pipeline(front, choose, rest, back), scratch)
+
+
+# What is no local work in a function of collectives.
+_NOT_WORK = ("func.return", "arith.constant", "coll.wait", "coll.join")
+
+
+def _local_work(module_op):
+    """Whether a function holding collectives does other work (whose order
+    against them the tokens must give)."""
+    from ..ir.views import VIEW_OPS
+    for f in find_ops(module_op, "func.func"):
+        ops = find_ops(f, lambda n: n != "func.func")
+        colls = [op for op in ops if op.name in COLLECTIVES]
+        if any(op.parent != f for op in colls):
+            continue  # a collective in a loop: coll-check-order follows straight-line functions only
+        if colls and any(op.name not in COLLECTIVES and op.name not in _NOT_WORK and op.name not in VIEW_OPS
+                         for op in ops):
+            return True
+    return False
 
 
 def _bytes(type_):

@@ -44,7 +44,6 @@ from coll.ir.walk import find_ops  # noqa: E402
 from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.passes import choose_strategy  # noqa: E402
 from coll.passes.lower_collectives import lower_collectives  # noqa: E402
-from coll.passes.lower_collectives import lower_collectives  # noqa: E402
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 OUT_MD = os.path.join(HERE, "report.md")
@@ -552,7 +551,7 @@ def main(argv=None):
     log("MPI: every strategy against MPI_Allreduce ...")
     mpi_md = mpi_section(args.quick)
 
-    md = [f"# coll benchmark report\n",
+    md = ["# coll benchmark report\n",
           f"Written by `make report` (`python bench/report.py{' --quick' if args.quick else ''}`) on "
           f"{platform.node()} ({platform.machine()}, {os.cpu_count()} cpus), {started}. "
           f"Plots in `bench/report/`.\n",

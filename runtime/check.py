@@ -201,9 +201,9 @@ def _describe_collective(func, name, specs, c):
     ins = list(c.inputs)
     alias = tuple(ins.index(o) if o in ins else None for o in c.outputs)
     extra = [o for o, a in zip(c.outputs, alias) if a is None]
-    if ins + extra != args or c.deps:
-        raise ValueError(f"the operands of {what} must be the arguments of @{name}, in order "
-                         "(inputs, then the outputs that are not inputs), with no deps")
+    if ins + extra != args or c.deps:  # views of them, another order: no reference of its own
+        raise WholeProgram(f"the operands of {what} must be the arguments of @{name}, in order "
+                           "(inputs, then the outputs that are not inputs), with no deps")
     n_in = len(ins)
     if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")

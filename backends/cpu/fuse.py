@@ -22,7 +22,7 @@ A block with anything this analysis does not understand is not tiled.
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, llvm, memref, scf
+from mlir.dialects import arith, llvm, scf
 
 from ...ir.ops import Implements, view
 from ...ir.views import VIEW_OPS

@@ -78,7 +78,6 @@ class Combine:
 
     def __init__(self, kind, elem):
         self.elem = elem
-        is_int = isinstance(elem, ir.IntegerType)
         self.fn = _combine_fn(kind, elem)
         if self.fn is None:
             raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")

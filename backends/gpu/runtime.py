@@ -18,8 +18,9 @@ its own streams (made once, when the library loads) and returns after a
 host sync, so events on the caller's stream would not bracket it; the clock
 includes the host work of enqueueing, which is part of its cost.
 """
+import shutil
 import tempfile
-import time as _time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -152,11 +153,19 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, chip, dev
     ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
     ws = ir.IntegerAttr(ws).value if ws is not None else None
     gpu_id = ir.IntegerAttr(func.attributes["coll.gpu"]).value if "coll.gpu" in func.attributes else 0
+    ours = out_dir is None
     out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-cuda-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     lib = out_dir / f"lib{name}.so"
-    compile_module(module.operation, lib, chip, fmt, rpaths=("$ORIGIN", str(cuda_runtime_library().parent)))
+    try:
+        compile_module(module.operation, lib, chip, fmt, rpaths=("$ORIGIN", str(cuda_runtime_library().parent)))
+    except BaseException:
+        if ours:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
     prog = CudaProgram(lib, name, specs, n_inputs, low.strategies, low.traffic, ws, None, gpu_id)
+    if ours:  # the folder we made goes with the program (a loaded library stays mapped)
+        weakref.finalize(prog, shutil.rmtree, str(out_dir), True)
     prog.pipeline = low.pipeline
     prog.in_place = in_place
     return prog

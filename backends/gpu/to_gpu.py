@@ -58,7 +58,7 @@ from ...ir.types import device_of
 from ...ir.verifier import token_escapes
 from ...ir.walk import find_ops
 from . import kernels
-from .kernels import KERNEL_MODULE, add_kernels, features_for  # noqa: F401
+from .kernels import KERNEL_MODULE, add_kernels
 from .legalize_memcpy import legalize_memcpy
 from .streams import Chains, Program, _token_type
 from ..cpu.split import PURE, split_function

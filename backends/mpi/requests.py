@@ -43,6 +43,32 @@ def _pointer_and_bytes(buf, op):
     return ptr, arith.ConstantOp(i64, expect * element.bytes).result
 
 
+def hoist_rank_queries(module_op):
+    """Moves every mpi.comm_world and mpi.comm_rank to the start of its
+    function's entry block: upstream's convert-to-llvm (22.1.8) lowers
+    comm_rank with an llvm.alloca where the op stands, so one in a loop
+    body grows the stack at every iteration (a collective in an scf.for of
+    10^6 passes overflowed it). The rank of a process never changes, and
+    neither has an operand but the communicator."""
+    for f in find_ops(module_op, "func.func"):
+        blocks = f.regions[0].blocks
+        if not len(blocks):
+            continue
+        entry = blocks[0]
+        found = [op.operation for op in find_ops(f, lambda n: n in ("mpi.comm_world", "mpi.comm_rank"))]
+        prev = None
+        for op in sorted(found, key=lambda o: o.name != "mpi.comm_world"):  # the communicators first
+            comm = op.operands[0].owner if op.name == "mpi.comm_rank" else None
+            comm = getattr(comm, "operation", comm)
+            if comm is not None and (not isinstance(comm, ir.Operation) or comm.name != "mpi.comm_world"):
+                continue  # (a communicator we did not hoist)
+            if prev is not None:
+                op.move_after(prev)
+            elif op != entry.operations[0].operation:
+                op.move_before(entry.operations[0])
+            prev = op
+
+
 def lower_requests(module_op):
     """mpi.isend/irecv/wait -> func.call of the shim; requests are !llvm.ptr."""
     ops = find_ops(module_op, lambda n: n in _SHIM_CALLS)
@@ -78,4 +104,5 @@ def mpi_requests(module_op):
         if implementation_of(module_op) is None and find_ops(module_op, lambda n: n.startswith("mpi.")):
             raise PassError('the module needs dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI"> '
                             '(or "MPICH"): upstream picks the MPI ABI from it', module_op.location)
+        hoist_rank_queries(module_op)
         lower_requests(module_op)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from mlir import ir
+
 from ...core.errors import PassError
 from ...ir.kinds import ELEMENTS
 from ...core.tools import tool
@@ -77,6 +79,8 @@ def shim_object(mpi):
 def build(module_op, out, mpi, executable_main=None):
     """An LLVM-dialect module -> shared library `out`, linked by mpicc with
     the shim (or an executable, given the object of a `main`)."""
+    if executable_main is not None:
+        _rename_main(module_op)
     text = host_llvm_ir(module_op)
     with tempfile.TemporaryDirectory() as tmp:
         ll, obj = Path(tmp) / "prog.ll", Path(tmp) / "prog.o"
@@ -88,8 +92,19 @@ def build(module_op, out, mpi, executable_main=None):
         cmd[1:1] = ["-shared", "-Wl,-Bsymbolic"] if executable_main is None else []
         if executable_main is not None:
             cmd.append(str(executable_main))
+        cmd.append("-lm")  # local work's math (linalg.exp -> expf)
         _run(cmd)
     return Path(out)
+
+
+def _rename_main(module_op):
+    """An entry named @main (JAX's name) would be the executable's C main:
+    it becomes @coll_entry_main (its C interface keeps its name)."""
+    for op in module_op.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            ir.SymbolTable.replace_all_symbol_uses("main", "coll_entry_main", module_op)
+            ir.SymbolTable.set_symbol_name(op, "coll_entry_main")
 
 
 # -- an executable for the user's own mpirun ---------------------------------
@@ -110,7 +125,7 @@ def main_source(entry, ranks, rank_specs, rank_inputs, given=None, max_tag=0):
     given = rank_inputs if given is None else given
     dims = sorted({len(shape) for shape, _ in rank_specs})
     structs = "\n".join(
-        f"typedef struct {{ void *allocated, *aligned; int64_t offset"
+        "typedef struct { void *allocated, *aligned; int64_t offset"
         + (f", sizes[{d}], strides[{d}]" if d else "") + f"; }} memref{d};" for d in dims)
     params = ", ".join(f"memref{len(s)} *" for s, _ in rank_specs)
     lines = []

@@ -316,3 +316,29 @@ def test_coll_run_program_strategies_must_agree(tmp_path, monkeypatch):
     finally:
         cpu.clear_cache()  # the skewed program stays out of later tests
     assert code == 1 and not out.exists() and len(calls) == 7
+
+
+RACY = """func.func @f(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) attributes {llvm.emit_c_interface} {
+  %c0 = arith.constant 0 : index
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  %v = memref.load %y0[%c0] : memref<8xf32>
+  memref.store %v, %y1[%c0] : memref<8xf32>
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_local_work_racing_its_collective_is_refused(tmp_path, backend):
+    # Found by an outside attack: a host read of an output before the wait ran
+    # 'unchecked' while coll-check-order refuses it. Local work around
+    # straight-line collectives is order-checked once lowered, on every back end.
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip("no MPI here")
+    src, out = tmp_path / "racy.mlir", tmp_path / "o.npz"
+    src.write_text(RACY)
+    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--outputs", out)
+    assert r.returncode == 1 and not out.exists(), r.stderr
+    assert r.stderr.startswith(f"{src}:4:8: error: coll-check-order: memref.load reads %arg2[0, 1) before it is "
+                               "written"), r.stderr

@@ -290,6 +290,35 @@ def test_mpi_exe_runs_under_the_users_mpirun(tmp_path):
     assert r.returncode != 0 and "built for 3 ranks, started on 2; nothing was sent" in r.stdout + r.stderr
 
 
+MAIN_WITH_EXP = """func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> attributes {coll.ranks = 2 : i64} {
+  %e = tensor.empty() : tensor<8xf32>
+  %a = linalg.exp ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %t, %r = "coll.all_reduce"(%a) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<8xf32>) -> (!coll.token, tensor<8xf32>)
+  return %r : tensor<8xf32>
+}
+"""
+
+
+def test_mpi_exe_of_an_entry_named_main_with_math(tmp_path):
+    # Found by an outside attack: an entry named @main (JAX's name) was the
+    # executable's second main, and local work's expf was not linked (no -lm).
+    from coll.backends.mpi.toolchain import find
+    src, exe = tmp_path / "m.mlir", tmp_path / "m.exe"
+    src.write_text(MAIN_WITH_EXP)
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe", "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    xs = [np.linspace(-1, 1, 8, dtype=np.float32) * (r + 1) for r in range(2)]
+    for r, x in enumerate(xs):
+        x.tofile(tmp_path / f"in{r}.bin")
+    run = mpi.mpirun_command(find(), 2) + [str(exe), "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out")]
+    r = subprocess.run(run, capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    want = np.exp(xs[0]) + np.exp(xs[1])
+    for rank in range(2):
+        np.testing.assert_allclose(np.fromfile(tmp_path / f"out{rank}.bin", dtype=np.float32), want, rtol=1e-6)
+
+
 def test_a_tag_above_the_mpis_tag_ub_is_refused_before_any_message():
     # coll-to-mpi refuses tags above tag-limit (tests/lit/mpi/tags.mlir); a
     # program built with a higher limit is checked at run time against the
