@@ -1,5 +1,5 @@
 """jaxlib's stablehlo-legalize-to-linalg, run as a child process of
-frontends/stablehlo.py (`python jaxlib_legalize.py < in.mlir > out.mlir`).
+frontends/stablehlo_import.py (`python jaxlib_legalize.py < in.mlir > out.mlir`).
 
 jaxlib bundles its own MLIR (another LLVM than coll's 22.1.8 wheels), so
 the two never share a process: generic text with locations goes in on
