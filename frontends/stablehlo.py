@@ -44,7 +44,7 @@ from mlir import ir
 
 from ..collectives import BY_NAME, COLLECTIVES as COLLECTIVE_CLASSES
 from ..core.errors import PassError
-from ..ir import make_context
+from ..ir import MAX_DEVICES, make_context
 from ..ir.kinds import ELEMENTS
 from . import shard, tensor
 from .shard import Boundary, Layout
@@ -117,7 +117,12 @@ def _mesh(op):
     name = ir.StringAttr(op.attributes["sym_name"]).value
     axes = [(n, int(s)) for n, s in re.findall(r'"([^"]+)"\s*=\s*(\d+)', text)]
     ids = re.search(r"device_ids\s*=\s*\[([^\]]*)\]", text)
+    for n, s in axes:
+        if s < 1:
+            raise StableHLOError(f'mesh @{name} axis "{n}" has size {s}; expected at least 1', op.location)
     size = math.prod(s for _, s in axes)
+    if size > MAX_DEVICES:
+        raise StableHLOError(f"mesh @{name} has {size} devices; coll runs at most {MAX_DEVICES}", op.location)
     device_ids = [int(x) for x in ids.group(1).split(",") if x.strip()] if ids else list(range(size))
     if len(device_ids) != size:
         raise StableHLOError(f"mesh @{name} has {size} positions but {len(device_ids)} device_ids", op.location)

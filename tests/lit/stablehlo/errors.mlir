@@ -306,3 +306,26 @@
   "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "ext", sym_visibility = "private"}> ({
   }) : () -> ()
 }) {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+
+// -----
+
+// Found by an outside attack: a mesh axis of size 0 ("integer modulo by zero") and a mesh of 10^11 devices (MemoryError).
+"builtin.module"() ({
+  // expected-error @below {{mesh @mesh axis "x" has size 0; expected at least 1}}
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=0]>, sym_name = "mesh"}> : () -> ()
+  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<8xf32>):
+    "func.return"(%arg0) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+}) {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+
+// -----
+
+"builtin.module"() ({
+  // expected-error @below {{mesh @mesh has 99999999999 devices; coll runs at most 1024}}
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=99999999999]>, sym_name = "mesh"}> : () -> ()
+  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<8xf32>):
+    "func.return"(%arg0) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+}) {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
