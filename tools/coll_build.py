@@ -91,6 +91,15 @@ def build(data, args, filename="-", ctx=None):
         if nested:  # gpu-lower-to-nvvm-pipeline crashes (SIGSEGV) on them
             raise PassError("nested modules are not supported by the GPU route; expected the "
                             "functions at the top level of the module", nested[0].location)
+        from coll.frontends import FRONTENDS
+        from coll.frontends.shard import partitioned
+        glob = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
+                     and not partitioned(module.operation)), None)
+        if glob is not None:  # its arguments are global arrays: the runner lays them out (backends/frontend.py)
+            body = module.body.operations
+            raise PassError(f"a {glob.NAME} program takes global arrays laid out over its devices: coll-run "
+                            "--backend=cpu|mpi runs it (scattering and gathering them); coll-build builds "
+                            "programs on per-device buffers", body[0].location if len(body) else module.operation.location)
         if args.emit == "mpi-exe":
             from coll.backends import mpi
             # Text with its locations: diagnostics name the input's lines
