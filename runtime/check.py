@@ -130,7 +130,7 @@ def _describe(func):
     if len(claims) == 1 and RANKS_ATTR not in func.attributes and _on_arguments(func, view(claims[0])):
         return _describe_claim(func, name, specs, view(claims[0]))
     if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
-        raise ValueError(f"@{name} holds no collective, coll.copy or coll.combine: "
+        raise WholeProgram(f"@{name} holds no collective, coll.copy or coll.combine: "
                          "nothing to check against numpy")
     kinds = {Combine.of(op).kind for op in _ops(func, "coll.combine")}
     kind = kinds.pop() if len(kinds) == 1 else None
