@@ -567,6 +567,12 @@ class _Verifier:
                     return
         self.tokens(op, list(op.operands)[-1:])
 
+    def ranks_attr(self, func):
+        a = as_(ir.IntegerAttr, _get(func.attributes, SPMD_RANKS))
+        if a is None or not 1 <= a.value <= self.num_devices:
+            self.error(func, f"{SPMD_RANKS} = {func.attributes[SPMD_RANKS]}: expected the number of ranks of "
+                             f"this SPMD function, an integer in 1..{self.num_devices}")
+
     def run(self, root):
         handlers = {
             **{name: self.collective for name in COLLECTIVES}, "coll.alloc": self.alloc,
@@ -576,6 +582,8 @@ class _Verifier:
 
         def visit(op):
             name = op.name
+            if name == "func.func" and SPMD_RANKS in op.attributes:
+                self.ranks_attr(op)
             h = handlers.get(name)
             if h is not None:
                 h(op)
