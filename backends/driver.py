@@ -96,6 +96,8 @@ def _local_work(module_op):
         colls = [op for op in ops if op.name in COLLECTIVES]
         if any(op.parent != f for op in colls):
             continue  # a collective in a loop: coll-check-order follows straight-line functions only
+        if any(len(op.regions) and not op.name.startswith("linalg.") for op in ops if op.name not in COLLECTIVES):
+            continue  # loops of local work (affine.for, scf.for): their writes are not followed (22.1.8 effects)
         if colls and any(op.name not in COLLECTIVES and op.name not in _NOT_WORK and op.name not in VIEW_OPS
                          for op in ops):
             return True
