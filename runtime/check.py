@@ -143,17 +143,19 @@ def _describe(func):
     else:
         n_in, why = classify_arguments(func)
         in_place = in_place_arguments(func) if n_in is not None else []
+    # What does not fit one collective's problem (no input, an input after
+    # an output, several shapes) runs as a program: coll-run's unchecked job.
     if n_in is None:
-        raise ValueError(f"@{name}: {why}")
+        raise WholeProgram(f"@{name}: {why}")
     # Its outputs: the arguments it writes, in order (an input written in
     # place is one of them).
     written = sorted(set(in_place) | set(range(n_in, len(specs))))
     if not written:
-        raise ValueError(f"@{name} writes none of its arguments: no output")
+        raise WholeProgram(f"@{name} writes none of its arguments: no output")
     if n_in < 1:
-        raise ValueError(f"@{name} has no input argument (every argument is only written)")
+        raise WholeProgram(f"@{name} has no input argument (every argument is only written)")
     if len({s for s in specs}) != 1:
-        raise ValueError(f"@{name}: all arguments must have one shape and element type")
+        raise WholeProgram(f"@{name}: all arguments must have one shape and element type")
     alias = tuple(k if k < n_in else None for k in written) if in_place else ()
     return Problem(name, n_in, len(specs) - n_in, specs[0].shape, specs[0].element, kind,
                    depth=combine_depth(func), alias=alias, checked=False)

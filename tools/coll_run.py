@@ -406,15 +406,19 @@ class _ProgramJob(_Job):
 
     def title(self):
         p = self.prog
-        ins = ", ".join(str(s) for s in p.specs[:p.n_inputs]) or "none"
-        return (f"{self.shown}: a program with local work, inputs {ins} -> {len(p.specs) - p.n_inputs} output(s), "
+        n_in = len(p.specs) if p.n_inputs is None else p.n_inputs
+        ins = ", ".join(str(s) for s in p.specs[:n_in]) or "none"
+        return (f"{self.shown}: a program (no one collective on its arguments), inputs {ins} -> {len(p.specs) - n_in} output(s), "
                 f"backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one; no reference "
                 "to check against" + ("" if self.args.strategy != "all" else ": every strategy against the first"))
 
     def _arrays(self, prog):
         import numpy as np
         from coll.runtime.signature import NUMPY_DTYPES
-        specs = prog.specs[:prog.n_inputs]
+        # Arguments the program does not classify (an input after an
+        # output) are all passed in, its results read back from them.
+        n_in = len(prog.specs) if prog.n_inputs is None else prog.n_inputs
+        specs = prog.specs[:n_in]
         names = [f"x{i}" for i in range(len(specs))]
         if self.args.inputs:
             from coll.runtime.npz import NpzError, load
@@ -430,7 +434,7 @@ class _ProgramJob(_Job):
             rng = np.random.default_rng(self.args.seed)
             xs = [(rng.uniform(-1, 1, sp.shape) if sp.element.startswith(("f", "b"))
                    else rng.integers(-8, 8, sp.shape)).astype(NUMPY_DTYPES[sp.element]) for sp in specs]
-        ys = [np.zeros(sp.shape, NUMPY_DTYPES[sp.element]) for sp in prog.specs[prog.n_inputs:]]
+        ys = [np.zeros(sp.shape, NUMPY_DTYPES[sp.element]) for sp in prog.specs[n_in:]]
         return xs, ys
 
     def measure(self, strategy):
