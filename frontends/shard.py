@@ -32,7 +32,7 @@ from ..ir import IRDL_FILE
 from ..ir.types import token_type
 from ..core.tools import tool
 from .spmd import RANKS_ATTR
-from ..ir.walk import is_public
+from ..ir.walk import all_ops, is_public
 
 # Upstream's partitioning, nested under func.func as it must be (22.1.8).
 # No cse between propagation and partitioning: it would merge two equal
@@ -394,21 +394,6 @@ def _shard_op_names():
                    and (getattr(cls, "OPERATION_NAME", None) or "").startswith("shard.")})
 
 
-def _ops(root):
-    """Every op under `root`, nested ones first, each listed before it is
-    changed (so that erasing one does not disturb the walk)."""
-    found = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    found.append(child.operation)
-                    visit(child.operation)
-    visit(root)
-    return found
-
-
 @register("coll-from-shard",
           "Convert the shard collectives of partitioned SPMD functions (shard-partition's output) into coll's "
           "SPMD tensor collectives: groups from the grid and grid_axes, reduction kinds mapped, all_slice as "
@@ -435,7 +420,7 @@ def _multi_axis_grid_use(module_op):
     body = module_op.regions[0].blocks[0]
     shapes = {ir.StringAttr(op.attributes["sym_name"]).value: list(op.opview.shape)
               for op in body.operations if op.operation.name == "shard.grid"}
-    for op in _ops(module_op):
+    for op in all_ops(module_op):
         if op.name == "shard.sharding":
             g = ir.FlatSymbolRefAttr(op.attributes["grid"]).value
             if len(shapes.get(g, [])) > 1:
@@ -503,14 +488,14 @@ def find_funcs(module_op):
 def strip_annotations(module_op):
     """The module as if never annotated: shard.shard is its operand,
     shard.sharding and shard.grid go (the unsharded reference)."""
-    for op in reversed(_ops(module_op)):
+    for op in reversed(all_ops(module_op)):
         if op.name == "shard.shard":
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
-    for op in reversed(_ops(module_op)):
+    for op in reversed(all_ops(module_op)):
         if op.name in ("shard.sharding", "shard.grid"):
             op.erase()
-    for op in _ops(module_op):
+    for op in all_ops(module_op):
         if op.name.startswith("shard."):
             raise PassError(f"'{op.name}' in an unpartitioned program: expected only shard.grid, "
                             "shard.sharding and shard.shard annotations", op.location)
@@ -533,7 +518,7 @@ def partitioned(module_op):
     upstream shard-partition makes: shard collectives or index ops, no
     shard.shard annotation): one rank's program, its arguments each rank's
     own (an SPMD function), not global arrays."""
-    names = [op.name for op in _ops(module_op)]
+    names = [op.name for op in all_ops(module_op)]
     return (any(n in COLLECTIVES or n in INDEX_OPS for n in names)
             and "shard.shard" not in names and detect(module_op))
 

@@ -18,7 +18,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.ops import COLLECTIVES, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
-from ..ir.walk import find_ops
+from ..ir.walk import clone_remapped, find_ops
 
 RANKS_ATTR = "coll.ranks"
 # Where each rank's arguments were in the global view: argument i of rank r
@@ -173,25 +173,9 @@ def _straight_line(func_op):
 
 
 def _clone_for(op, mapping, r):
-    """Rank r's clone of local-work op `op` (before it), on rank r's values
-    (in its nested regions too: a linalg body may use values from outside)."""
-    with ir.InsertionPoint(op):
-        new = op.clone()
-    for i, v in enumerate(op.operands):
-        new.operands[i] = mapping.get(v, v)
-
-    def remap(inner):
-        for i, v in enumerate(inner.operands):
-            if v in mapping:
-                inner.operands[i] = mapping[v]
-        return ir.WalkResult.ADVANCE
-    for region in new.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner.operation.walk(remap)
+    """Rank r's clone of local-work op `op` (before it), on rank r's values."""
+    new = clone_remapped(op, ir.InsertionPoint(op), mapping)
     new.attributes[DEVICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), r)
-    for old, res in zip(op.results, new.results):
-        mapping[old] = res
 
 
 def _expand_local(func_op, n):

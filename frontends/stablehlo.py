@@ -46,6 +46,7 @@ from ..collectives import BY_NAME, COLLECTIVES as COLLECTIVE_CLASSES
 from ..core.errors import PassError
 from ..ir import MAX_DEVICES, make_context
 from ..ir.kinds import ELEMENTS
+from ..ir.walk import all_ops
 from . import shard, tensor
 from .shard import Boundary, Layout
 
@@ -191,20 +192,6 @@ def num_attr(op, name):
 
 
 # -- what a module is --------------------------------------------------------
-
-def all_ops(root):
-    """Every op under `root`, nested ones first, listed before any change."""
-    found = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    found.append(child.operation)
-                    visit(child.operation)
-    visit(root)
-    return found
-
 
 def detect(module_op):
     """Whether `module_op` is StableHLO (an op of stablehlo, sdy, mhlo or

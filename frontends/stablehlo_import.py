@@ -22,10 +22,11 @@ from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
 from ..ir.types import token_type
+from ..ir.walk import all_ops, clone_remapped
 from .shard import grid_groups
 from .spmd import RANKS_ATTR
 from .stablehlo import (COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITION, DEFERRED_CALL, IMPORTED, KINDS, NO_FORM,
-                        PERMUTE, PREFIXES, StableHLOError, all_ops, attr_dicts, boundary_values, entry, gspmd_of,
+                        PERMUTE, PREFIXES, StableHLOError, attr_dicts, boundary_values, entry, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
 
 MAX_CALL_DEPTH = 64
@@ -405,22 +406,8 @@ def _inline_calls(module_op, func):
 
 def _clone_before(op, anchor, mapping):
     """A clone of `op` before `anchor`, on the values `mapping` gives for
-    the callee's (in its nested regions too); its results join `mapping`."""
-    new = op.clone(ir.InsertionPoint(anchor))
-    for i, v in enumerate(op.operands):
-        new.operands[i] = mapping.get(v, v)
-
-    def remap(inner):
-        for i, v in enumerate(inner.operands):
-            if v in mapping:
-                inner.operands[i] = mapping[v]
-        return ir.WalkResult.ADVANCE
-    for region in new.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner.operation.walk(remap)
-    for old, res in zip(op.results, new.results):
-        mapping[old] = res
+    the callee's; its results join `mapping`."""
+    clone_remapped(op, ir.InsertionPoint(anchor), mapping)
 
 
 def _shard_sharding(mesh_name, split):
