@@ -45,9 +45,9 @@ from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
 from coll.backends import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.analysis.cost_model import load_profile, output_path_error
+from coll.analysis.cost_model import load_profile
 from coll.ir import MAX_DEVICES  # noqa: E402
-from coll.tools.argtypes import count  # one validation for every script
+from coll.tools.argtypes import count, output_path  # one validation for every script
 
 MIB = 1 << 20
 NAMES = ("reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "permute")
@@ -241,12 +241,9 @@ def main(argv=None):
     p.add_argument("--memory", action="store_true", help="also peak memory per op x strategy")
     p.add_argument("--small", action="store_true", help="also the 4 KB, N = 8 allreduce pick")
     p.add_argument("--profile", default="cpu", help="the profile of --small (default cpu)")
-    p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--json", type=output_path(), help="also write the rows to this file")
     p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)  # OP N MIB STRATEGY [TILE]
     args = p.parse_args(argv)
-    why = args.json is not None and output_path_error(args.json)
-    if why:  # before the minutes of measuring
-        p.error(f"--json: {why}")
     if args.small:
         try:
             load_profile(args.profile)

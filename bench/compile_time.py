@@ -29,10 +29,9 @@ import sys
 import tempfile
 import time
 
-from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.tools.argtypes import count, seconds  # one validation for every script
+from coll.tools.argtypes import count, seconds, output_path  # one validation for every script
 
 # Every allreduce strategy but the peer ones (they need GPUs that share memory).
 STRATEGIES = AllReduce.runnable(())
@@ -380,7 +379,7 @@ def main(argv=None):
     p.add_argument("--no-gpu", action="store_true", help="skip the GPU route column")
     p.add_argument("--gpu-only", action="store_true", help="only lowering and the GPU route")
     p.add_argument("--quick", action="store_true", help=f"N in {QUICK_NS}, 256 elements")
-    p.add_argument("--json", default=None)
+    p.add_argument("--json", type=output_path(), default=None)
     args = p.parse_args(argv)
     ns = QUICK_NS if args.quick else NS
     if args.ns is not None:
@@ -393,9 +392,6 @@ def main(argv=None):
     unknown = [s for s in args.strategies.split(",") if s not in STRATEGIES]
     if unknown:
         p.error(f"unknown strategy '{unknown[0]}'; expected some of: {', '.join(STRATEGIES)}")
-    why = args.json and output_path_error(args.json)
-    if why:
-        p.error(f"--json: {why}")
     numel = 256 if args.quick else args.numel
     rows = []
     print(f"f32 sum, {numel} elements per device, {os.cpu_count()} cpus; seconds, MB peak RSS")

@@ -28,9 +28,8 @@ from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.backends import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.analysis.cost_model import output_path_error
 from coll.ir import MAX_DEVICES  # noqa: E402
-from coll.tools.argtypes import count  # one validation for every script
+from coll.tools.argtypes import count, output_path  # one validation for every script
 
 STRATEGIES = ("naive", "ring", "all2all")
 MIB = 1 << 20
@@ -119,11 +118,8 @@ def main():
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=count(1, MAX_DEVICES), nargs="+", default=[4, 8])
     p.add_argument("--mib", type=count(1, 1 << 20), nargs="+", default=[1, 4, 16, 64, 256])
-    p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--json", type=output_path(), help="also write the rows to this file")
     args = p.parse_args()
-    why = args.json is not None and output_path_error(args.json)
-    if why:  # before the minutes of measuring
-        p.error(f"--json: {why}")
 
     memcpy = memcpy_bandwidth()
     print(f"memcpy bandwidth (numpy copyto, 256 MiB, read + written): {memcpy / 1e9:.1f} GB/s; "

@@ -25,12 +25,11 @@ import time
 import numpy as np
 
 from coll.backends import cpu
-from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.tools.argtypes import count
+from coll.tools.argtypes import count, output_path
 
 MIB = 1 << 20
 MAX_DEVICES = 64   # every strategy's program at once: more would only measure compile time
@@ -92,13 +91,6 @@ def measure(n, mib, rounds, compare, clock=time.thread_time):
     return rows
 
 
-def check_args(parser, args):
-    """Usage errors before anything is measured (exit 1, no traceback)."""
-    why = args.json is not None and output_path_error(args.json)
-    if why:
-        parser.error(f"--json: {why}")
-
-
 def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=count(1, MAX_DEVICES), nargs="+", default=[8])
@@ -107,12 +99,11 @@ def main(argv=None):
                    help="interleaved timed rounds (the best counts; 4x as many below 4 MiB)")
     p.add_argument("--compare", action="store_true",
                    help="also every strategy with coll-to-cpu{nontemporal=0} (no streamed results)")
-    p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--json", type=output_path(), help="also write the rows to this file")
     p.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
                    help="cpu: the calling thread's CPU time (default; leaves out the time other "
                         "processes hold the cores), wall: wall time")
     args = p.parse_args(argv)
-    check_args(p, args)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus); "
           f"streaming from {cpu.NONTEMPORAL / MIB:.0f} MiB of buffers (last-level cache); clock {args.clock}")
     print(f"{'N':>2} {'MiB':>5} {'strategy':<8} {'form':<13} {'ms':>9} {'/ring':>6} {'copy/t':>7} "

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from coll.analysis.cost_model import load_profile, output_path_error
+from coll.analysis.cost_model import load_profile
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.collectives import AllReduce
@@ -34,7 +34,7 @@ from coll.ir.ops import DEFAULT_THRESHOLD
 from coll.runtime import check
 from coll.backends import mpi
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.tools.argtypes import count  # one validation for every script
+from coll.tools.argtypes import count, output_path  # one validation for every script
 
 MAX_RANKS = 4 * os.cpu_count()  # more ranks than a few per core would only wait on each other
 MAX_KIB = 1 << 20               # 1 GiB per rank
@@ -131,7 +131,7 @@ def main():
     ap.add_argument("--kib", type=count(1, MAX_KIB), nargs="+", default=[4, 64, 1024, 16384, 65536])
     ap.add_argument("--repeat", type=count(1, 10 ** 6), default=7)
     ap.add_argument("--profile", default="mpi", help="the cost-model profile of the model's pick")
-    ap.add_argument("--json", help="write the points here")
+    ap.add_argument("--json", type=output_path(), help="write the points here")
     ap.add_argument("--from", dest="source", metavar="JSON",
                     help="run nothing: the table of the points a --json run wrote, with the model's "
                          "picks of --profile as it is now, for those measurements")
@@ -140,9 +140,6 @@ def main():
         profile = load_profile(args.profile)
     except ValueError as e:
         raise SystemExit(f"mpi_run: {e}")
-    why = args.json is not None and output_path_error(args.json)
-    if why:
-        ap.error(f"--json: {why}")
     if args.source:
         try:
             with open(args.source) as f:

@@ -30,7 +30,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
@@ -38,7 +37,7 @@ from coll.runtime import check
 from coll.backends import mpi
 from coll.runtime.measure import Measurement, human_size, seconds
 from coll.tools.args import ArgumentParser
-from coll.tools.argtypes import count  # one validation for every script
+from coll.tools.argtypes import count, output_path  # one validation for every script
 
 import mpi_run  # noqa: E402 - bench/: the MPI_Allreduce module of mpi_run.py
 
@@ -175,11 +174,8 @@ def main():
     ap.add_argument("--torch-python", help="a Python with torch, for the gloo column")
     ap.add_argument("--setup-torch", action="store_true", help=f"make {TORCH_VENV.name}/ (torch, CPU) if missing")
     ap.add_argument("--no-mpi4py", action="store_true", help="leave the mpi4py column out (no install)")
-    ap.add_argument("--json", help="write the points here")
+    ap.add_argument("--json", type=output_path(), help="write the points here")
     args = ap.parse_args()
-    why = args.json is not None and output_path_error(args.json)
-    if why:
-        ap.error(f"--json: {why}")
     ok, why = mpi.available()
     if not ok:
         raise SystemExit(f"mpi_side_by_side: {why}")

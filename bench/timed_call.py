@@ -30,7 +30,6 @@ import time
 
 import numpy as np
 
-from coll.analysis.cost_model import output_path_error
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
@@ -38,13 +37,16 @@ from coll.runtime.signature import descriptor
 try:
     from coll.backends import cpu
     from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-    from coll.tools.argtypes import count
+    from coll.tools.argtypes import count, output_path
 except ImportError:  # a checkout from before backends/: to time the code before a change
     from coll.runtime import cpu
     from coll.tools.cl import ArgumentParser
 
     def count(lo=1, hi=None):
         return int
+
+    def output_path():
+        return str
 
 MIB = 1 << 20
 MAX_DEVICES = 64   # every strategy's program at once: more would only measure compile time
@@ -159,13 +161,6 @@ def measure(n, mib, strategies, rounds, forms=MODES):
     return rows
 
 
-def check_args(parser, args):
-    """Usage errors before anything is measured (exit 1, no traceback)."""
-    why = args.json is not None and output_path_error(args.json)
-    if why:
-        parser.error(f"--json: {why}")
-
-
 def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=count(1, MAX_DEVICES), nargs="+", default=[8])
@@ -173,9 +168,8 @@ def main(argv=None):
     p.add_argument("--strategies", nargs="+", default=list(AllReduce.STRATEGIES),
                    choices=list(AllReduce.STRATEGIES))
     p.add_argument("--rounds", type=count(1), default=5, help="interleaved timed rounds (median)")
-    p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--json", type=output_path(), help="also write the rows to this file")
     args = p.parse_args(argv)
-    check_args(p, args)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus)")
     print("ms per call, best of", args.rounds, "interleaved rounds; ratio = coll-run's time / the "
           "pre-faulted reference; faults = minor page faults of one call")

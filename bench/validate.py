@@ -20,7 +20,7 @@ from coll.collectives import AllReduce
 from coll.ir.ops import PEER_ACCESS
 from coll.backends import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.analysis.cost_model import output_path_error
+from coll.tools.argtypes import output_path
 
 # What `auto` chooses from on the CPU: every strategy whose needs the CPU
 # back end meets (its simulated devices share one memory: peer access).
@@ -107,7 +107,7 @@ def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--profile", default="cpu", help="profile name or .json path (default cpu)")
     p.add_argument("--quick", action="store_true", help=f"sizes {', '.join(map(human, QUICK_SIZES))} only")
-    p.add_argument("--json", default=None, help="write the rows here")
+    p.add_argument("--json", type=output_path(), default=None, help="write the rows here")
     p.add_argument("--clock", choices=sorted(CLOCKS), default=CLOCK,
                    help="cpu: the calling thread's CPU time (default; leaves out the time other "
                         "processes hold the cores), wall: wall time")
@@ -117,9 +117,6 @@ def main(argv=None):
         prof = cost_model.load_profile(args.profile)
     except ValueError as e:
         p.error(f"--profile: {e}")
-    why = args.json is not None and output_path_error(args.json)
-    if why:
-        p.error(f"--json: {why}")
     load = os.getloadavg()
     rows = grid(prof, sizes=QUICK_SIZES if args.quick else SIZES,
                 log=lambda s: print(s, file=sys.stderr, flush=True))

@@ -78,3 +78,16 @@ def checkout(*needs):
         return text
     parse.__name__ = "checkout"
     return parse
+
+
+def output_path():
+    """A path a result file can be written to (its folder exists and is
+    writable): refused before anything is measured, not after."""
+    def parse(text):
+        from ..analysis.cost_model import output_path_error
+        why = output_path_error(text)
+        if why:
+            raise argparse.ArgumentTypeError(why)
+        return text
+    parse.__name__ = "output path"
+    return parse
