@@ -44,9 +44,10 @@ from ...ir import STRATEGIES
 from ...ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, attr_ints, segment_sizes, view
 from ...ir.types import device_of, on_device
 from ...ir.views import VIEW_OPS, root_of, same_memory
-from ...ir.walk import find_ops
+from ...ir.walk import clone_remapped, find_ops
 from ...passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
 from ...passes.lower_collectives import lower_collectives
+from .place import Placement, is_local, used_values
 
 # The largest MPI tag the program uses (the runtime checks it against the
 # MPI's MPI_TAG_UB before any message).
@@ -63,63 +64,57 @@ def _device(value):
         return None
 
 
-def _rank_slots(func_op, written):
+def _rank_slots(func_op, written, placement):
     """Rank r's arguments, in slots every rank shares: the arguments only
-    read first, then the written ones, each in global order. Slot i of rank
-    r holds a global argument, or None where r has none there (a rooted
-    op's root holds a buffer the others lack, as MPI_Reduce's recvbuf is
-    significant only at the root: the runtime hands r a placeholder). An
-    argument's device is the memory space its memory_space_cast gives it.
+    read first, then the written ones, each in global order, matched to
+    slots by type (_slots). Slot i of rank r holds a global argument, or
+    None where r has none there (a rooted op's root holds a buffer the
+    others lack, as MPI_Reduce's recvbuf is significant only at the root:
+    the runtime hands r a placeholder). An
+    argument is on the device its memory_space_cast gives it, and an input
+    local work reads on every rank that reads it (place.py).
     Returns (slot types, number of read-only slots, table[r][i])."""
     args = list(func_op.regions[0].blocks[0].arguments)
-    placed = {}
-
-    def devices(value):  # the devices its casts (through views of it) place it on
-        for use in value.uses:
-            owner = use.owner
-            if owner.name == "memref.memory_space_cast":
-                d = _device(owner.results[0])
-                if d is not None:
-                    yield d
-            elif owner.name in VIEW_OPS and use.operand_number == 0 and len(owner.results):
-                yield from devices(owner.results[0])
-    for a in args:
-        found = next(devices(a), None)
-        if found is not None:
-            placed[a.arg_number] = found
+    placed = placement.arg_ranks
     if len(placed) != len(args):
         a = next(a for a in args if a.arg_number not in placed)
-        local = [u.owner for u in a.uses if u.owner.name not in VIEW_OPS and not u.owner.name.startswith("coll.")]
         lowered = not find_ops(func_op, lambda n: n in COLLECTIVES)
-        if local:  # a global view's local work is on no device (it runs as one program on the cpu route)
-            raise PassError(f"argument #{a.arg_number} is used by local work ('{local[0].name}') that coll-to-mpi "
-                            "cannot place on a rank: in the global view, local work belongs to no device; "
-                            "expected an SPMD function (coll.ranks = N) for local work on MPI, or its "
-                            "arguments cast to #coll.device<i>", local[0].location)
         raise PassError(f"argument #{a.arg_number} is placed on no device (memref.memory_space_cast to "
                         "#coll.device<i>): "
-                        + ("no coll op uses it; every argument of a global-view program is a device's buffer"
+                        + ("nothing uses it; every argument of a global-view program is a device's buffer"
                            if lowered else "lower the collectives first (coll-lower-collectives)"),
                         func_op.location)
-    ranks = sorted(set(placed.values()))
+    ranks = sorted(set().union(*placed.values()))
     if ranks != list(range(len(ranks))):
         raise PassError(f"the arguments are on devices {ranks}; expected devices 0..N-1, one rank each",
                         func_op.location)
-    groups = [([a for a in args if placed[a.arg_number] == r and a.arg_number not in written],
-               [a for a in args if placed[a.arg_number] == r and a.arg_number in written]) for r in ranks]
-    k_ro = max(len(ro) for ro, _ in groups)
-    k_wr = max(len(wr) for _, wr in groups)
-    table = [ro + [None] * (k_ro - len(ro)) + wr + [None] * (k_wr - len(wr)) for ro, wr in groups]
-    types = []
-    for i in range(k_ro + k_wr):
-        held = {r: t[i].type for r, t in enumerate(table) if t[i] is not None}
-        if len(set(held.values())) > 1:
-            what = ", ".join(f"device {r}: {t}" for r, t in held.items())
-            raise PassError(f"every rank must hold the same buffer types (an SPMD program); "
-                            f"{'read-only' if i < k_ro else 'written'} argument {i if i < k_ro else i - k_ro} "
-                            f"of each device has types {what}", func_op.location)
-        types.append(next(iter(held.values())))
+    groups = [([a for a in args if r in placed[a.arg_number] and a.arg_number not in written],
+               [a for a in args if r in placed[a.arg_number] and a.arg_number in written]) for r in ranks]
+    ro_types, ro = _slots([g[0] for g in groups])
+    wr_types, wr = _slots([g[1] for g in groups])
+    table = [a + b for a, b in zip(ro, wr)]
+    types, k_ro = ro_types + wr_types, len(ro_types)
     return types, k_ro, table
+
+
+def _slots(held):
+    """(slot types, table[r][i]) of the arguments each rank holds
+    (`held[r]`, in order): each in the first slot of its type that rank has
+    not filled, a new slot where there is none. Ranks that hold the same
+    types in the same order (an SPMD program) fill the same slots; the
+    others leave placeholders (None) where they lack a buffer."""
+    types, table = [], []
+    for args in held:
+        row = []
+        for a in args:
+            i = next((i for i, t in enumerate(types) if t == a.type and (i >= len(row) or row[i] is None)), None)
+            if i is None:
+                types.append(a.type)
+                i = len(types) - 1
+            row += [None] * (i + 1 - len(row))
+            row[i] = a
+        table.append(row)
+    return types, [row + [None] * (len(types) - len(row)) for row in table]
 
 
 def _op_ranks(op):
@@ -138,25 +133,31 @@ def _op_ranks(op):
     return None
 
 
-def _step_order(ops):
+def _step_order(ops, local=()):
     """[(step, op)] of the data ops by step (longest token path from the
     start), then program order: a topological order of the token graph that
     every rank follows, in which step k of every chunk comes before step
     k + 1 of any, so a ring's chunks travel together instead of one after
-    the other."""
-    depth, order = {}, []
+    the other. A local op (`local`, place.py) is a step of its own after
+    every op before it, and the ops after it come after it: program order
+    orders local work and the explicit ops around it."""
+    depth, order, base = {}, [], 0
     for i, op in enumerate(ops):
+        if op in local:
+            base = max((d for d, _, _ in order), default=base) + 1
+            order.append((base, i, op))
+            continue
         v = view(op)
         if v is None or op.name in ("coll.alloc", "coll.wait"):
             continue
-        d = max((depth[x.owner] for x in v.deps), default=0)
+        d = max([depth[x.owner] for x in v.deps] + [base])
         depth[op] = d + 1 if op.name in DATA_OPS else d
         if op.name in DATA_OPS:
             order.append((depth[op], i, op))
     return [(d, op) for d, _, op in sorted(order, key=lambda t: t[:2])]
 
 
-def _rank_order(order, r):
+def _rank_order(order, r, local=()):
     """Rank r's ops of `order`, its receives first within each step: the
     ops of one step do not wait for each other, and a message whose
     receive is posted is not held as unexpected (eager) or left waiting
@@ -166,7 +167,7 @@ def _rank_order(order, r):
     def receive(op):
         v = view(op)
         return op.name == Copy.NAME and _device(v.target) == r != _device(v.source)
-    mine = [(d, i, op) for i, (d, op) in enumerate(order) if r in _op_ranks(op)]
+    mine = [(d, i, op) for i, (d, op) in enumerate(order) if r in (local[op] if op in local else _op_ranks(op))]
     return [op for _, _, op in sorted(mine, key=lambda t: (t[0], not receive(t[2]), t[1]))]
 
 
@@ -268,14 +269,16 @@ def _mpi(name, results, operands, attrs=None):
 
 
 def _value(rank, v):
-    """`v` in rank r's case: an argument, or a view, cast or scratch buffer
-    cloned there at its first use (with what it is built from)."""
+    """`v` in rank r's case: an argument, or a view, cast, constant or
+    buffer cloned there at its first use (with what it is built from)."""
     if v in rank.values:
         return rank.values[v]
     op = v.owner
     if isinstance(op, ir.Block):
         raise PassError("a buffer of another rank is used on this rank", rank.location)
     op = op.operation
+    if is_local(op):  # placed (place.py), on other ranks
+        raise PassError(f"a value '{op.name}' defines on another rank is used on rank {rank.r}", op.location)
     operands = [_value(rank, x) for x in op.operands]
     new = op.clone()
     for i, x in enumerate(operands):
@@ -283,6 +286,16 @@ def _value(rank, v):
     for old, res in zip(op.results, new.results):
         rank.values[old] = res
     return rank.values[v]
+
+
+def _emit_local(op, rank):
+    """Rank r's clone of local op `op` at the end of its case, after every
+    request so far (local work waits for the messages before it: it may
+    read or write their buffers)."""
+    rank.wait_all()
+    for v in used_values(op):
+        _value(rank, v)
+    clone_remapped(op, ir.InsertionPoint.current, rank.values)
 
 
 def _emit(op, rank, tags):
@@ -320,25 +333,20 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
     every rank's slot i is the same SPMD value."""
     block = func_op.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
-    written = _written_args(ops)
+    for op in ops:
+        if op.name in COLLECTIVES:
+            raise PassError(f"'{op.name}' has no per-rank projection: lower the collectives first "
+                            "(coll-lower-collectives)", op.location)
+        if op.name == "func.return" and len(op.operands):
+            raise PassError("a global-view function that returns values; expected its results as output "
+                            "arguments (buffer-results-to-out-params)", op.location)
+    placement = Placement(func_op, ops)
+    written = _written_args(ops) | placement.written
     if per_value:
         values = {a // per_value for a in written}
         written = {a.arg_number for a in block.arguments if a.arg_number // per_value in values}
-    types, n_in, table = _rank_slots(func_op, written)
+    types, n_in, table = _rank_slots(func_op, written, placement)
     n = len(table)
-    unknown = []
-    for op in ops:
-        if op.name not in ("memref.memory_space_cast", "arith.constant") and _op_ranks(op) is None:
-            unknown.append(op)
-    if unknown:
-        op = unknown[0]
-        if op.name in COLLECTIVES:
-            why = "lower the collectives first (coll-lower-collectives)"
-        else:  # local work in a global-view program
-            why = ("local work runs per rank in the SPMD form (coll.ranks = N), whose collectives "
-                   "coll-spmd-to-mpi lowers where they are")
-        raise PassError(f"'{op.name}' has no per-rank projection; expected only coll ops, views and "
-                        f"memref.memory_space_cast in a global-view program: {why}", op.location)
     for op in ops:
         if op.name in DATA_OPS or op.name == "coll.alloc":
             for r in _op_ranks(op):
@@ -346,7 +354,7 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
                     raise PassError(f"'{op.name}' is on a device outside 0..{n - 1} "
                                     "(every device is a rank holding arguments)", op.location)
 
-    steps = _step_order(ops)
+    steps = _step_order(ops, placement.ranks)
     order = [op for _, op in steps]
     tags = _tags(order, tag_limit, counts)
     resolver = Resolver(func_op)  # where each global buffer value points
@@ -372,8 +380,11 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
         args = {old: new for old, new in zip(table[r], new_args) if old is not None}
         rank = _Rank(r, args, comm, loc, resolver)
         with ir.InsertionPoint(case.operations[0]), loc:
-            for op in _rank_order(steps, r):
-                _emit(op, rank, tags)
+            for op in _rank_order(steps, r, placement.ranks):
+                if op in placement.ranks:
+                    _emit_local(op, rank)
+                else:
+                    _emit(op, rank, tags)
             rank.wait_all()
     for op in reversed(ops):
         op.erase()

@@ -150,7 +150,7 @@ LOCAL = """// A global-view program with local work after its collective:
 func.func @f(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
   %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
-  linalg.exp ins(%y0 : memref<8xf32>) outs(%y0 : memref<8xf32>)
+  linalg.add ins(%y0, %y1 : memref<8xf32>, memref<8xf32>) outs(%y0 : memref<8xf32>)
   return
 }
 """
@@ -162,10 +162,9 @@ def test_coll_build_points_at_the_local_work(tmp_path):
     exe = tmp_path / "a.out"
     r = tool("coll-build", src, "--emit=mpi-exe", "-o", exe)
     assert r.returncode == 1 and not exe.exists()
-    assert r.stderr == (f"{src}:6:3: error: coll-to-mpi: 'linalg.exp' has no per-rank projection; expected only coll "
-                        "ops, views and memref.memory_space_cast in a global-view program: local work runs per rank "
-                        "in the SPMD form (coll.ranks = N), whose collectives coll-spmd-to-mpi lowers where they "
-                        "are\n"), r.stderr
+    assert r.stderr == (f"{src}:6:3: error: coll-to-mpi: 'linalg.add' works on the buffers of devices [0, 1]: "
+                        "local work is on one device's buffers (data moves between devices only through "
+                        "collectives); expected each device's work on its own buffers\n"), r.stderr
 
 
 # -- the route coll-run prints replays ------------------------------------------
@@ -373,13 +372,81 @@ def test_collective_on_views_of_the_arguments_runs(tmp_path, backend):
     assert np.array_equal(got["y1"], np.concatenate([want, b[4:]]))
 
 
+# -- a global view's local work on MPI (backends/mpi/place.py) -----------------
+
 @pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
-def test_global_view_local_work_on_mpi_is_refused_at_the_op(tmp_path):
-    # Found by an outside attack: "argument #0 is placed on no device ... no
-    # coll op uses it" at the function, of an argument that local work uses.
-    root = os.path.join(os.path.dirname(__file__), "..", "..")
-    src = os.path.join(root, "examples", "tensor_mlp.mlir")
+def test_global_view_mlp_runs_on_mpi(tmp_path):
+    # Once refused at the matmul ("local work belongs to no device"): each
+    # device's matmul and exp now run on its rank, the shared weight on both.
+    src = os.path.join(ROOT, "examples", "tensor_mlp.mlir")
+    rng = np.random.default_rng(3)
+    x0, x1 = rng.standard_normal((2, 2, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x0=x0, x1=x1, x2=w)
+    r = tool("coll-run", src, "--backend=mpi", "--strategy=all", "--repeat=1", "--inputs", tmp_path / "in.npz",
+             "--outputs", tmp_path / "out.npz")
+    assert r.returncode == 0 and "FAIL" not in r.stdout, r.stdout + r.stderr
+    want = np.exp(x0 @ w + x1 @ w)
+    got = np.load(tmp_path / "out.npz")
+    for y in ("y0", "y1"):
+        np.testing.assert_allclose(got[y], want, rtol=1e-5)
+
+
+# The root's work before a broadcast, per-device work after it, a scalar
+# every device reads from a shared input, and an output no device's buffer
+# feeds (rank 0 computes it).
+PLACED = """func.func @b(%k: memref<1xf32>, %x: memref<8xf32>, %v: memref<8xf32>, %b0: memref<8xf32>, %b1: memref<8xf32>, %b2: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>, %y2: memref<8xf32>, %z: memref<8xf32>) {
+  %i = arith.constant 0 : index
+  %s = memref.alloc() : memref<8xf32>
+  linalg.exp ins(%x : memref<8xf32>) outs(%s : memref<8xf32>)
+  %t = "coll.broadcast"(%s, %y0, %y1, %y2) {devices = array<i64: 0, 1, 2>, root = 1 : i64, operandSegmentSizes = array<i32: 1, 3, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  %c = memref.load %k[%i] : memref<1xf32>
+  scf.for %j = %i to %i step %i {
+    memref.store %c, %y0[%j] : memref<8xf32>
+  }
+  linalg.add ins(%y0, %b0 : memref<8xf32>, memref<8xf32>) outs(%y0 : memref<8xf32>)
+  linalg.add ins(%y1, %b1 : memref<8xf32>, memref<8xf32>) outs(%y1 : memref<8xf32>)
+  linalg.add ins(%y2, %b2 : memref<8xf32>, memref<8xf32>) outs(%y2 : memref<8xf32>)
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %j = %i to %c8 step %c1 {
+    %a = memref.load %y2[%j] : memref<8xf32>
+    %m = arith.mulf %a, %c : f32
+    memref.store %m, %y2[%j] : memref<8xf32>
+  }
+  linalg.exp ins(%v : memref<8xf32>) outs(%z : memref<8xf32>)
+  memref.dealloc %s : memref<8xf32>
+  return
+}
+"""
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+def test_global_view_local_work_runs_on_mpi_as_on_the_cpu(tmp_path):
+    src = tmp_path / "placed.mlir"
+    src.write_text(PLACED)
+    rng = np.random.default_rng(5)
+    xs = {f"x{i}": rng.uniform(-1, 1, s).astype(np.float32) for i, s in enumerate([(1,)] + [(8,)] * 5)}
+    np.savez(tmp_path / "in.npz", **xs)
+    outs = {}
+    for backend in ("cpu", "mpi"):
+        r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", tmp_path / "in.npz",
+                 "--outputs", tmp_path / f"{backend}.npz")
+        assert r.returncode == 0, r.stdout + r.stderr
+        outs[backend] = np.load(tmp_path / f"{backend}.npz")
+    k, x, v, b0, b1, b2 = (xs[f"x{i}"] for i in range(6))
+    want = [np.exp(x) + b0, np.exp(x) + b1, (np.exp(x) + b2) * k[0], np.exp(v)]
+    for backend, got in outs.items():
+        for j, w in enumerate(want):
+            np.testing.assert_allclose(got[f"y{j}"], w, rtol=1e-6, err_msg=f"{backend} y{j}")
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+def test_global_view_local_work_that_crosses_devices_is_refused_at_the_op(tmp_path):
+    src = tmp_path / "cross.mlir"
+    src.write_text(LOCAL)
     r = tool("coll-run", src, "--backend=mpi", "--repeat=1")
-    assert r.returncode == 1, r.stderr
-    assert r.stderr.startswith(f"{src}:8:9: error: coll-to-mpi: argument #0 is used by local work "
-                               "('linalg.matmul') that coll-to-mpi cannot place on a rank"), r.stderr
+    assert r.returncode == 1 and r.stdout == "", r.stdout
+    assert r.stderr.startswith(f"{src}:6:3: error: coll-to-mpi: 'linalg.add' works on the buffers of devices "
+                               "[0, 1]"), r.stderr

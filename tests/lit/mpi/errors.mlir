@@ -1,28 +1,10 @@
-// coll-to-mpi needs an SPMD explicit program: every device a rank, whose
-// buffers fill slots of one type each (the read-only ones, then the written
-// ones; a rank may lack a buffer in a slot, as a reduce's non-roots lack
-// its output). What is not is a located error, and nothing is printed.
+// coll-to-mpi needs an explicit program whose devices are ranks 0..N-1 and
+// whose local work each device does on its own buffers (or on inputs it
+// only reads). What is not is a located error, and nothing is printed.
 // RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi)'
 // RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi)' 2>&1 | FileCheck %s
-// CHECK: errors.mlir:[[# @LINE + 6]]:{{[0-9]+}}: error: coll-to-mpi: every rank must hold the same buffer types (an SPMD program); written argument 0 of each device has types device 0: memref<4xi32>, device 1: memref<8xf32>
+// CHECK: errors.mlir:[[# @LINE + 6]]:{{[0-9]+}}: error: coll-to-mpi: the arguments are on devices [0, 2]; expected devices 0..N-1, one rank each
 // CHECK-NOT: module
-
-// Device 0's first written buffer is a reduce's output, device 1's an allreduce's.
-module {
-  // expected-error @below {{every rank must hold the same buffer types}}
-  func.func @mixed(%x0: memref<8xf32>, %x1: memref<8xf32>, %z0: memref<4xi32>, %z1: memref<4xi32>,
-                   %w: memref<4xi32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
-    %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum",
-        operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
-    %u = "coll.reduce"(%z0, %z1, %w) {devices = array<i64: 0, 1>, kind = "sum", root = 0 : i64,
-        operandSegmentSizes = array<i32: 2, 1, 0>} : (memref<4xi32>, memref<4xi32>, memref<4xi32>) -> !coll.token
-    "coll.wait"(%t) : (!coll.token) -> ()
-    "coll.wait"(%u) : (!coll.token) -> ()
-    return
-  }
-}
-
-// -----
 
 // Devices must be ranks 0..N-1.
 module {
@@ -37,14 +19,44 @@ module {
 
 // -----
 
-// An op that has no per-rank projection.
+// Local work on two devices' buffers: data moves between them only
+// through collectives (backends/mpi/place.py).
 module {
-  func.func @other(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
-    %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum",
-        operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  func.func @cross(%x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) {
+    %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
     "coll.wait"(%t) : (!coll.token) -> ()
-    // expected-error @below {{'memref.copy' has no per-rank projection}}
-    memref.copy %x0, %y0 : memref<8xf32> to memref<8xf32>
+    // expected-error @below {{'memref.copy' works on the buffers of devices [0, 1]}}
+    memref.copy %y0, %y1 : memref<4xf32> to memref<4xf32>
+    return
+  }
+}
+
+// -----
+
+// Device 0's result, needed by device 1's work.
+module {
+  func.func @needed(%x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) {
+    %s = memref.alloc() : memref<4xf32>
+    %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    // expected-error @below {{'linalg.exp' works on device 0's buffers, and device(s) [1] use what it writes}}
+    linalg.exp ins(%y0 : memref<4xf32>) outs(%s : memref<4xf32>)
+    linalg.add ins(%s, %y1 : memref<4xf32>, memref<4xf32>) outs(%y1 : memref<4xf32>)
+    return
+  }
+}
+
+// -----
+
+// An input both devices' work writes: each rank would write its own copy.
+module {
+  func.func @twice(%w: memref<4xf32>, %x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) {
+    linalg.add ins(%x0, %w : memref<4xf32>, memref<4xf32>) outs(%x0 : memref<4xf32>)
+    // expected-error @below {{'linalg.exp' writes argument #0, which ranks [0, 1] hold}}
+    linalg.exp ins(%w : memref<4xf32>) outs(%w : memref<4xf32>)
+    linalg.add ins(%x1, %w : memref<4xf32>, memref<4xf32>) outs(%x1 : memref<4xf32>)
+    %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
     return
   }
 }
