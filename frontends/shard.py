@@ -533,8 +533,10 @@ def route(module_op=None, backend=None, partition=None, **_):
     from .tensor import route as bufferize
     if partition is None:
         partition = module_op is None or not partitioned(module_op)
+    # Elementwise ops fused after partitioning, splat constants folded into
+    # their bodies (no constant buffer that device code cannot read).
     return (["coll-shard-partition"] if partition else []) + [
-        "coll-from-shard", "canonicalize", "cse", *bufferize(), "canonicalize", "cse"]
+        "coll-from-shard", "canonicalize", "cse", "linalg-fuse-elementwise-ops", *bufferize(), "canonicalize", "cse"]
 
 
 # -- the program's boundary: what a runner scatters and gathers -----------------

@@ -259,7 +259,10 @@ def route(module_op=None, backend=None, **_):
         # No cse before partitioning: one linalg.fill shared by two matmuls
         # of different shardings aborts upstream's shard-partition (22.1.8).
         return front + shard.route()
-    return front + ["canonicalize", "cse"] + tensor.route() + ["canonicalize", "cse"]
+    # Elementwise ops fused, splat constants folded into their bodies: one
+    # kernel per chain on the GPU route, and no constant buffer
+    # (memref.get_global) that device code cannot read.
+    return front + ["canonicalize", "cse", "linalg-fuse-elementwise-ops"] + tensor.route() + ["canonicalize", "cse"]
 
 
 # -- parsing -----------------------------------------------------------------

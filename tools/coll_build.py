@@ -76,6 +76,8 @@ def build(data, args, filename="-", ctx=None):
     """Returns the requested stage as text (or writes the library to
     args.output). `data` is the input's bytes (text or bytecode), parsed
     with `filename` in its locations."""
+    from mlir import ir
+
     from coll.ir import make_context
     from coll.ir.verifier import verify_or_raise
     from coll.backends.gpu import nvvm
@@ -95,11 +97,11 @@ def build(data, args, filename="-", ctx=None):
         from coll.frontends.shard import partitioned
         glob = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
                      and not partitioned(module.operation)), None)
-        if glob is not None:  # its arguments are global arrays: the runner lays them out (backends/frontend.py)
-            body = module.body.operations
-            raise PassError(f"a {glob.NAME} program takes global arrays laid out over its devices: coll-run "
-                            "--backend=cpu|mpi runs it (scattering and gathering them); coll-build builds "
-                            "programs on per-device buffers", body[0].location if len(body) else module.operation.location)
+        if glob is not None:  # global arrays: build the SPMD function on each device's blocks
+            from coll.backends.frontend import lower as to_spmd
+            text, boundary, _, _ = to_spmd(module, glob)
+            module = ir.Module.parse(text)
+            print_layouts(boundary, glob, filename)
         if args.emit == "mpi-exe":
             from coll.backends import mpi
             # Text with its locations: diagnostics name the input's lines
@@ -130,6 +132,29 @@ def build(data, args, filename="-", ctx=None):
             return llvm_ir
         nvvm.build_shared_library(llvm_ir, args.output, args.runtime_dir)
         return None
+
+
+def print_layouts(boundary, frontend, filename):
+    """Notes (stderr) on what the built program takes in place of a
+    frontend's global arrays: each device's block of each of them, in
+    the order of the SPMD function's arguments (inputs, then outputs)."""
+    n = 1
+    for d in boundary.grid:
+        n *= d
+    grid = "x".join(map(str, boundary.grid))
+    lines = [f"{filename}: note: a {frontend.NAME} program on global arrays: @{boundary.entry} is built on "
+             f"{n} devices (grid {grid}), each with its block of every array; --emit=so's entry takes argument "
+             f"i * {n} + r = device r's block of array i, mpi-exe's rank r its blocks in this order "
+             "(coll-run scatters and gathers them for you)"]
+    k_in = len(boundary.inputs)
+    for i, lay in enumerate(boundary.inputs + boundary.outputs):
+        role = f"x{i}" if i < k_in else f"y{i - k_in}"
+        name = f" '{lay.name}'" if lay.name else ""
+        split = [f"dim {d} over grid axes {axes}" for d, axes in enumerate(lay.split) if axes]
+        how = "split: " + ", ".join(split) if split else "the whole array on every device"
+        lines.append(f"  array {i} ({role}{name}): {'x'.join(map(str, lay.shape))}x{lay.element}, "
+                     f"blocks of {'x'.join(map(str, lay.local))}, {how}")
+    print("\n".join(lines), file=sys.stderr)
 
 
 def _is_gpu_level(module_op):

@@ -290,6 +290,36 @@ def test_mpi_exe_runs_under_the_users_mpirun(tmp_path):
     assert r.returncode != 0 and "built for 3 ranks, started on 2; nothing was sent" in r.stdout + r.stderr
 
 
+def test_mpi_exe_of_a_jax_export_and_of_a_global_view_with_local_work(tmp_path):
+    # A JAX export takes global arrays: coll-build builds its SPMD function,
+    # rank r reading its blocks (and saying so on stderr). The global view's
+    # MLP: rank r reads its own x_r, then the weight every rank reads.
+    import os
+    from coll.backends.mpi.toolchain import find
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    rng = np.random.default_rng(2)
+    x = rng.integers(-50, 50, 64).astype(np.float32)
+    x0, x1 = rng.standard_normal((2, 2, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    cases = [("tests/lit/stablehlo/Inputs/psum.mlir", [[x[8 * r:8 * r + 8]] for r in range(8)],
+              [x.reshape(8, 8).sum(0)] * 8, 0),
+             ("examples/tensor_mlp.mlir", [[x0, w], [x1, w]], [np.exp(x0 @ w + x1 @ w)] * 2, 1e-5)]
+    for src, ins, want, rtol in cases:
+        exe, n = tmp_path / "prog", len(ins)
+        r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", os.path.join(root, src), "--emit=mpi-exe",
+                            "-o", str(exe)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert ("is built on 8 devices" in r.stderr) == src.endswith("psum.mlir"), r.stderr
+        for rank, arrays in enumerate(ins):
+            np.concatenate([a.ravel() for a in arrays]).tofile(tmp_path / f"in{rank}.bin")
+        run = mpi.mpirun_command(find(), n) + [str(exe), "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out")]
+        r = subprocess.run(run, capture_output=True, text=True, timeout=TIMEOUT)
+        assert r.returncode == 0, r.stdout + r.stderr
+        for rank in range(n):
+            got = np.fromfile(tmp_path / f"out{rank}.bin", dtype=np.float32)
+            np.testing.assert_allclose(got, want[rank].ravel(), rtol=rtol, err_msg=f"{src} rank {rank}")
+
+
 MAIN_WITH_EXP = """func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> attributes {coll.ranks = 2 : i64} {
   %e = tensor.empty() : tensor<8xf32>
   %a = linalg.exp ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
