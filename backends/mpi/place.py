@@ -8,8 +8,9 @@ reads what it writes (a buffer, or a value it defines): work on inputs
 that several devices read (a weight) runs on each rank that needs it, so
 nothing moves between ranks outside the collectives. Work that touches no
 device's buffer and that no rank needs (an output computed from inputs
-alone) runs on rank 0. Ops without effects (constants, allocations, index
-arithmetic) are not placed: a rank clones them where it uses them.
+alone) runs on rank 0; a memref.dealloc runs on every rank that has its
+buffer. Ops without effects (constants, allocations, index arithmetic)
+are not placed: a rank clones them where it uses them.
 
 Refused, located at the op: one that touches two devices' buffers, or one
 device's buffer while another rank needs it (data moves between ranks only
@@ -101,7 +102,10 @@ class Placement:
         local = [op for op in ops if is_local(op)]
         self.ranks, self.written = {}, set()
         need_root, need_value, touched = {}, {}, {}
+        frees = [op for op in local if op.name == "memref.dealloc"]
         for op in reversed(local):
+            if op in frees:  # placed last: wherever its buffer is
+                continue
             reads, writes = _touched(op)
             mine = {owner[b] for b in reads if b in owner}
             if len(mine) > 1:
@@ -113,8 +117,6 @@ class Placement:
                 ranks |= need_root.get(b, set())
             for res in op.results:
                 ranks |= need_value.get(res, set())
-            if op.name == "memref.dealloc":  # wherever the buffer is
-                ranks |= touched.get(reads[0], set()) if reads else set()
             if mine and ranks != mine:
                 other = sorted(ranks - mine)
                 raise PassError(f"'{op.name}' works on device {min(mine)}'s buffers, and device(s) {other} "
@@ -130,6 +132,9 @@ class Placement:
             for b in writes:
                 if isinstance(b.owner, ir.Block) and b.owner == block:
                     self.written.add(b.arg_number)
+        for op in frees:
+            root = root_of(op.operands[0])[0]
+            self.ranks[op] = touched.get(root) or ({owner[root]} if root in owner else {0})
         self.arg_ranks = {}
         for a in block.arguments:
             held = set(touched.get(a, ()))

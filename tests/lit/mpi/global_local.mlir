@@ -112,3 +112,29 @@ func.func @mixed(%x0: memref<8xf32>, %x1: memref<8xf32>, %z0: memref<4xi32>, %z1
   return
 }
 
+// -----
+
+// A temporary both devices' work reads, computed from an input on each
+// rank that needs it, and freed on each of them.
+// CHECK-LABEL: func.func @shared_tmp
+// CHECK: case 0 {
+// CHECK-NEXT: %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: linalg.exp ins(%arg0 : memref<4xf32>) outs(%[[T]] : memref<4xf32>)
+// CHECK-NEXT: linalg.add ins(%arg1, %[[T]] : memref<4xf32>, memref<4xf32>) outs(%arg1 : memref<4xf32>)
+// CHECK: memref.dealloc %[[T]] : memref<4xf32>
+// CHECK-NEXT: scf.yield
+// CHECK: case 1 {
+// CHECK-NEXT: %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: linalg.exp ins(%arg0 : memref<4xf32>) outs(%[[T]] : memref<4xf32>)
+// CHECK: memref.dealloc %[[T]] : memref<4xf32>
+// CHECK-NEXT: scf.yield
+func.func @shared_tmp(%w: memref<4xf32>, %x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) {
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.exp ins(%w : memref<4xf32>) outs(%tmp : memref<4xf32>)
+  linalg.add ins(%x0, %tmp : memref<4xf32>, memref<4xf32>) outs(%x0 : memref<4xf32>)
+  linalg.add ins(%x1, %tmp : memref<4xf32>, memref<4xf32>) outs(%x1 : memref<4xf32>)
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  memref.dealloc %tmp : memref<4xf32>
+  return
+}
