@@ -41,6 +41,7 @@ from coll.backends import cpu
 
 from coll.backends.cpu.to_cpu import SPLIT
 from coll.backends.cpu.fuse import TILE_BYTES  # scratch lives in one tile
+from coll.backends.cpu.pointer_level import MAX_BUFFER_BYTES
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -152,7 +153,7 @@ def calibrate(working_sets=WORKING_SETS, log=print):
             f"(backends/cpu/fuse.py, {TILE_BYTES >> 20} MiB tiles), so scratch bytes cost the bandwidth "
             f"at a {TILE_BYTES >> 20} MiB working set and malloc hands out no fresh pages",
             f"pointer_level: programs of more than {SPLIT} copies and combines on buffers of at most "
-            f"{TILE_BYTES >> 20} MiB run at the pointer level (backends/cpu/pointer_level.py): a memcpy or a "
+            f"{MAX_BUFFER_BYTES >> 20} MiB run at the pointer level (backends/cpu/pointer_level.py): a memcpy or a "
             "kernel call per op, scratch in one arena allocated once",
         ],
         "resources": "host",
@@ -162,7 +163,7 @@ def calibrate(working_sets=WORKING_SETS, log=print):
         "kernel_launch_s": per_op["combine"],
         "alloc_s": alloc_small,
         "alloc_bandwidth_Bps": alloc_bw,
-        "pointer_level": {"min_ops": SPLIT + 1, "max_buffer_bytes": TILE_BYTES,
+        "pointer_level": {"min_ops": SPLIT + 1, "max_buffer_bytes": MAX_BUFFER_BYTES,
                           "link_latency_s": pointer["copy"], "kernel_launch_s": pointer["combine"],
                           "alloc_s": max(pointer["scratch"] - pointer["copy"], 0.0)},
         "link_bandwidth_Bps": None,

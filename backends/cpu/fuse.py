@@ -30,12 +30,16 @@ from .kernels import Combine, copy_1d, element_bytes, index, window
 from .scratch import Scratch
 from .shared import create, pointer_of, ptr_type
 
-# Working set of one tile. Measured on a 2 MiB L2 / 32 MiB L3 machine: 4 MiB
-# beats L2-sized tiles (fewer, longer streams for the prefetchers). A group
+# Working set of one tile: about one core's L2 (2 MiB here). Measured on
+# this 2-core VM (2026-12-03, one process, interleaved): against 4 MiB
+# tiles, reduce at 4 and 8 x 64 MiB took 0.88-0.90x the time (direct, whose
+# copies into scratch tiles stay in L2), reduce_scatter direct at 8 x 64 MiB
+# 0.84x, every allreduce strategy at 1-64 MiB 0.95-1.02x; 1 MiB tiles were
+# no better. (On an earlier host, 4 MiB had beaten L2-sized tiles.) A group
 # that reads its views again and again (oneshot: N combines over the same N
 # input tiles) wants them in L2: at 8 x 16 MiB oneshot took 0.72x the time
 # with 1 MiB tiles (64 KiB per view) than with 4 MiB ones.
-TILE_BYTES = 4 << 20
+TILE_BYTES = 2 << 20
 SHARED_TILE_BYTES = 1 << 20
 REUSE = 2  # accesses per distinct view from which a group takes SHARED_TILE_BYTES
 MIN_TILE = 256

@@ -23,6 +23,9 @@ from .shared import create, i64, inline_entry, no_inline, ptr_type
 
 ALIGN = 64
 WORK = ("coll.copy", "coll.combine")
+# Programs on buffers of at most this many bytes take this path when they
+# are large (backends/cpu/to_cpu.py); larger buffers are tiled (fuse.py).
+MAX_BUFFER_BYTES = 4 << 20
 
 
 def _plan(block, limit, max_bytes):

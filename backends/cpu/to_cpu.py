@@ -223,7 +223,7 @@ def _pointer_level(module_op, kernels, split, tile, scratch):
     done = set()
     if tile > 0:
         return done  # tiles were asked for
-    max_bytes = 2**31 if tile == 0 else cpu_fuse.TILE_BYTES
+    max_bytes = 2**31 if tile == 0 else cpu_program.MAX_BUFFER_BYTES
     for op in list(module_op.regions[0].blocks[0].operations):
         f = op.operation
         if f.name != "func.func" or not f.regions[0].blocks:
