@@ -106,8 +106,10 @@ def build(data, args, filename="-", ctx=None):
             from coll.backends import mpi
             # Text with its locations: diagnostics name the input's lines
             # (printed without them, they named the printed module's).
-            mpi.compile(module.operation.get_asm(enable_debug_info=True), strategy=args.strategy,
-                        threshold=args.threshold, executable=args.output)
+            prog = mpi.compile(module.operation.get_asm(enable_debug_info=True), strategy=args.strategy,
+                               threshold=args.threshold, executable=args.output)
+            if glob is None:  # (a frontend's program: its layouts said it)
+                print_rank_slots(prog, filename)
             return None
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,
@@ -154,6 +156,22 @@ def print_layouts(boundary, frontend, filename):
         how = "split: " + ", ".join(split) if split else "the whole array on every device"
         lines.append(f"  array {i} ({role}{name}): {'x'.join(map(str, lay.shape))}x{lay.element}, "
                      f"blocks of {'x'.join(map(str, lay.local))}, {how}")
+    print("\n".join(lines), file=sys.stderr)
+
+
+def print_rank_slots(prog, filename, shown=8):
+    """A note (stderr) on the files of an mpi-exe: which global arguments
+    rank r reads from PREFIX<r>.bin and writes back, in order."""
+    k, k_in = len(prog.rank_specs), prog.rank_inputs
+    name = lambda g: f"#{g}" if g >= 0 else "-"  # noqa: E731
+    lines = [f"{filename}: note: built for mpirun -n {prog.ranks}: rank r reads its {k_in} input slot(s) from "
+             f"<--in PREFIX>r.bin and writes its {k - k_in} output slot(s) to <--out PREFIX>r.bin, raw and in "
+             "order; slot i of rank r is the global view's argument #g (-: a placeholder the rank does not use):"]
+    for r in range(min(prog.ranks, shown)):
+        a = prog.rank_args(r)
+        lines.append(f"  rank {r}: in [{', '.join(map(name, a[:k_in]))}] out [{', '.join(map(name, a[k_in:]))}]")
+    if prog.ranks > shown:
+        lines.append(f"  ... ({prog.ranks - shown} more ranks: coll.global_args in the lowered module)")
     print("\n".join(lines), file=sys.stderr)
 
 

@@ -86,9 +86,25 @@ def _owners(ops):
     for op in ops:
         if op.name == "memref.memory_space_cast" or op.name == "coll.alloc":
             d = _device(op.results[0])
-            if d is not None:
-                owner.setdefault(root_of(op.results[0] if op.name == "coll.alloc" else op.operands[0])[0], d)
+            if d is None:
+                continue
+            root = root_of(op.results[0] if op.name == "coll.alloc" else op.operands[0])[0]
+            if owner.setdefault(root, d) != d:
+                what = f"argument #{root.arg_number}" if isinstance(root.owner, ir.Block) else "this buffer"
+                raise PassError(f"{what} is device {owner[root]}'s in an earlier collective and device {d}'s "
+                                "here: under MPI each buffer lives on one rank; expected every buffer on one "
+                                "device throughout", op.location)
     return owner
+
+
+def _pure(value):
+    """The op without effects that defines `value` (cloned where it is
+    used, project.py), or None."""
+    op = value.owner
+    if isinstance(op, ir.Block):
+        return None
+    op = getattr(op, "operation", op)
+    return None if is_local(op) else op
 
 
 class Placement:
@@ -128,7 +144,7 @@ class Placement:
                 need_root.setdefault(b, set()).update(ranks)
                 touched.setdefault(b, set()).update(ranks)
             for v in used_values(op):
-                need_value.setdefault(v, set()).update(ranks)
+                self._need(v, ranks, need_value)
             for b in writes:
                 if isinstance(b.owner, ir.Block) and b.owner == block:
                     self.written.add(b.arg_number)
@@ -140,8 +156,8 @@ class Placement:
             held = set(touched.get(a, ()))
             if a in owner:
                 held.add(owner[a])
-            if held:
-                self.arg_ranks[a.arg_number] = held
+            # An argument nothing uses is rank 0's, as work no device needs.
+            self.arg_ranks[a.arg_number] = held or {0}
         for op in local:
             for b in _touched(op)[1]:
                 if isinstance(b.owner, ir.Block) and len(self.arg_ranks.get(b.arg_number, ())) > 1:
@@ -149,3 +165,17 @@ class Placement:
                                     f"{sorted(self.arg_ranks[b.arg_number])} hold (each would write its "
                                     "own copy, and the global view has one); expected an argument written "
                                     "by one device's work", op.location)
+
+    @staticmethod
+    def _need(value, ranks, need_value):
+        """Records that `ranks` use `value`, and what it is computed from
+        through ops without effects (a scalar a load gives, through
+        arith): the ops that define those run there too."""
+        have = need_value.setdefault(value, set())
+        if ranks <= have:
+            return
+        have |= ranks
+        op = _pure(value)
+        if op is not None:
+            for v in used_values(op):
+                Placement._need(v, ranks, need_value)

@@ -295,6 +295,8 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, 
         n_inputs = len({g for j, g in enumerate(global_args) if g >= 0 and j % k < given})
     else:  # a slot's type, from a rank that holds an argument there
         rank_specs = [next(specs[g] for g in global_args[i::k] if g >= 0) for i in range(k)]
+        if n_inputs is None:  # arguments the program does not classify: all given, read back in place
+            n_inputs = len(specs)
     if out_dir is None:
         out_dir = tempfile.mkdtemp(prefix="coll-mpi-build-")
         atexit.register(shutil.rmtree, out_dir, True)

@@ -60,3 +60,17 @@ module {
     return
   }
 }
+
+// -----
+
+// A buffer that is device 1's in one collective and device 0's in the next.
+module {
+  func.func @moves(%a: memref<4xf32>, %b: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) {
+    %t = "coll.all_reduce"(%a, %b, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    // expected-error @below {{argument #3 is device 1's in an earlier collective and device 0's here}}
+    %t2 = "coll.all_reduce"(%y1, %y0, %y1, %y0) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+    "coll.wait"(%t2) : (!coll.token) -> ()
+    return
+  }
+}

@@ -138,3 +138,28 @@ func.func @shared_tmp(%w: memref<4xf32>, %x0: memref<4xf32>, %x1: memref<4xf32>,
   memref.dealloc %tmp : memref<4xf32>
   return
 }
+
+// -----
+
+// A scalar loaded from an input and passed through arith, used by device
+// 1's work only: the load runs on rank 1 (the arith op is cloned where it
+// is used); the argument nothing uses is rank 0's. Rank 1 writes %x1, rank
+// 0 only reads %x0: slots by type, placeholders (-1) where a rank has none.
+// CHECK-LABEL: func.func @scalar
+// CHECK-SAME: coll.global_args = array<i64: 1, 5, -1, 3, -1, -1, -1, 0, 2, 4>
+// CHECK: case 0 {
+// CHECK-NOT: memref.load
+// CHECK: scf.yield
+// CHECK: case 1 {
+// CHECK: %[[V:.*]] = memref.load %arg2
+// CHECK-NEXT: %[[W:.*]] = arith.addf %[[V]], %[[V]] : f32
+// CHECK-NEXT: linalg.fill ins(%[[W]] : f32) outs(%arg3 : memref<4xf32>)
+func.func @scalar(%k: memref<1xf32>, %x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>, %unused: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %k[%c0] : memref<1xf32>
+  %w = arith.addf %v, %v : f32
+  linalg.fill ins(%w : f32) outs(%x1 : memref<4xf32>)
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}

@@ -1,0 +1,44 @@
+"""A global view's local work under MPI (backends/mpi/place.py), on the
+programs an outside attack wrote: each runs with coll-run on cpu and on mpi
+from the same inputs, and the outputs must be bitwise equal (the same
+compiled local work, the same combines in the same order); what cannot be
+placed is a located error, exit 1 and no output file."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from coll.backends import mpi
+
+pytestmark = pytest.mark.skipif(not mpi.available()[0], reason=f"no MPI here: {mpi.available()[1]}")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs", "global_local")
+BIN = os.path.join(ROOT, ".venv", "bin")
+
+
+def coll_run(src, backend, out):
+    return subprocess.run([os.path.join(BIN, "coll-run"), src, f"--backend={backend}", "--repeat=1", "--seed=7",
+                           "--outputs", str(out)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("name", ["chain", "scalar_through_arith", "scalar_in_branches", "unused_argument",
+                                  "tensor_broadcast_gather", "unclassified_arguments"])
+def test_mpi_runs_it_as_the_cpu_does(tmp_path, name):
+    src = os.path.join(INPUTS, f"{name}.mlir")
+    got = {}
+    for backend in ("cpu", "mpi"):
+        r = coll_run(src, backend, tmp_path / f"{backend}.npz")
+        assert r.returncode == 0, f"{backend}: {r.stdout}{r.stderr}"
+        got[backend] = np.load(tmp_path / f"{backend}.npz")
+    assert sorted(got["cpu"].files) == sorted(got["mpi"].files) and got["cpu"].files
+    for k in got["cpu"].files:
+        assert np.array_equal(got["cpu"][k], got["mpi"][k]), k
+
+
+def test_a_buffer_on_two_devices_is_refused_where_it_moves(tmp_path):
+    src = os.path.join(INPUTS, "buffer_on_two_devices.mlir")
+    r = coll_run(src, "mpi", tmp_path / "o.npz")
+    assert r.returncode == 1 and not (tmp_path / "o.npz").exists()
+    assert r.stderr.startswith(f"{src}:5:9: error: coll-to-mpi: argument #3 is device 1's in an earlier collective "
+                               "and device 0's here"), r.stderr
