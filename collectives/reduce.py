@@ -1,12 +1,14 @@
 """coll.reduce: the one output, on `root` (in the group or not), = (+)_i inputs[i].
 
 Its strategies reduce whole buffers to one device: `direct`, `ring`
-(chunked, pipelined along the ring) and binomial `tree`; the tree
+(chunked, pipelined along the ring), binomial `tree`, and `oneshot` where
+devices address each other's memory (one combine on the root); the tree
 all_reduce is a tree reduce then a tree broadcast (collectives/all_reduce.py).
 srcs[i] lives on devs[i]; each returns the tokens that finish writing the
 output; `after` are tokens to start after.
 """
-from ..ir.ops import Collective, register_op
+from ..ir.ops import PEER_ACCESS, Collective, register_op
+from ..ir.peers import peer_view
 from . import spec
 from .chunking import chunks
 from .emit import Emitter
@@ -117,3 +119,18 @@ def reduce_tree(e, srcs, devs, out, root, after=()):
     if part[0] != out:
         tok[0] = e.copy(part[0], out, [tok[0]])
     return [tok[0]]
+
+
+# Where devices address each other's memory (coll.peer_access, ir/peers.py;
+# the CPU's simulated devices, one GPU), the root's combine reads every
+# input in place: no copies, each input read once and the output written
+# once, as numpy's chain of adds cannot (it rereads its partial sum).
+@Reduce.defines("oneshot", needs=(PEER_ACCESS,))
+def reduce_oneshot(e, srcs, devs, out, root, after=()):
+    """One combine on the root over all N inputs, read in place on their
+    devices in device order (in place, the root's input is its output:
+    each element is read before it is written)."""
+    if len(srcs) == 1:
+        return [] if srcs[0] == out else [e.copy(srcs[0], out, after)]
+    ins = [peer_view(s, root) for s in srcs]
+    return [e.combine(ins[0], ins[1:], out, list(after))]
