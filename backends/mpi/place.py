@@ -8,14 +8,16 @@ reads what it writes (a buffer, or a value it defines): work on inputs
 that several devices read (a weight) runs on each rank that needs it, so
 nothing moves between ranks outside the collectives. Work that touches no
 device's buffer and that no rank needs (an output computed from inputs
-alone) runs on rank 0; a memref.dealloc runs on every rank that has its
-buffer. Ops without effects (constants, allocations, index arithmetic)
-are not placed: a rank clones them where it uses them.
+alone) runs on rank 0, as does an argument nothing uses; a memref.dealloc
+runs on every rank that has its buffer. Ops without effects (constants,
+allocations, arith) are not placed: a rank clones them where it uses
+them, and what they are computed from runs there too.
 
 Refused, located at the op: one that touches two devices' buffers, or one
 device's buffer while another rank needs it (data moves between ranks only
-through collectives), and an argument written on several ranks (each
-would write its own copy, and the global view has one).
+through collectives), an argument written on several ranks (each would
+write its own copy, and the global view has one), and a buffer that is
+one device's in a collective and another's in the next.
 """
 from mlir import ir
 

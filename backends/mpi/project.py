@@ -20,8 +20,11 @@ buffers and serves every rank; the rank is read at run time
   what another rank did is ordered by the message that carries it, not by
   a local wait. Every request is waited for by the end of the case.
 Combines, scratch and device-local copies stay coll ops for coll-to-cpu.
-Each case holds only its rank's ops, so the module is as large as the
-explicit program (plus the copies' second halves), whatever N is.
+Local work around the collectives (linalg, memref, scf, ...) is cloned
+into the case of each rank that needs it (place.py), at its place in
+program order, after every request its rank posted before it. Each case
+holds only its rank's ops, so the module is as large as the explicit
+program (plus the copies' second halves), whatever N is.
 
 The function gets `coll.ranks = N` (the group size the program is for) and
 the module `dlti.map<"MPI:Implementation" = ...>`, which upstream's
