@@ -1,5 +1,6 @@
 """A global view's local work under MPI (backends/mpi/place.py), on the
-programs an outside attack wrote: each runs with coll-run on cpu and on mpi
+programs an outside attack wrote (with the parallel tests: a handful of
+small mpiruns, as tests/unit/test_local_work.py's): each runs with coll-run on cpu and on mpi
 from the same inputs, and the outputs must be bitwise equal (the same
 compiled local work, the same combines in the same order); what cannot be
 placed is a located error, exit 1 and no output file."""
