@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..ir.ops import COLLECTIVES, view
-from ..ir.views import VIEW_OPS, view_op
+from ..ir.views import VIEW_OPS, constant_int, view_op
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
 ROOT_OPS = UNWRITTEN_ROOTS + ("memref.get_global",)
@@ -98,26 +98,13 @@ def _static(mt):
     return shape, tuple(strides), offset
 
 
-def _constant(v):
-    """The integer value of an arith.constant, else None."""
-    if isinstance(v, ir.BlockArgument):
-        return None
-    op = v.owner.operation if hasattr(v.owner, "operation") else v.owner
-    if op.name != "arith.constant":
-        return None
-    try:
-        return ir.IntegerAttr(op.attributes["value"]).value
-    except (ValueError, TypeError):
-        return None
-
-
 def _mixed(op, name, dynamic_values, marker):
     """Static attribute `name` with its dynamic entries replaced by the
     constants they are, or None when one is not a constant."""
     out, dyn = [], iter(dynamic_values)
     for x in ir.DenseI64ArrayAttr(op.attributes[name]):
         if x == marker:
-            x = _constant(next(dyn))
+            x = constant_int(next(dyn))
             if x is None:
                 return None
         out.append(x)
@@ -158,7 +145,7 @@ class Resolver:
         name = op.name
         if name == "memref.view":
             # The byte shift is an operand: a new aligned pointer.
-            shift = _constant(op.operands[1])
+            shift = constant_int(op.operands[1])
             if shift is None:
                 raise Unresolved("the byte shift of this memref.view is not a constant", op)
             if src.strides not in ((1,), ()) or src.esize != 1:
@@ -167,7 +154,7 @@ class Resolver:
             sizes = iter(op.operands[2:])
             for k, d in enumerate(shape):
                 if d == DYN[1]:
-                    shape[k] = _constant(next(sizes))
+                    shape[k] = constant_int(next(sizes))
                     if shape[k] is None:
                         raise Unresolved("a size of this memref.view is not a constant", op)
             strides, acc = [], 1
@@ -252,7 +239,7 @@ def buffer_name(v):
 
 # -- what each op reads and writes ---------------------------------------------
 def _indices(values):
-    out = [_constant(v) for v in values]
+    out = [constant_int(v) for v in values]
     return None if None in out else out
 
 

@@ -42,7 +42,9 @@ def root_of(value):
     return value, chain
 
 
-def _constant_int(value):
+def constant_int(value):
+    """The integer an arith.constant gives `value`, else None (a block
+    argument, another op, a non-integer constant)."""
     op = defining_op(value)
     if op is None or op.name != "arith.constant":
         return None
@@ -65,7 +67,7 @@ def span(value):
     shift = 0
     for op in chain:
         if op.name == "memref.view":
-            k = _constant_int(op.operands[1])
+            k = constant_int(op.operands[1])
             if k is None:
                 return None
             shift += k

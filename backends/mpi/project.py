@@ -46,7 +46,7 @@ from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, gl
 from ...ir import STRATEGIES
 from ...ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, attr_ints, segment_sizes, view
 from ...ir.types import device_of, on_device
-from ...ir.views import VIEW_OPS, root_of, same_memory
+from ...ir.views import VIEW_OPS, constant_int, root_of, same_memory
 from ...ir.walk import clone_remapped, find_ops
 from ...passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
 from ...passes.lower_collectives import lower_collectives
@@ -583,25 +583,12 @@ def _same_on_every_rank(op, func_op):
     while parent is not None and parent.operation != func_op:
         p = parent.operation
         bounds = list(p.operands)[:3] if p.name == "scf.for" else None
-        if bounds is None or any(_constant_index(v) is None for v in bounds):
+        if bounds is None or any(constant_int(v) is None for v in bounds):
             what = "an scf.for whose bounds are not constants" if p.name == "scf.for" else f"'{p.name}'"
             raise PassError(f"'{op.name}' inside {what}: every rank must run every collective as often as the "
                             "others; expected it at the top level or in scf.for loops with constant bounds",
                             op.location, [(p.location, f"this {p.name}")])
         parent = p.parent
-
-
-def _constant_index(v):
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        return None
-    o = getattr(owner, "operation", owner)
-    if o.name != "arith.constant":
-        return None
-    try:
-        return ir.IntegerAttr(o.attributes["value"]).value
-    except (ValueError, TypeError):
-        return None
 
 
 def _rank_inputs(func_op):
