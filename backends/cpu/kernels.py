@@ -7,7 +7,7 @@ which would make LLVM guard its vector loop with run-time alias checks, one
 per operand. f16 and bf16 are combined in f32 and rounded once per store.
 """
 from mlir import ir
-from mlir.dialects import arith, memref, scf, vector
+from mlir.dialects import arith, llvm, memref, scf, vector
 
 from ...ir.kinds import ELEMENTS, KINDS
 
@@ -93,15 +93,24 @@ class Combine:
             v = arith.extf(self._like(vtype, self.compute), v)
         return v
 
-    def _store(self, value, view, idx, vtype):
+    def _round(self, value, vtype):
         if self.compute != self.elem:
             value = arith.truncf(self._like(vtype, self.elem), value)
+        return value
+
+    def _store(self, value, view, idx, vtype, nontemporal=False):
+        """Stores a rounded value; `nontemporal` (vectors only): past the
+        cache, at an address aligned to VECTOR_BYTES."""
         if vtype is None:
             memref.store(value, view, idx)
+        elif nontemporal:
+            vector.store(value, view, idx, nontemporal=True, alignment=VECTOR_BYTES)
         else:
             vector.store(value, view, idx)
 
-    def _step(self, ins, out, outer, k, vtype):
+    def _step(self, ins, outs, outer, k, vtype):
+        """One step: every input loaded, combined, the result stored into
+        every output (outs: (view, base, nontemporal))."""
         offsets = {}  # one index per distinct base
 
         def at(base):
@@ -115,39 +124,79 @@ class Combine:
         for view, base in ins:
             v = self._load(view, at(base), vtype)
             acc = v if acc is None else self.fn(acc, v)
-        self._store(acc, out[0], at(out[1]), vtype)
+        acc = self._round(acc, vtype)
+        for view, base, nontemporal in outs:
+            self._store(acc, view, at(base), vtype, nontemporal and vtype is not None)
 
-    def _loop(self, lo, hi, step, ins, out, outer, vtype):
+    def _loop(self, lo, hi, step, ins, outs, outer, vtype):
         loop = scf.ForOp(index(lo), index(hi), index(step))
         with ir.InsertionPoint(loop.body):
-            self._step(ins, out, outer, loop.induction_variable, vtype)
+            self._step(ins, outs, outer, loop.induction_variable, vtype)
             scf.YieldOp([])
 
     def emit_1d(self, ins, out, count, outer=(), vectorize=True):
         """out[bo + k] = (+)_i ins[i][bi + k] for k in [0, count) along the
-        innermost dimension. ins/out: (view, base or None); count: int or
-        index Value; `outer`: indices of the outer dimensions."""
+        innermost dimension. ins: (view, base or None); out: one such pair,
+        or a list of them (every output gets the result: the copies of a
+        combine's result folded into it); count: int or index Value;
+        `outer`: indices of the outer dimensions. Plain stores."""
+        outs = [(v, b, False) for v, b in (out if isinstance(out, list) else [out])]
         outer, lanes = list(outer), self.lanes if vectorize else 1
         vtype = ir.VectorType.get([lanes], self.elem)
         if lanes == 1:
-            self._loop(0, count, 1, ins, out, outer, None)
+            self._loop(0, count, 1, ins, outs, outer, None)
         elif isinstance(count, int):
             main = count - count % lanes
             if main:
-                self._loop(0, main, lanes, ins, out, outer, vtype)
+                self._loop(0, main, lanes, ins, outs, outer, vtype)
             if main < count:
-                self._loop(main, count, 1, ins, out, outer, None)
+                self._loop(main, count, 1, ins, outs, outer, None)
         else:  # dynamic length: vectors up to the last full one, then scalars
             c = index(lanes)
             main = arith.muli(arith.divui(count, c), c)
-            self._loop(0, main, lanes, ins, out, outer, vtype)
-            self._loop(main, count, 1, ins, out, outer, None)
+            self._loop(0, main, lanes, ins, outs, outer, vtype)
+            self._loop(main, count, 1, ins, outs, outer, None)
+
+    def emit_1d_streaming(self, ins, outs, count):
+        """emit_1d on whole rank-1 unit-stride views (ins: views; outs:
+        (view, nontemporal); count: index Value) where the nontemporal
+        outputs' vector stores bypass the cache, for results too large for
+        it: no line is read before it is written. Such stores must be
+        aligned to VECTOR_BYTES: scalars run up to the first streamed
+        output's boundary, and where the other streamed outputs are then
+        not aligned too, every store is plain. A fence ends it
+        (non-temporal stores are weakly ordered)."""
+        idx, esize = ir.IndexType.get(), element_bytes(self.elem)
+        eq = arith.CmpIPredicate.eq
+        ins = [(v, None) for v in ins]
+        mask = index(VECTOR_BYTES - 1)
+        addrs = [memref.extract_aligned_pointer_as_index(v) for v, nt in outs if nt]
+        off = arith.andi(addrs[0], mask)
+        ok = arith.cmpi(eq, arith.remui(off, index(esize)), index(0))
+        for a in addrs[1:]:
+            ok = arith.andi(ok, arith.cmpi(eq, arith.andi(a, mask), off))
+        branch = scf.IfOp(ok, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            lanes = index(self.lanes)
+            head = arith.minui(arith.divui(arith.andi(arith.subi(index(VECTOR_BYTES), off), mask),
+                                           index(esize)), count)
+            body = arith.addi(head, arith.muli(arith.divui(arith.subi(count, head), lanes), lanes))
+            plain = [(v, None, False) for v, _ in outs]
+            self._loop(index(0), head, 1, ins, plain, [], None)
+            self._loop(head, body, lanes, ins, [(v, None, nt) for v, nt in outs], [],
+                       ir.VectorType.get([self.lanes], self.elem))
+            self._loop(body, count, 1, ins, plain, [], None)
+            llvm.fence(llvm.AtomicOrdering.seq_cst)
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            self.emit_1d(ins, [(v, None) for v, _ in outs], count)
+            scf.YieldOp([])
 
     def emit(self, ins, out):
         """The whole combine: out = (+)_i ins[i], any rank and layout."""
         t = ir.MemRefType(out.type)
         if t.rank == 0:
-            self._store(self._reduce_scalar(ins), out, [], None)
+            self._store(self._round(self._reduce_scalar(ins), None), out, [], None)
             return
         vectorize = all(unit_inner_stride(v.type) for v in ins + [out])
         self._nest(t, 0, [], [(v, None) for v in ins], (out, None), vectorize)

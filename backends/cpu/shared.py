@@ -98,17 +98,21 @@ class Kernels:
         self.body = module_op.regions[0].blocks[0]
         self.funcs = {}
 
-    def function(self, kind, elem, arity):
+    def function(self, kind, elem, arity, outs=(False,)):
         """The name of the kernel of this signature (raises ValueError for
-        a kind the element type has not)."""
+        a kind the element type has not). `outs`: one flag per output, True
+        where its stores are non-temporal (Combine.emit_1d_streaming); more
+        than one output: copies of the result folded into the combine."""
         name = f"coll_combine_{kind}_{elem}_x{arity}"
+        if tuple(outs) != (False,):
+            name += "_to_" + "".join("s" if nt else "p" for nt in outs)
         if name in self.funcs:
             return name
         kernel = Combine(kind, elem)
         first = next(iter(self.body.operations), None)
         ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
         with ip, ir.Location.unknown():
-            f = func.FuncOp(name, ir.FunctionType.get([ptr_type()] * (arity + 1) + [i64()], []),
+            f = func.FuncOp(name, ir.FunctionType.get([ptr_type()] * (arity + len(outs)) + [i64()], []),
                             visibility="private")
             no_inline(f)
             entry = f.add_entry_block()
@@ -116,7 +120,15 @@ class Kernels:
                 *ptrs, n = entry.arguments
                 t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], elem)
                 views = [view_of(p, t, n) for p in ptrs]
-                kernel.emit(views[:-1], views[-1])
+                ins, out_views = views[:arity], views[arity:]
+                if any(outs):
+                    kernel.emit_1d_streaming(ins, list(zip(out_views, outs)),
+                                             arith.index_cast(ir.IndexType.get(), n))
+                elif len(outs) == 1:
+                    kernel.emit(ins, out_views[0])
+                else:
+                    kernel.emit_1d([(v, None) for v in ins], [(v, None) for v in out_views],
+                                   arith.index_cast(ir.IndexType.get(), n))
                 func.ReturnOp([])
         self.funcs[name] = f
         return name
@@ -163,25 +175,26 @@ class Kernels:
             self.funcs[name] = f
         func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
 
-    def call_ptrs(self, kind, elem, ptrs, count):
-        """Emits the call on pointers (`ptrs`: inputs then output; `count`:
-        an i64 Value)."""
-        name = self.function(kind, elem, len(ptrs) - 1)
+    def call_ptrs(self, kind, elem, ptrs, count, outs=(False,)):
+        """Emits the call on pointers (`ptrs`: inputs then outputs, one per
+        flag of `outs` (function); `count`: an i64 Value)."""
+        name = self.function(kind, elem, len(ptrs) - len(outs), outs)
         func.call([], ir.FlatSymbolRefAttr.get(name), list(ptrs) + [count])
 
-    def call(self, kind, ins, out):
-        """Emits `out = (+) ins` on memref views as a call; False (nothing
-        emitted) unless every view is rank 1 with unit stride."""
-        views = ins + [out]
+    def call(self, kind, ins, out, outs=(False,)):
+        """Emits `out = (+) ins` on memref views as a call (`out`: a view, or
+        a list of them with one flag each in `outs`, as in `function`);
+        False (nothing emitted) unless every view is rank 1 with unit stride."""
+        views = ins + (out if isinstance(out, list) else [out])
         if not all(ir.MemRefType(v.type).rank == 1 and unit_inner_stride(v.type) for v in views):
             return False
-        m = ir.MemRefType(out.type)
-        self.function(kind, m.element_type, len(ins))  # errors before any op is emitted
+        m = ir.MemRefType(views[-1].type)
+        self.function(kind, m.element_type, len(ins), outs)  # errors before any op is emitted
         if m.is_dynamic_dim(0):
-            count = arith.index_cast(i64(), memref.dim(out, index(0)))
+            count = arith.index_cast(i64(), memref.dim(views[-1], index(0)))
         else:
             count = arith.constant(i64(), m.shape[0])
-        self.call_ptrs(kind, m.element_type, [pointer_of(v) for v in views], count)
+        self.call_ptrs(kind, m.element_type, [pointer_of(v) for v in views], count, outs)
         return True
 
 

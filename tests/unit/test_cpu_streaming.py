@@ -5,11 +5,13 @@ results are the same bits as plain copies, whatever the alignment of the
 caller's arrays and the chunk offsets."""
 import numpy as np
 import pytest
+from mlir import ir
 
 from coll.collectives import AllReduce
 from coll.ir import make_context
-from coll.ir.generate import all_reduce_module
+from coll.ir.generate import all_reduce_module, collective_module
 from coll.backends import cpu
+from coll.backends.driver import lower
 
 
 def _unaligned(numel, shift, dtype):
@@ -50,3 +52,72 @@ def test_bytes_of_any_width_stream_exactly():
     prog.run(xs, ys)
     for y in ys:
         np.testing.assert_array_equal(y, (xs[0] + xs[1] + xs[2]).astype(np.int8))
+
+
+def _outputs(n, numel, shift, dtype, same):
+    return [_unaligned(numel, shift if same else shift + i, dtype) for i in range(n)]
+
+
+@pytest.mark.parametrize("strategy", AllReduce.STRATEGIES)
+@pytest.mark.parametrize("dtype,kind", [(np.float32, "sum"), (np.float16, "sum"), (np.int32, "prod"),
+                                        (np.float64, "max")])
+@pytest.mark.parametrize("same", [True, False])
+def test_folded_kernels_are_exact(strategy, dtype, kind, same):
+    """Copies folded into their combine (fuse.folds): with every output at
+    one offset from a 64-byte boundary (`same`) the kernels take their
+    streamed path, a scalar head of 5 elements first; else their plain one.
+    Either way the bits of the plain program's results."""
+    n, numel = 4, 2053
+    with make_context():
+        text = all_reduce_module(n, [numel], np.dtype(dtype).name.replace("float", "f").replace("int", "i"), kind)
+    streamed = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
+    plain = cpu.compile(text, strategy=strategy, tile=256, nontemporal=0)
+    rng = np.random.default_rng(7)
+    if np.issubdtype(dtype, np.integer):
+        xs = [rng.integers(-3, 4, numel).astype(dtype) for _ in range(n)]
+    else:
+        xs = [(rng.random(numel) * 4 - 2).astype(dtype) for _ in range(n)]
+    ys = _outputs(n, numel, 5, dtype, same)
+    want = [np.empty(numel, dtype) for _ in range(n)]
+    streamed.run(xs, ys)
+    plain.run(xs, want)
+    for y, w in zip(ys, want):
+        np.testing.assert_array_equal(y, w)
+
+
+@pytest.mark.parametrize("strategy,kernel", [("twoshot", "coll_combine_sum_f32_x4_to_ssss"),
+                                             ("all2all", "coll_combine_sum_f32_x4_to_ssss"),
+                                             ("tree", "coll_combine_sum_f32_x2_to_psss")])
+def test_streamed_programs_fold_their_copies(strategy, kernel):
+    """At the streaming size the allgather's copies are gone into the
+    combine's kernel, whose every output streams where it is a result no
+    earlier op wrote; tree's root result, which held partial sums, does
+    not. Below it nothing folds."""
+    def lowered(nontemporal):
+        with make_context():
+            module = ir.Module.parse(all_reduce_module(4, [4096], "f32", "sum"))
+            lower(module.operation, cpu.BACKEND, strategy, tile=256, nontemporal=nontemporal)
+            return str(module)
+    streamed = lowered(1)
+    assert f"@{kernel}(" in streamed
+    assert "_to_" not in lowered(0)
+    if strategy != "tree":
+        assert "coll_copy_streaming" not in streamed
+
+
+@pytest.mark.parametrize("strategy", AllReduce.STRATEGIES)
+def test_in_place_streamed_results(strategy):
+    """Outputs that are the inputs (coll-perf's in-place form): each folded
+    kernel reads a tile of every input before it stores into any."""
+    n, numel = 4, 3001
+    with make_context():
+        text = collective_module("all_reduce", n, [numel], "f32", "sum", strategy=strategy, in_place=True)
+    prog = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
+    rng = np.random.default_rng(3)
+    xs = [_unaligned(numel, 3, np.float32) for _ in range(n)]
+    for x in xs:
+        x[...] = rng.integers(-8, 8, numel)
+    want = np.sum(xs, axis=0)
+    prog.run(xs, [])
+    for x in xs:
+        np.testing.assert_array_equal(x, want)
