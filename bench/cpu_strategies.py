@@ -105,7 +105,7 @@ def main(argv=None):
                         "processes hold the cores), wall: wall time")
     args = p.parse_args(argv)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus); "
-          f"streaming from {cpu.NONTEMPORAL / MIB:.0f} MiB of buffers (last-level cache); clock {args.clock}")
+          f"streaming from {cpu.NONTEMPORAL / MIB:.0f} MiB of buffers; clock {args.clock}")
     print(f"{'N':>2} {'MiB':>5} {'strategy':<8} {'form':<13} {'ms':>9} {'/ring':>6} {'copy/t':>7} "
           f"{'faults':>7} check")
     rows = []

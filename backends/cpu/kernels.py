@@ -157,18 +157,22 @@ class Combine:
             self._loop(0, main, lanes, ins, outs, outer, vtype)
             self._loop(main, count, 1, ins, outs, outer, None)
 
-    def emit_1d_streaming(self, ins, outs, count):
+    def emit_1d_streaming(self, ins, outs, count, copy_streaming):
         """emit_1d on whole rank-1 unit-stride views (ins: views; outs:
         (view, nontemporal); count: index Value) where the nontemporal
         outputs' vector stores bypass the cache, for results too large for
-        it: no line is read before it is written. Such stores must be
-        aligned to VECTOR_BYTES: scalars run up to the first streamed
-        output's boundary, and where the other streamed outputs are then
-        not aligned too, every store is plain. A fence ends it
-        (non-temporal stores are weakly ordered)."""
+        it: no line is read before it is written. A 64-byte non-temporal
+        store writes a whole line, so it must be aligned to one: scalars run
+        up to the first streamed output's boundary, and when the others are
+        then at theirs too, every vector store is one line; else (malloc
+        aligns buffers under 32 MiB to 16 bytes only) the result goes to the
+        first output, and `copy_streaming(dst, src, bytes)` (i64 Values),
+        whose head aligns each destination on its own, copies it to the
+        others from the cache. A fence ends it (non-temporal stores are
+        weakly ordered)."""
+        ins = [(v, None) for v in ins]
         idx, esize = ir.IndexType.get(), element_bytes(self.elem)
         eq = arith.CmpIPredicate.eq
-        ins = [(v, None) for v in ins]
         mask = index(VECTOR_BYTES - 1)
         addrs = [memref.extract_aligned_pointer_as_index(v) for v, nt in outs if nt]
         off = arith.andi(addrs[0], mask)
@@ -178,8 +182,8 @@ class Combine:
         branch = scf.IfOp(ok, [], has_else=True)
         with ir.InsertionPoint(branch.then_block):
             lanes = index(self.lanes)
-            head = arith.minui(arith.divui(arith.andi(arith.subi(index(VECTOR_BYTES), off), mask),
-                                           index(esize)), count)
+            head = arith.minui(arith.divui(arith.andi(arith.subi(index(VECTOR_BYTES), off), mask), index(esize)),
+                               count)
             body = arith.addi(head, arith.muli(arith.divui(arith.subi(count, head), lanes), lanes))
             plain = [(v, None, False) for v, _ in outs]
             self._loop(index(0), head, 1, ins, plain, [], None)
@@ -189,7 +193,20 @@ class Combine:
             llvm.fence(llvm.AtomicOrdering.seq_cst)
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
-            self.emit_1d(ins, [(v, None) for v, _ in outs], count)
+            first = outs[0][0]
+            self.emit_1d(ins, (first, None), count)
+            i64 = ir.IntegerType.get_signless(64)
+            nbytes = arith.index_cast(i64, arith.muli(count, index(esize)))
+
+            def ptr(v):
+                return llvm.inttoptr(llvm.PointerType.get(), arith.index_cast(
+                    i64, memref.extract_aligned_pointer_as_index(v)))
+            src = ptr(first)
+            for v, nt in outs[1:]:
+                if nt:
+                    copy_streaming(ptr(v), src, nbytes)
+                else:
+                    memref.copy(first, v)
             scf.YieldOp([])
 
     def emit(self, ins, out):

@@ -16,24 +16,46 @@ from ...runtime.signature import check_arrays, staged_all
 OPT_LEVEL = 3
 
 
-def _last_level_cache(root="/sys/devices/system/cpu/cpu0/cache"):
-    """Bytes of this machine's last-level cache (Linux sysfs; 0 when unknown)."""
-    best = (0, 0)
+def _caches(root="/sys/devices/system/cpu/cpu0/cache"):
+    """{level: bytes} of cpu0's data and unified caches (Linux sysfs; {}
+    when unknown)."""
+    out = {}
     for d in Path(root).glob("index*"):
         try:
+            if (d / "type").read_text().strip() == "Instruction":
+                continue
             level = int((d / "level").read_text())
             size = (d / "size").read_text().strip()
             scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
-            best = max(best, (level, int(size.rstrip("KMG")) * scale))
+            out[level] = max(out.get(level, 0), int(size.rstrip("KMG")) * scale)
         except (OSError, ValueError):
             continue
-    return best[1]
+    return out
 
 
-# Programs whose buffers exceed the last-level cache write their results
+# Programs whose buffers take at least this many bytes write their results
 # with non-temporal stores (coll-to-cpu{nontemporal}): nothing reads them
 # before the call returns, and a plain store first reads each line in.
-NONTEMPORAL = _last_level_cache()
+# Not the last-level cache's size: on this 2-core VM (2 MiB of L2 per
+# core, 480 MiB of L3 shared), with one call right after another on the
+# same buffers, streamed allreduces beat plain ones from 8 MiB of buffers
+# up (2026-12-03, bench/cpu_strategies.py-style, interleaved: twoshot at
+# N=4 x 1 MiB 0.29 against 0.37 ms, at 8 x 8 MiB 4.6 against 9.0 ms, at
+# 3 x 64 MiB 14.4 against 29.3 ms), except twoshot at 8 x 1 MiB (16 MiB:
+# 0.63 against 0.59 ms); from 32 MiB each strategy won or tied.
+STREAM_L2S = 16
+
+
+def stream_threshold(caches):
+    """Bytes of buffers from which results are streamed: STREAM_L2S times
+    one core's L2, at most the last-level cache; 0 (never) when unknown."""
+    if not caches:
+        return 0
+    llc = caches[max(caches)]
+    return min(llc, STREAM_L2S * caches[2]) if 2 in caches else llc
+
+
+NONTEMPORAL = stream_threshold(_caches())
 
 
 def _runner_utils():

@@ -123,7 +123,7 @@ class Kernels:
                 ins, out_views = views[:arity], views[arity:]
                 if any(outs):
                     kernel.emit_1d_streaming(ins, list(zip(out_views, outs)),
-                                             arith.index_cast(ir.IndexType.get(), n))
+                                             arith.index_cast(ir.IndexType.get(), n), self.copy_streaming)
                 elif len(outs) == 1:
                     kernel.emit(ins, out_views[0])
                 else:

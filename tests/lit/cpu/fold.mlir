@@ -3,10 +3,10 @@
 // the combine: one kernel stores the result into every destination, and a
 // destination that is a result nothing reads again, and no earlier op of the
 // group wrote, is stored non-temporally ('s'; 'p': plain). The kernel takes
-// the streamed path only when the streamed outputs share their offset from
-// a 64-byte boundary (scalars up to it, aligned vector stores, a fence),
-// else it stores plainly. Without streaming nothing folds: in cache, a
-// combine and memcpys are faster (bench/cpu_strategies.py).
+// that path when the streamed outputs share their offset from a 64-byte
+// boundary (scalars up to it, aligned vector stores, a fence), else it
+// stores into the first and copies from there. Without streaming nothing
+// folds: in cache, a combine and memcpys are faster (bench/cpu_strategies.py).
 // tree on 2 and 4 devices, 1000 elements, tiles of 128.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree},coll-to-cpu{tile=128 split=0 nontemporal=1})' | FileCheck %s
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree},coll-to-cpu{tile=128 split=0})' | FileCheck %s --check-prefix=PLAIN
@@ -30,10 +30,14 @@
 // CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 64 : i64, nontemporal = true} : memref<?xf32>, vector<16xf32>
 // CHECK: scf.for
 // CHECK: llvm.fence seq_cst
+// Outputs not aligned alike: the result into the first, streamed copies
+// from it into the others.
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>, vector<16xf32>
-// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// CHECK: call @coll_copy_streaming(
+// CHECK-NEXT: }
 // CHECK-LABEL: func.func @two(
 // x1's tile into scratch, then one kernel: y0 and y1 (no copy of y0's tile).
 // CHECK: scf.for
