@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..ir import STRATEGIES, make_context
 from ..core import routes
 from ..core.pipeline import split_top
-from ..runtime.signature import front_of, parse_program
+from ..runtime.signature import find_entry, front_of, parse_program, written_arguments
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,9 @@ class Backend:
         with ctx:
             parsed, name, specs, n_inputs = parse_program(text, entry, keep_local_work=self.keep_local_work)
             front = front_of(parsed)
+            written = written_arguments(find_entry(parsed, name))  # (before lowering)
             prog = self.build(parsed, name, specs, n_inputs, strategy, threshold, **options)
+        prog.written = written
         if front and getattr(prog, "pipeline", None):  # the whole route: it replays in coll-opt
             prog.pipeline = routes.pipeline(front, split_top(prog.pipeline[len("builtin.module("):-1]))
         prog.compile_seconds = _time.perf_counter() - t0

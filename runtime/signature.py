@@ -278,6 +278,12 @@ def in_place_arguments(func):
     return [k for k, role in enumerate(argument_roles(func)) if role is not None and role[0] and role[1]]
 
 
+def written_arguments(func):
+    """The arguments the program is known to write, by index (one whose
+    pointer escapes, e.g. into an MPI call, is not counted)."""
+    return tuple(k for k, role in enumerate(argument_roles(func)) if role is not None and role[1])
+
+
 def _where(op):
     m = re.search(r'"([^"]*)":(\d+):(\d+)', str(op.location))
     return f"{m.group(1)}:{m.group(2)}:{m.group(3)}" if m else str(op.location)
@@ -307,30 +313,37 @@ def as_array(arr, spec, what, writable=False):
         raise ValueError(f"{what}: shape {tuple(arr.shape)} does not match {spec}")
     if not arr.flags.c_contiguous:
         if writable:
-            raise ValueError(f"{what}: output arrays must be C-contiguous (written in place)")
+            raise ValueError(f"{what}: must be C-contiguous (the program writes it in place)")
         arr = np.ascontiguousarray(arr)
     if writable and not arr.flags.writeable:
-        raise ValueError(f"{what}: output array is read-only")
+        raise ValueError(f"{what}: the array is read-only, and the program writes it")
     return arr
 
 
-def check_arrays(specs, n_inputs, inputs, outputs):
+def check_arrays(specs, n_inputs, inputs, outputs, written=()):
     """Checked arrays for a call, inputs then outputs. Raises ValueError for a
-    wrong count, shape or dtype, or an output that overlaps another array."""
+    wrong count, shape or dtype, or an output, or an input the program writes
+    in place (`written`: argument indices, in_place_arguments), that is not
+    C-contiguous and writable or overlaps another array (a copy would lose
+    what the program writes; overlapping arrays would see each other's writes)."""
     inputs, outputs = list(inputs), list(outputs)
     if n_inputs is not None and (len(inputs), len(outputs)) != (n_inputs, len(specs) - n_inputs):
         raise ValueError(f"expected {n_inputs} inputs and {len(specs) - n_inputs} outputs, "
                          f"got {len(inputs)} inputs and {len(outputs)} outputs")
     if len(inputs) + len(outputs) != len(specs):
         raise ValueError(f"expected {len(specs)} arrays in all, got {len(inputs)} inputs and {len(outputs)} outputs")
-    arrays = [as_array(a, s, f"input {i}") for i, (a, s) in enumerate(zip(inputs, specs))]
+    written = {k for k in written if k < len(inputs)}
+    arrays = [as_array(a, s, f"input {i}" + (" (written in place)" if i in written else ""), writable=i in written)
+              for i, (a, s) in enumerate(zip(inputs, specs))]
     out_specs = specs[len(inputs):]
     outs = [as_array(a, s, f"output {i}", writable=True) for i, (a, s) in enumerate(zip(outputs, out_specs))]
-    for i, o in enumerate(outs):
-        others = arrays + outs[:i] + outs[i + 1:]
-        if any(o.size and b.size and np.may_share_memory(o, b) for b in others):
-            raise ValueError(f"output {i} overlaps another input or output array")
-    return arrays + outs
+    every = arrays + outs
+    for k, what in [(i, f"input {i}, which the program writes in place,") for i in sorted(written)] + \
+            [(len(arrays) + i, f"output {i}") for i in range(len(outs))]:
+        a = every[k]
+        if any(a.size and b.size and np.may_share_memory(a, b) for j, b in enumerate(every) if j != k):
+            raise ValueError(f"{what} overlaps another input or output array")
+    return every
 
 
 @lru_cache(maxsize=None)

@@ -92,7 +92,7 @@ class CpuProgram:
         self._lock = threading.Lock()
 
     def _packed(self, inputs, outputs):
-        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
+        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs, getattr(self, "written", ()))
         views, descs, bases = staged_all(arrays, self.specs)
         ptrs = [ctypes.pointer(d) for d in descs]
         packed = (ctypes.c_void_p * len(ptrs))()

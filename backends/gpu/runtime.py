@@ -88,7 +88,7 @@ class CudaProgram:
 
     def _upload(self, inputs, outputs):
         from ...runtime.signature import check_arrays
-        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs)
+        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs, getattr(self, "written", ()))
         drv = self._load()
         for ptr, a in zip(self._buffers, arrays):
             drv.upload(ptr, a)

@@ -115,7 +115,7 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
     ranks = n if ranks is None else ranks
     if ranks != n:
         raise MpiError(f"the program is for {n} ranks, not {ranks}: nothing was started")
-    arrays = [check_arrays(p.specs, p.n_inputs, i, o) for p, i, o in runs]
+    arrays = [check_arrays(p.specs, p.n_inputs, i, o) for p, i, o in runs]  # (written inputs: copied back below)
     with tempfile.TemporaryDirectory(prefix="coll-mpi-") as tmp:
         job = Path(tmp)
         programs = []

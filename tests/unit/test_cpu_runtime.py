@@ -8,7 +8,7 @@ import pytest
 from mlir import ir
 
 from coll.ir import make_context
-from coll.ir.generate import all_reduce_module
+from coll.ir.generate import all_reduce_module, collective_module
 from coll.runtime import check
 from coll.backends import cpu
 from coll.collectives import AllReduce
@@ -200,3 +200,37 @@ def test_compile_errors():
         llvm_text = str(m)
     with pytest.raises(ValueError, match="already in the LLVM dialect"):
         cpu.compile(llvm_text)
+
+
+@pytest.mark.parametrize("strategy", ["naive", "ring", "twoshot", "tree"])
+def test_inputs_written_in_place_must_be_writable_contiguous_and_separate(strategy):
+    """In place, an input is written too: a contiguous copy of a strided
+    array would lose the result, and inputs that are one array (or overlap)
+    would see each other's writes. Refused as outputs are; read-only inputs
+    of an out-of-place program stay accepted."""
+    with make_context():
+        text = collective_module("all_reduce", 3, [4, 6], "i32", "sum", in_place=True)
+    prog = cpu.compile(text, strategy=strategy)
+    assert prog.written == (0, 1, 2)
+    xs = [np.full((4, 6), i + 1, np.int32) for i in range(3)]
+    with pytest.raises(ValueError, match=r"input 0 \(written in place\): must be C-contiguous"):
+        prog.run([np.asfortranarray(xs[0]), xs[1], xs[2]], [])
+    with pytest.raises(ValueError, match="input 0, which the program writes in place, overlaps"):
+        prog.run([xs[0], xs[0], xs[2]], [])
+    big = np.ones(48, np.int32)
+    with pytest.raises(ValueError, match="overlaps"):
+        prog.run([big[:24].reshape(4, 6), big[12:36].reshape(4, 6), xs[2]], [])
+    frozen = xs[2].copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"input 2 \(written in place\): the array is read-only"):
+        prog.run([xs[0], xs[1], frozen], [])
+    prog.run(xs, [])
+    for x in xs:
+        np.testing.assert_array_equal(x, np.full((4, 6), 6, np.int32))
+    out_of_place = cpu.compile(_text())
+    assert out_of_place.written == (2, 3)
+    ro = np.ones(4, np.float32)
+    ro.flags.writeable = False
+    ys = [np.zeros(4, np.float32) for _ in range(2)]
+    out_of_place.run([ro, np.ones(4, np.float32)[::1]], ys)
+    np.testing.assert_array_equal(ys[0], np.full(4, 2, np.float32))
