@@ -7,7 +7,8 @@ scratch buffer at each call, what the CPU route did before) and with static
 scratch (allocated once per compiled program, the default). In one process,
 in interleaved rounds:
   - coll-run's way, both programs: `CpuProgram.time` on fresh copies of the
-    inputs and fresh zeroed outputs (what tools/coll_run.py times);
+    inputs and fresh zeroed outputs, on cache lines (what tools/coll_run.py
+    times);
   - pre-faulted, the reference: the static program's compiled function
     called directly on one mapping of 2N rows (inputs, then outputs),
     madvise(MADV_HUGEPAGE) and written before the first call, its scratch
@@ -29,6 +30,8 @@ import resource
 import time
 
 import numpy as np
+
+from coll.runtime.signature import aligned_copy, aligned_zeros  # (as coll-run allocates)
 
 from coll.collectives import AllReduce
 from coll.ir import make_context
@@ -136,8 +139,8 @@ def measure(n, mib, strategies, rounds, forms=MODES):
         for _ in range(rounds):
             for m, p in progs.items():
                 # coll-run's way: fresh copies, fresh outputs, time() (one warm-up call).
-                t[m, "coll-run"] += p.time([x.copy() for x in pristine],
-                                           [np.zeros(numel, np.float32) for _ in range(n)], 1)
+                t[m, "coll-run"] += p.time([aligned_copy(x) for x in pristine],
+                                           [aligned_zeros(numel, np.float32) for _ in range(n)], 1)
                 calls[m]()  # as time() does: one call before the timed one (the caches as coll-run has them)
                 f0 = faults()
                 t0 = time.perf_counter()

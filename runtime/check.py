@@ -22,7 +22,7 @@ from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, attr_ints, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import (NUMPY_DTYPES, classify_arguments, find_entry, in_place_arguments, where, from_bf16,
+from .signature import (NUMPY_DTYPES, aligned_zeros, classify_arguments, find_entry, in_place_arguments, where, from_bf16,
                         read_signature, to_bf16, to_buffers)
 
 # Float facts from the one table of element types (ir/kinds.py).
@@ -317,7 +317,7 @@ def _p(n):
 
 
 def make_outputs(problem):
-    return [np.zeros(problem.output_shape, NUMPY_DTYPES[problem.element])
+    return [aligned_zeros(problem.output_shape, NUMPY_DTYPES[problem.element])
             for _ in range(problem.n_outputs)]
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..collectives import BY_NAME
 from . import check
-from .signature import NUMPY_DTYPES
+from .signature import NUMPY_DTYPES, aligned_copy
 
 # Every column coll-run and coll-perf print: name -> what it is (their
 # --help and the README say the same).
@@ -199,7 +199,7 @@ class Runs:
     def _fresh(self):
         """The run buffers: the inputs and zeroed outputs."""
         if self.outputs is None:
-            self.given = [x.copy() for x in self.pristine] if self.in_place else self.pristine
+            self.given = [aligned_copy(x) for x in self.pristine] if self.in_place else self.pristine
             self.outputs = check.make_outputs(self.problem)
         else:
             if self.in_place:

@@ -298,6 +298,29 @@ def count_inputs(func):
     return classify_arguments(func)[0]
 
 
+# Buffers the tools allocate start on a cache line: the CPU back end streams
+# a result into several buffers with whole-line stores only where they are
+# aligned alike (backends/cpu/kernels.py), and malloc aligns buffers under
+# 32 MiB to 16 bytes only (twoshot at 8 x 16 MiB: 14.3 against 11.0 ms).
+BUFFER_ALIGN = 64
+
+
+def aligned_zeros(shape, dtype):
+    """np.zeros(shape, dtype) whose data starts on a BUFFER_ALIGN boundary."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    raw = np.zeros(n * dtype.itemsize + BUFFER_ALIGN, np.uint8)
+    skip = -raw.ctypes.data % BUFFER_ALIGN
+    return raw[skip:skip + n * dtype.itemsize].view(dtype).reshape(shape)
+
+
+def aligned_copy(x):
+    """A C-contiguous copy of `x` on a BUFFER_ALIGN boundary."""
+    out = aligned_zeros(np.shape(x), np.asarray(x).dtype)
+    np.copyto(out, x)
+    return out
+
+
 def as_array(arr, spec, what, writable=False):
     """`arr` checked against `spec`: a C-contiguous array of the right shape
     and dtype (bf16: uint16 bits or ml_dtypes.bfloat16). Raises ValueError."""

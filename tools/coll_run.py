@@ -414,7 +414,7 @@ class _ProgramJob(_Job):
 
     def _arrays(self, prog):
         import numpy as np
-        from coll.runtime.signature import NUMPY_DTYPES
+        from coll.runtime.signature import NUMPY_DTYPES, aligned_zeros
         # Arguments the program does not classify (an input after an
         # output) are all passed in, its results read back from them.
         n_in = len(prog.specs) if prog.n_inputs is None else prog.n_inputs
@@ -434,18 +434,20 @@ class _ProgramJob(_Job):
             rng = np.random.default_rng(self.args.seed)
             xs = [(rng.uniform(-1, 1, sp.shape) if sp.element.startswith(("f", "b"))
                    else rng.integers(-8, 8, sp.shape)).astype(NUMPY_DTYPES[sp.element]) for sp in specs]
-        ys = [np.zeros(sp.shape, NUMPY_DTYPES[sp.element]) for sp in prog.specs[n_in:]]
+        ys = [aligned_zeros(sp.shape, NUMPY_DTYPES[sp.element]) for sp in prog.specs[n_in:]]
         return xs, ys
 
     def measure(self, strategy):
         import numpy as np
         from coll.runtime.measure import Measurement
+        from coll.runtime.signature import aligned_copy, aligned_zeros
         prog = self.prog = self._compile(strategy)
         xs, ys = self._arrays(prog)
         try:
-            given = [x.copy() for x in xs]  # in place, a run overwrites them
+            given = [aligned_copy(x) for x in xs]  # in place, a run overwrites them
             prog.run(given, ys)
-            times = prog.time([x.copy() for x in xs], [np.zeros_like(y) for y in ys], self.args.repeat)
+            times = prog.time([aligned_copy(x) for x in xs], [aligned_zeros(y.shape, y.dtype) for y in ys],
+                              self.args.repeat)
         except Failure:
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic

@@ -234,3 +234,18 @@ def test_inputs_written_in_place_must_be_writable_contiguous_and_separate(strate
     ys = [np.zeros(4, np.float32) for _ in range(2)]
     out_of_place.run([ro, np.ones(4, np.float32)[::1]], ys)
     np.testing.assert_array_equal(ys[0], np.full(4, 2, np.float32))
+
+
+@pytest.mark.parametrize("shape,dtype", [((5,), np.float32), ((3, 7), np.float16), ((), np.int64), ((0,), np.int8),
+                                         ((1000003,), np.float64)])
+def test_tools_allocate_buffers_on_cache_lines(shape, dtype):
+    """What coll-run and coll-perf allocate starts on a 64-byte boundary, so
+    a program's streamed results take whole-line stores (kernels.py)."""
+    from coll.runtime.signature import BUFFER_ALIGN, aligned_copy, aligned_zeros
+    z = aligned_zeros(shape, dtype)
+    assert z.shape == shape and z.dtype == dtype and z.flags.c_contiguous and z.flags.writeable
+    assert not z.any() and (z.size == 0 or z.ctypes.data % BUFFER_ALIGN == 0)
+    x = (np.arange(max(z.size, 1))[:z.size] % 7).astype(dtype).reshape(shape)
+    c = aligned_copy(x[()] if shape == () else x[::-1] if len(shape) == 1 else x)
+    assert (c.size == 0 or c.ctypes.data % BUFFER_ALIGN == 0) and c.flags.c_contiguous
+    np.testing.assert_array_equal(c, x[()] if shape == () else x[::-1] if len(shape) == 1 else x)
