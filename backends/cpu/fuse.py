@@ -371,17 +371,18 @@ def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
     streaming: its final writes (`final_writes`) are non-temporal,
     for a program larger than the cache)."""
     last = group.ops[-1]
+    streaming = streaming and kernels is not None
     if group.anchors is not None:
-        stream = final_writes(group, accesses) if streaming and kernels is not None else set()
+        stream = final_writes(group, accesses) if streaming else set()
         with ir.InsertionPoint(last), last.location:
             _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream)
         return
     # Folded stores pay where they skip the cache; in cache a combine and
     # memcpys (glibc's rep movsb) beat one loop of plain stores to every
     # result (twoshot at 8 x 1 MiB: 0.61 against 0.71 ms folded).
-    folded = folds(group, accesses) if streaming and kernels is not None else {}
+    folded = folds(group, accesses) if streaming else {}
     hidden = {c for cs in folded.values() for c in cs}
-    stream = final_writes(group, accesses, folded) if streaming and kernels is not None else set()
+    stream = final_writes(group, accesses, folded) if streaming else set()
     with ir.InsertionPoint(last), last.location:
         L = group.length
         T = min(group.tile(accesses, tile), L)

@@ -166,12 +166,12 @@ class Combine:
         up to the first streamed output's boundary, and when the others are
         then at theirs too, every vector store is one line; else (malloc
         aligns buffers under 32 MiB to 16 bytes only) the result goes to the
-        first output, and `copy_streaming(dst, src, bytes)` (i64 Values),
-        whose head aligns each destination on its own, copies it to the
+        first output, and `copy_streaming(dst, src, bytes)` (views; an
+        i64 Value), whose head aligns each destination on its own, copies it to the
         others from the cache. A fence ends it (non-temporal stores are
         weakly ordered)."""
         ins = [(v, None) for v in ins]
-        idx, esize = ir.IndexType.get(), element_bytes(self.elem)
+        esize = element_bytes(self.elem)
         eq = arith.CmpIPredicate.eq
         mask = index(VECTOR_BYTES - 1)
         addrs = [memref.extract_aligned_pointer_as_index(v) for v, nt in outs if nt]
@@ -195,16 +195,10 @@ class Combine:
         with ir.InsertionPoint(branch.else_block):
             first = outs[0][0]
             self.emit_1d(ins, (first, None), count)
-            i64 = ir.IntegerType.get_signless(64)
-            nbytes = arith.index_cast(i64, arith.muli(count, index(esize)))
-
-            def ptr(v):
-                return llvm.inttoptr(llvm.PointerType.get(), arith.index_cast(
-                    i64, memref.extract_aligned_pointer_as_index(v)))
-            src = ptr(first)
+            nbytes = arith.index_cast(ir.IntegerType.get_signless(64), arith.muli(count, index(esize)))
             for v, nt in outs[1:]:
                 if nt:
-                    copy_streaming(ptr(v), src, nbytes)
+                    copy_streaming(v, first, nbytes)
                 else:
                     memref.copy(first, v)
             scf.YieldOp([])

@@ -123,7 +123,8 @@ class Kernels:
                 ins, out_views = views[:arity], views[arity:]
                 if any(outs):
                     kernel.emit_1d_streaming(ins, list(zip(out_views, outs)),
-                                             arith.index_cast(ir.IndexType.get(), n), self.copy_streaming)
+                                             arith.index_cast(ir.IndexType.get(), n),
+                                             lambda d, s, b: self.copy_streaming(pointer_of(d), pointer_of(s), b))
                 elif len(outs) == 1:
                     kernel.emit(ins, out_views[0])
                 else:
