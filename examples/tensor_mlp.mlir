@@ -1,6 +1,6 @@
 // A frontend's function on tensors: a matmul per device, their allreduce
 // and an elementwise exp, in the tensor form of coll.all_reduce. Run it:
-//   coll-opt examples/tensor_mlp.mlir --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map})'
+//   coll-opt examples/tensor_mlp.mlir --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},coll-check-results)'
 func.func @mlp(%x0: tensor<2x4xf32>, %x1: tensor<2x4xf32>, %w: tensor<4x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
   %c0 = arith.constant 0.0 : f32
   %e0 = tensor.empty() : tensor<2x3xf32>

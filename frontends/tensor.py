@@ -30,8 +30,9 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, view
-from ..ir.views import VIEW_OPS
+from ..ir.views import VIEW_OPS, root_of
 from ..ir.walk import find_ops
+from ..passes.check_results import RESULT_IDS, RESULT_READERS
 
 WRITABLE = "bufferization.writable"  # upstream's function-argument attribute
 
@@ -98,6 +99,108 @@ def _dead_after(t, op):
     return mine == 1
 
 
+# Tensor ops whose result one-shot-bufferize puts in (a view of) the buffer of
+# operand 0 (views) or of operand 1 (inserts into a destination).
+_VIEW_TENSOR_OPS = ("tensor.extract_slice", "tensor.cast", "tensor.expand_shape", "tensor.collapse_shape",
+                    "tensor.reshape", "tensor.bitcast")
+_INSERT_TENSOR_OPS = ("tensor.insert_slice", "tensor.insert")
+
+
+def _ties(op, value):
+    """The results of `op` that one-shot-bufferize may place in the buffer of
+    its operand `value`; None when `op` may alias it in ways not known here
+    (loops, calls, regions of other ops)."""
+    name = op.name
+    operands = list(op.operands)
+    if name.startswith("linalg.") and op.results:
+        inits = operands[len(operands) - len(op.results):]  # destination-passing: result k in init k
+        return [r for r, init in zip(op.results, inits) if init == value]
+    if name in _VIEW_TENSOR_OPS:
+        return list(op.results) if operands[0] == value else []
+    if name in _INSERT_TENSOR_OPS:
+        return list(op.results) if operands[1] == value else []
+    if name in COLLECTIVES or name.startswith(("bufferization.", "func.return", "arith.", "math.")) \
+            or name in ("tensor.extract", "tensor.dim", "tensor.empty", "coll.wait", "scf.yield"):
+        return []  # reads it (a collective: its results are rewritten to buffers of their own)
+    return None
+
+
+def _sources(op, value, state):
+    """The operands whose buffer the result `value` of `op` may share; None
+    when not known."""
+    name = op.name
+    operands = list(op.operands)
+    if name.startswith("linalg."):
+        k = list(op.results).index(value)
+        return [operands[len(operands) - len(op.results) + k]]
+    if name in _VIEW_TENSOR_OPS:
+        return [operands[0]]
+    if name in _INSERT_TENSOR_OPS:
+        return [operands[1]]
+    if name == "bufferization.to_tensor":  # a collective's result: in its input's buffer when in place
+        src = state.in_place.get(value)
+        return [src] if src is not None else []
+    if name in ("tensor.empty", "arith.constant"):
+        return []
+    return None
+
+
+def _alias_class(t, state):
+    """Every tensor whose buffer may be `t`'s once one-shot-bufferize has run,
+    following destination-passing ties and tensor views both ways; None when
+    some link is not known (a loop's block argument, a call, an unknown op)."""
+    seen, work = {t}, [t]
+    while work:
+        v = work.pop()
+        if isinstance(v.owner, ir.Block):
+            parent = getattr(v.owner.owner, "operation", v.owner.owner)
+            # A function's argument, or a loop's iter_arg: this iteration's
+            # value (one-shot-bufferize sees the write of the collective's
+            # to_buffer and resolves the init and the loop's results itself).
+            if parent.name not in ("func.func", "scf.for") or (parent.name == "scf.for" and v.arg_number == 0):
+                return None
+            linked = []
+        else:
+            producer = getattr(v.owner, "operation", v.owner)
+            linked = _sources(producer, v, state)
+            if linked is None:
+                return None
+        for use in v.uses:
+            user = getattr(use.owner, "operation", use.owner)
+            tied = _ties(user, v)
+            if tied is None:
+                return None
+            linked = linked + tied
+        for w in linked:
+            if _tensor_type(w.type) and w not in seen:
+                seen.add(w)
+                work.append(w)
+    return seen
+
+
+def _in_place_safe(t, op, state):
+    """Whether the collective `op` may write its result into the buffer of its
+    input `t`: no tensor that may share that buffer (`_alias_class`) is used
+    after `op` or is a read-only argument. The result's to_tensor claims
+    `restrict` (no other tensor has its buffer), which is true only then: a
+    later op writing into a buffer of the same class (one-shot reuses a
+    tensor.empty's buffer for every destination that needs no copy) would
+    clobber the collective's result while it is still read."""
+    group = _alias_class(t, state)
+    if group is None:
+        return False
+    return all(_writable(v) and (_dead_after(v, op) if v == t else _unused_after(v, op)) for v in group)
+
+
+def _unused_after(t, op):
+    """Whether every use of `t` comes before `op` in its block."""
+    for use in t.uses:
+        at = _block_op(getattr(use.owner, "operation", use.owner), op.block)
+        if at is None or not at.is_before_in_block(op):
+            return False
+    return True
+
+
 def _in_place(c, i, j, spmd):
     """Whether output j may be input i (the op's in-place form)."""
     if not c.IN_PLACE:
@@ -154,7 +257,7 @@ def _bufferize_one(op, state):
     source, used = [], set()
     for j in range(len(values)):
         i = next((i for i, t in enumerate(ins) if i not in used and _in_place(c, i, j, spmd)
-                  and _dead_after(t, op) and _writable(t)), None)
+                  and _in_place_safe(t, op, state)), None)
         source.append(i)
         if i is not None:
             used.add(i)
@@ -181,6 +284,9 @@ def _bufferize_one(op, state):
                 if j in zero:  # what the op does not write is zeros in the tensor form (e.g. permute)
                     _fill_zeros(outs[-1])
         attrs = {a: op.attributes[a] for a in op.attributes}
+        first = state.count + 1
+        state.count += len(values)
+        attrs[RESULT_IDS] = ir.DenseI64ArrayAttr.get(list(range(first, state.count + 1)))
         attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(bufs), len(outs), len(deps)])
         new = ir.Operation.create(op.name, results=[_token_type()], operands=bufs + outs + deps,
                                   attributes=attrs)
@@ -190,11 +296,30 @@ def _bufferize_one(op, state):
     for t in ins:
         state.readers.setdefault(t, []).append(token)
     op.results[0].replace_all_uses_with(token)
-    for v, r in zip(values, results):
+    for k, (v, r) in enumerate(zip(values, results)):
         v.replace_all_uses_with(r)
         state.producer[r] = token
+        if source[k] is not None:
+            state.in_place[r] = ins[source[k]]
+        _tag_readers(r, first + k)
     op.erase()
     return new
+
+
+def _tag_readers(value, k):
+    """Marks every op that reads `value` (through tensor views too) with
+    RESULT_READERS += [k], for coll-check-results to find after bufferization
+    (linalg ops, loops and collectives keep their attributes there)."""
+    for use in list(value.uses):
+        user = getattr(use.owner, "operation", use.owner)
+        if user.name in _VIEW_TENSOR_OPS and use.operand_number == 0:
+            for r in user.results:
+                _tag_readers(r, k)
+            continue
+        old = list(ir.DenseI64ArrayAttr(user.attributes[RESULT_READERS])) \
+            if RESULT_READERS in user.attributes else []
+        if k not in old:
+            user.attributes[RESULT_READERS] = ir.DenseI64ArrayAttr.get(old + [k])
 
 
 def _tensor_type(t):
@@ -218,6 +343,8 @@ class _State:
     def __init__(self):
         self.producer = {}  # tensor -> token of the collective that produced it
         self.readers = {}   # tensor -> tokens of the collectives that read it
+        self.in_place = {}  # a result written into its input's buffer -> that input
+        self.count = 0      # the last RESULT_IDS given
 
 
 @register("coll-bufferize",
@@ -243,6 +370,27 @@ def _escapes(value):
                            "bufferization.to_tensor"):
             return True
     return False
+
+
+@register("coll-distinct-results",
+          "Give each memref a function returns a buffer of its own: a buffer returned a second time is copied "
+          "into a new allocation (upstream buffer-results-to-out-params{hoist-static-allocs} crashes on one "
+          "allocation returned twice, LLVM 22.1.8)")
+def distinct_results(op):
+    for ret in find_ops(op, "func.return"):
+        seen = set()
+        for i, v in enumerate(list(ret.operands)):
+            if not isinstance(v.type, ir.MemRefType):
+                continue
+            root = root_of(v)[0]
+            if root in seen:
+                mt = ir.MemRefType(v.type)
+                with ir.InsertionPoint(ret), ret.location:
+                    copy = memref.AllocOp(ir.MemRefType.get(list(mt.shape), mt.element_type), [], []).result
+                    memref.CopyOp(v, copy)
+                ret.operands[i] = copy
+            else:
+                seen.add(root)
 
 
 @register("coll-free-local-buffers",
@@ -309,5 +457,7 @@ def route(module_op=None, backend=None, **_):
     return ["coll-bufferize",
             "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
             "allow-return-allocs-from-loops}",
+            "coll-check-results",
+            "coll-distinct-results",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "coll-free-local-buffers"]

@@ -7,8 +7,8 @@
 // The SPMD form over groups (pairs are positions in each group), expanded
 // per group and projected; and with the tensor form's zero fill, which
 // stays local work on every rank around the rank's messages.
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global)' | FileCheck %s --check-prefix=SPMD
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-mpi,canonicalize,cse)' | FileCheck %s --check-prefix=RANK
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global)' | FileCheck %s --check-prefix=SPMD
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-mpi,canonicalize,cse)' | FileCheck %s --check-prefix=RANK
 
 // GLOBAL-LABEL: func.func @permute(%arg0: memref<4xf32>, %arg1: memref<4xf32>)
 // GLOBAL-SAME: coll.global_args = array<i64: 0, 3, 1, 4, 2, 5>, coll.max_tag = 0 : i64, coll.rank_inputs = 1 : i64, coll.ranks = 3 : i64

@@ -3,19 +3,19 @@
 // collective and to_tensor restrict of its outputs; upstream
 // one-shot-bufferize then finishes the function in the same pipeline.
 // RUN: coll-opt %s --coll-bufferize | FileCheck %s --check-prefix=COLL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map})' | FileCheck %s --check-prefix=MEM
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},coll-check-results)' | FileCheck %s --check-prefix=MEM
 // The memref form goes on down the explicit route:
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},coll-lower-collectives)' | FileCheck %s --check-prefix=LOW
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},coll-check-results,coll-lower-collectives)' | FileCheck %s --check-prefix=LOW
 
 // In place: the inputs die here, so the outputs are their buffers.
 // COLL-LABEL: func.func @all_reduce
 // COLL: %[[B0:.*]] = bufferization.to_buffer %arg0 : tensor<8xf32> to memref<8xf32>
 // COLL: %[[B1:.*]] = bufferization.to_buffer %arg1 : tensor<8xf32> to memref<8xf32>
-// COLL: %[[T:.*]] = "coll.all_reduce"(%[[B0]], %[[B1]], %[[B0]], %[[B1]]) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+// COLL: %[[T:.*]] = "coll.all_reduce"(%[[B0]], %[[B1]], %[[B0]], %[[B1]]) {coll.result_ids = array<i64: {{[0-9, ]+}}>, devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
 // COLL: %[[R0:.*]] = bufferization.to_tensor %[[B0]] restrict writable : memref<8xf32> to tensor<8xf32>
 // COLL: %[[R1:.*]] = bufferization.to_tensor %[[B1]] restrict writable
 // COLL: "coll.wait"(%[[T]])
-// COLL: return %[[R0]], %[[R1]]
+// COLL: return {{.*}}%[[R0]], %[[R1]]
 // MEM-LABEL: func.func @all_reduce(%arg0: memref<8xf32>, %arg1: memref<8xf32>) -> (memref<8xf32>, memref<8xf32>)
 // MEM-NOT: memref.alloc
 // MEM-NOT: memref.copy
@@ -82,7 +82,7 @@ func.func @mlp(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>) -> tensor<2x4xf32> {
 // COLL-LABEL: func.func @reduce_scatter
 // COLL-COUNT-2: bufferization.to_buffer %arg{{[01]}} read_only
 // COLL-COUNT-2: memref.alloc() : memref<4x2xf32>
-// COLL: "coll.reduce_scatter"({{.*}}) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>, scatter_axis = 0 : i64} : (memref<8x2xf32>, memref<8x2xf32>, memref<4x2xf32>, memref<4x2xf32>) -> !coll.token
+// COLL: "coll.reduce_scatter"({{.*}}) {coll.result_ids = array<i64: {{[0-9, ]+}}>, devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>, scatter_axis = 0 : i64} : (memref<8x2xf32>, memref<8x2xf32>, memref<4x2xf32>, memref<4x2xf32>) -> !coll.token
 // MEM-LABEL: func.func @reduce_scatter
 // MEM-COUNT-2: memref.alloc
 // MEM-NOT: memref.copy
@@ -95,7 +95,7 @@ func.func @reduce_scatter(%t0: tensor<8x2xf32>, %t1: tensor<8x2xf32>) -> (tensor
 
 // COLL-LABEL: func.func @all_gather
 // COLL-COUNT-2: memref.alloc() : memref<2x6xf16>
-// COLL: "coll.all_gather"({{.*}}) {devices = array<i64: 0, 1>, gather_axis = 1 : i64, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<2x3xf16>, memref<2x3xf16>, memref<2x6xf16>, memref<2x6xf16>) -> !coll.token
+// COLL: "coll.all_gather"({{.*}}) {coll.result_ids = array<i64: {{[0-9, ]+}}>, devices = array<i64: 0, 1>, gather_axis = 1 : i64, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<2x3xf16>, memref<2x3xf16>, memref<2x6xf16>, memref<2x6xf16>) -> !coll.token
 // MEM-LABEL: func.func @all_gather
 // MEM-NOT: memref.copy
 // MEM: "coll.all_gather"(%arg0, %arg1, %alloc, %alloc_0)
@@ -110,7 +110,7 @@ func.func @all_gather(%t0: tensor<2x3xf16>, %t1: tensor<2x3xf16>) -> (tensor<2x6
 // COLL: bufferization.to_buffer %arg0 read_only
 // COLL: %[[B1:.*]] = bufferization.to_buffer %arg1 : tensor<8xi8>
 // COLL-NOT: memref.alloc
-// COLL: "coll.reduce"(%{{.*}}, %[[B1]], %{{.*}}, %[[B1]]) {devices = array<i64: 0, 1, 2>, kind = "xor", operandSegmentSizes = array<i32: 3, 1, 0>, root = 1 : i64}
+// COLL: "coll.reduce"(%{{.*}}, %[[B1]], %{{.*}}, %[[B1]]) {coll.result_ids = array<i64: {{[0-9, ]+}}>, devices = array<i64: 0, 1, 2>, kind = "xor", operandSegmentSizes = array<i32: 3, 1, 0>, root = 1 : i64}
 // MEM-LABEL: func.func @reduce
 // MEM-NOT: memref.alloc
 // MEM-NOT: memref.copy
@@ -134,7 +134,7 @@ func.func @reduce_outside(%t0: tensor<8xi8>, %t1: tensor<8xi8>) -> tensor<8xi8> 
 // COLL-LABEL: func.func @broadcast
 // COLL: %[[B:.*]] = bufferization.to_buffer %arg0 : tensor<8xf64>
 // COLL: %[[A:.*]] = memref.alloc() : memref<8xf64>
-// COLL: "coll.broadcast"(%[[B]], %[[B]], %[[A]]) {devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 1, 2, 0>, root = 0 : i64}
+// COLL: "coll.broadcast"(%[[B]], %[[B]], %[[A]]) {coll.result_ids = array<i64: {{[0-9, ]+}}>, devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 1, 2, 0>, root = 0 : i64}
 // MEM-LABEL: func.func @broadcast
 // MEM-COUNT-1: memref.alloc
 // MEM-NOT: memref.copy
@@ -147,7 +147,7 @@ func.func @broadcast(%t: tensor<8xf64>) -> (tensor<8xf64>, tensor<8xf64>) {
 
 // COLL-LABEL: func.func @all_to_all
 // COLL-COUNT-2: memref.alloc() : memref<2x4xbf16>
-// COLL: "coll.all_to_all"({{.*}}) {concat_axis = 1 : i64, devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>, split_axis = 0 : i64} : (memref<4x2xbf16>, memref<4x2xbf16>, memref<2x4xbf16>, memref<2x4xbf16>) -> !coll.token
+// COLL: "coll.all_to_all"({{.*}}) {coll.result_ids = array<i64: {{[0-9, ]+}}>, concat_axis = 1 : i64, devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>, split_axis = 0 : i64} : (memref<4x2xbf16>, memref<4x2xbf16>, memref<2x4xbf16>, memref<2x4xbf16>) -> !coll.token
 // MEM-LABEL: func.func @all_to_all
 // MEM-NOT: memref.copy
 // MEM: "coll.all_to_all"(%arg0, %arg1, %alloc, %alloc_0)

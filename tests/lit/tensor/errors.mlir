@@ -1,7 +1,7 @@
 // What the tensor form refuses, as located errors: dynamic shapes and
 // element types we have no kernels for (the verifier, before coll-bufferize
 // runs), and a tensor collective given to a lowering that needs buffers.
-// RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})'
+// RUN: coll-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries},coll-check-results)'
 // RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-lower-collectives 2>&1 | FileCheck %s --check-prefix=LOWER
 // RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-choose-strategy 2>&1 | FileCheck %s --check-prefix=CHOOSE
 // RUN: not coll-opt %S/Inputs/not_bufferized.mlir --coll-check-order 2>&1 | FileCheck %s --check-prefix=ORDER

@@ -7,10 +7,10 @@
 // RUN: coll-opt %s --split-input-file --coll-bufferize | FileCheck %s
 // The whole bufferize route, then the global view and the explicit level
 // (the fill stays local work next to the proved copies):
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=LOW
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=LOW
 // On the CPU route i1 is stored as i8 (backends/placement.py): the bool
 // fill fills the zero-extended value.
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | FileCheck %s --check-prefix=CPU
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | FileCheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func @partial
 // CHECK: %[[B0:.*]] = bufferization.to_buffer %arg0 read_only
@@ -21,7 +21,7 @@
 // CHECK-NEXT: linalg.fill ins(%[[Z]] : f32) outs(%[[Y0]] : memref<2x3xf32>)
 // CHECK-NEXT: %[[Y1:.*]] = memref.alloc() : memref<2x3xf32>
 // CHECK-NEXT: %[[Y2:.*]] = memref.alloc() : memref<2x3xf32>
-// CHECK-NEXT: "coll.permute"(%[[B0]], %[[B1]], %[[B2]], %[[Y0]], %[[Y1]], %[[Y2]]) {devices = array<i64: 0, 1, 2>, operandSegmentSizes = array<i32: 3, 3, 0>, pairs = array<i64: 0, 2, 2, 1>}
+// CHECK-NEXT: "coll.permute"(%[[B0]], %[[B1]], %[[B2]], %[[Y0]], %[[Y1]], %[[Y2]]) {coll.result_ids = array<i64: {{[0-9, ]+}}>, devices = array<i64: 0, 1, 2>, operandSegmentSizes = array<i32: 3, 3, 0>, pairs = array<i64: 0, 2, 2, 1>}
 // CHECK-NOT: linalg.fill
 // CPU-LABEL: func.func @partial
 // LOW-LABEL: func.func @partial(%arg0: memref<2x3xf32>, %arg1: memref<2x3xf32>, %arg2: memref<2x3xf32>, %arg3: memref<2x3xf32>, %arg4: memref<2x3xf32>, %arg5: memref<2x3xf32>)
@@ -58,7 +58,7 @@ func.func @swap(%t0: tensor<4xi32>, %t1: tensor<4xi32>) -> (tensor<4xi32>, tenso
 // CHECK: %[[Y:.*]] = memref.alloc() : memref<8xi1>
 // CHECK-NEXT: %[[F:.*]] = arith.constant false
 // CHECK-NEXT: linalg.fill ins(%[[F]] : i1) outs(%[[Y]] : memref<8xi1>)
-// CHECK-NEXT: "coll.permute"(%{{.*}}, %[[Y]]) {devices = array<i64: 0, 1, 2, 3>, operandSegmentSizes = array<i32: 1, 1, 0>, pairs = array<i64: 0, 1, 1, 2, 2, 3>}
+// CHECK-NEXT: "coll.permute"(%{{.*}}, %[[Y]]) {coll.result_ids = array<i64: {{[0-9, ]+}}>, devices = array<i64: 0, 1, 2, 3>, operandSegmentSizes = array<i32: 1, 1, 0>, pairs = array<i64: 0, 1, 1, 2, 2, 3>}
 // Its global view: one fill per rank (coll.device = r), then the copies.
 // LOW-LABEL: func.func @spmd_shift
 // LOW: linalg.fill {coll.device = 0 : i64} ins(%{{.*}} : i1) outs(%arg4 : memref<8xi1>)

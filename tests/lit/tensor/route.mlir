@@ -2,8 +2,8 @@
 // coll-bufferize, one-shot-bufferize, results as out-parameters (a returned
 // allocation becomes the parameter itself), the other allocations freed at
 // the end. coll-bufferize also runs nested on functions.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers)' | FileCheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(func.func(coll-bufferize),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops})' | FileCheck %s --check-prefix=NESTED
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers)' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(func.func(coll-bufferize),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results)' | FileCheck %s --check-prefix=NESTED
 
 // CHECK-LABEL: func.func @scatter_negate_gather(%arg0: memref<4x2xf32>, %arg1: memref<4x2xf32>, %arg2: memref<4x2xf32>, %arg3: memref<4x2xf32>) {
 // CHECK-NOT: memref.copy
