@@ -47,7 +47,7 @@ from ..core.errors import PassError
 from ..ir import MAX_DEVICES, make_context
 from ..ir.kinds import ELEMENTS
 from ..ir.walk import all_ops
-from . import shard, tensor
+from . import shard, stablehlo_xla, tensor
 from .shard import Boundary, Layout
 
 # How to get the generic form out of JAX: said with every refusal of another form.
@@ -254,7 +254,8 @@ def route(module_op=None, backend=None, **_):
     frontend's route (jit with shardings: partitioning inserts the
     collectives) or the tensor frontend's (shard_map: the collectives are
     there); the SPMD frontend takes it on from there."""
-    front = ["coll-from-stablehlo", "coll-stablehlo-to-linalg"]
+    # 16-bit float contractions accumulate in f32, as XLA's dot_general.
+    front = ["coll-from-stablehlo", "coll-stablehlo-to-linalg", "coll-widen-contractions"]
     if module_op is not None and is_jit(module_op):
         # No cse before partitioning: one linalg.fill shared by two matmuls
         # of different shardings aborts upstream's shard-partition (22.1.8).
@@ -263,6 +264,19 @@ def route(module_op=None, backend=None, **_):
     # kernel per chain on the GPU route, and no constant buffer
     # (memref.get_global) that device code cannot read.
     return front + ["canonicalize", "cse", "linalg-fuse-elementwise-ops"] + tensor.route() + ["canonicalize", "cse"]
+
+
+def oracle(text, boundary):
+    """A function from global inputs to XLA's global results for this module
+    (frontends/stablehlo_xla.py: XLA compiles and runs the same text), or
+    None where jaxlib is not installed: what a JAX export is checked
+    against."""
+    if not stablehlo_xla.available():
+        return None
+    devices = math.prod(boundary.grid)
+    ins = [lay.element for lay in boundary.inputs]
+    outs = [(lay.shape, lay.element) for lay in boundary.outputs]
+    return lambda xs: stablehlo_xla.run(text, devices, xs, ins, outs)
 
 
 # -- parsing -----------------------------------------------------------------

@@ -36,3 +36,39 @@ def relative_error(y, want):
     """max |y - want| / max |want| (f32 compute against XLA's)."""
     scale = float(np.max(np.abs(want.astype(np.float64)), initial=0.0)) or 1.0
     return float(np.max(np.abs(y.astype(np.float64) - want), initial=0.0)) / scale
+
+
+def export_corpus(folder, devices, names=None):
+    """{name: (StableHLO text, inputs [x0..], XLA's outputs [y0..])} for the
+    programs of bench/jax_corpus.py (default all) on `devices` devices."""
+    cmd = [sys.executable, str(ROOT / "bench" / "jax_corpus.py"), str(folder), "--devices", str(devices)]
+    cmd += ["--names", ",".join(names)] if names else []
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = {}
+    for mlir in sorted(Path(folder).glob("*.mlir")):
+        data = np.load(mlir.with_suffix(".npz"))
+        xs = [data[f"x{i}"] for i in range(sum(k.startswith("x") for k in data.files))]
+        ys = [data[f"y{j}"] for j in range(sum(k.startswith("y") for k in data.files))]
+        found[mlir.stem] = (mlir.read_text(), xs, ys)
+    return found
+
+
+def matches(ys, want, layouts, tolerance):
+    """'' when coll's results `ys` match XLA's `want` as the corpus asks
+    (bitwise, or within `tolerance` relative to the largest value, bf16
+    compared as floats), else what differs."""
+    from coll.runtime.check import as_float
+    if len(ys) != len(want):
+        return f"{len(ys)} results, XLA gives {len(want)}"
+    for j, (y, w, lay) in enumerate(zip(ys, want, layouts)):
+        if y.shape != w.shape or y.dtype != w.dtype:
+            return f"y{j}: {y.shape} {y.dtype}, XLA gives {w.shape} {w.dtype}"
+        if tolerance == "exact" or lay.element not in ("f64", "f32", "f16", "bf16"):
+            if not np.array_equal(y, w):
+                return f"y{j}: {np.count_nonzero(y != w)} of {y.size} elements differ"
+            continue
+        err = relative_error(as_float(y, lay.element), as_float(w, lay.element))
+        if not err <= tolerance:
+            return f"y{j}: relative error {err:.3g} > {tolerance}"
+    return ""

@@ -1,0 +1,285 @@
+"""The corpus: whole JAX programs written as JAX users write them (training
+and inference steps, model parallel by hand with shard_map or by XLA with
+jit + NamedSharding), one per pattern users bring. tests/unit/test_jax_corpus.py
+exports them at test time and runs them through coll on cpu and under
+mpirun against XLA; bench/jax_programs.py --corpus times them.
+
+    python bench/jax_corpus.py OUTDIR [--names a,b] [--devices 8] [--scale test|bench]
+
+writes, per program P: P.mlir (generic StableHLO with JAX's locations),
+P.npz (inputs x0.. and XLA's outputs y0..; bf16 as uint16 bits). Each
+program runs on any even device count of at least 4 (2-D meshes are
+2 x devices/2). `--scale bench` uses realistic sizes (hidden 1024, batch 64).
+"""
+import os
+import sys
+import zlib
+
+# name -> the pattern it stands for (docs, the tests' table, the note).
+PATTERNS = {
+    "dp_mlp_step": "data-parallel step: MLP, softmax cross-entropy, jax.grad, pmean, SGD",
+    "megatron_mlp": "Megatron tensor-parallel MLP: layernorm, column/row-parallel matmuls, gelu, psum",
+    "bf16_dp_step": "bf16 activations with an f32 master copy, pmean of f32 gradients",
+    "seq_parallel": "sequence parallel: all_gather over the sequence, psum_scatter back, jnp.var, "
+                    "jnp.all(isfinite), a bool mask",
+    "fsdp_step": "FSDP / ZeRO-3: all_gather params, grad, psum_scatter, .at[].set, take_along_axis",
+    "pipeline_loop": "pipeline stages: ppermute in lax.fori_loop",
+    "ring_attention": "ring attention: ppermute of K/V in lax.fori_loop",
+    "moe_all_to_all": "MoE dispatch/combine with all_to_all and routing masks",
+    "jit_mlp_bias": "jax.jit + NamedSharding: an MLP with biases on a 1-D mesh",
+    "jit_block_2d": "jax.jit + NamedSharding: a transformer block (attention, layernorm) on a 2-D mesh",
+    "mesh2d_step": "2-D mesh: psum over tp, pmean over dp, all_gather over dp",
+    "int_bool": "ppermute/psum/pmax/pmin on int32 and an all_gather of bools",
+}
+NAMES = tuple(PATTERNS)
+# What the comparison with XLA allows: "exact" (bitwise), or the largest
+# error relative to the largest value.
+TOLERANCE = {name: 1e-5 for name in NAMES} | {"bf16_dp_step": 1e-2, "int_bool": "exact"}
+
+
+def _jax(devices):
+    flag = f"--xla_force_host_platform_device_count={devices}"
+    if flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    return jax
+
+
+def programs(devices=8, scale="test", names=None):
+    """{name: (jitted function, [global inputs placed as it wants them])}."""
+    jax = _jax(devices)
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    d = devices
+    big = scale == "bench"
+    hid, batch, feat = (1024, 64, 1024) if big else (8 * d, 2 * d, 16)
+    seq, heads_dim = (512, 128) if big else (2 * d, 8)
+    mesh = jax.make_mesh((d,), ("x",))
+    mesh2 = jax.make_mesh((2, d // 2), ("dp", "tp"))
+
+    def smap(f, m, in_specs, out_specs):
+        return jax.jit(jax.shard_map(f, mesh=m, in_specs=in_specs, out_specs=out_specs, check_vma=False)), m, in_specs
+
+    def normal(rng, *shape, scale_=1.0, dtype=np.float32):
+        return (rng.standard_normal(shape) * scale_).astype(dtype)
+
+    def layernorm(x, g, b):
+        mu = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.var(x, axis=-1, keepdims=True)
+        return (x - mu) * jax.lax.rsqrt(var + 1e-5) * g + b
+
+    def xent(logits, onehot):
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * onehot, axis=-1))
+
+    table = {}
+
+    # -- data parallel: each device its batch, the whole model; pmean of grads.
+    def dp_step(w1, w2, x, y):
+        def loss(p):
+            h = jax.nn.relu(x @ p[0])
+            return xent(h @ p[1], y)
+        l, g = jax.value_and_grad(loss)((w1, w2))
+        g = jax.lax.pmean(g, "x")
+        return w1 - 0.1 * g[0], w2 - 0.1 * g[1], jax.lax.pmean(l, "x")
+
+    def dp_inputs(rng):
+        labels = rng.integers(0, 10, d * batch)
+        return [normal(rng, feat, hid, scale_=feat ** -0.5), normal(rng, hid, 10, scale_=hid ** -0.5),
+                normal(rng, d * batch, feat), np.eye(10, dtype=np.float32)[labels]]
+    table["dp_mlp_step"] = (smap(dp_step, mesh, (P(), P(), P("x"), P("x")), (P(), P(), P())), dp_inputs)
+
+    # -- Megatron: W1 split by columns, W2 by rows, one psum; layernorm, gelu, residual.
+    def megatron(x, g, b, w1, b1, w2):
+        h = jax.nn.gelu(layernorm(x, g, b) @ w1 + b1)
+        return x + jax.lax.psum(h @ w2, "x")
+
+    def megatron_inputs(rng):
+        return [normal(rng, batch, feat), 1 + normal(rng, feat, scale_=0.1), normal(rng, feat, scale_=0.1),
+                normal(rng, feat, hid, scale_=feat ** -0.5), normal(rng, hid, scale_=0.1),
+                normal(rng, hid, feat, scale_=hid ** -0.5)]
+    table["megatron_mlp"] = (smap(megatron, mesh, (P(), P(), P(), P(None, "x"), P("x"), P("x", None)), P()),
+                             megatron_inputs)
+
+    # -- bf16 compute, f32 master weights and gradients.
+    def bf16_step(w, x, y):
+        def loss(w32):
+            h = jnp.tanh(x.astype(jnp.bfloat16) @ w32.astype(jnp.bfloat16))
+            return jnp.mean((h.astype(jnp.float32) - y) ** 2)
+        g = jax.lax.pmean(jax.grad(loss)(w), "x")
+        return w - 0.5 * g, (x.astype(jnp.bfloat16) @ w.astype(jnp.bfloat16))
+
+    table["bf16_dp_step"] = (smap(bf16_step, mesh, (P(), P("x"), P("x")), (P(), P("x"))),
+                             lambda rng: [normal(rng, feat, hid, scale_=feat ** -0.5), normal(rng, d * batch, feat),
+                                          normal(rng, d * batch, hid, scale_=0.5)])
+
+    # -- sequence parallel: the sequence split over devices, gathered for
+    # attention scores, scattered back; a finite check and a mask.
+    def seq_par(x, wq):
+        full = jax.lax.all_gather(x, "x", axis=0, tiled=True)          # [seq, f]
+        scores = (x @ wq) @ full.T / np.sqrt(feat)                      # [seq/d, seq]
+        p = jax.nn.softmax(scores, axis=-1)
+        mixed = p @ full                                                # [seq/d, f]
+        out = jax.lax.psum_scatter(jnp.tile(mixed, (d, 1)), "x", scatter_dimension=0, tiled=True)
+        ok = jnp.all(jnp.isfinite(out))
+        mask = jnp.var(x, axis=-1, keepdims=True) > 0.5
+        return jnp.where(mask & ok, out, 0.0), ok
+
+    table["seq_parallel"] = (smap(seq_par, mesh, (P("x"), P()), (P("x"), P())),
+                             lambda rng: [normal(rng, seq, feat), normal(rng, feat, feat, scale_=feat ** -0.5)])
+
+    # -- FSDP: params stored sharded, gathered to compute, grads scattered.
+    def fsdp(w_shard, x, labels):
+        def loss(ws):
+            w = jax.lax.all_gather(ws, "x", axis=0, tiled=True)           # [feat, 10]
+            logp = jax.nn.log_softmax(x @ w)
+            return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
+        g = jax.grad(loss)(w_shard)
+        g = jax.lax.psum_scatter(jnp.tile(g, (d, 1)), "x", scatter_dimension=0, tiled=True) / d
+        g = g.at[0].set(0.0)  # a frozen row
+        return w_shard - 0.1 * g
+
+    table["fsdp_step"] = (smap(fsdp, mesh, (P("x"), P("x"), P("x")), P("x")),
+                          lambda rng: [normal(rng, feat, 10, scale_=0.3), normal(rng, d * batch, feat),
+                                       rng.integers(0, 10, d * batch).astype(np.int32)])
+
+    # -- pipeline: every device a stage; activations move on by ppermute.
+    ring = [(i, (i + 1) % d) for i in range(d)]
+
+    def pipeline(w, x):
+        def stage(_, h):
+            return jax.lax.ppermute(jnp.tanh(h @ w), "x", ring)
+        return jax.lax.fori_loop(0, d, stage, x)
+
+    table["pipeline_loop"] = (smap(pipeline, mesh, (P("x"), P("x")), P("x")),
+                              lambda rng: [normal(rng, d * feat, feat, scale_=feat ** -0.5), normal(rng, d * batch, feat)])
+
+    # -- ring attention: K and V blocks travel around the ring.
+    def ring_attn(q, k, v):
+        def step(_, carry):
+            k, v, acc, den = carry
+            s = jnp.exp(q @ k.T / np.sqrt(heads_dim))
+            return (jax.lax.ppermute(k, "x", ring), jax.lax.ppermute(v, "x", ring), acc + s @ v, den + s.sum(-1))
+        z = jnp.zeros((q.shape[0], heads_dim), q.dtype)
+        _, _, acc, den = jax.lax.fori_loop(0, d, step, (k, v, z, jnp.zeros(q.shape[0], q.dtype)))
+        return acc / den[:, None]
+
+    table["ring_attention"] = (smap(ring_attn, mesh, (P("x"), P("x"), P("x")), P("x")),
+                               lambda rng: [normal(rng, seq, heads_dim, scale_=0.3) for _ in range(3)])
+
+    # -- MoE: top-1 routing to one expert per device, all_to_all there and back.
+    def moe(x, wr, we):
+        tokens = x.shape[0]
+        choice = jnp.argmax(x @ wr, axis=-1)                               # [t]
+        onehot = jax.nn.one_hot(choice, d, dtype=x.dtype)                 # [t, d] routing mask
+        dispatched = onehot.T[:, :, None] * x[None]                        # [d, t, f]
+        arrived = jax.lax.all_to_all(dispatched, "x", 0, 0, tiled=True)   # [d, t, f]: from every device
+        out = jnp.tanh(arrived @ we[0])
+        back = jax.lax.all_to_all(out, "x", 0, 0, tiled=True)
+        return jnp.sum(back * onehot.T[:, :, None], axis=0).reshape(tokens, -1)
+
+    table["moe_all_to_all"] = (smap(moe, mesh, (P("x"), P(), P("x")), P("x")),
+                               lambda rng: [normal(rng, d * batch, feat), normal(rng, feat, d),
+                                            normal(rng, d, feat, feat, scale_=feat ** -0.5)])
+
+    # -- jit + NamedSharding: XLA's partitioner (or coll's route) places the collectives.
+    def mlp_bias(x, w1, b1, w2, b2):
+        return jax.nn.relu(x @ w1 + b1) @ w2 + b2
+
+    sh = lambda m, spec: NamedSharding(m, spec)  # noqa: E731
+    jit_mlp = jax.jit(mlp_bias, in_shardings=(sh(mesh, P("x", None)), sh(mesh, P()), sh(mesh, P()),
+                                              sh(mesh, P()), sh(mesh, P())), out_shardings=sh(mesh, P("x", None)))
+    table["jit_mlp_bias"] = ((jit_mlp, None, None), lambda rng: [
+        normal(rng, d * batch, feat), normal(rng, feat, hid, scale_=feat ** -0.5), normal(rng, hid, scale_=0.1),
+        normal(rng, hid, feat, scale_=hid ** -0.5), normal(rng, feat, scale_=0.1)])
+
+    def block(x, g, b, wq, wk, wv, wo):
+        h = layernorm(x, g, b)
+        q, k, v = h @ wq, h @ wk, h @ wv
+        p = jax.nn.softmax(jnp.einsum("bsf,btf->bst", q, k) / np.sqrt(feat), axis=-1)
+        return x + jnp.einsum("bst,btf->bsf", p, v) @ wo
+
+    w_sh = sh(mesh2, P(None, "tp"))
+    jit_block = jax.jit(block, in_shardings=(sh(mesh2, P("dp", None, None)), sh(mesh2, P()), sh(mesh2, P()),
+                                             w_sh, w_sh, w_sh, sh(mesh2, P("tp", None))),
+                        out_shardings=sh(mesh2, P("dp", None, None)))
+    table["jit_block_2d"] = ((jit_block, None, None), lambda rng: [
+        normal(rng, 4, seq, feat), 1 + normal(rng, feat, scale_=0.1), normal(rng, feat, scale_=0.1)]
+        + [normal(rng, feat, feat, scale_=feat ** -0.5) for _ in range(4)])
+
+    # -- 2-D mesh: tensor parallel inside, data parallel across.
+    def mesh2d(w1, w2, x, y):
+        def loss(p):
+            h = jnp.tanh(x @ p[0])
+            o = jax.lax.psum(h @ p[1], "tp")
+            return jnp.mean((o - y) ** 2)
+        l, (g1, g2) = jax.value_and_grad(loss)((w1, w2))
+        g1, g2, l = jax.lax.pmean(g1, "dp"), jax.lax.pmean(g2, "dp"), jax.lax.pmean(l, "dp")
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, l, jax.lax.all_gather(x, "dp", tiled=True)
+
+    table["mesh2d_step"] = (smap(mesh2d, mesh2, (P(None, "tp"), P("tp", None), P("dp", None), P("dp", None)),
+                                 (P(None, "tp"), P("tp", None), P(), P())),
+                            lambda rng: [normal(rng, feat, hid, scale_=feat ** -0.5),
+                                         normal(rng, hid, feat, scale_=hid ** -0.5),
+                                         normal(rng, 2 * batch, feat), normal(rng, 2 * batch, feat)])
+
+    def ints(a, m):
+        return (jax.lax.ppermute(a, "x", ring), jax.lax.psum(a, "x"), jax.lax.pmax(a, "x"), jax.lax.pmin(a, "x"),
+                jax.lax.all_gather(m, "x", tiled=True))
+
+    table["int_bool"] = (smap(ints, mesh, (P("x"), P("x")), (P("x"), P(), P(), P(), P())),
+                         lambda rng: [rng.integers(-1000, 1000, d * 8).astype(np.int32),
+                                      rng.integers(0, 2, d * 4).astype(bool)])
+
+    assert tuple(table) == NAMES, "NAMES lists the programs"
+    unknown = sorted(set(names or ()) - set(table))
+    if unknown:
+        raise KeyError(f"unknown program(s) {', '.join(unknown)}; expected: {', '.join(table)}")
+    out = {}
+    for name, ((f, m, specs), make) in table.items():
+        if names is not None and name not in names:
+            continue
+        xs = make(np.random.default_rng(zlib.crc32(name.encode())))
+        placed = xs  # jit places its arguments by its in_shardings; shard_map wants them placed (JAX 0.10)
+        if m is not None:
+            specs = specs if isinstance(specs, tuple) else (specs,)
+            placed = [jax.device_put(x, NamedSharding(m, s)) for x, s in zip(xs, specs)]
+        out[name] = (f, xs, placed)
+    return out
+
+
+def main(argv=None):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from jax_programs import _stored, generic
+    from coll.tools.args import ArgumentParser
+    from coll.tools.argtypes import count
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--names", default=None, help="comma-separated program names (default: all)")
+    ap.add_argument("--devices", type=count(4, 64), default=8)
+    ap.add_argument("--scale", choices=("test", "bench"), default="test")
+    a = ap.parse_args(argv)
+    if a.devices % 2:
+        ap.error(f"--devices {a.devices}: expected an even count (2-D meshes are 2 x devices/2)")
+    import numpy as np
+    try:
+        found = programs(a.devices, a.scale, a.names.split(",") if a.names else None)
+    except KeyError as e:
+        print(f"jax_corpus: {e.args[0]}", file=sys.stderr)
+        return 2
+    os.makedirs(a.outdir, exist_ok=True)
+    for name, (f, xs, placed) in found.items():
+        with open(os.path.join(a.outdir, f"{name}.mlir"), "w") as fh:
+            fh.write(generic(f, placed, debug_info=True))
+        ys = f(*placed)
+        ys = ys if isinstance(ys, (tuple, list)) else [ys]
+        arrays = {f"x{i}": _stored(x) for i, x in enumerate(xs)}
+        arrays.update({f"y{j}": _stored(y) for j, y in enumerate(ys)})
+        np.savez(os.path.join(a.outdir, f"{name}.npz"), **arrays)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
