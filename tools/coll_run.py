@@ -38,6 +38,14 @@ arguments x0.. (generated from --seed without one); coll-run partitions it
 (the shard frontend's route), scatters each argument by its annotation,
 runs, gathers the results into y0.. and checks them against the same
 function run unsharded (CPU JIT).
+
+A FILE that JAX exported (StableHLO in the generic form: a shard_map or a
+jit with shardings) runs the same way over its mesh, and is checked
+against XLA itself: the module compiled and run on XLA's CPU client with
+the same inputs (where jaxlib is installed; else `unchecked`). Its npz
+keys are JAX's names for the arguments and results where the export has
+them (exported with debug info: `w`, `params['w1']`, `result[0]`), else
+x0.. and y0...
 """
 import sys
 
@@ -63,8 +71,9 @@ def _parser(backends):
     p.add_argument("file", help="input .mlir file")
     p.add_argument("--backend", required=True, help=", ".join(backends.names()))
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
-    p.add_argument("--inputs", help="npz with x0..x{N-1} (default: generated from --seed)")
-    p.add_argument("--outputs", help="npz to write y0..y{M-1} to")
+    p.add_argument("--inputs", help="npz with the inputs: x0..x{N-1}, or a JAX export's argument names "
+                   "(default: generated from --seed)")
+    p.add_argument("--outputs", help="npz to write the results to: y0..y{M-1}, or a JAX export's result names")
     p.add_argument("--repeat", type=count(1, MAX_REPEAT), default=5,
                    help="timed runs per strategy, after one checked run and one untimed run (default 5)")
     p.add_argument("--seed", type=seed(), default=0, help="seed of the generated inputs (default 0)")
