@@ -5,11 +5,23 @@ exports them at test time and runs them through coll on cpu and under
 mpirun against XLA; bench/jax_programs.py --corpus times them.
 
     python bench/jax_corpus.py OUTDIR [--names a,b] [--devices 8] [--scale test|bench]
+    python bench/jax_corpus.py --time [--names a,b] [--scale bench] [--rounds 3] [--repeat 5]
 
-writes, per program P: P.mlir (generic StableHLO with JAX's locations),
-P.npz (inputs x0.. and XLA's outputs y0..; bf16 as uint16 bits). Each
-program runs on any even device count of at least 4 (2-D meshes are
-2 x devices/2). `--scale bench` uses realistic sizes (hidden 1024, batch 64).
+The first writes, per program P: P.mlir (generic StableHLO with JAX's
+locations), P.npz (inputs x0.. and XLA's outputs y0..; bf16 as uint16
+bits). Each program runs on any even device count of at least 4 (2-D
+meshes are 2 x devices/2). `--scale bench` uses realistic sizes (hidden
+1024, batch 64).
+
+`--time` times each program under XLA and under coll on the CPU back end
+(8 simulated devices), in one process, interleaved round by round, and
+prints per program: XLA's call (jitted, inputs placed, to
+block_until_ready: as a JAX user calls it), coll's call as a user makes it
+(global numpy arrays in, global arrays out: scatter, run, gather, the
+replica check) and coll's bare compiled call (the SPMD function on
+preallocated per-device buffers), medians of --repeat calls, the median
+over rounds, and the ratios to XLA. A program coll refuses is listed with
+its error.
 """
 import os
 import sys
@@ -250,17 +262,81 @@ def programs(devices=8, scale="test", names=None):
     return out
 
 
+def _median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
+def time_table(names, scale, rounds, repeat, devices=8):
+    """Prints the --time table (see the module's doc)."""
+    import time
+    import numpy as np
+    found = programs(devices, scale, names)
+    from coll.backends import frontend
+    from coll.frontends import stablehlo
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from jax_programs import generic
+    load = os.getloadavg()[0]
+    print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end), scale {scale}, "
+          f"{rounds} rounds x {repeat} calls, load {load:.2f}")
+    print(f"{'program':16s} {'XLA ms':>9s} {'coll call':>10s} {'coll bare':>10s} {'call/XLA':>9s} {'bare/XLA':>9s}")
+    for name, (f, xs, placed) in found.items():
+        try:
+            prog = frontend.compile(generic(f, placed), stablehlo, backend="cpu")
+        except Exception as e:  # noqa: BLE001 - a refused program is a row
+            print(f"{name:16s} refused: {str(e).splitlines()[0][:120]}")
+            continue
+        jax_inputs = placed
+        ins, outs = prog._scatter(prog._check(xs))
+        bare = prog.program.program
+
+        def xla():
+            t = time.perf_counter()
+            ys = f(*jax_inputs)
+            for y in (ys if isinstance(ys, (tuple, list)) else [ys]):
+                y.block_until_ready()
+            return time.perf_counter() - t
+
+        def call():
+            t = time.perf_counter()
+            prog.run(xs)
+            return time.perf_counter() - t
+
+        def compiled():
+            t = time.perf_counter()
+            bare.run(ins, outs)
+            return time.perf_counter() - t
+        fns = {"xla": xla, "call": call, "bare": compiled}
+        for fn in fns.values():  # warm: compile, first-touch
+            fn()
+        per = {k: [] for k in fns}
+        for _ in range(rounds):
+            for k, fn in fns.items():
+                per[k].append(_median([fn() for _ in range(repeat)]))
+        t = {k: _median(v) * 1e3 for k, v in per.items()}
+        print(f"{name:16s} {t['xla']:9.3f} {t['call']:10.3f} {t['bare']:10.3f} {t['call'] / t['xla']:9.2f} "
+              f"{t['bare'] / t['xla']:9.2f}", flush=True)
+
+
 def main(argv=None):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from jax_programs import _stored, generic
     from coll.tools.args import ArgumentParser
     from coll.tools.argtypes import count
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("outdir")
+    ap.add_argument("outdir", nargs="?")
     ap.add_argument("--names", default=None, help="comma-separated program names (default: all)")
     ap.add_argument("--devices", type=count(4, 64), default=8)
     ap.add_argument("--scale", choices=("test", "bench"), default="test")
+    ap.add_argument("--time", action="store_true", help="time each program under XLA and coll (no OUTDIR)")
+    ap.add_argument("--rounds", type=count(1, 100), default=3)
+    ap.add_argument("--repeat", type=count(1, 10000), default=5)
     a = ap.parse_args(argv)
+    if a.time:
+        time_table(a.names.split(",") if a.names else None, a.scale, a.rounds, a.repeat, a.devices)
+        return 0
+    if a.outdir is None:
+        ap.error("expected OUTDIR (or --time)")
     if a.devices % 2:
         ap.error(f"--devices {a.devices}: expected an even count (2-D meshes are 2 x devices/2)")
     import numpy as np
