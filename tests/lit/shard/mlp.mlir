@@ -1,6 +1,7 @@
 // The examples' MLP through the shard route: upstream partitioning, then
-// coll collectives, then bufferization (the all_reduce in place, the
-// all_gather straight into the out-param), then the mpi route to the LLVM
+// coll collectives, then bufferization (the all_reduce into a buffer of
+// its own: its input's buffer is the tensor.empty's that relu writes after
+// it; the all_gather straight into the out-param), then the mpi route to the LLVM
 // dialect: the same pipeline text coll-run and backends/sharded.py use.
 // RUN: coll-opt %S/../../../examples/mlp_shard_4.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard)' | FileCheck %s --check-prefix=COLL
 // RUN: coll-opt %S/../../../examples/mlp_shard_2x2.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard)' | FileCheck %s --check-prefix=GRID
@@ -22,7 +23,8 @@
 
 // SPMD-LABEL: func.func @mlp(%arg0: memref<8x4xf32>, %arg1: memref<4x32xf32>, %arg2: memref<32x4xf32>, %arg3: memref<8x16xf32>) attributes {coll.ranks = 4 : i64}
 // SPMD: linalg.matmul ins(%arg0, %arg1 : memref<8x4xf32>, memref<4x32xf32>) outs(%[[H:.*]] : memref<8x32xf32>)
-// SPMD: "coll.all_reduce"(%[[H]], %[[H]])
+// SPMD: %[[R:.*]] = memref.alloc() : memref<8x32xf32>
+// SPMD: "coll.all_reduce"(%[[H]], %[[R]])
 // SPMD: "coll.all_gather"(%{{.*}}, %arg3)
 // SPMD-NOT: memref.copy
 
