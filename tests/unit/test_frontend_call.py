@@ -1,0 +1,82 @@
+"""The user's call of a frontend's program (backends/frontend.py
+GlobalProgram.run): global arrays in, global arrays out. Its per-call
+costs are bounded (output blocks made once and reused, each block copied
+out once, replicas compared with memcmp over a moving window after a full
+comparison at the first call), and none of that lets a difference between
+replicas through: a replica that differs anywhere is found at the first
+call, and a later difference within REPLICA_WINDOWS calls."""
+import numpy as np
+import pytest
+
+from coll.backends import frontend, mpi
+from coll.frontends.shard import Layout
+
+
+class Fake:
+    """A program of `ranks` ranks whose launch writes what `write` says."""
+
+    def __init__(self, ranks, write):
+        self.ranks, self.strategies, self.write, self.calls = ranks, [], write, 0
+
+    def launch(self, ins, outs, repeat=0):
+        self.write(self.calls, ins, outs)
+        self.calls += 1
+        return []
+
+
+def _program(write, ranks=4, size=64):
+    lay_in = Layout((ranks * size,), (size,), "f32", [[0]])
+    lay_out = Layout((size,), (size,), "f32", [[]])  # replicated: every rank holds all of it
+    return frontend.GlobalProgram(Fake(ranks, write), None, [ranks], [lay_in, lay_out], 1, "")
+
+
+def _sum(call, ins, outs):
+    total = np.sum(ins, axis=0)
+    for o in outs:
+        o[...] = total
+
+
+def test_results_and_fresh_arrays_per_call():
+    prog = _program(_sum)
+    x = np.arange(256, dtype=np.float32)
+    (y1,) = prog.run([x])
+    (y2,) = prog.run([x + 1])
+    assert np.array_equal(y1, x.reshape(4, 64).sum(0))
+    assert np.array_equal(y2, (x + 1).reshape(4, 64).sum(0))  # y1 is the caller's: not overwritten
+    assert np.array_equal(y1, x.reshape(4, 64).sum(0))
+
+
+@pytest.mark.parametrize("where", [0, 17, 63])
+def test_a_replica_that_differs_is_found_at_the_first_call(where):
+    def write(call, ins, outs):
+        _sum(call, ins, outs)
+        outs[2][where] += 1
+    with pytest.raises(mpi.MpiError, match="ranks 0 and 2 hold the same block but different values"):
+        _program(write).run([np.ones(256, np.float32)])
+
+
+@pytest.mark.parametrize("where", [0, 33, 63])
+def test_a_later_difference_is_found_within_the_windows(where):
+    def write(call, ins, outs):
+        _sum(call, ins, outs)
+        if call >= 1:
+            outs[3][where] = np.nan
+    prog = _program(write)
+    prog.run([np.ones(256, np.float32)])
+    with pytest.raises(mpi.MpiError, match="replicas differ"):
+        for _ in range(frontend.REPLICA_WINDOWS):
+            prog.run([np.ones(256, np.float32)])
+
+
+def test_tiled_outputs_are_copied_whole():
+    # Split outputs (each rank its block): every element comes from its rank.
+    lay_in = Layout((8,), (2,), "i32", [[0]])
+    lay_out = Layout((8,), (2,), "i32", [[0]])
+
+    def write(call, ins, outs):
+        for r, o in enumerate(outs):
+            o[...] = ins[r] * 10 + r
+    prog = frontend.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
+    x = np.arange(8, dtype=np.int32)
+    (y,) = prog.run([x])
+    assert y.tolist() == [0, 10, 21, 31, 42, 52, 63, 73]
