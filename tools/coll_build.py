@@ -159,20 +159,13 @@ def print_layouts(boundary, frontend, filename):
     print("\n".join(lines), file=sys.stderr)
 
 
-def print_rank_slots(prog, filename, shown=8):
-    """A note (stderr) on the files of an mpi-exe: which global arguments
-    rank r reads from PREFIX<r>.bin and writes back, in order."""
-    k, k_in = len(prog.rank_specs), prog.rank_inputs
-    name = lambda g: f"#{g}" if g >= 0 else "-"  # noqa: E731
-    lines = [f"{filename}: note: built for mpirun -n {prog.ranks}: rank r reads its {k_in} input slot(s) from "
-             f"<--in PREFIX>r.bin and writes its {k - k_in} output slot(s) to <--out PREFIX>r.bin, raw and in "
-             "order; slot i of rank r is the global view's argument #g (-: a placeholder the rank does not use):"]
-    for r in range(min(prog.ranks, shown)):
-        a = prog.rank_args(r)
-        lines.append(f"  rank {r}: in [{', '.join(map(name, a[:k_in]))}] out [{', '.join(map(name, a[k_in:]))}]")
-    if prog.ranks > shown:
-        lines.append(f"  ... ({prog.ranks - shown} more ranks: coll.global_args in the lowered module)")
-    print("\n".join(lines), file=sys.stderr)
+def print_rank_slots(prog, filename):
+    """A note (stderr) on the files of an mpi-exe: what rank r reads from
+    PREFIX<r>.bin and writes back (backends/mpi/exe.py, whose tables the
+    executable reads, and which `PROG --layout` prints in full)."""
+    from coll.backends.mpi.exe import FileLayout
+    lines = FileLayout.of(prog).note()
+    print("\n".join([f"{filename}: note: {lines[0]}"] + lines[1:]), file=sys.stderr)
 
 
 def _is_gpu_level(module_op):

@@ -303,13 +303,10 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     lib = toolchain.build(module.operation, out_dir / f"lib{name}.so", mpi)
-    if executable is not None:
-        main = out_dir / "main.c"
-        given = max((j % k + 1 for j, g in enumerate(global_args) if 0 <= g < n_inputs), default=0)
-        main.write_text(toolchain.main_source(name, ranks, [(s.shape, s.element) for s in rank_specs],
-                                              rank_inputs, given, max_tag))
-        toolchain.build(module.operation, executable, mpi, executable_main=main)
     prog = MpiProgram(lib, mpi, name, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
                       low.strategies, low.traffic, None, timeout, max_tag)
     prog.pipeline = low.pipeline
+    if executable is not None:
+        from .exe import build_executable
+        build_executable(prog, module.operation, executable, out_dir)
     return prog

@@ -47,3 +47,10 @@ int32_t coll_mpi_tag_ub(void) {
 }
 int32_t coll_mpi_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 double coll_mpi_wtime(void) { return MPI_Wtime(); }
+/* For mpi-exe's main (exe.py): how many ranks pass a nonzero `flag`, known
+   to every rank, so that all of them take the same branch (run or stop). */
+int32_t coll_mpi_count(int32_t flag) {
+  int in = flag != 0, sum = 0;
+  MPI_Allreduce(&in, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return sum;
+}
