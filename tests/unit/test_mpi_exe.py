@@ -1,0 +1,164 @@
+"""coll-build --emit=mpi-exe as a deliverable, under a plain mpirun as a
+cluster user runs it (backends/mpi/exe.py has the contract): the files the
+note describes are the files it reads (in-place inputs too), --repeat runs
+on the inputs as read, a missing, short, .npy or non-regular input file on
+one rank stops every rank before anything runs, an output that one rank
+cannot write leaves no output file on any rank, ranks in separate working
+directories, usage errors. Each mpirun is about 1-2 s on 2 cores."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from coll.backends import mpi
+
+OK, WHY = mpi.available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
+TIMEOUT = 120
+
+
+def _gen(*args):
+    return subprocess.run([sys.executable, "-m", "coll.tools.coll_gen", *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _build(tmp_path, text, name="prog", *extra):
+    src, exe = tmp_path / f"{name}.mlir", tmp_path / name
+    src.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe", "-o", str(exe),
+                        *extra], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return exe, r.stderr
+
+
+def _mpirun(n, *args, cwd=None):
+    from coll.backends.mpi.toolchain import find
+    r = subprocess.run(mpi.mpirun_command(find(), n) + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=TIMEOUT, cwd=cwd, stdin=subprocess.DEVNULL)
+    return r.returncode, r.stdout + r.stderr
+
+
+def _note_bytes(note):
+    """{rank: (input bytes, output bytes)} as the note says."""
+    return {int(m.group(1)): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"rank (\d+): in \[[^\]]*\] \((\d+) bytes\) out \[[^\]]*\] \((\d+) bytes\)", note)}
+
+
+@pytest.fixture(scope="module")
+def in_place(tmp_path_factory):
+    """An in-place all_reduce of 3 x 1000xi32 (the output is the input)."""
+    tmp = tmp_path_factory.mktemp("inplace")
+    exe, note = _build(tmp, _gen("all-reduce", "--devices", "3", "--shape", "1000", "--dtype", "i32",
+                                 "--in-place"))
+    return tmp, exe, note
+
+
+def test_in_place_inputs_are_in_the_note_and_repeat_runs_on_the_inputs_as_read(in_place):
+    # Found by an outside attack: the note listed no input for an in-place
+    # all_reduce (the program read one anyway), and --repeat 3 wrote the
+    # 4-fold sum.
+    tmp, exe, note = in_place
+    assert "rank 0: in [#0 1000xi32] (4000 bytes) out [#0 1000xi32] (4000 bytes)" in note, note
+    # `PROG --layout` prints the same lines as the note (one FileLayout).
+    layout = subprocess.run([str(exe), "--layout"], capture_output=True, text=True, check=True).stdout
+    assert layout.splitlines() == [l.split(": note: ", 1)[-1] for l in note.strip().splitlines()]
+    xs = [np.arange(1000, dtype=np.int32) * (r + 2) - 5 for r in range(3)]
+    for r, (nin, _) in _note_bytes(note).items():  # laid out as the note says
+        assert xs[r].nbytes == nin
+        xs[r].tofile(tmp / f"x{r}.bin")
+    for repeat in ("0", "3"):
+        rc, out = _mpirun(3, exe, "--in", tmp / "x", "--out", tmp / f"y{repeat}_", "--repeat", repeat)
+        assert rc == 0, out
+        for r in range(3):
+            assert np.array_equal(np.fromfile(tmp / f"y{repeat}_{r}.bin", np.int32), sum(xs)), (repeat, r)
+    # The same prefix in and out: the result replaces the input file.
+    rc, out = _mpirun(3, exe, "--in", tmp / "x", "--out", tmp / "x", "--repeat", "2")
+    assert rc == 0 and np.array_equal(np.fromfile(tmp / "x0.bin", np.int32), sum(xs)), out
+
+
+@pytest.mark.parametrize("fault", ["missing", "short", "long", "npy", "directory"])
+def test_a_bad_input_file_on_one_rank_stops_every_rank_before_anything_runs(in_place, fault, tmp_path):
+    # Found by an outside attack: when one rank could not read its file the
+    # others still ran and wrote their outputs (exit 1, partial outputs).
+    _, exe, _ = in_place
+    x = np.arange(1000, dtype=np.int32)
+    for r in range(3):
+        x.tofile(tmp_path / f"in{r}.bin")
+    bad = tmp_path / "in1.bin"
+    os.remove(bad)
+    if fault == "short":
+        x[:999].tofile(bad)
+    elif fault == "long":
+        x.astype(np.int64).tofile(bad)  # written as the wrong element type
+    elif fault == "npy":
+        with open(bad, "wb") as f:
+            np.save(f, x)
+    elif fault == "directory":
+        os.mkdir(bad)
+    (tmp_path / "out").mkdir()
+    rc, out = _mpirun(3, exe, "--in", tmp_path / "in", "--out", tmp_path / "out" / "y", "--repeat", "1")
+    assert rc == 1, out
+    why = {"missing": "cannot read .*in1.bin: No such file", "short": r"in1.bin holds 3996 bytes; expected exactly 4000",
+           "long": r"in1.bin holds 8000 bytes; expected exactly 4000", "npy": r"in1.bin is a .npy file",
+           "directory": r"in1.bin is not a regular file"}[fault]
+    assert re.search(r"rank 1: error: .*" + why, out), out
+    assert "error: 1 rank(s) could not read their inputs (see above): nothing was run, no file was written" in out
+    assert "slowest of" not in out  # nothing was timed: nothing ran
+    assert os.listdir(tmp_path / "out") == []
+
+
+def test_ranks_in_separate_directories_and_an_output_one_rank_cannot_write(tmp_path):
+    # Each rank in its own working directory (MPMD syntax), relative
+    # prefixes, as on a cluster without a shared file system. A broadcast:
+    # only the root reads, the others open no input file. Then rank 1's
+    # directory has no folder for its output: no rank leaves an output
+    # file, nor a temporary one.
+    from coll.backends.mpi.toolchain import find
+    exe, note = _build(tmp_path, _gen("broadcast", "--devices", "3", "--shape", "4", "--dtype", "f64",
+                                      "--root", "1"))
+    sizes = _note_bytes(note)
+    assert [sizes[r] for r in range(3)] == [(0, 32), (32, 32), (0, 32)], note
+    dirs = [tmp_path / f"d{r}" for r in range(3)]
+    for d in dirs:
+        (d / "res").mkdir(parents=True)
+    x = np.array([1.5, -2, 3e300, np.inf])
+    x.tofile(dirs[1] / "in1.bin")
+    base = mpi.mpirun_command(find(), 3)[:-2]  # mpirun and its options, without -n
+
+    def mpmd(out):
+        cmd = list(base)
+        for r, d in enumerate(dirs):
+            cmd += (([":"] if r else []) + ["-n", "1", "-wdir", str(d), str(exe), "--in", "in", "--out", out])
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        return r.returncode, r.stdout + r.stderr
+
+    rc, out = mpmd("res/y")
+    assert rc == 0, out
+    for r, d in enumerate(dirs):
+        assert np.array_equal(np.fromfile(d / "res" / f"y{r}.bin"), x), r
+        os.remove(d / "res" / f"y{r}.bin")
+    os.rmdir(dirs[1] / "res")
+    rc, out = mpmd("res/y")
+    assert rc == 1 and re.search(r"rank 1: error: cannot write res/y1.bin.coll-tmp-\d+", out), out
+    assert "error: 1 rank(s) could not write their outputs (see above): no output file was written" in out
+    assert [os.listdir(d / "res") for d in (dirs[0], dirs[2])] == [[], []]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bogus"], "unknown argument '--bogus'"),
+    (["--repeat"], "--repeat needs a value"),
+    (["--repeat", "-1"], "--repeat takes an integer from 0 to 1000000000, got '-1'"),
+    (["--repeat", "3x"], "--repeat takes an integer from 0 to 1000000000, got '3x'"),
+    (["--out", ""], "--out needs a non-empty value"),
+])
+def test_usage_errors_exit_2_before_anything_runs(in_place, args, message, tmp_path):
+    _, exe, _ = in_place
+    rc, out = _mpirun(3, exe, *args, cwd=tmp_path)
+    assert rc == 2 and f"error: {message}" in out and "usage: mpirun -n 3" in out, out
+    assert out.count(f"error: {message}") == 1  # said once, by rank 0
+    assert os.listdir(tmp_path) == []
+    r = subprocess.run([str(exe), "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "exit status: 0 ran; 1 nothing was written" in r.stdout
