@@ -17,10 +17,12 @@ gpu-lower-to-nvvm-pipeline). Stages:
           libmlir_cuda_runtime.so with rpath $ORIGIN (--runtime-dir: where
           to link it from; default the mlir wheel)
   mpi-exe a program for your own `mpirun -n N OUT [--in PREFIX] [--out PREFIX]
-          [--repeat K]` (-o required; the mpi route, backends/mpi/runtime.py): rank r
-          reads its inputs from PREFIX<r>.bin (raw, concatenated; default:
-          rank + 1 in every element), writes its outputs to PREFIX<r>.bin;
-          started on the wrong number of ranks it exits 1 before any message
+          [--repeat K]` (-o required; the mpi route, its contract in
+          backends/mpi/exe.py and README "MPI"): rank r reads the inputs the
+          note lists (in place ones too) from PREFIX<r>.bin, raw, exactly;
+          every rank checks its file before any runs; --repeat restores the
+          inputs before each timed run; outputs are written to PREFIX<r>.bin
+          only when every rank succeeded; OUT --layout prints the note
 No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 """
 import sys
