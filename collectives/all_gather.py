@@ -3,7 +3,7 @@ import numpy as np
 
 from ..ir.ops import Collective, register_op
 from . import spec
-from .emit import Emitter, axis_block, block_pairs, whole
+from .emit import Emitter, block_pairs, blocked_estimate
 
 
 @register_op
@@ -32,6 +32,12 @@ class AllGather(Collective):
                                       None, [i])]
         return {j: every for j in range(n)}
 
+    @classmethod
+    def estimated_ops(cls, strategy, n, shape, axes=()):
+        """x_i, whole, against block i along gather_axis of each output."""
+        out = cls.result_shape(shape, n, axes)
+        return blocked_estimate(n, spec.segment_count((shape, None, 1), (out, axes[0], n)))
+
     @staticmethod
     def reference(x, values, fold, attrs, n, n_out):
         return [(np.concatenate(values, axis=attrs["gather_axis"]), None)] * n
@@ -42,8 +48,8 @@ def _all_gather(e, how):
     each; `ring` hop by hop from i around the ring."""
     n = e.n
     for i in range(n):
-        ys, xs = block_pairs(axis_block(list(e.out_type.shape), e.c.axis("gather_axis"), i, n),
-                             whole(list(e.in_type.shape)))
+        ys, xs = block_pairs(spec.runs(list(e.out_type.shape), e.c.axis("gather_axis"), i, n),
+                             spec.runs(list(e.in_type.shape), None, 0, 1))
         if not xs:
             continue
         src = e.pieces(e.x[i], xs)

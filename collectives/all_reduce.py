@@ -10,7 +10,7 @@ bit for bit.
 from mlir import ir
 from mlir.dialects import memref
 
-from ..ir.ops import DEFAULT_THRESHOLD, PEER_ACCESS, Collective, attr_int, register_op
+from ..ir.ops import DEFAULT_THRESHOLD, PEER_ACCESS, Collective, attr_int, buffer_ops, register_op
 from ..ir.peers import peer_view
 from . import spec
 from .broadcast import broadcast_tree
@@ -93,13 +93,13 @@ class AllReduce(Collective):
         limit message says of it)."""
         numel = spec.numel(shape)
         if n == 1 or numel == 0:
-            size = 2 * n + 4
+            size = buffer_ops(n)
         elif strategy == "naive":
-            size = 2 * n * n + 3 * n
+            size = 2 * n * n + 3 * n + buffer_ops(n)
         else:
             # 8-byte elements: the most non-empty chunks of any element type
             busy = sum(1 for _, size in chunks(numel, n, 8) if size)
-            size = busy * 6 * n + 2 * n + 4
+            size = busy * 6 * n + buffer_ops(n)
         return size, f"({n} devices, strategy {strategy})", "another strategy"
 
     def emit(self, e, strategy):

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..ir.ops import Collective, register_op
 from . import spec
-from .emit import Emitter, axis_block, block_pairs
+from .emit import Emitter, block_pairs, blocked_estimate
 
 
 @register_op
@@ -36,6 +36,14 @@ class AllToAll(Collective):
                                                              spec.block(shape, split, j, n), None, [i])]
                 for j in range(n)}
 
+    @classmethod
+    def estimated_ops(cls, strategy, n, shape, axes=()):
+        """Block j along split_axis of x_i against block i along
+        concat_axis of y_j: as many pieces as the more cut of the two."""
+        split, concat = axes
+        out = cls.result_shape(shape, n, axes)
+        return blocked_estimate(n, spec.segment_count((shape, split, n), (out, concat, n)))
+
     @staticmethod
     def reference(x, values, fold, attrs, n, n_out):
         blocks = [np.split(v, n, axis=attrs["split_axis"]) for v in values]
@@ -50,5 +58,5 @@ def direct(e):
     split, concat = e.c.axis("split_axis"), e.c.axis("concat_axis")
     for i in range(n):
         for j in range(n):
-            xs, ys = block_pairs(axis_block(ins, split, j, n), axis_block(outs, concat, i, n))
+            xs, ys = block_pairs(spec.runs(ins, split, j, n), spec.runs(outs, concat, i, n))
             e.copy(e.pieces(e.x[i], xs), e.pieces(e.y[j], ys))

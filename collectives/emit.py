@@ -9,17 +9,17 @@ one op per piece (a block along a non-leading axis is several contiguous
 runs). Every op that waits for nothing else waits for the collective's own
 `deps`, so a collective starts only after them.
 """
-import numpy as np
 from mlir import ir
 from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.ops import Implements, view
+from ..ir.ops import Implements, buffer_ops, view
 from ..ir.kinds import ELEMENTS
 from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.verifier import SPMD_RANKS
 from ..ir.views import same_memory
+from . import spec
 
 
 class Tokens(list):
@@ -169,29 +169,20 @@ def replace(op, final):
 
 
 # -- blocks along an axis ---------------------------------------------------
-def axis_block(shape, axis, k, n):
-    """Flat indices (row-major in `shape`) of block k of n along `axis`, as
-    an array of the block's shape."""
-    idx = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-    w = shape[axis] // n
-    return idx[(slice(None),) * axis + (slice(k * w, (k + 1) * w),)]
-
-
-def whole(shape):
-    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-
-
 def block_pairs(src, dst):
-    """([(start, size)] in the source, the same in the target) for two index
-    arrays of one shape: the longest runs contiguous in both."""
-    a, b = src.ravel(), dst.ravel()
-    if a.size == 0:
-        return [], []
-    cut = np.flatnonzero((np.diff(a) != 1) | (np.diff(b) != 1)) + 1
-    starts = np.concatenate([[0], cut])
-    sizes = np.diff(np.concatenate([starts, [a.size]]))
-    return ([(int(a[s]), int(n)) for s, n in zip(starts, sizes)],
-            [(int(b[s]), int(n)) for s, n in zip(starts, sizes)])
+    """([(start, size)] in the source, the same in the target) for two run
+    lists of one length (collectives/spec.py `runs`): the longest pieces
+    contiguous in both, O(pieces) time and memory whatever the shape."""
+    pairs = list(spec.aligned([src, dst]))
+    return [(p[0], size) for p, size in pairs], [(p[1], size) for p, size in pairs]
+
+
+def blocked_estimate(n, pieces):
+    """estimated_ops of a blocked collective (ir/ops.py): at most N^2
+    blocks of `pieces` pieces each (spec.segment_count, the decomposition
+    block_pairs makes), a few ops a piece."""
+    return 4 * n * n * max(pieces, 1) + buffer_ops(n), f"({n} devices, {pieces} pieces per block)", \
+        "a leading axis"
 
 
 def require_memref_form(op):

@@ -40,7 +40,7 @@ it still sends.
 """
 import numpy as np
 
-from ..ir.ops import Collective, attr_ints, register_op
+from ..ir.ops import Collective, attr_ints, buffer_ops, register_op
 from . import spec
 from .emit import Emitter
 
@@ -133,7 +133,7 @@ class Permute(Collective):
 
     @staticmethod
     def estimated_ops(strategy, n, shape, axes=()):
-        return 4 * n + 4, f"({n} devices)", "fewer devices"
+        return 2 * n + buffer_ops(n), f"({n} devices)", "fewer devices"
 
     @staticmethod
     def spec(claim, shape):

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..ir.ops import Collective, register_op
 from . import spec
-from .emit import Emitter, axis_block, block_pairs, whole
+from .emit import Emitter, block_pairs, blocked_estimate
 
 
 @register_op
@@ -34,6 +34,12 @@ class ReduceScatter(Collective):
         return {j: spec.pieces(spec.block(out, None, 0, 1), spec.block(shape, claim.axis(0), j, n), kind, range(n))
                 for j in range(n)}
 
+    @classmethod
+    def estimated_ops(cls, strategy, n, shape, axes=()):
+        """Block c along scatter_axis of each x_i against y_c, whole."""
+        out = cls.result_shape(shape, n, axes)
+        return blocked_estimate(n, spec.segment_count((shape, axes[0], n), (out, None, 1)))
+
     @staticmethod
     def reference(x, values, fold, attrs, n, n_out):
         ax = attrs["scatter_axis"]
@@ -44,7 +50,7 @@ class ReduceScatter(Collective):
 def _scatter_blocks(e, axis):
     """[(region of block c in the inputs, region in output c)] for each c."""
     shape, out = list(e.in_type.shape), list(e.out_type.shape)
-    return [block_pairs(axis_block(shape, axis, c, e.n), whole(out)) for c in range(e.n)]
+    return [block_pairs(spec.runs(shape, axis, c, e.n), spec.runs(out, None, 0, 1)) for c in range(e.n)]
 
 
 def _reduce_scatter(e, how):

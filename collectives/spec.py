@@ -44,6 +44,36 @@ def block(shape, axis, k, n):
     return [(o * span + k * w * inner, w * inner) for o in range(numel(shape[:axis]))] if w * inner else []
 
 
+def runs(shape, axis, k, n):
+    """block(shape, axis, k, n) with adjacent runs merged: the fewest
+    contiguous runs that hold it (what a lowering copies piece by piece)."""
+    out = []
+    for start, length in block(shape, axis, k, n):
+        if out and out[-1][0] + out[-1][1] == start:
+            out[-1] = (out[-1][0], out[-1][1] + length)
+        else:
+            out.append((start, length))
+    return out
+
+
+def run_count(shape, axis, n):
+    """len(runs(shape, axis, k, n)) for every k, without building them: the
+    rows before `axis`, one when they are adjacent (n == 1) or one row."""
+    if axis is None:
+        return 1 if numel(shape) else 0
+    if numel(shape) == 0 or shape[axis] // n == 0:
+        return 0
+    rows = numel(shape[:axis])
+    return 1 if n == 1 else rows
+
+
+def segment_count(src, dst):
+    """How many pieces aligned([runs a, runs b]) yields for two blocks of one
+    shape, each given as (shape, axis, n), without building them: their run
+    lengths are suffix products of that shape, so the shorter ones cut both."""
+    return max(run_count(*src), run_count(*dst))
+
+
 def aligned(runlists):
     """Splits equally long run lists into common segments:
     yields ([position in each], length)."""

@@ -31,7 +31,7 @@ from ..collectives.emit import require_global_view, require_memref_form
 from ..ir.ops import CAPABILITIES, COLLECTIVES, OPS, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_collectives import lower_collectives
+from .lower_collectives import check_size, lower_collectives, size_problem
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,12 @@ def choose_by_model(op, profile, capabilities=()):
     coll = Collective.of(op, capabilities)
     if len(coll.devices) == 1 or coll.numel == 0:
         return OPS[coll.op].STRATEGIES[0]
-    return pick(candidates(coll, profile))
+    # Candidates over the op limit are not built to be costed; with none
+    # left, the first one's refusal is the op's.
+    fits = [s for s in coll.strategies() if size_problem(op, s) is None]
+    if not fits:
+        check_size(op, coll.strategies()[0])
+    return pick(candidates(coll, profile, fits))
 
 
 def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None, capabilities=()):

@@ -39,6 +39,26 @@ def check_global_form(op, c):
                         "collective needs coll-spmd-to-global first)", op.location)
 
 
+def size_problem(op, strategy):
+    """The limit message when lowering collective `op` by `strategy` would
+    emit more than MAX_OPS ops (its estimate, from the real decomposition),
+    else None; nothing is built to know it."""
+    c = view(op)
+    n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
+    size, what, advice = c.estimated_ops(strategy, n, shape, [c.axis(a) for a in c.AXES])
+    if size > MAX_OPS:
+        return (f"lowering this {op.name} {what} would emit about {size} ops, above the limit of "
+                f"{MAX_OPS}; use fewer devices or {advice}")
+    return None
+
+
+def check_size(op, strategy):
+    """Refuses (located) a lowering of `op` by `strategy` above MAX_OPS."""
+    problem = size_problem(op, strategy)
+    if problem:
+        raise PassError(problem, op.location)
+
+
 def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     """Replaces one collective with its explicit program; returns the
     strategy used (the op's own, else `strategy`; auto: the default rule)."""
@@ -55,10 +75,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
     if chosen not in c.STRATEGIES:
         raise PassError(f"unknown strategy '{chosen}' for {op.name}; expected one of: "
                         f"{', '.join(c.STRATEGIES)}", op.location)
-    size, what, advice = c.estimated_ops(chosen, n, shape, [c.axis(a) for a in c.AXES])
-    if size > MAX_OPS:
-        raise PassError(f"lowering this {op.name} {what} would emit about {size} ops, above the limit of "
-                        f"{MAX_OPS}; use fewer devices or {advice}", op.location)
+    check_size(op, chosen)
     if PEER_ACCESS in c.needs(chosen) and n > 1 and not peers.enabled(op):
         raise PassError(f"strategy '{chosen}' reads buffers of other devices in place; the "
                         f"module has no '{peers.ATTR}' (set it when the devices can address "
