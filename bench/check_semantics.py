@@ -21,14 +21,8 @@ from coll.passes.lower_collectives import lower_collectives
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.ir import MAX_DEVICES  # noqa: E402
 from coll.tools.argtypes import count  # one validation for every script
-from coll.runtime.memory import MemoryLimit, require
 
 MAX_NUMEL = 1 << 28
-# The lowering of a blocked collective builds int64 index arrays over the
-# whole buffer (collectives/emit.py axis_block; measured: about 17 bytes
-# per element at N=2): refused up front, not an _ArrayMemoryError later.
-INDEX_BYTES = 24
-
 TARGET = {64: 5.0, 256: 60.0}  # seconds
 
 
@@ -36,9 +30,8 @@ def form(op, n, numel):
     """(shape, strategy, attrs) of the benchmarked form of `op`: blocks
     along the leading axis, rooted ones from device 0; all_gather gathers
     numel / N per device, all_to_all moves one element per block. The
-    check costs per piece, not per element; the lowering of the blocked
-    collectives builds index arrays per block (collectives/emit.py axis_block),
-    O(N^2 numel), so these keep it small."""
+    check costs per piece, not per element, and so does the lowering
+    (collectives/spec.py runs)."""
     names = OPS["coll." + op].STRATEGIES
     strategy = "ring" if "ring" in names else names[0]  # all_to_all and permute: direct only
     attrs = {"reduce_scatter": {"axis": 0}, "all_gather": {"axis": 0}, "reduce": {"root": 0},
@@ -54,10 +47,6 @@ def main():
     ap.add_argument("--op", nargs="+", default=ops, choices=ops)
     ap.add_argument("--numel", type=count(1, MAX_NUMEL), default=1 << 20)
     args = ap.parse_args()
-    try:
-        require(INDEX_BYTES * args.numel, f"lowering {args.numel} elements")
-    except MemoryLimit as e:
-        ap.error(f"argument --numel: {e}")
     with make_context(), ir.Location.unknown():
         for n in args.n:
             for op in args.op:

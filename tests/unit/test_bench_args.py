@@ -171,19 +171,3 @@ def test_device_count_lists_and_checkouts_that_are_accepted():
     assert counts(1, 64)("2..4") == [2, 3, 4] and counts(1, 64)("8,3") == [8, 3] and counts(1, 64)("5..5") == [5]
     root = os.path.join(BENCH, "..")
     assert checkout(os.path.join("core", "registry.py"))(root) == root
-
-
-def test_check_semantics_refuses_numel_beyond_memory(monkeypatch, capsys):
-    """The index arrays of the lowering are weighed against the memory
-    available before anything is lowered."""
-    import importlib.util
-    import coll.runtime.memory as memory
-    spec = importlib.util.spec_from_file_location("check_semantics_bench", os.path.join(BENCH, "check_semantics.py"))
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)
-    monkeypatch.setattr(sys, "argv", ["check_semantics.py", "--numel", str(1 << 26)])
-    with pytest.raises(SystemExit) as e:
-        script.main()
-    assert e.value.code == 1
-    assert "argument --numel: lowering 67108864 elements needs about 1.50 GiB, more than" in capsys.readouterr().err
