@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..ir import STRATEGIES, make_context
 from ..core import routes
 from ..core.pipeline import split_top
+from ..runtime.measure import MAX_TIMEOUT
 from ..runtime.signature import find_entry, front_of, parse_program, written_arguments
 
 
@@ -64,12 +65,11 @@ class Backend:
         `pipeline` (the route it ran) and `compile_seconds`. Raises
         ir.MLIRError (parse), VerifyError or PassError (lowering; both
         carry locations) or ValueError."""
+        self._check_arguments(module, entry, strategy, threshold, options)
         text = module if isinstance(module, str) else module.operation.get_asm(enable_debug_info=True)
         key = (text, entry, strategy, threshold, tuple(sorted(options.items())))
         if key in self._cache:
             return self._cache[key]
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
         t0 = _time.perf_counter()
         ctx = make_context()
         with ctx:
@@ -84,6 +84,31 @@ class Backend:
         prog._ctx = ctx  # keep the context alive as long as the program
         self._cache[key] = prog
         return prog
+
+    def _check_arguments(self, module, entry, strategy, threshold, options):
+        """compile's arguments, checked before anything is parsed: a
+        ValueError that names the argument, never an AttributeError deep
+        inside (found by an outside attack)."""
+        import inspect
+        import math
+        if not isinstance(module, str) and not hasattr(getattr(module, "operation", None), "get_asm"):
+            raise ValueError(f"module must be MLIR text or an ir.Module, got {type(module).__name__}")
+        if entry is not None and not isinstance(entry, str):
+            raise ValueError(f"entry must be a function name (str) or None, got {type(entry).__name__} {entry!r}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int)
+                                      or threshold < 0):
+            raise ValueError(f"threshold must be None or an integer >= 0, got {threshold!r}")
+        params = inspect.signature(self.build).parameters
+        known = [k for k in params if k not in ("module", "name", "specs", "n_inputs", "strategy", "threshold")]
+        unknown = sorted(set(options) - set(known))
+        if unknown and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            raise ValueError(f"{self.name}.compile has no option '{unknown[0]}'; expected one of: {', '.join(known)}")
+        timeout = options.get("timeout")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or math.isnan(timeout) or not 0 < timeout <= MAX_TIMEOUT):
+            raise ValueError(f"timeout must be seconds, > 0 and at most a week ({MAX_TIMEOUT}), got {timeout!r}")
 
     def clear_cache(self):
         """Drops the compiled programs (and what they hold)."""

@@ -24,6 +24,7 @@ import numpy as np
 from mlir import ir
 
 from ..frontends.shard import ShardError
+from ..runtime.measure import check_repeat
 from ..runtime.signature import NUMPY_DTYPES, aligned_zeros
 from . import cpu, mpi
 
@@ -197,6 +198,7 @@ class GlobalProgram:
     def run(self, xs, repeat=0):
         """Global arrays xs -> global results, in one run (one mpirun); with
         `repeat`, (results, seconds of each of `repeat` timed runs after it)."""
+        repeat = check_repeat(repeat, least=0)
         ins, outs = self._scatter(self._check(xs))
         times = self.program.launch(ins, outs, repeat)
         ys = self._gather(outs)
@@ -243,6 +245,7 @@ def launch(runs, repeat=0):
     `runs` is [(GlobalProgram, global inputs)]; returns per program its
     global results, and with `repeat` also the seconds of each of `repeat`
     timed runs (slowest rank), the programs interleaved run by run."""
+    repeat = check_repeat(repeat, least=0)
     scattered = [prog._scatter(prog._check(xs), fresh=True) for prog, xs in runs]
     times = mpi.launch([(prog.program, ins, outs) for (prog, _), (ins, outs) in zip(runs, scattered)], repeat)
     results = [prog._gather(outs) for (prog, _), (_, outs) in zip(runs, scattered)]

@@ -25,6 +25,22 @@ from ..collectives import BY_NAME
 from . import check
 from .signature import NUMPY_DTYPES, aligned_copy
 
+MAX_REPEAT = 10 ** 6  # timed runs: more is a typo that would run until killed
+MAX_TIMEOUT = 7 * 24 * 3600  # seconds a run may be given (a week)
+
+
+def check_repeat(repeat, least=1):
+    """`repeat` (timed runs) as an int in least..MAX_REPEAT, else ValueError
+    (every public `time`/`launch`/`run(repeat)` checks it, as coll-run
+    checks --repeat: `time(repeat=0)` used to time one run anyway)."""
+    import numbers
+    if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral):
+        raise ValueError(f"repeat must be an integer, got {type(repeat).__name__} {repeat!r}")
+    if not least <= repeat <= MAX_REPEAT:
+        raise ValueError(f"repeat must be in {least}..{MAX_REPEAT}, got {repeat}")
+    return int(repeat)
+
+
 # Every column coll-run and coll-perf print: name -> what it is (their
 # --help and the README say the same).
 COLUMNS = {

@@ -51,12 +51,11 @@ import sys
 
 from coll.ir import STRATEGIES
 
+from coll.runtime.measure import MAX_REPEAT, MAX_TIMEOUT  # timed runs per strategy, seconds per run
 from .args import ArgumentParser
 from .argtypes import count, seed
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
-MAX_TIMEOUT = 7 * 24 * 3600
-MAX_REPEAT = 10 ** 6  # timed runs per strategy: more is a typo that would run until killed
 
 
 class Failure(Exception):
@@ -104,6 +103,53 @@ def _backend_options(args, backend, backends):
         _fail(f"--timeout must be > 0 seconds and at most a week ({MAX_TIMEOUT}), got {timeout}")
     given.pop("ranks", None)  # not a compile option: checked against the program's
     return given
+
+
+def _collectives_of(text, devices=False):
+    """The names of the collectives in module `text` (and the devices they
+    span, with `devices`)."""
+    from mlir import ir
+    from coll.collectives import COLLECTIVES
+    from coll.ir import make_context
+    from coll.ir.ops import view
+    from coll.ir.walk import find_ops
+    with make_context():
+        found = find_ops(ir.Module.parse(text).operation, lambda n: n in {c.NAME for c in COLLECTIVES})
+        names = {op.name for op in found}
+        return (names, {d for op in found for d in view(op).devices}) if devices else names
+
+
+def _every_strategy(names, backend, shown):
+    """--strategy=all on a program holding the collectives `names`: every
+    strategy that each of them can run on `backend`; when there is none,
+    a note says so (stderr) and auto runs alone."""
+    from coll.collectives import COLLECTIVES
+    runnable = [set(c.runnable(backend.capabilities)) for c in COLLECTIVES if c.NAME in names]
+    common = [s for s in STRATEGIES if s != "auto" and runnable and all(s in r for r in runnable)]
+    if common:
+        return common
+    why = ("the program has no collective" if not runnable else
+           f"no strategy runs every one of its collectives ({', '.join(sorted(n[len('coll.'):] for n in names))}) "
+           f"on --backend={backend.name}")
+    print(f"{shown}: note: --strategy=all: {why}; running auto only", file=sys.stderr)
+    return ["auto"]
+
+
+def _agree(got, want, rtol):
+    """(whether arrays `got` match `want`, the worst difference): floats
+    within rtol of the largest magnitude (at least 1), others exactly (the
+    count of elements that differ)."""
+    import numpy as np
+    good, worst = True, 0.0
+    for y, r in zip(got, want):
+        if y.dtype.kind == "f":
+            err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
+            good = good and err <= rtol * max(1.0, float(np.max(np.abs(r), initial=0.0)))
+        else:
+            err = float(np.count_nonzero(y != r))
+            good = good and err == 0
+        worst = max(worst, err)
+    return good, worst
 
 
 def _fail(msg):
@@ -394,24 +440,13 @@ class _ProgramJob(_Job):
 
     def __init__(self, *a):
         super().__init__(*a)
-        from mlir import ir
-        from coll.collectives import COLLECTIVES
-        from coll.ir import make_context
-        from coll.ir.ops import view
-        from coll.ir.walk import find_ops
-        with make_context():  # its collectives: their names, the devices they span
-            found = find_ops(ir.Module.parse(self.text).operation, lambda n: n in {c.NAME for c in COLLECTIVES})
-            self.names = {op.name for op in found}
-            devices = {d for op in found for d in view(op).devices}
+        self.names, devices = _collectives_of(self.text, devices=True)
         self.devices = max(devices) + 1 if devices else "-"
 
     def strategies(self):
         if self.args.strategy != "all":
             return [self.args.strategy]
-        from coll.collectives import COLLECTIVES
-        # what every collective of the program can run here
-        runnable = [set(c.runnable(self.backend.capabilities)) for c in COLLECTIVES if c.NAME in self.names]
-        return [s for s in STRATEGIES if s != "auto" and all(s in r for r in runnable)] or ["auto"]
+        return _every_strategy(self.names, self.backend, self.shown)
 
     def title(self):
         p = self.prog
@@ -466,14 +501,7 @@ class _ProgramJob(_Job):
         if self.first_outputs is None:
             self.first_outputs, self.first = {f"y{j}": y for j, y in enumerate(got)}, got
         else:  # the same program by another strategy: the same results
-            for y, r in zip(got, self.first):
-                if y.dtype.kind == "f":
-                    err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
-                    good = good and err <= 1e-5 * max(1.0, float(np.max(np.abs(r), initial=0.0)))
-                else:
-                    err = float(np.count_nonzero(y != r))
-                    good = good and err == 0
-                worst = max(worst, err)
+            good, worst = _agree(got, self.first, 1e-5)
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
         m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times], good, worst, None, "-",
@@ -502,7 +530,14 @@ class _GlobalJob(_Job):
                   f"its grid) or --backend=cpu (one simulated device per process), not '{self.args.backend}'")
 
     def strategies(self):
-        return ["auto" if self.args.strategy == "all" else self.args.strategy]
+        if self.args.strategy != "all":
+            return [self.args.strategy]
+        from coll.backends import frontend as runner
+        try:  # its SPMD function: the collectives the strategies apply to
+            text = runner.lower(self.text, self.frontend, self.args.entry)[0]
+        except Exception as e:  # noqa: BLE001 - reported as a diagnostic
+            raise Failure(_located(e, self.shown)) from None
+        return _every_strategy(_collectives_of(text), self.backend, self.shown)
 
     def _compile(self, strategy, **extra):
         from coll.backends import frontend as runner
@@ -547,7 +582,9 @@ class _GlobalJob(_Job):
         p = self.prog
         grid = "x".join(map(str, p.grid))
         shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in p.inputs)
-        against = f"checked against {p.checked_against}" if p.checked_against else "no reference to check against"
+        against = (f"checked against {p.checked_against}" if p.checked_against else
+                   "no reference to check against" + ("" if self.args.strategy != "all"
+                                                      else ": every strategy against the first"))
         return (f"{self.shown}: {self.frontend.NAME} program over a grid of {grid} ({p.ranks} ranks), arguments "
                 f"{shapes}, backend {self.backend.name}, {self.args.repeat} timed run(s); {against}")
 
@@ -595,7 +632,9 @@ class _GlobalJob(_Job):
                 good = good and err == 0
             worst = max(worst, err)
         if self.first_outputs is None:
-            self.first_outputs = dict(zip(self._names(prog.outputs, "y"), ys))
+            self.first_outputs, self.first = dict(zip(self._names(prog.outputs, "y"), ys)), ys
+        elif ref is None:  # unchecked: another strategy must give the first one's results
+            good, worst = _agree(ys, self.first, 1e-5)
         nbytes = sum(int(np.prod(lay.local)) * np.dtype(x.dtype).itemsize for lay, x in zip(prog.inputs, xs))
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
         # A whole program (its collectives and local work): size is its

@@ -10,6 +10,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..driver import lower
+from ...runtime.measure import check_repeat
 from ...runtime.memory import require
 from ...runtime.signature import check_arrays, staged_all
 
@@ -122,11 +123,12 @@ class CpuProgram:
         timed run faults a page in. `clock`: wall time; time.thread_time
         leaves out the time the calling thread (which runs the program) is
         not on a core, for benchmarks on a shared machine."""
+        repeat = check_repeat(repeat)
         packed, keep = self._packed(inputs, outputs)
         times = []
         with self._lock:
             self._fn(packed)
-            for _ in range(max(int(repeat), 1)):
+            for _ in range(repeat):
                 t0 = clock()
                 self._fn(packed)
                 times.append(clock() - t0)

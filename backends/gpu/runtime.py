@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...runtime.measure import check_repeat
 from . import driver as cuda_driver
 
 _DRIVERS = {}
@@ -116,8 +117,9 @@ class CudaProgram:
 
     def time(self, inputs, outputs, repeat=10):
         """Seconds of each of `repeat` runs (after warm-up); writes `outputs`."""
+        repeat = check_repeat(repeat)
         outs = self._upload(inputs, outputs)
-        times = self._lib.time_calls(self._args, max(int(repeat), 1))
+        times = self._lib.time_calls(self._args, repeat)
         self._download(outs)
         return times
 

@@ -92,7 +92,8 @@ class MpiProgram:
     def time(self, inputs, outputs, repeat=10):
         """Seconds of each of `repeat` runs after a warm-up run: per run, the
         slowest rank (runs start together, after a barrier)."""
-        return self.launch(inputs, outputs, max(int(repeat), 1))
+        from ...runtime.measure import check_repeat
+        return self.launch(inputs, outputs, check_repeat(repeat))
 
     def launch(self, inputs, outputs, repeat, ranks=None, env=None):
         """One mpirun of the program; see `launch`."""
@@ -107,7 +108,9 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
     calls in a row per timed run. `ranks`: default the programs'; any other
     is refused before anything starts. Returns per program the seconds per
     call of each timed run (slowest rank)."""
+    from ...runtime.measure import check_repeat
     from ...runtime.signature import check_arrays
+    repeat = check_repeat(repeat, least=0)
     group = {p.ranks for p, _, _ in runs}
     if len(group) != 1:
         raise MpiError(f"one launch runs programs of one group size, got {sorted(group)}")

@@ -1,0 +1,105 @@
+"""The small findings of issue 34's outside attack: the public Python calls
+check their arguments (a ValueError naming the argument, before anything
+runs), moved modules say where they went, and `coll-run --strategy=all`
+on a frontend's program runs every strategy that can run it (or says
+why only auto runs)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from coll.backends import cpu, mpi
+from coll.ir import make_context
+from coll.ir.generate import collective_module
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _all_reduce(n=2, shape=(8,)):
+    with make_context():
+        return collective_module("all_reduce", n, list(shape), "f32")
+
+
+@pytest.mark.parametrize("repeat, says", [
+    (0, "repeat must be in 1..1000000, got 0"),  # found by the attack: it timed one run
+    (-3, "repeat must be in 1..1000000, got -3"),
+    (10 ** 7, "repeat must be in 1..1000000, got 10000000"),
+    (2.5, "repeat must be an integer, got float 2.5"),
+    (True, "repeat must be an integer, got bool True"),
+    ("3", "repeat must be an integer, got str '3'"),
+])
+def test_time_refuses_a_repeat_it_cannot_honour(repeat, says):
+    prog = cpu.compile(_all_reduce())
+    xs, ys = [np.ones(8, np.float32)] * 2, [np.zeros(8, np.float32) for _ in range(2)]
+    with pytest.raises(ValueError, match=f"^{says.replace('.', '[.]').replace('(', '[(]')}"):
+        prog.time(xs, ys, repeat)
+    assert not ys[0].any()  # nothing ran
+    assert len(prog.time(xs, ys, 3)) == 3
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI")
+def test_mpi_time_and_launch_check_repeat_before_mpirun():
+    prog = mpi.compile(_all_reduce())
+    xs, ys = [np.ones(8, np.float32)] * 2, [np.zeros(8, np.float32) for _ in range(2)]
+    with pytest.raises(ValueError, match="repeat must be in 1..1000000, got 0"):
+        prog.time(xs, ys, 0)
+    with pytest.raises(ValueError, match="repeat must be in 0..1000000, got -1"):
+        prog.launch(xs, ys, -1)
+    assert not ys[0].any()
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda t: cpu.compile(123), "module must be MLIR text or an ir.Module, got int"),
+    (lambda t: cpu.compile(t, entry=5), "entry must be a function name (str) or None, got int 5"),
+    (lambda t: cpu.compile(t, strategy=None), "unknown strategy 'None'; expected one of: auto, "),
+    (lambda t: cpu.compile(t, threshold=-1), "threshold must be None or an integer >= 0, got -1"),
+    (lambda t: cpu.compile(t, threshold="big"), "threshold must be None or an integer >= 0, got 'big'"),
+    (lambda t: cpu.compile(t, bogus=1), "cpu.compile has no option 'bogus'; expected one of: tile, "),
+    (lambda t: mpi.compile(t, timeout=-1), "timeout must be seconds, > 0 and at most a week (604800), got -1"),
+    (lambda t: mpi.compile(t, timeout=float("nan")), "timeout must be seconds, > 0 and at most a week"),
+])
+def test_compile_names_the_bad_argument(call, says):
+    with pytest.raises(ValueError) as e:
+        call(_all_reduce())
+    assert str(e.value).startswith(says), str(e.value)
+
+
+@pytest.mark.parametrize("statement, where", [
+    ("import coll.runtime.cpu", "coll.backends.cpu"),  # the path the docs gave before the redesign
+    ("from coll.runtime import cpu", "coll.backends.cpu"),
+    ("from coll.runtime.mpi import compile", "coll.backends.mpi"),
+    ("import coll.lowering.cpu", "coll.backends"),
+    ("from coll.passes import cost_model", "coll.analysis.cost_model"),
+])
+def test_a_moved_module_says_where_it_went(statement, where):
+    r = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True)
+    assert r.returncode == 1 and f"it moved to {where}" in r.stderr.splitlines()[-1], r.stderr
+    new = where.split(" ")[0]
+    r = subprocess.run([sys.executable, "-c", f"import {new}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr  # and where it went imports
+
+
+def _coll_run(*args):
+    return subprocess.run([sys.executable, "-m", "coll.tools.coll_run", *map(str, args)], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_strategy_all_on_a_jax_export_runs_every_strategy():
+    # Found by the attack: it silently ran auto alone.
+    from coll.collectives import AllReduce
+    r = _coll_run(os.path.join(ROOT, "tests/lit/stablehlo/Inputs/psum.mlir"), "--backend=cpu", "--strategy=all",
+                  "--repeat", "1")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split()[0] for line in r.stdout.splitlines()[2:]]
+    assert rows == list(AllReduce.runnable(cpu.BACKEND.capabilities)), r.stdout
+    assert "every strategy against the first" in r.stdout.splitlines()[0]
+
+
+def test_strategy_all_says_when_only_auto_can_run(tmp_path):
+    src = tmp_path / "none.mlir"  # a tensor program with no collective
+    src.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n")
+    r = _coll_run(src, "--backend=cpu", "--strategy=all", "--repeat", "1")
+    assert f"{src}: note: --strategy=all: the program has no collective; running auto only" in r.stderr, \
+        r.stdout + r.stderr
