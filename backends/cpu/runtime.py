@@ -103,7 +103,7 @@ class CpuProgram:
         # program wrote is copied back to the caller's arrays.
         back = [(a, v) for a, v in zip(arrays, views) if v is not a and a.flags.writeable]
         # Keep arrays and descriptors alive as long as the packed arguments.
-        return packed, (arrays, descs, ptrs, bases, back)
+        return packed, (arrays, descs, ptrs, bases, views, back)
 
     @staticmethod
     def _write_back(keep):
@@ -122,16 +122,23 @@ class CpuProgram:
         also touches every page of the inputs, outputs and scratch: no
         timed run faults a page in. `clock`: wall time; time.thread_time
         leaves out the time the calling thread (which runs the program) is
-        not on a core, for benchmarks on a shared machine."""
+        not on a core, for benchmarks on a shared machine. The outputs are
+        those of the warm-up run: a program in place would otherwise leave
+        the result of runs on its own results (as mpi-exe's --repeat)."""
         repeat = check_repeat(repeat)
         packed, keep = self._packed(inputs, outputs)
+        views, written = keep[4], set(getattr(self, "written", ()))
         times = []
         with self._lock:
             self._fn(packed)
+            n_in = 0 if self.n_inputs is None else self.n_inputs  # (None: any argument may be written)
+            first = [(v, v.copy()) for i, v in enumerate(views) if i >= n_in or i in written]
             for _ in range(repeat):
                 t0 = clock()
                 self._fn(packed)
                 times.append(clock() - t0)
+        for v, result in first:
+            v[...] = result
         self._write_back(keep)
         return times
 

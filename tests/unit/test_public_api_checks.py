@@ -103,3 +103,18 @@ def test_strategy_all_says_when_only_auto_can_run(tmp_path):
     r = _coll_run(src, "--backend=cpu", "--strategy=all", "--repeat", "1")
     assert f"{src}: note: --strategy=all: the program has no collective; running auto only" in r.stderr, \
         r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_time_leaves_the_result_of_one_run_in_place(backend):
+    # As mpi-exe's --repeat: an in-place all_reduce timed 3 times leaves
+    # one sum, not the sum of runs on its own results.
+    b = {"cpu": cpu, "mpi": mpi}[backend]
+    if not b.available()[0]:
+        pytest.skip(b.available()[1])
+    with make_context():
+        text = collective_module("all_reduce", 2, [8], "f32", in_place=True)
+    xs = [np.arange(8, dtype=np.float32) + r for r in range(2)]
+    want = xs[0] + xs[1]
+    assert len(b.compile(text).time(xs, [], 3)) == 3
+    assert np.array_equal(xs[0], want) and np.array_equal(xs[1], want), xs
