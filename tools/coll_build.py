@@ -110,8 +110,8 @@ def build(data, args, filename="-", ctx=None):
             # (printed without them, they named the printed module's).
             prog = mpi.compile(module.operation.get_asm(enable_debug_info=True), strategy=args.strategy,
                                threshold=args.threshold, executable=args.output)
-            if glob is None:  # (a frontend's program: its layouts said it)
-                print_rank_slots(prog, filename)
+            # (a frontend's program: argument i * N + r is device r's block of array i)
+            print_rank_slots(prog, filename)
             return None
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,
