@@ -29,7 +29,7 @@ from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.passes.lower_collectives import MAX_OPS
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.tools.argtypes import seconds
+from coll.tools.argtypes import fraction, seconds  # one validation for every script
 
 # coll-opt ARGS..., then its peak resident memory (KiB) on stdout: VmHWM of
 # this process image (ru_maxrss keeps a forking parent's across exec).
@@ -86,13 +86,11 @@ def cases(fraction):
 
 def main(argv=None):
     ap = ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--fraction", type=float, default=0.1,
+    ap.add_argument("--fraction", type=fraction(), default=0.1,
                     help="the worst cases' pieces as a fraction of what the limit accepts (0 < F <= 1)")
     ap.add_argument("--only", default="issue,huge,worst", help="comma-separated groups")
-    ap.add_argument("--timeout", type=seconds, default=600.0)
+    ap.add_argument("--timeout", type=seconds(), default=600.0, help="seconds a case may take before it is killed")
     args = ap.parse_args(argv)
-    if not 0 < args.fraction <= 1:
-        ap.error(f"--fraction must be in (0, 1], got {args.fraction}")
     groups = set(args.only.split(","))
     unknown = groups - {"issue", "huge", "worst"}
     if unknown:

@@ -47,6 +47,20 @@ def seconds(hi=7 * 24 * 3600, zero=False):
     return parse
 
 
+def fraction():
+    """A finite number in (0, 1]."""
+    def parse(text):
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not (math.isfinite(value) and 0 < value <= 1):
+            raise argparse.ArgumentTypeError(f"{text} is out of range; expected a fraction in (0, 1]")
+        return value
+    parse.__name__ = "fraction"
+    return parse
+
+
 def counts(lo=1, hi=None):
     """Integers in lo..hi, written `A..B` (A <= B) or as a comma list:
     a list of at least one."""
