@@ -369,12 +369,14 @@ def build_executable(prog, module_op, executable, out_dir):
     main of its FileLayout into `executable`."""
     from ...core.errors import PassError
     from . import toolchain
+    from mlir import ir
     strided = [i for i, s in enumerate(prog.rank_specs) if s.layout is not None]
     if strided:  # the main allocates each slot as a dense buffer of its shape
         s = prog.rank_specs[strided[0]]
-        raise PassError(f"mpi-exe takes arguments with the identity layout; slot {strided[0]} is {s} with the "
-                        f"static layout offset {s.layout[0]}, strides {list(s.layout[1])} (coll-run "
-                        "--backend=mpi runs it)")
+        entry = ir.SymbolTable(module_op)[prog.entry]
+        raise PassError(f"mpi-exe takes arguments with the identity layout; argument {strided[0]} of each rank is "
+                        f"{s} with the static layout offset {s.layout[0]}, strides {list(s.layout[1])} (a window "
+                        "of a larger buffer: coll-run --backend=mpi runs it)", entry.location)
     main = out_dir / "main.c"
     main.write_text(main_source(FileLayout.of(prog)))
     toolchain.build(module_op, executable, prog.mpi, executable_main=main)

@@ -162,3 +162,22 @@ def test_usage_errors_exit_2_before_anything_runs(in_place, args, message, tmp_p
     assert os.listdir(tmp_path) == []
     r = subprocess.run([str(exe), "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "exit status: 0 ran; 1 nothing was written" in r.stdout
+
+
+def test_an_argument_with_a_static_strided_layout_is_refused_located(tmp_path):
+    # The main allocates each argument as a dense buffer of its shape: a
+    # window of a larger buffer would be read out of bounds.
+    t = "memref<4xf32, strided<[1], offset: 4>>"
+    src, exe = tmp_path / "w.mlir", tmp_path / "w"
+    src.write_text(f"""// a window
+func.func @f(%x0: {t}, %x1: {t}) attributes {{llvm.emit_c_interface}} {{
+  %t = "coll.all_reduce"(%x0, %x1, %x0, %x1) {{devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>}} : ({t}, {t}, {t}, {t}) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}}
+""")
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe", "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and not exe.exists(), r.stderr
+    assert r.stderr.startswith(f"{src}:2:1: error: mpi-exe takes arguments with the identity layout; argument 0 of "
+                               "each rank is memref<4xf32> with the static layout offset 4, strides [1]"), r.stderr
