@@ -28,4 +28,8 @@ def lower(module_op, backend, *args, **kwargs):
         if found is None:
             raise ValueError(f"unknown back end '{backend}'; expected one of: {', '.join(names())}")
         backend = found
+    op = getattr(module_op, "operation", module_op)
+    if not hasattr(op, "walk"):
+        raise ValueError(f"module_op must be an MLIR operation (an ir.Module's .operation), got "
+                         f"{type(module_op).__name__}")
     return _driver.lower(module_op, backend, *args, **kwargs)

@@ -22,6 +22,11 @@ def explicit(strategy=None, threshold=None, profile=None, check_order=False, che
     the strategies the back end's `capabilities` (names) allow. The
     checks prove an explicit program ordered (coll-check-order) and that it
     computes what its coll.implements claims (coll-check-semantics)."""
+    from ..ir import STRATEGIES
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0):
+        raise ValueError(f"threshold must be None or an integer >= 0, got {threshold!r}")
     if strategy not in (None, "auto"):  # nothing to choose: what it is chosen by is moot
         profile, capabilities = None, ()
     caps = ",".join(sorted(capabilities)) or None

@@ -50,6 +50,16 @@ def test_mpi_time_and_launch_check_repeat_before_mpirun():
     assert not ys[0].any()
 
 
+def _lower(module, backend):
+    from coll import backends
+    return backends.lower(module, backend)
+
+
+def _explicit(**kw):
+    from coll.core import routes
+    return routes.explicit(**kw)
+
+
 @pytest.mark.parametrize("call, says", [
     (lambda t: cpu.compile(123), "module must be MLIR text or an ir.Module, got int"),
     (lambda t: cpu.compile(t, entry=5), "entry must be a function name (str) or None, got int 5"),
@@ -59,6 +69,10 @@ def test_mpi_time_and_launch_check_repeat_before_mpirun():
     (lambda t: cpu.compile(t, bogus=1), "cpu.compile has no option 'bogus'; expected one of: tile, "),
     (lambda t: mpi.compile(t, timeout=-1), "timeout must be seconds, > 0 and at most a week (604800), got -1"),
     (lambda t: mpi.compile(t, timeout=float("nan")), "timeout must be seconds, > 0 and at most a week"),
+    (lambda t: _lower(t, "tpu"), "unknown back end 'tpu'; expected one of: cpu, gpu, cuda, mpi"),
+    (lambda t: _lower(5, "cpu"), "module_op must be an MLIR operation (an ir.Module's .operation), got int"),
+    (lambda t: _explicit(strategy="bogus"), "unknown strategy 'bogus'; expected one of: auto, "),
+    (lambda t: _explicit(threshold=-1), "threshold must be None or an integer >= 0, got -1"),
 ])
 def test_compile_names_the_bad_argument(call, says):
     with pytest.raises(ValueError) as e:
