@@ -15,9 +15,13 @@ MAX_OPS). The cases:
   worst     one piece per row, at the most pieces the limit accepts times
             --fraction (all_to_all split 0 / concat 1, all_gather and
             reduce_scatter along the last axis, 2 devices): what an
-            accepted worst shape costs.
+            accepted worst shape costs;
+  route     (not by default) `coll-run --backend=cpu --repeat 1`, the whole
+            route to a run, of all_to_all split 1 / concat 0 on 4 devices at
+            1024 x 1024 f32 (4 MiB per device, 1024 pieces per block): the
+            back end pays per copy again.
 
-  python bench/lowering_bounds.py [--fraction 0.1] [--only issue,huge,worst] [--timeout 600]
+  python bench/lowering_bounds.py [--fraction 0.1] [--only issue,huge,worst,route] [--timeout 600]
 """
 import os
 import subprocess
@@ -31,13 +35,13 @@ from coll.passes.lower_collectives import MAX_OPS
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import fraction, seconds  # one validation for every script
 
-# coll-opt ARGS..., then its peak resident memory (KiB) on stdout: VmHWM of
-# this process image (ru_maxrss keeps a forking parent's across exec).
+# TOOL ARGS..., then its peak resident memory (KiB), last on stderr: VmHWM
+# of this process image (ru_maxrss keeps a forking parent's across exec).
 PEAK = """import sys
-from coll.tools import coll_opt
-sys.argv[0] = "coll-opt"
+from coll.tools import coll_opt, coll_run
+tool = {"coll-opt": coll_opt, "coll-run": coll_run}[sys.argv.pop(1)]
 try:
-    coll_opt.main()
+    tool.main()
     rc = 0
 except SystemExit as e:
     rc = e.code or 0
@@ -47,15 +51,16 @@ sys.exit(rc)
 """
 
 
-def lower_in_child(text, timeout):
-    """(outcome, seconds, peak MiB) of coll-lower-collectives on module `text`."""
+def lower_in_child(text, timeout, tool=("coll-opt", "--coll-lower-collectives", "-o", os.devnull)):
+    """(outcome, seconds, peak MiB) of coll-lower-collectives (or `tool`:
+    its name and arguments after the input file) on module `text`."""
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "m.mlir")
         with open(src, "w") as f:
             f.write(text)
         t0 = time.monotonic()
         try:
-            r = subprocess.run([sys.executable, "-c", PEAK, src, "--coll-lower-collectives", "-o", os.devnull],
+            r = subprocess.run([sys.executable, "-c", PEAK, tool[0], src, *tool[1:]],
                                capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return f"killed after {timeout:g} s", time.monotonic() - t0, None
@@ -63,7 +68,7 @@ def lower_in_child(text, timeout):
     lines = r.stderr.strip().splitlines()
     peak = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else None
     if r.returncode == 0:
-        return "lowered", secs, peak
+        return "lowered" if tool[0] == "coll-opt" else "ran, " + r.stdout.split()[-1], secs, peak
     said = next((l for l in lines if "error:" in l), "failed")
     return ("refused: op limit" if "above the limit" in said else said[-80:]), secs, peak
 
@@ -80,7 +85,8 @@ def cases(fraction):
     p = max(1, int(fraction * (MAX_OPS - 12) / 16))
     out += [("worst", "all_to_all", 2, [2 * p, 2], "i8", dict(split_axis=0, concat_axis=1)),
             ("worst", "all_gather", 2, [p, 1], "i8", dict(axis=1)),
-            ("worst", "reduce_scatter", 2, [p, 2], "i8", dict(axis=1))]
+            ("worst", "reduce_scatter", 2, [p, 2], "i8", dict(axis=1)),
+            ("route", "all_to_all", 4, [1024, 1024], "f32", dict(split_axis=1, concat_axis=0))]
     return out
 
 
@@ -88,14 +94,14 @@ def main(argv=None):
     ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fraction", type=fraction(), default=0.1,
                     help="the worst cases' pieces as a fraction of what the limit accepts (0 < F <= 1)")
-    ap.add_argument("--only", default="issue,huge,worst", help="comma-separated groups")
+    ap.add_argument("--only", default="issue,huge,worst", help="comma-separated groups (route: also)")
     ap.add_argument("--timeout", type=seconds(), default=600.0, help="seconds a case may take before it is killed")
     args = ap.parse_args(argv)
     groups = set(args.only.split(","))
-    unknown = groups - {"issue", "huge", "worst"}
+    unknown = groups - {"issue", "huge", "worst", "route"}
     if unknown:
-        ap.error(f"--only: unknown group(s) {', '.join(sorted(unknown))}; expected issue, huge, worst")
-    print(f"coll-lower-collectives, one child process per case (op limit {MAX_OPS})")
+        ap.error(f"--only: unknown group(s) {', '.join(sorted(unknown))}; expected issue, huge, worst, route")
+    print(f"coll-lower-collectives (route: coll-run --backend=cpu), one child process per case (op limit {MAX_OPS})")
     print(f"{'case':6} {'collective':15} {'N':>2} {'shape':>12} {'type':4} {'axes':22} {'bytes/dev':>10} "
           f"{'outcome':18} {'time':>8} {'peak':>9}")
     for group, op, n, shape, dtype, attrs in cases(args.fraction):
@@ -103,7 +109,9 @@ def main(argv=None):
             continue
         with make_context():
             text = collective_module(op, n, shape, dtype, **attrs)
-        outcome, secs, peak = lower_in_child(text, args.timeout)
+        tool = ("coll-run", "--backend=cpu", "--repeat", "1") if group == "route" else \
+            ("coll-opt", "--coll-lower-collectives", "-o", os.devnull)
+        outcome, secs, peak = lower_in_child(text, args.timeout, tool)
         nbytes = {"i8": 1, "f32": 4}[dtype]
         for d in shape:
             nbytes *= d

@@ -31,7 +31,7 @@ def bench(script, *args):
     ("lowering_bounds.py", ["--fraction", "0"], "argument --fraction: 0 is out of range; expected a fraction in (0, 1]"),
     ("lowering_bounds.py", ["--fraction", "nan"], "argument --fraction: nan is out of range; expected a fraction"),
     ("lowering_bounds.py", ["--timeout", "-1"], "argument --timeout: -1 is out of range; expected seconds > 0"),
-    ("lowering_bounds.py", ["--only", "bogus"], "--only: unknown group(s) bogus; expected issue, huge, worst"),
+    ("lowering_bounds.py", ["--only", "bogus"], "--only: unknown group(s) bogus; expected issue, huge, worst, route"),
     ("compile_time.py", ["--ns", "abc"], "--ns must be comma-separated device counts"),
     ("compile_time.py", ["--ns", "0"], "--ns counts must be 1..1024"),
     ("compile_time.py", ["--strategies", "bogus"], "unknown strategy 'bogus'"),
