@@ -88,8 +88,10 @@ def build(module_op, out, mpi, executable_main=None):
         _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
         cmd = [mpi.mpicc, "-o", str(out), str(obj), str(shim_object(mpi))]
         # -Bsymbolic: several programs loaded in one process keep their own
-        # (same-named) symbols.
-        cmd[1:1] = ["-shared", "-Wl,-Bsymbolic"] if executable_main is None else []
+        # (same-named) symbols; -z defs: a symbol no linked library defines
+        # (a runtime helper the lowering left) fails here, named, not when
+        # every rank loads the library.
+        cmd[1:1] = ["-shared", "-Wl,-Bsymbolic", "-Wl,-z,defs"] if executable_main is None else []
         if executable_main is not None:
             cmd.append(str(executable_main))
         cmd.append("-lm")  # local work's math (linalg.exp -> expf)
