@@ -60,6 +60,9 @@ PREFIXES = ("stablehlo.", "sdy.", "mhlo.", "chlo.")
 # The one op of a reduction region -> coll's kind (ir/kinds.py).
 KINDS = {"stablehlo.add": "sum", "stablehlo.multiply": "prod", "stablehlo.maximum": "max",
          "stablehlo.minimum": "min", "stablehlo.and": "and", "stablehlo.or": "or", "stablehlo.xor": "xor"}
+# On booleans (i1) StableHLO's add and maximum are logical or, multiply and
+# minimum logical and (its spec): JAX's pmax/pmin of bools.
+BOOL_KINDS = {"sum": "or", "max": "or", "prod": "and", "min": "and"}
 # StableHLO collective -> its coll class (each collective's STABLEHLO mapping, coll/collectives/).
 COLLECTIVES = {cls.STABLEHLO[0]: cls for cls in COLLECTIVE_CLASSES if cls.STABLEHLO}
 COLLECTIVE_NAMES = tuple(cls.NAME for cls in COLLECTIVE_CLASSES)
