@@ -265,8 +265,10 @@ def route(module_op=None, backend=None, **_):
         return front + shard.route()
     # Elementwise ops fused, splat constants folded into their bodies: one
     # kernel per chain on the GPU route, and no constant buffer
-    # (memref.get_global) that device code cannot read.
-    return front + ["canonicalize", "cse", "linalg-fuse-elementwise-ops"] + tensor.route() + ["canonicalize", "cse"]
+    # (memref.get_global) that device code cannot read. coll-inits-as-inputs
+    # first: upstream's fusion miscompiles producers that read their inits.
+    return front + ["canonicalize", "cse", "coll-inits-as-inputs", "linalg-fuse-elementwise-ops"] + tensor.route() + \
+        ["canonicalize", "cse"]
 
 
 def oracle(text, boundary):
