@@ -2,6 +2,8 @@
 GPU lowerings store (shared by backends/cpu/to_cpu.py and backends/gpu/to_gpu.py)."""
 from mlir import ir
 
+from ..ir.structured import structured
+
 
 def is_device_space(space):
     return space is not None and str(space).startswith("#coll.device<")
@@ -48,35 +50,32 @@ def _convert(op_name, value, to, where):
 
 
 def _widen_i1_regions(ops):
-    """A structured op (linalg.generic, map, reduce, fill, copy, transpose,
-    broadcast, a named op) whose i1 buffers are now i8 keeps computing on
-    i1 inside: each entry-block argument of an i8 buffer (block arguments
-    line up with the leading operands: inputs, then inits where the op has
-    them) becomes i8, truncated to i1 for its uses, and each yielded i1 of
-    an i8 init (yields line up with the trailing operands) is widened
-    first. Bool buffers hold 0 or 1, as numpy's do."""
+    """A structured op (ir/structured.py: linalg.generic, map, reduce, fill,
+    copy, transpose, broadcast, a named op) whose i1 buffers are now i8
+    keeps computing on i1 inside: the block argument of an i8 buffer
+    becomes i8, truncated to i1 for its uses, and an i1 yielded into an i8
+    init is widened first. Bool buffers hold 0 or 1, as numpy's do."""
     i1 = ir.IntegerType.get_signless(1)
     i8 = ir.IntegerType.get_signless(8)
     for op in ops:
-        block = op.regions[0].blocks[0]
         if op.name == "linalg.fill" and str(op.operands[0].type) == "i1" and _is_byte_buffer(op.operands[1]):
             # its verifier wants the value of the buffer's element type
             with op.location:
                 op.operands[0] = _convert("arith.extui", op.operands[0], i8, ir.InsertionPoint(op))
-        operands = list(op.operands)
-        for arg, v in zip(block.arguments, operands):
+        s = structured(op)
+        if s is None:
+            continue
+        first = s.body.operations[0]  # the truncations go before it, in argument order
+        for arg, v in s.args:
             if str(arg.type) != "i1" or not _holds_bytes(v):
                 continue
             arg.set_type(i8)
-            if not list(arg.uses):
-                continue
-            first = block.operations[0]
-            with op.location:
-                bit = _convert("arith.trunci", arg, i1, ir.InsertionPoint(first))
-            arg.replace_all_uses_except(bit, bit.owner.operation)
-        term = block.operations[len(block.operations) - 1]
-        yields = list(term.operands)
-        for k, (y, v) in enumerate(zip(yields, operands[len(operands) - len(yields):])):
+            if list(arg.uses):
+                with op.location:
+                    bit = _convert("arith.trunci", arg, i1, ir.InsertionPoint(first))
+                arg.replace_all_uses_except(bit, bit.owner.operation)
+        term = s.body.operations[len(s.body.operations) - 1]
+        for k, (y, v) in enumerate(zip(term.operands, s.inits)):  # as yielded now (a truncated argument)
             if str(y.type) == "i1" and _is_byte_buffer(v):
                 with op.location:
                     term.operands[k] = _convert("arith.extui", y, i8, ir.InsertionPoint(term))
@@ -103,11 +102,11 @@ def _memref_accesses(ops):
 def strip_types(root):
     """Strips placement (and i1 storage) from every value and function type
     under `root`, in place."""
-    structured, accesses = [], []
+    linalg_ops, accesses = [], []
 
     def visit(op):
         if op.name.startswith("linalg.") and len(op.regions) and len(op.regions[0].blocks):
-            structured.append(op)
+            linalg_ops.append(op)
         elif op.name in ("memref.load", "memref.store"):
             accesses.append(op)
         for region in op.regions:
@@ -126,5 +125,5 @@ def strip_types(root):
         return ir.WalkResult.ADVANCE
     root.walk(visit)
     with root.context, root.location:
-        _widen_i1_regions(structured)
+        _widen_i1_regions(linalg_ops)
         _memref_accesses(accesses)

@@ -18,10 +18,9 @@ from mlir import ir
 @dataclass
 class Structured:
     inputs: list      # operands read (memrefs, tensors or scalars)
-    inits: list       # operands written, one per yielded value
+    inits: list       # operands written, the k-th gets the body's k-th yielded value
     args: list        # (block argument, the operand it stands for)
     body: object      # the entry block
-    yields: list      # (yielded value, the init it goes to)
 
 
 def structured(op):
@@ -38,8 +37,7 @@ def structured(op):
     if len(yielded) > len(operands) or len(body.arguments) > len(operands):
         return None
     cut = len(operands) - len(yielded)
-    return Structured(operands[:cut], operands[cut:], list(zip(body.arguments, operands)), body,
-                      list(zip(yielded, operands[cut:])))
+    return Structured(operands[:cut], operands[cut:], list(zip(body.arguments, operands)), body)
 
 
 def read_operands(s):
