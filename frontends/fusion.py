@@ -22,9 +22,8 @@ from ..ir.walk import find_ops
 
 def _inits_as_inputs(op):
     s = structured(op)
-    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-    if s is None or any("parallel" not in t for t in iterators) or \
-            not all(isinstance(v.type, ir.RankedTensorType) for v in s.inits):
+    if s is None or not all(isinstance(v.type, ir.RankedTensorType) for v in s.inits) or \
+            any("parallel" not in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])):
         return
     n_in = len(s.inputs)
     outs_args = list(s.body.arguments)[n_in:]
@@ -42,7 +41,8 @@ def _inits_as_inputs(op):
                                   attributes=attrs, regions=1)
     old_args = list(s.body.arguments)
     types = [a.type for a in old_args[:n_in]] + [outs_args[k].type for k in read] + [a.type for a in outs_args]
-    block = new.regions[0].blocks.append(*types)
+    block = new.regions[0].blocks.append(*types, arg_locs=[a.location for a in old_args[:n_in]]
+                                         + [outs_args[k].location for k in read] + [a.location for a in outs_args])
     for k, a in enumerate(old_args[:n_in]):
         a.replace_all_uses_with(block.arguments[k])
     for j, k in enumerate(read):
