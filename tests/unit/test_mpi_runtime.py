@@ -177,9 +177,11 @@ def test_a_helper_no_library_defines_fails_the_link_naming_it(tmp_path):
     with make_context():
         m = ir.Module.parse("llvm.func @coll_no_such_helper(f32) -> f32\n"
                             "llvm.func @f(%x: f32) -> f32 {\n"
-                            "  %y = llvm.call @coll_no_such_helper(%x) : (f32) -> f32\n  llvm.return %y : f32\n}")
-        with pytest.raises(PassError, match="undefined reference to `coll_no_such_helper'"):
+                            "  %y = llvm.call @coll_no_such_helper(%x) : (f32) -> f32 loc(\"model.py\":7:3)\n"
+                            "  llvm.return %y : f32\n}")
+        with pytest.raises(PassError, match="undefined reference to `coll_no_such_helper'") as e:
             toolchain.build(m.operation, tmp_path / "lib.so", toolchain.find())
+        assert str(e.value.location) == 'loc("model.py":7:3)'  # the op that calls it
 
 
 def test_the_wrong_rank_count_is_refused_before_starting():
