@@ -99,12 +99,32 @@ def _memref_accesses(ops):
                 op.operands[0] = _convert("arith.extui", op.operands[0], i8, ir.InsertionPoint(op))
 
 
+def _byte_globals(ops):
+    """A memref.global of i1 (a bool constant, bufferized) holds i8, as its
+    memref.get_global's result now does: its type and its initial value
+    widened (0 or 1 per byte)."""
+    import numpy as np
+    for op in ops:
+        t = ir.MemRefType(ir.TypeAttr(op.attributes["type"]).value)
+        if str(t.element_type) != "i1":
+            continue
+        stored = stored_type(t)
+        op.attributes["type"] = ir.TypeAttr.get(stored)
+        if "initial_value" in op.attributes and isinstance(op.attributes["initial_value"], ir.DenseIntElementsAttr):
+            bits = np.array([int(b) & 1 for b in ir.DenseIntElementsAttr(op.attributes["initial_value"])],
+                            dtype=np.int8).reshape(t.shape)
+            op.attributes["initial_value"] = ir.DenseElementsAttr.get(
+                bits, type=stored.element_type, shape=list(t.shape))
+
+
 def strip_types(root):
     """Strips placement (and i1 storage) from every value and function type
     under `root`, in place."""
-    linalg_ops, accesses = [], []
+    linalg_ops, accesses, globals_ = [], [], []
 
     def visit(op):
+        if op.name == "memref.global":
+            globals_.append(op)
         if op.name.startswith("linalg.") and len(op.regions) and len(op.regions[0].blocks):
             linalg_ops.append(op)
         elif op.name in ("memref.load", "memref.store"):
@@ -127,3 +147,4 @@ def strip_types(root):
     with root.context, root.location:
         _widen_i1_regions(linalg_ops)
         _memref_accesses(accesses)
+        _byte_globals(globals_)

@@ -428,7 +428,8 @@ def manual_boundary(func, mc, meshes):
     n_args = len(func.regions[0].blocks[0].arguments)
     ins = [(mesh, [])] * n_args
     for k, a in enumerate(args):
-        ins[a] = in_sh[k]
+        if a is not None:  # not a closed-over constant
+            ins[a] = in_sh[k]
     outs = [out_sh[k] for k in results]
     return mesh, ins, outs
 
@@ -439,7 +440,7 @@ def _only_mesh(meshes, where):
     return next(iter(meshes.values()))
 
 
-def _through_constraints(value):
+def through_constraints(value):
     """`value` with sdy.sharding_constraint ops looked through (they carry
     no work once the shardings are the boundary's)."""
     while not isinstance(value.owner, ir.Block) and value.owner.name == "sdy.sharding_constraint":
@@ -447,20 +448,40 @@ def _through_constraints(value):
     return value
 
 
+def constant_work(func):
+    """The ops outside a shard_map that compute from constants alone, in
+    order: what JAX hoists out of the body when it closes over a numpy
+    array (the constant, a broadcast of it), passed in as an operand."""
+    found = []
+    for op in func.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name.startswith("stablehlo.") and not len(op.regions) and \
+                all(not isinstance(v.owner, ir.Block) and v.owner in found for v in op.operands):
+            found.append(op)
+    return found
+
+
 def boundary_values(func, mc):
     """For a function that is one shard_map: the argument number of each
-    operand of `mc`, and the result of `mc` each function result is.
-    Refuses other work outside the shard_map, at the op."""
+    operand of `mc` (None for one computed from constants alone: a numpy
+    array the shard_map closes over; constant_work), and the result of `mc`
+    each function result is. Refuses other work outside the shard_map, at
+    the op."""
     block = func.regions[0].blocks[0]
+    constants = constant_work(func)
     for op in block.operations:
         op = op.operation
-        if op.name not in ("sdy.manual_computation", "sdy.sharding_constraint", "func.return"):
+        if op.name not in ("sdy.manual_computation", "sdy.sharding_constraint", "func.return") and \
+                op not in constants:
             raise StableHLOError(f"'{op.name}' outside the shard_map body: coll-from-stablehlo imports a function "
                                  "that is one shard_map (sdy.manual_computation) from its arguments to its "
                                  "results; expected the work inside the shard_map", op.location)
     args = []
     for v in mc.operands:
-        v = _through_constraints(v)
+        v = through_constraints(v)
+        if not isinstance(v.owner, ir.Block) and v.owner in constants:
+            args.append(None)
+            continue
         if not isinstance(v.owner, ir.Block):
             raise StableHLOError("a shard_map operand that is not a function argument; expected the function's "
                                  "arguments as the shard_map's operands", mc.location)
@@ -468,7 +489,7 @@ def boundary_values(func, mc):
     ret = block.operations[len(block.operations) - 1]
     results = []
     for v in ret.operands:
-        v = _through_constraints(v)
+        v = through_constraints(v)
         if v.owner != mc:
             raise StableHLOError("a function result that is not a result of the shard_map; expected the "
                                  "function to return the shard_map's results", ret.location)

@@ -26,7 +26,8 @@ from ..ir.walk import all_ops, clone_remapped
 from .shard import grid_groups
 from .spmd import RANKS_ATTR
 from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITION, DEFERRED_CALL, IMPORTED, KINDS,
-                        NO_FORM, PERMUTE, PREFIXES, StableHLOError, attr_dicts, boundary_values, entry, gspmd_of,
+                        NO_FORM, PERMUTE, PREFIXES, StableHLOError, through_constraints, attr_dicts,
+                        boundary_values, constant_work, entry, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
 
 MAX_CALL_DEPTH = 64
@@ -118,7 +119,19 @@ class _Importer:
                                  f"{mesh.size} devices; expected it over every partition", anchor.location)
         self.mesh = mesh
         block = f.regions[0].blocks[0]
+        constants, inside = constant_work(f), {}
+        if constants and any(a is None for a in args):  # cloned at the body's start: they move out with it
+            first = body.operations[0]
+            for op in constants:
+                clone_remapped(op, ir.InsertionPoint(first), inside)
         for k, a in enumerate(args):
+            if a is None:  # closed over: the same value inside, if every device holds it whole
+                v = through_constraints(anchor.operands[k])
+                if v.type != body.arguments[k].type:
+                    raise StableHLOError(f"a constant the shard_map closes over enters split ({v.type} as "
+                                         f"{body.arguments[k].type}); expected it replicated", v.owner.location)
+                body.arguments[k].replace_all_uses_with(inside[v])
+                continue
             arg, local = block.arguments[a], body.arguments[k].type
             if any(args[j] == a for j in range(k)) and arg.type != local:
                 raise StableHLOError(f"argument #{a} enters the manual region twice with different shardings",

@@ -2,7 +2,8 @@
 // work on them keeps computing on i1: in every structured op an i8 buffer's
 // block argument is truncated to i1 for the body and an i1 yielded into an
 // i8 init is widened (extui: 0 or 1, as numpy's bools), a fill of an i1
-// value fills it widened, and loads and stores convert likewise.
+// value fills it widened, loads and stores convert likewise, and a bool
+// constant (memref.global) holds one byte per element.
 // RUN: coll-opt %s --split-input-file --coll-to-cpu=kernels=inline | FileCheck %s
 
 // CHECK-LABEL: func.func @compare_and_reduce(%arg0: memref<8xf32>, %arg1: memref<8xi8>, %arg2: memref<i8>)
@@ -45,5 +46,19 @@ func.func @compare_and_reduce(%x: memref<8xf32>, %m: memref<8xi1>, %all: memref<
   %v = memref.load %ad[] : !s
   %n = arith.xori %v, %true : i1
   memref.store %n, %ad[] : !s
+  return
+}
+
+// -----
+// A bool constant (bufferized to a memref.global) is stored as bytes too.
+// CHECK: memref.global "private" constant @mask : memref<4xi8> = dense<[1, 0, 0, 1]>
+// CHECK-LABEL: func.func @constant_mask(%arg0: memref<4xi8>)
+// CHECK: %[[G:.*]] = memref.get_global @mask : memref<4xi8>
+// CHECK: linalg.copy ins(%[[G]] : memref<4xi8>) outs(%arg0 : memref<4xi8>)
+memref.global "private" constant @mask : memref<4xi1> = dense<[true, false, false, true]>
+func.func @constant_mask(%out: memref<4xi1>) attributes {llvm.emit_c_interface} {
+  %g = memref.get_global @mask : memref<4xi1>
+  %o = memref.memory_space_cast %out : memref<4xi1> to memref<4xi1, #coll.device<0>>
+  linalg.copy ins(%g : memref<4xi1>) outs(%o : memref<4xi1, #coll.device<0>>)
   return
 }
