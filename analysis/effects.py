@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..ir.ops import COLLECTIVES, view
+from ..ir.structured import is_memref, read_operands, structured
 from ..ir.views import VIEW_OPS, constant_int, view_op
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
@@ -244,20 +245,15 @@ def _indices(values):
 
 
 def _linalg(op):
-    """(reads, writes) of a linalg op on buffers: its inputs; its outputs,
-    read too when the payload uses them."""
-    ins, outs = _segments(op)[:2]
-    used = []
-    if len(op.regions) and len(op.regions[0].blocks):
-        args = list(op.regions[0].blocks[0].arguments)
-        if len(args) == len(ins) + len(outs):
-            used = [len(list(a.uses)) > 0 for a in args[len(ins):]]
-    if not used:
-        used = [True] * len(outs)
-    mem = lambda v: isinstance(v.type, ir.MemRefType)  # noqa: E731
-    reads = [(v, None, True) for v in ins if mem(v)]
-    reads += [(v, None, True) for v, u in zip(outs, used) if u and mem(v)]
-    writes = [(v, None, True) for v in outs if mem(v)]
+    """(reads, writes) of a linalg op on buffers, from its destination-passing
+    structure (ir/structured.py): the inputs and inits whose values its body
+    uses read; its inits written. None for a linalg op without that
+    structure."""
+    s = structured(op)
+    if s is None:
+        return None
+    reads = [(v, None, True) for v in read_operands(s) if is_memref(v)]
+    writes = [(v, None, True) for v in s.inits if is_memref(v)]
     return reads, writes
 
 
@@ -286,7 +282,7 @@ def effects(op):
         mems = [(v, None, False) for v in operands if isinstance(v.type, ir.MemRefType)]
         writes = "store" in name or "write" in name or "scatter" in name
         return ([], mems) if writes else (mems, [])
-    if name.startswith("linalg.") and "operandSegmentSizes" in op.attributes:
+    if name.startswith("linalg."):
         return _linalg(op)
     if name in ("func.call", "func.call_indirect"):
         mems = [(v, None, False) for v in operands if isinstance(v.type, ir.MemRefType)]

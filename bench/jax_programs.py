@@ -16,7 +16,9 @@ import sys
 
 DEVICES = 8
 NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
-         "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit", "mlp_jit_2d")
+         "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit", "mlp_jit_2d",
+         "megatron_mlp", "bf16_train_step", "sequence_parallel", "moe_all_to_all", "int_collectives",
+         "bool_collectives")
 
 
 def _jax(devices):
@@ -103,12 +105,85 @@ def programs(n, devices=DEVICES, names=None):
                       in_shardings=(sharded2(P("dp", None)), sharded2(P(None, "tp")), sharded2(P("tp", None))),
                       out_shardings=sharded2(P("dp", None)))
     table["mlp_jit_2d"] = ((jitted2, None, None), mlp_inputs)
+    table.update(_training_and_inference(jax, jnp, np, smap, d))
     assert tuple(table) == NAMES, "NAMES lists the programs"
     unknown = sorted(set(names or ()) - set(table))
     if unknown:
         raise KeyError(f"unknown program(s) {', '.join(unknown)}; expected: {', '.join(table)}")
     return {name: (f, make(np.random.default_rng(zlib.crc32(name.encode()))))
             for name, (f, make) in table.items() if names is None or name in names}
+
+
+def _training_and_inference(jax, jnp, np, smap, d):
+    """Steps as JAX users write them (issue 33), for d devices on one axis
+    "x": a Megatron tensor-parallel MLP (layernorm, column- then
+    row-parallel matmuls, gelu, one psum); a data-parallel training step in
+    bf16 with an f32 master copy (grad, psum of the grads, update); sequence
+    parallelism (all_gather over the sequence, var, all(isfinite), a mask,
+    a numpy padding mask it closes over, psum_scatter back); an MoE layer (top-1 routing, capacity, dispatch and
+    combine by all_to_all); ppermute/psum/pmax/pmin on int32; bools gathered,
+    pmax/pmin'ed (or, and) and psum'ed (JAX counts them in int32)."""
+    from jax.sharding import PartitionSpec as P
+    b, k, t, m, cap = 8, 16, 8, 8, 2  # batch, model dim; tokens, MoE dim, capacity per expert
+    lax, nn = jax.lax, jax.nn
+
+    def layernorm(x):
+        mean = x.mean(-1, keepdims=True)
+        return (x - mean) * lax.rsqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+    def megatron(x, w1, w2):
+        return lax.psum(nn.gelu(layernorm(x) @ w1) @ w2, "x")
+
+    def train_step(w, x, y):
+        def loss(w):
+            h = nn.gelu(x.astype(jnp.bfloat16) @ w.astype(jnp.bfloat16))
+            return jnp.mean((h.astype(jnp.float32) - y) ** 2)
+        return w - 0.1 * lax.pmean(jax.grad(loss)(w), "x")
+
+    real = np.arange(d * 4) < d * 4 - 3  # a padding mask the step closes over (the last 3 tokens)
+
+    def sequence_parallel(x):
+        full = lax.all_gather(x, "x", axis=0, tiled=True)
+        scale = lax.rsqrt(jnp.var(full, axis=-1, keepdims=True) + 1e-5)
+        y = jnp.where((full > 0) & real[:, None], full * scale, 0.0) * jnp.all(jnp.isfinite(full))
+        return lax.psum_scatter(y, "x", scatter_dimension=0, tiled=True)
+
+    def moe(x, router, w):
+        logits = x @ router
+        onehot = nn.one_hot(jnp.argmax(logits, axis=-1), d, dtype=x.dtype)
+        slot = jnp.cumsum(onehot, axis=0) * onehot - 1.0  # the token's place at its expert
+        dispatch = nn.one_hot(slot.astype(jnp.int32), cap, dtype=x.dtype) * ((slot >= 0) & (slot < cap))[..., None]
+        sent = lax.all_to_all(jnp.einsum("tdc,tm->dcm", dispatch, x), "x", 0, 0, tiled=True)
+        back = lax.all_to_all(nn.relu(jnp.einsum("dcm,mn->dcn", sent, w[0])), "x", 0, 0, tiled=True)
+        return jnp.einsum("tdc,dcm,td->tm", dispatch, back, nn.softmax(logits, axis=-1))
+
+    ring = [(i, (i + 1) % d) for i in range(d)]
+
+    def ints(a):
+        return lax.ppermute(a, "x", ring), lax.psum(a, "x"), lax.pmax(a, "x"), lax.pmin(a, "x")
+
+    def bools(a):
+        up = a > 0
+        return lax.all_gather(up, "x", axis=0, tiled=True), lax.pmax(up, "x"), lax.pmin(up, "x"), lax.psum(up, "x")
+
+    def normal(*shape, scale=1.0):
+        return lambda rng: rng.standard_normal(shape).astype(np.float32) * np.float32(scale)
+
+    def inputs(*makers):
+        return lambda rng: [f(rng) for f in makers]
+
+    small = lambda rng: [rng.integers(-8, 8, (d * 8,)).astype(np.int32)]  # noqa: E731
+    return {
+        "megatron_mlp": (smap(megatron, (P(), P(None, "x"), P("x", None)), P()),
+                         inputs(normal(b, k), normal(k, 4 * d, scale=0.25), normal(4 * d, k, scale=0.25))),
+        "bf16_train_step": (smap(train_step, (P(), P("x"), P("x")), P()),
+                            inputs(normal(k, k, scale=0.25), normal(d * b, k), normal(d * b, k))),
+        "sequence_parallel": (smap(sequence_parallel, P("x"), P("x")), inputs(normal(d * 4, k))),
+        "moe_all_to_all": (smap(moe, (P("x"), P(), P("x")), P("x")),
+                           inputs(normal(d * t, m), normal(m, d), normal(d, m, m, scale=0.3))),
+        "int_collectives": (smap(ints, P("x"), (P("x"), P(), P(), P())), small),
+        "bool_collectives": (smap(bools, P("x"), (P("x"), P(), P(), P())), small),
+    }
 
 
 def placed(entry):

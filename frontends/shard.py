@@ -457,13 +457,21 @@ def shard_partition(module_op):
     if proc.returncode != 0:
         lines = [l for l in proc.stderr.splitlines() if "error:" in l]
         said = lines[0].split("error:", 1)[1].strip() if lines else proc.stderr.strip()[:300]
-        raise PassError(f"upstream shard-partition failed: {said}", _first_func(module_op))
+        raise PassError(f"upstream shard-partition failed: {said}",
+                        (_said_at(lines[0], module_op.context) if lines else None) or _first_func(module_op))
     new = ir.Module.parse(proc.stdout, module_op.context)
     body = module_op.regions[0].blocks[0]
     for op in list(body.operations):
         op.operation.erase()
     for op in list(new.body.operations):
         _append(body, op.operation)
+
+
+def _said_at(line, context):
+    """The file location the child mlir-opt printed before `error:` (it
+    prints an op's location there, the JAX line), or None."""
+    m = re.match(r"(.+?):(\d+):(\d+): error:", line)
+    return ir.Location.file(m.group(1), int(m.group(2)), int(m.group(3)), context) if m else None
 
 
 def _first_func(module_op):

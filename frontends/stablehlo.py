@@ -60,6 +60,9 @@ PREFIXES = ("stablehlo.", "sdy.", "mhlo.", "chlo.")
 # The one op of a reduction region -> coll's kind (ir/kinds.py).
 KINDS = {"stablehlo.add": "sum", "stablehlo.multiply": "prod", "stablehlo.maximum": "max",
          "stablehlo.minimum": "min", "stablehlo.and": "and", "stablehlo.or": "or", "stablehlo.xor": "xor"}
+# On booleans (i1) StableHLO's add and maximum are logical or, multiply and
+# minimum logical and (its spec): JAX's pmax/pmin of bools.
+BOOL_KINDS = {"sum": "or", "max": "or", "prod": "and", "min": "and"}
 # StableHLO collective -> its coll class (each collective's STABLEHLO mapping, coll/collectives/).
 COLLECTIVES = {cls.STABLEHLO[0]: cls for cls in COLLECTIVE_CLASSES if cls.STABLEHLO}
 COLLECTIVE_NAMES = tuple(cls.NAME for cls in COLLECTIVE_CLASSES)
@@ -262,8 +265,10 @@ def route(module_op=None, backend=None, **_):
         return front + shard.route()
     # Elementwise ops fused, splat constants folded into their bodies: one
     # kernel per chain on the GPU route, and no constant buffer
-    # (memref.get_global) that device code cannot read.
-    return front + ["canonicalize", "cse", "linalg-fuse-elementwise-ops"] + tensor.route() + ["canonicalize", "cse"]
+    # (memref.get_global) that device code cannot read. coll-inits-as-inputs
+    # first: upstream's fusion miscompiles producers that read their inits.
+    return front + ["canonicalize", "cse", "coll-inits-as-inputs", "linalg-fuse-elementwise-ops"] + tensor.route() + \
+        ["canonicalize", "cse"]
 
 
 def oracle(text, boundary):
@@ -423,7 +428,8 @@ def manual_boundary(func, mc, meshes):
     n_args = len(func.regions[0].blocks[0].arguments)
     ins = [(mesh, [])] * n_args
     for k, a in enumerate(args):
-        ins[a] = in_sh[k]
+        if a is not None:  # not a closed-over constant
+            ins[a] = in_sh[k]
     outs = [out_sh[k] for k in results]
     return mesh, ins, outs
 
@@ -434,7 +440,7 @@ def _only_mesh(meshes, where):
     return next(iter(meshes.values()))
 
 
-def _through_constraints(value):
+def through_constraints(value):
     """`value` with sdy.sharding_constraint ops looked through (they carry
     no work once the shardings are the boundary's)."""
     while not isinstance(value.owner, ir.Block) and value.owner.name == "sdy.sharding_constraint":
@@ -442,20 +448,40 @@ def _through_constraints(value):
     return value
 
 
+def constant_work(func):
+    """The ops outside a shard_map that compute from constants alone, in
+    order: what JAX hoists out of the body when it closes over a numpy
+    array (the constant, a broadcast of it), passed in as an operand."""
+    found = []
+    for op in func.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name.startswith("stablehlo.") and not len(op.regions) and \
+                all(not isinstance(v.owner, ir.Block) and v.owner in found for v in op.operands):
+            found.append(op)
+    return found
+
+
 def boundary_values(func, mc):
     """For a function that is one shard_map: the argument number of each
-    operand of `mc`, and the result of `mc` each function result is.
-    Refuses other work outside the shard_map, at the op."""
+    operand of `mc` (None for one computed from constants alone: a numpy
+    array the shard_map closes over; constant_work), and the result of `mc`
+    each function result is. Refuses other work outside the shard_map, at
+    the op."""
     block = func.regions[0].blocks[0]
+    constants = constant_work(func)
     for op in block.operations:
         op = op.operation
-        if op.name not in ("sdy.manual_computation", "sdy.sharding_constraint", "func.return"):
+        if op.name not in ("sdy.manual_computation", "sdy.sharding_constraint", "func.return") and \
+                op not in constants:
             raise StableHLOError(f"'{op.name}' outside the shard_map body: coll-from-stablehlo imports a function "
                                  "that is one shard_map (sdy.manual_computation) from its arguments to its "
                                  "results; expected the work inside the shard_map", op.location)
     args = []
     for v in mc.operands:
-        v = _through_constraints(v)
+        v = through_constraints(v)
+        if not isinstance(v.owner, ir.Block) and v.owner in constants:
+            args.append(None)
+            continue
         if not isinstance(v.owner, ir.Block):
             raise StableHLOError("a shard_map operand that is not a function argument; expected the function's "
                                  "arguments as the shard_map's operands", mc.location)
@@ -463,7 +489,7 @@ def boundary_values(func, mc):
     ret = block.operations[len(block.operations) - 1]
     results = []
     for v in ret.operands:
-        v = _through_constraints(v)
+        v = through_constraints(v)
         if v.owner != mc:
             raise StableHLOError("a function result that is not a result of the shard_map; expected the "
                                  "function to return the shard_map's results", ret.location)

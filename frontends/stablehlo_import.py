@@ -25,8 +25,9 @@ from ..ir.types import token_type
 from ..ir.walk import all_ops, clone_remapped
 from .shard import grid_groups
 from .spmd import RANKS_ATTR
-from .stablehlo import (COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITION, DEFERRED_CALL, IMPORTED, KINDS, NO_FORM,
-                        PERMUTE, PREFIXES, StableHLOError, attr_dicts, boundary_values, entry, gspmd_of,
+from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITION, DEFERRED_CALL, IMPORTED, KINDS,
+                        NO_FORM, PERMUTE, PREFIXES, StableHLOError, through_constraints, attr_dicts,
+                        boundary_values, constant_work, entry, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
 
 MAX_CALL_DEPTH = 64
@@ -118,7 +119,19 @@ class _Importer:
                                  f"{mesh.size} devices; expected it over every partition", anchor.location)
         self.mesh = mesh
         block = f.regions[0].blocks[0]
+        constants, inside = constant_work(f), {}
+        if constants and any(a is None for a in args):  # cloned at the body's start: they move out with it
+            first = body.operations[0]
+            for op in constants:
+                clone_remapped(op, ir.InsertionPoint(first), inside)
         for k, a in enumerate(args):
+            if a is None:  # closed over: the same value inside, if every device holds it whole
+                v = through_constraints(anchor.operands[k])
+                if v.type != body.arguments[k].type:
+                    raise StableHLOError(f"a constant the shard_map closes over enters split ({v.type} as "
+                                         f"{body.arguments[k].type}); expected it replicated", v.owner.location)
+                body.arguments[k].replace_all_uses_with(inside[v])
+                continue
             arg, local = block.arguments[a], body.arguments[k].type
             if any(args[j] == a for j in range(k)) and arg.type != local:
                 raise StableHLOError(f"argument #{a} enters the manual region twice with different shardings",
@@ -270,6 +283,8 @@ class _Importer:
             raise StableHLOError(f"'{op.name}' on {src.type}: coll has no element type {element}; expected one "
                                  f"of: {', '.join(ELEMENTS)}", op.location)
         kind = self.kind(op) if cls.HAS_KIND else None
+        if element == "i1":
+            kind = BOOL_KINDS.get(kind, kind)
         groups = self.groups(op)
         if groups is not None:
             sizes = {len(g) for g in groups}
@@ -406,8 +421,16 @@ def _inline_calls(module_op, func):
 
 def _clone_before(op, anchor, mapping):
     """A clone of `op` before `anchor`, on the values `mapping` gives for
-    the callee's; its results join `mapping`."""
-    clone_remapped(op, ir.InsertionPoint(anchor), mapping)
+    the callee's; its results join `mapping`. Its location, and its nested
+    ops', is the callee's at the call (upstream's inliner does the same):
+    a nested jit's ops carry only a name, the call the Python line."""
+    new = clone_remapped(op, ir.InsertionPoint(anchor), mapping)
+    at = anchor.location
+
+    def locate(inner):
+        inner.location = ir.Location.callsite(inner.location, [at])
+        return ir.WalkResult.ADVANCE
+    new.walk(locate)
 
 
 def _shard_sharding(mesh_name, split):

@@ -4,13 +4,18 @@ from ...core.routes import options_text
 
 # Upstream passes from memref/scf/vector/arith/func, and what frontends put
 # around a collective (linalg on memrefs, affine, math), to the LLVM dialect.
-# arith-expand{include-bf16} turns bf16 conversions into integer arithmetic so
-# that no compiler-rt helper (__truncsfbf2) is needed at JIT time;
+# bf16 local work computes in f32 (math-extend-to-supported-types for math
+# ops, arith-emulate-unsupported-floats for arith ops, one rounding per op as
+# XLA's CPU back end does) and arith-expand{include-bf16} turns the
+# conversions into integer arithmetic: no compiler-rt helper (__truncsfbf2,
+# which GCC 12's libgcc lacks) is called, by the JIT or a linked library;
 # expand-strided-metadata emits affine.apply, hence lower-affine after it.
 CPU_TO_LLVM = (
     "canonicalize",
     "cse",
     "convert-linalg-to-loops",
+    "math-extend-to-supported-types",
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
     "arith-expand{include-bf16=true}",
     "convert-vector-to-scf",
     "lower-affine",

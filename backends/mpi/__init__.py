@@ -17,8 +17,11 @@ DEFAULT_TIMEOUT = 120.0
 
 # CPU_TO_LLVM with its dialect conversions replaced by convert-to-llvm, the
 # one pass that knows the mpi dialect (it reads the module's dlti.map for
-# the ABI); math-to-libm first, as convert-to-llvm would inline nothing.
+# the ABI); the math conversions first, as CPU_TO_LLVM has them (math-to-llvm
+# before math-to-libm: it expands what libm lacks, rsqrt), since
+# convert-to-llvm would inline nothing.
 MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
+    "convert-math-to-llvm",
     "convert-math-to-libm",
     "convert-to-llvm",
     "reconcile-unrealized-casts",

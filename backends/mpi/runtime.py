@@ -231,7 +231,7 @@ def _report(job, ranks, mpirun_text):
         _, doing = _status(job, r)
         if doing == "done":
             continue
-        if doing.startswith("refused"):
+        if doing.startswith(("refused", "failed")):  # the worker's own words come first
             first.append(f"rank {r} {doing}")
         elif r in died:
             first.append(f"rank {r} {died[r]} while {doing}")

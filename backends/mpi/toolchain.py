@@ -4,6 +4,7 @@ executable linked with the MPI's own mpicc, with the shim (shim.c) that
 coll-mpi-requests calls into (requests.py)."""
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -14,6 +15,7 @@ from pathlib import Path
 from mlir import ir
 
 from ...core.errors import PassError
+from ...ir.walk import find_ops
 from ...core.tools import tool
 from ..gpu.nvvm import host_llvm_ir
 
@@ -87,13 +89,31 @@ def build(module_op, out, mpi, executable_main=None):
         _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
         cmd = [mpi.mpicc, "-o", str(out), str(obj), str(shim_object(mpi))]
         # -Bsymbolic: several programs loaded in one process keep their own
-        # (same-named) symbols.
-        cmd[1:1] = ["-shared", "-Wl,-Bsymbolic"] if executable_main is None else []
+        # (same-named) symbols; -z defs: a symbol no linked library defines
+        # (a runtime helper the lowering left) fails here, named, not when
+        # every rank loads the library.
+        cmd[1:1] = ["-shared", "-Wl,-Bsymbolic", "-Wl,-z,defs"] if executable_main is None else []
         if executable_main is not None:
             cmd.append(str(executable_main))
         cmd.append("-lm")  # local work's math (linalg.exp -> expf)
-        _run(cmd)
+        try:
+            _run(cmd)
+        except PassError as e:
+            raise PassError(str(e), _caller_of_undefined(module_op, str(e))) from None
     return Path(out)
+
+
+def _caller_of_undefined(module_op, message):
+    """The location of the first llvm.call of the symbol the linker names
+    undefined (the op of the program that needs it, located at its JAX
+    line), or None."""
+    m = re.search(r"undefined reference to `([^']+)'", message)
+    if m is None:
+        return None
+    for op in find_ops(module_op, "llvm.call"):
+        if "callee" in op.attributes and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == m.group(1):
+            return op.location
+    return None
 
 
 def _rename_main(module_op):

@@ -36,6 +36,12 @@ class _Status:
     def __init__(self, job, rank):
         self.path = job / f"status{rank}"
 
+    def read(self):
+        try:
+            return self.path.read_text().partition(" ")[2]
+        except OSError:
+            return "starting"
+
     def __call__(self, text):
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(f"{os.getpid()} {text}")
@@ -65,9 +71,22 @@ def _load(job, program):
 
 
 def main(job):
+    """Runs `_main`; an exception (a library that does not load: an undefined
+    symbol) is written to the status file, whole, so that the launcher
+    reports it (mpirun's own message would bury this rank's stderr)."""
     job = Path(job)
-    spec = json.loads((job / "job.json").read_text())
     rank = _env_rank()
+    try:
+        return _main(job, rank)
+    except Exception as e:
+        if rank is not None:
+            doing = _Status(job, rank).read()
+            _Status(job, rank)(f"failed while {doing}: {type(e).__name__}: {e}")
+        raise
+
+
+def _main(job, rank):
+    spec = json.loads((job / "job.json").read_text())
     if rank is None:
         print("coll mpi worker: no rank in the environment (not started by mpirun?)", file=sys.stderr)
         return 2

@@ -16,11 +16,12 @@ needs_jax = pytest.mark.skipif(not HAVE_JAX, reason="jax is not installed (make 
 TIMEOUT = 300
 
 
-def export(folder, names, n=64, gspmd=False):
-    """{name: (StableHLO text, inputs [x0..], XLA's outputs [y0..])};
-    `gspmd`: lowered with GSPMD instead of Shardy (names get `_gspmd`)."""
+def export(folder, names, n=64, gspmd=False, devices=8):
+    """{name: (StableHLO text, inputs [x0..], XLA's outputs [y0..])} on
+    `devices` host devices; `gspmd`: lowered with GSPMD instead of Shardy
+    (names get `_gspmd`)."""
     cmd = [sys.executable, str(ROOT / "bench" / "jax_programs.py"), str(folder), "--n", str(n),
-           "--debug-info", "--names", ",".join(names)] + (["--gspmd"] if gspmd else [])
+           "--devices", str(devices), "--debug-info", "--names", ",".join(names)] + (["--gspmd"] if gspmd else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = {}

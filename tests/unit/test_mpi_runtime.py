@@ -155,6 +155,35 @@ def test_a_receive_never_posted_times_out():
     assert not y[0].any() and not y[1].any()  # nothing copied back
 
 
+def test_a_library_that_does_not_load_reports_each_ranks_own_error(tmp_path):
+    """What dlopen said (an undefined symbol, as a program calling a helper
+    no linked library has gave), whole, not mpirun's tail."""
+    prog = mpi.compile(_module(2, [16]), timeout=TIMEOUT)
+    src = tmp_path / "bad.c"
+    src.write_text("extern float coll_no_such_helper(float);\nfloat f(float x) { return coll_no_such_helper(x); }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(prog.lib), str(src)], check=True)
+    x = [np.ones(16, np.float32)] * 2
+    with pytest.raises(mpi.MpiError) as e:
+        prog.run(x, [np.zeros(16, np.float32) for _ in range(2)])
+    for r in (0, 1):
+        assert re.search(rf"rank {r} failed while loading the program: OSError: \S+: undefined symbol: "
+                         "coll_no_such_helper", str(e.value)), str(e.value)
+
+
+def test_a_helper_no_library_defines_fails_the_link_naming_it(tmp_path):
+    from coll.backends.mpi import toolchain
+    from mlir import ir
+    from coll.core.errors import PassError
+    with make_context():
+        m = ir.Module.parse("llvm.func @coll_no_such_helper(f32) -> f32\n"
+                            "llvm.func @f(%x: f32) -> f32 {\n"
+                            "  %y = llvm.call @coll_no_such_helper(%x) : (f32) -> f32 loc(\"model.py\":7:3)\n"
+                            "  llvm.return %y : f32\n}")
+        with pytest.raises(PassError, match="undefined reference to `coll_no_such_helper'") as e:
+            toolchain.build(m.operation, tmp_path / "lib.so", toolchain.find())
+        assert str(e.value.location) == 'loc("model.py":7:3)'  # the op that calls it
+
+
 def test_the_wrong_rank_count_is_refused_before_starting():
     prog = mpi.compile(_module(3, [8]), timeout=TIMEOUT)
     x = [np.ones(8, np.float32)] * 3

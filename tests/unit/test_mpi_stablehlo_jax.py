@@ -18,6 +18,11 @@ pytestmark = [needs_jax, pytest.mark.skipif(not OK, reason=f"MPI back end not av
 EXACT = ["psum", "pmax", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index", "ppermute_ring",
          "ppermute_partial"]
 ROUNDED = ["mlp_shard_map", "mlp_jit"]
+# Training and inference steps (bench/jax_programs.py), on 4 ranks: the
+# local work links what it calls (libm, no bf16 helper: rsqrt, gelu's
+# tanh, bf16 conversions), bools and ints move as JAX's do.
+STEPS_F32 = ["megatron_mlp", "sequence_parallel", "moe_all_to_all"]
+STEPS_EXACT = ["int_collectives", "bool_collectives"]
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +46,22 @@ def test_exact_programs_match_xla_bitwise_under_mpirun(results, name):
 def test_mlps_match_xla_under_mpirun(results, name):
     (y,), (want,) = results[name]
     assert y.shape == want.shape and relative_error(y, want) <= 1e-5
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory):
+    programs = export(tmp_path_factory.mktemp("jax4"), STEPS_F32 + ["bf16_train_step"] + STEPS_EXACT, devices=4)
+    runs = [(frontend.compile(text, stablehlo, backend="mpi"), xs) for text, xs, _ in programs.values()]
+    assert {prog.ranks for prog, _ in runs} == {4}
+    got = frontend.launch(runs)
+    return {name: (ys, programs[name][2]) for name, ys in zip(programs, got)}
+
+
+@pytest.mark.parametrize("name", STEPS_F32 + ["bf16_train_step"] + STEPS_EXACT)
+def test_training_and_inference_steps_under_mpirun(steps, name):
+    ys, want = steps[name]
+    assert len(ys) == len(want)
+    tolerance = 0 if name in STEPS_EXACT else 1e-2 if name.startswith("bf16") else 1e-5
+    for y, w in zip(ys, want):
+        assert y.dtype == w.dtype and y.shape == w.shape
+        assert np.array_equal(y, w) if not tolerance else relative_error(y, w) <= tolerance

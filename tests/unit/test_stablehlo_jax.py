@@ -26,6 +26,14 @@ ROUNDED = ["mlp_shard_map", "mlp_jit", "mlp_jit_2d"]
 PERMUTES = ["ppermute_ring", "ppermute_partial", "ppermute_2d"]
 
 
+# Training and inference steps as JAX users write them (bench/jax_programs.py
+# _training_and_inference): f32 compute within 1e-5 relative, the bf16
+# training step within 1e-2, ints and bools bitwise.
+STEPS_F32 = ["megatron_mlp", "sequence_parallel", "moe_all_to_all"]
+STEPS_EXACT = ["int_collectives", "bool_collectives"]
+STEPS = STEPS_F32 + ["bf16_train_step"] + STEPS_EXACT
+
+
 # The same shard_maps lowered with GSPMD (jax_use_shardy_partitioner=False):
 # their manual region between SPMDFullToShardShape and SPMDShardToFullShape.
 GSPMD = ["psum_2d", "mlp_shard_map"]
@@ -34,10 +42,10 @@ GSPMD = ["psum_2d", "mlp_shard_map"]
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("jax")
-    return {**export(folder, EXACT + ROUNDED + PERMUTES), **export(folder, GSPMD, gspmd=True)}
+    return {**export(folder, EXACT + ROUNDED + PERMUTES + STEPS), **export(folder, GSPMD, gspmd=True)}
 
 
-@pytest.mark.parametrize("name", EXACT + ["psum_2d_gspmd"])
+@pytest.mark.parametrize("name", EXACT + ["psum_2d_gspmd"] + STEPS_EXACT)
 def test_exact_programs_match_xla_bitwise(programs, name):
     text, xs, want = programs[name]
     prog = frontend.compile(text, stablehlo, backend="cpu")
@@ -83,3 +91,25 @@ def test_ppermute_matches_xla_bitwise(programs, name):
     text, xs, (want,) = programs[name]
     (y,) = frontend.compile(text, stablehlo, backend="cpu").run(xs)
     assert y.dtype == want.dtype and np.array_equal(y, want)
+
+
+@pytest.mark.parametrize("name", STEPS_F32 + ["bf16_train_step"])
+def test_training_and_inference_steps_match_xla(programs, name):
+    text, xs, want = programs[name]
+    ys = frontend.compile(text, stablehlo, backend="cpu").run(xs)
+    assert len(ys) == len(want)
+    for y, w in zip(ys, want):
+        assert y.dtype == w.dtype and y.shape == w.shape
+        assert relative_error(y, w) <= (1e-2 if name.startswith("bf16") else 1e-5)
+
+
+def test_bools_gather_reduce_and_count_as_jax_does(programs):
+    """pmax/pmin of bools are or/and (StableHLO's maximum/minimum on i1);
+    JAX's psum of bools counts them in int32."""
+    text, (a,), want = programs["bool_collectives"]
+    gathered, anyone, everyone, count = frontend.compile(text, stablehlo, backend="cpu").run([a])
+    up = (a > 0).reshape(8, -1)
+    assert anyone.dtype == bool and np.array_equal(anyone, up.any(axis=0))
+    assert np.array_equal(everyone, up.all(axis=0))
+    assert count.dtype == np.int32 and np.array_equal(count, up.sum(axis=0))
+    assert np.array_equal(gathered, np.tile(a > 0, 8)) and np.array_equal(count, want[3])
