@@ -226,8 +226,8 @@ def _expand_local(func_op, n):
 
 def is_spmd(func_op):
     """Whether `func_op` is in SPMD form with collectives to expand."""
-    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and bool(
-        find_ops(func_op, lambda n: n in COLLECTIVES))  # nested ones too (a loop around a collective)
+    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and (bool(
+        find_ops(func_op, lambda n: n in COLLECTIVES)) or ranks_of(func_op) > 1)
 
 
 @register("coll-spmd-to-global",

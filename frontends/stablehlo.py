@@ -241,6 +241,16 @@ def is_jit(module_op):
                for attrs in attr_dicts(f, key, 0))
 
 
+# On a module that XLA's partitioner made (coll-xla-partition sets it;
+# coll-from-stablehlo drops it): its entry is one device's program over
+# partitions 0..mhlo.num_partitions-1.
+PARTITIONED_ATTR = "coll.xla_partitioned"
+
+
+def is_partitioned(module_op):
+    return PARTITIONED_ATTR in module_op.attributes
+
+
 # -- the frontend (frontends/__init__.py) --------------------------------------
 NAME = "stablehlo"
 # its arguments are global arrays, laid out over the mesh by the shardings
@@ -257,9 +267,10 @@ def route(module_op=None, backend=None, **_):
     # 16-bit float contractions accumulate in f32, as XLA's dot_general.
     front = ["coll-from-stablehlo", "coll-stablehlo-to-linalg", "coll-widen-contractions"]
     if module_op is not None and is_jit(module_op):
-        # No cse before partitioning: one linalg.fill shared by two matmuls
-        # of different shardings aborts upstream's shard-partition (22.1.8).
-        return front + shard.route()
+        # XLA's partitioner first (frontends/stablehlo_partition.py says
+        # why not upstream's): then it is one device's program, as a
+        # shard_map's body is.
+        front = ["coll-xla-partition"] + front
     # Elementwise ops fused, splat constants folded into their bodies: one
     # kernel per chain on the GPU route, and no constant buffer
     # (memref.get_global) that device code cannot read.
