@@ -22,9 +22,9 @@ Two forms come in (docs/frontends.md):
   the `sdy.mesh`), collective_permute coll.permute over the pairs it
   names, `partition_id` a read of the rank;
 - **jit with shardings** (`sdy.sharding` on arguments and results, no
-  collective yet): the shardings become upstream `shard` annotations and
-  the module takes coll's shard route, whose partitioning inserts the
-  collectives XLA's partitioner would.
+  collective yet): XLA's own partitioner makes it one device's program
+  with collectives (`coll-xla-partition`, frontends/stablehlo_partition.py,
+  which says why not upstream's), which is imported as a shard_map body.
 
 In both, the local compute is still StableHLO: `coll-stablehlo-to-linalg`
 runs jaxlib's own `stablehlo-legalize-to-linalg` in a child process

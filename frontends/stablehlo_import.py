@@ -2,9 +2,11 @@
 the layouts at the boundary, is frontends/stablehlo.py):
 
 - coll-from-stablehlo: a shard_map body (Shardy's sdy.manual_computation,
-  or GSPMD's manual region) becomes the function's body, an SPMD function
-  whose collectives are coll's tensor collectives; a jit program's Shardy
-  shardings become upstream shard annotations; calls are inlined;
+  or GSPMD's manual region), or the program XLA's partitioner made of a
+  jit program (coll-xla-partition), becomes the function's body, an SPMD
+  function whose collectives are coll's tensor collectives; an
+  unpartitioned jit program's Shardy shardings become upstream shard
+  annotations (for the shard route); calls are inlined;
 - coll-stablehlo-to-linalg: the local compute to linalg with jaxlib's own
   stablehlo-legalize-to-linalg, in a child process (jaxlib bundles another
   MLIR than coll's).

@@ -57,8 +57,9 @@ def _check_blocks(module_op, boundary, found):
                 if per_partition[p] != want:
                     raise StableHLOError(
                         f"XLA's partitioner gives partition {p} the block {per_partition[p]} of {what} #{i} "
-                        f"but its sharding says {want}; expected every argument and result of the jit with a "
-                        "sharding (in_shardings and out_shardings), which XLA keeps", where)
+                        f"but its sharding gives rank {p} {want}; expected a sharding on every argument and "
+                        "result (jit's in_shardings and out_shardings, which XLA keeps) over a mesh in device "
+                        "order (device_ids 0..N-1: partition p is rank p)", where)
 
 
 @register("coll-xla-partition",
