@@ -29,7 +29,7 @@ from mlir import ir
 
 from ..core.registry import register
 from ..ir.walk import all_ops
-from .stablehlo import PARTITIONED_ATTR, StableHLOError, entry, is_jit, layouts
+from .stablehlo import PARTITIONED_ATTR, StableHLOError, detect, entry, is_jit, layouts
 from .stablehlo_import import _legalize_error
 
 PARTITION = Path(__file__).with_name("jaxlib_partition.py")
@@ -69,7 +69,7 @@ def _check_blocks(module_op, boundary, found):
           anchor="builtin.module")
 def xla_partition(module_op):
     with module_op.context, module_op.location:
-        if not is_jit(module_op):
+        if not detect(module_op) or not is_jit(module_op):
             return
         boundary = layouts(module_op)
         n = math.prod(boundary.grid)

@@ -131,6 +131,19 @@ def test_missing_jaxlib_is_a_located_error(tmp_path, monkeypatch, ctx):
     assert "make setup" in d.message
 
 
+def test_missing_jaxlib_for_xla_partitioning_is_a_located_error(tmp_path, monkeypatch, ctx):
+    fake = tmp_path / "jaxlib"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('no jaxlib in this test')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    module = stablehlo.parse(_text("mlp_jit"))
+    with pytest.raises(ir.MLIRError) as e:
+        pipeline.run(module, routes.pipeline(["coll-xla-partition"]))
+    d = e.value.error_diagnostics[0]
+    assert "partitioned by XLA's partitioner, and jaxlib does not import here" in d.message
+    assert "no jaxlib in this test" in d.message and "make setup" in d.message
+
+
 BROADCAST = """"builtin.module"() ({
   "sdy.mesh"() <{mesh = #sdy.mesh<["x"=4], device_ids=[1, 0, 3, 2]>, sym_name = "mesh"}> : () -> ()
   "func.func"() <{function_type = (tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>), sym_name = "main"}> ({
