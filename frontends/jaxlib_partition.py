@@ -69,9 +69,9 @@ def main():
     with jax_mlir.make_ir_context():
         module = ir.Module.parse(stablehlo)
         out = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
-        main_type = ir.Module.parse(text).body.operations
-        ft = next(ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value) for op in main_type
-                  if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        # The global shapes: of @main, the entry XLA compiled.
+        main = ir.SymbolTable(ir.Module.parse(text).operation)["main"]
+        ft = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         shapes_in = [list(ir.RankedTensorType(t).shape) for t in ft.inputs]
         shapes_out = [list(ir.RankedTensorType(t).shape) for t in ft.results]
 

@@ -28,9 +28,9 @@ from ..ir.walk import all_ops, clone_remapped
 from .shard import grid_groups
 from .spmd import RANKS_ATTR
 from .stablehlo import (COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITION, DEFERRED_CALL, IMPORTED, KINDS, NO_FORM,
-                        PARTITIONED_ATTR, PERMUTE, PREFIXES, StableHLOError, attr_dicts, boundary_values, entry, gspmd_of,
-                        Mesh, is_jit, is_partitioned, layouts, manual_boundary, meshes_of, num_attr, read_sharding,
-                        shard_map_of)
+                        PERMUTE, PREFIXES, StableHLOError, attr_dicts, boundary_values, entry, gspmd_of,
+                        is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
+from .stablehlo import PARTITIONED_ATTR, Mesh, is_partitioned  # XLA's partitioned programs (coll-xla-partition)
 
 MAX_CALL_DEPTH = 64
 LEGALIZE = Path(__file__).with_name("jaxlib_legalize.py")
