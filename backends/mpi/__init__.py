@@ -17,8 +17,11 @@ DEFAULT_TIMEOUT = 120.0
 
 # CPU_TO_LLVM with its dialect conversions replaced by convert-to-llvm, the
 # one pass that knows the mpi dialect (it reads the module's dlti.map for
-# the ABI); math-to-libm first, as convert-to-llvm would inline nothing.
+# the ABI); math to LLVM intrinsics, then to libm, first, as convert-to-llvm
+# would inline nothing (and libm has no rsqrtf, which math-to-libm would call
+# for a layernorm's jax.lax.rsqrt: math-to-llvm expands it, as on the CPU route).
 MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
+    "convert-math-to-llvm",
     "convert-math-to-libm",
     "convert-to-llvm",
     "reconcile-unrealized-casts",
