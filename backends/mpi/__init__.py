@@ -20,7 +20,14 @@ DEFAULT_TIMEOUT = 120.0
 # the ABI); math to LLVM intrinsics, then to libm, first, as convert-to-llvm
 # would inline nothing (and libm has no rsqrtf, which math-to-libm would call
 # for a layernorm's jax.lax.rsqrt: math-to-llvm expands it, as on the CPU route).
+# bf16 arithmetic and math computed in f32, their conversions as integer
+# arithmetic: x86 codegen of bf16 calls compiler-rt's __truncsfbf2, which
+# the library does not find (GCC 12's libgcc has none; the CPU route's JIT
+# finds one in the process).
 MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
+    "math-extend-to-supported-types{target-type=f32}",
+    "arith-expand{include-bf16=true}",
     "convert-math-to-llvm",
     "convert-math-to-libm",
     "convert-to-llvm",
