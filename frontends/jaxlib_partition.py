@@ -25,6 +25,23 @@ import sys
 import tempfile
 
 
+def _drop_copies(module, ir):
+    """HLO's copy (a sharding constraint's, a resharding's) is mhlo.copy:
+    on tensors it is its operand, and StableHLO has no such op for the
+    legalization to linalg to take."""
+    copies = []
+
+    def visit(op):
+        if op.name == "mhlo.copy":
+            copies.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in copies:
+        op.results[0].replace_all_uses_with(op.operands[0])
+        op.erase()
+
+
 def main():
     n = int(sys.argv[1])
     text = sys.stdin.read()
@@ -32,7 +49,11 @@ def main():
         # Before jax starts: the device count and the dump are fixed then.
         os.environ["XLA_FLAGS"] = " ".join([
             os.environ.get("XLA_FLAGS", ""), f"--xla_force_host_platform_device_count={n}",
-            f"--xla_dump_to={dump}", "--xla_dump_hlo_pass_re=spmd-partitioning", "--xla_dump_hlo_as_text"])
+            f"--xla_dump_to={dump}", "--xla_dump_hlo_pass_re=spmd-partitioning", "--xla_dump_hlo_as_text",
+            # Replica groups as lists of partition ids: as mesh axes
+            # (`mesh[...], device_ids=([2,4]T(1,0)) {axis}`), hlo_to_stablehlo
+            # drops the device order and the groups come out wrong.
+            "--xla_enable_rgv3_materialization=false"])
         os.environ["JAX_PLATFORMS"] = "cpu"
         try:
             import numpy as np
@@ -68,6 +89,7 @@ def main():
     stablehlo = xc._xla.mlir.hlo_to_stablehlo(hlo.as_serialized_hlo_module_proto())
     with jax_mlir.make_ir_context():
         module = ir.Module.parse(stablehlo)
+        _drop_copies(module, ir)
         out = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
         # The global shapes: of @main, the entry XLA compiled.
         main = ir.SymbolTable(ir.Module.parse(text).operation)["main"]

@@ -114,16 +114,12 @@ class _Importer:
 
     def partitioned(self, f):
         """A module XLA's partitioner made (coll-xla-partition): its entry is
-        already one device's program, over the partitions 0..N-1 (the device
+        already one device's program, rank p partition p (the device
         assignment coll-xla-partition compiles with), its collectives'
-        groups on the mesh XLA's converter writes, else on the partitions."""
+        groups lists of partition ids (a group over mesh axes, which
+        hlo_to_stablehlo writes without their device order, is refused)."""
         n = self.partitions or 1
-        meshes = list(self.meshes.values())
-        mesh = meshes[0] if len(meshes) == 1 else Mesh("partitions", [("p", n)], list(range(n)))
-        if mesh.size != n:
-            raise StableHLOError(f"mesh @{mesh.name} of {mesh.size} devices in a program XLA partitioned for {n}",
-                                 f.location)
-        self.spmd(f, mesh)
+        self.spmd(f, Mesh("partitions", [("p", n)], list(range(n))))
 
     def communicates(self, f):
         """Whether `f` has a collective; a program XLA partitioned needs none

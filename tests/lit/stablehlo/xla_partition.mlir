@@ -2,19 +2,32 @@
 // in_shardings P(), P(None, "x"), P("x", None) on 8 devices, a replicated
 // result) partitioned by XLA's own partitioner (jaxlib, in a child
 // process): one device's program, its local types, the psum XLA inserted
-// over the mesh XLA's converter writes, marked for coll-from-stablehlo,
-// which imports it as one device's program (coll.ranks, coll.all_reduce).
+// over lists of partition ids, marked for coll-from-stablehlo, which
+// imports it as one device's program (coll.ranks, coll.all_reduce).
 // REQUIRES: jaxlib
 // RUN: coll-opt --allow-unregistered-dialect --coll-xla-partition %S/Inputs/mlp_jit.mlir | FileCheck %s
 // RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-xla-partition,coll-from-stablehlo)' %S/Inputs/mlp_jit.mlir | FileCheck %s --check-prefix=IMPORT
+// RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-xla-partition,coll-from-stablehlo)' %S/Inputs/jit_constraints_2d.mlir | FileCheck %s --check-prefix=GRID
 // RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-xla-partition %S/Inputs/xla_partition_errors.mlir
 
 // CHECK: module @jit_mlp attributes {coll.xla_partitioned, {{.*}}mhlo.num_partitions = 8 : i32
-// CHECK: "sdy.mesh"() <{mesh = #sdy.mesh<["axis_0"=1, "axis_1"=8]>
+// CHECK-NOT: sdy.mesh
 // CHECK-LABEL: func.func @main(%arg0: tensor<8x16xf32> {mhlo.sharding = "{replicated}"}, %arg1: tensor<16x1xf32> {mhlo.sharding = "{devices=[1,8]<=[8]}"}, %arg2: tensor<1x16xf32> {mhlo.sharding = "{devices=[8,1]<=[8]}"}) -> tensor<8x16xf32>
 // CHECK: %[[Y:.*]] = "stablehlo.dot"(%{{.*}}, %arg2) {{.*}} -> tensor<8x16xf32>
-// CHECK: "stablehlo.all_reduce"(%[[Y]]) <{{{.*}}replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = [#stablehlo.axis_ref<name = "axis_1">]>, use_global_device_ids}>
+// CHECK: "stablehlo.all_reduce"(%[[Y]]) <{{{.*}}replica_groups = dense<{{\[\[}}0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>, use_global_device_ids}>
 // CHECK-NOT: sdy.sharding
+
+// Inputs/jit_constraints_2d.mlir: on a 2x4 mesh (dp, tp), x split over dp,
+// two with_sharding_constraint (sdy.sharding_constraint: XLA's copies,
+// dropped); XLA slices W1 by the rank (partition_id, then the rank) and
+// gathers over dp, then over tp: groups of partition ids, in mesh order.
+// GRID-LABEL: func.func @main(%arg0: tensor<4x16xf32> {bufferization.writable = false}, %arg1: tensor<16x32xf32> {bufferization.writable = false}, %arg2: tensor<32x16xf32> {bufferization.writable = false}) -> tensor<8x16xf32> attributes {coll.ranks = 8 : i64}
+// GRID: mpi.comm_rank
+// GRID: "stablehlo.dynamic_slice"(%arg1,
+// GRID: "coll.all_gather"(%{{.*}}) {devices = array<i64: 0, 1>, gather_axis = 0 : i64, groups = array<i64: 0, 4, 1, 5, 2, 6, 3, 7>
+// GRID: "coll.all_gather"(%{{.*}}) {devices = array<i64: 0, 1, 2, 3>, gather_axis = 1 : i64, groups = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>
+// GRID-NOT: mhlo.copy
+// GRID-NOT: sdy.
 
 // IMPORT-NOT: coll.xla_partitioned
 // IMPORT-NOT: sdy.mesh
