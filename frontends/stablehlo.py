@@ -47,7 +47,7 @@ from ..core.errors import PassError
 from ..ir import MAX_DEVICES, make_context
 from ..ir.kinds import ELEMENTS
 from ..ir.walk import all_ops
-from . import shard, stablehlo_xla, tensor
+from . import stablehlo_xla, tensor
 from .shard import Boundary, Layout
 
 # How to get the generic form out of JAX: said with every refusal of another form.

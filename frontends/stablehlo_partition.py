@@ -73,33 +73,41 @@ def xla_partition(module_op):
             return
         boundary = layouts(module_op)
         n = math.prod(boundary.grid)
-        ops = [op for op in all_ops(module_op) if op.name.startswith("stablehlo.")]  # where XLA's errors go
-        text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
-        try:
-            proc = subprocess.run([sys.executable, str(PARTITION), str(n)], input=text, capture_output=True,
-                                  text=True, timeout=PARTITION_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise StableHLOError(f"XLA's partitioner did not finish within {PARTITION_TIMEOUT} s",
-                                 module_op.location) from None
-        if proc.returncode == 3:
-            raise StableHLOError(f"a jit program with shardings is partitioned by XLA's partitioner, and jaxlib "
-                                 f"does not import here ({proc.stderr.strip()}); expected jax and jaxlib installed "
-                                 "(`make setup`, or pip install -e '.[jax]')", entry(module_op).location)
-        if proc.returncode != 0:
-            raise _legalize_error(proc.stderr, ops, module_op, who="XLA's partitioner")
-        found = json.loads(proc.stdout)
-        _check_blocks(module_op, boundary, found)
-        new = ir.Module.parse(found["module"], module_op.context)
-        body = module_op.regions[0].blocks[0]
-        for op in list(body.operations):
-            op.operation.erase()
-        for op in list(new.body.operations):
-            op = op.operation
-            op.detach_from_parent()
-            ir.InsertionPoint(body).insert(op)
-        for name in list(new.operation.attributes):
-            module_op.attributes[name] = new.operation.attributes[name]
+        if n > 1:
+            _partition(module_op, boundary, n)
         # XLA's attribute for the partition count, and the mark that this
-        # is XLA's per-device program: what the import reads.
+        # is XLA's per-device program (one device's: as it was): what the
+        # import reads.
         module_op.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), n)
         module_op.attributes[PARTITIONED_ATTR] = ir.UnitAttr.get()
+
+
+def _partition(module_op, boundary, n):
+    """The module replaced by the one XLA's partitioner makes of it for n
+    partitions (XLA runs no partitioner for one)."""
+    ops = [op for op in all_ops(module_op) if op.name.startswith("stablehlo.")]  # where XLA's errors go
+    text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    try:
+        proc = subprocess.run([sys.executable, str(PARTITION), str(n)], input=text, capture_output=True,
+                              text=True, timeout=PARTITION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise StableHLOError(f"XLA's partitioner did not finish within {PARTITION_TIMEOUT} s",
+                             module_op.location) from None
+    if proc.returncode == 3:
+        raise StableHLOError(f"a jit program with shardings is partitioned by XLA's partitioner, and jaxlib "
+                             f"does not import here ({proc.stderr.strip()}); expected jax and jaxlib installed "
+                             "(`make setup`, or pip install -e '.[jax]')", entry(module_op).location)
+    if proc.returncode != 0:
+        raise _legalize_error(proc.stderr, ops, module_op, who="XLA's partitioner")
+    found = json.loads(proc.stdout)
+    _check_blocks(module_op, boundary, found)
+    new = ir.Module.parse(found["module"], module_op.context)
+    body = module_op.regions[0].blocks[0]
+    for op in list(body.operations):
+        op.operation.erase()
+    for op in list(new.body.operations):
+        op = op.operation
+        op.detach_from_parent()
+        ir.InsertionPoint(body).insert(op)
+    for name in list(new.operation.attributes):
+        module_op.attributes[name] = new.operation.attributes[name]

@@ -8,6 +8,7 @@
 // RUN: coll-opt --allow-unregistered-dialect --coll-xla-partition %S/Inputs/mlp_jit.mlir | FileCheck %s
 // RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-xla-partition,coll-from-stablehlo)' %S/Inputs/mlp_jit.mlir | FileCheck %s --check-prefix=IMPORT
 // RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-xla-partition,coll-from-stablehlo)' %S/Inputs/jit_constraints_2d.mlir | FileCheck %s --check-prefix=GRID
+// RUN: coll-opt --allow-unregistered-dialect --pass-pipeline='builtin.module(coll-xla-partition,coll-from-stablehlo)' %S/Inputs/jit_one_device.mlir | FileCheck %s --check-prefix=ONE
 // RUN: coll-opt --allow-unregistered-dialect --split-input-file --verify-diagnostics --coll-xla-partition %S/Inputs/xla_partition_errors.mlir
 
 // CHECK: module @jit_mlp attributes {coll.xla_partitioned, {{.*}}mhlo.num_partitions = 8 : i32
@@ -34,3 +35,8 @@
 // IMPORT-LABEL: func.func @main(%arg0: tensor<8x16xf32> {bufferization.writable = false}, %arg1: tensor<16x1xf32> {bufferization.writable = false}, %arg2: tensor<1x16xf32> {bufferization.writable = false}) -> tensor<8x16xf32> attributes {coll.ranks = 8 : i64}
 // IMPORT: "coll.all_reduce"(%{{.*}}) {devices = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, kind = "sum"
 // IMPORT-NOT: stablehlo.all_reduce
+
+// A mesh of one device: nothing to partition (XLA runs no partitioner),
+// one rank's program as it was.
+// ONE-LABEL: func.func @main(%arg0: tensor<4xf32> {bufferization.writable = false}) -> tensor<4xf32> attributes {coll.ranks = 1 : i64}
+// ONE-NEXT: "stablehlo.add"(%arg0, %arg0)
