@@ -40,6 +40,10 @@ PATTERNS = {
     "moe_all_to_all": "MoE dispatch/combine with all_to_all and routing masks",
     "jit_mlp_bias": "jax.jit + NamedSharding: an MLP with biases on a 1-D mesh",
     "jit_block_2d": "jax.jit + NamedSharding: a transformer block (attention, layernorm) on a 2-D mesh",
+    "jit_mlp_bias_tp": "jax.jit + NamedSharding: a tensor-parallel MLP with biases (W1 and b1 by columns, W2 by "
+                       "rows) on a 1-D mesh",
+    "jit_transformer_2d": "jax.jit + NamedSharding: a transformer block (multi-head attention, two layernorms, a "
+                          "gelu MLP), the batch over dp, heads and hidden units over tp of a 2-D mesh",
     "mesh2d_step": "2-D mesh: psum over tp, pmean over dp, all_gather over dp",
     "int_bool": "ppermute/psum/pmax/pmin on int32 and an all_gather of bools",
 }
@@ -220,6 +224,38 @@ def programs(devices=8, scale="test", names=None):
     table["jit_block_2d"] = ((jit_block, None, None), lambda rng: [
         normal(rng, 4, seq, feat), 1 + normal(rng, feat, scale_=0.1), normal(rng, feat, scale_=0.1)]
         + [normal(rng, feat, feat, scale_=feat ** -0.5) for _ in range(4)])
+
+    jit_tp = jax.jit(mlp_bias, in_shardings=(sh(mesh, P()), sh(mesh, P(None, "x")), sh(mesh, P("x")),
+                                             sh(mesh, P("x", None)), sh(mesh, P())), out_shardings=sh(mesh, P()))
+    table["jit_mlp_bias_tp"] = ((jit_tp, None, None), lambda rng: [
+        normal(rng, batch, feat), normal(rng, feat, hid, scale_=feat ** -0.5), normal(rng, hid, scale_=0.1),
+        normal(rng, hid, feat, scale_=hid ** -0.5), normal(rng, feat, scale_=0.1)])
+
+    def layernorm_stats(x, g, b):
+        # Flax's LayerNorm's statistics (mean of squares), not jnp.var: its
+        # bool mask, used by two layernorms, is still coll's i1 storage bug
+        # (megatron_mlp).
+        mu = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean(jnp.square(x), axis=-1, keepdims=True) - jnp.square(mu)
+        return (x - mu) * jax.lax.rsqrt(var + 1e-5) * g + b
+
+    def transformer(x, g1, b1, wq, wk, wv, wo, g2, b2, w1, w2):
+        heads = 4  # reshapes of the activations: [batch, seq, heads, feat / heads]
+        split = lambda t: t.reshape(*t.shape[:2], heads, -1)  # noqa: E731
+        h = layernorm_stats(x, g1, b1)
+        q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
+        p = jax.nn.softmax(jnp.einsum("bshd,bthd->bhst", q, k) / np.sqrt(q.shape[-1]), axis=-1)
+        x = x + jnp.einsum("bhst,bthd->bshd", p, v).reshape(x.shape) @ wo
+        return x + jax.nn.gelu(layernorm_stats(x, g2, b2) @ w1) @ w2
+
+    cols, rows, rep = sh(mesh2, P(None, "tp")), sh(mesh2, P("tp", None)), sh(mesh2, P())
+    jit_transformer = jax.jit(transformer, in_shardings=(sh(mesh2, P("dp")), rep, rep, cols, cols, cols, rows, rep,
+                                                         rep, cols, rows), out_shardings=sh(mesh2, P("dp")))
+    table["jit_transformer_2d"] = ((jit_transformer, None, None), lambda rng: [
+        normal(rng, 4, seq, feat), 1 + normal(rng, feat, scale_=0.1), normal(rng, feat, scale_=0.1)]
+        + [normal(rng, feat, feat, scale_=feat ** -0.5) for _ in range(4)]
+        + [1 + normal(rng, feat, scale_=0.1), normal(rng, feat, scale_=0.1),
+           normal(rng, feat, hid, scale_=feat ** -0.5), normal(rng, hid, feat, scale_=hid ** -0.5)])
 
     # -- 2-D mesh: tensor parallel inside, data parallel across.
     def mesh2d(w1, w2, x, y):

@@ -225,9 +225,11 @@ def _expand_local(func_op, n):
 
 
 def is_spmd(func_op):
-    """Whether `func_op` is in SPMD form with collectives to expand."""
-    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and bool(
-        find_ops(func_op, lambda n: n in COLLECTIVES))  # nested ones too (a loop around a collective)
+    """Whether `func_op` is in SPMD form to expand: with collectives, or
+    over several ranks without one (a batch split that XLA's partitioner
+    made: every rank runs its block, and nothing moves)."""
+    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and (
+        ranks_of(func_op) > 1 or bool(find_ops(func_op, lambda n: n in COLLECTIVES)))  # nested ones too (a loop)
 
 
 @register("coll-spmd-to-global",
@@ -269,7 +271,7 @@ GLOBAL = False
 
 
 def detect(module_op):
-    """Whether the module holds an SPMD function with collectives."""
+    """Whether the module holds an SPMD function (is_spmd)."""
     return any(is_spmd(f) for f in find_ops(module_op, "func.func"))
 
 

@@ -22,9 +22,9 @@ Two forms come in (docs/frontends.md):
   the `sdy.mesh`), collective_permute coll.permute over the pairs it
   names, `partition_id` a read of the rank;
 - **jit with shardings** (`sdy.sharding` on arguments and results, no
-  collective yet): the shardings become upstream `shard` annotations and
-  the module takes coll's shard route, whose partitioning inserts the
-  collectives XLA's partitioner would.
+  collective yet): XLA's own partitioner makes it one device's program
+  with collectives (`coll-xla-partition`, frontends/stablehlo_partition.py,
+  which says why not upstream's), which is imported as a shard_map body.
 
 In both, the local compute is still StableHLO: `coll-stablehlo-to-linalg`
 runs jaxlib's own `stablehlo-legalize-to-linalg` in a child process
@@ -47,7 +47,7 @@ from ..core.errors import PassError
 from ..ir import MAX_DEVICES, make_context
 from ..ir.kinds import ELEMENTS
 from ..ir.walk import all_ops
-from . import shard, stablehlo_xla, tensor
+from . import stablehlo_xla, tensor
 from .shard import Boundary, Layout
 
 # How to get the generic form out of JAX: said with every refusal of another form.
@@ -244,6 +244,16 @@ def is_jit(module_op):
                for attrs in attr_dicts(f, key, 0))
 
 
+# On a module that XLA's partitioner made (coll-xla-partition sets it;
+# coll-from-stablehlo drops it): its entry is one device's program over
+# partitions 0..mhlo.num_partitions-1.
+PARTITIONED_ATTR = "coll.xla_partitioned"
+
+
+def is_partitioned(module_op):
+    return PARTITIONED_ATTR in module_op.attributes
+
+
 # -- the frontend (frontends/__init__.py) --------------------------------------
 NAME = "stablehlo"
 # its arguments are global arrays, laid out over the mesh by the shardings
@@ -260,9 +270,10 @@ def route(module_op=None, backend=None, **_):
     # 16-bit float contractions accumulate in f32, as XLA's dot_general.
     front = ["coll-from-stablehlo", "coll-stablehlo-to-linalg", "coll-widen-contractions"]
     if module_op is not None and is_jit(module_op):
-        # No cse before partitioning: one linalg.fill shared by two matmuls
-        # of different shardings aborts upstream's shard-partition (22.1.8).
-        return front + shard.route()
+        # XLA's partitioner first (frontends/stablehlo_partition.py says
+        # why not upstream's): then it is one device's program, as a
+        # shard_map's body is.
+        front = ["coll-xla-partition"] + front
     # Elementwise ops fused, splat constants folded into their bodies: one
     # kernel per chain on the GPU route, and no constant buffer
     # (memref.get_global) that device code cannot read. coll-inits-as-inputs

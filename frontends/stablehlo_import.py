@@ -2,9 +2,11 @@
 the layouts at the boundary, is frontends/stablehlo.py):
 
 - coll-from-stablehlo: a shard_map body (Shardy's sdy.manual_computation,
-  or GSPMD's manual region) becomes the function's body, an SPMD function
-  whose collectives are coll's tensor collectives; a jit program's Shardy
-  shardings become upstream shard annotations; calls are inlined;
+  or GSPMD's manual region), or the program XLA's partitioner made of a
+  jit program (coll-xla-partition), becomes the function's body, an SPMD
+  function whose collectives are coll's tensor collectives; an
+  unpartitioned jit program's Shardy shardings become upstream shard
+  annotations (for the shard route); calls are inlined;
 - coll-stablehlo-to-linalg: the local compute to linalg with jaxlib's own
   stablehlo-legalize-to-linalg, in a child process (jaxlib bundles another
   MLIR than coll's).
@@ -29,6 +31,7 @@ from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITI
                         NO_FORM, PERMUTE, PREFIXES, StableHLOError, through_constraints, attr_dicts,
                         boundary_values, constant_work, entry, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
+from .stablehlo import PARTITIONED_ATTR, Mesh, is_partitioned  # XLA's partitioned programs (coll-xla-partition)
 
 MAX_CALL_DEPTH = 64
 LEGALIZE = Path(__file__).with_name("jaxlib_legalize.py")
@@ -68,6 +71,8 @@ class _Importer:
             self.inline_manual(f, mc)
         elif gspmd is not None:
             self.inline_gspmd(f, gspmd)
+        elif is_partitioned(self.module):
+            self.partitioned(f)
         elif is_jit(self.module):
             self.annotate(f)
         _inline_calls(self.module, f)
@@ -77,7 +82,7 @@ class _Importer:
                                  "collectives of shard_map bodies (sdy.manual_computation)", collectives[0].location)
         if collectives:
             walk_and_apply_patterns(f, self.patterns())
-        if self.mesh is not None and not any(op.name in COLLECTIVE_NAMES for op in all_ops(f)):
+        if self.mesh is not None and not self.communicates(f):
             # coll's SPMD form is a function whose ranks meet in collectives:
             # without one, the back ends would take it for one rank's program.
             raise StableHLOError(f"the shard_map body has no collective between its {self.mesh.size} devices (none, "
@@ -108,6 +113,20 @@ class _Importer:
                    for op in all_ops(self.module)):
             callee.erase()
 
+    def partitioned(self, f):
+        """A module XLA's partitioner made (coll-xla-partition): its entry is
+        already one device's program, rank p partition p (the device
+        assignment coll-xla-partition compiles with), its collectives'
+        groups lists of partition ids (a group over mesh axes, which
+        hlo_to_stablehlo writes without their device order, is refused)."""
+        n = self.partitions or 1
+        self.spmd(f, Mesh("partitions", [("p", n)], list(range(n))))
+
+    def communicates(self, f):
+        """Whether `f` has a collective; a program XLA partitioned needs none
+        (a batch split with nothing to combine)."""
+        return is_partitioned(self.module) or any(op.name in COLLECTIVE_NAMES for op in all_ops(f))
+
     def inline(self, f, mesh, anchor, body, args, results):
         """`body` (one device's program) moved into `f` before `anchor`: body
         argument k is f's argument args[k] (now of the local type), f's
@@ -117,7 +136,6 @@ class _Importer:
         if self.partitions is not None and self.partitions != mesh.size:
             raise StableHLOError(f"mhlo.num_partitions = {self.partitions} but the manual region runs on "
                                  f"{mesh.size} devices; expected it over every partition", anchor.location)
-        self.mesh = mesh
         block = f.regions[0].blocks[0]
         constants, inside = constant_work(f), {}
         if constants and any(a is None for a in args):  # cloned at the body's start: they move out with it
@@ -149,6 +167,12 @@ class _Importer:
             op.erase()
         ft = ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operands])
         f.attributes["function_type"] = ir.TypeAttr.get(ft)
+        self.spmd(f, mesh)
+
+    def spmd(self, f, mesh):
+        """f becomes an SPMD function of mesh.size ranks."""
+        self.mesh = mesh
+        block = f.regions[0].blocks[0]
         f.attributes[RANKS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), mesh.size)
         # The arguments are the caller's: bufferization must not write them.
         attrs = attr_dicts(f, "arg_attrs", len(block.arguments))
@@ -213,7 +237,7 @@ class _Importer:
         for op in [o.operation for o in self.module.regions[0].blocks[0].operations]:
             if op.name == "sdy.mesh":
                 op.erase()
-        for key in [a for a in self.module.attributes if a.startswith(PREFIXES)]:
+        for key in [a for a in self.module.attributes if a.startswith(PREFIXES) or a == PARTITIONED_ATTR]:
             del self.module.attributes[key]
 
     # -- the collectives ------------------------------------------------------
@@ -506,13 +530,13 @@ def stablehlo_to_linalg(module_op):
                              "it)", left[0].location)
 
 
-def _legalize_error(stderr, ops, module_op):
-    """What jaxlib said, at our op whose location it names."""
+def _legalize_error(stderr, ops, module_op, who="jaxlib's stablehlo-legalize-to-linalg"):
+    """What jaxlib's child (`who`) said, at our op whose location it names."""
     try:
         found = json.loads(stderr.strip().splitlines()[-1])
     except (ValueError, IndexError):
         found = [["", stderr.strip()[:500] or "the child process failed"]]
     where = {str(op.location): op.location for op in ops}
     loc, message = found[0]
-    return StableHLOError(f"jaxlib's stablehlo-legalize-to-linalg failed: {message}",
+    return StableHLOError(f"{who} failed: {message}",
                           where.get(loc, ops[0].location if ops else module_op.location))

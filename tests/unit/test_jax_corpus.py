@@ -22,8 +22,6 @@ REFUSED = {
     "fsdp_step": "'stablehlo.scatter' has no linalg form",
     "pipeline_loop": "'stablehlo.while' has no linalg form",
     "ring_attention": "'stablehlo.while' has no linalg form",
-    "jit_mlp_bias": "fail to get sharding option",
-    "jit_block_2d": "fail to get sharding option",
 }
 
 
@@ -52,3 +50,15 @@ def test_corpus_refusals_are_located(corpus, name):
     where, message = (str(diags[0].location), diags[0].message) if diags else (str(getattr(e.value, "location", "")), str(e.value))
     assert REFUSED[name] in message
     assert "jax_corpus.py" in where, f"not located at the JAX program: {where}"
+
+
+def test_jit_programs_are_partitioned_by_xla(corpus):
+    """jit + NamedSharding: XLA's own partitioner (coll-xla-partition) makes
+    one device's program, with the collectives XLA inserts, on a 1-D and a
+    2-D mesh; a batch split (jit_mlp_bias) has none, and each rank runs
+    its block."""
+    for name, ranks in (("jit_mlp_bias", 8), ("jit_transformer_2d", 8)):
+        prog = frontend.compile(corpus[name][0], stablehlo, backend="cpu")
+        assert prog.pipeline.startswith("builtin.module(coll-xla-partition,coll-from-stablehlo,"), name
+        assert prog.ranks == ranks and "coll-shard-partition" not in prog.pipeline
+    assert frontend.compile(corpus["jit_mlp_bias"][0], stablehlo, backend="cpu").inputs[0].split == [[0], []]

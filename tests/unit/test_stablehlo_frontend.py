@@ -110,10 +110,11 @@ def test_layouts_name_arguments_as_jax_does(ctx):
 def test_route_by_form(ctx):
     smap = stablehlo.route(stablehlo.parse(_text("psum")).operation)
     jit = stablehlo.route(stablehlo.parse(_text("mlp_jit")).operation)
-    assert smap[:2] == jit[:2] == ["coll-from-stablehlo", "coll-stablehlo-to-linalg"]
-    assert "coll-shard-partition" in jit and "coll-shard-partition" not in smap
+    assert smap[:2] == jit[1:3] == ["coll-from-stablehlo", "coll-stablehlo-to-linalg"]
+    # A jit program is partitioned by XLA first, then routed as a shard_map body.
+    assert jit == ["coll-xla-partition"] + smap
     assert tensor.route()[0] in smap
-    pipeline.build(routes.pipeline(smap))  # every element is a pass coll-opt knows
+    pipeline.build(routes.pipeline(jit))  # every element is a pass coll-opt knows
 
 
 def test_missing_jaxlib_is_a_located_error(tmp_path, monkeypatch, ctx):
@@ -128,6 +129,19 @@ def test_missing_jaxlib_is_a_located_error(tmp_path, monkeypatch, ctx):
     assert "'stablehlo.dot_general': the local compute is StableHLO" in d.message
     assert "jaxlib does not import here (ImportError: no jaxlib in this test)" in d.message
     assert "make setup" in d.message
+
+
+def test_missing_jaxlib_for_xla_partitioning_is_a_located_error(tmp_path, monkeypatch, ctx):
+    fake = tmp_path / "jaxlib"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('no jaxlib in this test')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    module = stablehlo.parse(_text("mlp_jit"))
+    with pytest.raises(ir.MLIRError) as e:
+        pipeline.run(module, routes.pipeline(["coll-xla-partition"]))
+    d = e.value.error_diagnostics[0]
+    assert "partitioned by XLA's partitioner, and jaxlib does not import here" in d.message
+    assert "no jaxlib in this test" in d.message and "make setup" in d.message
 
 
 BROADCAST = """"builtin.module"() ({
