@@ -100,6 +100,9 @@ def _main(job, rank):
     size = mpi.coll_mpi_size()
     if size != spec["ranks"] or mpi.coll_mpi_rank() != rank:
         status(f"refused: the program is for {spec['ranks']} ranks, the job has {size}")
+        # Every rank of the job refuses: none exits (and has mpirun kill the
+        # others) before all have said so.
+        mpi.coll_mpi_barrier()
         mpi.coll_mpi_finalize()
         return 4
     tag_ub = mpi.coll_mpi_tag_ub()
