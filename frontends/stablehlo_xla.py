@@ -67,6 +67,7 @@ def run(text: str, devices: int, xs: Sequence[np.ndarray], inputs: Sequence[str]
 def _child(d: str) -> None:
     import jax
     import ml_dtypes
+    jax.config.update("jax_enable_x64", True)  # f64 and i64 arrays stay what they are
     from jax._src import compiler, xla_bridge
     from jax._src.lib import xla_client as xc
     from jax._src.sharding_impls import GSPMDSharding

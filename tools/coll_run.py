@@ -511,7 +511,7 @@ class _ProgramJob(_Job):
 
 # Float outputs checked against another association of the same program:
 # the error allowed, relative to the largest value.
-FLOATS = {"f64": 1e-4, "f32": 1e-4, "f16": 1e-2, "bf16": 1e-2}
+FLOATS = {"f64": 1e-9, "f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
 
 
 class _GlobalJob(_Job):
