@@ -151,7 +151,8 @@ class GlobalProgram:
         every call (they are copied out by _gather; no page is faulted in
         again per call), or `fresh` ones (launch: programs in one mpirun)."""
         n = self.ranks
-        ins = [np.ascontiguousarray(x[lay.block(self.grid, r)]) for x, lay in zip(xs, self.inputs) for r in range(n)]
+        # np.asarray(order="C"), not ascontiguousarray: a 0-d block (a scalar) stays 0-d.
+        ins = [np.asarray(x[lay.block(self.grid, r)], order="C") for x, lay in zip(xs, self.inputs) for r in range(n)]
         if fresh or self._outs is None:
             outs = [aligned_zeros(lay.local, NUMPY_DTYPES[lay.element]) for lay in self.outputs for _ in range(n)]
             if fresh:

@@ -93,19 +93,19 @@ def programs(devices=8, scale="test", names=None):
     table = {}
 
     # -- data parallel: each device its batch, the whole model; pmean of grads.
-    def dp_step(w1, w2, x, y):
+    def dp_step(w1, w2, x, y, lr):  # lr: a scalar argument (0-d)
         def loss(p):
             h = jax.nn.relu(x @ p[0])
             return xent(h @ p[1], y)
         l, g = jax.value_and_grad(loss)((w1, w2))
         g = jax.lax.pmean(g, "x")
-        return w1 - 0.1 * g[0], w2 - 0.1 * g[1], jax.lax.pmean(l, "x")
+        return w1 - lr * g[0], w2 - lr * g[1], jax.lax.pmean(l, "x")
 
     def dp_inputs(rng):
         labels = rng.integers(0, 10, d * batch)
         return [normal(rng, feat, hid, scale_=feat ** -0.5), normal(rng, hid, 10, scale_=hid ** -0.5),
-                normal(rng, d * batch, feat), np.eye(10, dtype=np.float32)[labels]]
-    table["dp_mlp_step"] = (smap(dp_step, mesh, (P(), P(), P("x"), P("x")), (P(), P(), P())), dp_inputs)
+                normal(rng, d * batch, feat), np.eye(10, dtype=np.float32)[labels], np.float32(0.1)]
+    table["dp_mlp_step"] = (smap(dp_step, mesh, (P(), P(), P("x"), P("x"), P()), (P(), P(), P())), dp_inputs)
 
     # -- Megatron: W1 split by columns, W2 by rows, one psum; layernorm, gelu, residual.
     def megatron(x, g, b, w1, b1, w2):

@@ -72,5 +72,5 @@ def load(path, expected, hint=""):
                 raise NpzError(f"'{name}' is truncated: {len(data)} of {nbytes} bytes")
             a = np.frombuffer(data, dtype=dtype)
             a = a.reshape(shape, order="F" if fortran else "C")
-            out[name] = np.ascontiguousarray(a)
+            out[name] = np.asarray(a, order="C")  # a 0-d array stays 0-d (ascontiguousarray makes it 1-d)
     return out

@@ -29,7 +29,7 @@ NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
 
 def to_bf16(values):
     """float array -> uint16 bf16 bit patterns (round to nearest even)."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    bits = np.asarray(values, dtype=np.float32, order="C").view(np.uint32)
     rounded = bits + (0x7FFF + ((bits >> 16) & 1))
     out = (rounded >> 16).astype(np.uint16)
     nan = np.isnan(np.asarray(values, dtype=np.float32))
@@ -39,7 +39,7 @@ def to_bf16(values):
 
 def from_bf16(bits):
     """uint16 bf16 bit patterns (or an ml_dtypes.bfloat16 array) -> float32."""
-    bits = np.ascontiguousarray(bits).view(np.uint16)
+    bits = np.asarray(bits, order="C").view(np.uint16)
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
@@ -337,7 +337,7 @@ def as_array(arr, spec, what, writable=False):
     if not arr.flags.c_contiguous:
         if writable:
             raise ValueError(f"{what}: must be C-contiguous (the program writes it in place)")
-        arr = np.ascontiguousarray(arr)
+        arr = np.asarray(arr, order="C")  # not ascontiguousarray: a 0-d array stays 0-d
     if writable and not arr.flags.writeable:
         raise ValueError(f"{what}: the array is read-only, and the program writes it")
     return arr

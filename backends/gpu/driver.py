@@ -118,7 +118,7 @@ class Driver:
         self.check(self.lib.cuMemFree_v2(ptr), "cuMemFree")
 
     def upload(self, ptr, arr):
-        arr = np.ascontiguousarray(arr)
+        arr = np.asarray(arr, order="C")  # not ascontiguousarray: a 0-d array stays 0-d
         self.check(self.lib.cuMemcpyHtoD_v2(ptr, arr.ctypes.data, arr.nbytes), "cuMemcpyHtoD")
 
     def download(self, arr, ptr):

@@ -114,7 +114,7 @@ def _main(job, rank):
     calls = []
     for j, (p, lib) in enumerate(zip(programs, libs)):
         data = np.load(job / f"in{j}_{rank}.npz")
-        arrays = [np.ascontiguousarray(data[f"a{i}"]) if f"a{i}" in data.files else np.zeros(shape, dtype)
+        arrays = [np.asarray(data[f"a{i}"], order="C") if f"a{i}" in data.files else np.zeros(shape, dtype)
                   for i, (shape, dtype, _, _) in enumerate(p["slots"])]
         # A slot with a static layout runs in a buffer of its span; what is
         # saved is the window the program sees.

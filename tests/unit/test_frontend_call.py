@@ -80,3 +80,18 @@ def test_tiled_outputs_are_copied_whole():
     x = np.arange(8, dtype=np.int32)
     (y,) = prog.run([x])
     assert y.tolist() == [0, 10, 21, 31, 42, 52, 63, 73]
+
+
+def test_a_scalar_argument_stays_a_scalar():
+    # A 0-d global argument (a learning rate) reaches every rank as 0-d.
+    lay_in = Layout((), (), "f32", [])
+    lay_out = Layout((4,), (1,), "f32", [[0]])
+    seen = []
+
+    def write(call, ins, outs):
+        seen.extend(x.shape for x in ins)
+        for r, o in enumerate(outs):
+            o[...] = ins[r] * r
+    prog = frontend.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
+    (y,) = prog.run([np.float32(0.5)])
+    assert seen == [()] * 4 and y.tolist() == [0.0, 0.5, 1.0, 1.5]
