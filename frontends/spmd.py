@@ -18,6 +18,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.ops import COLLECTIVES, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
+from ..ir.views import constant_int
 from ..ir.walk import clone_remapped, find_ops
 
 RANKS_ATTR = "coll.ranks"
@@ -152,17 +153,19 @@ SHARED_OPS = ("coll.wait", "coll.join", "mpi.comm_world")
 
 def _straight_line(func_op):
     """Refuses what one clone per rank cannot express: several blocks,
-    control flow (ops with regions, but for linalg's bodies), results."""
+    collectives in control flow (counted loops are unrolled before:
+    _unroll_collective_loops), results. Regions without collectives are local work,
+    cloned whole."""
     blocks = func_op.regions[0].blocks
     if len(blocks) != 1:
         raise PassError("coll-spmd-to-global expands straight-line SPMD functions; this one has "
                         f"{len(blocks)} blocks (control flow)", func_op.location)
     for op in blocks[0].operations:
         op = op.operation
-        if len(op.regions) and not op.name.startswith("linalg."):
-            raise PassError(f"'{op.name}' holds regions (control flow, which may depend on the rank); "
-                            "coll-spmd-to-global expands straight-line local work (linalg, arith, memref "
-                            "ops) around the collectives: unroll or lower it in place with the mpi route "
+        if len(op.regions) and find_ops(op, lambda n: n in COLLECTIVES):
+            raise PassError(f"'{op.name}' holds collectives in its regions (control flow that may depend on the "
+                            "data or the rank); coll-spmd-to-global expands collectives at the top level and in "
+                            "scf.for loops with constant bounds (unrolled): lower it in place with the mpi route "
                             "(coll-spmd-to-mpi)", op.location)
         if op.name in COLLECTIVES and view(op).is_tensor:
             raise PassError(f"'{op.name}' is in the tensor form; bufferize the SPMD function first "
@@ -172,10 +175,58 @@ def _straight_line(func_op):
                             "(buffer-results-to-out-params)", op.location)
 
 
+# Most iterations coll-spmd-to-global unrolls, over all loops of a function.
+MAX_UNROLLED = 4096
+
+
+def _unroll_collective_loops(func_op):
+    """Each scf.for with constant bounds whose body holds a collective,
+    outermost first, replaced by one copy of its body per iteration: the
+    global view is straight code (the explicit level has no loops around
+    its copies), as `lax.fori_loop(..., unroll=True)` would give."""
+    budget = MAX_UNROLLED
+    while True:
+        loops = [op for op in find_ops(func_op, "scf.for") if find_ops(op, lambda n: n in COLLECTIVES)]
+        if not loops:
+            return
+        loop = loops[0]  # walk order: an outer loop before the ones in it
+        bounds = [constant_int(v) for v in list(loop.operands)[:3]]
+        if any(b is None for b in bounds) or bounds[2] <= 0:
+            return  # _straight_line refuses it, located
+        trips = range(*bounds)
+        budget -= len(trips)
+        if budget < 0:
+            raise PassError(f"'scf.for' of {len(trips)} iterations around collectives: coll-spmd-to-global "
+                            f"unrolls at most {MAX_UNROLLED} iterations; expected fewer, or the mpi route "
+                            "(coll-spmd-to-mpi keeps the loop)", loop.location)
+        body = loop.regions[0].blocks[0]
+        ops = [o.operation for o in body.operations]
+        current = list(loop.operands)[3:]
+        for i in trips:
+            with ir.InsertionPoint(loop), loop.location:
+                iv = ir.Operation.create("arith.constant", results=[ir.IndexType.get()],
+                                         attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), i)})
+            mapping = {body.arguments[0]: iv.results[0]}
+            mapping.update(zip(list(body.arguments)[1:], current))
+            for op in ops[:-1]:
+                clone_remapped(op, ir.InsertionPoint(loop), mapping)
+            current = [mapping.get(v, v) for v in ops[-1].operands]
+        for old, new in zip(loop.results, current):
+            old.replace_all_uses_with(new)
+        loop.erase()
+
+
 def _clone_for(op, mapping, r):
-    """Rank r's clone of local-work op `op` (before it), on rank r's values."""
+    """Rank r's clone of local-work op `op` (before it), on rank r's values;
+    a read of the rank in its regions (a loop's body) is the constant r."""
     new = clone_remapped(op, ir.InsertionPoint(op), mapping)
     new.attributes[DEVICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), r)
+    for rank in find_ops(new, lambda n: n in RANK_OPS):
+        with ir.InsertionPoint(rank), rank.location:
+            c = ir.Operation.create("arith.constant", results=[rank.results[0].type],
+                                    attributes={"value": ir.IntegerAttr.get(rank.results[0].type, r)})
+        rank.results[0].replace_all_uses_with(c.results[0])
+        rank.erase()
 
 
 def _expand_local(func_op, n):
@@ -243,6 +294,7 @@ def spmd_to_global(module_op):
             f = op.operation
             if f.name != "func.func" or ranks_of(f) is None:
                 continue
+            _unroll_collective_loops(f)
             if is_spmd(f) or (len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVES)):
                 _straight_line(f)  # refuses, located, what one clone per rank cannot express
             if is_spmd(f):

@@ -32,6 +32,7 @@ from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITI
                         boundary_values, constant_work, entry, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
 from .stablehlo import PARTITIONED_ATTR, Mesh, is_partitioned  # XLA's partitioned programs (coll-xla-partition)
+from .stablehlo_lower import lower
 
 MAX_CALL_DEPTH = 64
 LEGALIZE = Path(__file__).with_name("jaxlib_legalize.py")
@@ -502,6 +503,7 @@ def stablehlo_to_linalg(module_op):
         if op.name in IMPORTED:
             raise StableHLOError(f"'{op.name}' before coll-from-stablehlo: import the collectives first "
                                  "(stablehlo-legalize-to-linalg rewrites their reduction regions)", op.location)
+    lower(module_op)  # what jaxlib leaves: loops, scatter, ...
     text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
     try:
         proc = subprocess.run([sys.executable, str(LEGALIZE)], input=text, capture_output=True, text=True,

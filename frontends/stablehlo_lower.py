@@ -1,0 +1,314 @@
+"""The StableHLO ops jaxlib 0.10.2's stablehlo-legalize-to-linalg leaves,
+lowered in coll's MLIR before that pass runs (coll-stablehlo-to-linalg
+calls `lower`), or refused at the op with the JAX call behind it named:
+
+- while -> scf.for when it counts (lax.fori_loop, lax.scan: a counter
+  from a constant, below a constant, by one), else scf.while; the
+  collectives in its body stay there (coll-spmd-to-mpi lowers them in
+  the loop, coll-spmd-to-global unrolls it);
+- case -> scf.index_switch (lax.cond, lax.switch);
+- optimization_barrier -> its operands (jax.checkpoint);
+- scatter -> a loop nest over the update elements that combines each
+  into the operand with its region's kind (`.at[].set/add/mul/min/max`,
+  the gradients of gathers: take_along_axis, indexing).
+
+The ops left in the new regions are still StableHLO, for jaxlib.
+`OPS` is the table of what works (docs/frontends.md is generated from it:
+tools/gen_stablehlo_ops.py).
+"""
+import re
+
+from mlir import ir
+from mlir.dialects import arith, scf, tensor
+
+from ..ir.walk import all_ops
+from .stablehlo import StableHLOError
+
+# StableHLO op -> (how coll takes it, the JAX calls that emit it). "jaxlib":
+# jaxlib's stablehlo-legalize-to-linalg takes it to linalg; "coll": lowered
+# here; "refused": a located error (the reason).
+OPS = {
+    "stablehlo.while": ("coll", "scf.for (counted) or scf.while", "lax.fori_loop, lax.scan, lax.while_loop"),
+    "stablehlo.case": ("coll", "scf.index_switch", "lax.cond, lax.switch"),
+    "stablehlo.optimization_barrier": ("coll", "its operands", "jax.checkpoint (remat)"),
+    "stablehlo.scatter": ("coll", "scf.for nest of tensor.extract/insert, one operand; set, add, multiply, "
+                          "maximum, minimum, and, or, xor", "x.at[i].set/add/mul/min/max, gradients of "
+                          "indexing and jnp.take_along_axis"),
+    "stablehlo.gather": ("jaxlib", "linalg.generic", "x[i], jnp.take, jnp.take_along_axis"),
+    "stablehlo.dynamic_slice": ("jaxlib", "tensor.extract_slice", "lax.dynamic_slice, x[i] in a loop"),
+    "stablehlo.dynamic_update_slice": ("jaxlib", "tensor.insert_slice", "lax.dynamic_update_slice, lax.scan"),
+    "stablehlo.reduce_window": ("jaxlib", "linalg.pooling / generic", "jnp.cumsum, lax.reduce_window, "
+                                "pooling"),
+    "stablehlo.select_and_scatter": ("jaxlib", "linalg.generic", "gradient of max pooling"),
+    "stablehlo.rng_bit_generator": ("jaxlib", "linalg.generic", "lax.rng_bit_generator"),
+    "stablehlo.reduce": ("jaxlib", "linalg.reduce / generic", "jnp.sum, max, argmax, softmax"),
+    "stablehlo.dot_general": ("jaxlib", "linalg.matmul / batch_matmul / generic", "@, jnp.einsum"),
+    "stablehlo.convolution": ("jaxlib", "linalg.conv / generic", "lax.conv, jnp.convolve"),
+    "stablehlo.pad": ("jaxlib", "tensor.pad", "jnp.pad"),
+    "stablehlo.concatenate": ("jaxlib", "tensor ops", "jnp.concatenate, jnp.roll"),
+    "stablehlo.iota": ("jaxlib", "linalg.generic", "jnp.arange, one_hot"),
+    "elementwise (add, exponential, compare, select, convert, ...)": ("jaxlib", "linalg.generic", "jnp arithmetic"),
+    "stablehlo.sort": ("refused", "no lowering yet", "jnp.sort, jnp.argsort, lax.top_k"),
+    "stablehlo.custom_call": ("refused", "a call into XLA's runtime (LAPACK on the CPU)",
+                              "jnp.linalg.cholesky, qr, eigh, svd, solve"),
+    "stablehlo.fft": ("refused", "jaxlib leaves it", "jnp.fft"),
+}
+
+
+def _refuse(op, why):
+    _, _, calls = OPS[op.name]
+    raise StableHLOError(f"'{op.name}' (from {calls}) {why}", op.location)
+
+
+def _i(value):
+    return ir.IntegerAttr(value).value
+
+
+def _constant_of(value):
+    """The integer a splat stablehlo.constant (or arith.constant) gives, else None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name not in ("stablehlo.constant", "arith.constant"):
+        return None
+    attr = owner.attributes["value"]
+    try:
+        dense = ir.DenseIntElementsAttr(attr)
+        return int(dense[0]) if dense.is_splat or len(dense) == 1 else None
+    except ValueError:
+        try:
+            return _i(attr)
+        except ValueError:
+            return None
+
+
+def _index(n):
+    return arith.ConstantOp(ir.IndexType.get(), n).result
+
+
+# -- while -------------------------------------------------------------------
+
+def _counted(op):
+    """(lower, upper) when `op` counts: one carried value k starts at a
+    constant, the condition is only `k < upper` (signed, upper a constant),
+    and the body yields k + 1 at k; else None."""
+    cond, body = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    ret = cond.operations[len(cond.operations) - 1]
+    c = ret.operands[0].owner
+    if isinstance(c, ir.Block) or c.name != "stablehlo.compare":
+        return None
+    text = str(c.attributes["comparison_direction"])
+    a, b = c.operands
+    if "LT" not in text or not isinstance(a.owner, ir.Block) or a.owner != cond:
+        return None
+    if "compare_type" in c.attributes and "UNSIGNED" in str(c.attributes["compare_type"]):
+        return None
+    k, upper, lower = a.arg_number, _constant_of(b), _constant_of(op.operands[a.arg_number])
+    if upper is None or lower is None:
+        return None
+    step = body.operations[len(body.operations) - 1].operands[k].owner
+    if isinstance(step, ir.Block) or step.name != "stablehlo.add":
+        return None
+    x, y = step.operands
+    arg = body.arguments[k]
+    if not ((x == arg and _constant_of(y) == 1) or (y == arg and _constant_of(x) == 1)):
+        return None
+    return lower, upper
+
+
+def _move_body(block, into, args, terminator):
+    """The ops of `block` moved to the end of `into`, its arguments
+    replaced by `args`, its return by `terminator(operands)`."""
+    for old, new in zip(block.arguments, args):
+        old.replace_all_uses_with(new)
+    ops = [o.operation for o in block.operations]
+    for o in ops[:-1]:
+        o.detach_from_parent()
+        ir.InsertionPoint(into).insert(o)
+    with ir.InsertionPoint(into), ops[-1].location:
+        terminator(list(ops[-1].operands))
+    ops[-1].erase()
+
+
+def _while(op):
+    types = [r.type for r in op.results]
+    counted = _counted(op)
+    with ir.InsertionPoint(op), op.location:
+        if counted is not None:
+            lower, upper = counted
+            loop = scf.ForOp(_index(lower), _index(max(lower, upper)), _index(1), list(op.operands))
+            _move_body(op.regions[1].blocks[0], loop.body, list(loop.inner_iter_args),
+                       lambda vs: scf.YieldOp(vs))
+        else:
+            loop = ir.Operation.create("scf.while", results=types, operands=list(op.operands), regions=2)
+            before = loop.regions[0].blocks.append(*types)
+            after = loop.regions[1].blocks.append(*types)
+
+            def condition(vs):
+                flag = tensor.ExtractOp(vs[0], []).result
+                ir.Operation.create("scf.condition", operands=[flag, *before.arguments])
+            _move_body(op.regions[0].blocks[0], before, list(before.arguments), condition)
+            _move_body(op.regions[1].blocks[0], after, list(after.arguments), lambda vs: scf.YieldOp(vs))
+    for old, new in zip(op.results, loop.results):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+# -- case, optimization_barrier ------------------------------------------------
+
+def _case(op):
+    """case(index) -> scf.index_switch: index i < n-1 runs branch i, any
+    other the last (StableHLO's clamp to the default)."""
+    n = len(op.regions)
+    types = [r.type for r in op.results]
+    with ir.InsertionPoint(op), op.location:
+        i = tensor.ExtractOp(op.operands[0], []).result
+        i = arith.IndexCastOp(ir.IndexType.get(), i).result
+        switch = ir.Operation.create("scf.index_switch", results=types, operands=[i], regions=n,
+                                     attributes={"cases": ir.DenseI64ArrayAttr.get(list(range(n - 1)))})
+    # regions[0] is the default (the last branch), then case 0..n-2.
+    for k, region in enumerate(op.regions):
+        into = switch.regions[0 if k == n - 1 else k + 1].blocks.append()
+        _move_body(region.blocks[0], into, [], lambda vs: scf.YieldOp(vs))
+    for old, new in zip(op.results, switch.results):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+def _barrier(op):
+    for old, new in zip(op.results, op.operands):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+# -- scatter -----------------------------------------------------------------
+
+# The one op of an update region, on (current, update) -> arith op by element class.
+_COMBINE = {"stablehlo.add": (arith.AddFOp, arith.AddIOp), "stablehlo.multiply": (arith.MulFOp, arith.MulIOp),
+            "stablehlo.maximum": (arith.MaximumFOp, arith.MaxSIOp),
+            "stablehlo.minimum": (arith.MinimumFOp, arith.MinSIOp),
+            "stablehlo.and": (None, arith.AndIOp), "stablehlo.or": (None, arith.OrIOp),
+            "stablehlo.xor": (None, arith.XOrIOp)}
+
+
+def _update_kind(op):
+    """'set' when the region returns the update, else the one op of
+    _COMBINE it applies to (current, update)."""
+    block = op.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    cur, upd = block.arguments
+    ret = ops[-1]
+    if len(ops) == 1 and ret.operands[0] == upd:
+        return "set"
+    if len(ops) == 2 and ops[0].name in _COMBINE and set(ops[0].operands) == {cur, upd} \
+            and ret.operands[0] == ops[0].results[0]:
+        return ops[0].name
+    _refuse(op, f"updates with {[o.name for o in ops[:-1]]}; expected a region that returns the update or "
+                f"applies one of {', '.join(n.split('.')[1] for n in _COMBINE)}")
+
+
+def _dims(op):
+    """scatter_dimension_numbers read from its text (opaque to 22.1.8)."""
+    text = str(op.attributes["scatter_dimension_numbers"])
+
+    def field(name):
+        m = re.search(rf"\b{name}\s*=\s*\[([^\]]*)\]", text)
+        return [int(x) for x in m.group(1).split(",") if x.strip()] if m else []
+    m = re.search(r"index_vector_dim\s*=\s*(\d+)", text)
+    return {"window": field("update_window_dims"), "inserted": field("inserted_window_dims"),
+            "batch": field("input_batching_dims"), "index_batch": field("scatter_indices_batching_dims"),
+            "to_operand": field("scatter_dims_to_operand_dims"), "ivd": int(m.group(1)) if m else 0}
+
+
+def _scatter(op):
+    """StableHLO's scatter, element by element: for every index U of the
+    updates, the operand index is the start its scatter index gives (plus
+    the batch position) plus U's window part; a window outside the operand
+    is skipped whole (XLA's rule, which JAX's default mode relies on)."""
+    if len(op.operands) != 3:
+        _refuse(op, f"on {len(op.operands) // 2} operands; expected one operand (a tuple scatter is not lowered)")
+    operand, indices, updates = op.operands
+    kind = _update_kind(op)
+    d = _dims(op)
+    ot, it, ut = (ir.RankedTensorType(v.type) for v in (operand, indices, updates))
+    elem = ot.element_type
+    if not (ot.has_static_shape and it.has_static_shape and ut.has_static_shape):
+        _refuse(op, "on dynamic shapes; expected static shapes")
+    if not isinstance(it.element_type, ir.IntegerType) or it.element_type.is_unsigned:
+        _refuse(op, f"with indices of type {it.element_type}; expected signless integers")
+    is_float = not isinstance(elem, ir.IntegerType)
+    if kind != "set" and _COMBINE[kind][0 if is_float else 1] is None:
+        _refuse(op, f"combines with {kind} on {elem}")
+    if str(ir.RankedTensorType(op.results[0].type).element_type) != str(elem) or \
+            str(ut.element_type) != str(elem):
+        _refuse(op, "with element types that differ; expected one")
+    oshape, ishape, ushape = ot.shape, it.shape, ut.shape
+    ivd = d["ivd"]
+    scatter_dims = [k for k in range(len(ushape)) if k not in d["window"]]
+    # Window extent along each operand dim (1 where inserted or batched).
+    window_of = [k for k in range(len(oshape)) if k not in d["inserted"] and k not in d["batch"]]
+    extent = [1] * len(oshape)
+    for w, k in zip(d["window"], window_of):
+        extent[k] = ushape[w]
+    def element(acc, ivs):
+        """One update element combined into `acc` at its operand index."""
+        upos = [ivs[k] for k in scatter_dims]  # U's scatter dims: where its index vector is
+
+        def index_at(j):
+            pos = list(upos)
+            if ivd < len(ishape):
+                pos.insert(ivd, _index(j))
+            return arith.IndexCastOp(ir.IndexType.get(), tensor.ExtractOp(indices, pos).result).result
+        start = [_index(0)] * len(oshape)
+        for j, k in enumerate(d["to_operand"]):
+            start[k] = index_at(j)
+        for b, ib in zip(d["batch"], d["index_batch"]):
+            start[b] = upos[ib if ib < ivd else ib - 1]
+        full = list(start)
+        for k, w in zip(window_of, d["window"]):
+            full[k] = arith.AddIOp(start[k], ivs[w]).result
+        new = tensor.ExtractOp(updates, list(ivs)).result
+        if kind != "set":
+            new = _COMBINE[kind][0 if is_float else 1](tensor.ExtractOp(acc, full).result, new).result
+        inserted = tensor.InsertOp(new, acc, full).result
+        ok = None  # the whole window inside the operand (batch positions are)
+        for k in sorted(set(d["to_operand"])):
+            lo = arith.CmpIOp(arith.CmpIPredicate.sge, start[k], _index(0)).result
+            hi = arith.CmpIOp(arith.CmpIPredicate.sle, start[k], _index(oshape[k] - extent[k])).result
+            both = arith.AndIOp(lo, hi).result
+            ok = both if ok is None else arith.AndIOp(ok, both).result
+        return inserted if ok is None else arith.SelectOp(ok, inserted, acc).result
+
+    def nest(acc, ivs):
+        if len(ivs) == len(ushape):
+            return element(acc, ivs)
+        loop = scf.ForOp(_index(0), _index(ushape[len(ivs)]), _index(1), [acc])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([nest(loop.inner_iter_args[0], ivs + [loop.induction_variable])])
+        return loop.results[0]
+
+    with ir.InsertionPoint(op), op.location:
+        result = nest(operand, [])
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
+# -- the driver ----------------------------------------------------------------
+
+_LOWER = {"stablehlo.while": _while, "stablehlo.case": _case, "stablehlo.optimization_barrier": _barrier,
+          "stablehlo.scatter": _scatter}
+
+
+def lower(module_op):
+    """Every op of `_LOWER` in `module_op` lowered (outermost first: a
+    loop's body moves as it is, its own loops after); the refused ones
+    raise StableHLOError at the op."""
+    with module_op.context:
+        for op in all_ops(module_op):
+            if op.name in OPS and OPS[op.name][0] == "refused":
+                if op.name == "stablehlo.custom_call":
+                    target = ir.StringAttr(op.attributes["call_target_name"]).value \
+                        if "call_target_name" in op.attributes else "?"
+                    _refuse(op, f"calls {target}, {OPS[op.name][1]}: coll has no lowering for it")
+                _refuse(op, f"has no coll lowering ({OPS[op.name][1]})")
+        # Listed before any change: lowering erases ops (returns, regions).
+        for op in [o for o in all_ops(module_op) if o.name in _LOWER]:
+            _LOWER[op.name](op)
