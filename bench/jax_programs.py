@@ -18,7 +18,7 @@ DEVICES = 8
 NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
          "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit", "mlp_jit_2d",
          "megatron_mlp", "bf16_train_step", "sequence_parallel", "moe_all_to_all", "int_collectives",
-         "bool_collectives")
+         "bool_collectives", "pipeline_fori", "ring_attention", "fsdp_step", "scan_psum", "at_set", "take_along_grad", "while_psum")
 
 
 def _jax(devices):
@@ -106,6 +106,7 @@ def programs(n, devices=DEVICES, names=None):
                       out_shardings=sharded2(P("dp", None)))
     table["mlp_jit_2d"] = ((jitted2, None, None), mlp_inputs)
     table.update(_training_and_inference(jax, jnp, np, smap, d))
+    table.update(_loops_and_indexing(jax, d, n, smap, small))
     assert tuple(table) == NAMES, "NAMES lists the programs"
     unknown = sorted(set(names or ()) - set(table))
     if unknown:
@@ -183,6 +184,69 @@ def _training_and_inference(jax, jnp, np, smap, d):
                            inputs(normal(d * t, m), normal(m, d), normal(d, m, m, scale=0.3))),
         "int_collectives": (smap(ints, P("x"), (P("x"), P(), P(), P())), small),
         "bool_collectives": (smap(bools, P("x"), (P("x"), P(), P(), P())), small),
+
+
+def _loops_and_indexing(jax, d, n, smap, small):
+    """Programs with loops around collectives (fori_loop, scan, while_loop)
+    and with scatters (.at[].set/add, the gradient of take_along_axis)."""
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import PartitionSpec as P
+    ring = [(i, (i + 1) % d) for i in range(d)]
+    b, k = 4, 8  # rows per device, features
+
+    def normal(*shapes, scale=1.0):
+        return lambda rng: [(rng.standard_normal(s) * scale).astype(np.float32) for s in shapes]
+
+    def pipeline(x, w):  # stage r applies its weight, then hands its rows to stage r + 1
+        return jax.lax.fori_loop(0, d, lambda i, h: jax.lax.ppermute(jnp.tanh(h @ w), "x", ring), x)
+
+    def ring_attention(q, kk, v):  # K/V blocks travel the ring; softmax accumulated online
+        def step(i, c):
+            o, m, l, kb, vb = c
+            s = q @ kb.T / np.sqrt(k)
+            m2 = jnp.maximum(m, s.max(axis=1))
+            p = jnp.exp(s - m2[:, None])
+            scale = jnp.exp(m - m2)
+            o = o * scale[:, None] + p @ vb
+            l = l * scale + p.sum(axis=1)
+            return o, m2, l, jax.lax.ppermute(kb, "x", ring), jax.lax.ppermute(vb, "x", ring)
+        init = (jnp.zeros_like(q), q[:, 0] * 0 - jnp.inf, q[:, 0] * 0, kk, v)  # varying over x, as the body's
+        o, _, l, _, _ = jax.lax.fori_loop(0, d, step, init)
+        return o / l[:, None]
+
+    def fsdp_step(w, x):  # ZeRO-3: gather the weight, its gradient reduce-scattered back
+        def loss(w):
+            full = jax.lax.all_gather(w, "x", axis=0, tiled=True)
+            return jnp.sum(jnp.tanh(x @ full) ** 2)
+        return w - 0.1 * jax.grad(loss)(w)
+
+    def scan_psum(x):  # a psum per row, the rows collected (dynamic_update_slice in the loop)
+        return jax.lax.scan(lambda c, row: (c + row, jax.lax.psum(row * c, "x")), jnp.zeros_like(x[0]), x)[1]
+
+    def at_set(a, i):
+        return jax.lax.psum(a.at[i % a.shape[0]].set(7.0).at[(i + 1) % a.shape[0]].add(a[:i.shape[0]]), "x")
+
+    def take_along_grad(a, idx, c):
+        g = jax.grad(lambda a: jnp.sum(jnp.take_along_axis(a, idx, axis=1) ** 2 * c))(a)
+        return jax.lax.psum(g, "x")
+
+    def while_psum(x):  # a data-dependent trip count, the same on every device
+        return jax.lax.while_loop(lambda y: jax.lax.pmax(jnp.max(y), "x") < 1000.0,
+                                  lambda y: y + jax.lax.psum(y, "x") + 1.0, x)
+
+    rows = max(n // k, 1)
+    return {
+        "pipeline_fori": (smap(pipeline, (P("x"), P("x")), P("x")), normal((d * b, k), (d * k, k), scale=0.5)),
+        "ring_attention": (smap(ring_attention, (P("x"), P("x"), P("x")), P("x")), normal(*[(d * b, k)] * 3)),
+        "fsdp_step": (smap(fsdp_step, (P("x"), P("x")), P("x")), normal((d * 2, k), (d * b, d * 2), scale=0.3)),
+        "scan_psum": (smap(scan_psum, P(None, "x"), P(None, "x")), small(rows, d * k)),
+        "at_set": (smap(at_set, (P("x"), P("x")), P()),
+                   lambda rng: [*small(d * n)(rng), rng.integers(-n, n, (d * 4,)).astype(np.int32)]),
+        "take_along_grad": (smap(take_along_grad, (P("x"), P("x"), P("x")), P()),
+                            lambda rng: [*small(d * b, k)(rng), rng.integers(0, k, (d * b, 3)).astype(np.int32),
+                                         *small(d * b, 3)(rng)]),
+        "while_psum": (smap(while_psum, P("x"), P("x")), lambda rng: [rng.random(d * n).astype(np.float32)]),
     }
 
 
