@@ -224,8 +224,8 @@ def _loops_and_indexing(jax, d, n, smap, small):
     def scan_psum(x):  # a psum per row, the rows collected (dynamic_update_slice in the loop)
         return jax.lax.scan(lambda c, row: (c + row, jax.lax.psum(row * c, "x")), jnp.zeros_like(x[0]), x)[1]
 
-    def at_set(a, i):
-        return jax.lax.psum(a.at[i % a.shape[0]].set(7.0).at[(i + 1) % a.shape[0]].add(a[:i.shape[0]]), "x")
+    def at_set(a, i):  # i in [-len, 2 len): negative ones count from the end, the others past it are dropped
+        return jax.lax.psum(a.at[i].set(7.0).at[(i + 1) % a.shape[0]].add(a[:i.shape[0]]), "x")
 
     def take_along_grad(a, idx, c):
         g = jax.grad(lambda a: jnp.sum(jnp.take_along_axis(a, idx, axis=1) ** 2 * c))(a)
@@ -242,7 +242,7 @@ def _loops_and_indexing(jax, d, n, smap, small):
         "fsdp_step": (smap(fsdp_step, (P("x"), P("x")), P("x")), normal((d * 2, k), (d * b, d * 2), scale=0.3)),
         "scan_psum": (smap(scan_psum, P(None, "x"), P(None, "x")), small(rows, d * k)),
         "at_set": (smap(at_set, (P("x"), P("x")), P()),
-                   lambda rng: [*small(d * n)(rng), rng.integers(-n, n, (d * 4,)).astype(np.int32)]),
+                   lambda rng: [*small(d * n)(rng), rng.integers(-n, 2 * n, (d * 4,)).astype(np.int32)]),
         "take_along_grad": (smap(take_along_grad, (P("x"), P("x"), P("x")), P()),
                             lambda rng: [*small(d * b, k)(rng), rng.integers(0, k, (d * b, 3)).astype(np.int32),
                                          *small(d * b, 3)(rng)]),

@@ -32,7 +32,7 @@ from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITI
                         boundary_values, constant_work, entry, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
 from .stablehlo import PARTITIONED_ATTR, Mesh, is_partitioned  # XLA's partitioned programs (coll-xla-partition)
-from .stablehlo_lower import lower
+from .stablehlo_lower import lower, refusal
 
 MAX_CALL_DEPTH = 64
 LEGALIZE = Path(__file__).with_name("jaxlib_legalize.py")
@@ -528,8 +528,7 @@ def stablehlo_to_linalg(module_op):
         ir.InsertionPoint(body).insert(op)
     left = _local_compute(module_op)
     if left:
-        raise StableHLOError(f"'{left[0].name}' has no linalg form (jaxlib's stablehlo-legalize-to-linalg left "
-                             "it)", left[0].location)
+        raise StableHLOError(refusal(left[0]), left[0].location)
 
 
 def _legalize_error(stderr, ops, module_op, who="jaxlib's stablehlo-legalize-to-linalg"):

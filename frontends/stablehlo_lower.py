@@ -265,17 +265,27 @@ def _scatter(op):
         full = list(start)
         for k, w in zip(window_of, d["window"]):
             full[k] = arith.AddIOp(start[k], ivs[w]).result
-        new = tensor.ExtractOp(updates, list(ivs)).result
-        if kind != "set":
-            new = _COMBINE[kind][0 if is_float else 1](tensor.ExtractOp(acc, full).result, new).result
-        inserted = tensor.InsertOp(new, acc, full).result
         ok = None  # the whole window inside the operand (batch positions are)
         for k in sorted(set(d["to_operand"])):
             lo = arith.CmpIOp(arith.CmpIPredicate.sge, start[k], _index(0)).result
             hi = arith.CmpIOp(arith.CmpIPredicate.sle, start[k], _index(oshape[k] - extent[k])).result
             both = arith.AndIOp(lo, hi).result
             ok = both if ok is None else arith.AndIOp(ok, both).result
-        return inserted if ok is None else arith.SelectOp(ok, inserted, acc).result
+
+        def combine():
+            new = tensor.ExtractOp(updates, list(ivs)).result
+            if kind != "set":
+                new = _COMBINE[kind][0 if is_float else 1](tensor.ExtractOp(acc, full).result, new).result
+            return tensor.InsertOp(new, acc, full).result
+        if ok is None:
+            return combine()
+        # An scf.if, not a select: an insert out of bounds writes past the buffer.
+        guard = scf.IfOp(ok, [acc.type], has_else=True)
+        with ir.InsertionPoint(guard.then_block):
+            scf.YieldOp([combine()])
+        with ir.InsertionPoint(guard.else_block):
+            scf.YieldOp([acc])
+        return guard.results[0]
 
     def nest(acc, ivs):
         if len(ivs) == len(ushape):
@@ -299,16 +309,20 @@ _LOWER = {"stablehlo.while": _while, "stablehlo.case": _case, "stablehlo.optimiz
 
 def lower(module_op):
     """Every op of `_LOWER` in `module_op` lowered (outermost first: a
-    loop's body moves as it is, its own loops after); the refused ones
-    raise StableHLOError at the op."""
+    loop's body moves as it is, its own loops after); what it cannot
+    lower raises StableHLOError at the op."""
     with module_op.context:
-        for op in all_ops(module_op):
-            if op.name in OPS and OPS[op.name][0] == "refused":
-                if op.name == "stablehlo.custom_call":
-                    target = ir.StringAttr(op.attributes["call_target_name"]).value \
-                        if "call_target_name" in op.attributes else "?"
-                    _refuse(op, f"calls {target}, {OPS[op.name][1]}: coll has no lowering for it")
-                _refuse(op, f"has no coll lowering ({OPS[op.name][1]})")
         # Listed before any change: lowering erases ops (returns, regions).
         for op in [o for o in all_ops(module_op) if o.name in _LOWER]:
             _LOWER[op.name](op)
+
+
+def refusal(op):
+    """Why `op`, which jaxlib left, has no coll form: the message of the
+    located error, naming the JAX calls that emit it."""
+    how, why, calls = OPS.get(op.name, ("refused", "", ""))
+    what = f"'{op.name}'" + (f" (from {calls})" if calls else "")
+    if op.name == "stablehlo.custom_call" and "call_target_name" in op.attributes:
+        what += f" calling {ir.StringAttr(op.attributes['call_target_name']).value}"
+    return (f"{what} has no linalg form (jaxlib's stablehlo-legalize-to-linalg left it"
+            + (f": {why}" if why else "") + "); the ops that work: docs/frontends.md")

@@ -20,7 +20,7 @@
 "builtin.module"() ({
   "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "left"}> ({
   ^bb0(%arg0: tensor<8xf32>):
-    // expected-error @below {{coll-stablehlo-to-linalg: 'stablehlo.custom_call' has no linalg form (jaxlib's stablehlo-legalize-to-linalg left it)}}
+    // expected-error @below {{coll-stablehlo-to-linalg: 'stablehlo.custom_call' (from jnp.linalg.cholesky, qr, eigh, svd, solve) calling foo has no linalg form (jaxlib's stablehlo-legalize-to-linalg left it: a call into XLA's runtime (LAPACK on the CPU))}}
     %0 = "stablehlo.custom_call"(%arg0) <{call_target_name = "foo"}> : (tensor<8xf32>) -> tensor<8xf32>
     "func.return"(%0) : (tensor<8xf32>) -> ()
   }) : () -> ()
