@@ -108,24 +108,26 @@ def test_global_loop_runs_on_the_cpu():
     assert [x.tobytes() for x in xs] == [a.tobytes() for a in ACCUMULATED]
 
 
-def test_spmd_loop_is_refused_where_it_is_by_the_global_view(tmp_path):
+def test_spmd_loop_is_unrolled_by_the_global_view_and_kept_by_mpi(tmp_path):
     src = tmp_path / "loop.mlir"
     src.write_text(SPMD_LOOP)
-    want = (f"{src}:5:3: error: coll-spmd-to-global: 'scf.for' holds regions (control flow, which may depend on the "
-            "rank); coll-spmd-to-global expands straight-line local work")
-    r = tool("coll-opt", src, "--coll-spmd-to-global")  # was: exit 0, the loop left as it was
-    assert r.returncode == 1 and r.stderr.startswith(want), r.stderr
-    r = tool("coll-run", src, "--backend=cpu", "--repeat=1", "--outputs", tmp_path / "o.npz")
-    # coll-run runs it as a program: the CPU route's global view refuses the loop, naming it.
-    assert r.returncode == 1 and r.stderr.startswith(want), r.stderr
-    assert not (tmp_path / "o.npz").exists()
-    with pytest.raises(ir.MLIRError) as err:
-        cpu.compile(SPMD_LOOP)
-    (d,) = err.value.error_diagnostics
-    assert "'scf.for' holds regions" in d.message and ":5:3" in str(d.location)
+    r = tool("coll-opt", src, "--coll-spmd-to-global")  # one collective per iteration, straight code
+    assert r.returncode == 0 and r.stdout.count('"coll.all_reduce"') == 3 and "scf.for" not in r.stdout, r.stderr
+    xs = _inputs()
+    cpu.compile(SPMD_LOOP).run(xs, [])
+    assert [x.tobytes() for x in xs] == [a.tobytes() for a in ACCUMULATED]
     r = tool("coll-opt", src, "--coll-spmd-to-mpi")  # lowered in the loop: no collective left
     assert r.returncode == 0 and "coll.all_reduce" not in r.stdout and "mpi.isend" in r.stdout, r.stderr
     assert r.stdout.index("scf.for") < r.stdout.index("mpi.isend")
+
+
+def test_spmd_loop_of_a_trip_count_the_data_decides_is_refused_at_the_loop(tmp_path):
+    src = tmp_path / "loop.mlir"
+    src.write_text(SPMD_LOOP.replace("%c3 = arith.constant 3 : index", "%c3 = memref.load %n[] : memref<index>")
+                   .replace("(%x: memref<8xi32>)", "(%x: memref<8xi32>, %n: memref<index>)"))
+    want = f"{src}:5:3: error: coll-spmd-to-global: 'scf.for' holds collectives in its regions"
+    r = tool("coll-opt", src, "--coll-spmd-to-global")
+    assert r.returncode == 1 and r.stderr.startswith(want), r.stderr
 
 
 def test_global_loop_is_refused_where_it_is_on_mpi_and_gpu(tmp_path):

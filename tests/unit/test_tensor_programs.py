@@ -152,22 +152,22 @@ def test_rank_reads_become_constants_per_clone():
         np.testing.assert_array_equal(y, want)
 
 
-def test_control_flow_in_an_spmd_function_is_a_located_error():
+def test_a_collective_in_control_flow_of_an_spmd_function_is_a_located_error():
     text = """
 func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) attributes {coll.ranks = 2 : i64} {
   %c = arith.constant true
   scf.if %c {
-    memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+    %t = "coll.all_reduce"(%y, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>}
+        : (memref<4xf32>, memref<4xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
   }
-  %t = "coll.all_reduce"(%y, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>}
-      : (memref<4xf32>, memref<4xf32>) -> !coll.token
-  "coll.wait"(%t) : (!coll.token) -> ()
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
   return
 }
 """
     with make_context():
         module = ir.Module.parse(text, )
-        with pytest.raises(PassError, match="'scf.if' holds regions") as e:
+        with pytest.raises(PassError, match="'scf.if' holds collectives") as e:
             spmd_to_global(module.operation)
         assert "line 4" in str(e.value.location) or ":4:" in str(e.value.location)
 

@@ -1,25 +1,27 @@
 // What coll-spmd-to-global cannot expand into one clone per rank, as located
-// errors: control flow (which may depend on the rank), several blocks,
-// results, and collectives still on tensors.
+// errors: collectives in control flow (which may depend on the rank) but for
+// scf.for loops with constant bounds (unrolled), several blocks, results,
+// and collectives still on tensors.
 // RUN: coll-opt %s --split-input-file --verify-diagnostics --coll-spmd-to-global
 
 func.func @control_flow(%x: memref<4xf32>, %y: memref<4xf32>, %c: i1) attributes {coll.ranks = 2 : i64} {
-  // expected-error @+1 {{'scf.if' holds regions (control flow, which may depend on the rank); coll-spmd-to-global expands straight-line local work (linalg, arith, memref ops) around the collectives}}
+  // expected-error @+1 {{'scf.if' holds collectives in its regions (control flow that may depend on the data or the rank); coll-spmd-to-global expands collectives at the top level and in scf.for loops with constant bounds (unrolled)}}
   scf.if %c {
-    memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+    %t = "coll.all_reduce"(%y, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>}
+        : (memref<4xf32>, memref<4xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
   }
-  %t = "coll.all_reduce"(%y, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>}
-      : (memref<4xf32>, memref<4xf32>) -> !coll.token
-  "coll.wait"(%t) : (!coll.token) -> ()
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
   return
 }
 
 // -----
-func.func @loop(%x: memref<4xf32>) attributes {coll.ranks = 2 : i64} {
+// A trip count the data decides.
+func.func @loop(%x: memref<4xf32>, %n: memref<index>) attributes {coll.ranks = 2 : i64} {
   %c0 = arith.constant 0 : index
-  %c2 = arith.constant 2 : index
+  %c2 = memref.load %n[] : memref<index>
   %c1 = arith.constant 1 : index
-  // expected-error @+1 {{'scf.for' holds regions}}
+  // expected-error @+1 {{'scf.for' holds collectives in its regions}}
   scf.for %i = %c0 to %c2 step %c1 {
     %t = "coll.all_reduce"(%x, %x) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>}
         : (memref<4xf32>, memref<4xf32>) -> !coll.token
