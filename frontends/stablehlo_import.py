@@ -29,7 +29,7 @@ from .shard import grid_groups
 from .spmd import RANKS_ATTR
 from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITION, DEFERRED_CALL, IMPORTED, KINDS,
                         NO_FORM, PERMUTE, PREFIXES, StableHLOError, through_constraints, attr_dicts,
-                        boundary_values, constant_work, entry, gspmd_of,
+                        boundary_values, call_target, constant_work, entry, GSPMD_MARKUP, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
 from .stablehlo import PARTITIONED_ATTR, Mesh, is_partitioned  # XLA's partitioned programs (coll-xla-partition)
 from .stablehlo_lower import lower, refusal
@@ -230,7 +230,7 @@ class _Importer:
             if op.name.startswith("sdy.") and op.name != "sdy.mesh":
                 raise StableHLOError(f"'{op.name}' has no coll form; coll-from-stablehlo imports shard_map "
                                      "bodies and the shardings of jit programs", op.location)
-            if op.name == "stablehlo.custom_call":
+            if op.name == "stablehlo.custom_call" and call_target(op) in GSPMD_MARKUP:
                 target = str(op.attributes["call_target_name"]) if "call_target_name" in op.attributes else "?"
                 raise StableHLOError(f"'stablehlo.custom_call' {target} has no coll form (GSPMD's markup is "
                                      "imported around a shard_map's manual region only: export a jit program with "
@@ -435,6 +435,10 @@ def _inline_calls(module_op, func):
             ops = [o.operation for o in block.operations]
             for op in ops[:-1]:
                 _clone_before(op, call, mapping)
+                # Located at the call too: a callee's ops carry only JAX's name (jnp.sort's "sort").
+                new = mapping[op.results[0]].owner if len(op.results) else None
+                if new is not None:
+                    new.location = ir.Location.callsite(new.location, [call.location])
             for res, v in zip(call.results, ops[-1].operands):
                 res.replace_all_uses_with(mapping.get(v, v))
             call.erase()

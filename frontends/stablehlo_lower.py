@@ -24,39 +24,61 @@ from mlir.dialects import arith, scf, tensor
 from ..ir.walk import all_ops
 from .stablehlo import StableHLOError
 
-# StableHLO op -> (how coll takes it, the JAX calls that emit it). "jaxlib":
-# jaxlib's stablehlo-legalize-to-linalg takes it to linalg; "coll": lowered
-# here; "refused": a located error (the reason).
+# StableHLO op -> (who takes it: "jaxlib" (its stablehlo-legalize-to-linalg),
+# "coll" (lowered here) or "refused" (a located error); to what, or why not;
+# the JAX calls that emit it; an example over x: f32[8], m: f32[4,4],
+# i: i32[3], which tests/unit/test_stablehlo_ops.py exports and compiles).
+# docs/frontends.md's table is generated from it (`table`).
 OPS = {
-    "stablehlo.while": ("coll", "scf.for (counted) or scf.while", "lax.fori_loop, lax.scan, lax.while_loop"),
-    "stablehlo.case": ("coll", "scf.index_switch", "lax.cond, lax.switch"),
-    "stablehlo.optimization_barrier": ("coll", "its operands", "jax.checkpoint (remat)"),
-    "stablehlo.scatter": ("coll", "scf.for nest of tensor.extract/insert, one operand; set, add, multiply, "
-                          "maximum, minimum, and, or, xor", "x.at[i].set/add/mul/min/max, gradients of "
-                          "indexing and jnp.take_along_axis"),
-    "stablehlo.gather": ("jaxlib", "linalg.generic", "x[i], jnp.take, jnp.take_along_axis"),
-    "stablehlo.dynamic_slice": ("jaxlib", "tensor.extract_slice", "lax.dynamic_slice, x[i] in a loop"),
-    "stablehlo.dynamic_update_slice": ("jaxlib", "tensor.insert_slice", "lax.dynamic_update_slice, lax.scan"),
-    "stablehlo.reduce_window": ("jaxlib", "linalg.pooling / generic", "jnp.cumsum, lax.reduce_window, "
-                                "pooling"),
-    "stablehlo.select_and_scatter": ("jaxlib", "linalg.generic", "gradient of max pooling"),
-    "stablehlo.rng_bit_generator": ("jaxlib", "linalg.generic", "lax.rng_bit_generator"),
-    "stablehlo.reduce": ("jaxlib", "linalg.reduce / generic", "jnp.sum, max, argmax, softmax"),
-    "stablehlo.dot_general": ("jaxlib", "linalg.matmul / batch_matmul / generic", "@, jnp.einsum"),
-    "stablehlo.convolution": ("jaxlib", "linalg.conv / generic", "lax.conv, jnp.convolve"),
-    "stablehlo.pad": ("jaxlib", "tensor.pad", "jnp.pad"),
-    "stablehlo.concatenate": ("jaxlib", "tensor ops", "jnp.concatenate, jnp.roll"),
-    "stablehlo.iota": ("jaxlib", "linalg.generic", "jnp.arange, one_hot"),
-    "elementwise (add, exponential, compare, select, convert, ...)": ("jaxlib", "linalg.generic", "jnp arithmetic"),
-    "stablehlo.sort": ("refused", "no lowering yet", "jnp.sort, jnp.argsort, lax.top_k"),
+    "stablehlo.while": ("coll", "scf.for when it counts, else scf.while",
+                        "lax.fori_loop, lax.scan, lax.while_loop", "lax.fori_loop(0, 3, lambda k, c: c * 2, x)"),
+    "stablehlo.case": ("coll", "scf.index_switch", "lax.cond, lax.switch",
+                       "lax.cond(x[0] > 0, lambda: x * 2, lambda: x + 1)"),
+    "stablehlo.optimization_barrier": ("coll", "its operands", "jax.checkpoint",
+                                       "jax.grad(jax.checkpoint(lambda y: jnp.sin(y).sum()))(x)"),
+    "stablehlo.scatter": ("coll", "scf.for nest of tensor.extract/insert; one operand, the update region "
+                          "set, add, multiply, maximum, minimum, and, or or xor",
+                          "x.at[i].set/add/mul/min/max, gradients of indexing and jnp.take_along_axis",
+                          "x.at[i].add(1.0)"),
+    "stablehlo.gather": ("jaxlib", "linalg.generic", "x[i], jnp.take, jnp.take_along_axis", "x[i]"),
+    "stablehlo.dynamic_slice": ("jaxlib", "tensor.extract_slice", "lax.dynamic_slice, x[k] in a loop",
+                                "lax.dynamic_slice(x, (i[0],), (3,))"),
+    "stablehlo.dynamic_update_slice": ("jaxlib", "tensor.insert_slice", "lax.dynamic_update_slice, lax.scan",
+                                       "lax.dynamic_update_slice(x, x[:3], (i[0],))"),
+    "stablehlo.reduce_window": ("jaxlib", "linalg.generic", "jnp.cumsum, lax.reduce_window, pooling",
+                                "jnp.cumsum(x)"),
+    "stablehlo.select_and_scatter": ("jaxlib", "linalg.generic", "the gradient of max pooling",
+                                     "jax.grad(lambda y: lax.reduce_window(y, -jnp.inf, lax.max, (2,), (2,), "
+                                     "'VALID').sum())(x)"),
+    "stablehlo.rng_bit_generator": ("jaxlib", "linalg.generic", "lax.rng_bit_generator",
+                                    "lax.rng_bit_generator(jnp.zeros(4, jnp.uint32), (8,), dtype=jnp.uint32)[1]"),
+    "stablehlo.reduce": ("jaxlib", "linalg.reduce, linalg.generic", "jnp.sum, jnp.max, jnp.argmax", "jnp.argmax(x)"),
+    "stablehlo.dot_general": ("jaxlib", "linalg.matmul, batch_matmul, generic", "@, jnp.einsum", "m @ m"),
+    "stablehlo.convolution": ("jaxlib", "linalg.generic", "lax.conv_general_dilated, jnp.convolve",
+                              "jnp.convolve(x, x[:3])"),
+    "stablehlo.pad": ("jaxlib", "tensor.pad", "jnp.pad", "jnp.pad(x, 2)"),
+    "stablehlo.concatenate": ("jaxlib", "linalg.generic", "jnp.concatenate, jnp.roll", "jnp.roll(x, 3)"),
+    "stablehlo.iota": ("jaxlib", "linalg.generic", "jnp.arange, jax.nn.one_hot", "x + jnp.arange(8.0)"),
+    "stablehlo.sort": ("refused", "no lowering yet", "jnp.sort, jnp.argsort, lax.top_k", "jnp.sort(x)"),
     "stablehlo.custom_call": ("refused", "a call into XLA's runtime (LAPACK on the CPU)",
-                              "jnp.linalg.cholesky, qr, eigh, svd, solve"),
-    "stablehlo.fft": ("refused", "jaxlib leaves it", "jnp.fft"),
+                              "jnp.linalg.cholesky, qr, eigh, svd, solve",
+                              "jnp.linalg.cholesky(m @ m.T + 4 * jnp.eye(4))"),
+    "stablehlo.fft": ("refused", "jaxlib leaves it", "jnp.fft", "jnp.fft.fft(x).real"),
 }
 
 
+def table():
+    """The Markdown table of OPS (docs/frontends.md)."""
+    rows = ["| StableHLO op | taken by | to | JAX calls that emit it |", "| --- | --- | --- | --- |"]
+    for name, (who, how, calls, _) in OPS.items():
+        taken = {"jaxlib": "jaxlib's stablehlo-legalize-to-linalg", "coll": "coll (`frontends/stablehlo_lower.py`)",
+                 "refused": "refused, located"}[who]
+        rows.append(f"| `{name}` | {taken} | {how} | {calls} |")
+    return "\n".join(rows) + "\n"
+
+
 def _refuse(op, why):
-    _, _, calls = OPS[op.name]
+    _, _, calls, _ = OPS[op.name]
     raise StableHLOError(f"'{op.name}' (from {calls}) {why}", op.location)
 
 
@@ -320,9 +342,17 @@ def lower(module_op):
 def refusal(op):
     """Why `op`, which jaxlib left, has no coll form: the message of the
     located error, naming the JAX calls that emit it."""
-    how, why, calls = OPS.get(op.name, ("refused", "", ""))
+    how, why, calls, _ = OPS.get(op.name, ("refused", "", "", ""))
     what = f"'{op.name}'" + (f" (from {calls})" if calls else "")
     if op.name == "stablehlo.custom_call" and "call_target_name" in op.attributes:
         what += f" calling {ir.StringAttr(op.attributes['call_target_name']).value}"
     return (f"{what} has no linalg form (jaxlib's stablehlo-legalize-to-linalg left it"
             + (f": {why}" if why else "") + "); the ops that work: docs/frontends.md")
+
+
+if __name__ == "__main__":  # docs/frontends.md's table, rewritten in place
+    import pathlib
+    doc = pathlib.Path(__file__).resolve().parents[1] / "docs" / "frontends.md"
+    text = doc.read_text()
+    begin, end = "<!-- stablehlo ops: begin -->\n", "<!-- stablehlo ops: end -->\n"
+    doc.write_text(text[:text.index(begin) + len(begin)] + table() + text[text.index(end):])
