@@ -11,7 +11,7 @@ pipeline failed (stderr: one JSON list of [location, message]).
 import json
 import sys
 
-PIPELINE = ("builtin.module(func.func(chlo-legalize-to-stablehlo),stablehlo-legalize-to-linalg,"
+PIPELINE = ("builtin.module(func.func(chlo-legalize-to-stablehlo),stablehlo-legalize-to-linalg,stablehlo-convert-to-signless,"
             "canonicalize)")
 
 
