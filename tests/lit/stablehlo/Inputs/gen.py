@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = ["psum", "pmax", "pmin_i32", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index",
-            "ppermute_ring", "mlp_shard_map", "mlp_jit"]
+            "ppermute_ring", "mlp_shard_map", "mlp_jit", "pipeline_fori", "at_set", "take_along_grad", "while_psum"]
 
 if __name__ == "__main__":
     jax_programs = runpy.run_path(str(HERE.parents[3] / "bench" / "jax_programs.py"))
