@@ -1,5 +1,5 @@
 """jaxlib's stablehlo-legalize-to-linalg, run as a child process of
-frontends/stablehlo_import.py (`python jaxlib_legalize.py < in.mlir > out.mlir`).
+frontends/stablehlo_import.py (`python jaxlib_legalize.py [chlo|linalg] < in.mlir > out.mlir`).
 
 jaxlib bundles its own MLIR (another LLVM than coll's 22.1.8 wheels), so
 the two never share a process: generic text with locations goes in on
@@ -11,8 +11,11 @@ pipeline failed (stderr: one JSON list of [location, message]).
 import json
 import sys
 
-PIPELINE = ("builtin.module(func.func(chlo-legalize-to-stablehlo),stablehlo-legalize-to-linalg,stablehlo-convert-to-signless,"
-            "canonicalize)")
+# By stage (argv[1]): chlo alone (chlo.top_k is a stablehlo.sort, which coll
+# lowers before the rest), then to linalg.
+PIPELINES = {"chlo": "builtin.module(func.func(chlo-legalize-to-stablehlo))",
+             "linalg": "builtin.module(func.func(chlo-legalize-to-stablehlo),stablehlo-legalize-to-linalg,"
+                       "stablehlo-convert-to-signless,canonicalize)"}
 
 
 def main():
@@ -39,7 +42,8 @@ def main():
         ctx.allow_unregistered_dialects = True
         try:
             module = ir.Module.parse(text)
-            passmanager.PassManager.parse(PIPELINE).run(module.operation)
+            stage = sys.argv[1] if len(sys.argv) > 1 else "linalg"
+            passmanager.PassManager.parse(PIPELINES[stage]).run(module.operation)
         except ir.MLIRError as e:
             found = [[str(d.location), d.message] for d in e.error_diagnostics] or [["", str(e)]]
             print(json.dumps(found), file=sys.stderr)

@@ -507,10 +507,21 @@ def stablehlo_to_linalg(module_op):
         if op.name in IMPORTED:
             raise StableHLOError(f"'{op.name}' before coll-from-stablehlo: import the collectives first "
                                  "(stablehlo-legalize-to-linalg rewrites their reduction regions)", op.location)
-    lower(module_op)  # what jaxlib leaves: loops, scatter, ...
+    if any(op.name.startswith("chlo.") for op in left):
+        _jaxlib(module_op, left, "chlo")  # chlo.top_k is a sort: to StableHLO first, for `lower`
+    lower(module_op)  # what jaxlib leaves: loops, scatter, sort, ...
+    _jaxlib(module_op, left, "linalg")
+    left = _local_compute(module_op)
+    if left:
+        raise StableHLOError(refusal(left[0]), left[0].location)
+
+
+def _jaxlib(module_op, left, stage):
+    """`module_op` through jaxlib_legalize.py's `stage` in a child process,
+    replaced by what comes back; `left`: the ops that errors name."""
     text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
     try:
-        proc = subprocess.run([sys.executable, str(LEGALIZE)], input=text, capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, str(LEGALIZE), stage], input=text, capture_output=True, text=True,
                               timeout=LEGALIZE_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise StableHLOError(f"jaxlib's stablehlo-legalize-to-linalg did not finish within {LEGALIZE_TIMEOUT} s",
@@ -530,9 +541,6 @@ def stablehlo_to_linalg(module_op):
         op = op.operation
         op.detach_from_parent()
         ir.InsertionPoint(body).insert(op)
-    left = _local_compute(module_op)
-    if left:
-        raise StableHLOError(refusal(left[0]), left[0].location)
 
 
 def _legalize_error(stderr, ops, module_op, who="jaxlib's stablehlo-legalize-to-linalg"):

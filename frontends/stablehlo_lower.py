@@ -21,7 +21,7 @@ import re
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
-from ..ir.walk import all_ops
+from ..ir.walk import all_ops, clone_remapped
 from .stablehlo import StableHLOError
 
 # StableHLO op -> (who takes it: "jaxlib" (its stablehlo-legalize-to-linalg),
@@ -59,7 +59,8 @@ OPS = {
     "stablehlo.pad": ("jaxlib", "tensor.pad", "jnp.pad", "jnp.pad(x, 2)"),
     "stablehlo.concatenate": ("jaxlib", "linalg.generic", "jnp.concatenate, jnp.roll", "jnp.roll(x, 3)"),
     "stablehlo.iota": ("jaxlib", "linalg.generic", "jnp.arange, jax.nn.one_hot", "x + jnp.arange(8.0)"),
-    "stablehlo.sort": ("refused", "no lowering yet", "jnp.sort, jnp.argsort, lax.top_k", "jnp.sort(x)"),
+    "stablehlo.sort": ("coll", "a bubble sort of each line (scf.for, the comparator cloned)",
+                       "jnp.sort, jnp.argsort, lax.top_k", "jnp.argsort(x[::-1])"),
     "stablehlo.custom_call": ("refused", "a call into XLA's runtime (LAPACK on the CPU)",
                               "jnp.linalg.cholesky, qr, eigh, svd, solve",
                               "jnp.linalg.cholesky(m @ m.T + 4 * jnp.eye(4))"),
@@ -323,10 +324,79 @@ def _scatter(op):
     op.erase()
 
 
+# -- sort --------------------------------------------------------------------
+
+def _sort(op):
+    """sort along `dimension`: a bubble sort of every line, which swaps
+    neighbours only when the comparator says the right one comes first
+    (stable, as JAX's is_stable asks; n^2 / 2 comparisons a line). The
+    comparator region is cloned on 0-d tensors of the two elements, as
+    StableHLO for jaxlib, and its tensor<i1> read."""
+    values = list(op.operands)
+    shape = ir.RankedTensorType(values[0].type).shape
+    if not ir.RankedTensorType(values[0].type).has_static_shape:
+        _refuse(op, "on dynamic shapes; expected static shapes")
+    dim = _i(op.attributes["dimension"]) % len(shape)
+    n = shape[dim]
+    block = op.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+
+    def first(right, left, at):
+        """Whether the element at `right` comes before the one at `left`."""
+        mapping = {}
+        for k, v in enumerate(at):
+            for pos, arg in ((right, block.arguments[2 * k]), (left, block.arguments[2 * k + 1])):
+                scalar = tensor.ExtractOp(v, pos).result
+                mapping[arg] = tensor.FromElementsOp(arg.type, [scalar]).result
+        for o in ops[:-1]:
+            clone_remapped(o, ir.InsertionPoint.current, mapping)
+        return tensor.ExtractOp(mapping.get(ops[-1].operands[0], ops[-1].operands[0]), []).result
+
+    def line(accs, pos):
+        """The bubble sort of the line through `pos` (pos[dim] unused)."""
+        outer = scf.ForOp(_index(0), _index(max(n - 1, 0)), _index(1), accs)
+        with ir.InsertionPoint(outer.body):
+            end = arith.SubIOp(_index(n - 1), outer.induction_variable).result
+            inner = scf.ForOp(_index(0), end, _index(1), list(outer.inner_iter_args))
+            with ir.InsertionPoint(inner.body):
+                j = inner.induction_variable
+                cur = list(inner.inner_iter_args)
+                left = pos[:dim] + [j] + pos[dim + 1:]
+                right = pos[:dim] + [arith.AddIOp(j, _index(1)).result] + pos[dim + 1:]
+                swap = scf.IfOp(first(right, left, cur), [v.type for v in cur], has_else=True)
+                with ir.InsertionPoint(swap.then_block):
+                    swapped = []
+                    for v in cur:
+                        a, b = tensor.ExtractOp(v, left).result, tensor.ExtractOp(v, right).result
+                        swapped.append(tensor.InsertOp(a, tensor.InsertOp(b, v, left).result, right).result)
+                    scf.YieldOp(swapped)
+                with ir.InsertionPoint(swap.else_block):
+                    scf.YieldOp(cur)
+                scf.YieldOp(list(swap.results))
+            scf.YieldOp(list(inner.results))
+        return list(outer.results)
+
+    def nest(accs, pos, k):
+        if k == len(shape):
+            return line(accs, pos)
+        if k == dim:
+            return nest(accs, pos + [None], k + 1)
+        loop = scf.ForOp(_index(0), _index(shape[k]), _index(1), accs)
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp(nest(list(loop.inner_iter_args), pos + [loop.induction_variable], k + 1))
+        return list(loop.results)
+
+    with ir.InsertionPoint(op), op.location:
+        results = nest(values, [], 0)
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
 # -- the driver ----------------------------------------------------------------
 
 _LOWER = {"stablehlo.while": _while, "stablehlo.case": _case, "stablehlo.optimization_barrier": _barrier,
-          "stablehlo.scatter": _scatter}
+          "stablehlo.scatter": _scatter, "stablehlo.sort": _sort}
 
 
 def lower(module_op):

@@ -179,17 +179,31 @@
 
 // -----
 
-// jnp.sort, as JAX 0.10.2 prints it.
+// jnp.argsort's sort of two operands (keys, iota): a bubble sort of the
+// line, its comparator cloned on 0-d tensors of the right and left
+// elements; a swap exchanges both operands' elements.
+// CHECK-LABEL: func.func @argsort
+// CHECK: scf.for %[[I:.*]] = %c0 to %c7 step %c1 iter_args(%[[K0:.*]] = %arg0, %[[V0:.*]] = %arg1)
+// CHECK: %[[END:.*]] = arith.subi %c7, %[[I]]
+// CHECK: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 iter_args(%[[K:.*]] = %[[K0]], %[[V:.*]] = %[[V0]])
+// CHECK: %[[R:.*]] = arith.addi %[[J]], %c1
+// CHECK: tensor.extract %[[K]][%[[R]]]
+// CHECK: tensor.extract %[[K]][%[[J]]]
+// CHECK: arith.cmpf olt
+// CHECK: scf.if %{{.*}} -> (tensor<8xf32>, tensor<8xi32>)
+// CHECK-COUNT-2: tensor.insert
+// CHECK: } else {
+// CHECK: scf.yield %[[K]], %[[V]]
+// CHECK-NOT: stablehlo
 "builtin.module"() ({
-  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "sort"}> ({
-  ^bb0(%arg0: tensor<8xf32>):
-    // expected-error @below {{'stablehlo.sort' (from jnp.sort, jnp.argsort, lax.top_k) has no linalg form (jaxlib's stablehlo-legalize-to-linalg left it: no lowering yet)}}
-    %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
-    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-      %lt = "stablehlo.compare"(%a, %b) <{compare_type = #stablehlo<comparison_type TOTALORDER>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  "func.func"() <{function_type = (tensor<8xf32>, tensor<8xi32>) -> tensor<8xi32>, sym_name = "argsort"}> ({
+  ^bb0(%arg0: tensor<8xf32>, %arg1: tensor<8xi32>):
+    %0:2 = "stablehlo.sort"(%arg0, %arg1) <{dimension = 0 : i64, is_stable = true}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
+      %lt = "stablehlo.compare"(%a, %b) <{compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<f32>, tensor<f32>) -> tensor<i1>
       "stablehlo.return"(%lt) : (tensor<i1>) -> ()
-    }) : (tensor<8xf32>) -> tensor<8xf32>
-    "func.return"(%0) : (tensor<8xf32>) -> ()
+    }) : (tensor<8xf32>, tensor<8xi32>) -> (tensor<8xf32>, tensor<8xi32>)
+    "func.return"(%0#1) : (tensor<8xi32>) -> ()
   }) : () -> ()
 }) : () -> ()
 
@@ -202,5 +216,17 @@
     // expected-error @below {{'stablehlo.custom_call' (from jnp.linalg.cholesky, qr, eigh, svd, solve) calling lapack_spotrf_ffi has no linalg form}}
     %0:2 = "stablehlo.custom_call"(%arg0) <{api_version = 4 : i32, call_target_name = "lapack_spotrf_ffi", operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]}> {mhlo.backend_config = {uplo = 76 : ui8}} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<i32>)
     "func.return"(%0#0) : (tensor<4x4xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+
+// -----
+
+// jnp.fft: jaxlib leaves it.
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>, sym_name = "fft"}> ({
+  ^bb0(%arg0: tensor<8xcomplex<f32>>):
+    // expected-error @below {{'stablehlo.fft' (from jnp.fft) has no linalg form (jaxlib's stablehlo-legalize-to-linalg left it: jaxlib leaves it)}}
+    %0 = "stablehlo.fft"(%arg0) <{fft_type = #stablehlo<fft_type FFT>, fft_length = array<i64: 8>}> : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
+    "func.return"(%0) : (tensor<8xcomplex<f32>>) -> ()
   }) : () -> ()
 }) : () -> ()
