@@ -47,11 +47,11 @@ def _same_bytes(a, b, window=None):
     return _libc.memcmp(a.ctypes.data + start, b.ctypes.data + start, stop - start) == 0
 
 
-def lower(source, frontend, entry=None, context=None):
+def lower(source, frontend, entry=None, context=None, backend=None):
     """(SPMD module text, Boundary, the frontend's pipeline text, reference
-    text or None): the frontend's route run on `source` in `context`
-    (default: a fresh one with coll loaded). Raises ir.MLIRError or
-    PassError, located."""
+    text or None): the frontend's route (for `backend`, a Backend object,
+    where given) run on `source` in `context` (default: a fresh one with
+    coll loaded). Raises ir.MLIRError or PassError, located."""
     from ..core import routes
     from ..core.pipeline import run
     from ..frontends.spmd import ranks_of
@@ -63,7 +63,7 @@ def lower(source, frontend, entry=None, context=None):
         module = frontend.parse(source)
         boundary = frontend.layouts(module.operation, entry) if entry else frontend.layouts(module.operation)
         ref = frontend.reference(module.operation, boundary.entry) if hasattr(frontend, "reference") else None
-        text = routes.pipeline(frontend.route(module.operation))
+        text = routes.pipeline(frontend.route(module.operation, backend))
         run(module.operation, text)
         verify_or_raise(module.operation)
         func = ir.SymbolTable(module.operation)[boundary.entry]
@@ -91,7 +91,7 @@ def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAUL
     if key in _CACHE:
         return _CACHE[key]
     source_text = text
-    text, boundary, front, ref = lower(source, frontend, entry)
+    text, boundary, front, ref = lower(source, frontend, entry, backend=(cpu if backend == "cpu" else mpi).BACKEND)
     ranks = int(np.prod(boundary.grid))
     if backend == "mpi" and ranks == 1:
         raise ValueError(f"@{boundary.entry} runs on one device (no mesh, no sharding): the mpi back end runs "

@@ -216,6 +216,18 @@ def _unroll_collective_loops(func_op):
         loop.erase()
 
 
+@register("coll-unroll-collective-loops",
+          "Unroll every scf.for with constant bounds around a collective in SPMD functions (coll.ranks), "
+          "tensors or memrefs: what coll-spmd-to-global does first, run on tensors so that canonicalize folds "
+          "the loop counters (the GPU route takes no host-side local work)",
+          anchor="builtin.module")
+def unroll_collective_loops(module_op):
+    with module_op.context, module_op.location:
+        for f in find_ops(module_op, "func.func"):
+            if ranks_of(f) is not None and len(f.regions[0].blocks):
+                _unroll_collective_loops(f)
+
+
 def _clone_for(op, mapping, r):
     """Rank r's clone of local-work op `op` (before it), on rank r's values;
     a read of the rank in its regions (a loop's body) is the constant r."""

@@ -274,6 +274,11 @@ def route(module_op=None, backend=None, **_):
         # why not upstream's): then it is one device's program, as a
         # shard_map's body is.
         front = ["coll-xla-partition"] + front
+    if backend is not None and not backend.per_rank:
+        # The global view unrolls loops around collectives anyway: on tensors,
+        # canonicalize folds their counters (the GPU route runs no host-side
+        # local work); a process per rank keeps the loop.
+        front.append("coll-unroll-collective-loops")
     # Elementwise ops fused, splat constants folded into their bodies: one
     # kernel per chain on the GPU route, and no constant buffer
     # (memref.get_global) that device code cannot read. coll-inits-as-inputs

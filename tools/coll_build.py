@@ -101,7 +101,8 @@ def build(data, args, filename="-", ctx=None):
                      and not partitioned(module.operation)), None)
         if glob is not None:  # global arrays: build the SPMD function on each device's blocks
             from coll.backends.frontend import lower as to_spmd
-            text, boundary, _, _ = to_spmd(module, glob)
+            from coll.backends import get
+            text, boundary, _, _ = to_spmd(module, glob, backend=get("mpi" if args.emit == "mpi-exe" else "gpu"))
             module = ir.Module.parse(text)
             print_layouts(boundary, glob, filename)
         if args.emit == "mpi-exe":
