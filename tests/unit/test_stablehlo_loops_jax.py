@@ -8,6 +8,10 @@ and the gradient of take_along_axis (stablehlo.scatter, lowered by
 frontends/stablehlo_lower.py). Bitwise on exact data, within 1e-5
 relative with f32 compute. A while_loop whose trip count the data decides
 is refused at the loop, located at the JAX line."""
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -61,3 +65,14 @@ def test_a_data_dependent_loop_around_collectives_is_refused_at_the_loop(program
         frontend.compile(programs["while_psum"][0], stablehlo, backend=backend)
     text = str(e.value)
     assert "scf.while" in text and "jax_programs.py" in text and "while_psum" in text
+
+
+@pytest.mark.parametrize("name", ["pipeline_fori", "ring_attention"])
+def test_the_gpu_route_builds_loops_around_collectives(programs, tmp_path, name):
+    """coll-build takes the unrolled loops down to PTX (no GPU needed)."""
+    src, out = tmp_path / f"{name}.mlir", tmp_path / f"{name}.ptx"
+    src.write_text(programs[name][0])
+    r = subprocess.run([str(Path(sys.executable).with_name("coll-build")), str(src), "--emit", "ptx", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert ".entry main_kernel" in out.read_text()
