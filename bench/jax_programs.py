@@ -225,7 +225,8 @@ def _loops_and_indexing(jax, d, n, smap, small):
         return jax.lax.scan(lambda c, row: (c + row, jax.lax.psum(row * c, "x")), jnp.zeros_like(x[0]), x)[1]
 
     def at_set(a, i):  # i in [-len, 2 len): negative ones count from the end, the others past it are dropped
-        return jax.lax.psum(a.at[i].set(7.0).at[(i + 1) % a.shape[0]].add(a[:i.shape[0]]), "x")
+        b = a.at[i].set(7.0).at[(i + 1) % a.shape[0]].add(a[:i.shape[0]])
+        return jax.lax.psum(b.at[jnp.array([0, 2])].multiply(3.0), "x")  # a constant JAX passes into the body
 
     def take_along_grad(a, idx, c):
         g = jax.grad(lambda a: jnp.sum(jnp.take_along_axis(a, idx, axis=1) ** 2 * c))(a)

@@ -2,49 +2,65 @@
   "sdy.mesh"() <{mesh = #sdy.mesh<["x"=8]>, sym_name = "mesh"}> {stablehlo.mesh = {axes = [{name = "x", size = 8 : i64}]}} : () -> ()
   "func.func"() <{arg_attrs = [{sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}, {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}], function_type = (tensor<64xf32>, tensor<32xi32>) -> tensor<8xf32>, res_attrs = [{jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{}]>}], sym_name = "main", sym_visibility = "public"}> ({
   ^bb0(%arg5: tensor<64xf32>, %arg6: tensor<32xi32>):
-    %22 = "sdy.manual_computation"(%arg5, %arg6) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{}]>]>}> ({
-    ^bb0(%arg7: tensor<8xf32>, %arg8: tensor<4xi32>):
-      %23 = "stablehlo.constant"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>
-      %24 = "stablehlo.broadcast_in_dim"(%23) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
-      %25 = "stablehlo.compare"(%arg8, %24) <{compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-      %26 = "stablehlo.constant"() <{value = dense<8> : tensor<i32>}> : () -> tensor<i32>
-      %27 = "stablehlo.broadcast_in_dim"(%26) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
-      %28 = "stablehlo.add"(%arg8, %27) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-      %29 = "stablehlo.select"(%25, %28, %arg8) : (tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-      %30 = "stablehlo.broadcast_in_dim"(%29) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi32>) -> tensor<4x1xi32>
-      %31 = "stablehlo.constant"() <{value = dense<7.000000e+00> : tensor<f32>}> : () -> tensor<f32>
-      %32 = "stablehlo.broadcast_in_dim"(%31) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-      %33 = "stablehlo.scatter"(%arg7, %30, %32) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
-      ^bb0(%arg13: tensor<f32>, %arg14: tensor<f32>):
-        "stablehlo.return"(%arg14) : (tensor<f32>) -> ()
+    %22 = "stablehlo.constant"() <{value = dense<[0, 2]> : tensor<2xi32>}> : () -> tensor<2xi32>
+    %23 = "sdy.manual_computation"(%22, %arg5, %arg6) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{}]>, <@mesh, [{"x"}]>, <@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{}]>]>}> ({
+    ^bb0(%arg7: tensor<2xi32>, %arg8: tensor<8xf32>, %arg9: tensor<4xi32>):
+      %24 = "stablehlo.constant"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>
+      %25 = "stablehlo.broadcast_in_dim"(%24) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
+      %26 = "stablehlo.compare"(%arg9, %25) <{compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+      %27 = "stablehlo.constant"() <{value = dense<8> : tensor<i32>}> : () -> tensor<i32>
+      %28 = "stablehlo.broadcast_in_dim"(%27) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
+      %29 = "stablehlo.add"(%arg9, %28) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+      %30 = "stablehlo.select"(%26, %29, %arg9) : (tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+      %31 = "stablehlo.broadcast_in_dim"(%30) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi32>) -> tensor<4x1xi32>
+      %32 = "stablehlo.constant"() <{value = dense<7.000000e+00> : tensor<f32>}> : () -> tensor<f32>
+      %33 = "stablehlo.broadcast_in_dim"(%32) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+      %34 = "stablehlo.scatter"(%arg8, %31, %33) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+      ^bb0(%arg16: tensor<f32>, %arg17: tensor<f32>):
+        "stablehlo.return"(%arg17) : (tensor<f32>) -> ()
       }) : (tensor<8xf32>, tensor<4x1xi32>, tensor<4xf32>) -> tensor<8xf32>
-      %34 = "stablehlo.constant"() <{value = dense<1> : tensor<i32>}> : () -> tensor<i32>
-      %35 = "stablehlo.broadcast_in_dim"(%34) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
-      %36 = "stablehlo.add"(%arg8, %35) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-      %37 = "stablehlo.constant"() <{value = dense<8> : tensor<i32>}> : () -> tensor<i32>
-      %38 = "func.call"(%36, %37) <{callee = @remainder}> : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
-      %39 = "stablehlo.slice"(%arg7) <{limit_indices = array<i64: 4>, start_indices = array<i64: 0>, strides = array<i64: 1>}> : (tensor<8xf32>) -> tensor<4xf32>
-      %40 = "stablehlo.constant"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>
-      %41 = "stablehlo.broadcast_in_dim"(%40) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
-      %42 = "stablehlo.compare"(%38, %41) <{compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-      %43 = "stablehlo.constant"() <{value = dense<8> : tensor<i32>}> : () -> tensor<i32>
-      %44 = "stablehlo.broadcast_in_dim"(%43) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
-      %45 = "stablehlo.add"(%38, %44) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-      %46 = "stablehlo.select"(%42, %45, %38) : (tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-      %47 = "stablehlo.broadcast_in_dim"(%46) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi32>) -> tensor<4x1xi32>
-      %48 = "stablehlo.scatter"(%33, %47, %39) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
-      ^bb0(%arg11: tensor<f32>, %arg12: tensor<f32>):
-        %51 = "stablehlo.add"(%arg11, %arg12) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-        "stablehlo.return"(%51) : (tensor<f32>) -> ()
+      %35 = "stablehlo.constant"() <{value = dense<1> : tensor<i32>}> : () -> tensor<i32>
+      %36 = "stablehlo.broadcast_in_dim"(%35) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
+      %37 = "stablehlo.add"(%arg9, %36) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+      %38 = "stablehlo.constant"() <{value = dense<8> : tensor<i32>}> : () -> tensor<i32>
+      %39 = "func.call"(%37, %38) <{callee = @remainder}> : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+      %40 = "stablehlo.slice"(%arg8) <{limit_indices = array<i64: 4>, start_indices = array<i64: 0>, strides = array<i64: 1>}> : (tensor<8xf32>) -> tensor<4xf32>
+      %41 = "stablehlo.constant"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>
+      %42 = "stablehlo.broadcast_in_dim"(%41) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
+      %43 = "stablehlo.compare"(%39, %42) <{compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+      %44 = "stablehlo.constant"() <{value = dense<8> : tensor<i32>}> : () -> tensor<i32>
+      %45 = "stablehlo.broadcast_in_dim"(%44) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
+      %46 = "stablehlo.add"(%39, %45) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+      %47 = "stablehlo.select"(%43, %46, %39) : (tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+      %48 = "stablehlo.broadcast_in_dim"(%47) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi32>) -> tensor<4x1xi32>
+      %49 = "stablehlo.scatter"(%34, %48, %40) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+      ^bb0(%arg14: tensor<f32>, %arg15: tensor<f32>):
+        %64 = "stablehlo.add"(%arg14, %arg15) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "stablehlo.return"(%64) : (tensor<f32>) -> ()
       }) : (tensor<8xf32>, tensor<4x1xi32>, tensor<4xf32>) -> tensor<8xf32>
-      %49 = "stablehlo.all_reduce"(%48) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>, use_global_device_ids}> ({
-      ^bb0(%arg9: tensor<f32>, %arg10: tensor<f32>):
-        %50 = "stablehlo.add"(%arg9, %arg10) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-        "stablehlo.return"(%50) : (tensor<f32>) -> ()
+      %50 = "stablehlo.constant"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>
+      %51 = "stablehlo.broadcast_in_dim"(%50) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %52 = "stablehlo.compare"(%arg7, %51) <{compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+      %53 = "stablehlo.constant"() <{value = dense<8> : tensor<i32>}> : () -> tensor<i32>
+      %54 = "stablehlo.broadcast_in_dim"(%53) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %55 = "stablehlo.add"(%arg7, %54) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      %56 = "stablehlo.select"(%52, %55, %arg7) : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      %57 = "stablehlo.broadcast_in_dim"(%56) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi32>) -> tensor<2x1xi32>
+      %58 = "stablehlo.constant"() <{value = dense<3.000000e+00> : tensor<f32>}> : () -> tensor<f32>
+      %59 = "stablehlo.broadcast_in_dim"(%58) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2xf32>
+      %60 = "stablehlo.scatter"(%49, %57, %59) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+      ^bb0(%arg12: tensor<f32>, %arg13: tensor<f32>):
+        %63 = "stablehlo.multiply"(%arg12, %arg13) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "stablehlo.return"(%63) : (tensor<f32>) -> ()
+      }) : (tensor<8xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<8xf32>
+      %61 = "stablehlo.all_reduce"(%60) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>, use_global_device_ids}> ({
+      ^bb0(%arg10: tensor<f32>, %arg11: tensor<f32>):
+        %62 = "stablehlo.add"(%arg10, %arg11) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "stablehlo.return"(%62) : (tensor<f32>) -> ()
       }) : (tensor<8xf32>) -> tensor<8xf32>
-      "sdy.return"(%49) : (tensor<8xf32>) -> ()
-    }) : (tensor<64xf32>, tensor<32xi32>) -> tensor<8xf32>
-    "func.return"(%22) : (tensor<8xf32>) -> ()
+      "sdy.return"(%61) : (tensor<8xf32>) -> ()
+    }) : (tensor<2xi32>, tensor<64xf32>, tensor<32xi32>) -> tensor<8xf32>
+    "func.return"(%23) : (tensor<8xf32>) -> ()
   }) : () -> ()
   "func.func"() <{arg_attrs = [{}, {}], function_type = (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>, res_attrs = [{}], sym_name = "remainder", sym_visibility = "private"}> ({
   ^bb0(%arg3: tensor<4xi32>, %arg4: tensor<i32>):
