@@ -2,7 +2,7 @@
 docs/frontends.md shows it. Each row's example (over x: f32[8], m: f32[4,4],
 i: i32[3]) is exported by JAX in a shard_map of 2 devices that psums it
 (one child process for all), holds its op, and through coll on the CPU
-matches XLA (bitwise, or 1e-5 relative where f32 is rounded); a row that
+and under mpirun matches XLA (bitwise, or 1e-5 relative where f32 is rounded); a row that
 reaches linalg only (LINALG_ONLY) gets there and no further; a refused
 row's op is refused at the op, named with the JAX calls behind it, at the
 Python line."""
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from coll.backends import frontend
+from coll.backends import frontend, mpi
 from coll.core.pipeline import run
 from coll.frontends import stablehlo
 from coll.frontends.stablehlo_lower import LINALG_ONLY, OPS, table
@@ -87,3 +87,16 @@ def test_each_row_holds(exported, name):
     (y,) = prog.run([inputs[lay.name] for lay in prog.inputs])
     want = np.asarray(want, np.float32)
     assert y.shape == want.shape and (np.array_equal(y, want) or relative_error(y, want) <= 1e-5)
+
+
+@needs_jax
+@pytest.mark.skipif(not mpi.available()[0], reason="MPI back end not available")
+def test_the_rows_that_run_run_under_mpirun(exported):
+    """The same programs, 2 ranks each, in one mpirun."""
+    names = [n for n, row in OPS.items() if row[0] != "refused" and n not in LINALG_ONLY]
+    inputs = {k: np.asarray(v, np.int32 if k == "i" else np.float32) for k, v in exported["inputs"].items()}
+    progs = [frontend.compile(exported["programs"][n][0], stablehlo, backend="mpi") for n in names]
+    got = frontend.launch([(p, [inputs[lay.name] for lay in p.inputs]) for p in progs])
+    for name, (y,) in zip(names, got):
+        want = np.asarray(exported["programs"][name][1], np.float32)
+        assert y.shape == want.shape and (np.array_equal(y, want) or relative_error(y, want) <= 1e-5), name
