@@ -7,7 +7,7 @@
 // refused at the loop by both. .at[].set/add and the gradient of
 // take_along_axis are scatters: loops of tensor.insert before the psum.
 // REQUIRES: jaxlib
-// DEFINE: %{route} = coll-from-stablehlo,coll-stablehlo-to-linalg,canonicalize,cse,linalg-fuse-elementwise-ops,coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,canonicalize,cse
+// DEFINE: %{route} = coll-from-stablehlo,coll-stablehlo-to-linalg,coll-widen-contractions,canonicalize,cse,linalg-fuse-elementwise-ops,coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,canonicalize,cse
 // RUN: %PYTHON %S/Inputs/import.py %S/Inputs/pipeline_fori.mlir 'builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)' | FileCheck %s --check-prefix=LOOP
 // RUN: %PYTHON %S/Inputs/import.py %S/Inputs/pipeline_fori.mlir 'builtin.module(%{route},coll-spmd-to-global)' | FileCheck %s --check-prefix=GLOBAL
 // RUN: %PYTHON %S/Inputs/import.py %S/Inputs/pipeline_fori.mlir 'builtin.module(%{route},coll-spmd-to-mpi)' | FileCheck %s --check-prefix=MPI
