@@ -19,9 +19,6 @@ import jax_corpus  # noqa: E402
 pytestmark = needs_jax
 # name -> what coll says of it today (the pattern's error, located at JAX's line).
 REFUSED = {
-    "fsdp_step": "'stablehlo.scatter' has no linalg form",
-    "pipeline_loop": "'stablehlo.while' has no linalg form",
-    "ring_attention": "'stablehlo.while' has no linalg form",
 }
 
 
