@@ -1,20 +1,22 @@
 """The StableHLO ops jaxlib 0.10.2's stablehlo-legalize-to-linalg leaves,
 lowered in coll's MLIR before that pass runs (coll-stablehlo-to-linalg
-calls `lower`), or refused at the op with the JAX call behind it named:
+calls `lower`), or refused at the op with the JAX calls behind it named:
 
 - while -> scf.for when it counts (lax.fori_loop, lax.scan: a counter
   from a constant, below a constant, by one), else scf.while; the
   collectives in its body stay there (coll-spmd-to-mpi lowers them in
-  the loop, coll-spmd-to-global unrolls it);
+  the loop; for the single-process back ends coll-unroll-collective-loops
+  unrolls it);
 - case -> scf.index_switch (lax.cond, lax.switch);
 - optimization_barrier -> its operands (jax.checkpoint);
 - scatter -> a loop nest over the update elements that combines each
   into the operand with its region's kind (`.at[].set/add/mul/min/max`,
-  the gradients of gathers: take_along_axis, indexing).
+  the gradients of gathers: take_along_axis, indexing);
+- sort -> a bubble sort of each line (jnp.sort, argsort, lax.top_k).
 
-The ops left in the new regions are still StableHLO, for jaxlib.
-`OPS` is the table of what works (docs/frontends.md is generated from it:
-tools/gen_stablehlo_ops.py).
+The ops left in the new regions are still StableHLO, for jaxlib. `OPS` is
+the table of what works; docs/frontends.md shows it (`python -m
+coll.frontends.stablehlo_lower` rewrites it there).
 """
 import re
 
