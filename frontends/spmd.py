@@ -19,7 +19,7 @@ from ..core.registry import register
 from ..ir.ops import COLLECTIVES, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
 from ..ir.views import constant_int
-from ..ir.walk import clone_remapped, find_ops
+from ..ir.walk import all_ops, clone_remapped, find_ops
 
 RANKS_ATTR = "coll.ranks"
 # Where each rank's arguments were in the global view: argument i of rank r
@@ -186,18 +186,20 @@ def _unroll_collective_loops(func_op):
     its copies), as `lax.fori_loop(..., unroll=True)` would give."""
     budget = MAX_UNROLLED
     while True:
-        loops = [op for op in find_ops(func_op, "scf.for") if find_ops(op, lambda n: n in COLLECTIVES)]
+        # all_ops lists an outer loop before the ones in it: each clone of an
+        # inner loop is then unrolled (and counted) on its own.
+        loops = [op for op in all_ops(func_op) if op.name == "scf.for" and find_ops(op, lambda n: n in COLLECTIVES)]
         if not loops:
             return
-        loop = loops[0]  # walk order: an outer loop before the ones in it
+        loop = loops[0]
         bounds = [constant_int(v) for v in list(loop.operands)[:3]]
         if any(b is None for b in bounds) or bounds[2] <= 0:
             return  # _straight_line refuses it, located
         trips = range(*bounds)
         budget -= len(trips)
         if budget < 0:
-            raise PassError(f"'scf.for' of {len(trips)} iterations around collectives: coll-spmd-to-global "
-                            f"unrolls at most {MAX_UNROLLED} iterations; expected fewer, or the mpi route "
+            raise PassError(f"'scf.for' of {len(trips)} iterations around collectives: the global view unrolls "
+                            f"at most {MAX_UNROLLED} iterations in all; expected fewer, or the mpi route "
                             "(coll-spmd-to-mpi keeps the loop)", loop.location)
         body = loop.regions[0].blocks[0]
         ops = [o.operation for o in body.operations]

@@ -90,3 +90,20 @@ func.func @zero(%x: memref<8xf32>) attributes {coll.ranks = 0 : i64} {
 func.func @text(%x: memref<8xf32>) attributes {coll.ranks = "two"} {
   return
 }
+
+// -----
+// Counted loops around collectives are unrolled, at most 4096 iterations in
+// all: the outer loop's 100 copies of the inner one run out on the 41st.
+func.func @too_many(%x: memref<8xi32>) attributes {coll.ranks = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c100 = arith.constant 100 : index
+  scf.for %i = %c0 to %c100 step %c1 {
+    // expected-error @+1 {{'scf.for' of 100 iterations around collectives: the global view unrolls at most 4096 iterations in all}}
+    scf.for %j = %c0 to %c100 step %c1 {
+      %t = "coll.all_reduce"(%x, %x) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xi32>, memref<8xi32>) -> !coll.token
+      "coll.wait"(%t) : (!coll.token) -> ()
+    }
+  }
+  return
+}
