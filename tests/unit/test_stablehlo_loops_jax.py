@@ -76,3 +76,14 @@ def test_the_gpu_route_builds_loops_around_collectives(programs, tmp_path, name)
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert ".entry main_kernel" in out.read_text()
+
+
+def test_xla_checks_a_parsed_loop_program(programs):
+    """coll-run hands the parsed module to the XLA oracle: the loop body's
+    call, deferred by the parser, is a func.call again for XLA."""
+    from coll.ir import make_context
+    text, xs, want = programs["pipeline_fori"]
+    with make_context():
+        prog = frontend.compile(stablehlo.parse(text), stablehlo, backend="cpu")
+    assert prog.checked_against == "XLA"
+    check("pipeline_fori", prog.reference(xs), want)
