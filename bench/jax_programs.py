@@ -18,7 +18,8 @@ DEVICES = 8
 NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
          "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit", "mlp_jit_2d",
          "megatron_mlp", "bf16_train_step", "sequence_parallel", "moe_all_to_all", "int_collectives",
-         "bool_collectives", "pipeline_fori", "ring_attention", "fsdp_step", "scan_psum", "at_set", "take_along_grad", "while_psum")
+         "bool_collectives", "pipeline_fori", "ring_attention", "fsdp_step", "scan_psum", "at_set",
+         "take_along_grad", "while_psum")
 
 
 def _jax(devices):
@@ -184,6 +185,7 @@ def _training_and_inference(jax, jnp, np, smap, d):
                            inputs(normal(d * t, m), normal(m, d), normal(d, m, m, scale=0.3))),
         "int_collectives": (smap(ints, P("x"), (P("x"), P(), P(), P())), small),
         "bool_collectives": (smap(bools, P("x"), (P("x"), P(), P(), P())), small),
+    }
 
 
 def _loops_and_indexing(jax, d, n, smap, small):

@@ -435,10 +435,6 @@ def _inline_calls(module_op, func):
             ops = [o.operation for o in block.operations]
             for op in ops[:-1]:
                 _clone_before(op, call, mapping)
-                # Located at the call too: a callee's ops carry only JAX's name (jnp.sort's "sort").
-                new = mapping[op.results[0]].owner if len(op.results) else None
-                if new is not None:
-                    new.location = ir.Location.callsite(new.location, [call.location])
             for res, v in zip(call.results, ops[-1].operands):
                 res.replace_all_uses_with(mapping.get(v, v))
             call.erase()

@@ -72,9 +72,6 @@ OPS = {
 
 # Ops taken to linalg whose linalg coll's back ends do not run yet: why.
 LINALG_ONLY = {
-    "stablehlo.reduce_window": "coll-check-order does not know linalg.map",
-    "stablehlo.convolution": "coll-check-order does not know linalg.map",
-    "stablehlo.pad": "coll-check-order does not know linalg.map",
     "stablehlo.select_and_scatter": "coll-check-order finds jaxlib's linalg reading a buffer nothing wrote",
 }
 

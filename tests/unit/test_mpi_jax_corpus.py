@@ -16,10 +16,7 @@ import jax_corpus  # noqa: E402
 
 OK, WHY = mpi.available()
 pytestmark = [needs_jax, pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")]
-# Runs on cpu, not yet here: name -> what the run says (it fails here the day it runs).
-# libm and compiler-rt's bf16 conversions are not linked into MPI programs yet.
-MPI_REFUSED = {"megatron_mlp": "undefined symbol: rsqrtf", "bf16_dp_step": "undefined symbol: __truncsfbf2"}
-RUNS = [n for n in jax_corpus.NAMES if n not in REFUSED and n not in MPI_REFUSED]
+RUNS = [n for n in jax_corpus.NAMES if n not in REFUSED]
 
 
 @pytest.fixture(scope="module")
@@ -35,16 +32,3 @@ def test_corpus_matches_xla_under_mpirun(results, name):
     ys, want, prog = results[name]
     assert prog.ranks == 4
     assert matches(ys, want, prog.outputs, jax_corpus.TOLERANCE[name]) == ""
-
-
-@pytest.mark.parametrize("name", sorted(MPI_REFUSED))
-def test_corpus_mpi_refusals(tmp_path, name, monkeypatch):
-    from coll.backends.mpi import runtime
-    said = []
-    report = runtime._report
-    monkeypatch.setattr(runtime, "_report", lambda job, ranks, text: said.append(text) or report(job, ranks, text))
-    text, xs, _ = export_corpus(tmp_path, 4, [name])[name]
-    prog = frontend.compile(text, stablehlo, backend="mpi")
-    with pytest.raises(Exception):
-        frontend.launch([(prog, xs)])
-    assert MPI_REFUSED[name] in "".join(said)
