@@ -299,9 +299,6 @@ def oracle(text, boundary):
     # What parse deferred (a call in a shard_map body) is a call again for XLA.
     text = text.replace(f'"{DEFERRED_CALL}"', '"func.call"')
     devices = math.prod(boundary.grid)
-    # A module `parse` read holds its shard_map body's calls deferred (a
-    # lax.fori_loop's body, jax.nn.relu): XLA reads them as JAX wrote them.
-    text = text.replace(f'"{DEFERRED_CALL}"(', '"func.call"(') if isinstance(text, str) else text
     ins = [lay.element for lay in boundary.inputs]
     outs = [(lay.shape, lay.element) for lay in boundary.outputs]
     return lambda xs: stablehlo_xla.run(text, devices, xs, ins, outs)
