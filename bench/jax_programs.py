@@ -16,7 +16,7 @@ import sys
 
 DEVICES = 8
 NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
-         "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "mlp_shard_map", "mlp_jit", "mlp_jit_2d",
+         "ppermute_partial", "psum_2d", "ppermute_2d", "axis_index", "no_collective", "mlp_shard_map", "mlp_jit", "mlp_jit_2d",
          "megatron_mlp", "bf16_train_step", "sequence_parallel", "moe_all_to_all", "int_collectives",
          "bool_collectives", "pipeline_fori", "ring_attention", "fsdp_step", "scan_psum", "at_set",
          "take_along_grad", "while_psum")
@@ -76,6 +76,8 @@ def programs(n, devices=DEVICES, names=None):
                              P(("dp", "tp")), P(("dp", "tp")), m=mesh2), small(d * n)),
         "axis_index": (smap(lambda a: jax.lax.psum(a * (jax.lax.axis_index("x") + 1).astype(a.dtype), "x"),
                             P("x"), P()), small(d * n)),
+        # A shard_map whose devices never communicate: each rank its block.
+        "no_collective": (smap(lambda a: a * 2 + 1, P("x"), P("x")), small(d * n)),
     }
 
     # A two-layer MLP, tensor parallel by hand (Megatron: W1 split by

@@ -391,6 +391,25 @@ def _result_name(attrs):
     return name if name and name != "result" else None
 
 
+_FILE_LOC = re.compile(r'"[^"]+":\d+:\d+')
+
+
+def located(f, value=None):
+    """Where to report something about entry function `f` (or its argument
+    or result `value`): its own where it has a file:line:col; JAX gives
+    @main none, so then the first op that reads `value`, else the shard_map,
+    else the first op, that has one (a line of the JAX program); `f`'s
+    location failing all of them."""
+    if _FILE_LOC.search(str(f.location)):
+        return f.location
+    ops = [u.owner for u in value.uses] if value is not None else []
+    ops = [getattr(o, "operation", o) for o in ops]
+    mc = shard_map_of(f)
+    ops += [mc] if mc is not None else []
+    ops += [o for o in all_ops(f)]
+    return next((o.location for o in ops if _FILE_LOC.search(str(o.location))), f.location)
+
+
 def layouts(module_op):
     """The Boundary of the StableHLO module (read before `route` runs:
     the import drops Shardy's attributes). Raises StableHLOError."""
@@ -413,22 +432,22 @@ def layouts(module_op):
     else:
         mesh, ins, outs = None, [], []
         for i, attrs in enumerate(arg_attrs):
-            ins.append(read_sharding(str(attrs["sdy.sharding"]), meshes, f.location) if "sdy.sharding" in attrs
+            ins.append(read_sharding(str(attrs["sdy.sharding"]), meshes, located(f)) if "sdy.sharding" in attrs
                        else (None, []))
         for j, attrs in enumerate(res_attrs):
-            outs.append(read_sharding(str(attrs["sdy.sharding"]), meshes, f.location) if "sdy.sharding" in attrs
+            outs.append(read_sharding(str(attrs["sdy.sharding"]), meshes, located(f)) if "sdy.sharding" in attrs
                         else (None, []))
         used = {m.name: m for m, _ in ins + outs if m is not None}
         if len(used) > 1:
             raise StableHLOError(f"the shardings name meshes {', '.join('@' + n for n in sorted(used))}; expected "
-                                 "one mesh", f.location)
+                                 "one mesh", located(f))
         mesh = next(iter(used.values()), None)
         grid = mesh.shape if mesh else [1]
         ins = [(mesh, dims) for _, dims in ins]
         outs = [(mesh, dims) for _, dims in outs]
-    inputs = [_layout(t, dims, m, f.location, f"argument #{i}", _arg_name(block.arguments[i]))
+    inputs = [_layout(t, dims, m, located(f, block.arguments[i]), f"argument #{i}", _arg_name(block.arguments[i]))
               for i, (t, (m, dims)) in enumerate(zip(ft.inputs, ins))]
-    outputs = [_layout(t, dims, m, f.location, f"result #{j}", _result_name(res_attrs[j]))
+    outputs = [_layout(t, dims, m, located(f), f"result #{j}", _result_name(res_attrs[j]))
                for j, (t, (m, dims)) in enumerate(zip(ft.results, outs))]
     return Boundary(name, list(grid), inputs, outputs)
 

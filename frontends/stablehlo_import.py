@@ -83,12 +83,6 @@ class _Importer:
                                  "collectives of shard_map bodies (sdy.manual_computation)", collectives[0].location)
         if collectives:
             walk_and_apply_patterns(f, self.patterns())
-        if self.mesh is not None and not self.communicates(f):
-            # coll's SPMD form is a function whose ranks meet in collectives:
-            # without one, the back ends would take it for one rank's program.
-            raise StableHLOError(f"the shard_map body has no collective between its {self.mesh.size} devices (none, "
-                                 "or only groups of one); expected at least one (a program whose devices never "
-                                 "communicate runs as one device's program, once per block)", f.location)
         self.clean(f)
 
     def inline_manual(self, f, mc):
@@ -122,11 +116,6 @@ class _Importer:
         hlo_to_stablehlo writes without their device order, is refused)."""
         n = self.partitions or 1
         self.spmd(f, Mesh("partitions", [("p", n)], list(range(n))))
-
-    def communicates(self, f):
-        """Whether `f` has a collective; a program XLA partitioned needs none
-        (a batch split with nothing to combine)."""
-        return is_partitioned(self.module) or any(op.name in COLLECTIVE_NAMES for op in all_ops(f))
 
     def inline(self, f, mesh, anchor, body, args, results):
         """`body` (one device's program) moved into `f` before `anchor`: body

@@ -15,7 +15,7 @@ from jax_exports import export, needs_jax, relative_error
 
 OK, WHY = mpi.available()
 pytestmark = [needs_jax, pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")]
-EXACT = ["psum", "pmax", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index", "ppermute_ring",
+EXACT = ["psum", "no_collective", "pmax", "all_gather", "psum_scatter", "all_to_all", "psum_2d", "axis_index", "ppermute_ring",
          "ppermute_partial"]
 ROUNDED = ["mlp_shard_map", "mlp_jit"]
 # Training and inference steps (bench/jax_programs.py), on 4 ranks: the

@@ -18,7 +18,7 @@ from coll.backends import frontend
 from jax_exports import export, needs_jax, relative_error
 
 pytestmark = needs_jax
-EXACT = ["psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "psum_2d",
+EXACT = ["psum", "no_collective", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "psum_2d",
          "axis_index"]
 ROUNDED = ["mlp_shard_map", "mlp_jit", "mlp_jit_2d"]
 # ppermute (coll.permute): a ring, a partial permutation (the devices no

@@ -277,23 +277,6 @@
 
 // -----
 
-// A shard_map whose devices never communicate has no SPMD form in coll.
-"builtin.module"() ({
-  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=4]>, sym_name = "mesh"}> : () -> ()
-  // expected-error @below {{the shard_map body has no collective between its 4 devices (none, or only groups of one); expected at least one (a program whose devices never communicate runs as one device's program, once per block)}}
-  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "main"}> ({
-  ^bb0(%arg0: tensor<8xf32>):
-    %0 = "sdy.manual_computation"(%arg0) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>}> ({
-    ^bb0(%arg1: tensor<2xf32>):
-      %1 = "stablehlo.partition_id"() : () -> tensor<ui32>
-      "sdy.return"(%arg1) : (tensor<2xf32>) -> ()
-    }) : (tensor<8xf32>) -> tensor<8xf32>
-    "func.return"(%0) : (tensor<8xf32>) -> ()
-  }) : () -> ()
-}) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
-
-// -----
-
 // A call to what is not a function of the module (inlining needs the body).
 "builtin.module"() ({
   "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()

@@ -170,8 +170,7 @@
 // -----
 
 // partition_id through device_ids (rank r holds device device_ids[r]): a
-// table lookup; replica_id is 0 (one replica). (With a collective: a
-// shard_map whose devices never communicate is refused, errors.mlir.)
+// table lookup; replica_id is 0 (one replica).
 // CHECK-LABEL: func.func @ids
 // CHECK: %[[RK:.*]] = mpi.comm_rank
 // CHECK: %[[I:.*]] = arith.index_cast %[[RK]] : i32 to index
