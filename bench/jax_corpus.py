@@ -2,7 +2,7 @@
 and inference steps, model parallel by hand with shard_map or by XLA with
 jit + NamedSharding), one per pattern users bring. tests/unit/test_jax_corpus.py
 exports them at test time and runs them through coll on cpu and under
-mpirun against XLA; bench/jax_programs.py --corpus times them.
+mpirun against XLA; `--time` (below) times them against XLA.
 
     python bench/jax_corpus.py OUTDIR [--names a,b] [--devices 8] [--scale test|bench]
     python bench/jax_corpus.py --time [--names a,b] [--scale bench] [--rounds 3] [--repeat 5]
@@ -26,6 +26,9 @@ its error.
 import os
 import sys
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from jax_programs import _jax, _stored, generic  # noqa: E402 - XLA_FLAGS set before JAX starts, by _jax
 
 # name -> the pattern it stands for (docs, the tests' table, the note).
 PATTERNS = {
@@ -51,15 +54,6 @@ NAMES = tuple(PATTERNS)
 # What the comparison with XLA allows: "exact" (bitwise), or the largest
 # error relative to the largest value.
 TOLERANCE = {name: 1e-5 for name in NAMES} | {"bf16_dp_step": 1e-2, "int_bool": "exact"}
-
-
-def _jax(devices):
-    flag = f"--xla_force_host_platform_device_count={devices}"
-    if flag not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    import jax
-    return jax
 
 
 def programs(devices=8, scale="test", names=None):
@@ -310,8 +304,6 @@ def time_table(names, scale, rounds, repeat, devices=8):
     found = programs(devices, scale, names)
     from coll.backends import frontend
     from coll.frontends import stablehlo
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from jax_programs import generic
     load = os.getloadavg()[0]
     print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end), scale {scale}, "
           f"{rounds} rounds x {repeat} calls, load {load:.2f}")
@@ -355,8 +347,6 @@ def time_table(names, scale, rounds, repeat, devices=8):
 
 
 def main(argv=None):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from jax_programs import _stored, generic
     from coll.tools.args import ArgumentParser
     from coll.tools.argtypes import count
     ap = ArgumentParser(description=__doc__.splitlines()[0])

@@ -518,7 +518,14 @@ def _jaxlib(module_op, left, stage):
                              "pip install -e '.[jax]')", left[0].location)
     if proc.returncode != 0:
         raise _legalize_error(proc.stderr, left, module_op)
-    new = ir.Module.parse(proc.stdout, module_op.context)
+    replace_body(module_op, proc.stdout)
+
+
+def replace_body(module_op, text):
+    """Replaces the ops of `module_op` with those of module `text` (what a
+    child process made of it), parsed in `module_op`'s context; returns the
+    parsed module (its attributes are the caller's to take)."""
+    new = ir.Module.parse(text, module_op.context)
     body = module_op.regions[0].blocks[0]
     for op in list(body.operations):
         op.operation.erase()
@@ -526,6 +533,7 @@ def _jaxlib(module_op, left, stage):
         op = op.operation
         op.detach_from_parent()
         ir.InsertionPoint(body).insert(op)
+    return new
 
 
 def _legalize_error(stderr, ops, module_op, who="jaxlib's stablehlo-legalize-to-linalg"):

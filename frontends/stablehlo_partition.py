@@ -30,7 +30,7 @@ from mlir import ir
 from ..core.registry import register
 from ..ir.walk import all_ops
 from .stablehlo import PARTITIONED_ATTR, StableHLOError, detect, entry, is_jit, layouts
-from .stablehlo_import import _legalize_error
+from .stablehlo_import import _legalize_error, replace_body
 
 PARTITION = Path(__file__).with_name("jaxlib_partition.py")
 PARTITION_TIMEOUT = 300
@@ -101,13 +101,6 @@ def _partition(module_op, boundary, n):
         raise _legalize_error(proc.stderr, ops, module_op, who="XLA's partitioner")
     found = json.loads(proc.stdout)
     _check_blocks(module_op, boundary, found)
-    new = ir.Module.parse(found["module"], module_op.context)
-    body = module_op.regions[0].blocks[0]
-    for op in list(body.operations):
-        op.operation.erase()
-    for op in list(new.body.operations):
-        op = op.operation
-        op.detach_from_parent()
-        ir.InsertionPoint(body).insert(op)
+    new = replace_body(module_op, found["module"])
     for name in list(new.operation.attributes):
         module_op.attributes[name] = new.operation.attributes[name]
