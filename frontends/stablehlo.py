@@ -671,9 +671,9 @@ def gspmd_of(module_op, func):
         results.append(r.result_number)
     ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     rank = lambda t: len(ir.RankedTensorType(t).shape)
-    in_tiles = [_tiles(in_text.get(i, "{replicated}"), rank(t), n, func.location) for i, t in enumerate(ft.inputs)]
-    out_tiles = [_tiles(t, rank(ty), n, func.location) for t, ty in zip(out_text, ft.results)]
-    grid = _common_grid(in_tiles + out_tiles, func.location)
+    in_tiles = [_tiles(in_text.get(i, "{replicated}"), rank(t), n, located(func)) for i, t in enumerate(ft.inputs)]
+    out_tiles = [_tiles(t, rank(ty), n, located(func)) for t, ty in zip(out_text, ft.results)]
+    grid = _common_grid(in_tiles + out_tiles, located(func))
     mesh = Mesh("gspmd", [(f"d{i}", g) for i, g in enumerate(grid)], list(range(n)))
     return _Gspmd(call, callee, name, mesh, args, results, [_split_of(t, grid) for t in in_tiles],
                   [_split_of(t, grid) for t in out_tiles])
