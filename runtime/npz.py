@@ -47,7 +47,8 @@ def load(path, expected, hint=""):
             raise NpzError(f"missing array '{missing[0]}' (expected {', '.join(names) if len(names) < 5 else names[0] + '..' + names[-1]})")
         extra = sorted(set(members) - set(names))
         if extra:
-            raise NpzError(f"unexpected arrays {', '.join(extra)} (expected {names[0]}..{names[-1]})")
+            raise NpzError(f"unexpected arrays {', '.join(extra)} "
+                           f"({f'expected {names[0]}..{names[-1]}' if names else 'the program takes no inputs'})")
         out = {}
         for name in names:
             want_shape, want_dtype = expected[name]

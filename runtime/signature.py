@@ -29,18 +29,19 @@ NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
 
 def to_bf16(values):
     """float array -> uint16 bf16 bit patterns (round to nearest even)."""
-    bits = np.asarray(values, dtype=np.float32, order="C").view(np.uint32)
+    v = np.asarray(values, dtype=np.float32)
+    bits = np.ascontiguousarray(v).reshape(-1).view(np.uint32)  # 1-d: arithmetic on 0-d gives scalars
     rounded = bits + (0x7FFF + ((bits >> 16) & 1))
     out = (rounded >> 16).astype(np.uint16)
-    nan = np.isnan(np.asarray(values, dtype=np.float32))
-    out[nan] = 0x7FC0
-    return out
+    out[np.isnan(v.reshape(-1))] = 0x7FC0
+    return out.reshape(v.shape)
 
 
 def from_bf16(bits):
     """uint16 bf16 bit patterns (or an ml_dtypes.bfloat16 array) -> float32."""
-    bits = np.asarray(bits, order="C").view(np.uint16)
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    b = np.asarray(bits)
+    flat = np.ascontiguousarray(b).reshape(-1).view(np.uint16)  # 1-d: arithmetic on 0-d gives scalars
+    return (flat.astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
 
 
 @dataclass(frozen=True)
