@@ -31,7 +31,7 @@ from ..core.registry import register
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVES, view
 from ..ir.views import VIEW_OPS, root_of
-from ..ir.walk import find_ops
+from ..ir.walk import ancestor_in, find_ops
 from ..passes.check_results import RESULT_IDS, RESULT_READERS
 
 WRITABLE = "bufferization.writable"  # upstream's function-argument attribute
@@ -74,29 +74,19 @@ def _writable(value):
     return not (WRITABLE in d and str(d[WRITABLE]) == "false")
 
 
-def _block_op(op, block):
-    """The op of `block` that holds `op` (itself or an ancestor), or None."""
-    op = getattr(op, "operation", op)
-    while op is not None:
-        if op.parent is not None and op.block == block:
-            return op
-        op = op.parent
-    return None
-
-
-def _dead_after(t, op):
-    """Whether `t` is used only once by `op` and otherwise only before it in
-    its block (so writing its buffer in place clobbers nothing)."""
-    mine = 0
+def _used_after(t, op, mine=0):
+    """Whether `t` has a use other than `mine` uses by `op` that does not
+    come before `op` in its block (writing its buffer then would clobber
+    a value still read)."""
     for use in t.uses:
         user = getattr(use.owner, "operation", use.owner)
-        if user == op:
-            mine += 1
+        if user == op and mine:
+            mine -= 1
             continue
-        at = _block_op(user, op.block)
+        at = ancestor_in(user, op.block)
         if at is None or not at.is_before_in_block(op):
-            return False
-    return mine == 1
+            return True
+    return mine != 0
 
 
 # Tensor ops whose result one-shot-bufferize puts in (a view of) the buffer of
@@ -189,16 +179,8 @@ def _in_place_safe(t, op, state):
     group = _alias_class(t, state)
     if group is None:
         return False
-    return all(_writable(v) and (_dead_after(v, op) if v == t else _unused_after(v, op)) for v in group)
-
-
-def _unused_after(t, op):
-    """Whether every use of `t` comes before `op` in its block."""
-    for use in t.uses:
-        at = _block_op(getattr(use.owner, "operation", use.owner), op.block)
-        if at is None or not at.is_before_in_block(op):
-            return False
-    return True
+    # t itself: read once by op, and by nothing after it.
+    return all(_writable(v) and not _used_after(v, op, mine=int(v == t)) for v in group)
 
 
 def _in_place(c, i, j, spmd):

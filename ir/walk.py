@@ -58,3 +58,14 @@ def clone_remapped(op, insertion_point, mapping):
     for old, res in zip(op.results, new.results):
         mapping[old] = res
     return new
+
+
+def ancestor_in(op, block):
+    """The op of `block` that holds `op` (itself or an ancestor), or None."""
+    op = getattr(op, "operation", op)
+    while op is not None:
+        if op.parent is not None and op.block == block:
+            return op
+        op = op.parent
+        op = getattr(op, "operation", op)
+    return None

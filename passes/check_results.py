@@ -24,7 +24,7 @@ from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.ops import view
 from ..ir.views import root_of
-from ..ir.walk import find_ops
+from ..ir.walk import ancestor_in, find_ops
 
 RESULT_IDS = "coll.result_ids"
 RESULT_READERS = "coll.result_readers"
@@ -47,16 +47,6 @@ def _overlap(a, b):
     if None in (a[1], b[1]):
         return True
     return a[1] <= b[2] and b[1] <= a[2]
-
-
-def _in_block(op, block):
-    """The op of `block` that holds `op` (itself or an ancestor), or None."""
-    while op is not None:
-        if op.parent is not None and op.block == block:
-            return op
-        op = op.parent
-        op = getattr(op, "operation", op)
-    return None
 
 
 def _writes(op):
@@ -93,7 +83,7 @@ def _check_function(f, findings):
         ops = [o.operation for o in block.operations]
         at = {o: i for i, o in enumerate(ops)}
         me = at[c]
-        tops = [(at[t], r) for r in readers.get(k, []) if (t := _in_block(r, block)) is not None and at[t] > me]
+        tops = [(at[t], r) for r in readers.get(k, []) if (t := ancestor_in(r, block)) is not None and at[t] > me]
         if not tops:
             continue
         last = max(i for i, _ in tops)
@@ -103,7 +93,7 @@ def _check_function(f, findings):
             writes = _writes(o)
             if writes is None:  # not known: any buffer it is given, through its views
                 touched = [v for v in roots if not isinstance(v, str)
-                           and any(_in_block(u, block) == o for u, _ in view_uses(v))]
+                           and any(ancestor_in(u, block) == o for u, _ in view_uses(v))]
                 hit = bool(touched)
             else:
                 hit = any(_overlap(_span(resolver, w), s) for w in writes for s in outs)

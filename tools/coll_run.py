@@ -135,21 +135,30 @@ def _every_strategy(names, backend, shown):
     return ["auto"]
 
 
-def _agree(got, want, rtol):
-    """(whether arrays `got` match `want`, the worst difference): floats
-    within rtol of the largest magnitude (at least 1), others exactly (the
-    count of elements that differ)."""
+def _agree(got, want, tolerances, elements=None):
+    """(whether arrays `got` match `want`, the worst difference): an output
+    with a tolerance within it of the largest magnitude (at least 1), NaN
+    where `want` has NaN (bf16 read as floats where `elements` says so);
+    the others exactly (the count of elements that differ)."""
     import numpy as np
+    from coll.runtime.check import as_float
     good, worst = True, 0.0
-    for y, r in zip(got, want):
-        if y.dtype.kind == "f":
-            err = float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0))
-            good = good and err <= rtol * max(1.0, float(np.max(np.abs(r), initial=0.0)))
+    for j, (y, r, tol) in enumerate(zip(got, want, tolerances)):
+        if tol is not None:
+            element = elements[j] if elements else str(y.dtype)
+            a, b = as_float(y, element), as_float(r, element)
+            same_nan = bool(np.all(np.isnan(a) == np.isnan(b)))
+            err = float(np.max(np.abs(np.nan_to_num(a - b)), initial=0.0)) if same_nan else np.inf
+            good = good and err <= tol * max(1.0, float(np.max(np.abs(np.nan_to_num(b)), initial=0.0)))
         else:
             err = float(np.count_nonzero(y != r))
             good = good and err == 0
         worst = max(worst, err)
     return good, worst
+
+
+def _float_tolerances(arrays):
+    return [1e-5 if y.dtype.kind == "f" else None for y in arrays]
 
 
 def _fail(msg):
@@ -501,7 +510,7 @@ class _ProgramJob(_Job):
         if self.first_outputs is None:
             self.first_outputs, self.first = {f"y{j}": y for j, y in enumerate(got)}, got
         else:  # the same program by another strategy: the same results
-            good, worst = _agree(got, self.first, 1e-5)
+            good, worst = _agree(got, self.first, _float_tolerances(got))
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
         m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times], good, worst, None, "-",
@@ -614,27 +623,16 @@ class _GlobalJob(_Job):
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
             raise Failure(_located(e, self.shown)) from None
         ref = self._reference(prog, xs)
-        from coll.runtime.check import as_float
-        worst, good = 0.0, True
-        exact = all(lay.element not in FLOATS for lay in prog.outputs)
-        for y, r, lay in zip(ys, ref or [], prog.outputs):
-            if lay.element in FLOATS:
-                # Another association of the same sums (XLA's, or the
-                # unpartitioned program's): within a few roundings of the
-                # largest value, in the element type's precision.
-                got, want = as_float(y, lay.element), as_float(r, lay.element)
-                same_nan = np.isnan(got) == np.isnan(want)
-                err = float(np.max(np.abs(np.nan_to_num(got - want)), initial=0.0)) if same_nan.all() else np.inf
-                scale = max(1.0, float(np.max(np.abs(np.nan_to_num(want)), initial=0.0)))
-                good = good and err <= FLOATS[lay.element] * scale
-            else:
-                err = float(np.count_nonzero(y != r))
-                good = good and err == 0
-            worst = max(worst, err)
+        # Another association of the same sums (XLA's, or the unpartitioned
+        # program's): within a few roundings of the largest value, in the
+        # element type's precision.
+        elements = [lay.element for lay in prog.outputs]
+        exact = all(e not in FLOATS for e in elements)
+        good, worst = _agree(ys, ref, [FLOATS.get(e) for e in elements], elements) if ref else (True, 0.0)
         if self.first_outputs is None:
             self.first_outputs, self.first = dict(zip(self._names(prog.outputs, "y"), ys)), ys
         elif ref is None:  # unchecked: another strategy must give the first one's results
-            good, worst = _agree(ys, self.first, 1e-5)
+            good, worst = _agree(ys, self.first, [FLOATS.get(e) for e in elements], elements)
         nbytes = sum(int(np.prod(lay.local)) * np.dtype(x.dtype).itemsize for lay, x in zip(prog.inputs, xs))
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
         # A whole program (its collectives and local work): size is its

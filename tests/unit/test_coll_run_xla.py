@@ -65,7 +65,7 @@ def test_a_wrong_compilation_fails_the_check(step, capsys, monkeypatch):
 def test_the_old_in_place_rule_is_refused_not_wrong(step, capsys, monkeypatch):
     path, inputs, _ = step
     # coll-bufferize as it was: in place whenever the input itself is dead.
-    monkeypatch.setattr(tensor, "_in_place_safe", lambda t, op, state: tensor._dead_after(t, op) and tensor._writable(t))
+    monkeypatch.setattr(tensor, "_in_place_safe", lambda t, op, state: not tensor._used_after(t, op, mine=1) and tensor._writable(t))
     code, out, err = _run(capsys, path, "--backend=cpu", "--inputs", inputs, "--repeat", "1")
     assert code == 1
     assert "coll-check-results: 'linalg.generic' overwrites the result of 'coll.all_reduce'" in err
