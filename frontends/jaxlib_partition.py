@@ -42,6 +42,25 @@ def _drop_copies(module, ir):
         op.erase()
 
 
+def compile_partitioned(text, n):
+    """(executable, devices) of StableHLO `text` compiled by XLA as JAX
+    compiles a program for n partitions (one replica, Shardy), partition p
+    on CPU device p: the partition ids in the program's replica groups and
+    partition_id are the ranks 0..N-1. Also what frontends/stablehlo_xla.py
+    runs a module with. XLA_FLAGS must give n host devices before jax starts."""
+    import numpy as np
+    from jax._src import xla_bridge
+    from jax._src.lib import xla_client as xc
+    backend = xla_bridge.get_backend("cpu")
+    devices = backend.devices()[:n]
+    options = xc.CompileOptions()
+    build = options.executable_build_options
+    build.num_partitions, build.num_replicas = n, 1
+    build.use_spmd_partitioning = build.use_shardy_partitioner = True
+    build.device_assignment = xc.DeviceAssignment.create(np.arange(n).reshape(1, n))
+    return backend.compile_and_load(text, xc.DeviceList(tuple(devices)), options), devices
+
+
 def main():
     n = int(sys.argv[1])
     text = sys.stdin.read()
@@ -56,8 +75,6 @@ def main():
             "--xla_enable_rgv3_materialization=false"])
         os.environ["JAX_PLATFORMS"] = "cpu"
         try:
-            import numpy as np
-            from jax._src import xla_bridge
             from jax._src.interpreters import mlir as jax_mlir
             from jax._src.lib import xla_client as xc
             from jax._src.lib.mlir import ir
@@ -65,17 +82,8 @@ def main():
         except ImportError as e:
             print(f"{type(e).__name__}: {e}", file=sys.stderr)
             return 3
-        backend = xla_bridge.get_backend("cpu")
-        devices = backend.devices()[:n]
-        options = xc.CompileOptions()
-        build = options.executable_build_options
-        build.num_partitions, build.num_replicas = n, 1
-        build.use_spmd_partitioning = build.use_shardy_partitioner = True
-        # Partition p runs on device p: the partition ids in the program's
-        # replica groups and partition_id are the ranks 0..N-1.
-        build.device_assignment = xc.DeviceAssignment.create(np.arange(n).reshape(1, n))
         try:
-            exe = backend.compile_and_load(text, xc.DeviceList(tuple(devices)), options)
+            exe, devices = compile_partitioned(text, n)
         except Exception as e:  # XlaRuntimeError: jaxlib's only error type here
             print(json.dumps([["", str(e).splitlines()[0] if str(e) else type(e).__name__]]), file=sys.stderr)
             return 1

@@ -68,21 +68,15 @@ def _child(d: str) -> None:
     import jax
     import ml_dtypes
     jax.config.update("jax_enable_x64", True)  # f64 and i64 arrays stay what they are
-    from jax._src import compiler, xla_bridge
-    from jax._src.lib import xla_client as xc
     from jax._src.sharding_impls import GSPMDSharding
+
+    from .jaxlib_partition import compile_partitioned
 
     with open(os.path.join(d, "spec.json")) as f:
         spec = json.load(f)
     with open(os.path.join(d, "module.mlir")) as f:
         text = f.read()
-    n = spec["devices"]
-    devices = jax.devices("cpu")[:n]
-    options = compiler.get_compile_options(num_replicas=1, num_partitions=n,
-                                           device_assignment=np.array(devices).reshape(1, n))
-    options.executable_build_options.use_spmd_partitioning = True
-    options.executable_build_options.use_shardy_partitioner = True
-    exe = xla_bridge.get_backend("cpu").compile_and_load(text, xc.DeviceList(tuple(devices)), options)
+    exe, devices = compile_partitioned(text, spec["devices"])
     with np.load(os.path.join(d, "in.npz")) as data:
         xs = [data[f"arr_{i}"] for i in range(len(data.files))]
     xs = [x.view(ml_dtypes.bfloat16) if e == "bf16" else x for x, e in zip(xs, spec["inputs"])]

@@ -3,8 +3,9 @@ one per pattern, exported at test time on 8 host devices and run through
 coll on the CPU back end (one simulated device per rank), against XLA's
 results: bitwise on exact data, 1e-5 relative in f32, 1e-2 in bf16
 (jax_corpus.TOLERANCE). The same programs under mpirun at 4 ranks:
-test_mpi_jax_corpus.py. A program coll still refuses is listed in REFUSED
-with the located error it gets; it fails here the day it runs, to be moved."""
+test_mpi_jax_corpus.py. Every program of the corpus runs (what coll still
+refuses is tested at its op: test_stablehlo_loops_jax.py, test_stablehlo_ops.py,
+tests/lit/stablehlo)."""
 import sys
 
 import pytest
@@ -17,17 +18,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 import jax_corpus  # noqa: E402
 
 pytestmark = needs_jax
-# name -> what coll says of it today (the pattern's error, located at JAX's line).
-REFUSED = {
-}
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     return export_corpus(tmp_path_factory.mktemp("corpus"), 8)
 
 
-@pytest.mark.parametrize("name", [n for n in jax_corpus.NAMES if n not in REFUSED])
+@pytest.mark.parametrize("name", jax_corpus.NAMES)
 def test_corpus_matches_xla_on_cpu(corpus, name):
     text, xs, want = corpus[name]
     prog = frontend.compile(text, stablehlo, backend="cpu")
@@ -36,17 +32,6 @@ def test_corpus_matches_xla_on_cpu(corpus, name):
     # And XLA, run by coll's own check on the same inputs, agrees with JAX.
     assert prog.checked_against == "XLA"
     assert matches(prog.reference(xs), want, prog.outputs, "exact") == ""
-
-
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_corpus_refusals_are_located(corpus, name):
-    text, _, _ = corpus[name]
-    with pytest.raises(Exception) as e:
-        frontend.compile(text, stablehlo, backend="cpu")
-    diags = getattr(e.value, "error_diagnostics", None)
-    where, message = (str(diags[0].location), diags[0].message) if diags else (str(getattr(e.value, "location", "")), str(e.value))
-    assert REFUSED[name] in message
-    assert "jax_corpus.py" in where, f"not located at the JAX program: {where}"
 
 
 def test_jit_programs_are_partitioned_by_xla(corpus):

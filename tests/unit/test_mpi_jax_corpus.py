@@ -1,5 +1,5 @@
-"""The corpus (bench/jax_corpus.py) under mpirun: every program coll runs
-(test_jax_corpus.py's list) exported on 4 host devices and run as 4 ranks
+"""The corpus (bench/jax_corpus.py) under mpirun: every program
+exported on 4 host devices and run as 4 ranks
 in one mpirun (backends/frontend.py launch), against XLA's results with
 the corpus's tolerances."""
 import sys
@@ -9,14 +9,13 @@ import pytest
 from coll.backends import frontend, mpi
 from coll.frontends import stablehlo
 from jax_exports import ROOT, export_corpus, matches, needs_jax
-from test_jax_corpus import REFUSED
 
 sys.path.insert(0, str(ROOT / "bench"))
 import jax_corpus  # noqa: E402
 
 OK, WHY = mpi.available()
 pytestmark = [needs_jax, pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")]
-RUNS = [n for n in jax_corpus.NAMES if n not in REFUSED]
+RUNS = list(jax_corpus.NAMES)
 
 
 @pytest.fixture(scope="module")
