@@ -117,11 +117,16 @@ def test_route_by_form(ctx):
     pipeline.build(routes.pipeline(jit))  # every element is a pass coll-opt knows
 
 
-def test_missing_jaxlib_is_a_located_error(tmp_path, monkeypatch, ctx):
+@pytest.fixture
+def no_jaxlib(tmp_path, monkeypatch):
+    """Child processes find a jaxlib that does not import."""
     fake = tmp_path / "jaxlib"
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('no jaxlib in this test')\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_missing_jaxlib_is_a_located_error(no_jaxlib, ctx):
     module = stablehlo.parse(_text("mlp_shard_map"))
     with pytest.raises(ir.MLIRError) as e:
         pipeline.run(module, routes.pipeline(["coll-from-stablehlo", "coll-stablehlo-to-linalg"]))
@@ -131,11 +136,7 @@ def test_missing_jaxlib_is_a_located_error(tmp_path, monkeypatch, ctx):
     assert "make setup" in d.message
 
 
-def test_missing_jaxlib_for_xla_partitioning_is_a_located_error(tmp_path, monkeypatch, ctx):
-    fake = tmp_path / "jaxlib"
-    fake.mkdir()
-    (fake / "__init__.py").write_text("raise ImportError('no jaxlib in this test')\n")
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def test_missing_jaxlib_for_xla_partitioning_is_a_located_error(no_jaxlib, ctx):
     module = stablehlo.parse(_text("mlp_jit"))
     with pytest.raises(ir.MLIRError) as e:
         pipeline.run(module, routes.pipeline(["coll-xla-partition"]))
