@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test,jax]'
 	@touch $@
 
-# MPI for the mpi back end (backends/mpi/runtime.py): OpenMPI from apt when no MPI
+# MPI for the mpi back end (lowering/mpi/runtime.py): OpenMPI from apt when no MPI
 # is on PATH (MPICH works too when it is the one present). Where it cannot
 # be installed, the MPI tests skip and say why.
 setup: $(STAMP)

@@ -4,25 +4,26 @@ The collectives register their op classes first (coll/collectives/), so
 that every layer, the verifier included, sees the whole op set whichever
 coll module is imported first.
 
-Modules that moved (the redesign into layers, docs/architecture.md) answer
-an import by their old path with where they went (MOVED)."""
+Modules that moved (docs/architecture.md) still import by their old path,
+with a FutureWarning that says where they went (MOVED)."""
 
-# old import path -> where it went (what to import instead)
+# Old import paths -> where they went. The longest old prefix of an
+# imported name wins (`coll.backends.cpu.runtime` -> `coll.lowering.cpu.runtime`).
 MOVED = {
-    "coll.runtime.cpu": "coll.backends.cpu (`from coll.backends import cpu; cpu.compile(text)`)",
-    "coll.runtime.cuda": "coll.backends.gpu (`from coll.backends import gpu; gpu.compile(text)`)",
-    "coll.runtime.cuda_driver": "coll.backends.gpu.driver",
-    "coll.runtime.mpi": "coll.backends.mpi (`from coll.backends import mpi; mpi.compile(text)`)",
-    "coll.runtime.mpi_worker": "coll.backends.mpi.worker",
-    "coll.runtime.shard": "coll.backends.sharded",
-    "coll.lowering": "coll.backends (cpu, gpu, mpi: each back end's lowering) and coll.frontends (shard, spmd, tensor)",
-    "coll.lowering.cpu": "coll.backends.cpu.to_cpu",
-    "coll.lowering.gpu": "coll.backends.gpu.to_gpu",
-    "coll.lowering.mpi": "coll.backends.mpi.toolchain",
-    "coll.lowering.nvvm": "coll.backends.gpu.nvvm",
-    "coll.lowering.shard": "coll.frontends.shard",
-    "coll.lowering.spmd": "coll.frontends.spmd",
-    "coll.lowering.bufferize": "coll.frontends.tensor",
+    "coll.runtime": "coll.execution",
+    "coll.runtime.cpu": "coll.lowering.cpu",
+    "coll.runtime.cuda": "coll.lowering.gpu",
+    "coll.runtime.cuda_driver": "coll.lowering.gpu.driver",
+    "coll.runtime.mpi": "coll.lowering.mpi",
+    "coll.runtime.mpi_worker": "coll.lowering.mpi.worker",
+    "coll.runtime.shard": "coll.frontends.run.shard",
+    "coll.backends": "coll.lowering",
+    "coll.backends.frontend": "coll.frontends.run.global_arrays",
+    "coll.backends.sharded": "coll.frontends.run.shard",
+    "coll.backends.placement": "coll.lowering.stored_types",
+    "coll.backends.mpi.project": "coll.lowering.mpi.to_mpi",
+    "coll.backends.mpi.place": "coll.lowering.mpi.local_work",
+    "coll.passes.cost_passes": "coll.passes.predict",
     "coll.passes.registry": "coll.core.registry",
     "coll.passes.emit": "coll.collectives.emit",
     "coll.passes.chunking": "coll.collectives.chunking",
@@ -30,21 +31,68 @@ MOVED = {
     "coll.passes.taskgraph": "coll.analysis.taskgraph",
     "coll.passes.stats": "coll.analysis.stats",
     "coll.passes.timeline": "coll.analysis.timeline",
+    "coll.analysis.fluid": "coll.analysis.switch_schedule",
 }
 
 
+def moved_to(name):
+    """Where the module an old import path `name` names lives now, or None."""
+    parts = name.split(".")
+    for i in range(len(parts), 1, -1):
+        old = ".".join(parts[:i])
+        if old in MOVED:
+            return ".".join([MOVED[old], *parts[i:]])
+    return None
+
+
+class _Alias:
+    """Imports the module an old path names, under the old name too, and
+    warns (FutureWarning) where it went: code written against the old
+    layout keeps working and learns the new path."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def create_module(self, spec):
+        import importlib
+        import types
+        import warnings
+
+        warnings.warn(f"{spec.name} moved to {self.target}; import that instead", FutureWarning, stacklevel=2)
+        new = importlib.import_module(self.target)
+        if not any(k.startswith(spec.name + ".") for k in MOVED):
+            return new
+        # A package whose modules went to different places (coll.runtime):
+        # a stand-in that imports each by its old path (`from coll.runtime
+        # import cpu`) and reads anything else from where the package went.
+        shim = types.ModuleType(spec.name, f"moved to {self.target}")
+        shim.__path__ = []
+
+        def attr(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            if f"{spec.name}.{name}" in MOVED or not hasattr(new, name):
+                return importlib.import_module(f"{spec.name}.{name}")
+            return getattr(new, name)
+        shim.__getattr__ = attr
+        return shim
+
+    def exec_module(self, module):
+        pass
+
+
 class _Moved:
-    """A meta path finder: importing a MOVED name raises
-    ModuleNotFoundError saying where it went (never imports it for you:
-    modules are not imported by name strings, tests/unit/test_layers.py)."""
+    """A meta path finder for MOVED names (the one place a module is
+    imported by a name string outside the pass registry)."""
 
     @staticmethod
     def find_spec(name, path=None, target=None):
-        if name in MOVED:
-            # (no `name=`: `from coll.runtime import cpu` would swallow it
-            # into "cannot import name 'cpu'")
-            raise ModuleNotFoundError(f"No module named '{name}': it moved to {MOVED[name]}")
-        return None
+        where = moved_to(name)
+        if where is None:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(name, _Alias(where))
 
 
 # pytest also imports this file as a package named after the checkout's

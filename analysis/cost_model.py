@@ -36,7 +36,7 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
                     combine its device's engine (exclusive use).
              switch: like ports, but copies on a port share its bandwidth
                     (a non-blocking switch such as NVSwitch, simulated by
-                    analysis/fluid.py); `order` does not apply. A combine
+                    analysis/switch_schedule.py); `order` does not apply. A combine
                     that reads peers takes its cost and shares no port.
              host:  everything runs on one engine (the CPU runtime: one
                     thread runs the ops one after the other).
@@ -68,7 +68,7 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
                  replace the others for a program of at least min_ops copies
                  and combines on buffers of at most max_buffer_bytes (the
                  CPU runtime emits those at the pointer level, scratch in
-                 one reused arena: backends/cpu/pointer_level.py).
+                 one reused arena: lowering/cpu/pointer_level.py).
   Scratch bytes never cost more than the program's own working set does:
   a cache-resident program keeps its scratch in that cache too.
 """
@@ -80,7 +80,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
-from . import fluid, taskgraph
+from . import switch_schedule, taskgraph
 
 COPY_CORES = ("both", "target")  # what a copy holds of the ranks' cores (profile doc above)
 POOL = "cores"  # task_resources: (POOL, k) = any k of the profile's cores
@@ -369,7 +369,7 @@ def simulate(graph, profile):
     start, end = [0.0] * n, [0.0] * n
 
     if profile.resources == "switch":
-        start, end = fluid.simulate(tasks, cost, profile.value("link_bandwidth_Bps", ws),
+        start, end = switch_schedule.simulate(tasks, cost, profile.value("link_bandwidth_Bps", ws),
                                     profile.value("link_latency_s", ws) or 0.0)
     elif profile.order == "program":
         # FIFO: a resource serves its tasks in program order (a topological

@@ -69,7 +69,7 @@ def _numel(t):
 def _groups(tasks, spans):
     """Sets each task's group_set: tasks whose regions overlap (in any
     buffer) form a group, as the CPU runtime's tiling groups them
-    (backends/cpu/fuse.py); a group's bytes are the union of its regions.
+    (lowering/cpu/fuse.py); a group's bytes are the union of its regions.
     A ring's chunk is a group of its own, a naive reduction reads every
     input whole and joins them all."""
     parent = list(range(len(tasks)))

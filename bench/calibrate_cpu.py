@@ -1,4 +1,4 @@
-"""Measures a cost-model profile of the CPU runtime (backends/cpu/runtime.py) on this
+"""Measures a cost-model profile of the CPU runtime (lowering/cpu/runtime.py) on this
 machine and writes it as JSON (default: analysis/profiles/cpu.json, so that
 `coll-lower-all-reduce{profile=cpu}` and `coll-predict{profile=cpu}` use it).
 
@@ -14,9 +14,9 @@ the generated combine loop, malloc/free of scratch):
                         and free of a page-sized buffer cost more than of a
                         line-sized one)
   pointer_level         the same three from 256 ops: a program of more than
-                        backends/cpu/to_cpu.py's SPLIT ops on small buffers runs at
+                        lowering/cpu/to_cpu.py's SPLIT ops on small buffers runs at
                         the pointer level, scratch in one reused arena
-                        (backends/cpu/pointer_level.py), so its ops cost less
+                        (lowering/cpu/pointer_level.py), so its ops cost less
   memory_bandwidth_Bps  bytes touched per second (mean of copies and
                         combines) at several working sets, from 16 ops on
                         disjoint slices: cache-resident up to DRAM
@@ -37,11 +37,11 @@ from mlir.dialects import func, memref
 from coll.analysis.cost_model import output_path_error, save_profile
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
-from coll.backends import cpu
+from coll.lowering import cpu
 
-from coll.backends.cpu.to_cpu import SPLIT
-from coll.backends.cpu.fuse import TILE_BYTES  # scratch lives in one tile
-from coll.backends.cpu.pointer_level import MAX_BUFFER_BYTES
+from coll.lowering.cpu.to_cpu import SPLIT
+from coll.lowering.cpu.fuse import TILE_BYTES  # scratch lives in one tile
+from coll.lowering.cpu.pointer_level import MAX_BUFFER_BYTES
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -141,7 +141,7 @@ def calibrate(working_sets=WORKING_SETS, log=print):
             f"combine {comb_bw / 1e9:6.1f} GB/s")
     prof = {
         "name": "cpu",
-        "description": "CPU-simulated devices (backends/cpu/runtime.py), measured by bench/calibrate_cpu.py",
+        "description": "CPU-simulated devices (lowering/cpu/runtime.py), measured by bench/calibrate_cpu.py",
         "measured_on": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
                        f"{datetime.date.today().isoformat()}",
         "assumptions": [
@@ -150,10 +150,10 @@ def calibrate(working_sets=WORKING_SETS, log=print):
             "memory_bandwidth_Bps is a table by the program's working set (bytes of all its buffers), "
             "log-log interpolated: cache-resident programs are faster",
             f"scratch stays in cache: the runtime runs the ops that share data tile by tile "
-            f"(backends/cpu/fuse.py, {TILE_BYTES >> 20} MiB tiles), so scratch bytes cost the bandwidth "
+            f"(lowering/cpu/fuse.py, {TILE_BYTES >> 20} MiB tiles), so scratch bytes cost the bandwidth "
             f"at a {TILE_BYTES >> 20} MiB working set and malloc hands out no fresh pages",
             f"pointer_level: programs of more than {SPLIT} copies and combines on buffers of at most "
-            f"{MAX_BUFFER_BYTES >> 20} MiB run at the pointer level (backends/cpu/pointer_level.py): a memcpy or a "
+            f"{MAX_BUFFER_BYTES >> 20} MiB run at the pointer level (lowering/cpu/pointer_level.py): a memcpy or a "
             "kernel call per op, scratch in one arena allocated once",
         ],
         "resources": "host",

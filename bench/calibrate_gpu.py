@@ -70,7 +70,7 @@ def predictions(pts, manifest, prof):
     """{id: predicted seconds} by the cost model with profile `prof`."""
     from mlir import ir
     from coll.analysis import cost_model
-    from coll.backends import lower
+    from coll.lowering import lower
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
     entries = {f"{lib['file']}:{e['entry']}": e for lib in manifest["libraries"] if "error" not in lib

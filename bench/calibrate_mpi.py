@@ -2,7 +2,7 @@
 
 It writes it as JSON (default: analysis/profiles/mpi.json, the profile
 `coll-run --backend=mpi` and the mpi route choose `auto` by; the runtime is
-backends/mpi/runtime.py).
+lowering/mpi/runtime.py).
 
 Every number comes from small explicit coll programs on 2 ranks, projected
 by coll-to-mpi and timed by the MPI runtime itself (one mpirun, every
@@ -47,8 +47,8 @@ from coll.analysis import taskgraph
 from coll.analysis.cost_model import (COPY_CORES, TARGET_CORE, output_path_error, profile_from_dict, save_profile, simulate)
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
-from coll.backends.mpi.toolchain import find
-from coll.backends import mpi
+from coll.lowering.mpi.toolchain import find
+from coll.lowering import mpi
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count  # one validation for every script
 
@@ -290,7 +290,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
     load = os.getloadavg()
     prof = {
         "name": "mpi",
-        "description": "per-rank programs under mpirun (backends/mpi/runtime.py), measured by bench/calibrate_mpi.py",
+        "description": "per-rank programs under mpirun (lowering/mpi/runtime.py), measured by bench/calibrate_mpi.py",
         "measured_on": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
                        f"{find().implementation} ({find().mpirun}), 2 ranks, median of {repeat} "
                        f"(programs under {BATCH_BELOW >> 20} MiB: of 16 calls in a row), "
@@ -302,7 +302,7 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
             f"pinned when there are more of them); a combine holds its rank's core, a message its target's (copy_cores "
             "target: the receiver copies it, so two messages in opposite directions run at once) or both "
             "ranks' (copy_cores both), whichever the exchange program measured",
-            "ready: a rank posts its messages in step order (backends/mpi/project.py), receives first within a "
+            "ready: a rank posts its messages in step order (lowering/mpi/to_mpi.py), receives first within a "
             "step, not program order: a message goes as soon as what it waits for is done and its ports "
             "are free",
             "a message costs link_latency_s + bytes / link_bandwidth_Bps; link_latency_s is what a dependent "

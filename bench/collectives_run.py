@@ -43,7 +43,7 @@ from coll.ir.generate import collective_module
 from coll.ir.ops import OPS
 from coll.collectives import AllReduce
 from coll.passes.choose_strategy import choose_strategies
-from coll.backends import cpu
+from coll.lowering import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.analysis.cost_model import load_profile
 from coll.ir import MAX_DEVICES  # noqa: E402
@@ -206,12 +206,12 @@ def child(op, n, mib, strategy, tile=-1):
 
 
 def static_scratch_bytes(text, strategy, tile=-1):
-    """Bytes of the program's static scratch (backends/cpu/scratch.py: the
+    """Bytes of the program's static scratch (lowering/cpu/scratch.py: the
     JIT makes it resident when it loads the program, before the peak is
     reset, so the run adds none of it)."""
     import re
-    from coll.backends import lower
-    from coll.backends.cpu.scratch import PREFIX
+    from coll.lowering import lower
+    from coll.lowering.cpu.scratch import PREFIX
     with make_context():
         m = ir.Module.parse(text)
         lower(m.operation, "cpu", strategy, tile=tile)  # to the LLVM dialect

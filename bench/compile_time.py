@@ -8,7 +8,7 @@ process (the stages hand each other MLIR text, whose parsing is timed apart):
   route  coll-to-cpu + coll-cpu-to-llvm (to the JIT-ready LLVM dialect)
   jit    ExecutionEngine (opt level 3) + entry lookup
   run    the first run, checked against numpy
-  e2e    all of it in one process, like `coll-run` (backends/cpu/runtime.py)
+  e2e    all of it in one process, like `coll-run` (lowering/cpu/runtime.py)
   gpu    the GPU route from the explicit module to the shared library, like
          `coll-build --emit=so` (coll-to-gpu, gpu-lower-to-nvvm-pipeline
          with PTX, mlir-translate, llc, cc); needs no GPU. Its peak RSS is
@@ -122,7 +122,7 @@ def stage_lower(d, n, strategy, numel):
 
 def stage_route(d):
     from coll.ir import make_context
-    from coll.backends import lower
+    from coll.lowering import lower
     with make_context():
         m, parse_s = _parse(os.path.join(d, "explicit.mlir"))
         cpu = []
@@ -151,8 +151,8 @@ def _check(ys, ref):
 def stage_jit_run(d, n, numel):
     from mlir.execution_engine import ExecutionEngine
     from coll.ir import make_context
-    from coll.backends.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
-    from coll.runtime.signature import ArgSpec
+    from coll.lowering.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
+    from coll.execution.signature import ArgSpec
     with make_context():
         m, parse_s = _parse(os.path.join(d, "llvm.mlir"))
 
@@ -171,7 +171,7 @@ def stage_jit_run(d, n, numel):
 def stage_e2e(d, n, strategy, numel):
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
-    from coll.backends import cpu as runtime
+    from coll.lowering import cpu as runtime
     with make_context():
         text = all_reduce_module(n, [numel], "f32", "sum", strategy=strategy)
     xs, ys, ref = _problem(n, numel)
@@ -186,8 +186,8 @@ def stage_e2e(d, n, strategy, numel):
 
 def stage_gpu(d):
     from coll.ir import make_context
-    from coll.backends.gpu import nvvm
-    from coll.backends import lower
+    from coll.lowering.gpu import nvvm
+    from coll.lowering import lower
     with make_context():
         m, parse_s = _parse(os.path.join(d, "explicit.mlir"))
         cpu = []

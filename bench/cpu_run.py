@@ -26,7 +26,7 @@ import numpy as np
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.backends import cpu
+from coll.lowering import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.ir import MAX_DEVICES  # noqa: E402
 from coll.tools.argtypes import count, output_path  # one validation for every script

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from coll.backends import cpu
+from coll.lowering import cpu
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module

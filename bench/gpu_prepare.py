@@ -5,7 +5,7 @@
 The GPU machine has numpy and torch but no MLIR wheels, so everything is
 compiled here and carried there (bench/README-gpu.md): the program
 libraries, libmlir_cuda_runtime.so with an empty libLLVM.so stub beside it
-(docs/toolchain.md), the driver's ctypes module (backends/gpu/driver.py),
+(docs/toolchain.md), the driver's ctypes module (lowering/gpu/driver.py),
 bench/gpu_run.py, and manifest.json: every program and entry (arguments,
 workspace, traffic), the strategy `auto` picks at every point, the kernel
 object format (cubin or PTX) and the tool versions.
@@ -21,7 +21,7 @@ so that the kernels are compiled once per library):
              caller (workspace=arg)
   dtype      every element type x every strategy, N = 3, odd sizes
 All with the default lowering: a stream per logical device, every call one
-CUDA graph (backends/gpu/graph.c; runs op by op too, set_graphs(False)).
+CUDA graph (lowering/gpu/graph.c; runs op by op too, set_graphs(False)).
 """
 import json
 import os
@@ -103,7 +103,7 @@ def _explicit(e, peer):
     from coll.analysis.stats import analyze
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
-    from coll.backends import lower
+    from coll.lowering import lower
     with make_context():
         text = all_reduce_module(e["n"], [e["numel"]], e["dtype"], e["kind"], strategy=e["strategy"],
                                  name=e["entry"], peer_access=peer)
@@ -126,9 +126,9 @@ def build(lib, out_dir):
     from coll.core import routes
     from coll.core.pipeline import run
     from coll.ir import make_context, peers
-    from coll.backends import gpu
-    from coll.backends.gpu import nvvm
-    from coll.backends.gpu.launch import embedded_objects
+    from coll.lowering import gpu
+    from coll.lowering.gpu import nvvm
+    from coll.lowering.gpu.launch import embedded_objects
     t0 = time.perf_counter()
     _, peer_strategies = strategies()
     peer = any(e["strategy"] in peer_strategies for e in lib["entries"])
@@ -230,8 +230,8 @@ def tool_versions():
 
 def bundle_support(out_dir):
     """Copies the runtime pieces next to the programs."""
-    from coll.backends.gpu.nvvm import cuda_runtime_library
-    from coll.backends.gpu import driver as cuda_driver
+    from coll.lowering.gpu.nvvm import cuda_runtime_library
+    from coll.lowering.gpu import driver as cuda_driver
     out_dir = Path(out_dir)
     shutil.copy2(cuda_runtime_library(), out_dir / "libmlir_cuda_runtime.so")
     # libmlir_cuda_runtime.so lists libLLVM.so but uses none of its symbols.

@@ -31,7 +31,7 @@ Stages:
   perf      every perf entry (strategy x N x size): checked cold (the call
             that captures the graph), warm (a replay) and op by op, then
             timed: wall time of the synchronous call and device time (events
-            around the call's enqueued work: backends/gpu/graph.c), as a
+            around the call's enqueued work: lowering/gpu/graph.c), as a
             graph and op by op; torch's own equivalent (sum of the inputs,
             copies to every output) and a device-to-device copy of the same
             size, timed with events; the share of the D2D copy rate reached
@@ -71,7 +71,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def use_bundle(folder):
-    """The bundle's cuda_driver.py (a copy of backends/gpu/driver.py) first
+    """The bundle's cuda_driver.py (a copy of lowering/gpu/driver.py) first
     on the path: this file runs from the bundle, or from bench/ with
     --folder."""
     folder = os.path.abspath(folder)

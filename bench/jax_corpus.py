@@ -302,7 +302,7 @@ def time_table(names, scale, rounds, repeat, devices=8):
     import time
     import numpy as np
     found = programs(devices, scale, names)
-    from coll.backends import frontend
+    from coll.frontends.run import global_arrays
     from coll.frontends import stablehlo
     load = os.getloadavg()[0]
     print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end), scale {scale}, "
@@ -310,7 +310,7 @@ def time_table(names, scale, rounds, repeat, devices=8):
     print(f"{'program':16s} {'XLA ms':>9s} {'coll call':>10s} {'coll bare':>10s} {'call/XLA':>9s} {'bare/XLA':>9s}")
     for name, (f, xs, placed) in found.items():
         try:
-            prog = frontend.compile(generic(f, placed), stablehlo, backend="cpu")
+            prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu")
         except Exception as e:  # noqa: BLE001 - a refused program is a row
             print(f"{name:16s} refused: {str(e).splitlines()[0][:120]}")
             continue

@@ -6,7 +6,7 @@ MPI_Allreduce (mpi4py, out of place, f32 sum) of each size in the job.
 Per size: one checked call (wrong elements counted against the exact
 sum), `warmup` untimed calls, then `repeat` timed runs of `calls` calls
 each, each run after a barrier, as coll's MPI runtime times its programs
-(runtime/mpi_worker.py); a run's time per call is the slowest rank's.
+(execution/mpi_worker.py); a run's time per call is the slowest rank's.
 """
 import json
 import sys

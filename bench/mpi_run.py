@@ -31,8 +31,8 @@ from coll.collectives import AllReduce
 from coll.frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
 from coll.passes.choose_strategy import Collective, candidates, pick
 from coll.ir.ops import DEFAULT_THRESHOLD
-from coll.runtime import check
-from coll.backends import mpi
+from coll.execution import check
+from coll.lowering import mpi
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count, output_path  # one validation for every script
 

@@ -1,13 +1,13 @@
 """MPI side by side: coll's MPI back end (every strategy, and `auto`)
 against MPI_Allreduce (upstream's mpi.allreduce, and mpi4py's) and
 torch.distributed's gloo, in one run, f32 sum, with the columns of
-runtime/measure.py (time min/median/max, algbw, busbw, check).
+execution/measure.py (time min/median/max, algbw, busbw, check).
 
   python bench/mpi_side_by_side.py [--ranks 2 4] [--kib 4 16 64 256 1024 4096 16384 65536]
                                    [--repeat 10] [--torch-python PY | --setup-torch] [--json out.json]
 
 Per group size N: one mpirun per size runs coll's programs and upstream's
-MPI_Allreduce interleaved (runtime/mpi.py launch: each after a barrier,
+MPI_Allreduce interleaved (execution/mpi.py launch: each after a barrier,
 the slowest rank's time per call); then one mpirun of mpi4py's
 MPI_Allreduce (bench/mpi4py_worker.py) and one gloo job of N processes
 (bench/gloo_worker.py) over every size. Sizes under 1 MiB are timed 16
@@ -33,9 +33,9 @@ from pathlib import Path
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime import check
-from coll.backends import mpi
-from coll.runtime.measure import Measurement, human_size, seconds
+from coll.execution import check
+from coll.lowering import mpi
+from coll.execution.measure import Measurement, human_size, seconds
 from coll.tools.args import ArgumentParser
 from coll.tools.argtypes import count, output_path  # one validation for every script
 
@@ -125,10 +125,10 @@ def foreign(kind, n, kibs, repeat, python, warmup=2):
         spec.write_text(json.dumps(job))
         env = dict(os.environ, PYTHONPATH=str(BENCH))
         if kind == "mpi4py":
-            from coll.backends.mpi.toolchain import find
+            from coll.lowering.mpi.toolchain import find
             found = find()
             cmd = mpi.mpirun_command(found, n) + [python, str(BENCH / "mpi4py_worker.py"), str(spec), str(result)]
-            env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")  # as coll's runtime (runtime/mpi.py)
+            env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")  # as coll's runtime (execution/mpi.py)
         else:
             cmd = [python, str(BENCH / "gloo_worker.py"), str(spec), str(result), str(n)]
         timeout = 300 + sum(numels) * n * 4e-6 * repeat

@@ -84,7 +84,7 @@ from coll.ir.ops import COLLECTIVE_OPS, PEER_ACCESS
 from coll.ir import peers
 from coll.core.registry import load_all
 from coll.passes.lower_collectives import lower_collectives
-from coll.backends import lower
+from coll.lowering import lower
 
 PASSES = load_all()
 ns = [int(x) for x in sys.argv[1].split(",")]

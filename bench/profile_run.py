@@ -33,7 +33,7 @@ def peak_rss():
 
 def buffer_bytes(p):
     """Bytes of the argument buffers (inputs and outputs) of Problem `p`."""
-    from coll.runtime.signature import NUMPY_DTYPES
+    from coll.execution.signature import NUMPY_DTYPES
     import numpy as np
     item = NUMPY_DTYPES[p.element].itemsize
     return (p.n_inputs * int(np.prod(p.shape)) + p.n_outputs * int(np.prod(p.output_shape))) * item

@@ -297,7 +297,7 @@ def cpu_section(devices=(4, 8), mibs=(1, 16, 64)):
         ax.legend(fontsize=8)
     out = ["Effective bandwidth = bytes the explicit program reads plus writes / time (median); "
            "memcpy = numpy copyto, bytes read + written per second, timed beside the program. "
-           "Ratios above 1 are expected: the runtime runs ops tile by tile (backends/cpu/fuse.py), so "
+           "Ratios above 1 are expected: the runtime runs ops tile by tile (lowering/cpu/fuse.py), so "
            "scratch and just-written chunks are re-read from cache, not DRAM.",
            f"![cpu efficiency]({_save(fig, 'cpu_efficiency.png')})",
            table(["N", "MiB/device", "strategy", "ms", "eff. GB/s", "memcpy GB/s", "eff./memcpy", "numpy ms",
@@ -471,7 +471,7 @@ def mpi_section(quick=False):
     """bench/mpi_run.py's table (in a child: it starts mpirun per point);
     its points in report/mpi-run.json. Nothing to run without MPI."""
     import subprocess
-    from coll.backends import mpi
+    from coll.lowering import mpi
     ok, why = mpi.available()
     if not ok:
         return [f"not run: {why}."]

@@ -31,18 +31,18 @@ import time
 
 import numpy as np
 
-from coll.runtime.signature import aligned_copy, aligned_zeros  # (as coll-run allocates)
+from coll.execution.signature import aligned_copy, aligned_zeros  # (as coll-run allocates)
 
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime.signature import descriptor
+from coll.execution.signature import descriptor
 try:
-    from coll.backends import cpu
+    from coll.lowering import cpu
     from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
     from coll.tools.argtypes import count, output_path
-except ImportError:  # a checkout from before backends/: to time the code before a change
-    from coll.runtime import cpu
+except ImportError:  # a checkout from before lowering/: to time the code before a change
+    from coll.lowering import cpu
     from coll.tools.cl import ArgumentParser
 
     def count(lo=1, hi=None):

@@ -18,7 +18,7 @@ from coll.analysis import cost_model
 from coll.passes import choose_strategy
 from coll.collectives import AllReduce
 from coll.ir.ops import PEER_ACCESS
-from coll.backends import cpu
+from coll.lowering import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import output_path
 

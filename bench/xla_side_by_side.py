@@ -86,9 +86,9 @@ def coll_child(backend, name, repeat, outdir):
     """coll: the StableHLO XLA's child wrote, through coll on `backend`."""
     import numpy as np
     from coll.frontends import stablehlo
-    from coll.backends import frontend
+    from coll.frontends.run import global_arrays
     data = np.load(Path(outdir, f"{name}.npz"))
-    prog = frontend.compile(Path(outdir, f"{name}.mlir").read_text(), stablehlo, backend=backend)
+    prog = global_arrays.compile(Path(outdir, f"{name}.mlir").read_text(), stablehlo, backend=backend)
     xs = [data[f"x{i}"] for i in range(len(prog.inputs))]
     ys, times = prog.run(xs, repeat)
     # Bitwise on the collectives' exact data; the MLPs' f32 compute within 1e-5.
@@ -138,7 +138,7 @@ def coll_mpi_all_reduce(ranks, n, repeat):
     """coll's own all_reduce (strategy auto) over `ranks` processes."""
     import numpy as np
     from coll.ir import generate, make_context
-    from coll.backends import mpi
+    from coll.lowering import mpi
     with make_context():
         text = generate.collective_module("all_reduce", devices=ranks, shape=[n], dtype="f32")
     prog = mpi.compile(text)

@@ -2,7 +2,7 @@
 
 A pass is a plain function `fn(op: ir.Operation, **options)` that rewrites
 in place and raises PassError on failure. Modules in passes/, analysis/,
-frontends/ and backends/ register theirs with `@register`; `load_all` imports them through
+frontends/ and lowering/ register theirs with `@register`; `load_all` imports them through
 the package entry points (pyproject `[project.entry-points."coll.passes"]`),
 the one place where modules are found by name, so that core never imports
 a layer above it.

@@ -1,6 +1,6 @@
 """Routes are pipeline text: print it, diff it, replay it with
 `coll-opt --pass-pipeline=...`. Each frontend (frontends/) and back end
-(backends/) owns its part of the way down; this module holds what they
+(lowering/) owns its part of the way down; this module holds what they
 share: the explicit route (collective level -> explicit level), option
 text and `pipeline`, which joins route parts into `builtin.module(...)`.
 A route starts from any level at or above its own: passes with nothing to

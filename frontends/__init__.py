@@ -1,6 +1,6 @@
 """The frontends: the forms a program may come in above the collective
 level's memref form, one module each, listed once (FRONTENDS, in the order
-the driver asks them: backends/driver.py). Each has `NAME`, `GLOBAL` (its arguments are global arrays
+the driver asks them: lowering/driver.py). Each has `NAME`, `GLOBAL` (its arguments are global arrays
 that a runner lays out over the devices), `detect(module_op)`
 (does the module use this form?) and `route(module_op, backend, **options)`
 (the pipeline elements that bring it down to the next form). Adding a

@@ -111,7 +111,7 @@ class Layout:
 class Boundary:
     """A program's entry function, its global arguments and results, and the
     block of each that rank r holds (`Layout.block(grid, r)`): what a
-    runner scatters and gathers by (backends/frontend.py)."""
+    runner scatters and gathers by (frontends/run/global_arrays.py)."""
     entry: str
     grid: list        # rank r = the grid position with linear index r
     inputs: list      # Layout per argument
@@ -317,7 +317,7 @@ class _Function:
     # -- the patterns ----------------------------------------------------------
     # walk_and_apply_patterns visits the function's ops in program order,
     # post-order, and a pattern may erase only the op it visits (22.1.8; see
-    # backends/cpu/to_cpu.py). Shard ops hold no regions, so they come in the
+    # lowering/cpu/to_cpu.py). Shard ops hold no regions, so they come in the
     # order of the text, whatever holds them; what a pattern makes is not
     # shard's. A shard.sharding is still used when it is visited: it goes
     # after the walk.
@@ -512,7 +512,7 @@ def strip_annotations(module_op):
 # -- the frontend (frontends/__init__.py) --------------------------------------
 NAME = "shard"
 # its arguments are global arrays, laid out over the grid by its annotations
-# (a runner scatters them: backends/sharded.py).
+# (a runner scatters them: frontends/run/shard.py).
 GLOBAL = True
 
 

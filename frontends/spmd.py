@@ -8,7 +8,7 @@ coll-spmd-to-global expands a straight-line function into its global view
 (argument i of rank r becomes argument i * N + r; local work around the
 collectives becomes one clone per rank, coll.device = r); a back end of one
 process per rank lowers each collective in place instead
-(coll-spmd-to-mpi, the MPI back end's backends/mpi/project.py). The
+(coll-spmd-to-mpi, the MPI back end's lowering/mpi/to_mpi.py). The
 attributes of the per-rank form that the runtimes read are named here.
 """
 from mlir import ir

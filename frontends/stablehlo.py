@@ -257,7 +257,7 @@ def is_partitioned(module_op):
 # -- the frontend (frontends/__init__.py) --------------------------------------
 NAME = "stablehlo"
 # its arguments are global arrays, laid out over the mesh by the shardings
-# (`layouts`; a runner scatters them: backends/frontend.py).
+# (`layouts`; a runner scatters them: frontends/run/global_arrays.py).
 GLOBAL = True
 
 

@@ -1,6 +1,6 @@
 """The StableHLO frontend's reference: the same module run by XLA itself.
 
-coll-run and `coll.backends.frontend` check a JAX export against this, so
+coll-run and `coll.frontends.run.global_arrays` check a JAX export against this, so
 that it prints `ok` or `FAIL` like every other program instead of
 `unchecked`. XLA compiles the module as JAX would (one replica, one
 partition per device, Shardy's partitioner) on its CPU client; its own

@@ -30,7 +30,7 @@ def npz_input(text, rng):
     import pickle
     import zipfile
     import numpy as np
-    from coll.runtime.check import describe, make_inputs
+    from coll.execution.check import describe, make_inputs
     problem, parsed = None, parse_or_none(text)  # never parse a crashing text here
     if parsed is not None:
         with parsed[0]:

@@ -108,7 +108,7 @@ def run_job(job, workdir):
     try:
         return _exit_code(lambda: _main(coll_run.main, argv)), dst
     finally:
-        from coll.backends import cpu
+        from coll.lowering import cpu
         cpu.clear_cache()  # compiled engines would pile up in the worker
 
 

@@ -8,7 +8,7 @@ operands (upstream DestinationStyleOpInterface, which the Python bindings
 do not expose); the body's block arguments line up with the leading
 operands (inputs, then inits where the op reads them: map has none for its
 init, reduce its accumulators). Shared by the effects analysis
-(analysis/effects.py) and the i1 storage rewrite (backends/placement.py).
+(analysis/effects.py) and the i1 storage rewrite (lowering/stored_types.py).
 """
 from dataclasses import dataclass
 

@@ -10,7 +10,7 @@ collective (what `coll-run --strategy` does). The lowering then only reads
 the attribute. The candidates are the strategies whose needs the target
 meets: the module's (peer access: its coll.peer_access attribute) and the
 back end's, `capabilities=peer_access,...` (each Backend.capabilities, which
-backends/driver.py passes: the CPU's simulated devices share one memory,
+lowering/driver.py passes: the CPU's simulated devices share one memory,
 logical devices on one GPU too; MPI ranks do not). A
 peer strategy chosen by that capability sets coll.peer_access, which then
 holds.

@@ -8,6 +8,8 @@ import sys
 from mlir import ir
 
 from ..analysis import cost_model, taskgraph
+from ..core.errors import PassError
+from ..core.registry import choice as one_of, register
 from . import choose_strategy as choice
 from ..ir.ops import COLLECTIVES, view
 from ..ir.ops import DEFAULT_THRESHOLD
@@ -84,3 +86,20 @@ def predict_pass(module_op, profile="nvlink-h200", file="-", format="table", cap
     else:
         with open(file, "w") as f:
             f.write(text)
+
+
+@register("coll-predict",
+          "Print the cost model's predicted time of each strategy for every collective "
+          "(and of every explicit function); stderr, or file=PATH; capabilities=peer_access,...: "
+          "the back end's, as coll-choose-strategy takes them",
+          anchor="builtin.module",
+          profile=(str, "nvlink-h200"), file=(str, "-"), format=(one_of("table", "json"), "table"),
+          capabilities=(str, ""))
+def predict(module_op, profile="nvlink-h200", file="-", format="table", capabilities=""):
+    caps = choice.parse_capabilities(capabilities)
+    try:
+        predict_pass(module_op, profile, file, format, caps)
+    except ValueError as e:
+        raise PassError(str(e)) from None
+    except OSError as e:
+        raise PassError(f"could not write '{file}': {e.strerror}") from None

@@ -18,7 +18,7 @@ gpu-lower-to-nvvm-pipeline). Stages:
           to link it from; default the mlir wheel)
   mpi-exe a program for your own `mpirun -n N OUT [--in PREFIX] [--out PREFIX]
           [--repeat K]` (-o required; the mpi route, its contract in
-          backends/mpi/exe.py and README "MPI"): rank r reads the inputs the
+          lowering/mpi/exe.py and README "MPI"): rank r reads the inputs the
           note lists (in place ones too) from PREFIX<r>.bin, raw, exactly;
           every rank checks its file before any runs; --repeat restores the
           inputs before each timed run; outputs are written to PREFIX<r>.bin
@@ -82,8 +82,8 @@ def build(data, args, filename="-", ctx=None):
 
     from coll.ir import make_context
     from coll.ir.verifier import verify_or_raise
-    from coll.backends.gpu import nvvm
-    from coll.backends import lower
+    from coll.lowering.gpu import nvvm
+    from coll.lowering import lower
     from .diagnostics import print_warnings
     from .source import parse
     from coll.core.errors import PassError
@@ -100,13 +100,13 @@ def build(data, args, filename="-", ctx=None):
         glob = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
                      and not partitioned(module.operation)), None)
         if glob is not None:  # global arrays: build the SPMD function on each device's blocks
-            from coll.backends.frontend import lower as to_spmd
-            from coll.backends import get
+            from coll.frontends.run.global_arrays import lower as to_spmd
+            from coll.lowering import get
             text, boundary, _, _ = to_spmd(module, glob, backend=get("mpi" if args.emit == "mpi-exe" else "gpu"))
             module = ir.Module.parse(text)
             print_layouts(boundary, glob, filename)
         if args.emit == "mpi-exe":
-            from coll.backends import mpi
+            from coll.lowering import mpi
             # Text with its locations: diagnostics name the input's lines
             # (printed without them, they named the printed module's).
             prog = mpi.compile(module.operation.get_asm(enable_debug_info=True), strategy=args.strategy,
@@ -164,9 +164,9 @@ def print_layouts(boundary, frontend, filename):
 
 def print_rank_slots(prog, filename):
     """A note (stderr) on the files of an mpi-exe: what rank r reads from
-    PREFIX<r>.bin and writes back (backends/mpi/exe.py, whose tables the
+    PREFIX<r>.bin and writes back (lowering/mpi/exe.py, whose tables the
     executable reads, and which `PROG --layout` prints in full)."""
-    from coll.backends.mpi.exe import FileLayout
+    from coll.lowering.mpi.exe import FileLayout
     lines = FileLayout.of(prog).note()
     print("\n".join([f"{filename}: note: {lines[0]}"] + lines[1:]), file=sys.stderr)
 

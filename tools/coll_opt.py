@@ -81,7 +81,7 @@ def all_passes():
     (the pyproject entry points name the same modules, for embedders;
     tests/unit/test_registry.py checks the two lists agree)."""
     from coll.analysis import register as _analysis  # noqa: F401
-    from coll.backends import register as _backends  # noqa: F401
+    from coll.lowering import register as _backends  # noqa: F401
     from coll.core.registry import PASSES, loaded
     from coll.frontends import register as _frontends  # noqa: F401
     from coll.passes import register as _passes  # noqa: F401

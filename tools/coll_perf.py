@@ -9,7 +9,7 @@ For each back end, collective, strategy, element type and reduction kind
 it prints one table as nccl-tests does (all_reduce_perf and the others):
 one line per size with, out of place and in place, the time, algbw,
 busbw and #wrong, then the average bus bandwidth. The columns are
-runtime/measure.py's, the same numbers coll-run prints for the same
+execution/measure.py's, the same numbers coll-run prints for the same
 module (time: the median of the timed calls, in us). Each size of each
 strategy is compiled once, checked once against numpy on generated inputs
 (-c 1), then timed: -w calls discarded, -n timed (after the runtime's own
@@ -48,7 +48,7 @@ def _size(text):
 
 
 def _parser():
-    from coll.runtime.measure import help_text
+    from coll.execution.measure import help_text
     p = ArgumentParser(prog="coll-perf", description="Time collectives over a range of sizes, as nccl-tests does.",
                        epilog=help_text() + "\n\nIn each table, time is the median of the timed calls in us "
                        "(nccl-tests prints their mean); N/A: no in-place form, or -c 0.",
@@ -89,7 +89,7 @@ def _lists(p, args):
     from coll.ir.kinds import ELEMENTS, KINDS
     from coll.ir.verifier import _kind_error as kind_error  # the verifier's rule, the one place it is
     from coll.ir import MAX_DEVICES
-    from coll import backends as registry
+    from coll import lowering as registry
     names = {c.short_name(): c for c in COLLECTIVES}
     wanted = [c.replace("-", "_") for c in args.collectives] or ["all_reduce"]
     if "all" in wanted:
@@ -223,10 +223,10 @@ def measure_point(backend, cls, n, size, el, kind, strategy, root, in_place, arg
     in-place form), checked unless -c 0, with the strategy it ran."""
     from mlir import ir
     from coll.ir import make_context
-    from coll.runtime import check
-    from coll.runtime.measure import Runs, memory_needed
-    from coll.runtime.memory import require
-    from coll.runtime.signature import NUMPY_DTYPES
+    from coll.execution import check
+    from coll.execution.measure import Runs, memory_needed
+    from coll.execution.memory import require
+    from coll.execution.signature import NUMPY_DTYPES
     if in_place and not cls.IN_PLACE:
         return None
     item = NUMPY_DTYPES[el].itemsize
@@ -246,13 +246,13 @@ def measure_point(backend, cls, n, size, el, kind, strategy, root, in_place, arg
 
 def _check_memory(plan, n, largest, root):
     """Refuses, before anything is measured, a sweep whose largest size
-    cannot fit in memory (runtime/measure.py memory_needed)."""
+    cannot fit in memory (execution/measure.py memory_needed)."""
     from mlir import ir
     from coll.ir import make_context
-    from coll.runtime import check
-    from coll.runtime.measure import memory_needed
-    from coll.runtime.memory import MemoryLimit, require
-    from coll.runtime.signature import NUMPY_DTYPES
+    from coll.execution import check
+    from coll.execution.measure import memory_needed
+    from coll.execution.memory import MemoryLimit, require
+    from coll.execution.signature import NUMPY_DTYPES
     for cls, el, kind in dict.fromkeys((c, e, k) for _, c, _, e, k in plan):
         shape, _ = shape_of(cls, largest, n, NUMPY_DTYPES[el].itemsize)
         for in_place in (False, True) if cls.IN_PLACE else (False,):

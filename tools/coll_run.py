@@ -14,10 +14,10 @@ from --inputs (npz keys x0..x{N-1}) or are generated from --seed; --outputs
 receives y0..y{M-1} of the first strategy run, and only when everything
 succeeded. bf16 arrays are uint16 bit patterns. The table's columns (time
 min/median/max, algbw, busbw as nccl-tests defines them) are
-runtime/measure.py's, defined in --help. Errors are MLIR-style diagnostics
+execution/measure.py's, defined in --help. Errors are MLIR-style diagnostics
 and exit code 1.
 
-The back ends and their options come from their registry (coll/backends/):
+The back ends and their options come from their registry (coll/lowering/):
 --backend=mpi runs one process per device under mpirun; --ranks must be the
 program's device count (a run with another is refused before anything
 starts); a run that has not finished within --timeout seconds is killed and
@@ -51,7 +51,7 @@ import sys
 
 from coll.ir import STRATEGIES
 
-from coll.runtime.measure import MAX_REPEAT, MAX_TIMEOUT  # timed runs per strategy, seconds per run
+from coll.execution.measure import MAX_REPEAT, MAX_TIMEOUT  # timed runs per strategy, seconds per run
 from .args import ArgumentParser
 from .argtypes import count, seed
 
@@ -64,7 +64,7 @@ class Failure(Exception):
 
 def _parser(backends):
     import argparse
-    from coll.runtime.measure import help_text
+    from coll.execution.measure import help_text
     p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end, check it and time it.",
                        epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="input .mlir file")
@@ -141,7 +141,7 @@ def _agree(got, want, tolerances, elements=None):
     where `want` has NaN (bf16 read as floats where `elements` says so);
     the others exactly (the count of elements that differ)."""
     import numpy as np
-    from coll.runtime.check import as_float
+    from coll.execution.check import as_float
     good, worst = True, 0.0
     for j, (y, r, tol) in enumerate(zip(got, want, tolerances)):
         if tol is not None:
@@ -187,8 +187,8 @@ def _load(path, entry):
     from coll.ir import make_context
     from coll.ir.errors import LocatedError
     from coll.ir.verifier import verify
-    from coll.runtime.check import WholeProgram, describe
-    from coll.runtime.signature import find_entry
+    from coll.execution.check import WholeProgram, describe
+    from coll.execution.signature import find_entry
     from .diagnostics import Collector, from_location
     from .parse_guard import SourceError, check_input
     from .source import parse, read_input
@@ -244,10 +244,10 @@ def _fits(problem):
     in memory: the inputs and their copy the programs run on, the outputs
     (and the first strategy's, for --outputs, or the expected values), and
     the float64 arrays of the check (a block of elements at a time where
-    the collective is elementwise: runtime/check.py Expected)."""
+    the collective is elementwise: execution/check.py Expected)."""
     import numpy as np
-    from coll.runtime.check import CHUNK, _elementwise
-    from coll.runtime.memory import require
+    from coll.execution.check import CHUNK, _elementwise
+    from coll.execution.memory import require
     numel = int(np.prod(problem.shape, dtype=object))
     b = problem.bytes_per_device if numel < 2 ** 62 else numel
     block = min(numel, CHUNK) if _elementwise(problem) else numel
@@ -257,8 +257,8 @@ def _fits(problem):
 
 
 def _read_inputs(path, problem):
-    from coll.runtime.npz import NpzError, load
-    from coll.runtime.signature import NUMPY_DTYPES
+    from coll.execution.npz import NpzError, load
+    from coll.execution.signature import NUMPY_DTYPES
     want = NUMPY_DTYPES[problem.element]
     names = [f"x{i}" for i in range(problem.n_inputs)]
     hint = " (bf16 as uint16 bits)" if problem.element == "bf16" else ""
@@ -298,13 +298,13 @@ def _write_outputs(path, outputs):
 
 def _depth(text, entry, strategy):
     """The combine depth of the explicit program `strategy` lowers the
-    collective to (runtime/check.py: combine_depth), or None (the check's
+    collective to (execution/check.py: combine_depth), or None (the check's
     N-1 bound) when it cannot be had here."""
     from mlir import ir
     from coll.ir import make_context
-    from coll.backends import lower
-    from coll.runtime.check import combine_depth
-    from coll.runtime.signature import find_entry
+    from coll.lowering import lower
+    from coll.execution.check import combine_depth
+    from coll.execution.signature import find_entry
     try:
         with make_context():
             module = ir.Module.parse(text)
@@ -319,13 +319,13 @@ def problem_of(argv):
     frontend's global arrays), its arguments parsed and its input loaded
     as run() does: a usage error exits 1, bad input raises Failure. For
     bench/profile_run.py, before it profiles anything."""
-    from coll import backends
+    from coll import lowering as backends
     args = _parser(backends).parse_args(argv)
     return _load(args.file, args.entry)[1]
 
 
 def run(argv):
-    from coll import backends
+    from coll import lowering as backends
     args = _parser(backends).parse_args(argv)
     if args.outputs is not None:
         import os
@@ -347,7 +347,7 @@ def run(argv):
         job = _GlobalJob(args, backend, options, text, frontend, shown)
     else:
         job = _CollectiveJob(args, backend, options, text, problem, shown)
-    from coll.runtime.measure import table
+    from coll.execution.measure import table
     rows = [job.measure(strategy) for strategy in job.strategies()]
     print(job.title())
     for line in table(rows):
@@ -380,8 +380,8 @@ class _Job:
         return prog
 
     def _row(self, m):
-        """The table's row of Measurement `m` (runtime/measure.py)."""
-        from coll.runtime.measure import row
+        """The table's row of Measurement `m` (execution/measure.py)."""
+        from coll.execution.measure import row
         self.failed = self.failed or not m.ok
         return row(m)
 
@@ -393,8 +393,8 @@ class _CollectiveJob(_Job):
     def __init__(self, *a):
         super().__init__(*a)
         from coll.ir.ops import OPS
-        from coll.runtime.check import make_inputs
-        from coll.runtime.measure import Runs
+        from coll.execution.check import make_inputs
+        from coll.execution.measure import Runs
         problem, args = self.problem, self.args
 
         def load():
@@ -467,14 +467,14 @@ class _ProgramJob(_Job):
 
     def _arrays(self, prog):
         import numpy as np
-        from coll.runtime.signature import NUMPY_DTYPES, aligned_zeros
+        from coll.execution.signature import NUMPY_DTYPES, aligned_zeros
         # Arguments the program does not classify (an input after an
         # output) are all passed in, its results read back from them.
         n_in = len(prog.specs) if prog.n_inputs is None else prog.n_inputs
         specs = prog.specs[:n_in]
         names = [f"x{i}" for i in range(len(specs))]
         if self.args.inputs:
-            from coll.runtime.npz import NpzError, load
+            from coll.execution.npz import NpzError, load
             try:
                 data = load(self.args.inputs, {n: (tuple(sp.shape), NUMPY_DTYPES[sp.element])
                                                for n, sp in zip(names, specs)})
@@ -492,8 +492,8 @@ class _ProgramJob(_Job):
 
     def measure(self, strategy):
         import numpy as np
-        from coll.runtime.measure import Measurement
-        from coll.runtime.signature import aligned_copy, aligned_zeros
+        from coll.execution.measure import Measurement
+        from coll.execution.signature import aligned_copy, aligned_zeros
         prog = self.prog = self._compile(strategy)
         xs, ys = self._arrays(prog)
         try:
@@ -532,7 +532,7 @@ class _GlobalJob(_Job):
 
     def __init__(self, args, backend, options, text, frontend, shown):
         super().__init__(args, backend, options, text, None, shown)
-        from coll.backends import frontend as runner
+        from coll.frontends.run import global_arrays as runner
         self.frontend = frontend
         if self.backend.name not in runner.BACKENDS:
             _fail(f"{self.args.file}: a {frontend.NAME} program runs on --backend=mpi (one rank per process of "
@@ -541,7 +541,7 @@ class _GlobalJob(_Job):
     def strategies(self):
         if self.args.strategy != "all":
             return [self.args.strategy]
-        from coll.backends import frontend as runner
+        from coll.frontends.run import global_arrays as runner
         try:  # its SPMD function: the collectives the strategies apply to
             text = runner.lower(self.text, self.frontend, self.args.entry)[0]
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
@@ -549,7 +549,7 @@ class _GlobalJob(_Job):
         return _every_strategy(_collectives_of(text), self.backend, self.shown)
 
     def _compile(self, strategy, **extra):
-        from coll.backends import frontend as runner
+        from coll.frontends.run import global_arrays as runner
         try:
             prog = runner.compile(self.text, self.frontend, self.backend.name, strategy=strategy,
                                   entry=self.args.entry, **self.options)
@@ -571,10 +571,10 @@ class _GlobalJob(_Job):
 
     def _inputs(self, prog):
         import numpy as np
-        from coll.runtime.signature import NUMPY_DTYPES
+        from coll.execution.signature import NUMPY_DTYPES
         names = self._names(prog.inputs, "x")
         if self.args.inputs:
-            from coll.runtime.npz import NpzError, load
+            from coll.execution.npz import NpzError, load
             want = {n: (lay.shape, NUMPY_DTYPES[lay.element]) for n, lay in zip(names, prog.inputs)}
             try:
                 data = load(self.args.inputs, want)
@@ -637,7 +637,7 @@ class _GlobalJob(_Job):
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
         # A whole program (its collectives and local work): size is its
         # inputs per device, and there is no one collective's bus factor.
-        from coll.runtime.measure import Measurement
+        from coll.execution.measure import Measurement
         m = Measurement("-", prog.ranks, nbytes, 0, [float(t) for t in times], good, worst, None, "-", not exact,
                         chosen, checked=ref is not None)
         return self._row(m)

@@ -1,6 +1,6 @@
 """Run compiled coll GPU programs without a GPU (test helper).
 
-The host shared library is built exactly as for a GPU (backends/gpu/nvvm.py),
+The host shared library is built exactly as for a GPU (lowering/gpu/nvvm.py),
 but linked against mgpu_emulator.c, a host-memory stand-in for
 libmlir_cuda_runtime.so that defers queued work and runs it in a seeded
 order when the host syncs (see the C file). Kernel launches run the
@@ -16,8 +16,8 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
-from coll.backends.gpu import kernels as gpu_kernels
-from coll.backends.gpu import driver as cuda_driver
+from coll.lowering.gpu import kernels as gpu_kernels
+from coll.lowering.gpu import driver as cuda_driver
 
 HERE = Path(__file__).parent
 SONAME = "libmlir_cuda_runtime.so"

@@ -59,7 +59,7 @@ def matches(ys, want, layouts, tolerance):
     """'' when coll's results `ys` match XLA's `want` as the corpus asks
     (bitwise, or within `tolerance` relative to the largest value, bf16
     compared as floats), else what differs."""
-    from coll.runtime.check import as_float
+    from coll.execution.check import as_float
     if len(ys) != len(want):
         return f"{len(ys)} results, XLA gives {len(want)}"
     for j, (y, w, lay) in enumerate(zip(ys, want, layouts)):

@@ -11,7 +11,7 @@
 // CPU). Misuse of the wrapper API (a destroyed stream or event, an event
 // waited on before it is recorded, a leak) is recorded as an error.
 //
-// CUDA graphs (the driver calls of backends/gpu/graph.c): while a stream
+// CUDA graphs (the driver calls of lowering/gpu/graph.c): while a stream
 // captures, work on it and on the streams that joined it (by waiting on an
 // event recorded in the capture) is recorded, not queued; ending the capture
 // checks that every such stream was joined back into the origin; a launch
@@ -31,7 +31,7 @@
 // their last byte.
 //
 // Built with -DEMULATE_DRIVER, the file is instead a host-memory libcuda.so.1
-// (the few driver calls backends/gpu/driver.py makes), so that the Python
+// (the few driver calls lowering/gpu/driver.py makes), so that the Python
 // runtime can run end to end too.
 #include <dlfcn.h>
 #include <stdint.h>
@@ -508,7 +508,7 @@ int64_t mgpuEmuCount(int what) { return what >= 0 && what < 16 ? counts[what] : 
 
 int mgpuEmuFaulted(void) { return faulted; }
 
-// -- the driver calls of backends/gpu/graph.c ---------------------------------------
+// -- the driver calls of lowering/gpu/graph.c ---------------------------------------
 int cuGetErrorString(int rc, const char **msg) {
   static char text[64];
   snprintf(text, sizeof text, rc == 700 ? "an illegal memory access was encountered" : "emulated error %d", rc);
@@ -706,7 +706,7 @@ int64_t mgpuEmuPending(void) {
 }
 
 #else
-// -- a host-memory CUDA driver (libcuda.so.1) for backends/gpu/driver.py ------
+// -- a host-memory CUDA driver (libcuda.so.1) for lowering/gpu/driver.py ------
 int cuInit(unsigned flags) { (void)flags; return 0; }
 int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 int cuDeviceGetCount(int *n) { *n = 1; return 0; }

@@ -20,7 +20,7 @@ from coll.ir.generate import collective_module
 from coll.ir.ops import OPS, view
 from coll.ir.verifier import VerifyError
 from coll.ir.walk import find_ops
-from coll.backends import cpu
+from coll.lowering import cpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, ".venv", "bin")
@@ -90,8 +90,8 @@ MESSAGE = ("output #0 (elements [1, 5) of %arg0) partly overlaps input #0 (eleme
 
 
 def _runtimes():
-    from coll.backends import gpu as cuda
-    from coll.backends import mpi
+    from coll.lowering import gpu as cuda
+    from coll.lowering import mpi
     return {"cpu": cpu.compile, "cuda": cuda.compile, "mpi": mpi.compile}
 
 
@@ -105,7 +105,7 @@ def test_partial_overlap_refused_by_the_python_runtimes(backend):
 
 
 def test_partial_overlap_refused_by_the_lowering_driver():
-    from coll.backends import get, lower
+    from coll.lowering import get, lower
     with make_context():
         m = ir.Module.parse(PARTIAL)  # not verified: the driver's passes verify
         with pytest.raises(ir.MLIRError) as err:
@@ -150,7 +150,7 @@ def test_spmd_in_place_gets_its_inputs(backend, through_cast):
     buffer in place. Its argument is read before it is written: an input
     (issue 23, item 5), given its values on every rank; under mpi it was an
     output that started zeroed (every rank got 0)."""
-    from coll.backends import mpi
+    from coll.lowering import mpi
     text = SPMD_IN_PLACE.replace("%Y", "%y" if through_cast else "%x").replace(
         "TYPE", "memref<5xi32, strided<[1]>>" if through_cast else "memref<5xi32>")
     prog = {"cpu": cpu, "mpi": mpi}[backend].compile(text)

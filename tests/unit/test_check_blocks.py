@@ -1,4 +1,4 @@
-"""runtime/check.py's Expected: the reference and the tolerances computed
+"""execution/check.py's Expected: the reference and the tolerances computed
 once, block by block for the elementwise collectives, and outputs
 compared in the element type, with only the elements that need a
 tolerance (or may overflow) judged by the full rule. Its verdicts must
@@ -15,9 +15,9 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.runtime import check
-from coll.backends import cpu
-from coll.runtime.signature import NUMPY_DTYPES, from_bf16, to_bf16
+from coll.execution import check
+from coll.lowering import cpu
+from coll.execution.signature import NUMPY_DTYPES, from_bf16, to_bf16
 
 OPS = {  # op -> (shape, attributes)
     "all_reduce": ((5, 9), {}),

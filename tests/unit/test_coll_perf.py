@@ -13,9 +13,9 @@ from coll.collectives import COLLECTIVES, Broadcast, Reduce
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.runtime import measure
-from coll.backends import cpu
-from coll.backends import gpu as cuda
+from coll.execution import measure
+from coll.lowering import cpu
+from coll.lowering import gpu as cuda
 from coll.tools import coll_perf, coll_run
 
 TIMES = [2e-6, 1e-6, 4e-6]  # median 2 us
@@ -153,7 +153,7 @@ def test_unavailable_backends_are_skipped_with_the_reason(capsys, monkeypatch, f
     with pytest.raises(coll_perf.Failure, match="no back end to run on"):
         perf(capsys, "--backend", "cuda", "-b", "1K", "-e", "1K")
     assert "backend gpu skipped: no GPU in this test" in capsys.readouterr().err
-    from coll.backends import mpi
+    from coll.lowering import mpi
     monkeypatch.setattr(mpi.BACKEND, "available", lambda *a: (False, "no mpirun in this test"))
     code, out, _ = perf(capsys, "--backend", "all", "-b", "1K", "-e", "1K", "-g", 2, "-s", "ring")
     assert code == 0

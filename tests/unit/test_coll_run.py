@@ -217,7 +217,7 @@ def test_bf16_tolerance_follows_the_combine_depth(tmp_path):
     # tree with one device added twice (and one never) is refused before it
     # runs, at its claim (with the N-1 bound it passed the numbers before).
     import re
-    from coll.runtime.signature import to_bf16
+    from coll.execution.signature import to_bf16
     gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum", strategy="tree")
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", gen, "--coll-lower-all-reduce"],
                        capture_output=True, text=True, timeout=300)
@@ -239,7 +239,7 @@ def test_bf16_tolerance_follows_the_combine_depth(tmp_path):
 def test_collective_inputs_are_judged_by_the_strategy_depth(tmp_path):
     # With --inputs, a collective is judged by the depth of the program the
     # strategy lowers it to: bf16 N = 48 on normal inputs passes every strategy.
-    from coll.runtime.signature import to_bf16
+    from coll.execution.signature import to_bf16
     from coll.tools.coll_run import _depth
     gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum")
     text = gen.read_text()
@@ -293,7 +293,7 @@ def test_missing_file_and_unknown_backend(tmp_path):
 
 
 def test_cuda_without_gpu_is_a_clear_error():
-    from coll.backends import gpu as cuda
+    from coll.lowering import gpu as cuda
     ok, _ = cuda.available()
     if ok:
         pytest.skip("a GPU is present: the error path is not reachable here")

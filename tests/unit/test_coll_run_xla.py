@@ -11,7 +11,7 @@ import pytest
 
 import coll.frontends.stablehlo as stablehlo
 import coll.frontends.tensor as tensor
-from coll.backends import frontend
+from coll.frontends.run import global_arrays
 from coll.tools import coll_run
 from jax_exports import ROOT, export_corpus, needs_jax
 
@@ -32,7 +32,7 @@ def step(tmp_path_factory):
 
 def _run(capsys, *argv):
     """coll-run as its main() runs it: (exit code, stdout, stderr)."""
-    frontend.clear_cache()
+    global_arrays.clear_cache()
     try:
         code, failure = coll_run.run([str(a) for a in argv]), ""
     except coll_run.Failure as f:

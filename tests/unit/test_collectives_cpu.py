@@ -10,8 +10,8 @@ from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS
 from coll.collectives import COLLECTIVES
-from coll.runtime import check
-from coll.backends import cpu
+from coll.execution import check
+from coll.lowering import cpu
 
 
 def test_one_table_of_strategies():

@@ -1,17 +1,17 @@
 """Every collective through the GPU route without a GPU: lowered, taken to
 the gpu dialect, compiled into the host library exactly as for the GPU, run
 on the emulator of libmlir_cuda_runtime.so (gpu_emulator.py) in seeded
-orders of the streams, checked against numpy (runtime/check.py)."""
+orders of the streams, checked against numpy (execution/check.py)."""
 import numpy as np
 import pytest
 from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.backends.gpu.to_gpu import to_gpu
-from coll.backends.gpu.nvvm import compile_module
+from coll.lowering.gpu.to_gpu import to_gpu
+from coll.lowering.gpu.nvvm import compile_module
 from coll.passes.lower_collectives import lower_collectives
-from coll.runtime import check
+from coll.execution import check
 from gpu_emulator import Emulator
 
 
@@ -63,7 +63,7 @@ def test_two_programs_with_one_entry_name_in_one_process(emu, tmp_path):
     """Two loaded libraries with the same entry name (as coll-run
     --strategy=all loads them) each run their own code: the libraries bind
     their own symbols (-Bsymbolic), or the second would run the first."""
-    from coll.backends.gpu import driver as cuda_driver
+    from coll.lowering.gpu import driver as cuda_driver
     libs = {}
     for kind in ("sum", "max"):
         with make_context():

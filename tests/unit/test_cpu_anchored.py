@@ -1,4 +1,4 @@
-"""Tiling groups whose ops have several lengths (backends/cpu/fuse.py,
+"""Tiling groups whose ops have several lengths (lowering/cpu/fuse.py,
 anchors): rhd's halving steps work on halves, quarters, ... of the buffer,
 each step's scratch holding one of them. Every element of every buffer has
 one place in the group's range, so each tile runs every op on its part of
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from coll.backends import cpu
-from coll.backends.cpu import fuse
+from coll.lowering import cpu
+from coll.lowering.cpu import fuse
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.passes.lower_collectives import lower_collectives

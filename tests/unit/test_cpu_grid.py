@@ -50,8 +50,8 @@ from coll.ir import KINDS, make_context
 from coll.ir.generate import collective_module
 from coll.ir.types import ELEMENT_TYPES
 from coll.ir.verifier import _kind_error
-from coll.runtime import check
-from coll.backends import cpu
+from coll.execution import check
+from coll.lowering import cpu
 
 BASE = int(os.environ.get("COLL_SHUFFLE_SEED") or 0)
 SEEDS = (None, 1, 2, 3)

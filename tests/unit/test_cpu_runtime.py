@@ -9,8 +9,8 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module, collective_module
-from coll.runtime import check
-from coll.backends import cpu
+from coll.execution import check
+from coll.lowering import cpu
 from coll.collectives import AllReduce
 
 
@@ -147,7 +147,7 @@ def test_strided_inputs_are_accepted():
 
 
 def test_bf16_convention_is_uint16_bits():
-    from coll.runtime.signature import from_bf16, to_bf16
+    from coll.execution.signature import from_bf16, to_bf16
     prog = cpu.compile(_text(2, (3,), "bf16", "sum"))
     xs = [to_bf16(np.array([1.0, 2.5, -3.0])), to_bf16(np.array([0.5, 0.25, 1.0]))]
     ys = [np.zeros(3, np.uint16) for _ in range(2)]
@@ -158,7 +158,7 @@ def test_bf16_convention_is_uint16_bits():
 
 
 def test_to_bf16_rounds_to_nearest_even():
-    from coll.runtime.signature import from_bf16, to_bf16
+    from coll.execution.signature import from_bf16, to_bf16
     x = np.array([1.0, 1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, np.inf, -0.0], np.float32)
     assert np.array_equal(from_bf16(to_bf16(x)), np.array([1.0, 1.0, 1.0 + 2 ** -6, np.inf, -0.0], np.float32))
     assert np.isnan(from_bf16(to_bf16(np.array([np.nan])))[0])
@@ -166,7 +166,7 @@ def test_to_bf16_rounds_to_nearest_even():
 
 def test_every_level_compiles():
     """Collective, explicit and memref-level text all run the same."""
-    from coll.backends.cpu.to_cpu import to_cpu
+    from coll.lowering.cpu.to_cpu import to_cpu
     from coll.passes.lower_collectives import lower_collectives
     text = _text(3, (9,), "i32", "sum", strategy="ring")
     with make_context():
@@ -193,7 +193,7 @@ def test_compile_errors():
         cpu.compile(bad_kind)
     with pytest.raises(ValueError, match="no function @g"):
         cpu.compile(_text(), entry="g")
-    from coll.backends import lower
+    from coll.lowering import lower
     with make_context():
         m = ir.Module.parse(_text())
         lower(m.operation, "cpu")
@@ -241,7 +241,7 @@ def test_inputs_written_in_place_must_be_writable_contiguous_and_separate(strate
 def test_tools_allocate_buffers_on_cache_lines(shape, dtype):
     """What coll-run and coll-perf allocate starts on a 64-byte boundary, so
     a program's streamed results take whole-line stores (kernels.py)."""
-    from coll.runtime.signature import BUFFER_ALIGN, aligned_copy, aligned_zeros
+    from coll.execution.signature import BUFFER_ALIGN, aligned_copy, aligned_zeros
     z = aligned_zeros(shape, dtype)
     assert z.shape == shape and z.dtype == dtype and z.flags.c_contiguous and z.flags.writeable
     assert not z.any() and (z.size == 0 or z.ctypes.data % BUFFER_ALIGN == 0)

@@ -16,12 +16,12 @@ from mlir.execution_engine import ExecutionEngine
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
-from coll.backends.cpu.to_cpu import cpu_to_llvm, to_cpu
+from coll.lowering.cpu.to_cpu import cpu_to_llvm, to_cpu
 from coll.passes.lower_collectives import lower_collectives
-from coll.runtime import check
-from coll.backends import cpu
-from coll.backends.cpu import runtime as cpu_runtime
-from coll.runtime.signature import parse_program
+from coll.execution import check
+from coll.lowering import cpu
+from coll.lowering.cpu import runtime as cpu_runtime
+from coll.execution.signature import parse_program
 
 STRATEGIES = ("naive", "ring", "all2all")
 MIX = [("f32", "sum"), ("f16", "sum"), ("bf16", "prod"), ("f64", "min"), ("i32", "prod"),

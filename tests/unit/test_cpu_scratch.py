@@ -1,4 +1,4 @@
-"""Static scratch on the CPU (backends/cpu/scratch.py): one set of buffers
+"""Static scratch on the CPU (lowering/cpu/scratch.py): one set of buffers
 per compiled program, reused by every call. What a call leaves in them must
 never reach the next call's results, and calls from several threads must
 not share them at once (the runtime runs one call at a time)."""
@@ -10,7 +10,7 @@ import pytest
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.backends import cpu
+from coll.lowering import cpu
 
 
 def _module(n, numel, **kw):
@@ -47,7 +47,7 @@ def test_scratch_is_allocated_once_per_program():
     """The lowered program of a static form has no malloc; the heap form does."""
     with make_context():
         from mlir import ir
-        from coll.backends import lower
+        from coll.lowering import lower
         for scratch, mallocs in (("static", False), ("heap", True)):
             m = ir.Module.parse(_module(3, 1000))
             lower(m.operation, cpu.BACKEND, "rhd", tile=0, scratch=scratch)

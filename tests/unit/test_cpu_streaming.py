@@ -1,5 +1,5 @@
 """Non-temporal result copies on the CPU (coll-to-cpu{nontemporal=B},
-backends/cpu/shared.py coll_copy_streaming): a scalar head up to the
+lowering/cpu/shared.py coll_copy_streaming): a scalar head up to the
 destination's 64-byte boundary, aligned vector stores, a scalar tail. The
 results are the same bits as plain copies, whatever the alignment of the
 caller's arrays and the chunk offsets."""
@@ -10,8 +10,8 @@ from mlir import ir
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module, collective_module
-from coll.backends import cpu
-from coll.backends.driver import lower
+from coll.lowering import cpu
+from coll.lowering.driver import lower
 
 
 def _unaligned(numel, shift, dtype):
@@ -137,7 +137,7 @@ def _sysfs(tmp_path, caches):
 def test_stream_threshold_from_the_caches(tmp_path):
     """Results stream from 16 L2s of buffers, at most the last-level
     cache; never where sysfs says nothing."""
-    from coll.backends.cpu.runtime import _caches, stream_threshold
+    from coll.lowering.cpu.runtime import _caches, stream_threshold
     root = _sysfs(tmp_path, [(1, "Data", "48K"), (1, "Instruction", "64K"), (2, "Unified", "2048K"),
                              (3, "Unified", "491520K")])
     assert _caches(root) == {1: 48 << 10, 2: 2 << 20, 3: 480 << 20}

@@ -1,12 +1,12 @@
-"""backends/gpu/runtime.py: compiling needs no GPU (tested everywhere); running
+"""lowering/gpu/runtime.py: compiling needs no GPU (tested everywhere); running
 needs one (those tests skip, with the reason, when there is none)."""
 import numpy as np
 import pytest
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.backends import gpu as cuda
-from coll.backends.gpu import driver as cuda_driver
+from coll.lowering import gpu as cuda
+from coll.lowering.gpu import driver as cuda_driver
 
 GPU, WHY = cuda.available()
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no GPU: {WHY}")
@@ -52,7 +52,7 @@ ctypes.CDLL(str(build_emulator(sys.argv[1], "libcuda.so.1", ["-DEMULATE_DRIVER"]
 emu = Emulator(sys.argv[1])
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.backends import gpu as cuda
+from coll.lowering import gpu as cuda
 assert cuda.available() == (True, ""), cuda.available()
 rng = np.random.default_rng(0)
 for strategy, workspace, to_device in [("ring", "arg", None), ("naive", "alloc", None),
@@ -74,7 +74,7 @@ for strategy, workspace, to_device in [("ring", "arg", None), ("naive", "alloc",
     prog.close()
     err = emu.lib.mgpuEmuError().decode()  # after the unload: nothing may leak
     assert not err and not emu.error, (err, emu.error)
-# coll-run --backend=cuda, in this process (it imports coll.backends.gpu).
+# coll-run --backend=cuda, in this process (it imports coll.lowering.gpu).
 import contextlib, io, os
 from coll.tools.coll_run import run
 path = os.path.join(sys.argv[1], "in.mlir")

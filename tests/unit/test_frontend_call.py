@@ -1,4 +1,4 @@
-"""The user's call of a frontend's program (backends/frontend.py
+"""The user's call of a frontend's program (frontends/run/global_arrays.py
 GlobalProgram.run): global arrays in, global arrays out. Its per-call
 costs are bounded (output blocks made once and reused, each block copied
 out once, replicas compared with memcmp over a moving window after a full
@@ -8,7 +8,8 @@ call, and a later difference within REPLICA_WINDOWS calls."""
 import numpy as np
 import pytest
 
-from coll.backends import frontend, mpi
+from coll.frontends.run import global_arrays
+from coll.lowering import mpi
 from coll.frontends.shard import Layout
 
 
@@ -27,7 +28,7 @@ class Fake:
 def _program(write, ranks=4, size=64):
     lay_in = Layout((ranks * size,), (size,), "f32", [[0]])
     lay_out = Layout((size,), (size,), "f32", [[]])  # replicated: every rank holds all of it
-    return frontend.GlobalProgram(Fake(ranks, write), None, [ranks], [lay_in, lay_out], 1, "")
+    return global_arrays.GlobalProgram(Fake(ranks, write), None, [ranks], [lay_in, lay_out], 1, "")
 
 
 def _sum(call, ins, outs):
@@ -64,7 +65,7 @@ def test_a_later_difference_is_found_within_the_windows(where):
     prog = _program(write)
     prog.run([np.ones(256, np.float32)])
     with pytest.raises(mpi.MpiError, match="replicas differ"):
-        for _ in range(frontend.REPLICA_WINDOWS):
+        for _ in range(global_arrays.REPLICA_WINDOWS):
             prog.run([np.ones(256, np.float32)])
 
 
@@ -76,7 +77,7 @@ def test_tiled_outputs_are_copied_whole():
     def write(call, ins, outs):
         for r, o in enumerate(outs):
             o[...] = ins[r] * 10 + r
-    prog = frontend.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
+    prog = global_arrays.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
     x = np.arange(8, dtype=np.int32)
     (y,) = prog.run([x])
     assert y.tolist() == [0, 10, 21, 31, 42, 52, 63, 73]
@@ -92,6 +93,6 @@ def test_a_scalar_argument_stays_a_scalar():
         seen.extend(x.shape for x in ins)
         for r, o in enumerate(outs):
             o[...] = ins[r] * r
-    prog = frontend.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
+    prog = global_arrays.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
     (y,) = prog.run([np.float32(0.5)])
     assert seen == [()] * 4 and y.tolist() == [0.0, 0.5, 1.0, 1.5]

@@ -1,4 +1,4 @@
-"""A global view's local work under MPI (backends/mpi/place.py), on the
+"""A global view's local work under MPI (lowering/mpi/local_work.py), on the
 programs an outside attack wrote (with the parallel tests: a handful of
 small mpiruns, as tests/unit/test_local_work.py's): each runs with coll-run on cpu and on mpi
 from the same inputs, and the outputs must be bitwise equal (the same
@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from coll.backends import mpi
+from coll.lowering import mpi
 
 pytestmark = pytest.mark.skipif(not mpi.available()[0], reason=f"no MPI here: {mpi.available()[1]}")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -13,9 +13,9 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.backends.gpu import kernels as gpu_kernels
-from coll.backends.gpu.to_gpu import to_gpu
-from coll.backends.gpu.nvvm import compile_module
+from coll.lowering.gpu import kernels as gpu_kernels
+from coll.lowering.gpu.to_gpu import to_gpu
+from coll.lowering.gpu.nvvm import compile_module
 from coll.passes.lower_collectives import lower_collectives
 from gpu_emulator import Emulator, Kernels
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from coll.backends.gpu import nvvm
+from coll.lowering.gpu import nvvm
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -104,7 +104,7 @@ def test_bundle_contents(bundle):
 
 def test_bundle_scripts_need_no_mlir():
     """The GPU machine has no MLIR wheels and no coll package."""
-    from coll.backends.gpu import driver as cuda_driver
+    from coll.lowering.gpu import driver as cuda_driver
     for path in (ROOT / "bench" / "gpu_run.py", Path(cuda_driver.__file__)):
         tree = ast.parse(path.read_text())
         imported = set()

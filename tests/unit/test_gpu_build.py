@@ -10,9 +10,9 @@ from mlir import ir
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
-from coll.backends.gpu import nvvm
+from coll.lowering.gpu import nvvm
 from coll.core import tools
-from coll.backends.gpu.to_gpu import parse_device_map, to_gpu
+from coll.lowering.gpu.to_gpu import parse_device_map, to_gpu
 from coll.passes.lower_collectives import lower_collectives
 from coll.core.errors import PassError
 from coll.analysis.stats import analyze
@@ -222,11 +222,11 @@ def test_host_code_split_into_bounded_functions():
 
 @pytest.mark.parametrize("fmt", ["isa", "bin"])
 def test_kernel_objects_embedded_byte_for_byte(fmt):
-    """backends/gpu/launch.py replaces gpu.binary by its own global: the
+    """lowering/gpu/launch.py replaces gpu.binary by its own global: the
     object's bytes unchanged (PTX with its NUL, or the cubin), its target
     and format kept, every launch through the function table."""
     from mlir.passmanager import PassManager
-    from coll.backends.gpu.launch import FUNCTIONS, embedded_objects, own_launches
+    from coll.lowering.gpu.launch import FUNCTIONS, embedded_objects, own_launches
     if fmt == "bin" and not nvvm.have_ptxas():
         pytest.skip("no ptxas on PATH")
     with make_context():

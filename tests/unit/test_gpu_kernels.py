@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from coll.backends.gpu import kernels as gpu_kernels
+from coll.lowering.gpu import kernels as gpu_kernels
 from gpu_emulator import Kernels, reference
 
 KERNELS = Kernels()

@@ -3,7 +3,7 @@
 The GPU route turns each linalg op into a parallel loop, collapses it to
 one dimension (coll-gpu-collapse-parallel) and tiles it by the block size
 before mapping tiles to blocks and elements to threads
-(backends/gpu/__init__.py GPU_LOCAL_WORK). The loops before the mapping
+(lowering/gpu/__init__.py GPU_LOCAL_WORK). The loops before the mapping
 are run here on the CPU (scf.parallel lowered sequentially), against
 numpy: every element once, at the right indices, for ranks 1 to 3, a
 non-unit step, a transposed operand and a matmul (whose reduction stays a
@@ -16,7 +16,7 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 from mlir.runtime import get_ranked_memref_descriptor
 
-from coll.backends import cpu, gpu
+from coll.lowering import cpu, gpu
 from coll.core import routes
 from coll.core.pipeline import run
 from coll.ir import make_context

@@ -15,8 +15,8 @@ import subprocess
 import pytest
 from mlir import ir
 
-from coll.backends.gpu import kernels as K
-from coll.backends.gpu import nvvm
+from coll.lowering.gpu import kernels as K
+from coll.lowering.gpu import nvvm
 
 CHIP = "sm_90"
 # Registers per thread, by arity: what the grids assume (register_bound).

@@ -132,8 +132,8 @@ def test_coll_run_refuses_what_does_not_fit_in_memory(tmp_path):
 
 
 def test_cpu_route_refuses_scratch_beyond_memory(monkeypatch):
-    from coll.runtime import memory
-    from coll.backends import cpu
+    from coll.execution import memory
+    from coll.lowering import cpu
     monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
     with pytest.raises(memory.MemoryLimit) as e:
         cpu.compile(good_text(3, (100,)), strategy="naive")
@@ -362,7 +362,7 @@ def test_gpu_host_code_of_local_work_builds(tmp_path):
     out = tmp_path / "out.ll"
     r = tool("build", path, "--emit=llvmir", "-o", out)
     assert r.returncode == 0, r.stderr.decode()
-    from coll.backends.gpu.nvvm import host_calls
+    from coll.lowering.gpu.nvvm import host_calls
     calls = host_calls(out.read_text())["local"]
     # the local buffers (one per rank) are slots of the pool, allocated at load
     assert calls["mgpuStreamCreate"] == 0 and calls["mgpuMemAlloc"] == calls["mgpuMemFree"] == 0

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from coll.backends import frontend
+from coll.frontends.run import global_arrays
 from coll.frontends import stablehlo
 from jax_exports import ROOT, export_corpus, matches, needs_jax
 
@@ -26,7 +26,7 @@ def corpus(tmp_path_factory):
 @pytest.mark.parametrize("name", jax_corpus.NAMES)
 def test_corpus_matches_xla_on_cpu(corpus, name):
     text, xs, want = corpus[name]
-    prog = frontend.compile(text, stablehlo, backend="cpu")
+    prog = global_arrays.compile(text, stablehlo, backend="cpu")
     ys = prog.run(xs)
     assert matches(ys, want, prog.outputs, jax_corpus.TOLERANCE[name]) == ""
     # And XLA, run by coll's own check on the same inputs, agrees with JAX.
@@ -40,7 +40,7 @@ def test_jit_programs_are_partitioned_by_xla(corpus):
     2-D mesh; a batch split (jit_mlp_bias) has none, and each rank runs
     its block."""
     for name, ranks in (("jit_mlp_bias", 8), ("jit_transformer_2d", 8)):
-        prog = frontend.compile(corpus[name][0], stablehlo, backend="cpu")
+        prog = global_arrays.compile(corpus[name][0], stablehlo, backend="cpu")
         assert prog.pipeline.startswith("builtin.module(coll-xla-partition,coll-from-stablehlo,"), name
         assert prog.ranks == ranks and "coll-shard-partition" not in prog.pipeline
-    assert frontend.compile(corpus["jit_mlp_bias"][0], stablehlo, backend="cpu").inputs[0].split == [[0], []]
+    assert global_arrays.compile(corpus["jit_mlp_bias"][0], stablehlo, backend="cpu").inputs[0].split == [[0], []]

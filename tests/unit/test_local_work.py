@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from coll.backends import cpu, mpi
+from coll.lowering import cpu, mpi
 from coll.ir import make_context
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -180,8 +180,8 @@ TENSOR = """func.func @f(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>
 
 def test_dumped_route_of_tensor_input_replays_and_reproduces_the_run(tmp_path):
     from mlir.execution_engine import ExecutionEngine
-    from coll.backends.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
-    from coll.runtime.signature import ArgSpec
+    from coll.lowering.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
+    from coll.execution.signature import ArgSpec
     src = tmp_path / "t.mlir"
     src.write_text(TENSOR)
     xs = [np.linspace(-1, 1, 8, dtype=np.float32), np.linspace(3, 5, 8, dtype=np.float32)]
@@ -374,7 +374,7 @@ def test_collective_on_views_of_the_arguments_runs(tmp_path, backend):
     assert np.array_equal(got["y1"], np.concatenate([want, b[4:]]))
 
 
-# -- a global view's local work on MPI (backends/mpi/place.py) -----------------
+# -- a global view's local work on MPI (lowering/mpi/local_work.py) -----------------
 
 @pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
 def test_global_view_mlp_runs_on_mpi(tmp_path):

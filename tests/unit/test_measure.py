@@ -1,4 +1,4 @@
-"""The measurement columns (runtime/measure.py) as coll-run prints them:
+"""The measurement columns (execution/measure.py) as coll-run prints them:
 size, algbw and busbw against values computed here by hand for every
 collective, the time spread, a program that writes its inputs, and the
 columns defined in --help and the README."""
@@ -10,7 +10,7 @@ import pytest
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.runtime import check, measure
+from coll.execution import check, measure
 from coll.tools import coll_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +108,7 @@ def test_help_and_readme_define_every_column(capsys):
     readme = (ROOT / "README.md").read_text()
     for name, what in measure.COLUMNS.items():
         assert re.search(rf"^  {re.escape(name)}\s", text, re.M), name
-        assert f"| `{name}` | {what} |" in readme, name  # the same words as runtime/measure.py
+        assert f"| `{name}` | {what} |" in readme, name  # the same words as execution/measure.py
 
 
 def test_warm_up_calls_are_not_counted():

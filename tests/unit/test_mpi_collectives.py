@@ -1,7 +1,7 @@
 """Every collective x strategy under mpirun, one process per rank, against numpy.
 
 Covering design: one mpirun per group size (2, 3, 4 ranks) runs every
-program of that size (backends/mpi/runtime.py launch: each program once, in turn),
+program of that size (lowering/mpi/runtime.py launch: each program once, in turn),
 so the grid costs three mpirun starts; compiling (about 1 s a program on 2
 cores) is what the grid size buys.
   - every collective x every strategy (the peer ones excepted: ranks share
@@ -32,8 +32,8 @@ from coll.collectives import by_short_name
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS
-from coll.runtime import check
-from coll.backends import mpi
+from coll.execution import check
+from coll.lowering import mpi
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")

@@ -1,5 +1,5 @@
 """coll-build --emit=mpi-exe as a deliverable, under a plain mpirun as a
-cluster user runs it (backends/mpi/exe.py has the contract): the files the
+cluster user runs it (lowering/mpi/exe.py has the contract): the files the
 note describes are the files it reads (in-place inputs too), --repeat runs
 on the inputs as read, a missing, short, .npy or non-regular input file on
 one rank stops every rank before anything runs, an output that one rank
@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from coll.backends import mpi
+from coll.lowering import mpi
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
@@ -35,7 +35,7 @@ def _build(tmp_path, text, name="prog", *extra):
 
 
 def _mpirun(n, *args, cwd=None):
-    from coll.backends.mpi.toolchain import find
+    from coll.lowering.mpi.toolchain import find
     r = subprocess.run(mpi.mpirun_command(find(), n) + [str(a) for a in args], capture_output=True, text=True,
                        timeout=TIMEOUT, cwd=cwd, stdin=subprocess.DEVNULL)
     return r.returncode, r.stdout + r.stderr
@@ -116,7 +116,7 @@ def test_ranks_in_separate_directories_and_an_output_one_rank_cannot_write(tmp_p
     # only the root reads, the others open no input file. Then rank 1's
     # directory has no folder for its output: no rank leaves an output
     # file, nor a temporary one.
-    from coll.backends.mpi.toolchain import find
+    from coll.lowering.mpi.toolchain import find
     exe, note = _build(tmp_path, _gen("broadcast", "--devices", "3", "--shape", "4", "--dtype", "f64",
                                       "--root", "1"))
     sizes = _note_bytes(note)

@@ -1,12 +1,13 @@
 """The corpus (bench/jax_corpus.py) under mpirun: every program
 exported on 4 host devices and run as 4 ranks
-in one mpirun (backends/frontend.py launch), against XLA's results with
+in one mpirun (frontends/run/global_arrays.py launch), against XLA's results with
 the corpus's tolerances."""
 import sys
 
 import pytest
 
-from coll.backends import frontend, mpi
+from coll.frontends.run import global_arrays
+from coll.lowering import mpi
 from coll.frontends import stablehlo
 from jax_exports import ROOT, export_corpus, matches, needs_jax
 
@@ -21,8 +22,8 @@ RUNS = list(jax_corpus.NAMES)
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     programs = export_corpus(tmp_path_factory.mktemp("corpus4"), 4, RUNS)
-    progs = {name: frontend.compile(text, stablehlo, backend="mpi") for name, (text, _, _) in programs.items()}
-    got = frontend.launch([(progs[name], programs[name][1]) for name in RUNS])
+    progs = {name: global_arrays.compile(text, stablehlo, backend="mpi") for name, (text, _, _) in programs.items()}
+    got = global_arrays.launch([(progs[name], programs[name][1]) for name in RUNS])
     return {name: (ys, programs[name][2], progs[name]) for name, ys in zip(RUNS, got)}
 
 

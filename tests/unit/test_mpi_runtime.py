@@ -24,8 +24,8 @@ import pytest
 from coll.ir import make_context
 from coll.collectives import AllReduce
 from coll.ir.generate import all_reduce_module
-from coll.runtime import check
-from coll.backends import mpi
+from coll.execution import check
+from coll.lowering import mpi
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
@@ -119,7 +119,7 @@ def test_a_rank_killed_mid_run_fails_the_run():
 
 
 def test_a_rank_that_exits_early_fails_the_run():
-    from coll.backends.mpi.toolchain import find
+    from coll.lowering.mpi.toolchain import find
     msg, _ = _fault("1:exit")
     if find().implementation == "MPICH":  # hydra does not say which rank exited
         assert "mpirun exit code 3" in msg and "rank 1 was running the program" in msg, msg
@@ -171,7 +171,7 @@ def test_a_library_that_does_not_load_reports_each_ranks_own_error(tmp_path):
 
 
 def test_a_helper_no_library_defines_fails_the_link_naming_it(tmp_path):
-    from coll.backends.mpi import toolchain
+    from coll.lowering.mpi import toolchain
     from mlir import ir
     from coll.core.errors import PassError
     with make_context():
@@ -300,7 +300,7 @@ def test_spmd_form_and_per_rank_form_run(tmp_path):
 
 
 def test_mpi_exe_runs_under_the_users_mpirun(tmp_path):
-    from coll.backends.mpi.toolchain import find
+    from coll.lowering.mpi.toolchain import find
     src, exe = tmp_path / "ar.mlir", tmp_path / "ar.exe"
     src.write_text(_module(3, [1000], "i32", "sum"))
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe",
@@ -324,7 +324,7 @@ def test_mpi_exe_of_a_jax_export_and_of_a_global_view_with_local_work(tmp_path):
     # rank r reading its blocks (and saying so on stderr). The global view's
     # MLP: rank r reads its own x_r, then the weight every rank reads.
     import os
-    from coll.backends.mpi.toolchain import find
+    from coll.lowering.mpi.toolchain import find
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     rng = np.random.default_rng(2)
     x = rng.integers(-50, 50, 64).astype(np.float32)
@@ -361,7 +361,7 @@ MAIN_WITH_EXP = """func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> attribute
 def test_mpi_exe_of_an_entry_named_main_with_math(tmp_path):
     # Found by an outside attack: an entry named @main (JAX's name) was the
     # executable's second main, and local work's expf was not linked (no -lm).
-    from coll.backends.mpi.toolchain import find
+    from coll.lowering.mpi.toolchain import find
     src, exe = tmp_path / "m.mlir", tmp_path / "m.exe"
     src.write_text(MAIN_WITH_EXP)
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe", "-o", str(exe)],

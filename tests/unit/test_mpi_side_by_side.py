@@ -9,7 +9,7 @@ from importlib.util import find_spec
 import pytest
 
 from coll.collectives import AllReduce
-from coll.backends import mpi
+from coll.lowering import mpi
 
 BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
 sys.path.insert(0, BENCH)

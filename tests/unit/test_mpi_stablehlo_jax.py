@@ -1,6 +1,6 @@
 """JAX's own programs through coll under mpirun (one process per rank, 8
 ranks), against XLA's results on 8 host devices: the programs of
-test_stablehlo_jax.py, all in one mpirun (backends/frontend.py launch):
+test_stablehlo_jax.py, all in one mpirun (frontends/run/global_arrays.py launch):
 each rank gets its block of every global input as the shard_map's or
 jit's shardings lay them out; the results are gathered likewise (blocks
 that several ranks hold must agree). Bitwise on exact data, within 1e-5
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from coll.frontends import stablehlo
-from coll.backends import frontend
-from coll.backends import mpi
+from coll.frontends.run import global_arrays
+from coll.lowering import mpi
 from jax_exports import export, needs_jax, relative_error
 
 OK, WHY = mpi.available()
@@ -28,9 +28,9 @@ STEPS_EXACT = ["int_collectives", "bool_collectives"]
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     programs = export(tmp_path_factory.mktemp("jax"), EXACT + ROUNDED)
-    runs = [(frontend.compile(text, stablehlo, backend="mpi"), xs) for text, xs, _ in programs.values()]
+    runs = [(global_arrays.compile(text, stablehlo, backend="mpi"), xs) for text, xs, _ in programs.values()]
     assert {prog.ranks for prog, _ in runs} == {8}
-    got = frontend.launch(runs)
+    got = global_arrays.launch(runs)
     return {name: (ys, programs[name][2]) for name, ys in zip(programs, got)}
 
 
@@ -51,9 +51,9 @@ def test_mlps_match_xla_under_mpirun(results, name):
 @pytest.fixture(scope="module")
 def steps(tmp_path_factory):
     programs = export(tmp_path_factory.mktemp("jax4"), STEPS_F32 + ["bf16_train_step"] + STEPS_EXACT, devices=4)
-    runs = [(frontend.compile(text, stablehlo, backend="mpi"), xs) for text, xs, _ in programs.values()]
+    runs = [(global_arrays.compile(text, stablehlo, backend="mpi"), xs) for text, xs, _ in programs.values()]
     assert {prog.ranks for prog, _ in runs} == {4}
-    got = frontend.launch(runs)
+    got = global_arrays.launch(runs)
     return {name: (ys, programs[name][2]) for name, ys in zip(programs, got)}
 
 

@@ -17,8 +17,8 @@ from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
 from coll.passes import choose_strategy
 from coll.passes.lower_collectives import lower_collectives
-from coll.runtime import check
-from coll.backends import cpu
+from coll.execution import check
+from coll.lowering import cpu
 
 PEER = ("oneshot", "twoshot")
 

@@ -2,7 +2,7 @@
 
 Every device that receives a multi-device result gets the same bits, for
 every strategy, kind and float type, under every coll-shuffle seed; and
-runtime/check.py fails a missing or doubled contribution of any one device,
+execution/check.py fails a missing or doubled contribution of any one device,
 compares ±inf/NaN as values, and judges overflow in the element type.
 """
 import numpy as np
@@ -11,10 +11,10 @@ from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.runtime import check
-from coll.backends import cpu
-from coll.runtime.check import Problem
-from coll.runtime.signature import NUMPY_DTYPES, from_bf16, to_bf16
+from coll.execution import check
+from coll.lowering import cpu
+from coll.execution.check import Problem
+from coll.execution.signature import NUMPY_DTYPES, from_bf16, to_bf16
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 KINDS = ("sum", "prod", "max", "min")

@@ -11,7 +11,7 @@ from mlir import ir
 from coll.core import routes
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.backends import cpu, lower
+from coll.lowering import cpu, lower
 
 COLL_OPT = [sys.executable, "-c", "from coll.tools.coll_opt import main; main()"]
 

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coll.backends import mpi
-from coll.backends import sharded as shard
+from coll.lowering import mpi
+from coll.frontends.run import shard
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
@@ -238,7 +238,7 @@ def test_side_by_side_upstream_lowers_only_all_reduce():
 
 
 def _mpich():
-    from coll.backends.mpi import toolchain as lowering_mpi
+    from coll.lowering.mpi import toolchain as lowering_mpi
     old = os.environ.get("COLL_MPI")
     os.environ["COLL_MPI"] = "mpich"
     lowering_mpi.find.cache_clear()  # it is read once per process
@@ -255,7 +255,7 @@ def _mpich():
 
 @pytest.mark.skipif(not _mpich(), reason="MPICH not installed (upstream's all_reduce crashes under OpenMPI)")
 def test_side_by_side_upstream_all_reduce_runs_under_mpich(monkeypatch):
-    from coll.backends.mpi import toolchain as lowering_mpi
+    from coll.lowering.mpi import toolchain as lowering_mpi
     monkeypatch.setenv("COLL_MPI", "mpich")
     mpi.clear_cache()
     lowering_mpi.find.cache_clear()

@@ -12,7 +12,7 @@ from coll.ir.generate import all_reduce_module
 from coll.passes.check_order import check_module
 from coll.passes.lower_collectives import lower_collectives
 from coll.passes.shuffle import shuffle
-from coll.runtime.signature import from_bf16, to_bf16
+from coll.execution.signature import from_bf16, to_bf16
 
 SEEDS = (1, 2, 3)
 
@@ -162,7 +162,7 @@ CASES = [(strategy, n, out, TYPED[i % len(TYPED)])
 
 @pytest.mark.parametrize("strategy,n,out,typed", CASES)
 def test_shuffled_programs_compute_the_allreduce(strategy, n, out, typed):
-    from coll.backends.cpu import compile
+    from coll.lowering.cpu import compile
     dtype, kind = typed
     numel = 37 * n + 5  # uneven chunks
     to_device = {"member": 1, "host": n}.get(out)
@@ -185,7 +185,7 @@ def test_shuffle_exposes_a_missing_dependency():
     # The test above can fail: with one token edge of a ring program dropped
     # (a hop copied before the combine that feeds it), some shuffles run the
     # copy too early and the CPU result is wrong.
-    from coll.backends.cpu import compile
+    from coll.lowering.cpu import compile
     from test_order_mutation import body_ops, drop_operand
     n, numel = 3, 30
     xs = [np.arange(numel, dtype=np.int32) * (i + 1) for i in range(n)]
@@ -211,8 +211,8 @@ def test_runtime_runs_the_shuffled_program(monkeypatch):
     # cpu.compile(shuffle_seed=K) is what `make test` uses to rerun the whole
     # numeric suite in other orders: the shuffle must really be applied.
     from coll.core.registry import load_all
-    from coll.runtime import check
-    from coll.backends import cpu
+    from coll.execution import check
+    from coll.lowering import cpu
     seen = []
     info = load_all()["coll-shuffle"]
     real = info.fn

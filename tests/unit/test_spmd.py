@@ -3,7 +3,7 @@ their group) on a runtime without MPI: every runtime takes its global view
 (argument i of rank r is global argument i * N + r)."""
 import numpy as np
 
-from coll.backends import cpu
+from coll.lowering import cpu
 
 SPMD = """
 module {
@@ -45,7 +45,7 @@ def test_spmd_reduce_and_broadcast_are_checked_by_their_root():
     (coll-run's reference check reads them so)."""
     from coll.ir import make_context
     from mlir import ir
-    from coll.runtime.check import check, describe
+    from coll.execution.check import check, describe
     for op, kind in (("reduce", 'kind = "sum", '), ("broadcast", "")):
         for root in (0, 2):
             text = ROOTED.format(op=op, kind=kind, root=root)

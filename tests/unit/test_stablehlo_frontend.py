@@ -18,7 +18,7 @@ import coll.ir
 from coll.core import pipeline, routes
 from coll.frontends import stablehlo, tensor
 from coll.frontends.stablehlo import StableHLOError
-from coll.backends import frontend
+from coll.frontends.run import global_arrays
 
 INPUTS = Path(__file__).resolve().parents[1] / "lit" / "stablehlo" / "Inputs"
 
@@ -170,7 +170,7 @@ def test_broadcast_and_groups_through_device_ids_on_the_cpu():
     Broadcast groups [[2, 3], [1, 0]] (devices): device 2 (rank 3) sends to
     device 3 (rank 2), device 1 (rank 0) to device 0 (rank 1). The min over
     devices {0, 2} is over ranks {1, 3}, {1, 3} over ranks {0, 2}."""
-    prog = frontend.compile(BROADCAST, stablehlo, backend="cpu")
+    prog = global_arrays.compile(BROADCAST, stablehlo, backend="cpu")
     x = np.arange(16, dtype=np.float32)[::-1].copy()
     bcast, low = prog.run([x])
     blocks = x.reshape(4, 4)
@@ -191,9 +191,9 @@ ONE_DEVICE = """"builtin.module"() ({
 
 
 def test_a_program_of_one_device_runs_on_the_cpu_not_under_mpi():
-    prog = frontend.compile(ONE_DEVICE, stablehlo, backend="cpu")
+    prog = global_arrays.compile(ONE_DEVICE, stablehlo, backend="cpu")
     x = np.arange(4, dtype=np.float32)
     (y,) = prog.run([x])
     assert prog.ranks == 1 and np.array_equal(y, x * x)
     with pytest.raises(ValueError, match="runs on one device .* expected backend='cpu'"):
-        frontend.compile(ONE_DEVICE, stablehlo, backend="mpi")
+        global_arrays.compile(ONE_DEVICE, stablehlo, backend="mpi")

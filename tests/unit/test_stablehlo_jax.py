@@ -3,7 +3,7 @@ device per rank), against XLA's results on 8 host devices.
 
 Covering design: each program is exported at test time (jax_exports.py:
 one child process for all), imported by the StableHLO frontend, run by
-backends/frontend.py (scatter by the shard_map's/jit's shardings, gather the
+frontends/run/global_arrays.py (scatter by the shard_map's/jit's shardings, gather the
 results as JAX lays them out) and compared with what XLA computed:
 bitwise where the data is exact in any order (small integers, in f32,
 i32 or bf16), within 1e-5 relative where f32 compute is rounded (the MLPs:
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from coll.frontends import stablehlo
-from coll.backends import frontend
+from coll.frontends.run import global_arrays
 from jax_exports import export, needs_jax, relative_error
 
 pytestmark = needs_jax
@@ -48,7 +48,7 @@ def programs(tmp_path_factory):
 @pytest.mark.parametrize("name", EXACT + ["psum_2d_gspmd"] + STEPS_EXACT)
 def test_exact_programs_match_xla_bitwise(programs, name):
     text, xs, want = programs[name]
-    prog = frontend.compile(text, stablehlo, backend="cpu")
+    prog = global_arrays.compile(text, stablehlo, backend="cpu")
     ys = prog.run(xs)
     assert len(ys) == len(want)
     for y, w in zip(ys, want):
@@ -61,21 +61,21 @@ def test_bf16_arrays_as_jax_hands_them_out(programs):
     results are coll's uint16 bit patterns."""
     import ml_dtypes
     text, (x,), (want,) = programs["psum_bf16"]
-    (y,) = frontend.compile(text, stablehlo, backend="cpu").run([x.view(ml_dtypes.bfloat16)])
+    (y,) = global_arrays.compile(text, stablehlo, backend="cpu").run([x.view(ml_dtypes.bfloat16)])
     assert y.dtype == np.uint16 and np.array_equal(y, want)
 
 
 @pytest.mark.parametrize("name", ROUNDED + ["mlp_shard_map_gspmd"])
 def test_mlps_match_xla(programs, name):
     text, xs, (want,) = programs[name]
-    prog = frontend.compile(text, stablehlo, backend="cpu")
+    prog = global_arrays.compile(text, stablehlo, backend="cpu")
     (y,) = prog.run(xs)
     assert y.shape == want.shape and relative_error(y, want) <= 1e-5
 
 
 def test_the_shard_map_mlp_keeps_jax_names_and_layouts(programs):
     text, _, _ = programs["mlp_shard_map"]
-    prog = frontend.compile(text, stablehlo, backend="cpu")
+    prog = global_arrays.compile(text, stablehlo, backend="cpu")
     assert [lay.name for lay in prog.inputs] == ["xb", "a", "c"]  # mlp_local's parameters
     assert [lay.split for lay in prog.inputs] == [[[], []], [[], [0]], [[0], []]]
     assert prog.pipeline.startswith("builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg,")
@@ -84,7 +84,7 @@ def test_the_shard_map_mlp_keeps_jax_names_and_layouts(programs):
 def test_the_jit_mlp_is_partitioned_by_xla(programs):
     """XLA's own partitioner, then the shard_map route (the corpus's jit
     programs, test_jax_corpus.py, are the ones upstream's could not)."""
-    prog = frontend.compile(programs["mlp_jit"][0], stablehlo, backend="cpu")
+    prog = global_arrays.compile(programs["mlp_jit"][0], stablehlo, backend="cpu")
     assert prog.pipeline.startswith("builtin.module(coll-xla-partition,coll-from-stablehlo,")
     assert "coll-shard-partition" not in prog.pipeline
 
@@ -92,14 +92,14 @@ def test_the_jit_mlp_is_partitioned_by_xla(programs):
 @pytest.mark.parametrize("name", PERMUTES)
 def test_ppermute_matches_xla_bitwise(programs, name):
     text, xs, (want,) = programs[name]
-    (y,) = frontend.compile(text, stablehlo, backend="cpu").run(xs)
+    (y,) = global_arrays.compile(text, stablehlo, backend="cpu").run(xs)
     assert y.dtype == want.dtype and np.array_equal(y, want)
 
 
 @pytest.mark.parametrize("name", STEPS_F32 + ["bf16_train_step"])
 def test_training_and_inference_steps_match_xla(programs, name):
     text, xs, want = programs[name]
-    ys = frontend.compile(text, stablehlo, backend="cpu").run(xs)
+    ys = global_arrays.compile(text, stablehlo, backend="cpu").run(xs)
     assert len(ys) == len(want)
     for y, w in zip(ys, want):
         assert y.dtype == w.dtype and y.shape == w.shape
@@ -110,7 +110,7 @@ def test_bools_gather_reduce_and_count_as_jax_does(programs):
     """pmax/pmin of bools are or/and (StableHLO's maximum/minimum on i1);
     JAX's psum of bools counts them in int32."""
     text, (a,), want = programs["bool_collectives"]
-    gathered, anyone, everyone, count = frontend.compile(text, stablehlo, backend="cpu").run([a])
+    gathered, anyone, everyone, count = global_arrays.compile(text, stablehlo, backend="cpu").run([a])
     up = (a > 0).reshape(8, -1)
     assert anyone.dtype == bool and np.array_equal(anyone, up.any(axis=0))
     assert np.array_equal(everyone, up.all(axis=0))

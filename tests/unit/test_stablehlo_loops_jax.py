@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coll.backends import frontend, mpi
+from coll.frontends.run import global_arrays
+from coll.lowering import mpi
 from coll.frontends import stablehlo
 from jax_exports import export, needs_jax, relative_error
 
@@ -44,7 +45,7 @@ def check(name, ys, want):
 @pytest.mark.parametrize("name", EXACT + ROUNDED)
 def test_cpu_matches_xla(programs, name):
     text, xs, want = programs[name]
-    prog = frontend.compile(text, stablehlo, backend="cpu")
+    prog = global_arrays.compile(text, stablehlo, backend="cpu")
     check(name, prog.run(xs), want)
 
 
@@ -52,8 +53,8 @@ def test_cpu_matches_xla(programs, name):
 def test_mpi_matches_xla(programs):
     """All in one mpirun; the loops stay loops in each rank's program."""
     names = EXACT + ROUNDED
-    runs = [(frontend.compile(programs[n][0], stablehlo, backend="mpi"), programs[n][1]) for n in names]
-    for name, ys in zip(names, frontend.launch(runs)):
+    runs = [(global_arrays.compile(programs[n][0], stablehlo, backend="mpi"), programs[n][1]) for n in names]
+    for name, ys in zip(names, global_arrays.launch(runs)):
         check(name, ys, programs[name][2])
 
 
@@ -62,7 +63,7 @@ def test_a_data_dependent_loop_around_collectives_is_refused_at_the_loop(program
     if backend == "mpi" and not MPI_OK:
         pytest.skip(f"MPI back end not available: {MPI_WHY}")
     with pytest.raises(Exception) as e:
-        frontend.compile(programs["while_psum"][0], stablehlo, backend=backend)
+        global_arrays.compile(programs["while_psum"][0], stablehlo, backend=backend)
     text = str(e.value)
     assert "scf.while" in text and "jax_programs.py" in text and "while_psum" in text
 
@@ -84,6 +85,6 @@ def test_xla_checks_a_parsed_loop_program(programs):
     from coll.ir import make_context
     text, xs, want = programs["pipeline_fori"]
     with make_context():
-        prog = frontend.compile(stablehlo.parse(text), stablehlo, backend="cpu")
+        prog = global_arrays.compile(stablehlo.parse(text), stablehlo, backend="cpu")
     assert prog.checked_against == "XLA"
     check("pipeline_fori", prog.reference(xs), want)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from coll.backends import frontend, mpi
+from coll.frontends.run import global_arrays
+from coll.lowering import mpi
 from coll.core.pipeline import run
 from coll.frontends import stablehlo
 from coll.frontends.stablehlo_lower import LINALG_ONLY, OPS, table
@@ -80,9 +81,9 @@ def test_each_row_holds(exported, name):
             run(module, "builtin.module(coll-from-stablehlo,coll-stablehlo-to-linalg)")
             assert "stablehlo." not in str(module)
         with pytest.raises(ir.MLIRError):
-            frontend.compile(text, stablehlo, backend="cpu")
+            global_arrays.compile(text, stablehlo, backend="cpu")
         return
-    prog = frontend.compile(text, stablehlo, backend="cpu")
+    prog = global_arrays.compile(text, stablehlo, backend="cpu")
     inputs = {k: np.asarray(v, np.int32 if k == "i" else np.float32) for k, v in exported["inputs"].items()}
     (y,) = prog.run([inputs[lay.name] for lay in prog.inputs])
     want = np.asarray(want, np.float32)
@@ -95,8 +96,8 @@ def test_the_rows_that_run_run_under_mpirun(exported):
     """The same programs, 2 ranks each, in one mpirun."""
     names = [n for n, row in OPS.items() if row[0] != "refused" and n not in LINALG_ONLY]
     inputs = {k: np.asarray(v, np.int32 if k == "i" else np.float32) for k, v in exported["inputs"].items()}
-    progs = [frontend.compile(exported["programs"][n][0], stablehlo, backend="mpi") for n in names]
-    got = frontend.launch([(p, [inputs[lay.name] for lay in p.inputs]) for p in progs])
+    progs = [global_arrays.compile(exported["programs"][n][0], stablehlo, backend="mpi") for n in names]
+    got = global_arrays.launch([(p, [inputs[lay.name] for lay in p.inputs]) for p in progs])
     for name, (y,) in zip(names, got):
         want = np.asarray(exported["programs"][name][1], np.float32)
         assert y.shape == want.shape and (np.array_equal(y, want) or relative_error(y, want) <= 1e-5), name

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from coll.backends import mpi
-from coll.runtime.signature import ArgSpec, staged
+from coll.lowering import mpi
+from coll.execution.signature import ArgSpec, staged
 
 
 GEN = {

@@ -15,8 +15,8 @@ from mlir import ir
 from coll.core.errors import PassError
 from coll.ir import make_context
 from coll.frontends.spmd import spmd_to_global
-from coll.backends import cpu
-from coll.backends import mpi
+from coll.lowering import cpu
+from coll.lowering import mpi
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,8 +197,8 @@ def test_spmd_local_work_on_the_gpu_route_compiles_to_ptx():
     """The single-process GPU route (no GPU here: to PTX): the local work of
     every rank becomes kernels launched in host order, before the
     collective's copies and after its final wait."""
-    from coll.backends.gpu import nvvm
-    from coll.backends import lower
+    from coll.lowering.gpu import nvvm
+    from coll.lowering import lower
     text = SPMD_MEMREF.replace("RANKS", "2").replace("DEVICES", "0, 1")
     with make_context():
         module = ir.Module.parse(text)
@@ -233,7 +233,7 @@ func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) attributes {coll.ranks = 2 : 
   return
 }
 """
-    from coll.backends import lower
+    from coll.lowering import lower
     with make_context():
         module = ir.Module.parse(text)
         with pytest.raises(PassError, match="'memref.load' has no GPU lowering"):
@@ -299,8 +299,8 @@ def test_shard_partitioned_mlp_on_the_gpu_route_compiles_to_ptx():
     """Its local buffers in device memory (slots of the program's pool, made
     at load: no allocation per call), its linalg ops as kernels, its
     collectives on coll's streams; the host code makes no stream per call."""
-    from coll.backends.gpu import nvvm
-    from coll.backends import lower
+    from coll.lowering.gpu import nvvm
+    from coll.lowering import lower
     with make_context():
         module = ir.Module.parse(_partitioned("mlp_shard_4.mlir"))
         lower(module.operation, "gpu")

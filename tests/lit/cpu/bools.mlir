@@ -1,4 +1,4 @@
-// Bool (i1) buffers are stored as i8 (backends/placement.py); the local
+// Bool (i1) buffers are stored as i8 (lowering/stored_types.py); the local
 // work on them keeps computing on i1: in every structured op an i8 buffer's
 // block argument is truncated to i1 for the body and an i1 yielded into an
 // i8 init is widened (extui: 0 or 1, as numpy's bools), a fill of an i1

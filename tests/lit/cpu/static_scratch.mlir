@@ -1,4 +1,4 @@
-// Scratch is static by default (backends/cpu/scratch.py): every buffer that
+// Scratch is static by default (lowering/cpu/scratch.py): every buffer that
 // coll-to-cpu would malloc at each call is a memref.global of the compiled
 // program, allocated once, so no call faults fresh pages in. That holds for
 // whole scratch buffers (untiled), the one-tile buffers of tiled groups,

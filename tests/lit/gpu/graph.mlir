@@ -1,5 +1,5 @@
-// coll-to-gpu's default: each call as one CUDA graph (backends/gpu/streams.py,
-// backends/gpu/graph.c). The public function keeps its name and signature and
+// coll-to-gpu's default: each call as one CUDA graph (lowering/gpu/streams.py,
+// lowering/gpu/graph.c). The public function keeps its name and signature and
 // only decides how the work runs: captured (first call with these buffers),
 // replayed (one graph launch), or enqueued op by op; then one host sync. The
 // work is in a private body, where every chain other than the first forks

@@ -27,7 +27,7 @@
 // DESTROY-COUNT-4: call void @mgpuStreamDestroy(
 // DESTROY-NOT: call void @mgpuStreamDestroy(
 
-// Kernel functions are looked up once, at load (backends/gpu/launch.py), not
+// Kernel functions are looked up once, at load (lowering/gpu/launch.py), not
 // per launch (upstream's translation calls mgpuModuleGetFunction before
 // every mgpuLaunchKernel): one distinct kernel, one lookup.
 // LOOKUP-LABEL: define void @all_reduce(

@@ -2,7 +2,7 @@
 // floats per device; the peer strategies on logical devices of one GPU,
 // which coll-build marks coll.peer_access).
 // - per call (@all_reduce): no runtime call but one mgpuStreamSynchronize;
-//   the work is a CUDA graph (backends/gpu/graph.c): __coll_call_begin,
+//   the work is a CUDA graph (lowering/gpu/graph.c): __coll_call_begin,
 //   then either the capture (the body, __coll_capture_end) and the launch,
 //   or the launch alone (a warm call: one graph launch and one sync), or
 //   the body run directly (graphs off); no kernel lookup, no creation;

@@ -20,7 +20,7 @@ module {
 // -----
 
 // Local work on two devices' buffers: data moves between them only
-// through collectives (backends/mpi/place.py).
+// through collectives (lowering/mpi/local_work.py).
 module {
   func.func @cross(%x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) {
     %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token

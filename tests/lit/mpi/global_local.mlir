@@ -1,4 +1,4 @@
-// A global view's local work under coll-to-mpi (backends/mpi/place.py):
+// A global view's local work under coll-to-mpi (lowering/mpi/local_work.py):
 // each op is cloned into the case of every rank that needs it, at its
 // place in program order, after the requests before it. A buffer an
 // explicit op works on is its device's; an input several devices' work

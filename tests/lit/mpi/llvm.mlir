@@ -1,7 +1,7 @@
 // The mpi route (core/routes.py) to the LLVM dialect, for each ABI: upstream
 // convert-to-llvm lowers comm_world, comm_rank, init and finalize; the
 // isend/irecv/wait it would leave behind are calls into the shim
-// (backends/mpi/shim.c), with the buffer's address and byte count; no mpi
+// (lowering/mpi/shim.c), with the buffer's address and byte count; no mpi
 // op, coll op or !mpi type is left.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi{implementation=OpenMPI},coll-to-cpu{tile=0},coll-mpi-requests,canonicalize,cse,convert-linalg-to-loops,arith-expand{include-bf16=true},convert-vector-to-scf,lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts,coll-mpi-abi)' | FileCheck %s --check-prefixes=CHECK,OMPI
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=naive},coll-to-mpi{implementation=MPICH},coll-to-cpu{tile=0},coll-mpi-requests,canonicalize,cse,convert-linalg-to-loops,arith-expand{include-bf16=true},convert-vector-to-scf,lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts,coll-mpi-abi)' | FileCheck %s --check-prefixes=CHECK,MPICH

@@ -5,7 +5,7 @@
 // buffer size. A program that needs a tag above tag-limit (default 32767,
 // the MPI_TAG_UB every MPI guarantees) is refused at the copy, and nothing
 // is printed. The runtime checks coll.max_tag against the MPI's own
-// MPI_TAG_UB before any message (backends/mpi/worker.py, the mpi-exe main).
+// MPI_TAG_UB before any message (lowering/mpi/worker.py, the mpi-exe main).
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' | FileCheck %s
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=2},canonicalize,cse)' | FileCheck %s
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi{tag-limit=1})' 2>&1 | FileCheck %s --check-prefix=ERR

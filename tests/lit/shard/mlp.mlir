@@ -2,7 +2,7 @@
 // coll collectives, then bufferization (the all_reduce into a buffer of
 // its own: its input's buffer is the tensor.empty's that relu writes after
 // it; the all_gather straight into the out-param), then the mpi route to the LLVM
-// dialect: the same pipeline text coll-run and backends/sharded.py use.
+// dialect: the same pipeline text coll-run and frontends/run/shard.py use.
 // RUN: coll-opt %S/../../../examples/mlp_shard_4.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard)' | FileCheck %s --check-prefix=COLL
 // RUN: coll-opt %S/../../../examples/mlp_shard_2x2.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard)' | FileCheck %s --check-prefix=GRID
 // RUN: coll-opt %S/../../../examples/mlp_shard_4.mlir --pass-pipeline='builtin.module(coll-shard-partition,coll-from-shard,canonicalize,cse,coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,canonicalize,cse)' | FileCheck %s --check-prefix=SPMD

@@ -8,7 +8,7 @@
 // The whole bufferize route, then the global view and the explicit level
 // (the fill stays local work next to the proved copies):
 // RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-check-order,coll-check-semantics)' | FileCheck %s --check-prefix=LOW
-// On the CPU route i1 is stored as i8 (backends/placement.py): the bool
+// On the CPU route i1 is stored as i8 (lowering/stored_types.py): the bool
 // fill fills the zero-extended value.
 // RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},coll-check-results,coll-distinct-results,buffer-results-to-out-params{hoist-static-allocs modify-public-functions},coll-free-local-buffers,coll-spmd-to-global,coll-lower-collectives,coll-to-cpu)' | FileCheck %s --check-prefix=CPU
 

@@ -1,0 +1,419 @@
+"""What every runtime needs to call a compiled entry function: its argument
+specs (shape, element type), which arguments are inputs, numpy array checks,
+and memref descriptors for the C interface (`_mlir_ciface_<entry>`).
+
+Array convention: f16 -> np.float16, f32/f64 -> float32/float64, iN ->
+intN, i1 -> np.bool_. numpy has no bf16: a bf16 array is a np.uint16 array
+holding the bf16 bit patterns (see `to_bf16`/`from_bf16`); an
+`ml_dtypes.bfloat16` array is accepted too (same bits).
+"""
+import ctypes
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from mlir import ir
+
+from ..ir.kinds import ELEMENTS
+from ..ir.ops import COLLECTIVES, OPS, view
+from ..ir.walk import find_ops
+from ..analysis.effects import effects
+from ..analysis.order import argument_roles
+from ..ir.views import VIEW_OPS
+from ..ir.walk import is_public
+
+NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
+
+
+
+def to_bf16(values):
+    """float array -> uint16 bf16 bit patterns (round to nearest even)."""
+    v = np.asarray(values, dtype=np.float32)
+    bits = np.ascontiguousarray(v).reshape(-1).view(np.uint32)  # 1-d: arithmetic on 0-d gives scalars
+    rounded = bits + (0x7FFF + ((bits >> 16) & 1))
+    out = (rounded >> 16).astype(np.uint16)
+    out[np.isnan(v.reshape(-1))] = 0x7FC0
+    return out.reshape(v.shape)
+
+
+def from_bf16(bits):
+    """uint16 bf16 bit patterns (or an ml_dtypes.bfloat16 array) -> float32."""
+    b = np.asarray(bits)
+    flat = np.ascontiguousarray(b).reshape(-1).view(np.uint16)  # 1-d: arithmetic on 0-d gives scalars
+    return (flat.astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    shape: tuple
+    element: str  # 'f32', 'bf16', 'i1', ...
+    # A static strided layout (elements): the argument is a window of a
+    # larger buffer (a gradient bucket: memref<64xf32, strided<[1],
+    # offset: 128>>). None: the identity layout, or one the descriptor
+    # gives at run time (`?`).
+    layout: tuple = None  # (offset, strides)
+
+    @property
+    def dtype(self):
+        return NUMPY_DTYPES[self.element]
+
+    @property
+    def span(self):
+        """Elements of the buffer the argument's layout reaches into."""
+        if self.layout is None or 0 in self.shape:
+            return int(np.prod(self.shape, dtype=np.int64))
+        offset, strides = self.layout
+        return offset + sum((d - 1) * st for d, st in zip(self.shape, strides)) + 1
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def __str__(self):
+        return "memref<" + "".join(f"{d}x" for d in self.shape) + self.element + ">"
+
+
+def find_entry(module, entry=None):
+    """The entry func.func: `entry` by name, else the one with
+    llvm.emit_c_interface, else the only public function (`func.func
+    public` too, as JAX writes it), else the public @main."""
+    funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+    names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
+    if entry is not None:
+        if entry not in names:
+            raise ValueError(f"no function @{entry} in the module (functions: {', '.join(names) or 'none'})")
+        return funcs[names.index(entry)]
+    if not funcs:
+        if any(op.operation.name == "llvm.func" for op in module.body.operations):
+            raise ValueError("the module is already in the LLVM dialect: its memref signature is lost; "
+                             "give the module before coll-cpu-to-llvm")
+        raise ValueError("the module has no func.func to run")
+    for pick in (lambda f: "llvm.emit_c_interface" in f.attributes,
+                 is_public,
+                 lambda f: is_public(f) and ir.StringAttr(f.attributes["sym_name"]).value == "main"):
+        chosen = [f for f in funcs if pick(f)]
+        if len(chosen) == 1:
+            return chosen[0]
+    raise ValueError(f"several functions could be the entry ({', '.join(names)}); name one")
+
+
+WRITABLE = "bufferization.writable"
+
+
+def to_buffers(module, entry=None, ran=None):
+    """A module in the tensor form, bufferized in place (the tensor frontend's route)
+    as a runtime calls it: the entry's tensor arguments are the caller's
+    arrays, so they are read-only (`bufferization.writable = false`: its
+    collectives write fresh buffers, not the inputs; coll-entry), and its
+    tensor results become output arguments after them. Returns the entry's
+    number of inputs (its arguments before), or None when the module has no
+    tensors (left alone). `ran`: a list the pipeline elements run are
+    appended to. Raises ir.MLIRError with located diagnostics."""
+    from ..core import routes
+    from ..core.pipeline import run
+    from ..frontends import shard, tensor
+    if not tensor.detect(module.operation):
+        return None
+    func = find_entry(module, entry)
+    ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    # A partitioned shard program: its shard collectives become coll's
+    # (coll-from-shard, no partitioning) before it is bufferized.
+    front = [f"coll-entry{routes.options_text(function=name)}"] + (
+        shard.route(module.operation) if shard.partitioned(module.operation) else tensor.route())
+    run(module.operation, routes.pipeline(front))
+    if ran is not None:
+        ran += front
+    return len(ft.inputs)
+
+
+FRONT_ATTR = "coll.front"  # on a module parse_program made: what it ran (taken by `front_of`)
+
+
+def front_of(module):
+    """The pipeline elements parse_program ran on `module` (bufferize, the
+    global view of an SPMD function, the entry's interface), taken off it."""
+    op = module.operation
+    if FRONT_ATTR not in op.attributes:
+        return []
+    out = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[FRONT_ATTR])]
+    del op.attributes[FRONT_ATTR]
+    return out
+
+
+def parse_program(module_text, entry=None, keep_local_work=False):
+    """Parses and verifies a module for a runtime (in the current Context):
+    (module, entry name, argument specs, number of inputs). A module in the
+    tensor form is bufferized first (`to_buffers`: the entry's tensor
+    results become output arguments); an entry in SPMD form is expanded
+    into its global view (`keep_local_work`: not when it has local work
+    around its collectives; the mpi route runs that per rank). The entry
+    gets the C interface the runtimes call."""
+    from ..ir.verifier import verify_or_raise
+    from ..frontends.spmd import has_local_work, is_spmd, ranks_of
+    from ..core import routes
+    from ..core.pipeline import run
+    module = ir.Module.parse(module_text)
+    verify_or_raise(module.operation)
+    ran = []  # what runs here, so that the route a runtime reports replays (front_of)
+    tensor_inputs = to_buffers(module, entry, ran)
+    func = find_entry(module, entry)
+    ranks, per_rank = 1, None
+    # One rank's buffers: runtimes take the global view's.
+    if is_spmd(func) and not (keep_local_work and has_local_work(func)):
+        # Each rank's inputs, counted on one rank (a broadcast's global view
+        # reads only its root's, yet every rank passes one).
+        ranks = ranks_of(func)
+        per_rank = _inputs_of(func)
+        run(module.operation, routes.pipeline(["coll-spmd-to-global"]))
+        ran.append("coll-spmd-to-global")
+        func = find_entry(module, entry)
+    name, specs = read_signature(func)
+    if tensor_inputs is not None:  # the arguments it had; its results came after
+        n_inputs = tensor_inputs * ranks
+    elif per_rank is not None:
+        n_inputs = ranks * per_rank
+    else:
+        n_inputs = _inputs_of(func)
+    if "llvm.emit_c_interface" not in func.attributes:
+        elem = f"coll-entry{routes.options_text(function=name)}"
+        run(module.operation, routes.pipeline([elem]))
+        ran.append(elem)
+    if ran:
+        module.operation.attributes[FRONT_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(e) for e in ran])
+    return module, name, specs, n_inputs
+
+
+def _inputs_of(func):
+    return count_inputs(func)
+
+
+def _spec(t):
+    if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
+        raise ValueError(f"entry arguments must be statically shaped memrefs, got {t}")
+    shape = tuple(t.shape)
+    strides, offset = t.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    identity = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
+    layout = None
+    if dynamic not in (offset, *strides) and (offset, tuple(strides)) != (0, identity):
+        if any(st < 0 for st in strides) or offset < 0:
+            raise ValueError(f"entry argument layout {t} has a negative stride or offset")
+        layout = (int(offset), tuple(int(st) for st in strides))
+    return ArgSpec(shape, str(t.element_type), layout)
+
+
+def read_signature(func):
+    """(name, [ArgSpec]) of a func.func; it must return nothing."""
+    ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    if len(ft.results):
+        raise ValueError(f"@{name} returns values; entry functions write their outputs in place")
+    specs = [_spec(t) for t in ft.inputs]
+    for s in specs:
+        if s.element not in NUMPY_DTYPES:
+            raise ValueError(f"unsupported element type {s.element}")
+    return name, specs
+
+
+# Upstream ops that only read the memref operands they take.
+READ_ONLY_OPS = ("memref.load", "vector.load", "vector.transfer_read", "memref.dim",
+                 "memref.extract_strided_metadata", "memref.extract_aligned_pointer_as_index",
+                 "func.return", "memref.prefetch", "mpi.send", "mpi.isend")  # mpi: a per-rank program sends its inputs
+
+
+def _writer(value):
+    """The first op that writes into `value` or a view of it, or may (an op
+    coll does not know is taken to write), or None when nothing does."""
+    for use in value.uses:
+        op, i = use.owner, use.operand_number
+        op = getattr(op, "operation", op)
+        name = op.name
+        if name in VIEW_OPS:
+            w = _writer(op.results[0]) if op.results else None
+            if w is not None:
+                return w
+        elif name in OPS:
+            v = OPS[name](op)
+            if v.role(i) in v.WRITES:
+                return op
+        elif name not in READ_ONLY_OPS:
+            # Upstream memory ops: what the order check knows they write.
+            eff = effects(op)
+            if eff is None or any(w[0] == op.operands[i] for w in eff[1]):
+                return op
+    return None
+
+
+def _written(value):
+    return _writer(value) is not None
+
+
+writer_of = _writer
+
+
+def classify_arguments(func):
+    """(number of inputs, why not) from what the program does with each
+    argument (analysis/order.py argument_roles): an input is read
+    before it is written, or never written (in place: also written); an
+    output is only written; inputs come first. `why not` names the
+    arguments when that does not hold."""
+    roles = argument_roles(func)
+    if None in roles:
+        k = roles.index(None)
+        return None, (f"what the program does with argument #{k} is not known (its pointer escapes, or an op "
+                      "whose memory effects are not known takes it)")
+    inputs = [r or not w for r, w in roles]
+    n = inputs.index(False) if False in inputs else len(inputs)
+    if any(inputs[n:]):
+        k = n + inputs[n:].index(True)
+        how = "read before it is written" if roles[k][0] else "never written"
+        return None, (f"argument #{k} is an input ({how}) but comes after argument #{n}, which the program only "
+                      "writes (an output); expected the inputs first, then the outputs")
+    return n, None
+
+
+def in_place_arguments(func):
+    """The inputs the program also writes (in place), by index."""
+    return [k for k, role in enumerate(argument_roles(func)) if role is not None and role[0] and role[1]]
+
+
+def written_arguments(func):
+    """The arguments the program is known to write, by index (one whose
+    pointer escapes, e.g. into an MPI call, is not counted)."""
+    return tuple(k for k, role in enumerate(argument_roles(func)) if role is not None and role[1])
+
+
+def _where(op):
+    m = re.search(r'"([^"]*)":(\d+):(\d+)', str(op.location))
+    return f"{m.group(1)}:{m.group(2)}:{m.group(3)}" if m else str(op.location)
+
+
+where = _where
+
+
+def count_inputs(func):
+    """Number of leading arguments that are only read, when the arguments
+    are inputs first then outputs (as coll modules are); else None."""
+    return classify_arguments(func)[0]
+
+
+# Buffers the tools allocate start on a cache line: the CPU back end streams
+# a result into several buffers with whole-line stores only where they are
+# aligned alike (lowering/cpu/kernels.py), and malloc aligns buffers under
+# 32 MiB to 16 bytes only (twoshot at 8 x 16 MiB: 14.3 against 11.0 ms).
+BUFFER_ALIGN = 64
+
+
+def aligned_zeros(shape, dtype):
+    """np.zeros(shape, dtype) whose data starts on a BUFFER_ALIGN boundary."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    raw = np.zeros(n * dtype.itemsize + BUFFER_ALIGN, np.uint8)
+    skip = -raw.ctypes.data % BUFFER_ALIGN
+    return raw[skip:skip + n * dtype.itemsize].view(dtype).reshape(shape)
+
+
+def aligned_copy(x):
+    """A C-contiguous copy of `x` on a BUFFER_ALIGN boundary."""
+    out = aligned_zeros(np.shape(x), np.asarray(x).dtype)
+    np.copyto(out, x)
+    return out
+
+
+def as_array(arr, spec, what, writable=False):
+    """`arr` checked against `spec`: a C-contiguous array of the right shape
+    and dtype (bf16: uint16 bits or ml_dtypes.bfloat16). Raises ValueError."""
+    if not isinstance(arr, np.ndarray):
+        raise ValueError(f"{what}: expected a numpy array for {spec}, got {type(arr).__name__}")
+    dtype = arr.dtype
+    if spec.element == "bf16" and dtype.name == "bfloat16":
+        arr = arr.view(np.uint16)
+    elif dtype != spec.dtype:
+        hint = " (bf16 arrays are uint16 bit patterns or ml_dtypes.bfloat16)" if spec.element == "bf16" else ""
+        raise ValueError(f"{what}: dtype {dtype} does not match {spec} (expected {spec.dtype}){hint}")
+    if tuple(arr.shape) != spec.shape:
+        raise ValueError(f"{what}: shape {tuple(arr.shape)} does not match {spec}")
+    if not arr.flags.c_contiguous:
+        if writable:
+            raise ValueError(f"{what}: must be C-contiguous (the program writes it in place)")
+        arr = np.asarray(arr, order="C")  # not ascontiguousarray: a 0-d array stays 0-d
+    if writable and not arr.flags.writeable:
+        raise ValueError(f"{what}: the array is read-only, and the program writes it")
+    return arr
+
+
+def check_arrays(specs, n_inputs, inputs, outputs, written=()):
+    """Checked arrays for a call, inputs then outputs. Raises ValueError for a
+    wrong count, shape or dtype, or an output, or an input the program writes
+    in place (`written`: argument indices, in_place_arguments), that is not
+    C-contiguous and writable or overlaps another array (a copy would lose
+    what the program writes; overlapping arrays would see each other's writes)."""
+    inputs, outputs = list(inputs), list(outputs)
+    if n_inputs is not None and (len(inputs), len(outputs)) != (n_inputs, len(specs) - n_inputs):
+        raise ValueError(f"expected {n_inputs} inputs and {len(specs) - n_inputs} outputs, "
+                         f"got {len(inputs)} inputs and {len(outputs)} outputs")
+    if len(inputs) + len(outputs) != len(specs):
+        raise ValueError(f"expected {len(specs)} arrays in all, got {len(inputs)} inputs and {len(outputs)} outputs")
+    written = {k for k in written if k < len(inputs)}
+    arrays = [as_array(a, s, f"input {i}" + (" (written in place)" if i in written else ""), writable=i in written)
+              for i, (a, s) in enumerate(zip(inputs, specs))]
+    out_specs = specs[len(inputs):]
+    outs = [as_array(a, s, f"output {i}", writable=True) for i, (a, s) in enumerate(zip(outputs, out_specs))]
+    every = arrays + outs
+    for k, what in [(i, f"input {i}, which the program writes in place,") for i in sorted(written)] + \
+            [(len(arrays) + i, f"output {i}") for i in range(len(outs))]:
+        a = every[k]
+        if any(a.size and b.size and np.may_share_memory(a, b) for j, b in enumerate(every) if j != k):
+            raise ValueError(f"{what} overlaps another input or output array")
+    return every
+
+
+@lru_cache(maxsize=None)
+def descriptor_type(rank):
+    """The ctypes struct of a rank-`rank` memref descriptor: allocated and
+    aligned pointers, offset, sizes[rank], strides[rank]."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_longlong)]
+    if rank:
+        fields += [("sizes", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def staged(arr, spec):
+    """(the array the program sees, its descriptor, what to keep alive).
+    For an argument with a static layout, a zeroed buffer of its span
+    holding `arr` at that offset and strides (the compiled code reads the
+    offset and strides from the type, not the descriptor); else `arr`."""
+    if spec.layout is None:
+        return arr, descriptor(arr), arr
+    offset, strides = spec.layout
+    base = np.zeros(spec.span, arr.dtype)
+    view = np.lib.stride_tricks.as_strided(base[offset:], spec.shape, [st * arr.itemsize for st in strides])
+    view[...] = arr
+    d = descriptor_type(arr.ndim)()
+    d.allocated = d.aligned = base.ctypes.data
+    d.offset = offset
+    if arr.ndim:
+        d.sizes = (ctypes.c_longlong * arr.ndim)(*spec.shape)
+        d.strides = (ctypes.c_longlong * arr.ndim)(*strides)
+    return view, d, base
+
+
+def staged_all(arrays, specs):
+    """[views], [descriptors], [buffers to keep alive]: `staged` of each."""
+    got = [staged(a, s) for a, s in zip(arrays, specs)]
+    return [g[0] for g in got], [g[1] for g in got], [g[2] for g in got]
+
+
+def descriptor(arr):
+    """A ranked memref descriptor struct viewing `arr` (C-contiguous)."""
+    rank = arr.ndim
+    d = descriptor_type(rank)()
+    d.allocated = d.aligned = arr.ctypes.data
+    d.offset = 0
+    if rank:
+        d.sizes = (ctypes.c_longlong * rank)(*arr.shape)
+        d.strides = (ctypes.c_longlong * rank)(*[s // arr.itemsize for s in arr.strides])
+    return d

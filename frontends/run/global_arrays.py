@@ -1,0 +1,253 @@
+"""Run a program whose arguments are global arrays, laid out over the
+devices by its frontend (frontends/: shard annotations, StableHLO from
+JAX): scatter the inputs, run the SPMD function on a back end, gather the
+results.
+
+    from coll.frontends import stablehlo
+    prog = compile(lowered.compiler_ir("stablehlo"), stablehlo, backend="cpu")
+    ys = prog.run(xs)                # global arrays in, global arrays out
+    ys, times = prog.run(xs, 10)     # and the seconds of 10 timed runs
+    ref = prog.reference(xs)         # the unpartitioned program (shard), XLA's results (StableHLO), else ValueError
+
+A frontend of this kind (`GLOBAL = True`) has `parse(source, context)`,
+`layouts(module_op, entry)` (a Boundary: which block of each global argument
+and result rank r holds), `route(module_op)` (to coll's SPMD function) and,
+where it can give one, `reference(module_op, entry)` (the same program
+unpartitioned, as memref-level text). The SPMD function runs on the CPU
+(one simulated device per rank: its global view) or under MPI (a process
+per rank). Blocks that several ranks hold must agree. bf16 arrays are
+uint16 bit patterns; ml_dtypes.bfloat16 ones (JAX's) are taken as they are.
+"""
+import ctypes
+
+import numpy as np
+from mlir import ir
+
+from ..shard import ShardError
+from ...execution.measure import check_repeat
+from ...execution.signature import NUMPY_DTYPES, aligned_zeros
+from ...lowering import cpu, mpi
+
+BACKENDS = ("cpu", "mpi")
+_CACHE = {}
+REPLICA_WINDOWS = 16
+_libc = ctypes.CDLL(None)
+_libc.memcmp.restype = ctypes.c_int
+_libc.memcmp.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+
+
+def _same_bytes(a, b, window=None):
+    """Whether two C-contiguous arrays hold the same bytes (memcmp), or the
+    same bytes in window k of REPLICA_WINDOWS."""
+    size = a.nbytes
+    start, stop = (0, size) if window is None else \
+        (size * window // REPLICA_WINDOWS, size * (window + 1) // REPLICA_WINDOWS)
+    if stop <= start:
+        return True
+    return _libc.memcmp(a.ctypes.data + start, b.ctypes.data + start, stop - start) == 0
+
+
+def lower(source, frontend, entry=None, context=None, backend=None):
+    """(SPMD module text, Boundary, the frontend's pipeline text, reference
+    text or None): the frontend's route (for `backend`, a Backend object,
+    where given) run on `source` in `context` (default: a fresh one with
+    coll loaded). Raises ir.MLIRError or PassError, located."""
+    from ...core import routes
+    from ...core.pipeline import run
+    from ..spmd import ranks_of
+    from ...ir import make_context
+    from ...ir.verifier import verify_or_raise
+
+    ctx = context or make_context()
+    with ctx, ir.Location.unknown():
+        module = frontend.parse(source)
+        boundary = frontend.layouts(module.operation, entry) if entry else frontend.layouts(module.operation)
+        ref = frontend.reference(module.operation, boundary.entry) if hasattr(frontend, "reference") else None
+        text = routes.pipeline(frontend.route(module.operation, backend))
+        run(module.operation, text)
+        verify_or_raise(module.operation)
+        func = ir.SymbolTable(module.operation)[boundary.entry]
+        ranks = ranks_of(func) or 1
+        if ranks != int(np.prod(boundary.grid)):
+            raise ShardError(f"@{boundary.entry} runs on {ranks} ranks but its layouts are over a grid of "
+                             f"{'x'.join(map(str, boundary.grid))}", func.location)
+        types = list(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs)
+        for lay, t in zip(boundary.inputs + boundary.outputs, types):
+            if tuple(ir.MemRefType(t).shape) != lay.local:
+                raise ShardError(f"@{boundary.entry} takes {t} where the layout gives blocks of "
+                                 f"{'x'.join(map(str, lay.local))}", func.location)
+        return module.operation.get_asm(enable_debug_info=True), boundary, text, ref
+
+
+def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAULT_TIMEOUT, entry=None):
+    """A GlobalProgram of `source` (whatever `frontend.parse` takes: text or
+    a module) for `backend`: `cpu` (one simulated device per rank) or `mpi`
+    (one process per rank under mpirun). `prog.inputs`/`prog.outputs` are
+    the Layouts, `prog.pipeline` the whole route. Cached per arguments."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend '{backend}'; expected one of: {', '.join(BACKENDS)}")
+    text = source if isinstance(source, (str, bytes)) else source.operation.get_asm(enable_debug_info=True)
+    key = (text, frontend.__name__, backend, strategy, timeout, entry)
+    if key in _CACHE:
+        return _CACHE[key]
+    source_text = text
+    text, boundary, front, ref = lower(source, frontend, entry, backend=(cpu if backend == "cpu" else mpi).BACKEND)
+    ranks = int(np.prod(boundary.grid))
+    if backend == "mpi" and ranks == 1:
+        raise ValueError(f"@{boundary.entry} runs on one device (no mesh, no sharding): the mpi back end runs "
+                         "programs over several ranks; expected backend='cpu' for it")
+    if backend == "cpu":
+        compiled = cpu.compile(text, boundary.entry, strategy=strategy)
+        program = _OnCpu(compiled, ranks)
+    else:
+        compiled = program = mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout)
+    # The whole route: the frontend's, then what the back end ran.
+    pipeline = front[:-1] + "," + compiled.pipeline[len("builtin.module("):]
+    reference = cpu.compile(ref, boundary.entry) if ref is not None else None
+    oracle = frontend.oracle(source_text, boundary) if reference is None and hasattr(frontend, "oracle") else None
+    prog = GlobalProgram(program, reference, boundary.grid, boundary.inputs + boundary.outputs,
+                         len(boundary.inputs), pipeline, oracle)
+    _CACHE[key] = prog
+    return prog
+
+
+def clear_cache():
+    _CACHE.clear()
+
+
+class GlobalProgram:
+    """A compiled SPMD function and its layouts: global arrays in and out."""
+
+    def __init__(self, program, reference, grid, layouts, k_in, pipeline, oracle=None):
+        self.program, self.reference_program, self.oracle = program, reference, oracle
+        self.grid, self.layouts, self.k_in, self.pipeline = grid, layouts, k_in, pipeline
+        self.ranks = program.ranks
+        self.strategies = program.strategies
+        self._outs, self._calls, self._blocks = None, 0, None
+
+    @property
+    def inputs(self):
+        return self.layouts[:self.k_in]
+
+    @property
+    def outputs(self):
+        return self.layouts[self.k_in:]
+
+    def _check(self, xs):
+        """The global inputs as numpy arrays (JAX arrays and ml_dtypes
+        bfloat16 taken as their bits), checked against the layouts."""
+        xs = [np.asarray(x) for x in xs]
+        xs = [x.view(np.uint16) if x.dtype.name == "bfloat16" else x for x in xs]
+        if len(xs) != self.k_in:
+            raise ValueError(f"expected {self.k_in} global arrays (x0..x{self.k_in - 1}), got {len(xs)}")
+        for i, (x, lay) in enumerate(zip(xs, self.inputs)):
+            if tuple(x.shape) != lay.shape or x.dtype != NUMPY_DTYPES[lay.element]:
+                raise ValueError(f"x{i}: expected {lay.shape} {NUMPY_DTYPES[lay.element]}, got {x.shape} {x.dtype}")
+        return xs
+
+    def _scatter(self, xs, fresh=False):
+        """Every rank's blocks of the inputs (views where a block is
+        contiguous), and the ranks' output blocks: made once and reused by
+        every call (they are copied out by _gather; no page is faulted in
+        again per call), or `fresh` ones (launch: programs in one mpirun)."""
+        n = self.ranks
+        # np.asarray(order="C"), not ascontiguousarray: a 0-d block (a scalar) stays 0-d.
+        ins = [np.asarray(x[lay.block(self.grid, r)], order="C") for x, lay in zip(xs, self.inputs) for r in range(n)]
+        if fresh or self._outs is None:
+            outs = [aligned_zeros(lay.local, NUMPY_DTYPES[lay.element]) for lay in self.outputs for _ in range(n)]
+            if fresh:
+                return ins, outs
+            self._outs = outs
+        return ins, self._outs
+
+    def _plan(self):
+        """Per output: [(block, the rank whose copy is taken, the other ranks
+        that hold the same block)], and whether the blocks cover the array
+        (then the result needs no zeroing)."""
+        if self._blocks is None:
+            self._blocks = []
+            for lay in self.outputs:
+                holders = {}
+                for r in range(self.ranks):
+                    b = lay.block(self.grid, r)
+                    holders.setdefault(tuple((x.start, x.stop) for x in b), (b, []))[1].append(r)
+                covered = sum(int(np.prod(lay.local)) for _ in holders) == int(np.prod(lay.shape))
+                self._blocks.append(([(b, rs[0], rs[1:]) for b, rs in holders.values()], covered))
+        return self._blocks
+
+    def _gather(self, outs):
+        """Global arrays from every rank's blocks. Replicas must agree, bit
+        for bit: all of them at a program's first call; after it, a window
+        of 1/REPLICA_WINDOWS of their bytes, moved on each call (every byte
+        is compared over REPLICA_WINDOWS calls; comparing everything every
+        call cost twice the collective's own time)."""
+        n, ys = self.ranks, []
+        window, self._calls = (None if self._calls == 0 else self._calls % REPLICA_WINDOWS), self._calls + 1
+        for j, (lay, (blocks, covered)) in enumerate(zip(self.outputs, self._plan())):
+            dtype = NUMPY_DTYPES[lay.element]
+            y = np.empty(lay.shape, dtype) if covered else np.zeros(lay.shape, dtype)
+            for b, r, others in blocks:
+                block = outs[j * n + r]
+                for other in others:
+                    if not _same_bytes(block, outs[j * n + other], window):
+                        raise mpi.MpiError(f"y{j}: ranks {r} and {other} hold the same block but different "
+                                           "values (replicas differ)")
+                y[b] = block
+            ys.append(y)
+        return ys
+
+    def run(self, xs, repeat=0):
+        """Global arrays xs -> global results, in one run (one mpirun); with
+        `repeat`, (results, seconds of each of `repeat` timed runs after it)."""
+        repeat = check_repeat(repeat, least=0)
+        ins, outs = self._scatter(self._check(xs))
+        times = self.program.launch(ins, outs, repeat)
+        ys = self._gather(outs)
+        return (ys, times) if repeat else ys
+
+    @property
+    def checked_against(self):
+        """What `reference` runs: "the unpartitioned program" (shard), "XLA"
+        (StableHLO, where jaxlib is installed), or None."""
+        return ("the unpartitioned program" if self.reference_program is not None
+                else "XLA" if self.oracle is not None else None)
+
+    def reference(self, xs):
+        """The global results computed another way: the same program
+        unpartitioned on the CPU JIT (shard), or XLA running the module
+        (StableHLO). Raises ValueError where there is none."""
+        if self.checked_against is None:
+            raise ValueError("this program has no reference (its frontend gives none)")
+        xs = self._check(xs)
+        if self.reference_program is None:
+            return self.oracle(xs)
+        ys = [np.zeros(lay.shape, NUMPY_DTYPES[lay.element]) for lay in self.outputs]
+        self.reference_program.run([x.copy() for x in xs], ys)
+        return ys
+
+
+class _OnCpu:
+    """The SPMD function on the CPU-simulated devices (its global view,
+    coll-spmd-to-global: one device per rank), launched like an MpiProgram:
+    every rank's blocks in, i * N + r."""
+
+    def __init__(self, program, ranks):
+        self.program, self.ranks, self.strategies = program, ranks, program.strategies
+
+    def launch(self, ins, outs, repeat=0):
+        self.program.run(ins, outs)
+        if not repeat:
+            return []
+        return self.program.time([x.copy() for x in ins], [np.zeros_like(o) for o in outs], repeat)
+
+
+def launch(runs, repeat=0):
+    """Several programs compiled for `mpi` (one group size) in one mpirun:
+    `runs` is [(GlobalProgram, global inputs)]; returns per program its
+    global results, and with `repeat` also the seconds of each of `repeat`
+    timed runs (slowest rank), the programs interleaved run by run."""
+    repeat = check_repeat(repeat, least=0)
+    scattered = [prog._scatter(prog._check(xs), fresh=True) for prog, xs in runs]
+    times = mpi.launch([(prog.program, ins, outs) for (prog, _), (ins, outs) in zip(runs, scattered)], repeat)
+    results = [prog._gather(outs) for (prog, _), (_, outs) in zip(runs, scattered)]
+    return (results, times) if repeat else results

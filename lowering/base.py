@@ -1,0 +1,119 @@
+"""What every back end is: one object (lowering/<name>/__init__.py) with its
+name, its route below the explicit level, its capabilities, its command-line
+options, whether it is available here, and `compile`.
+
+`compile` is the same for every back end up to the build: a module (text
+or an `ir.Module` of the caller's Context), cached per arguments, parsed
+and verified in a Context of its own (the tensor form bufferized, an SPMD
+entry expanded, execution/signature.py), then `build`, which the back end
+writes: lower (lowering/driver.py) and make a program with `run` and `time`.
+"""
+import time as _time
+from dataclasses import dataclass
+
+from ..ir import STRATEGIES, make_context
+from ..core import routes
+from ..core.pipeline import split_top
+from ..execution.measure import MAX_TIMEOUT
+from ..execution.signature import find_entry, front_of, parse_program, written_arguments
+
+
+@dataclass(frozen=True)
+class Option:
+    """A back end's own command-line option (coll-run, coll-build):
+    `--flag` sets compile's keyword `dest`."""
+    flag: str
+    dest: str
+    type: type = str
+    default: object = None
+    help: str = ""
+    choices: tuple = None
+
+
+class Backend:
+    name = ""
+    aliases = ()          # other names coll-run accepts (the GPU's `cuda`)
+    capabilities = frozenset()  # what its strategies may need (ir/ops.py PEER_ACCESS, SHARED_MEMORY)
+    profile = None        # the cost-model profile `auto` chooses by (None: the default rule)
+    per_rank = False      # one process per rank: an SPMD function with local work stays SPMD
+    keep_local_work = False  # parse_program keeps an SPMD entry with local work (the per-rank route)
+    options = ()          # its Options
+
+    def __init__(self):
+        self._cache = {}
+
+    def route(self, module_op=None, **options):
+        """The pipeline elements from the explicit level to what it runs
+        (`module_op`: the module at the explicit level, for routes that
+        depend on what it holds)."""
+        raise NotImplementedError
+
+    def available(self):
+        """(True, '') when programs can be compiled and run here, else (False, why)."""
+        raise NotImplementedError
+
+    def build(self, module, name, specs, n_inputs, strategy, threshold, **options):
+        """The program of `module` (parsed, in the current Context): lowers
+        it (lowering/driver.py) and compiles what it runs."""
+        raise NotImplementedError
+
+    def compile(self, module, entry=None, strategy="auto", threshold=None, **options):
+        """Compiles `module` (collective, explicit or lower level; text or an
+        ir.Module) for this back end, lowering what is not lowered yet;
+        cached per arguments. The program has `run(inputs, outputs)`,
+        `time(inputs, outputs, repeat)`, `strategies`, `traffic_bytes`,
+        `pipeline` (the route it ran) and `compile_seconds`. Raises
+        ir.MLIRError (parse), VerifyError or PassError (lowering; both
+        carry locations) or ValueError."""
+        self._check_arguments(module, entry, strategy, threshold, options)
+        text = module if isinstance(module, str) else module.operation.get_asm(enable_debug_info=True)
+        key = (text, entry, strategy, threshold, tuple(sorted(options.items())))
+        if key in self._cache:
+            return self._cache[key]
+        t0 = _time.perf_counter()
+        ctx = make_context()
+        with ctx:
+            parsed, name, specs, n_inputs = parse_program(text, entry, keep_local_work=self.keep_local_work)
+            front = front_of(parsed)
+            written = written_arguments(find_entry(parsed, name))  # (before lowering)
+            prog = self.build(parsed, name, specs, n_inputs, strategy, threshold, **options)
+        prog.written = written
+        if front and getattr(prog, "pipeline", None):  # the whole route: it replays in coll-opt
+            prog.pipeline = routes.pipeline(front, split_top(prog.pipeline[len("builtin.module("):-1]))
+        prog.compile_seconds = _time.perf_counter() - t0
+        prog._ctx = ctx  # keep the context alive as long as the program
+        self._cache[key] = prog
+        return prog
+
+    def _check_arguments(self, module, entry, strategy, threshold, options):
+        """compile's arguments, checked before anything is parsed: a
+        ValueError that names the argument, never an AttributeError deep
+        inside (found by an outside attack)."""
+        import inspect
+        import math
+        if not isinstance(module, str) and not hasattr(getattr(module, "operation", None), "get_asm"):
+            raise ValueError(f"module must be MLIR text or an ir.Module, got {type(module).__name__}")
+        if entry is not None and not isinstance(entry, str):
+            raise ValueError(f"entry must be a function name (str) or None, got {type(entry).__name__} {entry!r}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy '{strategy}'; expected one of: {', '.join(STRATEGIES)}")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int)
+                                      or threshold < 0):
+            raise ValueError(f"threshold must be None or an integer >= 0, got {threshold!r}")
+        params = inspect.signature(self.build).parameters
+        known = [k for k in params if k not in ("module", "name", "specs", "n_inputs", "strategy", "threshold")]
+        unknown = sorted(set(options) - set(known))
+        if unknown and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            raise ValueError(f"{self.name}.compile has no option '{unknown[0]}'; expected one of: {', '.join(known)}")
+        timeout = options.get("timeout")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or math.isnan(timeout) or not 0 < timeout <= MAX_TIMEOUT):
+            raise ValueError(f"timeout must be seconds, > 0 and at most a week ({MAX_TIMEOUT}), got {timeout!r}")
+
+    def clear_cache(self):
+        """Drops the compiled programs (and what they hold)."""
+        for prog in self._cache.values():
+            close = getattr(prog, "close", None)
+            if close is not None:
+                close()
+        self._cache.clear()

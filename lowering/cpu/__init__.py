@@ -1,0 +1,60 @@
+"""The CPU back end: N simulated devices are N host buffers; copies become
+memref copies, combines vector loops (coll-to-cpu), and the upstream
+ExecutionEngine runs the result. Devices share one address space, so
+strategies that need peer access run here.
+
+    from coll.lowering import cpu
+    prog = cpu.compile(text)          # any level: collective, explicit, memref
+    prog.run(inputs, outputs)         # numpy arrays; outputs written in place
+    prog.time(inputs, outputs, 10)    # seconds per run
+"""
+from ...ir.ops import PEER_ACCESS, SHARED_MEMORY
+from ..base import Backend
+
+from .route import CPU_TO_LLVM, route  # noqa: F401 - the route is the back end's
+
+
+class Cpu(Backend):
+    name = "cpu"
+    capabilities = frozenset({PEER_ACCESS, SHARED_MEMORY})
+    # The cost-model profile `auto` chooses by (analysis/profiles/cpu.json,
+    # measured by bench/calibrate_cpu.py), among every strategy it runs.
+    profile = "cpu"
+
+    def route(self, module_op=None, tile=None, shuffle_seed=None, scratch=None, nontemporal=None, **_):
+        return route(tile, shuffle_seed, scratch, nontemporal)
+
+    def available(self):
+        from .runtime import available
+        return available()
+
+    def build(self, module, name, specs, n_inputs, strategy, threshold, tile=-1, shuffle_seed=None,
+              check_order=True, scratch=None, nontemporal=None, profile=None):
+        """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
+        order: chaos testing of the ordering), `check_order=False`: an
+        explicit-level input runs unchecked (for tests of racy programs);
+        `scratch` (static: allocated once per program, heap: at every call),
+        `nontemporal` (bytes from which results are streamed; None: this
+        machine's last-level cache, 0: never), `profile` (None: `profile`,
+        "": the reference rule) are coll-to-cpu's and auto's."""
+        from .runtime import build
+        return build(self, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
+                     scratch, nontemporal, profile)
+
+
+BACKEND = Cpu()
+compile = BACKEND.compile
+clear_cache = BACKEND.clear_cache
+
+
+available = BACKEND.available
+# The runtime's own API (runtime.py), loaded on first use so that importing
+# the back end's passes stays cheap.
+RUNTIME_API = ("CpuProgram", "OPT_LEVEL", "NONTEMPORAL")
+
+
+def __getattr__(name):
+    if name not in RUNTIME_API:
+        raise AttributeError(name)  # (a submodule: the import system asks first)
+    from . import runtime
+    return getattr(runtime, name)

@@ -1,0 +1,163 @@
+"""The CPU back end's programs: an ExecutionEngine over the lowered module,
+called through the C interface on numpy arrays (conventions:
+execution/signature.py)."""
+import ctypes
+import threading
+import time as _time
+from pathlib import Path
+
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from ..driver import lower
+from ...execution.measure import check_repeat
+from ...execution.memory import require
+from ...execution.signature import check_arrays, staged_all
+
+OPT_LEVEL = 3
+
+
+def _caches(root="/sys/devices/system/cpu/cpu0/cache"):
+    """{level: bytes} of cpu0's data and unified caches (Linux sysfs; {}
+    when unknown)."""
+    out = {}
+    for d in Path(root).glob("index*"):
+        try:
+            if (d / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((d / "level").read_text())
+            size = (d / "size").read_text().strip()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            out[level] = max(out.get(level, 0), int(size.rstrip("KMG")) * scale)
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+# Programs whose buffers take at least this many bytes write their results
+# with non-temporal stores (coll-to-cpu{nontemporal}): nothing reads them
+# before the call returns, and a plain store first reads each line in.
+# Not the last-level cache's size: on this 2-core VM (2 MiB of L2 per
+# core, 480 MiB of L3 shared), with one call right after another on the
+# same buffers, streamed allreduces beat plain ones from 8 MiB of buffers
+# up (2026-12-03, bench/cpu_strategies.py-style, interleaved: twoshot at
+# N=4 x 1 MiB 0.29 against 0.37 ms, at 8 x 8 MiB 4.6 against 9.0 ms, at
+# 3 x 64 MiB 14.4 against 29.3 ms), except twoshot at 8 x 1 MiB (16 MiB:
+# 0.63 against 0.59 ms); from 32 MiB each strategy won or tied.
+STREAM_L2S = 16
+
+
+def stream_threshold(caches):
+    """Bytes of buffers from which results are streamed: STREAM_L2S times
+    one core's L2, at most the last-level cache; 0 (never) when unknown."""
+    if not caches:
+        return 0
+    llc = caches[max(caches)]
+    return min(llc, STREAM_L2S * caches[2]) if 2 in caches else llc
+
+
+NONTEMPORAL = stream_threshold(_caches())
+
+
+def _runner_utils():
+    """libmlir_c_runner_utils.so: memrefCopy, used for non-contiguous copies."""
+    lib = Path(ir.__file__).parent / "lib" / "libmlir_c_runner_utils.so"
+    return [str(lib)] if lib.exists() else []
+
+
+def available():
+    """(True, '') when programs can be compiled and run here (importing this
+    module already needs the MLIR execution engine)."""
+    if not _runner_utils():
+        return False, "libmlir_c_runner_utils.so not found in the mlir package"
+    return True, ""
+
+
+class CpuProgram:
+    """A compiled entry function. `specs`: one ArgSpec per argument;
+    `n_inputs`: how many leading arguments are inputs (None if unknown);
+    `strategies`: what coll-lower-all-reduce chose; `traffic_bytes`: bytes
+    the explicit program reads plus writes (None if not known)."""
+
+    def __init__(self, engine, entry, specs, n_inputs, strategies, traffic, compile_seconds):
+        self.engine = engine
+        self.entry = entry
+        self.specs = specs
+        self.n_inputs = n_inputs
+        self.strategies = strategies
+        self.traffic_bytes = traffic
+        self.compile_seconds = compile_seconds
+        self._fn = engine.lookup(entry)
+        # Scratch is static (lowering/cpu/scratch.py): one call at a time.
+        # ctypes lets go of the GIL during a call, so threads could overlap.
+        self._lock = threading.Lock()
+
+    def _packed(self, inputs, outputs):
+        arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs, getattr(self, "written", ()))
+        views, descs, bases = staged_all(arrays, self.specs)
+        ptrs = [ctypes.pointer(d) for d in descs]
+        packed = (ctypes.c_void_p * len(ptrs))()
+        for i, p in enumerate(ptrs):
+            packed[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+        # Arguments with a layout run in a buffer of their span: what the
+        # program wrote is copied back to the caller's arrays.
+        back = [(a, v) for a, v in zip(arrays, views) if v is not a and a.flags.writeable]
+        # Keep arrays and descriptors alive as long as the packed arguments.
+        return packed, (arrays, descs, ptrs, bases, views, back)
+
+    @staticmethod
+    def _write_back(keep):
+        for a, v in keep[-1]:
+            a[...] = v
+
+    def run(self, inputs, outputs):
+        """Runs once; writes `outputs` in place."""
+        packed, keep = self._packed(inputs, outputs)
+        with self._lock:
+            self._fn(packed)
+        self._write_back(keep)
+
+    def time(self, inputs, outputs, repeat=10, clock=_time.perf_counter):
+        """Seconds of each of `repeat` runs, after one warm-up run, which
+        also touches every page of the inputs, outputs and scratch: no
+        timed run faults a page in. `clock`: wall time; time.thread_time
+        leaves out the time the calling thread (which runs the program) is
+        not on a core, for benchmarks on a shared machine. The outputs are
+        those of the warm-up run: a program in place would otherwise leave
+        the result of runs on its own results (as mpi-exe's --repeat)."""
+        repeat = check_repeat(repeat)
+        packed, keep = self._packed(inputs, outputs)
+        views, written = keep[4], set(getattr(self, "written", ()))
+        times = []
+        with self._lock:
+            self._fn(packed)
+            n_in = 0 if self.n_inputs is None else self.n_inputs  # (None: any argument may be written)
+            first = [(v, v.copy()) for i, v in enumerate(views) if i >= n_in or i in written]
+            for _ in range(repeat):
+                t0 = clock()
+                self._fn(packed)
+                times.append(clock() - t0)
+        for v, result in first:
+            v[...] = result
+        self._write_back(keep)
+        return times
+
+
+def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
+          scratch=None, nontemporal=None, profile=None):
+    """The CpuProgram of `module` (parsed, in the current Context).
+    `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
+    back end's (auto by the cost model), "": none (the reference rule)."""
+    if nontemporal is None:
+        nontemporal = NONTEMPORAL
+    low = lower(module.operation, backend, strategy, threshold, profile, check_order=check_order,
+                tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
+                nontemporal=nontemporal or None)
+    # Scratch lives as long as the program, the arguments are the caller's.
+    require(low.scratch + sum(s.nbytes for s in specs),
+            f"running @{name} on the CPU ({len(specs)} argument buffers and "
+            f"{low.scratch} bytes of scratch)")
+    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
+    prog = CpuProgram(engine, name, specs, n_inputs, low.strategies, low.traffic, None)
+    prog.pipeline = low.pipeline
+    return prog

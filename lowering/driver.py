@@ -1,0 +1,113 @@
+"""Lowering a module down its way, as the back ends' `compile`, coll-run,
+coll-build and benchmarks do: the frontends first (frontends/: each that
+detects its form adds its route), then the explicit route (so that the
+chosen strategies and the explicit program's traffic can be read), then
+the back end's route. Errors are ir.MLIRError with located diagnostics."""
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..analysis.stats import traffic_bytes
+from ..core import routes
+from ..core.pipeline import run
+from ..frontends import FRONTENDS
+from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
+from ..passes import register as _passes  # noqa: F401
+from . import register as _backend_passes  # noqa: F401
+from ..ir import peers
+from ..ir.kinds import ELEMENTS
+from ..ir.ops import COLLECTIVE_OPS, COLLECTIVES, DATA_OPS, PEER_ACCESS, view
+from ..ir.walk import find_ops
+
+
+@dataclass
+class Lowered:
+    strategies: list   # one per collective, in program order
+    traffic: object    # bytes the explicit program moves (None: input was below it)
+    pipeline: str      # the whole route, as coll-opt --pass-pipeline text
+    scratch: int = 0   # bytes of the explicit program's coll.alloc buffers (an upper bound)
+
+
+def lower(module_op, backend, strategy=None, threshold=None, profile=None, check_order=True,
+          check_semantics=None, **options):
+    """Lowers `module_op` in place: each frontend that detects its form
+    (in FRONTENDS order, once each), the explicit route, then
+    `backend.route(module_op, **options)` (`backend`: a Backend object,
+    lowering/base.py, or None to stop at the explicit level). A module that
+    holds an explicit program we did not lower ourselves (alone or next to
+    collectives) is checked by coll-check-order and coll-check-semantics
+    before the back end (`check_order=False`: neither, for chaos tests that
+    run a racy program on purpose; `check_semantics` None: as
+    `check_order`). A strategy that needs peer access (oneshot, twoshot)
+    on a back end that has it sets coll.peer_access, which holds there;
+    `auto` chooses among the strategies the back end's capabilities allow,
+    by its profile (`profile` None: the back end's; "": none, the reference
+    threshold rule)."""
+    if check_semantics is None:
+        check_semantics = check_order
+    if profile is None:  # ("": no profile, the reference rule)
+        profile = getattr(backend, "profile", None)
+    theirs = bool(find_ops(module_op, lambda name: name in DATA_OPS))  # checked after our lowering too
+    front = []
+    for frontend in FRONTENDS:
+        if frontend.detect(module_op):
+            elems = frontend.route(module_op, backend, strategy=None if strategy == "auto" else strategy,
+                                   threshold=threshold, profile=profile)
+            run(module_op, routes.pipeline(elems))
+            front += elems
+    collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
+    asked = [strategy] + [view(op).strategy for op in collectives]
+    caps = getattr(backend, "capabilities", frozenset())
+    if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
+        peers.enable(module_op)
+    # Our own lowering of a lone collective is ordered by construction; an
+    # explicit program of theirs, or local work around collectives (host
+    # ops on their buffers), is checked once lowered.
+    ordered = theirs or _local_work(module_op)
+    choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
+                             check_order=check_order and ordered, check_semantics=check_semantics and theirs,
+                             capabilities=caps)
+    choose, rest = choose[:1], choose[1:]  # through coll-choose-strategy
+    strategies, traffic = [], None
+    if collectives or theirs:
+        run(module_op, routes.pipeline(choose))
+        strategies = [view(op).strategy for op in find_ops(module_op, lambda n: n in COLLECTIVES)]
+        run(module_op, routes.pipeline(rest))
+        traffic = traffic_bytes(module_op)
+    else:
+        choose, rest = [], []
+    back = backend.route(module_op, **options) if backend is not None else []
+    scratch = sum(_bytes(op.results[0].type) for op in find_ops(module_op, "coll.alloc"))
+    if back:
+        run(module_op, routes.pipeline(back))
+    return Lowered(strategies, traffic, routes.pipeline(front, choose, rest, back), scratch)
+
+
+# What is no local work in a function of collectives.
+_NOT_WORK = ("func.return", "arith.constant", "coll.wait", "coll.join")
+
+
+def _local_work(module_op):
+    """Whether a function holding collectives does other work (whose order
+    against them the tokens must give)."""
+    from ..ir.views import VIEW_OPS
+    for f in find_ops(module_op, "func.func"):
+        ops = find_ops(f, lambda n: n != "func.func")
+        colls = [op for op in ops if op.name in COLLECTIVES]
+        if any(op.parent != f for op in colls):
+            continue  # a collective in a loop: coll-check-order follows straight-line functions only
+        if any(len(op.regions) and not op.name.startswith("linalg.") for op in ops if op.name not in COLLECTIVES):
+            continue  # loops of local work (affine.for, scf.for): their writes are not followed (22.1.8 effects)
+        if colls and any(op.name not in COLLECTIVES and op.name not in _NOT_WORK and op.name not in VIEW_OPS
+                         for op in ops):
+            return True
+    return False
+
+
+def _bytes(type_):
+    mt = ir.MemRefType(type_)
+    el = ELEMENTS.get(str(mt.element_type))
+    size = el.bytes if el else 8
+    for d in mt.shape:
+        size *= max(d, 0)
+    return size

@@ -1,0 +1,90 @@
+"""The MPI back end: one process per rank under mpirun (OpenMPI or MPICH).
+The explicit program's per-rank projection (coll-to-mpi: copies between
+ranks become matched mpi.isend/mpi.irecv), its combines for the CPU, the
+LLVM dialect, a shared library linked with mpicc (toolchain.py); each run
+starts `mpirun` with one worker per rank (runtime.py, worker.py). Ranks
+share no memory: no strategy that needs peer access runs here.
+
+    from coll.lowering import mpi
+    prog = mpi.compile(text)          # global view, SPMD form, or per-rank
+    prog.run(inputs, outputs)         # numpy arrays of the global view
+"""
+from ...core.routes import options_text
+from ..base import Backend, Option
+from ..cpu.route import CPU_TO_LLVM
+
+DEFAULT_TIMEOUT = 120.0
+
+# CPU_TO_LLVM with its dialect conversions replaced by convert-to-llvm, the
+# one pass that knows the mpi dialect (it reads the module's dlti.map for
+# the ABI); the math conversions first, as CPU_TO_LLVM has them (math-to-llvm
+# before math-to-libm: it expands what libm lacks, rsqrt), since
+# convert-to-llvm would inline nothing.
+MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "convert-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+
+def route(implementation=None, shuffle_seed=None, tag_limit=None):
+    """Explicit level -> the per-rank projection (coll-to-mpi: one module for
+    every rank), its combines for the CPU, then the LLVM dialect. An SPMD
+    function still here (local work around its collectives) has each
+    collective lowered in place to its rank's part (coll-spmd-to-mpi). With
+    `shuffle_seed` the explicit program is put in another valid order first
+    (coll-shuffle): the projection posts every rank's messages in it."""
+    elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
+    return elems + (["coll-spmd-to-mpi", f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}",
+                     "coll-mpi-static-scratch", "coll-to-cpu{tile=0}",
+                     "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
+
+
+
+class Mpi(Backend):
+    name = "mpi"
+    capabilities = frozenset()
+    # The cost-model profile `auto` chooses by (analysis/profiles/mpi.json,
+    # measured by bench/calibrate_mpi.py): messages between ranks, not memcpys.
+    profile = "mpi"
+    per_rank = True
+    keep_local_work = True
+    options = (Option("--ranks", "ranks", int, None,
+                      "the number of ranks (default: one per device of the program)"),
+               Option("--timeout", "timeout", float, None,
+                      f"seconds a run may take before it is killed (default {DEFAULT_TIMEOUT:g})"))
+
+    def route(self, module_op=None, implementation=None, shuffle_seed=None, tag_limit=None, **_):
+        return route(implementation, shuffle_seed, tag_limit)
+
+    def available(self):
+        from .runtime import available
+        return available()
+
+    def build(self, module, name, specs, n_inputs, strategy, threshold, timeout=DEFAULT_TIMEOUT, out_dir=None,
+              executable=None, shuffle_seed=None, profile=None):
+        """One shared library for every rank (and with `executable`, a path,
+        a program for the user's own mpirun); a run not finished within
+        `timeout` seconds is killed."""
+        from .runtime import build
+        return build(self, module, name, specs, n_inputs, strategy, threshold, timeout, out_dir, executable,
+                     shuffle_seed, profile)
+
+
+BACKEND = Mpi()
+compile = BACKEND.compile
+clear_cache = BACKEND.clear_cache
+
+
+available = BACKEND.available
+# The runtime's own API (runtime.py), loaded on first use so that importing
+# the back end's passes stays cheap.
+RUNTIME_API = ("MpiProgram", "MpiError", "launch", "mpirun_command")
+
+
+def __getattr__(name):
+    if name not in RUNTIME_API:
+        raise AttributeError(name)  # (a submodule: the import system asks first)
+    from . import runtime
+    return getattr(runtime, name)

@@ -1,0 +1,382 @@
+"""mpi-exe: a program for the user's own `mpirun`, its contract in one place.
+
+    mpirun -n N PROG [--in PREFIX] [--out PREFIX] [--repeat K]
+    PROG --help | --layout            (no mpirun needed)
+
+The contract (README "MPI"):
+  - rank r reads exactly the slots `FileLayout.reads(r)` from PREFIX<r>.bin:
+    raw, native byte order, row-major, concatenated in slot order, and the
+    file holds exactly their bytes (a rank with nothing to read opens no
+    file); without --in each of those slots holds rank + 1 in every element
+    (i1: (rank + 1) & 1). Inputs the program writes in place are read too.
+  - every rank reads its file, then all of them agree (one MPI_Allreduce)
+    before anything runs: one missing, short, long or non-regular file, or
+    a .npy file, stops every rank with exit 1, nothing run, nothing written.
+  - `--repeat K`: K timed runs after the first, each after a barrier, every
+    slot restored from a copy of the state as read before each of them, so
+    the outputs are those of one run on the inputs as read, whatever K.
+  - with --out, rank r writes the slots `FileLayout.writes(r)` to
+    PREFIX<r>.bin (an empty file when it writes nothing): first to a
+    temporary file beside it; the ranks agree that every write succeeded,
+    then each renames its file into place. If any rank failed, every rank
+    removes its temporary file: no output file of the run exists.
+  - exit codes: 0 ran (and wrote); 1 nothing written: wrong rank count, a
+    tag above MPI_TAG_UB, an input or output problem on any rank (each
+    rank says its own, rank 0 how many failed); 2 a usage error.
+
+The note coll-build prints, `PROG --layout` and the tables the C main
+reads are all made from one FileLayout.
+"""
+from dataclasses import dataclass
+
+from ...ir.kinds import ELEMENTS
+
+_C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f32": "float", "f64": "double", "i1": "uint8_t",
+            "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
+
+USAGE = ("usage: mpirun -n {ranks} {prog} [--in PREFIX] [--out PREFIX] [--repeat K]\n"
+         "       {prog} --help | --layout\n"
+         "  --in PREFIX   rank r reads its input slots from PREFIX<r>.bin (see --layout);\n"
+         "                default: rank + 1 in every element\n"
+         "  --out PREFIX  rank r writes its output slots to PREFIX<r>.bin, only when every rank succeeded\n"
+         "  --repeat K    K timed runs after the first, each on the inputs as read (0 <= K <= 1000000000)\n"
+         "exit status: 0 ran; 1 nothing was written (a rank's error says why); 2 a usage error\n")
+
+
+@dataclass(frozen=True)
+class FileLayout:
+    """What each rank's files hold. `slots`: [(shape, element)] of one
+    rank's arguments; `args`: per rank, each slot's global-view argument
+    (-1: a placeholder); arguments below `n_inputs` are the global view's
+    inputs; slots from `rank_inputs` on are the ones the program writes."""
+    entry: str
+    ranks: int
+    slots: tuple
+    args: tuple
+    n_inputs: int
+    rank_inputs: int
+    max_tag: int = 0
+
+    @classmethod
+    def of(cls, prog):
+        """The layout of an MpiProgram (lowering/mpi/runtime.py)."""
+        return cls(prog.entry, prog.ranks, tuple((tuple(s.shape), s.element) for s in prog.rank_specs),
+                   tuple(tuple(prog.rank_args(r)) for r in range(prog.ranks)), prog.n_inputs, prog.rank_inputs,
+                   prog.max_tag)
+
+    def reads(self, r):
+        """Slots rank r reads: those holding an input of the global view
+        (in place ones too)."""
+        return [i for i, g in enumerate(self.args[r]) if 0 <= g < self.n_inputs]
+
+    def writes(self, r):
+        """Slots rank r writes back: the written ones that hold an argument."""
+        return [i for i, g in enumerate(self.args[r]) if i >= self.rank_inputs and g >= 0]
+
+    def nbytes(self, i):
+        shape, elem = self.slots[i]
+        n = 1
+        for d in shape:
+            n *= d
+        return n * ELEMENTS[elem].bytes
+
+    def _list(self, r, which):
+        shown = [f"#{self.args[r][i]} {'x'.join(map(str, self.slots[i][0] + (self.slots[i][1],)))}"
+                 for i in which]
+        return f"[{', '.join(shown)}] ({sum(self.nbytes(i) for i in which)} bytes)"
+
+    def note(self, shown=8):
+        """The lines that say, per rank, what its files hold."""
+        lines = [f"built for mpirun -n {self.ranks}: rank r reads the arguments listed under 'in' from "
+                 "<--in PREFIX>r.bin and writes those under 'out' to <--out PREFIX>r.bin, raw (native byte "
+                 "order, row-major), concatenated in the order listed, exactly that many bytes; #g is the "
+                 "global view's argument g (an input the program writes in place is in both lists):"]
+        for r in range(min(self.ranks, shown)):
+            lines.append(f"  rank {r}: in {self._list(r, self.reads(r))} out {self._list(r, self.writes(r))}")
+        if self.ranks > shown:
+            lines.append(f"  ... ({self.ranks - shown} more ranks: run the program with --layout for all)")
+        return lines
+
+
+def _c_string(text):
+    return "".join(f'"{line}\\n"\n' for line in text.replace("\\", "\\\\").replace('"', '\\"').splitlines())
+
+
+def _table(rows):
+    return "{" + ", ".join("{" + ", ".join(map(str, row)) + "}" for row in rows) + "}"
+
+
+def main_source(lay):
+    """The C `main` of the executable for FileLayout `lay` (see the module's
+    docstring for what it does)."""
+    k = len(lay.slots)
+    kk = max(k, 1)  # (C has no empty arrays)
+    dims = sorted({len(shape) for shape, _ in lay.slots})
+    structs = "\n".join(
+        "typedef struct { void *allocated, *aligned; int64_t offset"
+        + (f", sizes[{d}], strides[{d}]" if d else "") + f"; }} memref{d};" for d in dims)
+    params = ", ".join(f"memref{len(s)} *" for s, _ in lay.slots) or "void"
+    reads = [[int(i in lay.reads(r)) for i in range(kk)] for r in range(lay.ranks)]
+    writes = [[int(i in lay.writes(r)) for i in range(kk)] for r in range(lay.ranks)]
+    setup, fill = [], []
+    for i, (shape, elem) in enumerate(lay.slots):
+        setup.append(f"  memref{len(shape)} m{i} = {{0}};")
+        setup.append(f"  bytes[{i}] = {lay.nbytes(i)}LL;")
+        setup.append(f"  buf[{i}] = m{i}.allocated = m{i}.aligned = calloc(1, bytes[{i}] ? bytes[{i}] : 1);")
+        stride = 1
+        for j in reversed(range(len(shape))):
+            setup.append(f"  m{i}.sizes[{j}] = {shape[j]}; m{i}.strides[{j}] = {stride};")
+            stride *= shape[j]
+        value = {"i1": "(rank + 1) & 1", "f16": "f16_of(rank + 1)", "bf16": "bf16_of(rank + 1)"}.get(elem, "rank + 1")
+        fill.append(f"    if (READS[rank][{i}]) for (int64_t e = 0; e < bytes[{i}] / {ELEMENTS[elem].bytes}; e++) "
+                    f"(({_C_TYPES[elem]} *)buf[{i}])[e] = ({_C_TYPES[elem]})({value});")
+    call = f"_mlir_ciface_{lay.entry}({', '.join(f'&m{i}' for i in range(k))})"
+    layout_text = "\n".join(lay.note(shown=lay.ranks))
+    return f"""/* Generated by coll-build --emit=mpi-exe for @{lay.entry} on {lay.ranks} ranks (lowering/mpi/exe.py). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+{structs}
+int32_t coll_mpi_init(void);
+int32_t coll_mpi_finalize(void);
+int32_t coll_mpi_rank(void);
+int32_t coll_mpi_size(void);
+int32_t coll_mpi_barrier(void);
+int32_t coll_mpi_tag_ub(void);
+int32_t coll_mpi_count(int32_t flag);
+double coll_mpi_wtime(void);
+void _mlir_ciface_{lay.entry}({params});
+
+#define K {kk}
+static const unsigned char READS[{lay.ranks}][K] = {_table(reads)};
+static const unsigned char WRITES[{lay.ranks}][K] = {_table(writes)};
+static const char USAGE[] =
+{_c_string(USAGE.format(ranks=lay.ranks, prog="%s"))};
+static const char LAYOUT[] =
+{_c_string(layout_text)};
+
+/* rank + 1 as f16 / bf16 bits (exact for the small integers used). */
+static uint16_t f16_of(int v) {{
+  int e = 0;
+  while ((v >> e) > 1) e++;
+  return (uint16_t)(e > 15 ? 0x7c00 : ((e + 15) << 10) | (((v << 10) >> e) & 0x3ff));
+}}
+static uint16_t bf16_of(int v) {{
+  float f = (float)v;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)(u >> 16);
+}}
+
+/* The process's rank before MPI_Init (usage errors are said once). */
+static int env_rank(void) {{
+  const char *names[] = {{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}};
+  for (int i = 0; i < 3; i++)
+    if (getenv(names[i])) return atoi(getenv(names[i]));
+  return 0;
+}}
+
+static int usage(const char *prog, const char *fmt, const char *arg) {{
+  if (env_rank() == 0) {{
+    fprintf(stderr, "%s: error: ", prog);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\\n");
+    fprintf(stderr, USAGE, prog, prog);
+  }}
+  return 2;
+}}
+
+/* Reads rank `rank`'s input slots from PREFIX<rank>.bin; 0, or 1 after
+   saying what is wrong with the file. */
+static int read_inputs(const char *prefix, int rank, void **buf, long long *bytes) {{
+  char path[4096];
+  long long want = 0;
+  int any = 0;
+  for (int i = 0; i < K; i++)
+    if (READS[rank][i]) {{ want += bytes[i]; any = 1; }}
+  if (!any) return 0;
+  if (snprintf(path, sizeof path, "%s%d.bin", prefix, rank) >= (int)sizeof path) {{
+    fprintf(stderr, "rank %d: error: the --in prefix is too long\\n", rank);
+    return 1;
+  }}
+  struct stat st;
+  if (stat(path, &st)) {{
+    fprintf(stderr, "rank %d: error: cannot read %s: %s; expected %lld bytes of inputs (see --layout)\\n",
+            rank, path, strerror(errno), want);
+    return 1;
+  }}
+  if (!S_ISREG(st.st_mode)) {{
+    fprintf(stderr, "rank %d: error: %s is not a regular file; expected %lld bytes of inputs (see --layout)\\n",
+            rank, path, want);
+    return 1;
+  }}
+  FILE *f = fopen(path, "rb");
+  if (!f) {{
+    fprintf(stderr, "rank %d: error: cannot open %s: %s\\n", rank, path, strerror(errno));
+    return 1;
+  }}
+  unsigned char magic[6] = {{0}};
+  size_t got = fread(magic, 1, 6, f);
+  if (got == 6 && !memcmp(magic, "\\x93NUMPY", 6)) {{
+    fprintf(stderr, "rank %d: error: %s is a .npy file (numpy.save); expected the raw bytes of the inputs "
+            "(numpy.ndarray.tofile), %lld bytes (see --layout)\\n", rank, path, want);
+    fclose(f);
+    return 1;
+  }}
+  if ((long long)st.st_size != want) {{
+    fprintf(stderr, "rank %d: error: %s holds %lld bytes; expected exactly %lld, rank %d's inputs raw and in "
+            "order (a wrong element type or shape, or another rank's file?) (see --layout)\\n",
+            rank, path, (long long)st.st_size, want, rank);
+    fclose(f);
+    return 1;
+  }}
+  rewind(f);
+  for (int i = 0; i < K; i++)
+    if (READS[rank][i] && fread(buf[i], 1, bytes[i], f) != (size_t)bytes[i]) {{
+      fprintf(stderr, "rank %d: error: reading %s failed: %s\\n", rank, path, strerror(errno));
+      fclose(f);
+      return 1;
+    }}
+  fclose(f);
+  return 0;
+}}
+
+/* Writes rank `rank`'s output slots to `tmp`; 0, or 1 after saying why. */
+static int write_outputs(const char *tmp, int rank, void **buf, long long *bytes) {{
+  FILE *f = fopen(tmp, "wb");
+  if (!f) {{
+    fprintf(stderr, "rank %d: error: cannot write %s: %s\\n", rank, tmp, strerror(errno));
+    return 1;
+  }}
+  int bad = 0;
+  for (int i = 0; i < K && !bad; i++)
+    if (WRITES[rank][i] && fwrite(buf[i], 1, bytes[i], f) != (size_t)bytes[i]) bad = 1;
+  if (fclose(f)) bad = 1;
+  if (bad) fprintf(stderr, "rank %d: error: writing %s failed: %s\\n", rank, tmp, strerror(errno));
+  return bad;
+}}
+
+static int stop(int rank, int failed, const char *what) {{
+  if (rank == 0)
+    fprintf(stderr, "error: %d rank(s) %s\\n", failed, what);
+  coll_mpi_finalize();
+  return 1;
+}}
+
+int main(int argc, char **argv) {{
+  const char *in = NULL, *out = NULL;
+  long repeat = 0;
+  for (int a = 1; a < argc; a++) {{
+    if (!strcmp(argv[a], "--help")) {{ printf(USAGE, argv[0], argv[0]); return 0; }}
+    if (!strcmp(argv[a], "--layout")) {{ fputs(LAYOUT, stdout); return 0; }}
+    if (strcmp(argv[a], "--in") && strcmp(argv[a], "--out") && strcmp(argv[a], "--repeat"))
+      return usage(argv[0], "unknown argument '%s'", argv[a]);
+    if (a + 1 >= argc) return usage(argv[0], "%s needs a value", argv[a]);
+    const char *v = argv[++a];
+    if (!strcmp(argv[a - 1], "--in")) in = v;
+    else if (!strcmp(argv[a - 1], "--out")) out = v;
+    else {{
+      char *end;
+      errno = 0;
+      repeat = strtol(v, &end, 10);
+      if (!*v || *end || errno || repeat < 0 || repeat > 1000000000L)
+        return usage(argv[0], "--repeat takes an integer from 0 to 1000000000, got '%s'", v);
+    }}
+    if (!*v) return usage(argv[0], "%s needs a non-empty value", argv[a - 1]);
+  }}
+  coll_mpi_init();
+  int rank = coll_mpi_rank(), size = coll_mpi_size();
+  if (size != {lay.ranks}) {{
+    if (rank == 0)
+      fprintf(stderr, "%s: error: built for {lay.ranks} ranks, started on %d; nothing was sent\\n", argv[0], size);
+    coll_mpi_finalize();
+    return 1;
+  }}
+  if (coll_mpi_tag_ub() < {lay.max_tag}) {{
+    if (rank == 0)
+      fprintf(stderr, "%s: error: the program uses MPI tags up to {lay.max_tag}, above this MPI's MPI_TAG_UB %d; "
+              "nothing was sent\\n", argv[0], coll_mpi_tag_ub());
+    coll_mpi_finalize();
+    return 1;
+  }}
+  void *buf[K] = {{0}};
+  void *saved[K] = {{0}};
+  long long bytes[K] = {{0}};
+{chr(10).join(setup)}
+  int bad = 0;
+  for (int i = 0; i < {k}; i++)
+    if (!buf[i]) bad = 1;
+  if (bad) fprintf(stderr, "rank %d: error: out of memory for its buffers\\n", rank);
+  else if (in) bad = read_inputs(in, rank, buf, bytes);
+  else {{
+{chr(10).join(fill)}
+  }}
+  /* Before each timed run every slot gets back the state as read. */
+  for (int i = 0; i < {k} && repeat && !bad; i++) {{
+    saved[i] = malloc(bytes[i] ? bytes[i] : 1);
+    if (!saved[i]) {{ fprintf(stderr, "rank %d: error: out of memory for the copy --repeat restores\\n", rank); bad = 1; }}
+    else memcpy(saved[i], buf[i], bytes[i]);
+  }}
+  int failed = coll_mpi_count(bad);
+  if (failed) return stop(rank, failed, "could not read their inputs (see above): nothing was run, no file was written");
+  {call};
+  double worst = 0;
+  for (long r = 0; r < repeat; r++) {{
+    for (int i = 0; i < {k}; i++) memcpy(buf[i], saved[i], bytes[i]);
+    coll_mpi_barrier();
+    double t0 = coll_mpi_wtime();
+    {call};
+    double t = coll_mpi_wtime() - t0;
+    if (t > worst) worst = t;
+  }}
+  if (repeat && rank == 0) printf("rank 0: slowest of %ld runs %.3f ms\\n", repeat, worst * 1e3);
+  if (out) {{
+    char path[4096], tmp[4200];
+    bad = snprintf(path, sizeof path, "%s%d.bin", out, rank) >= (int)sizeof path;
+    if (bad) fprintf(stderr, "rank %d: error: the --out prefix is too long\\n", rank);
+    snprintf(tmp, sizeof tmp, "%s.coll-tmp-%ld", path, (long)getpid());
+    if (!bad) bad = write_outputs(tmp, rank, buf, bytes);
+    failed = coll_mpi_count(bad);
+    if (failed) {{
+      unlink(tmp);
+      return stop(rank, failed, "could not write their outputs (see above): no output file was written");
+    }}
+    bad = rename(tmp, path) != 0;
+    if (bad) {{
+      fprintf(stderr, "rank %d: error: cannot rename %s to %s: %s\\n", rank, tmp, path, strerror(errno));
+      unlink(tmp);
+    }}
+    failed = coll_mpi_count(bad);
+    if (failed) {{
+      if (rank == 0) fprintf(stderr, "error: %d rank(s) could not put their output file in place; the other "
+                             "ranks' files are written\\n", failed);
+      coll_mpi_finalize();
+      return 1;
+    }}
+  }}
+  coll_mpi_finalize();
+  return 0;
+}}
+"""
+
+
+def build_executable(prog, module_op, executable, out_dir):
+    """Links `module_op` (the LLVM dialect of MpiProgram `prog`) with the
+    main of its FileLayout into `executable`."""
+    from ...core.errors import PassError
+    from . import toolchain
+    from mlir import ir
+    strided = [i for i, s in enumerate(prog.rank_specs) if s.layout is not None]
+    if strided:  # the main allocates each slot as a dense buffer of its shape
+        s = prog.rank_specs[strided[0]]
+        entry = ir.SymbolTable(module_op)[prog.entry]
+        raise PassError(f"mpi-exe takes arguments with the identity layout; argument {strided[0]} of each rank is "
+                        f"{s} with the static layout offset {s.layout[0]}, strides {list(s.layout[1])} (a window "
+                        "of a larger buffer: coll-run --backend=mpi runs it)", entry.location)
+    main = out_dir / "main.c"
+    main.write_text(main_source(FileLayout.of(prog)))
+    toolchain.build(module_op, executable, prog.mpi, executable_main=main)

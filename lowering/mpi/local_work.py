@@ -1,0 +1,183 @@
+"""Where a global view's local work runs under MPI: each op on the ranks
+that need it (coll-to-mpi, to_mpi.py, clones it into their cases).
+
+A buffer that an explicit op works on is its device's (the lowering cast
+it to #coll.device<d>). Walking the function backwards, a local op runs on
+the rank of each device buffer it touches and on every rank that later
+reads what it writes (a buffer, or a value it defines): work on inputs
+that several devices read (a weight) runs on each rank that needs it, so
+nothing moves between ranks outside the collectives. Work that touches no
+device's buffer and that no rank needs (an output computed from inputs
+alone) runs on rank 0, as does an argument nothing uses; a memref.dealloc
+runs on every rank that has its buffer. Ops without effects (constants,
+allocations, arith) are not placed: a rank clones them where it uses
+them, and what they are computed from runs there too.
+
+Refused, located at the op: one that touches two devices' buffers, or one
+device's buffer while another rank needs it (data moves between ranks only
+through collectives), an argument written on several ranks (each would
+write its own copy, and the global view has one), and a buffer that is
+one device's in a collective and another's in the next.
+"""
+from mlir import ir
+
+from ...analysis.effects import flat_effects, host_effects
+from ...core.errors import PassError
+from ...ir.types import device_of
+from ...ir.views import VIEW_OPS, root_of
+
+# Top-level ops of an explicit program that are not local work.
+_PROGRAM_OPS = ("func.return",)
+
+
+def _device(value):
+    try:
+        return device_of(value.type)
+    except ValueError:  # not a memref
+        return None
+
+
+def is_local(op):
+    """Whether a top-level op of an explicit global view is local work to
+    place (it touches memory, or holds regions)."""
+    name = op.name
+    if name.startswith("coll.") or name in VIEW_OPS or name in _PROGRAM_OPS:
+        return False
+    return bool(len(op.regions)) or flat_effects(op) != ([], [])
+
+
+def used_values(op):
+    """The values `op` uses: its operands, then those its nested ops take
+    from above it, each once."""
+    inside, used = set(), list(op.operands)
+
+    def define(inner):
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(block.arguments)
+        if inner != op:
+            inside.update(inner.results)
+        return ir.WalkResult.ADVANCE
+
+    def use(inner):
+        if inner != op:
+            used.extend(v for v in inner.operands if v not in inside)
+        return ir.WalkResult.ADVANCE
+    op.walk(define)
+    op.walk(use)
+    return list(dict.fromkeys(used))
+
+
+def _touched(op):
+    """(roots read, roots written) by local op `op`; every memref it uses
+    both, when its effects are not known."""
+    eff = host_effects(op)
+    if eff is None:
+        mems = [root_of(v)[0] for v in used_values(op) if isinstance(v.type, ir.MemRefType)]
+        return mems, mems
+    reads, writes = ([root_of(v)[0] for v, _, _ in side] for side in eff)
+    # A write that does not cover the buffer keeps what it does not write:
+    # the op needs the earlier writes too (as it needs what it reads).
+    return list(dict.fromkeys(reads + writes)), list(dict.fromkeys(writes))
+
+
+def _owners(ops):
+    """{root buffer: device} of the buffers explicit ops work on: what each
+    cast to #coll.device<d> (and each coll.alloc) places."""
+    owner = {}
+    for op in ops:
+        if op.name == "memref.memory_space_cast" or op.name == "coll.alloc":
+            d = _device(op.results[0])
+            if d is None:
+                continue
+            root = root_of(op.results[0] if op.name == "coll.alloc" else op.operands[0])[0]
+            if owner.setdefault(root, d) != d:
+                what = f"argument #{root.arg_number}" if isinstance(root.owner, ir.Block) else "this buffer"
+                raise PassError(f"{what} is device {owner[root]}'s in an earlier collective and device {d}'s "
+                                "here: under MPI each buffer lives on one rank; expected every buffer on one "
+                                "device throughout", op.location)
+    return owner
+
+
+def _pure(value):
+    """The op without effects that defines `value` (cloned where it is
+    used, to_mpi.py), or None."""
+    op = value.owner
+    if isinstance(op, ir.Block):
+        return None
+    op = getattr(op, "operation", op)
+    return None if is_local(op) else op
+
+
+class Placement:
+    """`ranks[op]`: the ranks local op `op` runs on; `arg_ranks[i]`: those
+    that hold argument i (a device's, or an input several ranks read);
+    `written`: the arguments local work writes."""
+
+    def __init__(self, func_op, ops):
+        block = func_op.regions[0].blocks[0]
+        owner = _owners(ops)
+        local = [op for op in ops if is_local(op)]
+        self.ranks, self.written = {}, set()
+        need_root, need_value, touched = {}, {}, {}
+        frees = [op for op in local if op.name == "memref.dealloc"]
+        for op in reversed(local):
+            if op in frees:  # placed last: wherever its buffer is
+                continue
+            reads, writes = _touched(op)
+            mine = {owner[b] for b in reads if b in owner}
+            if len(mine) > 1:
+                raise PassError(f"'{op.name}' works on the buffers of devices {sorted(mine)}: local work is on "
+                                "one device's buffers (data moves between devices only through collectives); "
+                                "expected each device's work on its own buffers", op.location)
+            ranks = set(mine)
+            for b in writes:
+                ranks |= need_root.get(b, set())
+            for res in op.results:
+                ranks |= need_value.get(res, set())
+            if mine and ranks != mine:
+                other = sorted(ranks - mine)
+                raise PassError(f"'{op.name}' works on device {min(mine)}'s buffers, and device(s) {other} "
+                                "use what it writes: data moves between devices only through collectives; "
+                                "expected each device's work on its own buffers", op.location)
+            ranks = ranks or {0}
+            self.ranks[op] = ranks
+            for b in reads:
+                need_root.setdefault(b, set()).update(ranks)
+                touched.setdefault(b, set()).update(ranks)
+            for v in used_values(op):
+                self._need(v, ranks, need_value)
+            for b in writes:
+                if isinstance(b.owner, ir.Block) and b.owner == block:
+                    self.written.add(b.arg_number)
+        for op in frees:
+            root = root_of(op.operands[0])[0]
+            self.ranks[op] = touched.get(root) or ({owner[root]} if root in owner else {0})
+        self.arg_ranks = {}
+        for a in block.arguments:
+            held = set(touched.get(a, ()))
+            if a in owner:
+                held.add(owner[a])
+            # An argument nothing uses is rank 0's, as work no device needs.
+            self.arg_ranks[a.arg_number] = held or {0}
+        for op in local:
+            for b in _touched(op)[1]:
+                if isinstance(b.owner, ir.Block) and len(self.arg_ranks.get(b.arg_number, ())) > 1:
+                    raise PassError(f"'{op.name}' writes argument #{b.arg_number}, which ranks "
+                                    f"{sorted(self.arg_ranks[b.arg_number])} hold (each would write its "
+                                    "own copy, and the global view has one); expected an argument written "
+                                    "by one device's work", op.location)
+
+    @staticmethod
+    def _need(value, ranks, need_value):
+        """Records that `ranks` use `value`, and what it is computed from
+        through ops without effects (a scalar a load gives, through
+        arith): the ops that define those run there too."""
+        have = need_value.setdefault(value, set())
+        if ranks <= have:
+            return
+        have |= ranks
+        op = _pure(value)
+        if op is not None:
+            for v in used_values(op):
+                Placement._need(v, ranks, need_value)
