@@ -5,7 +5,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup demo test lit report clean
+.PHONY: setup demo test lint lit report clean
 
 $(STAMP): pyproject.toml
 	@command -v cc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev; }
@@ -48,6 +48,16 @@ test: setup
 	  echo "MPI collectives under coll-shuffle{seed=$$s}"; \
 	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_mpi_collectives.py || exit 1; \
 	done
+
+# the package's subpackages (-p coll would recurse through build/typecheck/coll)
+PACKAGES := ir core collectives passes analysis frontends execution lowering tools fuzz
+
+# The linter and the type checker (pyproject.toml [tool.ruff], [tool.mypy]).
+# mypy reads the package as `coll` through build/typecheck/coll -> here.
+lint: setup
+	@mkdir -p build/typecheck && ln -sfn $(CURDIR) build/typecheck/coll
+	$(BIN)/ruff check .
+	$(BIN)/mypy -m coll $(addprefix -p coll.,$(PACKAGES))
 
 # bench/report.md + bench/report/*.png: calibrates the CPU profile, then
 # schedule quality, compile time, CPU runs and the auto validation grid.
