@@ -10,6 +10,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..driver import lower
+from ...passes.blas_contractions import linked_libraries
 from ...execution.measure import check_repeat
 from ...execution.memory import require
 from ...execution.signature import check_arrays, staged_all
@@ -144,7 +145,7 @@ class CpuProgram:
 
 
 def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
-          scratch=None, nontemporal=None, profile=None):
+          scratch=None, nontemporal=None, profile=None, blas=True):
     """The CpuProgram of `module` (parsed, in the current Context).
     `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
     back end's (auto by the cost model), "": none (the reference rule)."""
@@ -152,12 +153,12 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shu
         nontemporal = NONTEMPORAL
     low = lower(module.operation, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
-                nontemporal=nontemporal or None)
+                nontemporal=nontemporal or None, blas=blas)
     # Scratch lives as long as the program, the arguments are the caller's.
     require(low.scratch + sum(s.nbytes for s in specs),
             f"running @{name} on the CPU ({len(specs)} argument buffers and "
             f"{low.scratch} bytes of scratch)")
-    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
+    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + linked_libraries(module.operation))
     prog = CpuProgram(engine, name, specs, n_inputs, low.strategies, low.traffic, None)
     prog.pipeline = low.pipeline
     return prog
