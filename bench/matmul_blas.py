@@ -5,11 +5,17 @@ round by round.
 
     python bench/matmul_blas.py [--sizes 256,512,1024,2048,4096] [--rounds 3] [--repeat 5]
                                 [--threads N] [--loops SIZE,...]
+    python bench/matmul_blas.py --mpi [--ranks 2] [--sizes ...]
 
 `--threads N`: OpenBLAS threads of coll's library (scipy_openblas_set_num_threads;
 default: OpenBLAS's own, one per core, as numpy's). `--loops`: also time
 the route without the library (coll-run --blas=off: convert-linalg-to-loops)
 at these sizes (slow: keep them small).
+
+`--mpi`: the threads per rank under mpirun. Each of --ranks ranks runs the
+matmul (the SPMD form, an all_reduce of one element after it); the time
+of the slowest rank with OPENBLAS_NUM_THREADS=1 (the mpi runtime's
+default) against as many threads as cores, interleaved.
 """
 import ctypes
 import os
@@ -25,6 +31,38 @@ func.func @mm(%a: memref<{n}x{n}xf32>, %b: memref<{n}x{n}xf32>, %c: memref<{n}x{
   return
 }}
 """
+
+
+SPMD = """
+func.func @mm(%a: memref<{n}x{n}xf32>, %b: memref<{n}x{n}xf32>, %c: memref<{n}x{n}xf32>, %s: memref<1xf32>)
+    attributes {{coll.ranks = {ranks} : i64, llvm.emit_c_interface}} {{
+  linalg.matmul ins(%a, %b : memref<{n}x{n}xf32>, memref<{n}x{n}xf32>) outs(%c : memref<{n}x{n}xf32>)
+  %t = "coll.all_reduce"(%s, %s) {{devices = array<i64: {devices}>, kind = "sum",
+      operandSegmentSizes = array<i32: 1, 1, 0>}} : (memref<1xf32>, memref<1xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}}
+"""
+
+
+def mpi_table(sizes: list[int], ranks: int, rounds: int, repeat: int) -> None:
+    from coll.backends import mpi
+    cores = os.cpu_count()
+    print(f"# f32 matmul n x n on each of {ranks} ranks (mpirun), slowest rank, {rounds} rounds x {repeat} calls, "
+          f"median; load {os.getloadavg()[0]:.2f}, {cores} cpus")
+    print(f"{'n':>6s} {'1 thread GFLOP/s':>17s} {f'{cores} threads GFLOP/s':>18s}  (per rank)")
+    for n in sizes:
+        prog = mpi.compile(SPMD.format(n=n, ranks=ranks, devices=", ".join(map(str, range(ranks)))))
+        rng = np.random.default_rng(n)
+        args = [rng.standard_normal((n, n), np.float32) for _ in range(3 * ranks)] + \
+            [np.zeros(1, np.float32) for _ in range(ranks)]
+        per = {1: [], cores: []}
+        for _ in range(rounds):
+            for threads in per:
+                times = prog.launch([a.copy() for a in args], [], repeat, env={"OPENBLAS_NUM_THREADS": str(threads)})
+                per[threads].append(_median(times))
+        flop = 2.0 * n ** 3
+        print(f"{n:6d} {flop / _median(per[1]) / 1e9:17.1f} {flop / _median(per[cores]) / 1e9:18.1f}", flush=True)
 
 
 def _median(xs: list[float]) -> float:
@@ -77,7 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--loops", default="", help="sizes at which to time the loops too (comma-separated)")
+    ap.add_argument("--mpi", action="store_true", help="threads per rank under mpirun (see above)")
+    ap.add_argument("--ranks", type=int, default=2)
     a = ap.parse_args(argv)
+    if a.mpi:
+        mpi_table([int(s) for s in a.sizes.split(",")], a.ranks, a.rounds, a.repeat)
+        return 0
     if a.threads is not None:
         set_threads(a.threads)
     table([int(s) for s in a.sizes.split(",")], a.rounds, a.repeat,

@@ -1,5 +1,5 @@
 """coll-blas-contractions: f32/f64 contractions on memrefs become calls to
-OpenBLAS's `cblas_sgemm`/`cblas_dgemm` (the `scipy-openblas32` wheel, whose
+OpenBLAS's `cblas_sgemm`/`cblas_dgemm` (or gemv; the `scipy-openblas32` wheel, whose
 symbols are prefixed `scipy_`), in loops over the dimensions one call does
 not cover.
 
@@ -14,9 +14,10 @@ bf16 programs): the inputs are extended into f32 copies first (products of
 dimension is batch (in a, b and out), m (a, out), n (b, out) or k (a, b;
 reduction); any other use is not a contraction and stays on loops.
 
-One gemm call covers one m, one n and one k dimension (where the op has
-no m or n dimension, one of size 1: a matvec is a gemm with n = 1, which
-OpenBLAS forwards to gemv). Every other dimension (batches, further m/n/k
+One gemm call covers one m, one n and one k dimension; where the op has
+an m but no n dimension (or the reverse), a gemv call (a matvec: this
+OpenBLAS's gemm with n = 1 takes 2.7x its gemv's time at 4096^2 f32), its
+vectors at any non-zero stride. Every other dimension (batches, further m/n/k
 dimensions) is a loop around the call: linalg accumulates (out += a * b),
 so the call has beta = 1 and a further k dimension is one more call on the
 same output. The dimensions are those that cover the most work per call
@@ -47,7 +48,7 @@ from ..ir.walk import find_ops
 
 NARROW = ("bf16", "f16")  # inputs widened to an f32 copy first (_widen)
 PREFIX = "scipy_"  # scipy-openblas32 prefixes every symbol
-GEMM = {"f32": "cblas_sgemm", "f64": "cblas_dgemm"}
+PRECISION = {"f32": "s", "f64": "d"}  # cblas_sgemm, cblas_dgemv, ...
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS_ORDER, CBLAS_TRANSPOSE
 
 # The indexing maps of the named contractions (a, b, out), over their
@@ -122,7 +123,9 @@ class Operand:
 @dataclass(frozen=True)
 class Gemm:
     """One call: out(m, n) += a(m, k) * b(k, n), row-major; `loops`: the
-    other dimensions, a loop each."""
+    other dimensions, a loop each. `layouts`: (transposed, leading
+    dimension) of a, b and out; for a gemv (n is None: b and out are
+    vectors), b's and out's are (False, increment)."""
     a: Operand
     b: Operand
     out: Operand
@@ -131,6 +134,11 @@ class Gemm:
     k: int
     layouts: tuple[tuple[bool, int], tuple[bool, int], tuple[bool, int]]
     loops: tuple[int, ...]
+
+    @property
+    def routine(self) -> str:
+        elem = str(ir.MemRefType(self.out.value.type).element_type)
+        return f"{PREFIX}cblas_{PRECISION[elem]}{'gemv' if self.n is None and self.m is not None else 'gemm'}"
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
@@ -186,7 +194,7 @@ def plan(op: ir.Operation) -> Gemm | None:
         return None
     types = [str(ir.MemRefType(v.type).element_type) if isinstance(v.type, ir.MemRefType) else None
              for v in op.operands]
-    if types[2] not in GEMM or any(t != types[2] and (t not in NARROW or types[2] != "f32") for t in types[:2]):
+    if types[2] not in PRECISION or any(t != types[2] and (t not in NARROW or types[2] != "f32") for t in types[:2]):
         return None
     maps = _maps(op)
     if maps is None or len(maps) != 3:
@@ -211,15 +219,28 @@ def plan(op: ir.Operation) -> Gemm | None:
         return None
     best, work = None, 0
     for m, n, k in product(ms or [None], ns or [None], ks):
+        loops = tuple(d for d in range(n_dims) if d not in (m, n, k))
+        w = sizes.get(m, 1) * sizes.get(n, 1) * sizes[k]
+        if w <= work:
+            continue
+        if (m is None) != (n is None):  # a matrix times a vector: gemv
+            x, y, mm = (a, b, m) if n is None else (b, a, n)
+            layouts = (x.matrix(mm, k), _increment(y, k), _increment(out, mm))
+            if None not in layouts:
+                best, work = Gemm(x, y, out, mm, None, k, layouts, loops), w
+            continue
         for x, y, mm, nn in ((a, b, m, n), (b, a, n, m)):  # out, or out^T = b^T a^T
             layouts = (x.matrix(mm, k), y.matrix(k, nn), out.matrix(mm, nn))
-            if None in layouts or layouts[2][0]:
-                continue
-            w = sizes.get(m, 1) * sizes.get(n, 1) * sizes[k]
-            if w > work:
-                loops = tuple(d for d in range(n_dims) if d not in (m, n, k))
+            if None not in layouts and not layouts[2][0]:
                 best, work = Gemm(x, y, out, mm, nn, k, layouts, loops), w
+                break
     return best
+
+
+def _increment(x: Operand, d: int) -> tuple[bool, int] | None:
+    """A vector along d: its stride as a BLAS increment (not 0)."""
+    inc = x.stride(d) if x.size(d) > 1 else 1
+    return (False, inc) if inc > 0 else None
 
 
 def _widened(x: Operand) -> Operand:
@@ -271,12 +292,16 @@ def _pointer(x: Operand, ivs: dict[int, ir.Value]) -> ir.Value:
 
 
 def _declare(module_op: ir.Operation, name: str, elem: ir.Type) -> None:
+    """cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb,
+    beta, c, ldc) or cblas_?gemv(order, trans, m, n, alpha, a, lda, x,
+    incx, beta, y, incy); enums and sizes are C ints (LP64)."""
     body = module_op.regions[0].blocks[0]
     if any(ir.StringAttr(o.operation.attributes["sym_name"]).value == name
            for o in body.operations if "sym_name" in o.operation.attributes):
         return
     i32, ptr = ir.IntegerType.get_signless(32), ir.Type.parse("!llvm.ptr")
-    args = [i32] * 6 + [elem, ptr, i32, ptr, i32, elem, ptr, i32]
+    head = 4 if name.endswith("gemv") else 6  # the enums and sizes
+    args = [i32] * head + [elem, ptr, i32, ptr, i32, elem, ptr, i32]
     with ir.InsertionPoint.at_block_begin(body), module_op.location:
         func.FuncOp(name, ir.FunctionType.get(args, []), visibility="private")
 
@@ -295,10 +320,14 @@ def _emit(g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
     elem = ir.MemRefType(g.out.value.type).element_type
     (ta, lda), (tb, ldb), (_, ldc) = g.layouts
     one = arith.constant(elem, 1.0)
-    args = [_i32(ROW_MAJOR), _i32(TRANS if ta else NO_TRANS), _i32(TRANS if tb else NO_TRANS),
-            _i32(g.out.size(g.m)), _i32(g.out.size(g.n)), _i32(g.a.size(g.k)),
-            one, _pointer(g.a, ivs), _i32(lda), _pointer(g.b, ivs), _i32(ldb),
-            one, _pointer(g.out, ivs), _i32(ldc)]
+    if g.routine.endswith("gemv"):  # a's rows and columns as stored
+        shape = (g.a.size(g.k), g.a.size(g.m)) if ta else (g.a.size(g.m), g.a.size(g.k))
+        head = [_i32(ROW_MAJOR), _i32(TRANS if ta else NO_TRANS), _i32(shape[0]), _i32(shape[1])]
+    else:
+        head = [_i32(ROW_MAJOR), _i32(TRANS if ta else NO_TRANS), _i32(TRANS if tb else NO_TRANS),
+                _i32(g.out.size(g.m)), _i32(g.out.size(g.n)), _i32(g.a.size(g.k))]
+    args = head + [one, _pointer(g.a, ivs), _i32(lda), _pointer(g.b, ivs), _i32(ldb),
+                   one, _pointer(g.out, ivs), _i32(ldc)]
     func.CallOp([], ir.FlatSymbolRefAttr.get(name), args)
 
 
@@ -311,8 +340,7 @@ def blas_contractions(module_op: ir.Operation) -> None:
         g = plan(op)
         if g is None:
             continue
-        elem = str(ir.MemRefType(g.out.value.type).element_type)
-        name = PREFIX + GEMM[elem]
+        name = g.routine
         _declare(module_op, name, ir.MemRefType(g.out.value.type).element_type)
         with ir.InsertionPoint(op), op.location:
             copies = {x.value: _widen(x.value) for x in (g.a, g.b) if x.narrow}

@@ -25,14 +25,15 @@ NT = ('{indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -
 # c += a @ bt^T; c += p[8:40, 4:28] @ bt^T (a sub-view); c += q[:, ::2] @ b
 # (non-unit inner stride: loops); the all_reduce of c; et^T += c @ w (a
 # column-major output); e[i] += x[i] @ v[i] (batch); y += a @ u (matvec);
-# g += h @ k in f64; f += r @ s in bf16 (f32 output).
+# g += h @ k in f64; f += r @ s in bf16 (f32 output); z += q[:, 5] @ c (a
+# strided vector).
 PROGRAM = f"""
 func.func @f(%a: memref<32x24xf32>, %bt: memref<16x24xf32>, %pp: memref<48x40xf32>, %q: memref<32x48xf32>,
              %b: memref<24x16xf32>, %w: memref<16x8xf32>, %x: memref<2x32x16xf32>, %v: memref<2x16x8xf32>,
              %u: memref<24xf32>, %h: memref<8x12xf64>, %k: memref<12x4xf64>, %r: memref<8x16xbf16>,
              %s: memref<16x4xbf16>,
              %c: memref<32x16xf32>, %et: memref<8x32xf32>, %e: memref<2x32x8xf32>, %y: memref<32xf32>,
-             %g: memref<8x4xf64>, %fo: memref<8x4xf32>)
+             %g: memref<8x4xf64>, %fo: memref<8x4xf32>, %z: memref<16xf32>)
     attributes {{coll.ranks = 2 : i64, llvm.emit_c_interface}} {{
   linalg.generic {NT} ins(%a, %bt : memref<32x24xf32>, memref<16x24xf32>) outs(%c : memref<32x16xf32>) {MAC}
   %sub = memref.subview %pp[8, 4] [32, 24] [1, 1] : memref<48x40xf32> to memref<32x24xf32, strided<[40, 1], offset: 324>>
@@ -49,13 +50,16 @@ func.func @f(%a: memref<32x24xf32>, %bt: memref<16x24xf32>, %pp: memref<48x40xf3
   linalg.matvec ins(%a, %u : memref<32x24xf32>, memref<24xf32>) outs(%y : memref<32xf32>)
   linalg.matmul ins(%h, %k : memref<8x12xf64>, memref<12x4xf64>) outs(%g : memref<8x4xf64>)
   linalg.matmul ins(%r, %s : memref<8x16xbf16>, memref<16x4xbf16>) outs(%fo : memref<8x4xf32>)
+  %col = memref.subview %q[0, 5] [32, 1] [1, 1] : memref<32x48xf32> to memref<32xf32, strided<[48], offset: 5>>
+  linalg.vecmat ins(%col, %c : memref<32xf32, strided<[48], offset: 5>>, memref<32x16xf32>) outs(%z : memref<16xf32>)
   return
 }}
 """
 SHAPES = [((32, 24), "f4"), ((16, 24), "f4"), ((48, 40), "f4"), ((32, 48), "f4"), ((24, 16), "f4"),
           ((16, 8), "f4"), ((2, 32, 16), "f4"), ((2, 16, 8), "f4"), ((24,), "f4"), ((8, 12), "f8"),
           ((12, 4), "f8"), ((8, 16), "bf16"), ((16, 4), "bf16"),
-          ((32, 16), "f4"), ((8, 32), "f4"), ((2, 32, 8), "f4"), ((32,), "f4"), ((8, 4), "f8"), ((8, 4), "f4")]
+          ((32, 16), "f4"), ((8, 32), "f4"), ((2, 32, 8), "f4"), ((32,), "f4"), ((8, 4), "f8"), ((8, 4), "f4"),
+          ((16,), "f4")]
 
 
 def _bf16(x: np.ndarray) -> np.ndarray:
@@ -75,15 +79,16 @@ def _rank_inputs(rng: np.random.Generator) -> list[np.ndarray]:
 def _expected(ranks: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
     want = []
     for xs in ranks:
-        a, bt, pp, q, b, w, x, v, u, h, k, r, s, c, et, e, y, g, fo = [z.copy() for z in xs]
+        a, bt, pp, q, b, w, x, v, u, h, k, r, s, c, et, e, y, g, fo, z = [t.copy() for t in xs]
         r, s = (r.astype(np.uint32) << 16).view(np.float32), (s.astype(np.uint32) << 16).view(np.float32)
         c += a @ bt.T + pp[8:40, 4:28] @ bt.T + q[:, ::2] @ b
         want.append([a, bt, pp, q, b, w, x, v, u, h, k, xs[11], xs[12], c, et, e + x @ v, y + a @ u, g + h @ k,
-                     fo + r @ s])
+                     fo + r @ s, z])
     total = sum(w[13] for w in want)
     for w in want:
         w[13] = total
         w[14] = w[14] + (total @ w[5]).T
+        w[19] = w[19] + w[3][:, 5] @ total
     return want
 
 
