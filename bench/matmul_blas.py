@@ -12,6 +12,12 @@ default: OpenBLAS's own, one per core, as numpy's). `--loops`: also time
 the route without the library (coll-run --blas=off: convert-linalg-to-loops)
 at these sizes (slow: keep them small).
 
+`--transform SIZE,...`: also time upstream's own way at these sizes (multiples
+of 256): the matmul tiled for the caches (64 x 256 x 128) and for registers
+(8 x 32 x 16) with the transform dialect, vectorized, the contraction
+lowered to outer products (FMAs on vector<32xf32>), one thread: what a
+library call is weighed against (passes/blas_contractions.py).
+
 `--mpi`: the threads per rank under mpirun. Each of --ranks ranks runs the
 matmul (the SPMD form, an all_reduce of one element after it); the time
 of the slowest rank with OPENBLAS_NUM_THREADS=1 (the mpi runtime's
@@ -19,6 +25,7 @@ default) against as many threads as cores, interleaved.
 """
 import ctypes
 import os
+from typing import Callable
 import sys
 import time
 
@@ -65,6 +72,63 @@ def mpi_table(sizes: list[int], ranks: int, rounds: int, repeat: int) -> None:
         print(f"{n:6d} {flop / _median(per[1]) / 1e9:17.1f} {flop / _median(per[cores]) / 1e9:18.1f}", flush=True)
 
 
+TRANSFORM = """
+module attributes {{transform.with_named_sequence}} {{
+  {matmul}
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %mm = transform.structured.match ops{{["linalg.matmul"]}} in %root : (!transform.any_op) -> !transform.any_op
+    %t1, %l1:3 = transform.structured.tile_using_for %mm tile_sizes [64, 256, 128]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t2, %l2:3 = transform.structured.tile_using_for %t1 tile_sizes [8, 32, 16]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %t2 : !transform.any_op
+    %f = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {{
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    }} : !transform.any_op
+    transform.apply_patterns to %f {{
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_transpose
+      transform.apply_patterns.vector.lower_broadcast
+      transform.apply_patterns.canonicalization
+    }} : !transform.any_op
+    %h = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }}
+}}
+"""
+
+
+def transform_matmul(n: int) -> Callable[[list[np.ndarray]], None]:
+    """The matmul through upstream's transform dialect (TRANSFORM), JIT-compiled
+    down the CPU route's passes: a function of [a, b, c]."""
+    from mlir import ir
+    from mlir.execution_engine import ExecutionEngine
+    from mlir.passmanager import PassManager
+    from mlir.runtime import get_ranked_memref_descriptor
+    from coll.backends.cpu.route import CPU_TO_LLVM
+    ctx = ir.Context()
+    with ctx:
+        m = ir.Module.parse(TRANSFORM.format(matmul=MATMUL.format(n=n)))
+        PassManager.parse("builtin.module(transform-interpreter)").run(m.operation)
+        for op in list(m.body.operations):
+            if op.operation.name == "transform.named_sequence":
+                op.operation.erase()
+        passes = list(CPU_TO_LLVM)
+        passes.insert(passes.index("reconcile-unrealized-casts"), "convert-ub-to-llvm")  # vector's ub.poison
+        PassManager.parse(f"builtin.module({','.join(passes)})").run(m.operation)
+        engine = ExecutionEngine(m, opt_level=3)
+
+    def call(arrays: list[np.ndarray]) -> None:
+        args = [ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(x))) for x in arrays]
+        engine.invoke("mm", *args)
+    call.keep = (ctx, engine)
+    return call
+
+
 def _median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
@@ -75,12 +139,12 @@ def set_threads(n: int) -> None:
     ctypes.CDLL(str(library())).scipy_openblas_set_num_threads(ctypes.c_int(n))
 
 
-def table(sizes: list[int], rounds: int, repeat: int, loops: list[int]) -> None:
+def table(sizes: list[int], rounds: int, repeat: int, loops: list[int], transform: list[int]) -> None:
     from coll.backends import cpu
     print(f"# f32 C += A @ B, n x n; {rounds} rounds x {repeat} calls, median; load {os.getloadavg()[0]:.2f}, "
           f"{os.cpu_count()} cpus")
     print(f"{'n':>6s} {'coll GFLOP/s':>13s} {'numpy GFLOP/s':>14s} {'coll/numpy':>11s}"
-          + (f" {'loops GFLOP/s':>14s}" if loops else ""))
+          + (f" {'loops GFLOP/s':>14s}" if loops else "") + (f" {'transform GFLOP/s':>18s}" if transform else ""))
     for n in sizes:
         rng = np.random.default_rng(n)
         a, b = rng.standard_normal((n, n), np.float32), rng.standard_normal((n, n), np.float32)
@@ -104,6 +168,19 @@ def table(sizes: list[int], rounds: int, repeat: int, loops: list[int]) -> None:
         if n in loops:
             slow = cpu.compile(MATMUL.format(n=n), blas=False)
             row += f" {flop / _median(slow.time([a, b, c], [], 1)) / 1e9:14.2f}"
+        elif loops:
+            row += f" {'':14s}"
+        if n in transform:
+            fn = transform_matmul(n)
+            c2 = np.zeros((n, n), np.float32)
+            fn([a, b, c2])
+            assert np.allclose(c2, a @ b, rtol=1e-3, atol=1e-3 * n ** 0.5), "the transform-dialect matmul disagrees"
+            times = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                fn([a, b, c2])
+                times.append(time.perf_counter() - t)
+            row += f" {flop / _median(times) / 1e9:18.1f}"
         print(row, flush=True)
 
 
@@ -115,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--loops", default="", help="sizes at which to time the loops too (comma-separated)")
+    ap.add_argument("--transform", default="", help="sizes at which to time the transform-dialect matmul too")
     ap.add_argument("--mpi", action="store_true", help="threads per rank under mpirun (see above)")
     ap.add_argument("--ranks", type=int, default=2)
     a = ap.parse_args(argv)
@@ -124,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.threads is not None:
         set_threads(a.threads)
     table([int(s) for s in a.sizes.split(",")], a.rounds, a.repeat,
-          [int(s) for s in a.loops.split(",") if s])
+          [int(s) for s in a.loops.split(",") if s], [int(s) for s in a.transform.split(",") if s])
     return 0
 
 
