@@ -50,6 +50,7 @@ NARROW = ("bf16", "f16")  # inputs widened to an f32 copy first (_widen)
 PREFIX = "scipy_"  # scipy-openblas32 prefixes every symbol
 PRECISION = {"f32": "s", "f64": "d"}  # cblas_sgemm, cblas_dgemv, ...
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS_ORDER, CBLAS_TRANSPOSE
+INT_MAX = 2 ** 31  # sizes, leading dimensions and increments are C ints (LP64)
 
 # The indexing maps of the named contractions (a, b, out), over their
 # iteration dimensions as upstream orders them (reductions last).
@@ -163,8 +164,7 @@ def _is_mac(op: ir.Operation) -> bool:
         return False
     mul, add, yld = ops
     factors = {ext.get(v, v) for v in mul.operands}
-    return (factors == {a, b} and a != b and len(mul.operands) == 2
-            and {add.operands[0], add.operands[1]} == {c, mul.results[0]}
+    return (factors == {a, b} and {add.operands[0], add.operands[1]} == {c, mul.results[0]}
             and yld.operands[0] == add.results[0])
 
 
@@ -175,13 +175,14 @@ def _operand(value: ir.Value, amap: ir.AffineMap) -> Operand | None:
     t = ir.MemRefType(t)
     dims = []
     for e in amap.results:
-        if not isinstance(e, ir.AffineDimExpr) and not ir.AffineDimExpr.isinstance(e):
+        if not isinstance(e, ir.AffineDimExpr):
             return None
         dims.append(ir.AffineDimExpr(e).position)
     if len(set(dims)) != len(dims) or not t.has_static_shape:
         return None
     strides, _ = t.get_strides_and_offset()
-    if any(ir.ShapedType.is_dynamic_size(s) or s == ir.ShapedType.get_dynamic_stride_or_offset() for s in strides):
+    if any(s == ir.ShapedType.get_dynamic_stride_or_offset() or abs(s) >= INT_MAX for s in strides) or \
+            any(s >= INT_MAX for s in t.shape):
         return None
     return Operand(value, tuple(dims), tuple(t.shape), tuple(strides))
 
@@ -204,6 +205,8 @@ def plan(op: ir.Operation) -> Gemm | None:
         return None
     ops = [_widened(x) if t != types[2] else x for x, t in zip(ops, types)]
     a, b, out = ops
+    if out.value in (a.value, b.value):  # in place: no call may read what it writes
+        return None
     n_dims = maps[0].n_dims
     role = {}
     for d in range(n_dims):

@@ -139,3 +139,21 @@ func.func @stay(%a: memref<16x8xi32>, %b: memref<8x12xi32>, %c: memref<16x12xi32
   linalg.matmul ins(%d, %e : memref<16x8xbf16>, memref<8x12xbf16>) outs(%f : memref<16x12xbf16>)
   return
 }
+
+// -----
+
+// An operand indexed by a constant, not a dimension: stays.
+// CHECK-LABEL: func.func @constant_index
+// CHECK-NOT: call
+// CHECK: linalg.generic
+func.func @constant_index(%a: memref<16x8x2xf32>, %b: memref<8x12xf32>, %c: memref<16x12xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k, 0)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<16x8x2xf32>, memref<8x12xf32>) outs(%c : memref<16x12xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
