@@ -5,14 +5,18 @@ not cover.
 
 Which ops: `linalg.matmul`, `batch_matmul`, `matvec`, `vecmat`, `dot`,
 `batch_matvec` (their indexing maps, or the `indexing_maps` they carry) and
-any `linalg.generic` whose body is `out + a * b` with one output (what
-jaxlib's legalization makes of a `dot_general`), all three operands of one
-element type, f32 or f64, static shapes and static strides; or bf16/f16
-inputs with an f32 output (coll-widen-contractions makes those of JAX's
-bf16 programs): the inputs are extended into f32 copies first (products of
-16-bit floats are exact in f32; XLA's CPU back end computes them so too). Each iteration
-dimension is batch (in a, b and out), m (a, out), n (b, out) or k (a, b;
-reduction); any other use is not a contraction and stays on loops.
+any `linalg.generic` with one output whose body yields `out + x * y`, f32
+or f64 (what jaxlib's legalization makes of a `dot_general`), static
+shapes and static strides. A factor that is an input is read where it
+is; one the body computes from inputs (a bf16 input's extf, as
+coll-widen-contractions makes JAX's bf16 contractions; an elementwise
+producer linalg-fuse-elementwise-ops fused in, such as relu's backward
+mask in a weight gradient) is first computed into a contiguous copy over
+its own dimensions, O(m k) work before the O(m n k) call (products of
+16-bit floats are exact in f32: XLA's CPU back end computes them so too).
+Each iteration dimension is batch (in both factors and out), m (one factor
+and out), n (the other and out) or k (both factors; reduction); any other
+use is not a contraction and stays on loops.
 
 One gemm call covers one m, one n and one k dimension; where the op has
 an m but no n dimension (or the reverse), a gemv call (a matvec: this
@@ -36,6 +40,7 @@ it per shape and has to be tuned per machine. Measured on this 2-core VM
 (bench/matmul_blas.py, f32 1024^2): convert-linalg-to-loops ~0.5 GFLOP/s,
 the OpenBLAS call as fast as numpy's `@` (docs/architecture.md, CPU).
 """
+import math
 from dataclasses import dataclass, replace
 from itertools import product
 from pathlib import Path
@@ -44,12 +49,15 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg, memref, scf
 
 from ..core.registry import register
-from ..ir.walk import find_ops
+from ..ir.walk import clone_remapped, find_ops
 
-NARROW = ("bf16", "f16")  # inputs widened to an f32 copy first (_widen)
 PREFIX = "scipy_"  # scipy-openblas32 prefixes every symbol
 PRECISION = {"f32": "s", "f64": "d"}  # cblas_sgemm, cblas_dgemv, ...
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS_ORDER, CBLAS_TRANSPOSE
+# A call in loops does at least this many multiply-adds, or the op stays on
+# loops (a call costs about what a few hundred of them do: a row-wise sum of
+# squares over 16 elements is no gemm).
+MIN_WORK = 1024
 INT_MAX = 2 ** 31  # sizes, leading dimensions and increments are C ints (LP64)
 
 # The indexing maps of the named contractions (a, b, out), over their
@@ -99,7 +107,10 @@ class Operand:
     dims: tuple[int, ...]
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
-    narrow: bool = False  # bf16/f16: the call reads an f32 copy (_widen)
+    # An expression of several inputs (or an extended bf16 input): its value
+    # in the op's body and the inputs it reads; the call reads a copy.
+    factor: ir.Value | None = None
+    reads: tuple[int, ...] = ()
 
     def size(self, d: int | None) -> int:
         return self.sizes[self.dims.index(d)] if d in self.dims else 1
@@ -150,35 +161,58 @@ def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
                                        for t in texts]
 
 
-def _is_mac(op: ir.Operation) -> bool:
-    """A generic whose body is yield(out + a * b) on its block arguments (a
-    and b extended first where they are narrower: coll-widen-contractions)."""
-    if op.name != "linalg.generic":
-        return True  # a named contraction
+def _product(op: ir.Operation) -> tuple[ir.Value, ir.Value] | None:
+    """The two factors of a body that yields out + x * y (x and y of the
+    output's type), each computed from inputs only by arith/math ops: a
+    named contraction's body (bf16 inputs extended), a generic of
+    jaxlib's, one into which linalg-fuse-elementwise-ops fused elementwise
+    producers (relu's backward mask: select(cmpf(a, b), c, b) * d)."""
     block = op.regions[0].blocks[0]
     ops = [o.operation for o in block.operations]
-    a, b, c = block.arguments
-    ext = {o.results[0]: o.operands[0] for o in ops if o.name == "arith.extf"}
-    ops = [o for o in ops if o.name != "arith.extf"]
-    if [o.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"] or len(ext) > 2:
-        return False
-    mul, add, yld = ops
-    factors = {ext.get(v, v) for v in mul.operands}
-    return (factors == {a, b} and {add.operands[0], add.operands[1]} == {c, mul.results[0]}
-            and yld.operands[0] == add.results[0])
+    out, yld = block.arguments[len(block.arguments) - 1], ops[-1]
+    add = _defining(yld.operands[0]) if len(yld.operands) == 1 else None
+    if add is None or add.name != "arith.addf" or out not in list(add.operands):
+        return None
+    mul = _defining(next(v for v in add.operands if v != out))
+    if mul is None or mul.name != "arith.mulf":
+        return None
+    pure = all(o.name.split(".")[0] in ("arith", "math") and not len(o.regions) for o in ops[:-1])
+    x, y = mul.operands
+    if not pure or out in _reads(x, block) or out in _reads(y, block):
+        return None
+    return x, y
+
+
+def _defining(value: ir.Value) -> ir.Operation | None:
+    """The op that defines `value` (None: a block argument)."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _reads(value: ir.Value, block: ir.Block) -> list[ir.BlockArgument]:
+    """The block arguments `value` is computed from within the block (values
+    from outside it are constants of the body)."""
+    if isinstance(value, ir.BlockArgument):
+        return [value] if value.owner == block else []
+    op = _defining(value)
+    if op is None or op.block != block:
+        return []
+    return [a for v in op.operands for a in _reads(v, block)]
+
+
+def _dims(amap: ir.AffineMap) -> tuple[int, ...] | None:
+    """The dimensions of a map whose results are distinct dimensions."""
+    dims = [ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None for e in amap.results]
+    return tuple(dims) if None not in dims and len(set(dims)) == len(dims) else None
 
 
 def _operand(value: ir.Value, amap: ir.AffineMap) -> Operand | None:
     t = value.type
-    if not isinstance(t, ir.MemRefType):
+    dims = _dims(amap)
+    if not isinstance(t, ir.MemRefType) or dims is None:
         return None
     t = ir.MemRefType(t)
-    dims = []
-    for e in amap.results:
-        if not isinstance(e, ir.AffineDimExpr):
-            return None
-        dims.append(ir.AffineDimExpr(e).position)
-    if len(set(dims)) != len(dims) or not t.has_static_shape:
+    if not t.has_static_shape:
         return None
     strides, _ = t.get_strides_and_offset()
     if any(s == ir.ShapedType.get_dynamic_stride_or_offset() or abs(s) >= INT_MAX for s in strides) or \
@@ -187,26 +221,44 @@ def _operand(value: ir.Value, amap: ir.AffineMap) -> Operand | None:
     return Operand(value, tuple(dims), tuple(t.shape), tuple(strides))
 
 
+def _copied(op: ir.Operation, maps: list[ir.AffineMap], factor: ir.Value, size: dict[int, int]) -> Operand | None:
+    """A factor computed from inputs, as the contiguous copy the call reads
+    (made by _materialize), row-major over the union of its inputs'
+    dimensions."""
+    block = op.regions[0].blocks[0]
+    reads = tuple(sorted({a.arg_number for a in _reads(factor, block)}))
+    each = [_dims(maps[i]) for i in reads]
+    if not reads or None in each:
+        return None
+    dims = tuple(dict.fromkeys(d for ds in each for d in ds))  # in the order of the inputs' axes
+    sizes = tuple(size[d] for d in dims)
+    strides = tuple(int(math.prod(sizes[i + 1:])) for i in range(len(sizes)))
+    return Operand(None, dims, sizes, strides, factor, reads)
+
+
 def plan(op: ir.Operation) -> Gemm | None:
     """The call (and loops) for a contraction, or None to leave it to loops."""
     if op.name != "linalg.generic" and op.name not in NAMED_MAPS:
         return None
-    if len(op.operands) != 3 or len(op.results) or not _is_mac(op):
-        return None
-    types = [str(ir.MemRefType(v.type).element_type) if isinstance(v.type, ir.MemRefType) else None
-             for v in op.operands]
-    if types[2] not in PRECISION or any(t != types[2] and (t not in NARROW or types[2] != "f32") for t in types[:2]):
-        return None
+    n_in = len(op.operands) - 1
     maps = _maps(op)
-    if maps is None or len(maps) != 3:
+    xy = _product(op) if len(op.results) == 0 and maps is not None and len(maps) == n_in + 1 else None
+    out = _operand(op.operands[n_in], maps[n_in]) if xy is not None else None
+    if out is None or str(ir.MemRefType(out.value.type).element_type) not in PRECISION:
         return None
-    ops = [_operand(v, m) for v, m in zip(op.operands, maps)]
-    if None in ops:
+    size = {d: n for v, m in zip(op.operands, maps) for d, n in zip(_dims(m) or (), ir.MemRefType(v.type).shape)}
+    block = op.regions[0].blocks[0]
+    factors = []
+    for f in xy:  # an input as it is, or a copy of what the body computes from inputs
+        direct = isinstance(f, ir.BlockArgument) and f.owner == block
+        factors.append(_operand(op.operands[f.arg_number], maps[f.arg_number]) if direct
+                       else _copied(op, maps, f, size))
+    if None in factors:
         return None
-    ops = [_widened(x) if t != types[2] else x for x, t in zip(ops, types)]
-    a, b, out = ops
-    if out.value in (a.value, b.value):  # in place: no call may read what it writes
+    a, b = factors
+    if any(x.factor is None and x.value == out.value for x in (a, b)):  # in place: a call reads what it writes
         return None
+    ops = [a, b, out]
     n_dims = maps[0].n_dims
     role = {}
     for d in range(n_dims):
@@ -237,6 +289,8 @@ def plan(op: ir.Operation) -> Gemm | None:
             if None not in layouts and not layouts[2][0]:
                 best, work = Gemm(x, y, out, mm, nn, k, layouts, loops), w
                 break
+    if best is not None and best.loops and work < MIN_WORK:
+        return None  # many tiny calls: the loops are faster
     return best
 
 
@@ -246,28 +300,31 @@ def _increment(x: Operand, d: int) -> tuple[bool, int] | None:
     return (False, inc) if inc > 0 else None
 
 
-def _widened(x: Operand) -> Operand:
-    """A bf16/f16 input as the f32 copy the call reads (made by _widen):
-    contiguous, row-major."""
-    strides, step = [], 1
-    for size in reversed(x.sizes):
-        strides.insert(0, step)
-        step *= size
-    return Operand(x.value, x.dims, x.sizes, tuple(strides), narrow=True)
-
-
-def _widen(value: ir.Value) -> ir.Value:
-    """A new f32 buffer holding `value` (bf16/f16) extended: products of
-    16-bit floats are exact in f32, so the sums are XLA's (f32 accumulation)."""
-    t = ir.MemRefType(value.type)
-    f32 = ir.F32Type.get()
-    buf = memref.AllocOp(ir.MemRefType.get(list(t.shape), f32), [], [], alignment=64).result
-    ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
-    op = linalg.GenericOp([], [value], [buf], ir.ArrayAttr.get([ident, ident]),
-                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * t.rank))
-    block = op.regions[0].blocks.append(t.element_type, f32)
+def _materialize(op: ir.Operation, x: Operand, maps: list[ir.AffineMap]) -> ir.Value:
+    """A new buffer holding factor x for every index of its dimensions: a
+    parallel linalg.generic over the inputs it reads, its body the ops of
+    op's body that compute it (a bf16 input's extf; a fused mask)."""
+    elem = x.factor.type
+    buf = memref.AllocOp(ir.MemRefType.get(list(x.sizes), elem), [], [], alignment=64).result
+    rank = len(x.dims)
+    ins = [op.operands[i] for i in x.reads]
+    in_maps = [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(x.dims.index(d)) for d in _dims(maps[i])])
+               for i in x.reads]
+    copy = linalg.GenericOp([], ins, [buf],
+                            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in in_maps + [ir.AffineMap.get_identity(rank)]]),
+                            ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
+    old = op.regions[0].blocks[0]
+    block = copy.regions[0].blocks.append(*[old.arguments[i].type for i in x.reads], elem)
+    mapping = {old.arguments[i]: block.arguments[j] for j, i in enumerate(x.reads)}
+    needed, cone = {x.factor}, []
+    for o in reversed([o.operation for o in old.operations]):
+        if any(r in needed for r in o.results):
+            needed.update(o.operands)
+            cone.insert(0, o)
     with ir.InsertionPoint(block):
-        linalg.YieldOp([arith.extf(f32, block.arguments[0])])
+        for o in cone:
+            clone_remapped(o, ir.InsertionPoint(block), mapping)
+        linalg.YieldOp([mapping[x.factor]])
     return buf
 
 
@@ -346,10 +403,10 @@ def blas_contractions(module_op: ir.Operation) -> None:
         name = g.routine
         _declare(module_op, name, ir.MemRefType(g.out.value.type).element_type)
         with ir.InsertionPoint(op), op.location:
-            copies = {x.value: _widen(x.value) for x in (g.a, g.b) if x.narrow}
-            g = replace(g, a=replace(g.a, value=copies.get(g.a.value, g.a.value)),
-                        b=replace(g.b, value=copies.get(g.b.value, g.b.value)))
-            _emit(g, name, {})
-            for buf in copies.values():
-                memref.DeallocOp(buf)
+            maps = _maps(op)
+            a, b = (replace(x, value=_materialize(op, x, maps)) if x.factor is not None else x for x in (g.a, g.b))
+            _emit(replace(g, a=a, b=b), name, {})
+            for x in (a, b):
+                if x.factor is not None:
+                    memref.DeallocOp(x.value)
         op.erase()

@@ -137,3 +137,33 @@ def test_random_floats_within_f32_rounding():
     want = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
     cpu.compile(text).run([a, b, c], [])
     assert np.abs(c - want).max() < 1e-4
+
+
+def test_a_fused_factor_is_computed_first():
+    """dp_mlp_step's weight gradient after linalg-fuse-elementwise-ops: w +=
+    select(x > z, g, z)^T @ d, one factor an expression of three inputs."""
+    text = """func.func @f(%x: memref<64x32xf32>, %z: memref<64x32xf32>, %g: memref<64x32xf32>, %d: memref<64x16xf32>,
+                        %w: memref<32x16xf32>) attributes {llvm.emit_c_interface} {
+      linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, m)>,
+                                       affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>,
+                                       affine_map<(m, n, k) -> (m, n)>],
+                      iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%x, %z, %g, %d : memref<64x32xf32>, memref<64x32xf32>, memref<64x32xf32>, memref<64x16xf32>)
+          outs(%w : memref<32x16xf32>) {
+      ^bb0(%a: f32, %b: f32, %c: f32, %e: f32, %o: f32):
+        %gt = arith.cmpf ogt, %a, %b : f32
+        %s = arith.select %gt, %c, %b : f32
+        %p = arith.mulf %s, %e : f32
+        %r = arith.addf %o, %p : f32
+        linalg.yield %r : f32
+      }
+      return
+    }"""
+    rng = np.random.default_rng(8)
+    x, z, g = (rng.integers(-3, 4, (64, 32)).astype(np.float32) for _ in range(3))
+    d, w = rng.integers(-3, 4, (64, 16)).astype(np.float32), rng.integers(-3, 4, (32, 16)).astype(np.float32)
+    want = w + np.where(x > z, g, z).T @ d
+    prog = cpu.compile(text)
+    assert "coll-blas-contractions" in prog.pipeline
+    prog.run([x, z, g, d, w], [])
+    assert np.array_equal(w, want)

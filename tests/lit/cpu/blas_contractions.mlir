@@ -157,3 +157,33 @@ func.func @constant_index(%a: memref<16x8x2xf32>, %b: memref<8x12xf32>, %c: memr
   }
   return
 }
+
+// -----
+
+// An elementwise producer fused into the contraction (dp_mlp_step's weight
+// gradient after linalg-fuse-elementwise-ops: relu's backward mask on one
+// factor): the factor is computed into a copy first (the cmpf and select
+// of the body, over the factor's own dimensions k x m), then one call.
+// CHECK-LABEL: func.func @fused_factor
+// CHECK: %[[F:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 : memref<64x32xf32>, memref<64x32xf32>, memref<64x32xf32>) outs(%[[F]] : memref<64x32xf32>)
+// CHECK: arith.cmpf ogt
+// CHECK-NEXT: arith.select
+// CHECK-NEXT: linalg.yield
+// CHECK: call @scipy_cblas_sgemm(%c101_i32, %c112_i32, %c111_i32, %c32_i32, %c16_i32, %c64_i32, %cst, %{{.*}}, %c32_i32, %{{.*}}, %c16_i32, %cst, %{{.*}}, %c16_i32)
+// CHECK: memref.dealloc %[[F]]
+func.func @fused_factor(%x: memref<64x32xf32>, %z: memref<64x32xf32>, %g: memref<64x32xf32>, %d: memref<64x16xf32>,
+                        %w: memref<32x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, m)>,
+                                   affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %z, %g, %d : memref<64x32xf32>, memref<64x32xf32>, memref<64x32xf32>, memref<64x16xf32>) outs(%w : memref<32x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %e: f32, %o: f32):
+    %gt = arith.cmpf ogt, %a, %b : f32
+    %s = arith.select %gt, %c, %b : f32
+    %p = arith.mulf %s, %e : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
