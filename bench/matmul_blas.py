@@ -7,8 +7,9 @@ round by round.
                                 [--threads N] [--loops SIZE,...]
     python bench/matmul_blas.py --mpi [--ranks 2] [--sizes ...]
 
-`--threads N`: OpenBLAS threads of coll's library (scipy_openblas_set_num_threads;
-default: OpenBLAS's own, one per core, as numpy's). `--loops`: also time
+`--threads N`: OpenBLAS threads of coll's library (OPENBLAS_NUM_THREADS, set
+before it loads; default: the CPU runtime's, one: backends/cpu/runtime.py
+one_blas_thread). numpy keeps its own (one per core). `--loops`: also time
 the route without the library (coll-run --blas=off: convert-linalg-to-loops)
 at these sizes (slow: keep them small).
 
@@ -133,12 +134,6 @@ def _median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
 
-def set_threads(n: int) -> None:
-    """OpenBLAS threads of the library coll's programs call."""
-    from coll.passes.blas_contractions import library
-    ctypes.CDLL(str(library())).scipy_openblas_set_num_threads(ctypes.c_int(n))
-
-
 def table(sizes: list[int], rounds: int, repeat: int, loops: list[int], transform: list[int]) -> None:
     from coll.backends import cpu
     print(f"# f32 C += A @ B, n x n; {rounds} rounds x {repeat} calls, median; load {os.getloadavg()[0]:.2f}, "
@@ -199,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.mpi:
         mpi_table([int(s) for s in a.sizes.split(",")], a.ranks, a.rounds, a.repeat)
         return 0
-    if a.threads is not None:
-        set_threads(a.threads)
+    if a.threads is not None:  # read when coll's library loads (numpy, imported above, has read it already)
+        os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
     table([int(s) for s in a.sizes.split(",")], a.rounds, a.repeat,
           [int(s) for s in a.loops.split(",") if s], [int(s) for s in a.transform.split(",") if s])
     return 0
