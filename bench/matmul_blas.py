@@ -8,7 +8,7 @@ round by round.
     python bench/matmul_blas.py --mpi [--ranks 2] [--sizes ...]
 
 `--threads N`: OpenBLAS threads of coll's library (OPENBLAS_NUM_THREADS, set
-before it loads; default: the CPU runtime's, one: backends/cpu/runtime.py
+before it loads; default: the CPU runtime's, one: lowering/cpu/runtime.py
 one_blas_thread). numpy keeps its own (one per core). `--loops`: also time
 the route without the library (coll-run --blas=off: convert-linalg-to-loops)
 at these sizes (slow: keep them small).
@@ -54,7 +54,7 @@ func.func @mm(%a: memref<{n}x{n}xf32>, %b: memref<{n}x{n}xf32>, %c: memref<{n}x{
 
 
 def mpi_table(sizes: list[int], ranks: int, rounds: int, repeat: int) -> None:
-    from coll.backends import mpi
+    from coll.lowering import mpi
     cores = os.cpu_count()
     print(f"# f32 matmul n x n on each of {ranks} ranks (mpirun), slowest rank, {rounds} rounds x {repeat} calls, "
           f"median; load {os.getloadavg()[0]:.2f}, {cores} cpus")
@@ -110,7 +110,7 @@ def transform_matmul(n: int) -> Callable[[list[np.ndarray]], None]:
     from mlir.execution_engine import ExecutionEngine
     from mlir.passmanager import PassManager
     from mlir.runtime import get_ranked_memref_descriptor
-    from coll.backends.cpu.route import CPU_TO_LLVM
+    from coll.lowering.cpu.route import CPU_TO_LLVM
     ctx = ir.Context()
     with ctx:
         m = ir.Module.parse(TRANSFORM.format(matmul=MATMUL.format(n=n)))
@@ -135,7 +135,7 @@ def _median(xs: list[float]) -> float:
 
 
 def table(sizes: list[int], rounds: int, repeat: int, loops: list[int], transform: list[int]) -> None:
-    from coll.backends import cpu
+    from coll.lowering import cpu
     print(f"# f32 C += A @ B, n x n; {rounds} rounds x {repeat} calls, median; load {os.getloadavg()[0]:.2f}, "
           f"{os.cpu_count()} cpus")
     print(f"{'n':>6s} {'coll GFLOP/s':>13s} {'numpy GFLOP/s':>14s} {'coll/numpy':>11s}"

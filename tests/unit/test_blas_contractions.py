@@ -8,7 +8,7 @@ tests/lit/cpu/blas_contractions.mlir."""
 import numpy as np
 import pytest
 
-from coll.backends import cpu, mpi
+from coll.lowering import cpu, mpi
 from coll.passes.blas_contractions import library
 
 pytestmark = pytest.mark.skipif(library() is None, reason="scipy-openblas32 is not installed")
