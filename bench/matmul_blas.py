@@ -181,23 +181,27 @@ def table(sizes: list[int], rounds: int, repeat: int, loops: list[int], transfor
 
 def main(argv: list[str] | None = None) -> int:
     from coll.tools.args import ArgumentParser
+    from coll.tools.argtypes import count, counts
+    sizes = counts(1, 16384)
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="256,512,1024,2048,4096")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--loops", default="", help="sizes at which to time the loops too (comma-separated)")
-    ap.add_argument("--transform", default="", help="sizes at which to time the transform-dialect matmul too")
+    ap.add_argument("--sizes", type=sizes, default=[256, 512, 1024, 2048, 4096])
+    ap.add_argument("--rounds", type=count(1, 100), default=3)
+    ap.add_argument("--repeat", type=count(1, 10000), default=5)
+    ap.add_argument("--threads", type=count(1, 1024), default=None)
+    ap.add_argument("--loops", type=sizes, default=[], help="sizes at which to time the loops too (comma-separated)")
+    ap.add_argument("--transform", type=counts(256, 16384), default=[],
+                    help="sizes at which to time the transform-dialect matmul too (multiples of 256)")
     ap.add_argument("--mpi", action="store_true", help="threads per rank under mpirun (see above)")
-    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--ranks", type=count(1, 8), default=2)
     a = ap.parse_args(argv)
+    if any(n % 256 for n in a.transform):
+        ap.error(f"--transform: sizes must be multiples of 256 (its tiles), got {a.transform}")
     if a.mpi:
-        mpi_table([int(s) for s in a.sizes.split(",")], a.ranks, a.rounds, a.repeat)
+        mpi_table(a.sizes, a.ranks, a.rounds, a.repeat)
         return 0
     if a.threads is not None:  # read when coll's library loads (numpy, imported above, has read it already)
         os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
-    table([int(s) for s in a.sizes.split(",")], a.rounds, a.repeat,
-          [int(s) for s in a.loops.split(",") if s], [int(s) for s in a.transform.split(",") if s])
+    table(a.sizes, a.rounds, a.repeat, a.loops, a.transform)
     return 0
 
 
