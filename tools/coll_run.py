@@ -96,7 +96,8 @@ def _backend_options(args, backend, backends):
     for b in backends.BACKENDS.values():
         for o in b.options:
             if o.dest not in mine and getattr(args, o.dest) is not None:
-                _fail(f"{o.flag} applies to --backend={b.name} only")
+                owners = [x.name for x in backends.BACKENDS.values() if any(p.dest == o.dest for p in x.options)]
+                _fail(f"{o.flag} applies to --backend={' or '.join(owners)} only")
     given = {o.dest: getattr(args, o.dest) for o in backend.options if getattr(args, o.dest) is not None}
     timeout = given.get("timeout")
     if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:

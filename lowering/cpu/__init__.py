@@ -9,7 +9,7 @@ strategies that need peer access run here.
     prog.time(inputs, outputs, 10)    # seconds per run
 """
 from ...ir.ops import PEER_ACCESS, SHARED_MEMORY
-from ..base import Backend
+from ..base import Backend, Option
 
 from .route import CPU_TO_LLVM, route  # noqa: F401 - the route is the back end's
 
@@ -20,26 +20,29 @@ class Cpu(Backend):
     # The cost-model profile `auto` chooses by (analysis/profiles/cpu.json,
     # measured by bench/calibrate_cpu.py), among every strategy it runs.
     profile = "cpu"
+    options = (Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
+                      ("on", "off")),)
 
-    def route(self, module_op=None, tile=None, shuffle_seed=None, scratch=None, nontemporal=None, **_):
-        return route(tile, shuffle_seed, scratch, nontemporal)
+    def route(self, module_op=None, tile=None, shuffle_seed=None, scratch=None, nontemporal=None, blas=True, **_):
+        return route(tile, shuffle_seed, scratch, nontemporal, blas)
 
     def available(self):
         from .runtime import available
         return available()
 
     def build(self, module, name, specs, n_inputs, strategy, threshold, tile=-1, shuffle_seed=None,
-              check_order=True, scratch=None, nontemporal=None, profile=None):
+              check_order=True, scratch=None, nontemporal=None, profile=None, blas=True):
         """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
         order: chaos testing of the ordering), `check_order=False`: an
         explicit-level input runs unchecked (for tests of racy programs);
         `scratch` (static: allocated once per program, heap: at every call),
         `nontemporal` (bytes from which results are streamed; None: this
         machine's last-level cache, 0: never), `profile` (None: `profile`,
-        "": the reference rule) are coll-to-cpu's and auto's."""
+        "": the reference rule) are coll-to-cpu's and auto's; `blas` (True or
+        "on", False or "off"): f32/f64 contractions through OpenBLAS."""
         from .runtime import build
         return build(self, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
-                     scratch, nontemporal, profile)
+                     scratch, nontemporal, profile, blas)
 
 
 BACKEND = Cpu()

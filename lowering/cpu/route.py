@@ -36,12 +36,20 @@ CPU_TO_LLVM = (
 
 
 
-def route(tile=None, shuffle_seed=None, scratch=None, nontemporal=None):
+def blas_elements(blas: bool | str | None = True) -> list[str]:
+    """coll-blas-contractions (f32/f64 contractions as OpenBLAS calls) unless
+    `blas` is False or "off" (the opt-out: coll-run --blas=off), or the
+    library is not installed."""
+    from ...passes.blas_contractions import library
+    return ["coll-blas-contractions"] if blas not in (False, "off") and library() is not None else []
+
+
+def route(tile=None, shuffle_seed=None, scratch=None, nontemporal=None, blas=True):
     """Explicit level -> LLVM dialect for CPU-simulated devices (with
     `shuffle_seed`, the explicit program first put in another valid order
     of its token graph: coll-shuffle; `scratch`: static, the default, or
     heap; `nontemporal`: bytes from which results are streamed; coll-to-cpu's
-    options)."""
+    options; `blas`: contractions through OpenBLAS, blas_elements)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     return elems + [f"coll-to-cpu{options_text(tile=tile, scratch=scratch, nontemporal=nontemporal)}",
-                    "coll-ieee-minmax"] + list(CPU_TO_LLVM)
+                    "coll-ieee-minmax"] + blas_elements(blas) + list(CPU_TO_LLVM)

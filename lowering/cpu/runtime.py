@@ -2,6 +2,7 @@
 called through the C interface on numpy arrays (conventions:
 execution/signature.py)."""
 import ctypes
+import os
 import threading
 import time as _time
 from pathlib import Path
@@ -10,6 +11,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..driver import lower
+from ...passes.blas_contractions import linked_libraries
 from ...execution.measure import check_repeat
 from ...execution.memory import require
 from ...execution.signature import check_arrays, staged_all
@@ -63,6 +65,19 @@ def _runner_utils():
     """libmlir_c_runner_utils.so: memrefCopy, used for non-contiguous copies."""
     lib = Path(ir.__file__).parent / "lib" / "libmlir_c_runner_utils.so"
     return [str(lib)] if lib.exists() else []
+
+
+def one_blas_thread(lib: str) -> None:
+    """OpenBLAS (coll-blas-contractions' calls) on one thread, unless the
+    user set OPENBLAS_NUM_THREADS. The simulated devices run one after
+    another, so more threads could use idle cores, but on this shared
+    2-core machine they wait for each other: dp_mlp_step at bench scale
+    (bench/jax_corpus.py, 8 devices, 64 x 1024 x 1024 gemms) took 100 ms a
+    call with one thread and 470-630 ms with two (load 2, most of it in
+    OpenBLAS's thread handoff, perf), and a lone 1024^2 sgemm ran at 103
+    GFLOP/s on one thread against 60 on two (bench/matmul_blas.py)."""
+    if "OPENBLAS_NUM_THREADS" not in os.environ:
+        ctypes.CDLL(lib).scipy_openblas_set_num_threads(ctypes.c_int(1))
 
 
 def available():
@@ -144,7 +159,7 @@ class CpuProgram:
 
 
 def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
-          scratch=None, nontemporal=None, profile=None):
+          scratch=None, nontemporal=None, profile=None, blas=True):
     """The CpuProgram of `module` (parsed, in the current Context).
     `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
     back end's (auto by the cost model), "": none (the reference rule)."""
@@ -152,12 +167,15 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shu
         nontemporal = NONTEMPORAL
     low = lower(module.operation, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
-                nontemporal=nontemporal or None)
+                nontemporal=nontemporal or None, blas=blas)
     # Scratch lives as long as the program, the arguments are the caller's.
     require(low.scratch + sum(s.nbytes for s in specs),
             f"running @{name} on the CPU ({len(specs)} argument buffers and "
             f"{low.scratch} bytes of scratch)")
-    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils())
+    blas = linked_libraries(module.operation)
+    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + blas)
+    if blas:
+        one_blas_thread(blas[0])
     prog = CpuProgram(engine, name, specs, n_inputs, low.strategies, low.traffic, None)
     prog.pipeline = low.pipeline
     return prog

@@ -11,7 +11,7 @@ share no memory: no strategy that needs peer access runs here.
 """
 from ...core.routes import options_text
 from ..base import Backend, Option
-from ..cpu.route import CPU_TO_LLVM
+from ..cpu.route import CPU_TO_LLVM, blas_elements
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -28,17 +28,18 @@ MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
 )
 
 
-def route(implementation=None, shuffle_seed=None, tag_limit=None):
+def route(implementation=None, shuffle_seed=None, tag_limit=None, blas=True):
     """Explicit level -> the per-rank projection (coll-to-mpi: one module for
     every rank), its combines for the CPU, then the LLVM dialect. An SPMD
     function still here (local work around its collectives) has each
     collective lowered in place to its rank's part (coll-spmd-to-mpi). With
     `shuffle_seed` the explicit program is put in another valid order first
-    (coll-shuffle): the projection posts every rank's messages in it."""
+    (coll-shuffle): the projection posts every rank's messages in it.
+    `blas`: contractions through OpenBLAS (cpu.route.blas_elements)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     return elems + (["coll-spmd-to-mpi", f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}",
                      "coll-mpi-static-scratch", "coll-to-cpu{tile=0}",
-                     "coll-mpi-requests"] + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
+                     "coll-mpi-requests"] + blas_elements(blas) + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 
 
@@ -53,23 +54,25 @@ class Mpi(Backend):
     options = (Option("--ranks", "ranks", int, None,
                       "the number of ranks (default: one per device of the program)"),
                Option("--timeout", "timeout", float, None,
-                      f"seconds a run may take before it is killed (default {DEFAULT_TIMEOUT:g})"))
+                      f"seconds a run may take before it is killed (default {DEFAULT_TIMEOUT:g})"),
+               Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
+                      ("on", "off")))
 
-    def route(self, module_op=None, implementation=None, shuffle_seed=None, tag_limit=None, **_):
-        return route(implementation, shuffle_seed, tag_limit)
+    def route(self, module_op=None, implementation=None, shuffle_seed=None, tag_limit=None, blas=True, **_):
+        return route(implementation, shuffle_seed, tag_limit, blas)
 
     def available(self):
         from .runtime import available
         return available()
 
     def build(self, module, name, specs, n_inputs, strategy, threshold, timeout=DEFAULT_TIMEOUT, out_dir=None,
-              executable=None, shuffle_seed=None, profile=None):
+              executable=None, shuffle_seed=None, profile=None, blas=True):
         """One shared library for every rank (and with `executable`, a path,
         a program for the user's own mpirun); a run not finished within
         `timeout` seconds is killed."""
         from .runtime import build
         return build(self, module, name, specs, n_inputs, strategy, threshold, timeout, out_dir, executable,
-                     shuffle_seed, profile)
+                     shuffle_seed, profile, blas)
 
 
 BACKEND = Mpi()

@@ -150,6 +150,9 @@ int32_t coll_mpi_tag_ub(void);
 int32_t coll_mpi_count(int32_t flag);
 double coll_mpi_wtime(void);
 void _mlir_ciface_{lay.entry}({params});
+/* OpenBLAS (contractions: passes/blas_contractions.py), when linked: one
+   thread per rank, as the mpi runtime sets it; weak, so null without it. */
+void scipy_openblas_set_num_threads(int) __attribute__((weak));
 
 #define K {kk}
 static const unsigned char READS[{lay.ranks}][K] = {_table(reads)};
@@ -288,6 +291,7 @@ int main(int argc, char **argv) {{
     }}
     if (!*v) return usage(argv[0], "%s needs a non-empty value", argv[a - 1]);
   }}
+  if (scipy_openblas_set_num_threads && !getenv("OPENBLAS_NUM_THREADS")) scipy_openblas_set_num_threads(1);
   coll_mpi_init();
   int rank = coll_mpi_rank(), size = coll_mpi_size();
   if (size != {lay.ranks}) {{

@@ -166,6 +166,11 @@ def _mpirun(mpi, job, ranks, env, timeout):
         # cores, load 11: a 4 KiB MPI_Allreduce on 4 ranks took 52 ms
         # spinning, 0.5 ms yielding). The caller's setting wins.
         full_env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    # One OpenBLAS thread per rank: the ranks already fill the cores, and
+    # more threads than cores slow every rank down (bench/matmul_blas.py
+    # --threads; the measurement is in passes/blas_contractions.py). The
+    # caller's setting wins.
+    full_env.setdefault("OPENBLAS_NUM_THREADS", "1")
     t0 = _time.monotonic()
     # stdin from /dev/null: mpirun forwards its stdin to rank 0 and would
     # eat the caller's (a shell loop reading lines would silently end).
@@ -261,7 +266,7 @@ def _kill(proc, job, ranks):
 
 
 def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, out_dir, executable, shuffle_seed,
-          profile):
+          profile, blas=True):
     """The MpiProgram of `module` (parsed, in the current Context)."""
     from mlir import ir
 
@@ -281,7 +286,7 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, 
     # program says only which slots it does not write.
     spmd_inputs = n_inputs if per_rank and GLOBAL_ARGS_ATTR not in entry_op.attributes else None
     low = lower(module.operation, backend, strategy, threshold, profile, check_order=not per_rank,
-                implementation=mpi.implementation, shuffle_seed=shuffle_seed)
+                implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas)
     attrs = ir.SymbolTable(module.operation)[name].attributes
     ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
     global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))

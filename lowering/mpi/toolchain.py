@@ -16,6 +16,7 @@ from mlir import ir
 
 from ...core.errors import PassError
 from ...ir.walk import find_ops
+from ...passes.blas_contractions import linked_libraries
 from ...core.tools import tool
 from ..gpu.nvvm import host_llvm_ir
 
@@ -96,6 +97,8 @@ def build(module_op, out, mpi, executable_main=None):
         if executable_main is not None:
             cmd.append(str(executable_main))
         cmd.append("-lm")  # local work's math (linalg.exp -> expf)
+        for lib in map(Path, linked_libraries(module_op)):  # OpenBLAS (passes/blas_contractions.py)
+            cmd += [str(lib), f"-Wl,-rpath,{lib.parent}"]
         try:
             _run(cmd)
         except PassError as e:

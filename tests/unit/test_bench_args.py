@@ -19,6 +19,8 @@ def bench(script, *args):
 
 @pytest.mark.parametrize("script,args,says", [
     ("mpi_run.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
+    ("matmul_blas.py", ["--sizes", "abc"], "argument --sizes: 'abc' is not an integer"),
+    ("matmul_blas.py", ["--transform", "300"], "--transform: sizes must be multiples of 256"),
     ("mpi_run.py", ["--kib", "-4"], "argument --kib: -4 is out of range; expected 1.."),
     ("mpi_run.py", ["--kib", "1" + "0" * 12], "argument --kib: 1000000000000 is out of range; expected 1.."),
     ("mpi_run.py", ["--json", "/proc/x.json"], "--json: '/proc/x.json' is not writable"),
