@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..ir.ops import COLLECTIVES, view
+from ..ir.ops import COLLECTIVE_NAMES, view
 from ..ir.structured import is_memref, read_operands, structured
 from ..ir.views import VIEW_OPS, constant_int, view_op
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
 ROOT_OPS = UNWRITTEN_ROOTS + ("memref.get_global",)
-ASYNC_OPS = ("coll.copy", "coll.combine") + tuple(COLLECTIVES)
+ASYNC_OPS = ("coll.copy", "coll.combine") + tuple(COLLECTIVE_NAMES)
 # Ops whose memref operands are not memory accesses.
 NO_ACCESS = ("memref.dim", "memref.rank", "memref.extract_strided_metadata",
              "memref.extract_aligned_pointer_as_index", "memref.prefetch")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from ..ir.ops import COLLECTIVES, view
+from ..ir.ops import COLLECTIVE_NAMES, view
 from ..ir.types import device_of, is_token
 from ..ir.views import root_of
 from .stats import nbytes
@@ -121,7 +121,7 @@ def from_function(func_op):
     def visit(op):
         op = op.operation
         name = op.name
-        if not name.startswith("coll.") or name in COLLECTIVES:
+        if not name.startswith("coll.") or name in COLLECTIVE_NAMES:
             return ir.WalkResult.ADVANCE
         v = view(op)
         deps = [index[d] for d in getattr(v, "deps", []) if d in index]

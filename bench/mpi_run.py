@@ -29,8 +29,8 @@ from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.collectives import AllReduce
 from coll.frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
-from coll.passes.choose_strategy import Collective, candidates, pick
-from coll.ir.ops import DEFAULT_THRESHOLD
+from coll.passes.choose_strategy import Instance, candidates, pick
+from coll.collectives.base import DEFAULT_THRESHOLD
 from coll.execution import check
 from coll.lowering import mpi
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
@@ -98,7 +98,7 @@ def judge(p, profile):
                          f"program) and positive times of {', '.join(names)}, got {json.dumps(p)[:80]}")
     best = {n: float(np.median(t)) for n, t in p["times_s"].items()}
     fastest = min(STRATEGIES, key=lambda s: best[s])
-    coll = Collective(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
+    coll = Instance(tuple(range(p["ranks"])), p["kib"] * 1024 // 4, "f32", "sum")
     model = pick(candidates(coll, profile))
     return dict(p, reference_pick=AllReduce.reference_rule(p["ranks"], coll.numel, DEFAULT_THRESHOLD), median_s=best, best_s={n: float(np.min(t)) for n, t in p["times_s"].items()},
                 ratio={s: best[s] / best["MPI_Allreduce"] for s in STRATEGIES}, fastest=fastest,

@@ -39,7 +39,7 @@ from mlir import ir  # noqa: E402
 
 from coll.ir import make_context  # noqa: E402
 from coll.ir.generate import all_reduce_module, collective_module  # noqa: E402
-from coll.ir.ops import COLLECTIVES, OPS  # noqa: E402
+from coll.ir.ops import COLLECTIVE_NAMES, OPS  # noqa: E402
 from coll.ir.walk import find_ops  # noqa: E402
 from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.passes import choose_strategy  # noqa: E402
@@ -167,7 +167,7 @@ def nvlink_picks(ns=(2, 4, 8, 16), sizes=(4 << 10, 256 << 10, 1 << 20, 4 << 20, 
     for n in ns:
         row = [n]
         for b in sizes:
-            coll = choose_strategy.Collective(tuple(range(n)), b // 4, "f32", "sum")
+            coll = choose_strategy.Instance(tuple(range(n)), b // 4, "f32", "sum")
             row.append(choose_strategy.pick(choose_strategy.candidates(coll, nv)))
         rows.append(row)
     return table(["N"] + [validate.human(b) for b in sizes], rows)
@@ -375,8 +375,8 @@ def family_picks(profiles, ns=(4, 8), sizes=(4 << 10, 1 << 20, 64 << 20)):
                 for b in sizes:
                     with make_context():
                         m = ir.Module.parse(family_module(op, n, b)[0])
-                        coll = choose_strategy.Collective.of(
-                            find_ops(m.operation, lambda name: name in COLLECTIVES)[0])
+                        coll = choose_strategy.Instance.of(
+                            find_ops(m.operation, lambda name: name in COLLECTIVE_NAMES)[0])
                         row.append(choose_strategy.pick(choose_strategy.candidates(coll, prof)))
             rows.append(row)
     return rows

@@ -72,7 +72,7 @@ def grid(profile, ns=NS, sizes=SIZES, log=print):
         for nbytes in sizes:
             t0 = time.perf_counter()
             measured = measure(n, nbytes)
-            coll = choose_strategy.Collective(tuple(range(n)), nbytes // 4, "f32", "sum",
+            coll = choose_strategy.Instance(tuple(range(n)), nbytes // 4, "f32", "sum",
                                               peer_access=PEER_ACCESS in CAPABILITIES)
             cands = choose_strategy.candidates(coll, profile, STRATEGIES)
             pick = choose_strategy.pick(cands)

@@ -1,7 +1,8 @@
 """coll.all_gather: outputs[j] = the inputs concatenated along `gather_axis`."""
 import numpy as np
 
-from ..ir.ops import Collective, register_op
+from ..ir.ops import Placement, register_op
+from .base import Collective
 from . import spec
 from .emit import Emitter, block_pairs, blocked_estimate
 
@@ -10,17 +11,13 @@ from .emit import Emitter, block_pairs, blocked_estimate
 class AllGather(Collective):
     """outputs[j] = the inputs concatenated along `gather_axis`."""
     NAME = "coll.all_gather"
-    AXES = ("gather_axis",)
+    PLACEMENT = Placement(gathers="gather_axis")
     HAS_KIND = False
     REPLICATED = True
     SHARD = ("shard.all_gather", {"gather_axis": "gather_axis"})
     STABLEHLO = ("stablehlo.all_gather", {"gather_axis": "all_gather_dim"})
     GEN = ("axis",)
     EMITTER = Emitter
-
-    @staticmethod
-    def result_shape(shape, n, axes):
-        return [d * n if k == axes[0] else d for k, d in enumerate(shape)]
 
     @staticmethod
     def spec(claim, shape):

@@ -10,7 +10,8 @@ bit for bit.
 from mlir import ir
 from mlir.dialects import memref
 
-from ..ir.ops import DEFAULT_THRESHOLD, PEER_ACCESS, Collective, attr_int, buffer_ops, register_op
+from ..ir.ops import EACH, EACH_OR_TO_DEVICE, PEER_ACCESS, Placement, register_op
+from .base import Collective, DEFAULT_THRESHOLD, buffer_ops
 from ..ir.peers import peer_view
 from . import spec
 from .broadcast import broadcast_tree
@@ -56,6 +57,7 @@ class AllReduce(Collective):
     """Every output (or the one on `to_device`) = (+)_i inputs[i]."""
     NAME = "coll.all_reduce"
     IN_PLACE = True
+    PLACEMENT = Placement(EACH, EACH_OR_TO_DEVICE)
     REPLICATED = True
     ATTRS = {"to_device": "the one device that gets the result (single-device output)",
              "threshold": "elements above which the default rule picks ring"}
@@ -63,16 +65,6 @@ class AllReduce(Collective):
     STABLEHLO = ("stablehlo.all_reduce", {})
     GEN = ("kind", "to_device", "threshold", "in_place")
     EMITTER = _Emitter
-
-    to_device = property(lambda self: attr_int(self.operation, "to_device"))
-
-    @classmethod
-    def placement(cls, devices, root=None, to_device=None):
-        return devices, ([to_device] if to_device is not None else devices)
-
-    @classmethod
-    def buffers(cls, n, to_device=None):
-        return (n, 1 if to_device is not None else n)
 
     def outputs_noun(self):
         return "single-device output (to_device)" if self.to_device is not None else "multi-device output"

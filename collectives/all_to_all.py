@@ -2,7 +2,8 @@
 input, concatenated in device order along `concat_axis`."""
 import numpy as np
 
-from ..ir.ops import Collective, register_op
+from ..ir.ops import Placement, register_op
+from .base import Collective
 from . import spec
 from .emit import Emitter, block_pairs, blocked_estimate
 
@@ -12,19 +13,12 @@ class AllToAll(Collective):
     """outputs[j] = block j (along `split_axis`) of every input, concatenated
     in device order along `concat_axis`."""
     NAME = "coll.all_to_all"
-    AXES = ("split_axis", "concat_axis")
-    DIVIDED_AXES = ("split_axis",)
+    PLACEMENT = Placement(scatters="split_axis", gathers="concat_axis")
     HAS_KIND = False
     SHARD = ("shard.all_to_all", {"split_axis": "split_axis", "concat_axis": "concat_axis"})
     STABLEHLO = ("stablehlo.all_to_all", {"split_axis": "split_dimension", "concat_axis": "concat_dimension"})
     GEN = ("split_axis", "concat_axis")
     EMITTER = Emitter
-
-    @staticmethod
-    def result_shape(shape, n, axes):
-        split, concat = axes
-        out = [d // n if k == split else d for k, d in enumerate(shape)]
-        return [d * n if k == concat else d for k, d in enumerate(out)]
 
     @staticmethod
     def spec(claim, shape):

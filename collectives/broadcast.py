@@ -5,7 +5,8 @@ hop from the root) and binomial `tree` (also the second half of the tree
 all_reduce). Each returns the tokens that finish writing the outputs;
 `after` are tokens to start after.
 """
-from ..ir.ops import Collective, register_op
+from ..ir.ops import EACH, Placement, ROOT, register_op
+from .base import Collective
 from . import spec
 from .chunking import chunks
 from .emit import Emitter
@@ -17,9 +18,8 @@ class Broadcast(Collective):
     NAME = "coll.broadcast"
     HAS_KIND = False
     IN_PLACE = True
-    ROOTED = True
+    PLACEMENT = Placement(ROOT, EACH)
     REPLICATED = True
-    PER_DEVICE = "outputs"
     SHARD = ("shard.broadcast", {})
     # The first process of each group is the root (StableHLO's collective_broadcast).
     STABLEHLO = ("stablehlo.collective_broadcast", {})

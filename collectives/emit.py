@@ -14,7 +14,8 @@ from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.ops import Implements, buffer_ops, view
+from ..ir.ops import Implements, view
+from .base import buffer_ops
 from ..ir.kinds import ELEMENTS
 from ..ir.types import device_of, flat_type, numel as numel_of
 from ..ir.verifier import SPMD_RANKS

@@ -18,7 +18,7 @@ takes one.
 import inspect
 
 from ..ir.kinds import KINDS
-from ..ir.ops import OPS, VARIADIC, Collective
+from ..ir.ops import OPS, VARIADIC, CollectiveOp
 from . import COLLECTIVES
 
 HEADER = """\
@@ -81,7 +81,7 @@ def _comment(cls, indent="  "):
 def _signature(cls):
     """(operand groups [(name, base, variadic)], results [(name, base,
     variadic)], attributes [(name, base)]) of an op class."""
-    if issubclass(cls, Collective):
+    if issubclass(cls, CollectiveOp):
         groups = [("inputs", "any", True), ("outputs", "memref", True), ("deps", "token", True)]
         results = [("token", "token", False), ("values", "tensor", True)]
         attrs = ([("kind", "kind")] if cls.HAS_KIND else []) + [("devices", "array")]
@@ -130,7 +130,7 @@ def _operation(cls):
 
 def generate():
     """The text of ir/coll.irdl.mlir."""
-    explicit = [cls for name, cls in OPS.items() if not issubclass(cls, Collective)]
+    explicit = [cls for name, cls in OPS.items() if not issubclass(cls, CollectiveOp)]
     body = [_operation(cls) for cls in list(COLLECTIVES) + explicit]
     return HEADER + "\n" + "\n".join(body) + "}\n"
 

@@ -40,7 +40,8 @@ it still sends.
 """
 import numpy as np
 
-from ..ir.ops import Collective, attr_ints, buffer_ops, register_op
+from ..ir.ops import attr_ints, register_op
+from .base import Collective, buffer_ops
 from . import spec
 from .emit import Emitter
 

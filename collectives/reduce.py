@@ -7,7 +7,8 @@ all_reduce is a tree reduce then a tree broadcast (collectives/all_reduce.py).
 srcs[i] lives on devs[i]; each returns the tokens that finish writing the
 output; `after` are tokens to start after.
 """
-from ..ir.ops import PEER_ACCESS, Collective, register_op
+from ..ir.ops import EACH, PEER_ACCESS, Placement, ROOT, register_op
+from .base import Collective
 from ..ir.peers import peer_view
 from . import spec
 from .chunking import chunks
@@ -19,18 +20,10 @@ class Reduce(Collective):
     """The one output, on `root` (in the group or not), = (+)_i inputs[i]."""
     NAME = "coll.reduce"
     IN_PLACE = True
-    ROOTED = True
+    PLACEMENT = Placement(EACH, ROOT)
     SHARD = ("shard.reduce", {})
     GEN = ("kind", "root", "in_place")
     EMITTER = Emitter
-
-    @classmethod
-    def placement(cls, devices, root=None, to_device=None):
-        return devices, [root]
-
-    @classmethod
-    def buffers(cls, n, to_device=None):
-        return (n, 1)
 
     @classmethod
     def busbw(cls, n):

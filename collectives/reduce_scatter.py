@@ -5,7 +5,8 @@ part (collectives/emit.py).
 """
 import numpy as np
 
-from ..ir.ops import Collective, register_op
+from ..ir.ops import Placement, register_op
+from .base import Collective
 from . import spec
 from .emit import Emitter, block_pairs, blocked_estimate
 
@@ -14,16 +15,11 @@ from .emit import Emitter, block_pairs, blocked_estimate
 class ReduceScatter(Collective):
     """outputs[j] = slice j of (+)_i inputs[i] along `scatter_axis`."""
     NAME = "coll.reduce_scatter"
-    AXES = ("scatter_axis",)
-    DIVIDED_AXES = ("scatter_axis",)
+    PLACEMENT = Placement(scatters="scatter_axis")
     SHARD = ("shard.reduce_scatter", {"scatter_axis": "scatter_axis"})
     STABLEHLO = ("stablehlo.reduce_scatter", {"scatter_axis": "scatter_dimension"})
     GEN = ("kind", "axis")
     EMITTER = Emitter
-
-    @staticmethod
-    def result_shape(shape, n, axes):
-        return [d // n if k == axes[0] else d for k, d in enumerate(shape)]
 
     @staticmethod
     def spec(claim, shape):

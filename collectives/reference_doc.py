@@ -9,7 +9,7 @@ Regenerate with
 import inspect
 
 from ..ir.kinds import ELEMENTS, KINDS
-from ..ir.ops import OPS, Collective
+from ..ir.ops import OPS, CollectiveOp
 from . import COLLECTIVES
 from .irdl import _signature
 
@@ -87,7 +87,7 @@ def generate():
     """The text of docs/ops.md."""
     head = HEADER.format(kinds=", ".join(f"`{k}`" for k in KINDS), elements=", ".join(f"`{e}`" for e in ELEMENTS))
     parts = [head, "# Collective level\n"] + [_collective(c) for c in COLLECTIVES]
-    parts += ["# Explicit level\n"] + [_explicit(c) for c in OPS.values() if not issubclass(c, Collective)]
+    parts += ["# Explicit level\n"] + [_explicit(c) for c in OPS.values() if not issubclass(c, CollectiveOp)]
     return "\n".join(parts)
 
 

@@ -18,7 +18,7 @@ from mlir import ir
 
 from ..collectives import BY_NAME
 from ..ir.kinds import ELEMENTS, KINDS
-from ..ir.ops import COLLECTIVES, OPS, Combine, Implements, attr_ints, view
+from ..ir.ops import COLLECTIVE_NAMES, EACH_OR_TO_DEVICE, OPS, Combine, Implements, attr_ints, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import find_ops
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
@@ -113,7 +113,7 @@ def describe(module, entry=None):
 
 def _describe(func):
     name, specs = read_signature(func)
-    found = _ops(func, lambda n: n in COLLECTIVES)
+    found = _ops(func, lambda n: n in COLLECTIVE_NAMES)
     if len(found) > 1:
         raise WholeProgram(f"@{name} holds {len(found)} collectives; coll-run checks one")
     if found:
@@ -242,7 +242,7 @@ def _describe_claim(func, name, specs, claim):
     the Problem of that collective, checked like one at the collective level."""
     what = claim.collective
     cls = OPS.get("coll." + str(what))
-    if cls is None or cls.NAME not in COLLECTIVES:
+    if cls is None or cls.NAME not in COLLECTIVE_NAMES:
         raise ValueError(f"@{name} claims '{what}', which is no collective coll-run knows")
     ins = list(claim.inputs)
     alias = tuple(ins.index(o) if o in ins else None for o in claim.outputs)
@@ -519,8 +519,17 @@ def check(problem, inputs, outputs):
             good, w = check(sub, xs, ys)
             ok, worst = ok and good, max(worst, w)
         return ok, worst
-    n_out = None if problem.collective or problem.op != "all_reduce" else len(outputs)
-    return Expected(problem, inputs, n_out).verify(outputs)[:2]
+    return Expected(problem, inputs, explicit_outputs(problem, len(outputs))).verify(outputs)[:2]
+
+
+def explicit_outputs(problem, n):
+    """An explicit program's claim of a collective whose outputs are on each
+    device or on one (all_reduce's to_device) has as many as it has (n);
+    else None: the collective's own count."""
+    cls = BY_NAME.get("coll." + problem.op)
+    if problem.collective or cls is None or cls.PLACEMENT.outputs != EACH_OR_TO_DEVICE:
+        return None
+    return n
 
 
 CHUNK = 1 << 20  # elements per block: bounds the float64 temporaries of the reference and the check

@@ -208,7 +208,7 @@ class Runs:
         if depth not in self._expected:
             import dataclasses
             judged = self.problem if depth is None else dataclasses.replace(self.problem, depth=depth)
-            n_out = None if judged.collective or judged.op != "all_reduce" else check._n_out(judged)
+            n_out = check.explicit_outputs(judged, check._n_out(judged))
             self._expected[depth] = check.Expected(judged, self.pristine, n_out)
         return self._expected[depth]
 

@@ -16,7 +16,7 @@ import numpy as np
 from mlir import ir
 
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVES, OPS, view
+from ..ir.ops import COLLECTIVE_NAMES, OPS, view
 from ..ir.walk import find_ops
 from ..analysis.effects import effects
 from ..analysis.order import argument_roles

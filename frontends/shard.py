@@ -49,7 +49,7 @@ SHARD_KINDS = {"sum": "sum", "product": "prod", "max": "max", "min": "min",
 
 # shard op -> (coll op, {coll attribute: shard attribute}, reduces, rooted):
 # each collective's SHARD mapping (coll/collectives/).
-COLLECTIVES = {cls.SHARD[0]: (cls.NAME, cls.SHARD[1], cls.HAS_KIND, cls.ROOTED)
+FROM_SHARD = {cls.SHARD[0]: (cls.NAME, cls.SHARD[1], cls.HAS_KIND, cls.ROOTED)
                for cls in COLLECTIVE_CLASSES if cls.SHARD}
 INDEX_OPS = ("shard.process_linear_index", "shard.process_multi_index", "shard.grid_shape")
 # What shard-partition leaves that carries no work once partitioned.
@@ -243,7 +243,7 @@ class _Function:
 
     # -- the ops -------------------------------------------------------------
     def collective(self, op):
-        name, attrs_of, reduces, rooted = COLLECTIVES[op.name]
+        name, attrs_of, reduces, rooted = FROM_SHARD[op.name]
         _check_static(op)
         g = self.grid(op)
         axes = _ints(op, "grid_axes")
@@ -326,7 +326,7 @@ class _Function:
         for name in _shard_op_names():
             if name in DEAD:
                 s.add(name, self._dead)
-            elif name in COLLECTIVES:
+            elif name in FROM_SHARD:
                 s.add(name, self._converts(self.collective))
             elif name == "shard.all_slice":
                 s.add(name, self._converts(self.all_slice))
@@ -380,7 +380,7 @@ def _erase(op, erase):
 
 def _no_form(op, rewriter):
     raise PassError(f"'{op.name}' has no coll form; coll-from-shard converts "
-                    f"{', '.join(sorted(COLLECTIVES))}, shard.all_slice and the process "
+                    f"{', '.join(sorted(FROM_SHARD))}, shard.all_slice and the process "
                     "index ops (partition with shard-partition first)", op.location)
 
 
@@ -527,7 +527,7 @@ def partitioned(module_op):
     shard.shard annotation): one rank's program, its arguments each rank's
     own (an SPMD function), not global arrays."""
     names = [op.name for op in all_ops(module_op)]
-    return (any(n in COLLECTIVES or n in INDEX_OPS for n in names)
+    return (any(n in FROM_SHARD or n in INDEX_OPS for n in names)
             and "shard.shard" not in names and detect(module_op))
 
 

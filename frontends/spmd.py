@@ -13,10 +13,9 @@ attributes of the per-rank form that the runtimes read are named here.
 """
 from mlir import ir
 
-from ..collectives import AllReduce, Broadcast, Reduce
 from ..core.errors import PassError
 from ..core.registry import register
-from ..ir.ops import COLLECTIVES, attr_int, attr_ints, segment_sizes, view
+from ..ir.ops import COLLECTIVE_NAMES, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
 from ..ir.views import constant_int
 from ..ir.walk import all_ops, clone_remapped, find_ops
@@ -60,15 +59,11 @@ def _global_attrs(op, group):
 
 def global_operands(op, group, wide):
     """(inputs, outputs) of `op`'s global-view collective over `group`, from
-    `wide(value, rank)`: that rank's buffer for this rank's `value`. A
-    broadcast reads only its root's input; a reduce (or to_device) writes
-    only its root's output."""
+    `wide(value, rank)`: that rank's buffer for this rank's `value`, on the
+    ranks its placement names (a buffer on the root: the root's only)."""
     c = view(op)
-    root = view_root(op, group)
-    ins = [wide(c.inputs[0], r) for r in ([root] if isinstance(c, Broadcast) else group)]
-    single = root if isinstance(c, Reduce) else (c.to_device if isinstance(c, AllReduce) else None)
-    outs = [wide(c.outputs[0], r) for r in ([single] if single is not None else group)]
-    return ins, outs
+    ins, outs = c.placement(group, view_root(op, group), c.to_device)
+    return [wide(c.inputs[0], r) for r in ins], [wide(c.outputs[0], r) for r in outs]
 
 
 def view_root(op, group):
@@ -107,7 +102,7 @@ def _expand(func_op, n):
         return wide[value.arg_number][r]
 
     for op in [o.operation for o in block.operations]:
-        if op.name not in COLLECTIVES:
+        if op.name not in COLLECTIVE_NAMES:
             continue
         c = view(op)
         if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
@@ -162,12 +157,12 @@ def _straight_line(func_op):
                         f"{len(blocks)} blocks (control flow)", func_op.location)
     for op in blocks[0].operations:
         op = op.operation
-        if len(op.regions) and find_ops(op, lambda n: n in COLLECTIVES):
+        if len(op.regions) and find_ops(op, lambda n: n in COLLECTIVE_NAMES):
             raise PassError(f"'{op.name}' holds collectives in its regions (control flow that may depend on the "
                             "data or the rank); coll-spmd-to-global expands collectives at the top level and in "
                             "scf.for loops with constant bounds (unrolled): lower it in place with the mpi route "
                             "(coll-spmd-to-mpi)", op.location)
-        if op.name in COLLECTIVES and view(op).is_tensor:
+        if op.name in COLLECTIVE_NAMES and view(op).is_tensor:
             raise PassError(f"'{op.name}' is in the tensor form; bufferize the SPMD function first "
                             "(coll-bufferize, one-shot-bufferize)", op.location)
         if op.name == "func.return" and len(op.operands):
@@ -188,7 +183,7 @@ def _unroll_collective_loops(func_op):
     while True:
         # all_ops lists an outer loop before the ones in it: each clone of an
         # inner loop is then unrolled (and counted) on its own.
-        loops = [op for op in all_ops(func_op) if op.name == "scf.for" and find_ops(op, lambda n: n in COLLECTIVES)]
+        loops = [op for op in all_ops(func_op) if op.name == "scf.for" and find_ops(op, lambda n: n in COLLECTIVE_NAMES)]
         if not loops:
             return
         loop = loops[0]
@@ -261,7 +256,7 @@ def _expand_local(func_op, n):
     ops = [o.operation for o in block.operations]
     for op in ops[:-1]:
         name = op.name
-        if name in COLLECTIVES:
+        if name in COLLECTIVE_NAMES:
             deps = [tokens.get(d, d) for d in view(op).deps]
             made = global_collectives(op, op, lambda v, r: mapping[r][v], deps)
             with ir.InsertionPoint(op), op.location:
@@ -294,7 +289,7 @@ def is_spmd(func_op):
     over several ranks without one (a batch split that XLA's partitioner
     made: every rank runs its block, and nothing moves)."""
     return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and (
-        ranks_of(func_op) > 1 or bool(find_ops(func_op, lambda n: n in COLLECTIVES)))  # nested ones too (a loop)
+        ranks_of(func_op) > 1 or bool(find_ops(func_op, lambda n: n in COLLECTIVE_NAMES)))  # nested ones too (a loop)
 
 
 @register("coll-spmd-to-global",
@@ -309,7 +304,7 @@ def spmd_to_global(module_op):
             if f.name != "func.func" or ranks_of(f) is None:
                 continue
             _unroll_collective_loops(f)
-            if is_spmd(f) or (len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVES)):
+            if is_spmd(f) or (len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVE_NAMES)):
                 _straight_line(f)  # refuses, located, what one clone per rank cannot express
             if is_spmd(f):
                 (_expand_local if has_local_work(f) else _expand)(f, ranks_of(f))
@@ -321,7 +316,7 @@ def has_local_work(func_op):
     block = func_op.regions[0].blocks[0]
     for op in block.operations:
         op = op.operation
-        if op.name in COLLECTIVES:
+        if op.name in COLLECTIVE_NAMES:
             c = view(op)
             if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
                 return True

@@ -64,7 +64,7 @@ KINDS = {"stablehlo.add": "sum", "stablehlo.multiply": "prod", "stablehlo.maximu
 # minimum logical and (its spec): JAX's pmax/pmin of bools.
 BOOL_KINDS = {"sum": "or", "max": "or", "prod": "and", "min": "and"}
 # StableHLO collective -> its coll class (each collective's STABLEHLO mapping, coll/collectives/).
-COLLECTIVES = {cls.STABLEHLO[0]: cls for cls in COLLECTIVE_CLASSES if cls.STABLEHLO}
+FROM_STABLEHLO = {cls.STABLEHLO[0]: cls for cls in COLLECTIVE_CLASSES if cls.STABLEHLO}
 COLLECTIVE_NAMES = tuple(cls.NAME for cls in COLLECTIVE_CLASSES)
 # Ops whose ids are partition ids whenever they have a channel (StableHLO's
 # cross_partition mode); the others need use_global_device_ids for that.
@@ -75,7 +75,7 @@ PERMUTE = BY_NAME["coll.permute"]
 # Known collectives with no coll form.
 NO_FORM = {"stablehlo.send": "coll has no point-to-point send", "stablehlo.recv": "coll has no point-to-point recv"}
 # What the pattern set rewrites (or refuses): collectives and rank reads.
-IMPORTED = {*COLLECTIVES, *NO_FORM, *RANK_OPS, "stablehlo.collective_permute"}
+IMPORTED = {*FROM_STABLEHLO, *NO_FORM, *RANK_OPS, "stablehlo.collective_permute"}
 # A func.call as parse holds it while it is inside a shard_map body.
 DEFERRED_CALL = "coll_stablehlo.call"
 

@@ -27,7 +27,7 @@ from ..ir.types import token_type
 from ..ir.walk import all_ops, clone_remapped
 from .shard import grid_groups
 from .spmd import RANKS_ATTR
-from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, COLLECTIVES, CROSS_PARTITION, DEFERRED_CALL, IMPORTED, KINDS,
+from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, CROSS_PARTITION, FROM_STABLEHLO, DEFERRED_CALL, IMPORTED, KINDS,
                         NO_FORM, PERMUTE, PREFIXES, StableHLOError, through_constraints, attr_dicts,
                         boundary_values, call_target, constant_work, entry, GSPMD_MARKUP, gspmd_of,
                         is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
@@ -233,7 +233,7 @@ class _Importer:
     # -- the collectives ------------------------------------------------------
     def patterns(self):
         s = RewritePatternSet()
-        for name in COLLECTIVES:
+        for name in FROM_STABLEHLO:
             s.add(name, self.collective)
         for name in NO_FORM:
             s.add(name, self.no_form)
@@ -287,7 +287,7 @@ class _Importer:
         return [list(range(n))] if _channel(op) > 0 else None
 
     def collective(self, op, rewriter):
-        cls = COLLECTIVES[op.name]
+        cls = FROM_STABLEHLO[op.name]
         if len(op.operands) != 1 or len(op.results) != 1:
             raise StableHLOError(f"'{op.name}' on {len(op.operands)} operands; expected one (a tuple "
                                  "collective is not imported)", op.location)

@@ -29,7 +29,7 @@ from mlir.dialects import arith, bufferization, memref
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVES, view
+from ..ir.ops import COLLECTIVE_NAMES, view
 from ..ir.views import VIEW_OPS, root_of
 from ..ir.walk import ancestor_in, find_ops
 from ..passes.check_results import RESULT_IDS, RESULT_READERS
@@ -109,7 +109,7 @@ def _ties(op, value):
         return list(op.results) if operands[0] == value else []
     if name in _INSERT_TENSOR_OPS:
         return list(op.results) if operands[1] == value else []
-    if name in COLLECTIVES or name.startswith(("bufferization.", "func.return", "arith.", "math.")) \
+    if name in COLLECTIVE_NAMES or name.startswith(("bufferization.", "func.return", "arith.", "math.")) \
             or name in ("tensor.extract", "tensor.dim", "tensor.empty", "coll.wait", "scf.yield"):
         return []  # reads it (a collective: its results are rewritten to buffers of their own)
     return None
@@ -311,7 +311,7 @@ def _tensor_type(t):
 def has_tensors(module_op):
     """Whether `module_op` holds a tensor collective or a function with
     tensors in its signature: what `route` turns into buffers."""
-    for c in find_ops(module_op, lambda n: n in COLLECTIVES):
+    for c in find_ops(module_op, lambda n: n in COLLECTIVE_NAMES):
         if view(c).is_tensor:
             return True
     for f in find_ops(module_op, "func.func"):
@@ -334,7 +334,7 @@ class _State:
           "or the input's buffer in place, to_tensor restrict of the outputs), for one-shot-bufferize")
 def bufferize(op):
     state = _State()
-    news = [_bufferize_one(c, state) for c in find_ops(op, lambda n: n in COLLECTIVES) if view(c).is_tensor]
+    news = [_bufferize_one(c, state) for c in find_ops(op, lambda n: n in COLLECTIVE_NAMES) if view(c).is_tensor]
     # Last first: a collective that a later one waits on (deps) before any
     # host op needs no wait of its own, the later one's covers it.
     for new in reversed(news):

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from . import classes
+from ..ir.ops import COLLECTIVE_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("auto", "naive", "ring", "all2all")
@@ -390,11 +391,11 @@ def parse_or_none(text):
 
 
 def _coll_buffer_uses(m):
-    """[(op, operand index)] of memref operands of coll.copy/combine/all_reduce."""
+    """[(op, operand index)] of memref operands of coll.copy/combine and the collectives."""
     from mlir import ir
     out = []
     for op in _body_ops(m):
-        if op.name in ("coll.copy", "coll.combine", "coll.all_reduce"):
+        if op.name in ("coll.copy", "coll.combine", *COLLECTIVE_NAMES):
             out += [(op, k) for k, v in enumerate(op.operands) if isinstance(v.type, ir.MemRefType)
                     or str(v.type).startswith("memref<")]
     return out

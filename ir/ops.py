@@ -4,11 +4,13 @@
 op class is a registered `ir.OpView`, so `op.opview` (and iterating a block)
 gives it. The explicit-level ops are defined here; each collective is a
 class of its own file in coll/collectives/, which registers it
-(`register_op`, `register_collectives`): OPS, COLLECTIVE_OPS, COLLECTIVES
+(`register_op`, `register_collectives`): OPS, COLLECTIVE_OPS, COLLECTIVE_NAMES
 and STRATEGIES are filled in place when `coll` is imported (coll/__init__.py
 loads the collectives first), so a module that imported them early still
 sees every op.
 """
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir._mlir_libs import _mlir as _cext
 
@@ -16,7 +18,6 @@ from .peers import home_device
 from .types import device_of
 
 VARIADIC = -1
-DEFAULT_THRESHOLD = 256000  # elements above which the default rules pick ring
 
 # What a back end offers that a strategy may need (a strategy names its
 # needs, a back end its capabilities; coll-choose-strategy and the tools
@@ -24,6 +25,63 @@ DEFAULT_THRESHOLD = 256000  # elements above which the default rules pick ring
 PEER_ACCESS = "peer_access"      # a device reads and writes another's buffers in place
 SHARED_MEMORY = "shared_memory"  # every device is in one address space
 CAPABILITIES = (PEER_ACCESS, SHARED_MEMORY)
+
+# Where a collective's buffers live (Placement.inputs, Placement.outputs).
+EACH = "each"                  # one buffer per device of the group, in `devices` order
+ROOT = "root"                  # one buffer, on the `root` device (in the group or not)
+EACH_OR_TO_DEVICE = "each_or_to_device"  # EACH, or one buffer on `to_device` where the op names it
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a collective's inputs and outputs live, and how an output's
+    shape follows from an input's. Buffer counts, the devices of each
+    buffer, the SPMD view (frontends/spmd.py), the in-place form, coll-gen,
+    coll-perf's sizing and the tests' variants derive from it: no code
+    outside collectives/ asks which collective it holds
+    (tests/unit/test_layers.py)."""
+    inputs: str = EACH
+    outputs: str = EACH
+    scatters: str | None = None  # the axis attribute along which each output holds 1/N of an input
+    gathers: str | None = None   # the axis attribute along which each output holds N inputs
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """Its axis attributes, in the order claims record them."""
+        return tuple(a for a in (self.scatters, self.gathers) if a)
+
+    @property
+    def rooted(self) -> bool:
+        """Whether it has a `root` attribute."""
+        return ROOT in (self.inputs, self.outputs)
+
+    def devices(self, side: str, devices: list[int], root: int | None = None,
+                to_device: int | None = None) -> list:
+        """The devices of its `side` ("inputs" or "outputs") buffers, in order."""
+        where = self.inputs if side == "inputs" else self.outputs
+        if where == ROOT:
+            return [root]
+        if where == EACH_OR_TO_DEVICE and to_device is not None:
+            return [to_device]
+        return list(devices)
+
+    def count(self, side: str, n: int, to_device: int | None = None) -> int:
+        """How many `side` buffers it has over a group of n devices."""
+        return len(self.devices(side, list(range(n)), 0, to_device))
+
+    def single(self, side: str, root: int | None, to_device: int | None) -> int | None:
+        """The one device that holds its `side` buffer, or None (one per device)."""
+        where = self.inputs if side == "inputs" else self.outputs
+        return root if where == ROOT else to_device if where == EACH_OR_TO_DEVICE else None
+
+    def result_shape(self, shape: list[int], n: int, axes: dict[str, int]) -> list[int]:
+        """Each output's shape for inputs of `shape` over n devices."""
+        out = list(shape)
+        if self.scatters:
+            out[axes[self.scatters]] //= n
+        if self.gathers:
+            out[axes[self.gathers]] *= n
+        return out
 
 
 class _Dialect(ir.Dialect):
@@ -39,16 +97,9 @@ except RuntimeError:  # this module imported a second time (under another name)
 # The registry (filled in place by register_op and register_collectives).
 OPS = {}             # op name -> its class
 COLLECTIVE_OPS = []  # the collective classes (register_collectives)
-COLLECTIVES = []     # their op names
+COLLECTIVE_NAMES = []     # their op names
 ASYNC_OPS = []       # ops that return a token that completes later
 STRATEGIES = ["auto"]  # every collective's strategy names (auto: coll-choose-strategy decides)
-
-
-def buffer_ops(n):
-    """The ops of a lowering that do not depend on what it moves: the
-    views of its buffers (a placement cast and a reshape each, 2N buffers
-    at most), the join and the claim; every estimated_ops adds them."""
-    return 4 * n + 4
 
 
 def register_op(cls):
@@ -64,9 +115,9 @@ def register_collectives(classes):
     """The collectives, in the order every listing shows them (the one list
     is coll/collectives/__init__.py)."""
     COLLECTIVE_OPS[:] = classes
-    COLLECTIVES[:] = [cls.NAME for cls in classes]
+    COLLECTIVE_NAMES[:] = [cls.NAME for cls in classes]
     STRATEGIES[:] = ["auto"] + list(dict.fromkeys(s for cls in classes for s in cls.STRATEGIES))
-    ASYNC_OPS[:] = COLLECTIVES + [name for name in ASYNC_OPS if name not in COLLECTIVES]
+    ASYNC_OPS[:] = COLLECTIVE_NAMES + [name for name in ASYNC_OPS if name not in COLLECTIVE_NAMES]
 
 
 def _attr(op, name, cls):
@@ -209,130 +260,57 @@ def segment_sizes(*groups):
     return ir.DenseI32ArrayAttr.get([len(g) for g in groups])
 
 
-class Collective(OpView):
-    """%t = coll.<collective>(inputs..., outputs..., deps...): inputs[i] on
-    devices[i] (one input on `root` where PER_DEVICE is "outputs"), outputs
-    on their devices; it starts after the `deps` tokens. Tensor form: %t,
-    %values... = coll.<collective>(inputs..., deps...) (see `is_tensor`).
+class CollectiveOp(OpView):
+    """%t = coll.<collective>(inputs..., outputs..., deps...): inputs and
+    outputs on the devices its PLACEMENT says, in order; it starts after the
+    `deps` tokens. Tensor form: %t, %values... = coll.<collective>(inputs...,
+    deps...) (see `is_tensor`).
 
-    A subclass (one file in coll/collectives/) states what is that
-    collective's: the class facts below, which the verifier, the IRDL
-    generator and coll-gen read; its strategies (`@Cls.defines`); and the
-    hooks `placement`, `buffers`, `result_shape`, `reference_rule`,
-    `estimated_ops`, `emit`, `spec` (what coll-check-semantics proves),
-    `reference` (numpy), `busbw`, and for attributes of its own
-    `check_attributes`, `parse_array`, `default_arrays`, `zero_outputs`."""
+    What the IR needs of a collective: the class facts below, which the
+    verifier, the IRDL generator and ir/generate.py read, and the hooks
+    `check_attributes`, `default_arrays`, `zero_outputs`. What a collective
+    computes and how it lowers (strategies, spec, numpy reference, frontends'
+    names, coll-gen's options, test samples) is collectives/base.py
+    `Collective`, the class every collective's file subclasses."""
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("deps", VARIADIC))
     READS, WRITES = ("inputs",), ("outputs",)
     HAS_KIND = True    # it reduces (a `kind` attribute)
     IN_PLACE = False   # an output may be an input
-    ROOTED = False     # a `root` device attribute
-    AXES = ()          # its integer axis attributes
-    DIVIDED_AXES = ()  # the axes whose size the group must divide
-    PER_DEVICE = "inputs"  # the group with one buffer per device
+    PLACEMENT = Placement()  # where its buffers live (ROOTED, AXES, ... derive from it)
     REPLICATED = False  # its outputs are replicas of one result (bit-identical)
     ATTRS = {}         # optional attributes beyond strategy: name -> what it means (IRDL doc)
     # Integer-array attributes that are part of what it computes (e.g. a
     # permute's `pairs`): name -> what it means. The claim, coll-gen, the
     # numpy reference, the cost model's candidates and generated modules
-    # carry them (see `arrays`, `parse_array`, `default_arrays`).
+    # carry them (see `arrays`, `default_arrays`).
     ARRAYS = {}
-    SHARD = None       # (upstream shard op, {coll attribute: shard attribute}) for coll-from-shard
-    STABLEHLO = None   # (StableHLO op, {coll attribute: its attribute}) for coll-from-stablehlo
-    GEN = ()           # coll-gen options beyond the common ones
-    EMITTER = None     # the Emitter class its strategies are written in (collectives/emit.py)
-    # Filled by @defines, per class: its strategy names in the order they
-    # were declared (the first is the default of the cost model's ties),
-    # and name -> (function, needs).
+    # Its strategy names, in the order they were declared (the values its
+    # `strategy` attribute may take besides auto; collectives/base.py fills it).
     STRATEGIES = ()
-    _STRATEGIES = {}
+    # Derived from PLACEMENT (__init_subclass__):
+    ROOTED = False         # a `root` device attribute
+    AXES = ()              # its integer axis attributes
+    DIVIDED_AXES = ()      # the axes whose size the group must divide
+    PER_DEVICE = "inputs"  # the group with one buffer per device
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
-        cls.STRATEGIES, cls._STRATEGIES = (), {}
+        p = cls.PLACEMENT
+        cls.ROOTED = p.rooted
+        cls.AXES = p.axes
+        cls.DIVIDED_AXES = (p.scatters,) if p.scatters else ()
+        cls.PER_DEVICE = "outputs" if p.inputs == ROOT else "inputs"
 
-    # -- strategies ------------------------------------------------------------
-    @classmethod
-    def defines(cls, name, needs=()):
-        """Decorator: `fn(emitter)` emits strategy `name`; `needs` are the
-        capabilities (PEER_ACCESS, ...) a back end must offer to run it."""
-        def add(fn):
-            cls._STRATEGIES[name] = (fn, frozenset(needs))
-            cls.STRATEGIES = tuple(cls._STRATEGIES)
-            return fn
-        return add
-
-    @classmethod
-    def needs(cls, name):
-        """The capabilities strategy `name` needs (empty for an unknown name)."""
-        entry = cls._STRATEGIES.get(name)
-        return entry[1] if entry else frozenset()
-
-    @classmethod
-    def runnable(cls, capabilities):
-        """The strategies whose needs `capabilities` meet, in order."""
-        caps = frozenset(capabilities)
-        return tuple(s for s, (_, needs) in cls._STRATEGIES.items() if needs <= caps)
-
-    @classmethod
-    def lowering(cls, name):
-        return cls._STRATEGIES[name][0]
-
-    # -- hooks (defaults) ------------------------------------------------------
     @classmethod
     def short_name(cls):
         """'all_reduce' for coll.all_reduce (what claims and coll-gen name)."""
         return cls.NAME[len("coll."):]
 
-    @staticmethod
-    def result_shape(shape, n, axes):
+    @classmethod
+    def result_shape(cls, shape, n, axes):
         """The shape of each output for inputs of `shape` over n devices
         (axes in AXES order, checked by the verifier)."""
-        return list(shape)
-
-    @classmethod
-    def choose(cls, requested, n, numel, threshold=DEFAULT_THRESHOLD):
-        """An explicit strategy wins; `auto` (or none) is the default rule."""
-        if requested and requested != "auto":
-            return requested
-        return cls.reference_rule(n, numel, threshold)
-
-    @classmethod
-    def reference_rule(cls, n, numel, threshold=DEFAULT_THRESHOLD):
-        """The default strategy without a cost model: ring when large (N > 2,
-        numel > threshold), else direct (tree at N > 2 where there is one)."""
-        names = cls.STRATEGIES
-        if n > 2 and numel > threshold and "ring" in names:
-            return "ring"
-        if n > 2 and "tree" in names:
-            return "tree"
-        return "direct"
-
-    @staticmethod
-    def estimated_ops(strategy, n, shape, axes=()):
-        """(an upper bound on the ops its lowering emits, what the limit
-        message says of the lowering, the advice it gives). The default, for
-        collectives that move whole buffers: at most N^2 copies, a few ops
-        each. A collective that moves blocks along axes counts its real
-        pieces instead (collectives/emit.py blocked_estimate)."""
-        return 4 * n * n + buffer_ops(n), f"({n} devices)", "fewer devices"
-
-    def emit(self, e, strategy):
-        """Emits strategy `strategy` with emitter `e` (self.EMITTER(op))."""
-        self.lowering(strategy)(e)
-
-    @staticmethod
-    def spec(claim, shape):
-        """What coll-check-semantics proves of a claim (collectives/spec.py)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
-        """The numpy reference: [(expected output j, the inputs it reduces
-        or None)] from inputs `x` (`values`: as floats; `fold(xs)` reduces
-        arrays by the kind), `attrs` (axes, root, spmd), n devices, n_out
-        outputs; None for an output it does not define."""
-        raise NotImplementedError
+        return cls.PLACEMENT.result_shape(shape, n, dict(zip(cls.AXES, axes)))
 
     def check_attributes(self, n):
         """What is wrong with its own attributes over a group of n devices
@@ -346,12 +324,6 @@ class Collective(OpView):
         return {a: attr_ints(self.operation, a) for a in self.ARRAYS}
 
     @classmethod
-    def parse_array(cls, name, text, n):
-        """ARRAYS attribute `name` from coll-gen's option text over n
-        devices (ValueError with what is expected)."""
-        raise ValueError(f"{cls.short_name()} has no array attribute '{name}'")
-
-    @classmethod
     def default_arrays(cls, n):
         """{name: list} of the ARRAYS attributes a generated module has by
         default over n devices."""
@@ -363,47 +335,10 @@ class Collective(OpView):
         `spmd`: in an SPMD function (one output, this rank's)."""
         return []
 
-    # The sizes `sample` knows: odd element counts (uneven chunks), fewer
-    # elements than devices (empty chunks), none, rank 0, several tiles.
-    SAMPLE_SIZES = ("uneven", "small", "empty", "scalar", "large")
-
-    @classmethod
-    def sample(cls, n, size="uneven"):
-        """(shape, attrs) of a test instance over n devices for
-        ir/generate.collective_module (the CPU and MPI test grids), or None
-        where `size` does not apply. Without axes: a flat shape (rank 2 or 3
-        on even n). With axes: 2-D, its axes leading on odd n and trailing on
-        even n; a divided axis holds 2 rows a device (1 when small), the
-        other axis 3, 1, 0 or 67 (uneven, small, empty, large). The root in
-        the middle of the group. A collective whose lowering has other
-        corners overrides it."""
-        attrs = {"root": (n - 1) // 2} if cls.ROOTED else {}
-        if not cls.AXES:
-            shape = {"uneven": [13] if n % 2 else [3, 7] if n % 4 else [3, 1, 7], "small": [max(n - 1, 1)],
-                     "empty": [0] if n % 2 else [0, 3], "scalar": [], "large": [1000]}[size]
-            return shape, attrs
-        if size == "scalar":
-            return None
-        lead = n % 2
-        axes = {name: (k + 1 - lead) % 2 for k, name in enumerate(cls.AXES)}
-        divided = {axes[name] for name in cls.DIVIDED_AXES}
-        if len(cls.AXES) == 1:  # collective_module names a lone axis `axis`
-            axes = {"axis": axes[cls.AXES[0]]}
-        rest = iter({"uneven": [3, 5], "small": [1, 1], "empty": [0, 5], "large": [67, 3]}[size])
-        per = 1 if size == "small" else 2
-        shape = [per * n if d in divided else next(rest) for d in range(2)]
-        attrs.update(axes)
-        return shape, attrs
-
-    @classmethod
-    def busbw(cls, n):
-        """nccl-tests' bus bandwidth factor: busbw = algbw * factor."""
-        return (n - 1) / n if n else 0.0
-
     @classmethod
     def buffers(cls, n, to_device=None):
         """(inputs, outputs) over a group of n devices."""
-        return (1 if cls.PER_DEVICE == "outputs" else n, n)
+        return cls.PLACEMENT.count("inputs", n, to_device), cls.PLACEMENT.count("outputs", n, to_device)
 
     def expected_buffers(self, n):
         return self.buffers(n, attr_int(self.operation, "to_device"))
@@ -411,7 +346,8 @@ class Collective(OpView):
     @classmethod
     def placement(cls, devices, root=None, to_device=None):
         """(the devices of its inputs, of its outputs), in order."""
-        return ([root] if cls.PER_DEVICE == "outputs" else devices), devices
+        p = cls.PLACEMENT
+        return p.devices("inputs", devices, root, to_device), p.devices("outputs", devices, root, to_device)
 
     def outputs_noun(self):
         """What its outputs are called in a verifier message."""
@@ -422,6 +358,7 @@ class Collective(OpView):
     strategy = property(lambda self: attr_str(self.operation, "strategy"))
     threshold = property(lambda self: attr_int(self.operation, "threshold"))
     root = property(lambda self: attr_int(self.operation, "root"))
+    to_device = property(lambda self: attr_int(self.operation, "to_device"))
 
     def axis(self, name):
         return attr_int(self.operation, name)
@@ -443,7 +380,7 @@ class Collective(OpView):
         return list(self.operation.results)[1:]
 
     def _placement(self):
-        return self.placement(self.devices, self.root, attr_int(self.operation, "to_device"))
+        return self.placement(self.devices, self.root, self.to_device)
 
     @property
     def input_devices(self):

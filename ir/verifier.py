@@ -11,7 +11,7 @@ from functools import lru_cache
 from mlir import ir
 
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
-from .ops import ASYNC_OPS, COLLECTIVE_OPS, COLLECTIVES, OPS
+from .ops import ASYNC_OPS, COLLECTIVE_OPS, COLLECTIVE_NAMES, OPS
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .errors import LocatedError
 from .kinds import ELEMENTS
@@ -575,7 +575,7 @@ class _Verifier:
 
     def run(self, root):
         handlers = {
-            **{name: self.collective for name in COLLECTIVES}, "coll.alloc": self.alloc,
+            **{name: self.collective for name in COLLECTIVE_NAMES}, "coll.alloc": self.alloc,
             "coll.copy": self.copy, "coll.combine": self.combine,
             "coll.join": self.join, "coll.wait": self.join, "coll.implements": self.implements,
         }

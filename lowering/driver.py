@@ -16,7 +16,7 @@ from ..passes import register as _passes  # noqa: F401
 from . import register as _backend_passes  # noqa: F401
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_OPS, COLLECTIVES, DATA_OPS, PEER_ACCESS, view
+from ..ir.ops import COLLECTIVE_OPS, COLLECTIVE_NAMES, DATA_OPS, PEER_ACCESS, view
 from ..ir.walk import find_ops
 
 
@@ -55,7 +55,7 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
                                    threshold=threshold, profile=profile)
             run(module_op, routes.pipeline(elems))
             front += elems
-    collectives = find_ops(module_op, lambda name: name in COLLECTIVES)
+    collectives = find_ops(module_op, lambda name: name in COLLECTIVE_NAMES)
     asked = [strategy] + [view(op).strategy for op in collectives]
     caps = getattr(backend, "capabilities", frozenset())
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
@@ -71,7 +71,7 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     strategies, traffic = [], None
     if collectives or theirs:
         run(module_op, routes.pipeline(choose))
-        strategies = [view(op).strategy for op in find_ops(module_op, lambda n: n in COLLECTIVES)]
+        strategies = [view(op).strategy for op in find_ops(module_op, lambda n: n in COLLECTIVE_NAMES)]
         run(module_op, routes.pipeline(rest))
         traffic = traffic_bytes(module_op)
     else:
@@ -93,12 +93,12 @@ def _local_work(module_op):
     from ..ir.views import VIEW_OPS
     for f in find_ops(module_op, "func.func"):
         ops = find_ops(f, lambda n: n != "func.func")
-        colls = [op for op in ops if op.name in COLLECTIVES]
+        colls = [op for op in ops if op.name in COLLECTIVE_NAMES]
         if any(op.parent != f for op in colls):
             continue  # a collective in a loop: coll-check-order follows straight-line functions only
-        if any(len(op.regions) and not op.name.startswith("linalg.") for op in ops if op.name not in COLLECTIVES):
+        if any(len(op.regions) and not op.name.startswith("linalg.") for op in ops if op.name not in COLLECTIVE_NAMES):
             continue  # loops of local work (affine.for, scf.for): their writes are not followed (22.1.8 effects)
-        if colls and any(op.name not in COLLECTIVES and op.name not in _NOT_WORK and op.name not in VIEW_OPS
+        if colls and any(op.name not in COLLECTIVE_NAMES and op.name not in _NOT_WORK and op.name not in VIEW_OPS
                          for op in ops):
             return True
     return False

@@ -30,7 +30,7 @@ from mlir import ir
 from ..analysis.order import Checker
 from ..core.errors import PassError
 from ..core.registry import register
-from ..ir.ops import COLLECTIVES
+from ..ir.ops import COLLECTIVE_NAMES
 from ..ir.types import token_type
 from ..ir.walk import find_ops
 from ..collectives.emit import require_memref_form
@@ -113,7 +113,7 @@ def check_module(module_op):
           "Check that every read is ordered after the write it needs, no two unordered ops touch "
           "overlapping bytes (one writing), and the final wait orders every copy and combine")
 def check_order(module_op):
-    for op in find_ops(module_op, lambda n: n in COLLECTIVES):
+    for op in find_ops(module_op, lambda n: n in COLLECTIVE_NAMES):
         require_memref_form(op)
     findings = check_module(module_op)
     if findings:

@@ -36,7 +36,7 @@ from ..core.registry import register
 from ..collectives import COLLECTIVES as COLLECTIVE_OPS
 from ..collectives.spec import Unsupported, aligned as _aligned
 from ..ir.kinds import KINDS
-from ..ir.ops import COLLECTIVES, DATA_OPS, Combine, Copy, Implements, attr_ints, view
+from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, Combine, Copy, Implements, attr_ints, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
@@ -460,7 +460,7 @@ class _Claim:
             self.copy(Copy.of(op))
         elif op.name == Combine.NAME:
             self.combine(Combine.of(op))
-        elif op.name in COLLECTIVES:  # after the claim: what it writes is not followed
+        elif op.name in COLLECTIVE_NAMES:  # after the claim: what it writes is not followed
             self.clobber(op, [(v, None, True) for v in view(op).writes if isinstance(v.type, ir.MemRefType)])
         elif not op.name.startswith("coll."):
             self.host(op)
@@ -706,7 +706,7 @@ def check_module(module_op):
     for func in find_ops(module_op, "func.func"):
         for block in func.regions[0].blocks:
             for claim_op, (ops, tail) in _program(block).items():
-                lowered = [op for op in ops if op.name in COLLECTIVES]
+                lowered = [op for op in ops if op.name in COLLECTIVE_NAMES]
                 if lowered:
                     raise PassError(f"the program claimed here still holds a {lowered[0].name}; lower it "
                                     "first (coll-lower-collectives)", claim_op.location,

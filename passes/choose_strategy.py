@@ -28,16 +28,17 @@ from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
 from ..collectives.all_reduce import DEFAULT_THRESHOLD, AllReduce
 from ..collectives.emit import require_global_view, require_memref_form
-from ..ir.ops import CAPABILITIES, COLLECTIVES, OPS, PEER_ACCESS, view
+from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, OPS, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
 from .lower_collectives import check_size, lower_collectives, size_problem
 
 
 @dataclass(frozen=True)
-class Collective:
-    """What the lowering of one collective depends on (an all_reduce: its
-    flat size; another collective: its shapes and attributes too)."""
+class Instance:
+    """What the lowering of one collective op depends on: a collective that
+    moves whole buffers (no axes), its flat size; one with axes, its shapes
+    too; and its attributes."""
     devices: tuple
     numel: int
     elem: str
@@ -54,17 +55,16 @@ class Collective:
         c = view(op)
         mt = ir.MemRefType(c.inputs[0].type)
         access = peers.enabled(op) or PEER_ACCESS in capabilities
-        if op.name == AllReduce.NAME:
-            return Collective(tuple(c.devices), numel(mt), str(mt.element_type), c.kind,
-                              c.to_device, peer_access=access)
         attrs = tuple((k, c.axis(k)) for k in c.AXES)
         if c.root is not None:
             attrs += (("root", c.root),)
         attrs += tuple((k, tuple(v)) for k, v in c.arrays.items() if v is not None)  # e.g. pairs
-        shapes = (tuple(mt.shape), tuple(ir.MemRefType(c.outputs[0].type).shape),
-                  len(c.inputs), len(c.outputs))
-        return Collective(tuple(c.devices), numel(mt), str(mt.element_type),
-                          c.kind if c.HAS_KIND else None, None, op.name, shapes, attrs, access)
+        shapes = None  # whole buffers: the lowering flattens them
+        if c.AXES:
+            shapes = (tuple(mt.shape), tuple(ir.MemRefType(c.outputs[0].type).shape),
+                      len(c.inputs), len(c.outputs))
+        return Instance(tuple(c.devices), numel(mt), str(mt.element_type),
+                        c.kind if c.HAS_KIND else None, c.to_device, op.name, shapes, attrs, access)
 
     @property
     def capabilities(self):
@@ -80,13 +80,10 @@ class Collective:
 
 def _build(coll, strategy, args):
     """The collective `coll` with `strategy` over the function arguments."""
-    if coll.op == AllReduce.NAME:
-        n = len(coll.devices)
-        return builders.all_reduce(args[:n], args[n:], coll.kind, list(coll.devices),
-                                   strategy=strategy, to_device=coll.to_device)
-    n_in = coll.shapes[2]
-    return builders.collective(coll.op[len("coll."):], args[:n_in], args[n_in:], list(coll.devices),
-                               kind=coll.kind, strategy=strategy, **dict(coll.attrs))
+    cls = OPS[coll.op]
+    n_in = cls.buffers(len(coll.devices), coll.to_device)[0]
+    return builders.collective(cls.short_name(), args[:n_in], args[n_in:], list(coll.devices),
+                               kind=coll.kind, strategy=strategy, to_device=coll.to_device, **dict(coll.attrs))
 
 
 @lru_cache(maxsize=64)
@@ -99,8 +96,8 @@ def candidate_graph(coll, strategy):
             peers.enable(module.operation)
         el = ir.Type.parse(coll.elem)
         if coll.shapes is None:
-            n = len(coll.devices)
-            types = [flat_type(el, coll.numel)] * (n + (1 if coll.to_device is not None else n))
+            n_in, n_out = OPS[coll.op].buffers(len(coll.devices), coll.to_device)
+            types = [flat_type(el, coll.numel)] * (n_in + n_out)
         else:
             ins, outs, n_in, n_out = coll.shapes
             types = [ir.MemRefType.get(list(ins), el)] * n_in + [ir.MemRefType.get(list(outs), el)] * n_out
@@ -132,7 +129,7 @@ def pick(cands):
 
 def choose_by_model(op, profile, capabilities=()):
     """The strategy with the lowest predicted time for collective `op`."""
-    coll = Collective.of(op, capabilities)
+    coll = Instance.of(op, capabilities)
     if len(coll.devices) == 1 or coll.numel == 0:
         return OPS[coll.op].STRATEGIES[0]
     # Candidates over the op limit are not built to be costed; with none
@@ -190,7 +187,7 @@ def choose_strategies(root, strategy="auto", threshold=DEFAULT_THRESHOLD, profil
     caps = parse_capabilities(capabilities) if isinstance(capabilities, str) else tuple(capabilities)
     prof = load_profile(profile)
     chosen = []
-    for op in find_ops(root, lambda name: name in COLLECTIVES):
+    for op in find_ops(root, lambda name: name in COLLECTIVE_NAMES):
         s = choose(op, strategy, threshold, prof, caps)
         module = _module(op)
         if PEER_ACCESS in OPS[op.name].needs(s) and PEER_ACCESS in caps and module is not None:

@@ -17,7 +17,7 @@ from ..collectives.emit import claim, require_global_view, require_memref_form
 from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, peers
-from ..ir.ops import COLLECTIVES as NAMES, PEER_ACCESS, view
+from ..ir.ops import COLLECTIVE_NAMES as NAMES, PEER_ACCESS, view
 from ..ir.types import numel
 from ..ir.walk import find_ops
 

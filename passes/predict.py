@@ -11,8 +11,8 @@ from ..analysis import cost_model, taskgraph
 from ..core.errors import PassError
 from ..core.registry import choice as one_of, register
 from . import choose_strategy as choice
-from ..ir.ops import COLLECTIVES, view
-from ..ir.ops import DEFAULT_THRESHOLD
+from ..ir.ops import COLLECTIVE_NAMES, view
+from ..collectives.base import DEFAULT_THRESHOLD
 from .lower_collectives import reference_rule
 
 
@@ -20,7 +20,7 @@ def _collectives(func_op):
     found = []
 
     def visit(op):
-        if op.operation.name in COLLECTIVES:
+        if op.operation.name in COLLECTIVE_NAMES:
             found.append(op.operation)
         return ir.WalkResult.ADVANCE
     func_op.walk(visit)
@@ -40,7 +40,7 @@ def predictions(module_op, profile, capabilities=()):
     for name, f in taskgraph.functions(module_op):
         ops = _collectives(f)
         for i, op in enumerate(ops):
-            c = choice.Collective.of(op, capabilities)
+            c = choice.Instance.of(op, capabilities)
             threshold = view(op).threshold
             threshold = DEFAULT_THRESHOLD if threshold is None else threshold
             cands = choice.candidates(c, profile)

@@ -167,7 +167,7 @@ def shape_of(cls, size, n, item):
     blocked = bool(cls.AXES)
     if blocked:
         count = max(count - count % n, n)
-    if cls.short_name() == "all_gather":
+    if cls.PLACEMENT.gathers and not cls.PLACEMENT.scatters:  # each output holds n inputs
         return [count // n], count
     return [count], count
 

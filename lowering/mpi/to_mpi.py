@@ -44,7 +44,7 @@ from ...core.errors import PassError
 from ...core.registry import choice, register
 from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, global_collectives, ranks_of
 from ...ir import STRATEGIES
-from ...ir.ops import COLLECTIVES, DATA_OPS, Copy, Implements, attr_ints, segment_sizes, view
+from ...ir.ops import COLLECTIVE_NAMES, DATA_OPS, Copy, Implements, attr_ints, segment_sizes, view
 from ...ir.types import device_of, on_device
 from ...ir.views import VIEW_OPS, constant_int, root_of, same_memory
 from ...ir.walk import clone_remapped, find_ops
@@ -81,7 +81,7 @@ def _rank_slots(func_op, written, placement):
     placed = placement.arg_ranks
     if len(placed) != len(args):
         a = next(a for a in args if a.arg_number not in placed)
-        lowered = not find_ops(func_op, lambda n: n in COLLECTIVES)
+        lowered = not find_ops(func_op, lambda n: n in COLLECTIVE_NAMES)
         raise PassError(f"argument #{a.arg_number} is placed on no device (memref.memory_space_cast to "
                         "#coll.device<i>): "
                         + ("nothing uses it; every argument of a global-view program is a device's buffer"
@@ -337,7 +337,7 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
     block = func_op.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
     for op in ops:
-        if op.name in COLLECTIVES:
+        if op.name in COLLECTIVE_NAMES:
             raise PassError(f"'{op.name}' has no per-rank projection: lower the collectives first "
                             "(coll-lower-collectives)", op.location)
         if op.name == "func.return" and len(op.operands):
@@ -544,7 +544,7 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
     chosen, tags = [], {}
     # Nested ones too: a collective in a loop body becomes its rank's part
     # there, run to completion in each iteration (so the tags can repeat).
-    for op in find_ops(func_op, lambda n: n in COLLECTIVES):
+    for op in find_ops(func_op, lambda n: n in COLLECTIVE_NAMES):
         _same_on_every_rank(op, func_op)
         if view(op).inputs and not isinstance(view(op).inputs[0].type, ir.MemRefType):
             raise PassError(f"'{op.name}' on tensors: bufferize first (coll-bufferize, one-shot-bufferize)",

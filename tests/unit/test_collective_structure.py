@@ -113,11 +113,11 @@ COST_CASES = [("reduce_scatter", [8, 512], {"axis": 0}), ("all_gather", [512], {
 def test_cost_model_covers_every_strategy(op, shape, attrs):
     from coll.analysis import cost_model
     from coll.ir.ops import OPS
-    from coll.passes.choose_strategy import Collective, candidates, choose_strategies
+    from coll.passes.choose_strategy import Instance, candidates, choose_strategies
     nv = cost_model.load_profile("nvlink-h200")
     with make_context():
         m = ir.Module.parse(collective_module(op, 8, shape, "f32", **attrs))
-        c = Collective.of(find_ops(m.operation, "coll." + op)[0])
+        c = Instance.of(find_ops(m.operation, "coll." + op)[0])
         cands = candidates(c, nv)
         cls = OPS["coll." + op]  # the peer strategies only with coll.peer_access
         assert [x["strategy"] for x in cands] == list(cls.runnable(()))

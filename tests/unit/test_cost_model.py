@@ -66,7 +66,7 @@ def test_ports_and_switch_share_a_devices_link(ctx):
     # overlap.
     b = 4096
     copy, combine = 1e-6 + b / 1e9, 2e-6 + 5 * b / 1e10
-    coll = choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum")
+    coll = choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum")
     g = choose_strategy.candidate_graph(coll, "naive")
     ports = cost_model.profile_from_dict(HAND)
     switch = cost_model.profile_from_dict(dict(HAND, resources="switch"))
@@ -83,7 +83,7 @@ def test_cores_serialize_ranks_that_share_one(ctx):
     # alone would overlap them), then its combine; on 2 cores in between.
     b = 4096
     copy, combine = 1e-6 + b / 1e9, 2e-6 + 5 * b / 1e10
-    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
     one, two, four = (cost_model.profile_from_dict(dict(HAND, cores=c)) for c in (1, 2, 4))
     assert cost_model.simulate(g, one).total == pytest.approx(12 * copy + 4 * combine)
     assert cost_model.simulate(g, four).total == pytest.approx(6 * copy + combine)
@@ -112,7 +112,7 @@ def test_copy_cores_target_lets_opposite_messages_overlap(ctx):
     # then the combine), where holding both cores serializes 6 per core.
     b = 4096
     copy, combine = 1e-6 + b / 1e9, 2e-6 + 5 * b / 1e10
-    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
     target = cost_model.profile_from_dict(dict(HAND, cores=4, copy_cores="target"))
     assert cost_model.simulate(g, target).total == pytest.approx(3 * copy + combine)
     one = cost_model.profile_from_dict(dict(HAND, cores=1, copy_cores="target"))
@@ -127,7 +127,7 @@ def test_link_table_is_read_at_the_message_size(ctx):
     # (inputs, outputs and scratch of both devices: more would be read).
     b = 4096
     table = dict(HAND, link_bandwidth_Bps=[[2 * b, 1e9], [64 * b, 4e9]])
-    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1), b // 4, "f32", "sum"), "naive")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1), b // 4, "f32", "sum"), "naive")
     assert 2 * b < g.working_set < 64 * b
     naive = (1e-6 + b / 1e9) + (2e-6 + 3 * b / 1e10)
     assert cost_model.simulate(g, cost_model.profile_from_dict(table)).total == pytest.approx(naive)
@@ -146,7 +146,7 @@ def test_switch_shares_only_what_is_shared(ctx):
     # ring on 3 devices, 3 KB: every device sends one chunk at a time to one
     # peer, so nothing is shared: each copy runs at full bandwidth, and the
     # switch schedule equals the contention-free critical path.
-    coll = choose_strategy.Collective((0, 1, 2), 768, "f32", "sum")
+    coll = choose_strategy.Instance((0, 1, 2), 768, "f32", "sum")
     g = choose_strategy.candidate_graph(coll, "ring")
     switch = cost_model.profile_from_dict(dict(HAND, resources="switch"))
     free = cost_model.profile_from_dict(dict(HAND, resources="none"))
@@ -158,7 +158,7 @@ def test_switch_shares_only_what_is_shared(ctx):
 def test_host_profile_is_the_sum_of_op_costs(ctx):
     host = cost_model.profile_from_dict(dict(HAND, resources="host", order="program",
                                              call_overhead_s=5e-7))
-    coll = choose_strategy.Collective((0, 1, 2), 3000, "f32", "sum")
+    coll = choose_strategy.Instance((0, 1, 2), 3000, "f32", "sum")
     g = choose_strategy.candidate_graph(coll, "ring")
     total = sum(cost_model.task_cost(t, host, g.working_set) for t in g.tasks)
     assert cost_model.simulate(g, host).total == pytest.approx(total + 5e-7)
@@ -171,7 +171,7 @@ def test_predictions_are_monotone_in_size(profile):
         for s in AllReduce.STRATEGIES:
             times = []
             for numel in (1, 64, 4096, 1 << 16, 1 << 20, 1 << 24):
-                coll = choose_strategy.Collective(tuple(range(n)), numel, "f32", "sum")
+                coll = choose_strategy.Instance(tuple(range(n)), numel, "f32", "sum")
                 times.append(choose_strategy.candidates(coll, nv, (s,))[0]["predicted_s"])
             assert times == sorted(times), (n, s, times)
             # Bandwidth-bound at the large end: 16x the bytes, > 4x the time.
@@ -181,8 +181,8 @@ def test_predictions_are_monotone_in_size(profile):
 @pytest.mark.parametrize("n", [4, 8, 16])
 def test_picks_naive_for_tiny_and_chunked_for_large(n):
     nv = cost_model.load_profile("nvlink-h200")
-    tiny = choose_strategy.Collective(tuple(range(n)), 16, "f32", "sum")
-    large = choose_strategy.Collective(tuple(range(n)), 1 << 24, "f32", "sum")
+    tiny = choose_strategy.Instance(tuple(range(n)), 16, "f32", "sum")
+    large = choose_strategy.Instance(tuple(range(n)), 1 << 24, "f32", "sum")
     assert choose_strategy.pick(choose_strategy.candidates(tiny, nv)) == "naive"
     assert choose_strategy.pick(choose_strategy.candidates(large, nv)) in ("ring", "all2all")
 
@@ -200,7 +200,7 @@ def test_lowering_with_a_profile_picks_by_the_model(ctx):
     nv = cost_model.load_profile("nvlink-h200")
     text = all_reduce_module(8, [1 << 22], "f32", "sum")
     want = choose_strategy.pick(choose_strategy.candidates(
-        choose_strategy.Collective(tuple(range(8)), 1 << 22, "f32", "sum"), nv))
+        choose_strategy.Instance(tuple(range(8)), 1 << 22, "f32", "sum"), nv))
     assert want == "all2all"  # the reference rule would say ring
     assert _strategy_of(_run(text, "builtin.module(coll-lower-all-reduce{profile=nvlink-h200})")) == want
     assert _strategy_of(_run(text, "builtin.module(coll-lower-all-reduce)")) == "ring"
@@ -278,7 +278,7 @@ HOST = {"name": "host", "resources": "host", "order": "program", "call_overhead_
 
 
 def _graph(n, numel, strategy):
-    coll = choose_strategy.Collective(tuple(range(n)), numel, "f32", "sum")
+    coll = choose_strategy.Instance(tuple(range(n)), numel, "f32", "sum")
     return choose_strategy.candidate_graph(coll, strategy)
 
 
@@ -338,13 +338,13 @@ def test_wakeup_waits_once_per_step_with_more_ranks_than_cores(ctx):
     b = 4096
     cores = dict(HAND, cores=2, copy_cores="target")
     for n, extra in ((4, 5e-6), (2, 0.0)):
-        g = choose_strategy.candidate_graph(choose_strategy.Collective(tuple(range(n)), b // 4, "f32", "sum"),
+        g = choose_strategy.candidate_graph(choose_strategy.Instance(tuple(range(n)), b // 4, "f32", "sum"),
                                             "naive")
         plain = cost_model.simulate(g, cost_model.profile_from_dict(cores)).total
         woken = cost_model.simulate(g, cost_model.profile_from_dict(dict(cores, wakeup_s=5e-6))).total
         assert woken == pytest.approx(plain + extra)
     # A table by the message's working set, as the calibration writes it.
-    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum"), "naive")
     table = cost_model.profile_from_dict(dict(cores, wakeup_s=[[2 * b, 3e-6], [64 * b, 0.0]]))
     assert cost_model.simulate(g, table).total == pytest.approx(
         cost_model.simulate(g, cost_model.profile_from_dict(cores)).total + 3e-6)
@@ -359,7 +359,7 @@ def test_ranks_run_on_any_idle_core(ctx):
     # rank -> core map (d mod 2) put both receivers on core 0.
     b = 4096
     copy = 1e-6 + b / 1e9
-    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
     prof = cost_model.profile_from_dict(dict(HAND, cores=2, copy_cores="target"))
     s = cost_model.simulate(g, prof)
     first = [i for i, t in enumerate(g.tasks) if t.kind == "copy" and (t.src, t.device) in ((1, 0), (3, 2))]
@@ -374,7 +374,7 @@ def test_wakeup_only_in_crowded_rounds(ctx):
     # a core, no wakeup.
     b = 4096
     cores = dict(HAND, cores=2, copy_cores="target")
-    g = choose_strategy.candidate_graph(choose_strategy.Collective((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
     delays = cost_model.wakeup_delays(g, cost_model.profile_from_dict(dict(cores, wakeup_s=5e-6)))
     waits = sorted((t.src, t.device) for t, d in zip(g.tasks, delays) if d)
     assert waits == [(0, 1), (0, 2), (1, 0), (3, 2)]

@@ -80,7 +80,7 @@ def test_auto_strategy_is_the_cpu_models_pick_among_every_strategy(n, shape):
     every strategy the CPU runs (peer ones too: its devices share memory)."""
     from coll.analysis import cost_model
     from coll.passes import choose_strategy
-    coll = choose_strategy.Collective(tuple(range(n)), int(np.prod(shape)), "f32", "sum", peer_access=True)
+    coll = choose_strategy.Instance(tuple(range(n)), int(np.prod(shape)), "f32", "sum", peer_access=True)
     cands = choose_strategy.candidates(coll, cost_model.load_profile(cpu.BACKEND.profile))
     assert {c["strategy"] for c in cands} == set(AllReduce.STRATEGIES)
     assert cpu.compile(_text(n, shape, "f32", "sum"), strategy="auto").strategies == [choose_strategy.pick(cands)]

@@ -124,3 +124,79 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     node = ast.parse("def f():\n    from ..tools import coll_opt\n").body[0].body[0]
     names = _resolve("coll.ir.x", "coll.ir.x", False, node)
     assert names == ["coll.tools.coll_opt"] and layer(names[0]) > layer("coll.ir.x")
+
+
+# -- a collective's identity and vocabulary ------------------------------------
+
+def _collective_names():
+    from coll.collectives import COLLECTIVES
+    classes = {cls.__name__ for cls in COLLECTIVES}
+    names = {cls.NAME for cls in COLLECTIVES} | {cls.short_name() for cls in COLLECTIVES}
+    return classes, names
+
+
+# A pass named for one collective filters by it (coll-lower-all-reduce).
+IDENTITY_ALLOWED = {"coll.passes.lower_all_reduce"}
+
+
+def _identity_branches(tree, classes, names):
+    """Lines where code asks which collective it holds: isinstance with a
+    collective class, or a comparison with a collective's name."""
+    def names_a_collective(node):
+        if isinstance(node, ast.Constant) and node.value in names:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "NAME" and getattr(node.value, "id", None) in classes:
+            return True
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(names_a_collective(e) for e in node.elts)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "short_name":
+            return False
+        return False
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            if any(getattr(k, "id", None) in classes for k in kinds):
+                found.append(node.lineno)
+        if isinstance(node, ast.Compare) and any(names_a_collective(n) for n in [node.left, *node.comparators]):
+            found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) is not None))
+def test_no_code_outside_collectives_asks_which_collective_it_holds(module):
+    # docs/architecture.md: what differs between collectives is data on
+    # their classes (PLACEMENT, AXES, ...) or a hook in their own file.
+    if module.startswith("coll.collectives") or module in IDENTITY_ALLOWED:
+        return
+    classes, names = _collective_names()
+    path = MODULES[module][0]
+    lines = _identity_branches(ast.parse(path.read_text()), classes, names)
+    assert not lines, f"{path.relative_to(ROOT)}:{lines[0]} branches on which collective it holds"
+
+
+def test_the_identity_check_can_fail():
+    classes, names = _collective_names()
+    tree = ast.parse("if isinstance(c, Broadcast): pass\nif op.name == 'coll.reduce': pass\n"
+                     "if c.short_name() in ('all_gather', 'x'): pass\nif op.name == AllReduce.NAME: pass\n")
+    assert _identity_branches(tree, classes, names) == [1, 2, 3, 4]
+
+
+# What the layers above ir/ say of a collective: its lowering, frontends'
+# names, coll-gen, benchmarks, tests. ir/ (layer 0) holds the IR only.
+UPPER_VOCABULARY = {"SHARD", "STABLEHLO", "GEN", "EMITTER", "busbw", "sample", "SAMPLE_SIZES",
+                    "DEFAULT_THRESHOLD", "reference_rule", "estimated_ops", "defines", "runnable", "spec",
+                    "reference", "emit", "choose", "buffer_ops"}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("coll.ir.")))
+def test_ir_holds_no_upper_layer_vocabulary(module):
+    path = MODULES[module][0]
+    defined = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            defined |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    assert not defined & UPPER_VOCABULARY, f"{path.relative_to(ROOT)} defines {sorted(defined & UPPER_VOCABULARY)}"

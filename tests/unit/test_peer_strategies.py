@@ -141,7 +141,7 @@ def test_model_considers_peer_strategies_only_with_peer_access():
                                 (True, AllReduce.STRATEGIES)):
             m = ir.Module.parse(all_reduce_module(8, [1 << 16], "f32", "sum", peer_access=access))
             op = find_ops(m.operation, "coll.all_reduce")[0]
-            coll = choose_strategy.Collective.of(op)
+            coll = choose_strategy.Instance.of(op)
             assert coll.strategies() == tuple(allowed)
             best = min(choose_strategy.candidates(coll, nv, allowed),
                        key=lambda c: c["predicted_s"])["strategy"]
