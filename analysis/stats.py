@@ -29,11 +29,16 @@ def nbytes(type_):
     return n * elem.bytes if elem else 0
 
 
+TRAFFIC_OPS = (Copy.NAME, Combine.NAME)  # the ops traffic_bytes counts
+
+
 def traffic_bytes(root):
     """Bytes the explicit program reads plus writes: a copy reads and writes
-    its size, a combine reads every input and writes its output."""
+    its size, a combine reads every input and writes its output. `root`: an
+    op to walk, or the TRAFFIC_OPS ops already found."""
     total = 0
-    for op in find_ops(root, lambda name: name in (Copy.NAME, Combine.NAME)):
+    ops = root if isinstance(root, list) else find_ops(root, lambda name: name in TRAFFIC_OPS)
+    for op in ops:
         if op.name == Copy.NAME:
             total += 2 * nbytes(Copy.of(op).target.type)
         else:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from mlir import ir, passmanager
 
 from ..ir.verifier import VerifyError, verify_or_raise
+from ..ir.walk import GENERATION
 from .errors import PassError, PipelineError, record_notes, take_notes
 from .registry import lookup, quote_value
 
@@ -311,4 +312,5 @@ def run(module_op, text):
 
     Raises ir.MLIRError with every diagnostic when a pass fails."""
     module_op = getattr(module_op, "operation", module_op)
+    GENERATION[0] += 1  # the module may change (ir/walk.py: walks are counted per state)
     run_pm(build(text, module_op.context), module_op)

@@ -101,7 +101,7 @@ def find_entry(module, entry=None):
 WRITABLE = "bufferization.writable"
 
 
-def to_buffers(module, entry=None, ran=None):
+def to_buffers(module, entry=None, ran=None, tensors=None):
     """A module in the tensor form, bufferized in place (the tensor frontend's route)
     as a runtime calls it: the entry's tensor arguments are the caller's
     arrays, so they are read-only (`bufferization.writable = false`: its
@@ -109,11 +109,13 @@ def to_buffers(module, entry=None, ran=None):
     tensor results become output arguments after them. Returns the entry's
     number of inputs (its arguments before), or None when the module has no
     tensors (left alone). `ran`: a list the pipeline elements run are
-    appended to. Raises ir.MLIRError with located diagnostics."""
+    appended to; `tensors`: whether the module has tensors, when the caller
+    knows (frontends/tensor.py detect). Raises ir.MLIRError with located
+    diagnostics."""
     from ..core import routes
     from ..core.pipeline import run
     from ..frontends import shard, tensor
-    if not tensor.detect(module.operation):
+    if not (tensor.detect(module.operation) if tensors is None else tensors):
         return None
     func = find_entry(module, entry)
     ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -126,63 +128,6 @@ def to_buffers(module, entry=None, ran=None):
     if ran is not None:
         ran += front
     return len(ft.inputs)
-
-
-FRONT_ATTR = "coll.front"  # on a module parse_program made: what it ran (taken by `front_of`)
-
-
-def front_of(module):
-    """The pipeline elements parse_program ran on `module` (bufferize, the
-    global view of an SPMD function, the entry's interface), taken off it."""
-    op = module.operation
-    if FRONT_ATTR not in op.attributes:
-        return []
-    out = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[FRONT_ATTR])]
-    del op.attributes[FRONT_ATTR]
-    return out
-
-
-def parse_program(module_text, entry=None, keep_local_work=False):
-    """Parses and verifies a module for a runtime (in the current Context):
-    (module, entry name, argument specs, number of inputs). A module in the
-    tensor form is bufferized first (`to_buffers`: the entry's tensor
-    results become output arguments); an entry in SPMD form is expanded
-    into its global view (`keep_local_work`: not when it has local work
-    around its collectives; the mpi route runs that per rank). The entry
-    gets the C interface the runtimes call."""
-    from ..ir.verifier import verify_or_raise
-    from ..frontends.spmd import has_local_work, is_spmd, ranks_of
-    from ..core import routes
-    from ..core.pipeline import run
-    module = ir.Module.parse(module_text)
-    verify_or_raise(module.operation)
-    ran = []  # what runs here, so that the route a runtime reports replays (front_of)
-    tensor_inputs = to_buffers(module, entry, ran)
-    func = find_entry(module, entry)
-    ranks, per_rank = 1, None
-    # One rank's buffers: runtimes take the global view's.
-    if is_spmd(func) and not (keep_local_work and has_local_work(func)):
-        # Each rank's inputs, counted on one rank (a broadcast's global view
-        # reads only its root's, yet every rank passes one).
-        ranks = ranks_of(func)
-        per_rank = _inputs_of(func)
-        run(module.operation, routes.pipeline(["coll-spmd-to-global"]))
-        ran.append("coll-spmd-to-global")
-        func = find_entry(module, entry)
-    name, specs = read_signature(func)
-    if tensor_inputs is not None:  # the arguments it had; its results came after
-        n_inputs = tensor_inputs * ranks
-    elif per_rank is not None:
-        n_inputs = ranks * per_rank
-    else:
-        n_inputs = _inputs_of(func)
-    if "llvm.emit_c_interface" not in func.attributes:
-        elem = f"coll-entry{routes.options_text(function=name)}"
-        run(module.operation, routes.pipeline([elem]))
-        ran.append(elem)
-    if ran:
-        module.operation.attributes[FRONT_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(e) for e in ran])
-    return module, name, specs, n_inputs
 
 
 def _inputs_of(func):

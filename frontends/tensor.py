@@ -311,11 +311,12 @@ def _tensor_type(t):
 def has_tensors(module_op):
     """Whether `module_op` holds a tensor collective or a function with
     tensors in its signature: what `route` turns into buffers."""
-    for c in find_ops(module_op, lambda n: n in COLLECTIVE_NAMES):
-        if view(c).is_tensor:
-            return True
-    for f in find_ops(module_op, "func.func"):
-        ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    for op in find_ops(module_op, lambda n: n == "func.func" or n in COLLECTIVE_NAMES):
+        if op.name != "func.func":
+            if view(op).is_tensor:
+                return True
+            continue
+        ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
         if any(_tensor_type(t) for t in list(ft.inputs) + list(ft.results)):
             return True
     return False

@@ -1,19 +1,59 @@
 """Finding ops in IR: the walk every pass, runtime and tool needs."""
+import sys
+
 from mlir import ir
+
+
+# Walks of a whole module (find_ops, all_ops, OpIndex from a builtin.module),
+# recorded while RECORD is a list: (the function that walked, the module's
+# state: a hash of its text and how many pipelines ran so far, GENERATION,
+# which core/pipeline.py `run` counts). tests/unit/test_program.py reads them.
+RECORD = None
+GENERATION = [0]
+
+
+def _counted(root):
+    op = getattr(root, "operation", root)
+    if RECORD is not None and op.name == "builtin.module":
+        frame = sys._getframe(2)  # whoever called find_ops, all_ops or OpIndex
+        RECORD.append((f"{frame.f_globals.get('__name__')}.{frame.f_code.co_name}", (hash(str(op)), GENERATION[0])))
+    return op
+
+
+def _matcher(match):
+    return (lambda name: name == match) if isinstance(match, str) else match
 
 
 def find_ops(root, match):
     """Ops under `root` (an Operation, OpView or Module), in walk order, whose
     name equals `match` (a str) or satisfies it (a callable on the name)."""
-    test = (lambda name: name == match) if isinstance(match, str) else match
+    test = _matcher(match)
     found = []
 
     def visit(op):
         if test(op.name):
             found.append(op)
         return ir.WalkResult.ADVANCE
-    getattr(root, "operation", root).walk(visit)
+    _counted(root).walk(visit)
     return found
+
+
+class OpIndex:
+    """Every op under `root`, from one walk, in walk order: what several
+    analyses of the same IR ask (`find`, as find_ops answers) without
+    walking it again. Valid until the IR changes."""
+
+    def __init__(self, root):
+        self.ops = []
+
+        def visit(op):
+            self.ops.append(op)
+            return ir.WalkResult.ADVANCE
+        _counted(root).walk(visit)
+
+    def find(self, match):
+        test = _matcher(match)
+        return [op for op in self.ops if test(op.name)]
 
 
 def is_public(func_op):
@@ -34,7 +74,7 @@ def all_ops(root):
                 for child in block.operations:
                     found.append(child.operation)
                     visit(child.operation)
-    visit(getattr(root, "operation", root))
+    visit(_counted(root))
     return found
 
 

@@ -15,7 +15,7 @@ from ..ir import STRATEGIES, make_context
 from ..core import routes
 from ..core.pipeline import split_top
 from ..execution.measure import MAX_TIMEOUT
-from ..execution.signature import find_entry, front_of, parse_program, written_arguments
+from ..execution.program import Program, read
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Backend:
     capabilities = frozenset()  # what its strategies may need (ir/ops.py PEER_ACCESS, SHARED_MEMORY)
     profile = None        # the cost-model profile `auto` chooses by (None: the default rule)
     per_rank = False      # one process per rank: an SPMD function with local work stays SPMD
-    keep_local_work = False  # parse_program keeps an SPMD entry with local work (the per-rank route)
+    keep_local_work = False  # execution/program.py read keeps an SPMD entry with local work (the per-rank route)
     options = ()          # its Options
 
     def __init__(self):
@@ -52,9 +52,9 @@ class Backend:
         """(True, '') when programs can be compiled and run here, else (False, why)."""
         raise NotImplementedError
 
-    def build(self, module, name, specs, n_inputs, strategy, threshold, **options):
-        """The program of `module` (parsed, in the current Context): lowers
-        it (lowering/driver.py) and compiles what it runs."""
+    def build(self, program: Program, strategy, threshold, **options):
+        """The runnable program of `program` (read, in the current Context):
+        lowers it (lowering/driver.py) and compiles what it runs."""
         raise NotImplementedError
 
     def compile(self, module, entry=None, strategy="auto", threshold=None, **options):
@@ -73,13 +73,11 @@ class Backend:
         t0 = _time.perf_counter()
         ctx = make_context()
         with ctx:
-            parsed, name, specs, n_inputs = parse_program(text, entry, keep_local_work=self.keep_local_work)
-            front = front_of(parsed)
-            written = written_arguments(find_entry(parsed, name))  # (before lowering)
-            prog = self.build(parsed, name, specs, n_inputs, strategy, threshold, **options)
-        prog.written = written
-        if front and getattr(prog, "pipeline", None):  # the whole route: it replays in coll-opt
-            prog.pipeline = routes.pipeline(front, split_top(prog.pipeline[len("builtin.module("):-1]))
+            program = read(text, entry, keep_local_work=self.keep_local_work)
+            prog = self.build(program, strategy, threshold, **options)
+        prog.written = program.written
+        if program.front and getattr(prog, "pipeline", None):  # the whole route: it replays in coll-opt
+            prog.pipeline = routes.pipeline(program.front, split_top(prog.pipeline[len("builtin.module("):-1]))
         prog.compile_seconds = _time.perf_counter() - t0
         prog._ctx = ctx  # keep the context alive as long as the program
         self._cache[key] = prog
@@ -101,7 +99,7 @@ class Backend:
                                       or threshold < 0):
             raise ValueError(f"threshold must be None or an integer >= 0, got {threshold!r}")
         params = inspect.signature(self.build).parameters
-        known = [k for k in params if k not in ("module", "name", "specs", "n_inputs", "strategy", "threshold")]
+        known = [k for k in params if k not in ("program", "strategy", "threshold")]
         unknown = sorted(set(options) - set(known))
         if unknown and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
             raise ValueError(f"{self.name}.compile has no option '{unknown[0]}'; expected one of: {', '.join(known)}")

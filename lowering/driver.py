@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..analysis.stats import traffic_bytes
+from ..analysis.stats import TRAFFIC_OPS, traffic_bytes
 from ..core import routes
-from ..core.pipeline import run
+from ..execution.program import Program
 from ..frontends import FRONTENDS
 from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
 from ..passes import register as _passes  # noqa: F401
@@ -17,7 +17,6 @@ from . import register as _backend_passes  # noqa: F401
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVE_OPS, COLLECTIVE_NAMES, DATA_OPS, PEER_ACCESS, view
-from ..ir.walk import find_ops
 
 
 @dataclass
@@ -28,9 +27,10 @@ class Lowered:
     scratch: int = 0   # bytes of the explicit program's coll.alloc buffers (an upper bound)
 
 
-def lower(module_op, backend, strategy=None, threshold=None, profile=None, check_order=True,
+def lower(target, backend, strategy=None, threshold=None, profile=None, check_order=True,
           check_semantics=None, **options):
-    """Lowers `module_op` in place: each frontend that detects its form
+    """Lowers `target` (a Program, execution/program.py, or a module
+    operation) in place: each frontend that detects its form
     (in FRONTENDS order, once each), the explicit route, then
     `backend.route(module_op, **options)` (`backend`: a Backend object,
     lowering/base.py, or None to stop at the explicit level). A module that
@@ -42,20 +42,23 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     on a back end that has it sets coll.peer_access, which holds there;
     `auto` chooses among the strategies the back end's capabilities allow,
     by its profile (`profile` None: the back end's; "": none, the reference
-    threshold rule)."""
+    threshold rule). What it learns about the program is read from one walk
+    of each state of the module (Program.index) and kept on the Program."""
+    program = Program.of(target)
+    module_op = program.operation
     if check_semantics is None:
         check_semantics = check_order
     if profile is None:  # ("": no profile, the reference rule)
         profile = getattr(backend, "profile", None)
-    theirs = bool(find_ops(module_op, lambda name: name in DATA_OPS))  # checked after our lowering too
+    theirs = bool(program.index.find(lambda name: name in DATA_OPS))  # checked after our lowering too
     front = []
     for frontend in FRONTENDS:
-        if frontend.detect(module_op):
+        if program.detected(frontend):
             elems = frontend.route(module_op, backend, strategy=None if strategy == "auto" else strategy,
                                    threshold=threshold, profile=profile)
-            run(module_op, routes.pipeline(elems))
+            program.run(elems)
             front += elems
-    collectives = find_ops(module_op, lambda name: name in COLLECTIVE_NAMES)
+    collectives = program.index.find(lambda name: name in COLLECTIVE_NAMES)
     asked = [strategy] + [view(op).strategy for op in collectives]
     caps = getattr(backend, "capabilities", frozenset())
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
@@ -63,36 +66,37 @@ def lower(module_op, backend, strategy=None, threshold=None, profile=None, check
     # Our own lowering of a lone collective is ordered by construction; an
     # explicit program of theirs, or local work around collectives (host
     # ops on their buffers), is checked once lowered.
-    ordered = theirs or _local_work(module_op)
+    ordered = theirs or _local_work(program.index)
     choose = routes.explicit(None if strategy == "auto" else strategy, threshold, profile,
                              check_order=check_order and ordered, check_semantics=check_semantics and theirs,
                              capabilities=caps)
     choose, rest = choose[:1], choose[1:]  # through coll-choose-strategy
     strategies, traffic = [], None
     if collectives or theirs:
-        run(module_op, routes.pipeline(choose))
-        strategies = [view(op).strategy for op in find_ops(module_op, lambda n: n in COLLECTIVE_NAMES)]
-        run(module_op, routes.pipeline(rest))
-        traffic = traffic_bytes(module_op)
+        program.run(choose)
+        strategies = [view(op).strategy for op in program.index.find(lambda n: n in COLLECTIVE_NAMES)]
+        program.run(rest)
+        traffic = traffic_bytes(program.index.find(lambda n: n in TRAFFIC_OPS))
     else:
         choose, rest = [], []
     back = backend.route(module_op, **options) if backend is not None else []
-    scratch = sum(_bytes(op.results[0].type) for op in find_ops(module_op, "coll.alloc"))
-    if back:
-        run(module_op, routes.pipeline(back))
-    return Lowered(strategies, traffic, routes.pipeline(front, choose, rest, back), scratch)
+    scratch = sum(_bytes(op.results[0].type) for op in program.index.find("coll.alloc"))
+    program.run(back)
+    program.strategies, program.traffic, program.scratch = strategies, traffic, scratch
+    program.pipeline = routes.pipeline(front, choose, rest, back)
+    return Lowered(strategies, traffic, program.pipeline, scratch)
 
 
 # What is no local work in a function of collectives.
 _NOT_WORK = ("func.return", "arith.constant", "coll.wait", "coll.join")
 
 
-def _local_work(module_op):
+def _local_work(index):
     """Whether a function holding collectives does other work (whose order
     against them the tokens must give)."""
     from ..ir.views import VIEW_OPS
-    for f in find_ops(module_op, "func.func"):
-        ops = find_ops(f, lambda n: n != "func.func")
+    for f in index.find("func.func"):
+        ops = [op for op in index.ops if op.name != "func.func" and _inside(op, f)]
         colls = [op for op in ops if op.name in COLLECTIVE_NAMES]
         if any(op.parent != f for op in colls):
             continue  # a collective in a loop: coll-check-order follows straight-line functions only
@@ -101,6 +105,16 @@ def _local_work(module_op):
         if colls and any(op.name not in COLLECTIVE_NAMES and op.name not in _NOT_WORK and op.name not in VIEW_OPS
                          for op in ops):
             return True
+    return False
+
+
+def _inside(op, ancestor):
+    """Whether `ancestor` holds `op` (at any depth)."""
+    parent, ancestor = op.parent, getattr(ancestor, "operation", ancestor)
+    while parent is not None:
+        if getattr(parent, "operation", parent) == ancestor:
+            return True
+        parent = parent.parent
     return False
 
 

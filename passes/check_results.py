@@ -112,9 +112,11 @@ def _check_function(f, findings):
           "op that reads its result has read it (what coll-bufferize tagged); removes the tags")
 def check_results(op):
     findings = []
-    for f in find_ops(op, "func.func"):
-        _check_function(f, findings)
-    for o in find_ops(op, lambda n: True):
+    every = find_ops(op, lambda n: True)  # one walk: the functions, then every op's tags
+    for f in every:
+        if f.name == "func.func":
+            _check_function(f, findings)
+    for o in every:
         for name in (RESULT_IDS, RESULT_READERS):
             if name in o.attributes:
                 del o.attributes[name]

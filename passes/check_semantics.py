@@ -700,10 +700,11 @@ def _whole(claim_op, block):
 def check_module(module_op):
     """[(location, message, notes)] for every claim under module_op."""
     findings = []
-    for claim_op in find_ops(module_op, Implements.NAME):
-        if claim_op.parent is None or claim_op.parent.name != "func.func":
+    found = find_ops(module_op, lambda n: n in (Implements.NAME, "func.func"))  # one walk for both
+    for claim_op in found:
+        if claim_op.name == Implements.NAME and (claim_op.parent is None or claim_op.parent.name != "func.func"):
             raise PassError("coll.implements must be at the top level of a function", claim_op.location)
-    for func in find_ops(module_op, "func.func"):
+    for func in [op for op in found if op.name == "func.func"]:
         for block in func.regions[0].blocks:
             for claim_op, (ops, tail) in _program(block).items():
                 lowered = [op for op in ops if op.name in COLLECTIVE_NAMES]

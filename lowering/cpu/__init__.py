@@ -30,7 +30,7 @@ class Cpu(Backend):
         from .runtime import available
         return available()
 
-    def build(self, module, name, specs, n_inputs, strategy, threshold, tile=-1, shuffle_seed=None,
+    def build(self, program, strategy, threshold, tile=-1, shuffle_seed=None,
               check_order=True, scratch=None, nontemporal=None, profile=None, blas=True):
         """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
         order: chaos testing of the ordering), `check_order=False`: an
@@ -41,7 +41,7 @@ class Cpu(Backend):
         "": the reference rule) are coll-to-cpu's and auto's; `blas` (True or
         "on", False or "off"): f32/f64 contractions through OpenBLAS."""
         from .runtime import build
-        return build(self, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
+        return build(self, program, strategy, threshold, tile, shuffle_seed, check_order,
                      scratch, nontemporal, profile, blas)
 
 

@@ -158,14 +158,15 @@ class CpuProgram:
         return times
 
 
-def build(backend, module, name, specs, n_inputs, strategy, threshold, tile, shuffle_seed, check_order,
+def build(backend, program, strategy, threshold, tile, shuffle_seed, check_order,
           scratch=None, nontemporal=None, profile=None, blas=True):
-    """The CpuProgram of `module` (parsed, in the current Context).
+    """The CpuProgram of `program` (read, in the current Context).
     `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
     back end's (auto by the cost model), "": none (the reference rule)."""
     if nontemporal is None:
         nontemporal = NONTEMPORAL
-    low = lower(module.operation, backend, strategy, threshold, profile, check_order=check_order,
+    module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
+    low = lower(program, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
                 nontemporal=nontemporal or None, blas=blas)
     # Scratch lives as long as the program, the arguments are the caller's.

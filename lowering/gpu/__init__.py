@@ -60,12 +60,12 @@ class Gpu(Backend):
         from .runtime import available
         return available(device)
 
-    def build(self, module, name, specs, n_inputs, strategy, threshold, chip=None, device_map="",
+    def build(self, program, strategy, threshold, chip=None, device_map="",
               workspace="arg", streams="device", fmt="auto", out_dir=None):
         """Lowers and links the shared library; `device_map` names the GPU
         of each logical device (default GPU 0)."""
         from .runtime import build
-        return build(self, module, name, specs, n_inputs, strategy, threshold, chip, device_map, workspace,
+        return build(self, program, strategy, threshold, chip, device_map, workspace,
                      streams, fmt, out_dir)
 
 

@@ -133,15 +133,16 @@ class CudaProgram:
             self._lib = self._buffers = None
 
 
-def build(backend, module, name, specs, n_inputs, strategy, threshold, chip, device_map, workspace, streams, fmt,
+def build(backend, program, strategy, threshold, chip, device_map, workspace, streams, fmt,
           out_dir):
-    """The CudaProgram of `module` (parsed, in the current Context)."""
+    """The CudaProgram of `program` (read, in the current Context)."""
     from mlir import ir
 
     from ..driver import lower
     from .nvvm import compile_module, cuda_runtime_library
     from ...execution.signature import _written, find_entry
 
+    module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
     laid = [i for i, s in enumerate(specs) if s.layout is not None]
     if laid:  # the CPU and MPI runtimes stage these (signature.staged); this one not yet
         raise ValueError(f"argument #{laid[0]} has a strided layout with an offset ({specs[laid[0]].layout}); "
@@ -149,7 +150,7 @@ def build(backend, module, name, specs, n_inputs, strategy, threshold, chip, dev
                          "take both)")
     args = list(find_entry(module, name).regions[0].blocks[0].arguments)
     in_place = [i for i, a in enumerate(args[:n_inputs or 0]) if _written(a)]
-    low = lower(module.operation, backend, strategy, threshold, device_map=device_map,
+    low = lower(program, backend, strategy, threshold, device_map=device_map,
                 chip=chip, workspace=workspace, streams=streams)
     func = find_entry(module, name)
     ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None

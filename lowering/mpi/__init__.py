@@ -65,13 +65,13 @@ class Mpi(Backend):
         from .runtime import available
         return available()
 
-    def build(self, module, name, specs, n_inputs, strategy, threshold, timeout=DEFAULT_TIMEOUT, out_dir=None,
+    def build(self, program, strategy, threshold, timeout=DEFAULT_TIMEOUT, out_dir=None,
               executable=None, shuffle_seed=None, profile=None, blas=True):
         """One shared library for every rank (and with `executable`, a path,
         a program for the user's own mpirun); a run not finished within
         `timeout` seconds is killed."""
         from .runtime import build
-        return build(self, module, name, specs, n_inputs, strategy, threshold, timeout, out_dir, executable,
+        return build(self, program, strategy, threshold, timeout, out_dir, executable,
                      shuffle_seed, profile, blas)
 
 

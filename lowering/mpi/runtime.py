@@ -265,27 +265,27 @@ def _kill(proc, job, ranks):
             pass
 
 
-def build(backend, module, name, specs, n_inputs, strategy, threshold, timeout, out_dir, executable, shuffle_seed,
+def build(backend, program, strategy, threshold, timeout, out_dir, executable, shuffle_seed,
           profile, blas=True):
-    """The MpiProgram of `module` (parsed, in the current Context)."""
+    """The MpiProgram of `program` (read, in the current Context)."""
     from mlir import ir
 
     from . import toolchain
     from ..driver import lower
-    from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, ranks_of
+    from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
     from .to_mpi import MAX_TAG_ATTR
-    from ...execution.signature import find_entry
 
     mpi = toolchain.find()
     if mpi is None:
         raise ValueError(available()[1])
-    entry_op = find_entry(module, name)
-    per_rank = ranks_of(entry_op) is not None  # SPMD (local work) or already projected
+    module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
+    entry_op = program.entry_op
+    per_rank = program.ranks is not None  # SPMD (local work) or already projected
     # An SPMD function's inputs, as the program uses them (in place: also
     # written), arguments i < spmd_inputs of every rank; a projected
     # program says only which slots it does not write.
     spmd_inputs = n_inputs if per_rank and GLOBAL_ARGS_ATTR not in entry_op.attributes else None
-    low = lower(module.operation, backend, strategy, threshold, profile, check_order=not per_rank,
+    low = lower(program, backend, strategy, threshold, profile, check_order=not per_rank,
                 implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas)
     attrs = ir.SymbolTable(module.operation)[name].attributes
     ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value

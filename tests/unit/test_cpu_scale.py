@@ -21,7 +21,7 @@ from coll.passes.lower_collectives import lower_collectives
 from coll.execution import check
 from coll.lowering import cpu
 from coll.lowering.cpu import runtime as cpu_runtime
-from coll.execution.signature import parse_program
+from coll.execution.program import read
 
 STRATEGIES = ("naive", "ring", "all2all")
 MIX = [("f32", "sum"), ("f16", "sum"), ("bf16", "prod"), ("f64", "min"), ("i32", "prod"),
@@ -31,7 +31,8 @@ FORMS = {"shared": dict(split=0), "pointer": dict(split=4, tile=0), "tiled-split
 
 def compile_with(text, strategy, **options):
     with make_context() as ctx:
-        module, name, specs, n_inputs = parse_program(text)
+        program = read(text)
+        module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
         lower_collectives(module.operation, strategy)
         to_cpu(module.operation, **options)
         cpu_to_llvm(module.operation)
