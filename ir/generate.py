@@ -126,13 +126,9 @@ def _in_place_outputs(cls, ins, n_out, devices, root, to_device):
     op = cls.short_name()
     if not cls.IN_PLACE:
         raise ValueError(f"{op} has no in-place form")
-    if cls.PER_DEVICE == "outputs":
-        if root is None or not 0 <= root < devices:
-            raise ValueError(f"in-place {op} needs its root in the group")
-        return [ins[0] if d == root else None for d in range(devices)]
-    if cls.ROOTED or to_device is not None:  # one output, on its destination
-        target = root if cls.ROOTED else to_device
-        if target is None or not 0 <= target < devices:
-            raise ValueError(f"in-place {op} needs its destination in the group")
-        return [ins[target]]
-    return list(ins)
+    group = list(range(devices))
+    in_devs, out_devs = cls.placement(group, root, to_device)
+    if any(d is None or not 0 <= d < devices for d in in_devs + out_devs):
+        raise ValueError(f"in-place {op} needs its {'root' if cls.ROOTED else 'destination'} in the group")
+    # an output aliases the input on its device, where there is one
+    return [ins[in_devs.index(d)] if d in in_devs else None for d in out_devs]
