@@ -102,7 +102,7 @@ class Collective(CollectiveOp):
     def reference(x, values, fold, attrs, n, n_out):
         """The numpy reference: [(expected output j, the inputs it reduces
         or None)] from inputs `x` (`values`: as floats; `fold(xs)` reduces
-        arrays by the kind), `attrs` (axes, root, spmd), n devices, n_out
+        arrays by the kind), `attrs` (axes, root), n devices, n_out
         outputs; None for an output it does not define."""
         raise NotImplementedError
 

@@ -43,8 +43,6 @@ class Broadcast(Collective):
 
     @staticmethod
     def reference(x, values, fold, attrs, n, n_out):
-        if attrs.get("spmd"):  # every rank has an input buffer; the root's is sent
-            return [(values[attrs["root"]], None)] * n_out
         return [(values[0], None)] * n
 
 

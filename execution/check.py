@@ -409,8 +409,18 @@ def _expect(problem, inputs):
     cls = BY_NAME.get("coll." + problem.op)
     if cls is None:
         raise ValueError(f"no reference for {problem.op}")
-    return cls.reference(inputs, _values(problem, inputs), lambda xs: _fold(problem, xs), problem.attrs,
-                         _ranks(problem), _n_out(problem))
+    values, fold, attrs = _values(problem, inputs), (lambda xs: _fold(problem, xs)), problem.attrs
+    if not attrs.get("spmd"):
+        return cls.reference(inputs, values, fold, attrs, _ranks(problem), _n_out(problem))
+    # SPMD form: every rank holds an input and an output buffer; the
+    # collective's placement says which of them it reads and writes.
+    n, root, to = _ranks(problem), attrs.get("root"), attrs.get("to_device")
+    ins = cls.PLACEMENT.devices("inputs", list(range(n)), root, to)
+    outs = cls.PLACEMENT.devices("outputs", list(range(n)), root, to)
+    plain = {k: v for k, v in attrs.items() if k != "spmd"}
+    got = cls.reference([inputs[d] for d in ins], [values[d] for d in ins], fold, plain, n, len(outs))
+    by_rank = dict(zip(outs, got))
+    return [by_rank.get(j) for j in range(_n_out(problem))]
 
 
 def tolerance(problem, inputs, ref):
