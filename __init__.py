@@ -50,7 +50,7 @@ class _Alias:
     warns (FutureWarning) where it went: code written against the old
     layout keeps working and learns the new path."""
 
-    def __init__(self, target):
+    def __init__(self, target) -> None:
         self.target = target
 
     def create_module(self, spec):
@@ -77,7 +77,7 @@ class _Alias:
         shim.__getattr__ = attr
         return shim
 
-    def exec_module(self, module):
+    def exec_module(self, module) -> None:
         pass
 
 

@@ -124,7 +124,7 @@ def profile_names():
     return sorted(f[:-5] for f in os.listdir(PROFILE_DIR) if f.endswith(".json"))
 
 
-def save_profile(data, path):
+def save_profile(data, path) -> None:
     """Writes profile `data` (what load_profile reads) as JSON to `path`
     (bench/calibrate_cpu.py, bench/calibrate_mpi.py)."""
     with open(path, "w") as f:

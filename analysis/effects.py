@@ -31,7 +31,7 @@ WHOLE_VIEW = ("vector.transfer_read", "vector.transfer_write", "vector.maskedloa
 
 
 class Unresolved(Exception):
-    def __init__(self, message, op=None):
+    def __init__(self, message, op=None) -> None:
         super().__init__(message)
         self.op = op  # the view op it stopped at, for a note
 
@@ -124,7 +124,7 @@ def _segments(op):
 class Resolver:
     """Layouts of memref values, cached per value."""
 
-    def __init__(self, func_op):
+    def __init__(self, func_op) -> None:
         blocks = list(func_op.regions[0].blocks)
         self.entry_args = set(blocks[0].arguments) if blocks else set()
         self.cache = {}

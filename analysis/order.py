@@ -66,7 +66,7 @@ def _owner_op(v):
 
 
 class Checker:
-    def __init__(self, func_op, func_name):
+    def __init__(self, func_op, func_name) -> None:
         self.func_name = func_name
         self.findings = []
         self.names = {}
@@ -85,7 +85,7 @@ class Checker:
             self.fresh |= {r for r in (root_of(v)[0] for v in c.outputs)
                            if isinstance(r, ir.BlockArgument) and r not in ins}
 
-    def where(self, a):
+    def where(self, a) -> str:
         if a.root not in self.names:
             self.names[a.root] = buffer_name(a.root)
         dev = f" on device {a.device}" if a.device is not None else ""
@@ -102,7 +102,7 @@ class Checker:
         each = "elements" if b.run == z else f"runs of {b.run // z}"
         return f"{name}[{b.lo // z}, {b.hi // z}) ({shape} {each} at strides {strides}){dev}"
 
-    def report(self, op, message, notes=()):
+    def report(self, op, message, notes=()) -> None:
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append(Finding(op.location, message, list(notes)))
         elif len(self.findings) == MAX_FINDINGS:
@@ -170,7 +170,7 @@ class Checker:
         return ("host", (reads, writes)) if reads or writes else ("skip", None)
 
     # -- one block, in program order -------------------------------------------
-    def block(self, block):
+    def block(self, block) -> None:
         plan, tok = [], self.tok
         for op in block.operations:
             op = op.operation
@@ -257,7 +257,7 @@ class Checker:
                 out.append(acc)
         return out
 
-    def inside(self, op, v, acc, what):
+    def inside(self, op, v, acc, what) -> bool:
         """Does the access stay inside its root buffer? A view outside it
         (a reinterpret_cast past the end: upstream cannot verify that) would
         read or write other memory, so it is an error, not a region."""
@@ -331,7 +331,7 @@ class Checker:
         mapping = (base, tuple((n, st) for n, st in dims if n != 1))
         return b, dev, mapping, resz, exact
 
-    def accesses(self, op, i, a, eff, reads, writes):
+    def accesses(self, op, i, a, eff, reads, writes) -> None:
         rs = self.resolve(op, i, eff[0], "reads")
         ws = self.resolve(op, i, eff[1], "writes")
         if op.name in ("coll.copy", "coll.combine", "memref.copy"):
@@ -345,7 +345,7 @@ class Checker:
         for w in ws:
             writes.setdefault(w.root, []).append(w)
 
-    def self_overlap(self, op, rs, ws):
+    def self_overlap(self, op, rs, ws) -> None:
         """An op may write exactly what it reads (combine in place), but a
         partial overlap, or a copy onto itself, has no defined result."""
         for w in ws:
@@ -356,7 +356,7 @@ class Checker:
                     self.report(op, f"{op.name} reads {self.where(r)} and writes the overlapping {self.where(w)}")
                     return
 
-    def check_read(self, r, a, prior):
+    def check_read(self, r, a, prior) -> None:
         ordered, race = [], None
         rb = r.box
         for w in prior:
@@ -389,7 +389,7 @@ class Checker:
             what = "only partly written" if ordered else "not written"
             self.report(op, f"{op.name} reads {self.where(r)}, which is {what} by the ops ordered before it")
 
-    def check_write(self, w, a, prior_writes, prior_reads):
+    def check_write(self, w, a, prior_writes, prior_reads) -> None:
         op = w.op
         wb = w.box
         # A write must be ordered after every earlier write and read it overlaps.
@@ -404,7 +404,7 @@ class Checker:
                             [(x.op.location, note.format(x.op.name))])
                 return
 
-    def waited(self, ops, preds, late_kind, finals, final_bits):
+    def waited(self, ops, preds, late_kind, finals, final_bits) -> None:
         """Every copy and combine must be ordered before a coll.wait or a
         returned token; report the last ones of each unordered chain."""
         late = [late_kind[i] and not final_bits >> i & 1 for i in range(len(ops))]
@@ -444,7 +444,7 @@ class Checker:
 
 
 
-def _empty(t):
+def _empty(t) -> bool:
     try:
         return 0 in ir.MemRefType(t).shape
     except ValueError:

@@ -26,7 +26,7 @@ class Box:
     largest stride first; lo/hi bound it."""
     __slots__ = ("base", "dims", "run", "lo", "hi", "ext")
 
-    def __init__(self, base, dims, run):
+    def __init__(self, base, dims, run) -> None:
         self.base, self.dims, self.run = base, dims, run
         # ext[k]: extent of the box made of dims[k:] and the run
         ext = [run]
@@ -35,7 +35,7 @@ class Box:
         self.ext = ext[::-1]
         self.lo, self.hi = base, base + self.ext[0]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Box({self.base}, {self.dims}, {self.run})"
 
     @property
@@ -119,7 +119,7 @@ def _union(intervals):
     return out
 
 
-def overlaps(a, b):
+def overlaps(a, b) -> bool:
     """Do boxes a and b share a byte? (True when too complex to tell.)"""
     if a.hi <= b.lo or b.hi <= a.lo:
         return False

@@ -124,7 +124,7 @@ def ring_edges(func_op):
     return edges
 
 
-def stats_pass(module_op, file="-"):
+def stats_pass(module_op, file="-") -> None:
     text = json.dumps(analyze(module_op), indent=2, sort_keys=True)
     if file == "-":
         print(text, file=sys.stderr)

@@ -34,7 +34,7 @@ def simulate(tasks, cost, link_bandwidth, latency):
     def is_flow(t):
         return t.kind == "copy" and t.src != t.device
 
-    def finish(i, t):
+    def finish(i, t) -> None:
         end[i] = t
         for u in users[i]:
             waiting[u] -= 1

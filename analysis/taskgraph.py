@@ -66,7 +66,7 @@ def _numel(t):
     return n
 
 
-def _groups(tasks, spans):
+def _groups(tasks, spans) -> None:
     """Sets each task's group_set: tasks whose regions overlap (in any
     buffer) form a group, as the CPU runtime's tiling groups them
     (lowering/cpu/fuse.py); a group's bytes are the union of its regions.
@@ -113,7 +113,7 @@ def from_function(func_op):
     """Graph of every coll op in `func_op`, in program order."""
     tasks, index, roots, devices, spans = [], {}, {}, set(), []
 
-    def touch(value):
+    def touch(value) -> None:
         r = _root(value)
         if r not in roots:
             roots[r] = nbytes(r.type)

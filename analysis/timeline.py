@@ -47,7 +47,7 @@ def _copy_color(t):
     return COLORS["scratch"] if t.to_scratch else COLORS["result"]
 
 
-def draw_graph(ax, graph, title, profile=None):
+def draw_graph(ax, graph, title, profile=None) -> None:
     from matplotlib.collections import LineCollection
     from matplotlib.patches import Rectangle
 
@@ -96,7 +96,7 @@ def draw_graph(ax, graph, title, profile=None):
                  f"{s['steps']} steps{extra}", fontsize=10)
 
 
-def _legend(ax):
+def _legend(ax) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     ax.legend(handles=[Line2D([], [], color=COLORS["scratch"], marker=">", label="copy into scratch"),
@@ -167,5 +167,5 @@ def timeline_pass(module_op, file="timeline.png", profile="", title=""):
           "Draw the explicit program as one lane per device (copies as arrows, combines as "
           "boxes) into file=PATH (.png, .svg or .pdf); by dependent step, or by predicted time with profile=NAME",
           anchor="builtin.module", file=(str, "timeline.png"), profile=(str, ""), title=(str, ""))
-def coll_timeline(module_op, file="timeline.png", profile="", title=""):
+def coll_timeline(module_op, file="timeline.png", profile="", title="") -> None:
     timeline_pass(module_op, file, profile, title)

@@ -40,7 +40,7 @@ class AllGather(Collective):
         return [(np.concatenate(values, axis=attrs["gather_axis"]), None)] * n
 
 
-def _all_gather(e, how):
+def _all_gather(e, how) -> None:
     """x_i goes into block i of every output: `direct` from device i to
     each; `ring` hop by hop from i around the ring."""
     n = e.n
@@ -63,10 +63,10 @@ def _all_gather(e, how):
 
 
 @AllGather.defines("ring")
-def ring(e):
+def ring(e) -> None:
     _all_gather(e, "ring")
 
 
 @AllGather.defines("direct")
-def direct(e):
+def direct(e) -> None:
     _all_gather(e, "direct")

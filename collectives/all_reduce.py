@@ -25,7 +25,7 @@ class _Emitter(Emitter):
     """An all_reduce's program: the shared pieces (collectives/emit.py) plus
     its result slices and its allgather (or copy to the one target)."""
 
-    def __init__(self, op):
+    def __init__(self, op) -> None:
         super().__init__(op)
         self.to_device = self.c.to_device
 
@@ -38,7 +38,7 @@ class _Emitter(Emitter):
             return self.slice(self.y[0], s, size)
         return default
 
-    def deliver(self, device, reduced, s, size, done, hops, chain=False):
+    def deliver(self, device, reduced, s, size, done, hops, chain=False) -> None:
         """Allgather of a reduced chunk (multi-device) or its copy to the target."""
         if self.to_device is not None:
             if device != self.to_device:
@@ -94,7 +94,7 @@ class AllReduce(Collective):
             size = busy * 6 * n + buffer_ops(n)
         return size, f"({n} devices, strategy {strategy})", "another strategy"
 
-    def emit(self, e, strategy):
+    def emit(self, e, strategy) -> None:
         if e.n == 1 or e.numel == 0:
             if e.numel:
                 identity(e)
@@ -114,7 +114,7 @@ class AllReduce(Collective):
 
 
 # -- strategies ----------------------------------------------------------------
-def identity(e):
+def identity(e) -> None:
     """N = 1: the result is the input, one copy on the device (no kernel)."""
     if e.x[0] != e.y[0]:
         e.copy(e.x[0], e.y[0])
@@ -140,7 +140,7 @@ def _combine_in_order(e, operands, out, deps):
 
 
 @AllReduce.defines("naive")
-def naive(e):
+def naive(e) -> None:
     n, devs = e.n, e.devices
     if e.to_device is None:
         # In place (y_j is x_j) every copy is emitted first, and device j
@@ -178,7 +178,7 @@ def naive(e):
 
 
 @AllReduce.defines("ring")
-def ring(e):
+def ring(e) -> None:
     n, devs = e.n, e.devices
     for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
@@ -200,7 +200,7 @@ def ring(e):
 
 
 @AllReduce.defines("all2all")
-def all2all(e):
+def all2all(e) -> None:
     n, devs = e.n, e.devices
     for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
@@ -218,7 +218,7 @@ def all2all(e):
 
 
 @AllReduce.defines("rhd")
-def rhd(e):
+def rhd(e) -> None:
     """Recursive halving reduce-scatter, then recursive doubling allgather,
     over the largest power of two p <= N (ranks in device order); the first
     2(N - p) devices fold in pairwise first (2i sends to 2i+1) and get the
@@ -273,7 +273,7 @@ def rhd(e):
 
 
 @AllReduce.defines("tree")
-def tree(e):
+def tree(e) -> None:
     """Binomial tree reduce to the first device (or the target), then a
     binomial tree broadcast from it: every replica gets the same bits."""
     if e.to_device is not None:
@@ -287,7 +287,7 @@ def tree(e):
 # combines read peer buffers in place: small and medium buffers need no
 # copies, or half of them. Inputs are read in device order, x_0 first.
 @AllReduce.defines("oneshot", needs=(PEER_ACCESS,))
-def oneshot(e):
+def oneshot(e) -> None:
     """Each output device runs one combine over all N inputs, read in place
     on their devices, into its result: N kernels, no copies."""
     n, devs = e.n, e.devices
@@ -307,7 +307,7 @@ def oneshot(e):
 
 
 @AllReduce.defines("twoshot", needs=(PEER_ACCESS,))
-def twoshot(e):
+def twoshot(e) -> None:
     """Reduce-scatter by peer reads: device c combines chunk c of all N
     inputs in place into its result slice. All-gather by peer writes: device
     c's reduced chunk is copied into the others' results. N kernels,

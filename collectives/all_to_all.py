@@ -45,7 +45,7 @@ class AllToAll(Collective):
 
 
 @AllToAll.defines("direct")
-def direct(e):
+def direct(e) -> None:
     """Block j (along split_axis) of x_i goes straight into block i (along
     concat_axis) of y_j."""
     n, ins, outs = e.n, list(e.in_type.shape), list(e.out_type.shape)

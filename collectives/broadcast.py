@@ -27,10 +27,10 @@ class Broadcast(Collective):
     EMITTER = Emitter
 
     @classmethod
-    def busbw(cls, n):
+    def busbw(cls, n) -> float:
         return 1.0  # nccl-tests: the root's link carries the whole buffer, whatever N
 
-    def emit(self, e, strategy):
+    def emit(self, e, strategy) -> None:
         if e.numel:
             self.lowering(strategy)(e, e.x[0], self.root, e.y, e.devices)
 

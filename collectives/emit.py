@@ -46,7 +46,7 @@ def _offset(type_):
 class Emitter:
     """Emits the explicit program of one collective `op` before it."""
 
-    def __init__(self, op):
+    def __init__(self, op) -> None:
         c = view(op)
         self.op, self.c = op, c
         self.kind = c.kind if c.HAS_KIND else None
@@ -163,7 +163,7 @@ def claim(c, final):
     return op
 
 
-def replace(op, final):
+def replace(op, final) -> None:
     """Replaces collective `op` by its lowered program's token `final`."""
     op.result.replace_all_uses_with(final)
     op.erase()

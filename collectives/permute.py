@@ -158,7 +158,7 @@ class Permute(Collective):
 
 
 @Permute.defines("direct")
-def direct(e):
+def direct(e) -> None:
     """One round: x_s straight into y_t for every pair."""
     if not e.numel:
         return

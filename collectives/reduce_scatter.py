@@ -49,7 +49,7 @@ def _scatter_blocks(e, axis):
     return [block_pairs(spec.runs(shape, axis, c, e.n), spec.runs(out, None, 0, 1)) for c in range(e.n)]
 
 
-def _reduce_scatter(e, how):
+def _reduce_scatter(e, how) -> None:
     """Block c is reduced into y_c: `direct` copies every other device's
     block to device c; `ring` passes the partial from c+1 around to c."""
     n, devs = e.n, e.devices
@@ -76,10 +76,10 @@ def _reduce_scatter(e, how):
 
 
 @ReduceScatter.defines("ring")
-def ring(e):
+def ring(e) -> None:
     _reduce_scatter(e, "ring")
 
 
 @ReduceScatter.defines("direct")
-def direct(e):
+def direct(e) -> None:
     _reduce_scatter(e, "direct")

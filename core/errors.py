@@ -26,7 +26,7 @@ class PipelineError(ValueError):
 _notes = threading.local()
 
 
-def record_notes(message, notes):
+def record_notes(message, notes) -> None:
     """Notes for the next error emitted with `message`."""
     if notes:
         pending = getattr(_notes, "pending", None)
@@ -49,7 +49,7 @@ def take_notes(message):
 MAX_WARNINGS = 100
 
 
-def warn(location, message):
+def warn(location, message) -> None:
     """A warning of a pass, for the tool that runs it to print located
     (coll-opt, coll-run, coll-build): the bindings emit only errors."""
     pending = getattr(_notes, "warnings", None)

@@ -98,7 +98,7 @@ def parse(text):
     return list(_element(text).children)
 
 
-def text_of(elements):
+def text_of(elements) -> str:
     return f"{MODULE}({','.join(e.text() for e in elements)})"
 
 
@@ -118,7 +118,7 @@ def _targets(module_op, path):
     return ops
 
 
-def emit_pass_error(info_name, e, fallback):
+def emit_pass_error(info_name, e, fallback) -> None:
     for loc, msg, notes in e.findings:
         text = f"{info_name}: {msg}"
         record_notes(text, notes)
@@ -126,7 +126,7 @@ def emit_pass_error(info_name, e, fallback):
 
 
 def _python_pass(info, options, path=()):
-    def run(op, pass_):
+    def run(op, pass_) -> None:
         for target in _targets(op, path):
             try:
                 info.fn(target, **options)
@@ -164,7 +164,7 @@ def _add(pm, elements, path, registry, top=MODULE):
     module level and applied to the ops the path names."""
     pending = []
 
-    def flush():
+    def flush() -> None:
         if pending:
             inner = ",".join(e.text() for e in pending)
             for anchor in reversed(path):
@@ -197,7 +197,7 @@ def _add(pm, elements, path, registry, top=MODULE):
     flush()
 
 
-def describe(text, context=None):
+def describe(text, context=None) -> str:
     """The pipeline with every option spelled out, nesting kept: what
     --dump-pass-pipeline prints (upstream passes as upstream prints them)."""
     registry = lookup
@@ -263,7 +263,7 @@ def run_pm(pm, op, verify_each=True):
     ctx = op.context
     errors = []
 
-    def on(d):
+    def on(d) -> bool:
         if d.severity != ir.DiagnosticSeverity.ERROR:
             return False  # warnings and remarks go on to the caller's handlers
         errors.append(ir.DiagnosticInfo(d))
@@ -294,7 +294,7 @@ class Diagnostic:
     including those a pass recorded (core/errors.py): the bindings cannot
     attach notes from Python (22.1.8), so a frontend gets them here."""
 
-    def __init__(self, severity, location, message, notes=()):
+    def __init__(self, severity, location, message, notes=()) -> None:
         self.severity, self.location, self.message, self.notes = severity, location, message, list(notes)
 
     @classmethod
@@ -302,11 +302,11 @@ class Diagnostic:
         recorded = [cls(ir.DiagnosticSeverity.NOTE, loc, text) for loc, text in take_notes(info.message)]
         return cls(info.severity, info.location, info.message, list(info.notes) + recorded)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "\n".join([f"{self.location}: {self.message}"] + [f"  {n}" for n in self.notes])
 
 
-def run(module_op, text):
+def run(module_op, text) -> None:
     """Runs pipeline `text` on `module_op` (an ir.Module or its operation)
     in place, in the module's context.
 

@@ -158,7 +158,7 @@ def load_all():
     return PASSES
 
 
-def loaded():
+def loaded() -> None:
     """Says that every module that registers passes is imported."""
     global _loaded
     _loaded = True

@@ -21,24 +21,27 @@ from .ops import STRATEGIES  # noqa: E402,F401
 MAX_DEVICES = 1024
 
 
-def load_dialect(ctx=None):
+def load_dialect(ctx: ir.Context | None = None) -> ir.Context:
     """Registers the coll dialect (from ir/coll.irdl.mlir) in `ctx`.
 
     Idempotent: a Context that already knows coll is left alone.
     """
     ctx = ctx or ir.Context.current
+    if ctx is None:
+        raise ValueError("load_dialect: no Context given and none is current")
     if getattr(ctx, "_coll_loaded", False):
         return ctx
     with ctx, ir.Location.unknown():
-        irdl.load_dialects(ir.Module.parse(_IRDL_TEXT))
+        # load_dialects comes from the IRDL extension, which has no stub.
+        irdl.load_dialects(ir.Module.parse(_IRDL_TEXT))  # type: ignore[attr-defined]
     try:
-        ctx._coll_loaded = True
+        setattr(ctx, "_coll_loaded", True)  # noqa: B010 - the stub has no such field
     except AttributeError:  # contexts without a __dict__: loading twice is harmless
         pass
     return ctx
 
 
-def make_context():
+def make_context() -> ir.Context:
     """A fresh Context with coll (and all upstream dialects) available."""
     ctx = ir.Context()
     load_dialect(ctx)

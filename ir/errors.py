@@ -9,8 +9,18 @@ message`, its notes after it.
 """
 
 
+from collections.abc import Iterable
+
+from mlir import ir
+
+# A note is (location, text); a finding is (location, message, [notes]).
+Note = tuple[ir.Location | None, str]
+Finding = tuple[ir.Location | None, str, list[Note]]
+
+
 class LocatedError(Exception):
-    def __init__(self, message, location=None, notes=(), findings=None):
+    def __init__(self, message: str, location: ir.Location | None = None, notes: Iterable[Note] = (),
+                 findings: Iterable[tuple[ir.Location | None, str, Iterable[Note]]] | None = None) -> None:
         super().__init__(message)
         self.location = location
         self.notes = list(notes)

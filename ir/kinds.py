@@ -18,7 +18,7 @@ class Kind:
     # and, or); coll-check-semantics compares such values as sets.
     idempotent: bool = False
 
-    def arith_op(self, element):
+    def arith_op(self, element: str) -> str:
         """'arith.addf', ... for an element type name; ValueError if the kind
         does not apply to it."""
         op = self.int_op if ELEMENTS[element].integer else self.float_op
@@ -53,7 +53,7 @@ class Element:
     max_exponent: int = 0  # floats: the largest finite value is (2 - eps) * 2^max_exponent
 
     @property
-    def stored(self):
+    def stored(self) -> str:
         """The element type a buffer holds in memory: i1 is stored as i8."""
         return "i8" if self.name == "i1" else self.name
 

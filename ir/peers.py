@@ -22,24 +22,24 @@ from .views import view_op
 ATTR = "coll.peer_access"
 
 
-def _module_of(op):
-    op = getattr(op, "operation", op)
-    while op is not None and op.name != "builtin.module":
-        op = op.parent
-    return op
+def _module_of(op: ir.Operation | ir.OpView) -> ir.Operation | None:
+    at: ir.Operation | None = op.operation
+    while at is not None and at.name != "builtin.module":
+        at = at.parent
+    return at
 
 
-def enabled(op):
+def enabled(op: ir.Operation | ir.OpView) -> bool:
     """Whether the module holding `op` (or `op` itself) has peer access."""
     m = _module_of(op)
     return m is not None and ATTR in m.attributes
 
 
-def enable(module_op):
+def enable(module_op: ir.Operation) -> None:
     module_op.attributes[ATTR] = ir.UnitAttr.get(module_op.context)
 
 
-def home_device(value):
+def home_device(value: ir.Value) -> int | None:
     """The device whose memory holds `value`: its memory space, or, for a
     peer view, the device of the buffer it views."""
     dev = device_of(value.type)
@@ -54,7 +54,7 @@ def home_device(value):
     return dev
 
 
-def peer_view(value, device):
+def peer_view(value: ir.Value, device: int) -> ir.Value:
     """`value` (a placed buffer) as `device` addresses it; itself when it is
     placed there already."""
     if device_of(value.type) == device:

@@ -10,6 +10,7 @@ operands (inputs, then inits where the op reads them: map has none for its
 init, reduce its accumulators). Shared by the effects analysis
 (analysis/effects.py) and the i1 storage rewrite (lowering/stored_types.py).
 """
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlir import ir
@@ -17,13 +18,13 @@ from mlir import ir
 
 @dataclass
 class Structured:
-    inputs: list      # operands read (memrefs, tensors or scalars)
-    inits: list       # operands written, the k-th gets the body's k-th yielded value
-    args: list        # (block argument, the operand it stands for)
-    body: object      # the entry block
+    inputs: list[ir.Value]  # operands read (memrefs, tensors or scalars)
+    inits: list[ir.Value]   # operands written, the k-th gets the body's k-th yielded value
+    args: list[tuple[ir.BlockArgument, ir.Value]]  # (block argument, the operand it stands for)
+    body: ir.Block          # the entry block
 
 
-def structured(op):
+def structured(op: ir.Operation | ir.OpView) -> Structured | None:
     """The destination-passing structure of a linalg op, or None when it
     has no body ending in a yield (not a structured op)."""
     if not op.name.startswith("linalg.") or len(op.regions) != 1 or not len(op.regions[0].blocks):
@@ -40,7 +41,7 @@ def structured(op):
     return Structured(operands[:cut], operands[cut:], list(zip(body.arguments, operands)), body)
 
 
-def read_operands(s):
+def read_operands(s: Structured) -> list[ir.Value]:
     """The operands whose values the body reads: an input or init whose
     block argument has uses (an accumulator, a matmul's C; not the window
     operand of a reduce_window, which only shapes the iteration space), or
@@ -49,5 +50,5 @@ def read_operands(s):
     return used + s.inputs[len(s.args):]
 
 
-def is_memref(v):
+def is_memref(v: ir.Value) -> bool:
     return isinstance(v.type, ir.MemRefType)

@@ -1,4 +1,7 @@
 """Types and attributes of the coll dialect, and memref helpers."""
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
 from mlir import ir
 
 from .kinds import ELEMENT_TYPES  # noqa: F401 - re-exported
@@ -9,9 +12,11 @@ from .kinds import ELEMENT_TYPES  # noqa: F401 - re-exported
 # text are memoized by the object. Entries keep their Context alive, hence
 # the bound.
 _BOUND = 1 << 18  # a 256-device ring has 2^16 distinct slice types
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
 
 
-def _memo(table, key, compute):
+def _memo(table: dict[_K, _V], key: _K, compute: Callable[[], _V]) -> _V:
     try:
         return table[key]
     except KeyError:
@@ -22,23 +27,23 @@ def _memo(table, key, compute):
     return value
 
 
-_TOKEN_TYPES = {}  # context -> !coll.token
+_TOKEN_TYPES: dict[ir.Context | None, ir.Type | None] = {}  # context -> !coll.token
 
 
-def token_type():
+def token_type() -> ir.Type:
     t = token_type_of(ir.Context.current)
     return t if t is not None else ir.Type.parse("!coll.token")  # raises: no coll dialect
 
 
-def device_attr(device):
+def device_attr(device: int) -> ir.Attribute:
     return ir.Attribute.parse(f"#coll.device<{int(device)}>")
 
 
-_DEVICES = {}  # memory-space attribute -> device id
-_PLACED = {}  # type -> device id
+_DEVICES: dict[ir.Attribute, int | None] = {}  # memory-space attribute -> device id
+_PLACED: dict[ir.Type, int | None] = {}  # type -> device id
 
 
-def device_of(type_):
+def device_of(type_: ir.Type) -> int | None:
     """Device id of a memref type placed with #coll.device<i>, else None."""
     try:
         return _PLACED[type_]
@@ -46,13 +51,13 @@ def device_of(type_):
         return _memo(_PLACED, type_, lambda: _space_device(ir.MemRefType(type_).memory_space))
 
 
-def _space_device(space):
+def _space_device(space: ir.Attribute | None) -> int | None:
     if space is None:
         return None
     return _memo(_DEVICES, space, lambda: _device_text(str(space)))
 
 
-def _device_text(text):
+def _device_text(text: str) -> int | None:
     if text.startswith("#coll.device<"):
         try:
             return int(text[len("#coll.device<"):].split(":")[0].split(">")[0].strip())
@@ -61,19 +66,19 @@ def _device_text(text):
     return None
 
 
-def token_type_of(ctx):
+def token_type_of(ctx: ir.Context | None) -> ir.Type | None:
     """!coll.token in `ctx`, or None where the dialect is not loaded."""
     return _memo(_TOKEN_TYPES, ctx, lambda: _parse_token(ctx))
 
 
-def is_token(type_):
+def is_token(type_: ir.Type) -> bool:
     # Compared with the context's token type, not memoized by type: most
     # types asked about are memrefs, of which a large program has many.
     token = token_type_of(type_.context)
     return type_ == token if token is not None else str(type_) == "!coll.token"
 
 
-def _parse_token(ctx):
+def _parse_token(ctx: ir.Context | None) -> ir.Type | None:
     """!coll.token in `ctx`, or None where the dialect is not loaded."""
     try:
         return ir.Type.parse("!coll.token", ctx)
@@ -81,10 +86,10 @@ def _parse_token(ctx):
         return None
 
 
-_NAMES = {}  # element type -> its text
+_NAMES: dict[ir.Type, str] = {}  # element type -> its text
 
 
-def element_name(type_):
+def element_name(type_: ir.Type) -> str:
     """'f32', 'i1', ... for a memref or element type."""
     if isinstance(type_, ir.MemRefType):  # the bindings downcast types
         type_ = type_.element_type
@@ -94,7 +99,7 @@ def element_name(type_):
         return _memo(_NAMES, type_, lambda: _element_text(type_))
 
 
-def _element_text(type_):
+def _element_text(type_: ir.Type) -> str:
     try:
         type_ = ir.MemRefType(type_).element_type
     except ValueError:
@@ -102,17 +107,19 @@ def _element_text(type_):
     return str(type_)
 
 
-def numel(type_):
+def numel(type_: ir.Type) -> int:
     n = 1
     for d in ir.MemRefType(type_).shape:
         n *= d
     return n
 
 
-_FLAT = {}  # (context, elem, length, device, offset) -> type: parsing is slow
+# (context, elem, length, device, offset) -> type: parsing is slow
+_FLAT: dict[tuple[ir.Context | None, ir.Type, int, int | None, int | None], ir.MemRefType] = {}
 
 
-def flat_type(elem, length, device=None, offset=None):
+def flat_type(elem: ir.Type, length: int, device: int | None = None,
+              offset: int | None = None) -> ir.MemRefType:
     """memref<length x elem> on `device`, with a strided layout when `offset`
     is given (the type of a subview at that offset)."""
     ctx = ir.Context.current
@@ -130,20 +137,21 @@ def flat_type(elem, length, device=None, offset=None):
     return t
 
 
-_BUILT = {}  # type made by flat_type -> (device, shape, element type)
+# type made by flat_type -> (device, shape, element type)
+_BUILT: dict[ir.Type, tuple[int | None, tuple[int, ...], ir.Type]] = {}
 
 
-def built_facts(type_):
+def built_facts(type_: ir.Type) -> tuple[int | None, tuple[int, ...], ir.Type] | None:
     """(device, shape, element type) of a type flat_type made, else None: the
     verifier reads these instead of asking the bindings again (a large
     program has a slice type per op)."""
     return _BUILT.get(type_)
 
 
-_SPACES = {}  # (context, device) -> #coll.device<device>
+_SPACES: dict[tuple[ir.Context | None, int], ir.Attribute] = {}  # (context, device) -> #coll.device<device>
 
 
-def on_device(type_, device):
+def on_device(type_: ir.Type, device: int) -> ir.MemRefType:
     """The same memref type, placed on `device`."""
     m = ir.MemRefType(type_)
     return ir.MemRefType.get(m.shape, m.element_type, m.layout, device_attr(device))

@@ -23,7 +23,7 @@ MAX_BYTES = 2 ** 62
 class VerifyError(LocatedError):
     """The verifier's findings [(location, message)], as one error."""
 
-    def __init__(self, findings):
+    def __init__(self, findings) -> None:
         super().__init__("; ".join(m for _, m in findings), findings[0][0] if findings else None,
                          findings=[(loc, msg, ()) for loc, msg in findings])
 
@@ -99,7 +99,7 @@ def _contiguous(mt):
     return offset != dyn and all(s == w or d == 1 for s, w, d in zip(strides, reversed(want), mt.shape))
 
 
-def _type_text(mt):
+def _type_text(mt) -> str:
     """memref<8x?xf32> or tensor<8x?xf32> (a dynamic shape printed, not its layout)."""
     base = "tensor" if isinstance(mt, ir.RankedTensorType) else "memref"
     return f"{base}<{_shape_text(mt)}x{mt.element_type}>"
@@ -132,7 +132,7 @@ def _shape_text(mt):
 
 
 class _Verifier:
-    def __init__(self, num_devices):
+    def __init__(self, num_devices) -> None:
         self.num_devices = num_devices
         self.findings = []
         self.facts = {}  # type -> _placement(type)
@@ -145,10 +145,10 @@ class _Verifier:
         self.peer_casts, self.unchecked = False, []
         self.token = None  # !coll.token of the context verified (run)
 
-    def error(self, op, message):
+    def error(self, op, message) -> None:
         self.findings.append((op.location, message))
 
-    def device_in_range(self, op, dev, what):
+    def device_in_range(self, op, dev, what) -> bool:
         if dev < 0 or dev >= self.num_devices:
             self.error(op, f"{what} device id {dev} is out of range; expected 0 <= id < {self.num_devices}")
             return False
@@ -259,7 +259,7 @@ class _Verifier:
             if msg:
                 self.error(op, msg)
 
-    def distinct(self, op, devices, one, many):
+    def distinct(self, op, devices, one, many) -> bool:
         """Device ids in range and each once (`one`/`many`: 'input'/'inputs')."""
         seen = {}
         for i, d in enumerate(devices):
@@ -348,7 +348,7 @@ class _Verifier:
         spans_in, spans_out = [span(v) for v in ins], [span(v) for v in outs]
         roots_in, roots_out = [root_of(v)[0] for v in ins], [root_of(v)[0] for v in outs]
 
-        def where(s, v):
+        def where(s, v) -> str:
             size = max(ELEMENTS[element_name(_shaped(v).element_type)].bytes, 1)
             return f"elements [{s[1] // size}, {s[2] // size}) of {_value_name(s[0])}"
 
@@ -403,7 +403,7 @@ class _Verifier:
             return None
         return dev
 
-    def too_big(self, op, mt, role):
+    def too_big(self, op, mt, role) -> bool:
         """A buffer whose byte size does not fit in an index (2^62 bytes)."""
         size = _byte_size(mt)
         if size >= MAX_BYTES:
@@ -412,7 +412,7 @@ class _Verifier:
             return True
         return False
 
-    def token_users(self, op, producers):
+    def token_users(self, op, producers) -> None:
         """A token may flow only into coll ops (and be returned, which the
         order check reads as the final token; the lowerings refuse it): no
         lowering can store or pass it on. Checked at the user `op` (neither a
@@ -431,7 +431,7 @@ class _Verifier:
                 self.escaped.append(producer)
                 self.findings.append((op.location, _escape_message(op, producer)))
 
-    def tokens(self, op, values):
+    def tokens(self, op, values) -> None:
         token = self.token
         for v in values:
             if not (v.type == token if token is not None else is_token(v.type)):
@@ -445,7 +445,7 @@ class _Verifier:
                 self.error(op, f"token operand comes from '{name}'; expected a token produced by {', '.join(ASYNC_OPS)}")
                 return
 
-    def alloc(self, op):
+    def alloc(self, op) -> None:
         self.placed(op, op.results[0], "coll.alloc result")
 
     def copy(self, op):
@@ -461,7 +461,7 @@ class _Verifier:
             self.good.add(key)
         self.tokens(op, operands[2:])
 
-    def combine(self, op):
+    def combine(self, op) -> None:
         c = OPS[op.name](op)
         bufs = c.inputs + [c.out]
         roles = ["lhs"] + [f"rhs #{i}" for i in range(len(c.rhs))] + ["output"]
@@ -498,7 +498,7 @@ class _Verifier:
             return self.error(op, msg)
         return True
 
-    def homes(self, op, bufs, roles):
+    def homes(self, op, bufs, roles) -> bool:
         """Reports (and returns True) when a combine without peer access
         reaches a buffer of another device through a peer view."""
         dev = device_of(bufs[-1].type)
@@ -509,7 +509,7 @@ class _Verifier:
                 return True
         return False
 
-    def cast(self, op):
+    def cast(self, op) -> None:
         """A memory_space_cast from a placed buffer can make a peer view."""
         if device_of_value(op.operands[0]) is not None:
             self.peer_casts = True
@@ -533,7 +533,7 @@ class _Verifier:
             got = self.peer_access[f] = peers.enabled(op)
         return got
 
-    def join(self, op):
+    def join(self, op) -> None:
         self.tokens(op, list(op.operands))
 
     def implements(self, op):
@@ -567,7 +567,7 @@ class _Verifier:
                     return
         self.tokens(op, list(op.operands)[-1:])
 
-    def ranks_attr(self, func):
+    def ranks_attr(self, func) -> None:
         a = as_(ir.IntegerAttr, _get(func.attributes, SPMD_RANKS))
         if a is None or a.value < 1:  # (too many: the collectives say so, with the maximum)
             self.error(func, f"{SPMD_RANKS} = {func.attributes[SPMD_RANKS]}: expected the number of ranks of "
@@ -622,7 +622,7 @@ def token_escapes(op, allowed=()):
     return []
 
 
-def _escape_message(user, producer):
+def _escape_message(user, producer) -> str:
     return (f"'{user.name}' uses the !coll.token of '{producer.name}'; tokens may only be used by coll "
             "ops (coll.join, coll.wait, coll.copy, coll.combine) when the program is lowered")
 

@@ -6,6 +6,8 @@ the runtimes.
 """
 from mlir import ir
 
+from .kinds import ELEMENTS
+
 VIEW_OPS = (
     "memref.subview", "memref.reinterpret_cast", "memref.transpose", "memref.view",
     "memref.collapse_shape", "memref.expand_shape", "memref.cast",
@@ -16,23 +18,23 @@ VIEW_OPS = (
 )
 
 
-def defining_op(value):
+def defining_op(value: ir.Value) -> ir.Operation | None:
     """The op that defines `value`, or None for a block argument."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return None
-    return getattr(owner, "operation", owner)
+    return owner.operation
 
 
-def view_op(value):
+def view_op(value: ir.Value) -> ir.Operation | None:
     """The view op that defines `value`, or None."""
     op = defining_op(value)
     return op if op is not None and op.name in VIEW_OPS else None
 
 
-def root_of(value):
+def root_of(value: ir.Value) -> tuple[ir.Value, list[ir.Operation]]:
     """(root buffer, [view ops from the root down to `value`])."""
-    chain = []
+    chain: list[ir.Operation] = []
     op = view_op(value)
     while op is not None:
         chain.append(op)
@@ -42,7 +44,7 @@ def root_of(value):
     return value, chain
 
 
-def constant_int(value):
+def constant_int(value: ir.Value) -> int | None:
     """The integer an arith.constant gives `value`, else None (a block
     argument, another op, a non-integer constant)."""
     op = defining_op(value)
@@ -54,7 +56,7 @@ def constant_int(value):
         return None
 
 
-def span(value):
+def span(value: ir.Value) -> tuple[ir.Value, int, int] | None:
     """(root, first byte, end byte) of the root buffer that a row-major
     contiguous memref `value` covers, followed through every view op: the
     offset of its type, past the constant byte shifts of memref.view (the
@@ -62,7 +64,6 @@ def span(value):
     is dynamic, that of the memref.cast it comes from. None when that is not
     static or `value` is not contiguous. Equal spans are the same elements
     in the same order (in place); overlapping unequal ones alias partly."""
-    from .kinds import ELEMENTS
     root, chain = root_of(value)
     shift = 0
     for op in chain:
@@ -97,7 +98,7 @@ def span(value):
     return root, start, start + count * element.bytes
 
 
-def same_memory(a, b):
+def same_memory(a: ir.Value, b: ir.Value) -> bool:
     """Whether memref values `a` and `b` are the same elements in the same
     order (one is a view of the other that moves nothing, e.g. a
     memref.cast): equal spans."""

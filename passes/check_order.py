@@ -39,7 +39,7 @@ from ..collectives.emit import require_memref_form
 class OrderError(PassError):
     """Every finding, each reported as an error with its notes."""
 
-    def __init__(self, findings):
+    def __init__(self, findings) -> None:
         super().__init__(findings[0].message, findings[0].location,
                          findings=[(f.location, f.message, f.notes) for f in findings])
 

@@ -61,7 +61,7 @@ def _writes(op):
     return None if eff is None else [w[0] for w in eff[1]]
 
 
-def _check_function(f, findings):
+def _check_function(f, findings) -> None:
     if not len(f.regions[0].blocks):
         return
     tagged = find_ops(f, lambda n: True)

@@ -51,7 +51,7 @@ MAX_RUNS = 1_000_000  # contiguous runs of one strided view
 
 
 class SemanticsError(PassError):
-    def __init__(self, findings):
+    def __init__(self, findings) -> None:
         loc, msg, notes = findings[0]
         super().__init__(msg, loc, notes, findings=findings)
 
@@ -67,7 +67,7 @@ class _Spec:
     """A claim read against its collective's class: the axes, the shape of
     the outputs; Unsupported when they do not fit the buffers claimed."""
 
-    def __init__(self, claim, cls, shape, out_shape):
+    def __init__(self, claim, cls, shape, out_shape) -> None:
         self.claim, self.cls = claim, cls
         self.__dict__.update(inputs=claim.inputs, outputs=claim.outputs, kind=claim.kind,
                              to_device=claim.to_device, collective=claim.collective)
@@ -274,7 +274,7 @@ def _overlap(regions):
 class _Memory:
     """Per root buffer: sorted, disjoint written pieces [start, end, value, writer]."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.starts, self.pieces = {}, {}
 
     def read(self, root, a, b):
@@ -295,7 +295,7 @@ class _Memory:
             out.append((pos, b, None, None))
         return out
 
-    def write(self, root, new):
+    def write(self, root, new) -> None:
         """Writes pieces `new` (sorted, contiguous [a, b))."""
         if not new:
             return
@@ -329,7 +329,7 @@ def _name(v):
 class _Claim:
     """Simulates the ops of one claim and compares its outputs with the spec."""
 
-    def __init__(self, claim, ops, tail=()):
+    def __init__(self, claim, ops, tail=()) -> None:
         self.claim, self.ops = claim, ops
         self.mem = _Memory()
         self.findings = []
@@ -341,7 +341,7 @@ class _Claim:
         self.in_tail = False
         self._resolver = None
 
-    def report(self, loc, message, notes=()):
+    def report(self, loc, message, notes=()) -> None:
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append((loc, message, list(notes)))
 
@@ -357,7 +357,7 @@ class _Claim:
         except Unsupported as e:
             raise PassError(f"coll-check-semantics cannot follow this {op.name}: {e}", op.location) from None
 
-    def place(self, cls):
+    def place(self, cls) -> None:
         """Where the claim puts its buffers: as its collective does (a
         broadcast's input on the root, a reduce's output there, ...)."""
         claim = self.claim
@@ -370,7 +370,7 @@ class _Claim:
                 if d is not None:
                     self.homes.setdefault(root_of(v)[0], []).append((d, f"{role} #{k}"))
 
-    def check_home(self, op, root, chain):
+    def check_home(self, op, root, chain) -> None:
         """A claimed buffer (`root`, viewed through `chain`) is used on the
         device the claim places it on: its first placement
         (memory_space_cast) names that device."""
@@ -393,7 +393,7 @@ class _Claim:
         dev = device_of(v.type)
         return f"{_name(root_of(v)[0])}[{a}, {b})" + (f" on device {dev}" if dev is not None else "")
 
-    def unwritten(self, op, v, a, b):
+    def unwritten(self, op, v, a, b) -> None:
         claim, root = self.claim, root_of(v)[0]
         outs = [root_of(o)[0] for o in claim.outputs]
         what = claim.collective
@@ -455,7 +455,7 @@ class _Claim:
         buffer) a value not followed."""
         return (UNKNOWN, op) if self.in_tail else POISON
 
-    def apply(self, op):
+    def apply(self, op) -> None:
         if op.name == Copy.NAME:
             self.copy(Copy.of(op))
         elif op.name == Combine.NAME:
@@ -465,10 +465,10 @@ class _Claim:
         elif not op.name.startswith("coll."):
             self.host(op)
 
-    def copy(self, c):
+    def copy(self, c) -> None:
         self.move(c.op, c.source, c.target, self.region(c.op, c.source), self.region(c.op, c.target))
 
-    def move(self, op, source, target, src, dst):
+    def move(self, op, source, target, src, dst) -> None:
         (sroot, sruns), (droot, druns) = src, dst
         writes, bad = [], None
         for (sp, dp), n in _aligned([sruns, druns]):
@@ -484,7 +484,7 @@ class _Claim:
         for new in writes:
             self.mem.write(droot, new)
 
-    def host(self, op):
+    def host(self, op) -> None:
         """A host op: a copy (HOST_COPIES) moves slices as coll.copy does;
         any other write (coll-check-order's model of its effects, a loop's
         or call's writes anywhere in their views) leaves its region holding
@@ -506,7 +506,7 @@ class _Claim:
                 pass
         self.clobber(op, writes)
 
-    def clobber(self, op, writes):
+    def clobber(self, op, writes) -> None:
         """Each written region holds a value written by `op`, not followed."""
         for v, sub, exact in writes:
             try:
@@ -550,7 +550,7 @@ class _Claim:
         start, ext = sub
         return root, _strided(ext, strides, offset + sum(a * b for a, b in zip(start, strides)), v.type)
 
-    def combine(self, c):
+    def combine(self, c) -> None:
         regions = [self.region(c.op, v) for v in c.inputs + [c.out]]
         kind, writes, bad = c.kind, [], None
         for pos, n in _aligned([runs for _, runs in regions]):
@@ -583,7 +583,7 @@ class _Claim:
         for new in writes:
             self.mem.write(regions[-1][0], new)
 
-    def check_output(self, j, region, pieces):
+    def check_output(self, j, region, pieces) -> None:
         root, runs = region
         value = self.claim.outputs[j]
         wrong = []  # [(logical a, logical b, got, want, writer)]

@@ -211,5 +211,5 @@ def _module(op):
           "strategies whose needs the module and capabilities=peer_access,... (the back end's) meet",
           strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
           profile=(str, ""), capabilities=(str, ""))
-def choose_strategy_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile="", capabilities=""):
+def choose_strategy_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile="", capabilities="") -> None:
     choose_strategies(op, strategy, threshold, profile, capabilities)

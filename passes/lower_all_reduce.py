@@ -11,7 +11,7 @@ from .lower_collectives import lower_collectives
           "strategy attribute (ops without one: as coll-choose-strategy with these options)",
           strategy=(choice("auto", *AllReduce.STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
           profile=(str, ""))
-def lower_all_reduce_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
+def lower_all_reduce_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile="") -> None:
     # The options are a shorthand for coll-choose-strategy first: one rule,
     # in one place, and the attribute it writes is what the lowering reads.
     choose_strategies(op, strategy, threshold, profile)

@@ -91,7 +91,7 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
 def patterns(strategy="auto", threshold=DEFAULT_THRESHOLD, only=None, used=None):
     """The pattern set: one pattern per collective (`only`: those names);
     `used` collects the strategies chosen, in program order."""
-    def lower(op, rewriter):
+    def lower(op, rewriter) -> None:
         chosen, final = lower_op(op, strategy, threshold)
         rewriter.replace_op(op, [final])
         if used is not None:
@@ -117,6 +117,6 @@ def lower_collectives(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, o
           "copies, combines and tokens, by its strategy attribute "
           "(ops without one: strategy=S, or the default rule for auto)",
           strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD))
-def lower_collectives_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
+def lower_collectives_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD) -> None:
     lower_collectives(op, strategy, threshold)
 

@@ -74,7 +74,7 @@ def format_table(preds, profile_name):
     return "\n".join(lines) + "\n"
 
 
-def predict_pass(module_op, profile="nvlink-h200", file="-", format="table", capabilities=()):
+def predict_pass(module_op, profile="nvlink-h200", file="-", format="table", capabilities=()) -> None:
     prof = cost_model.load_profile(profile)
     preds = predictions(module_op, prof, capabilities)
     if format == "json":

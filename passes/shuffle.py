@@ -88,7 +88,7 @@ def _random_order(preds, rng):
     return order
 
 
-def shuffle_block(block, rng):
+def shuffle_block(block, rng) -> None:
     ops = [op.operation for op in block.operations]
     if len(ops) < 3:
         return
@@ -127,7 +127,7 @@ def _blocks(module_op):
 @register("coll-shuffle", "Reorder the ops of every block into another valid order "
           "(token graph, SSA, side effects), at random by seed: a test pass",
           seed=(int, 0))
-def shuffle(module_op, seed=0):
+def shuffle(module_op, seed=0) -> None:
     rng = random.Random(seed)
     for block in _blocks(module_op):
         shuffle_block(block, rng)

@@ -66,7 +66,7 @@ def _is_mac(op):
     return all(n in MAC for n in names) and "arith.mulf" in names and "arith.addf" in names
 
 
-def _widen(op, t):
+def _widen(op, t) -> None:
     f32 = ir.F32Type.get()
     narrow = t.element_type
     n_out = 1  # _narrow_result: one result
@@ -112,7 +112,7 @@ def _widen(op, t):
 @register("coll-widen-contractions",
           "Contractions of bf16/f16 tensors (named linalg contractions, multiply-accumulate generics) accumulate "
           "in f32 and round once, as XLA computes dot_general on the CPU")
-def widen_contractions(op):
+def widen_contractions(op) -> None:
     for o in find_ops(op, lambda n: n in NAMED or n == "linalg.generic"):
         t = _narrow_result(o)
         if t is not None and (o.name in NAMED or _is_mac(o)):
