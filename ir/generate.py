@@ -1,13 +1,15 @@
 """Collective-level modules for the common case (used by coll-gen and tests)."""
+from typing import Any
+
 from mlir import ir
 from mlir.dialects import func
 
 from . import builders, load_dialect, peers
-from .ops import COLLECTIVE_OPS, OPS
+from .ops import COLLECTIVE_OPS, OPS, Collective
 from .types import ELEMENT_TYPES
 
 
-def parse_shape(text):
+def parse_shape(text: str) -> list[int]:
     """'4x100' -> [4, 100]; '' or 'scalar' -> [] (rank 0)."""
     if text in ("", "scalar"):
         return []
@@ -17,14 +19,15 @@ def parse_shape(text):
     return dims
 
 
-def element_type(name):
+def element_type(name: str) -> ir.Type:
     if name not in ELEMENT_TYPES:
         raise ValueError(f"unsupported element type '{name}'; expected one of {', '.join(ELEMENT_TYPES)}")
     return ir.Type.parse(name)
 
 
-def all_reduce_module(devices, shape, dtype, kind="sum", to_device=None,
-                      strategy=None, threshold=None, name="all_reduce", peer_access=False):
+def all_reduce_module(devices: int, shape: list[int], dtype: str, kind: str = "sum", to_device: int | None = None,
+                      strategy: str | None = None, threshold: int | None = None, name: str = "all_reduce",
+                      peer_access: bool = False) -> str:
     """Text of a module with one function @name(x0..x{N-1}, outputs...) that
     all-reduces the inputs (`peer_access`: the devices address each other's
     memory, ir/peers.py). Needs a current Context."""
@@ -49,7 +52,7 @@ def all_reduce_module(devices, shape, dtype, kind="sum", to_device=None,
         return str(module)
 
 
-def _class(op):
+def _class(op: str) -> type[Collective]:
     cls = OPS.get("coll." + op)
     if cls is None or cls not in COLLECTIVE_OPS:
         raise ValueError(f"unknown collective '{op}'; expected one of: "
@@ -57,23 +60,27 @@ def _class(op):
     return cls
 
 
-def _axes(cls, axis, split_axis, concat_axis):
+def _axes(cls: type[Collective], axis: int | None, split_axis: int | None,
+          concat_axis: int | None) -> dict[str, int | None]:
     """{axis attribute: value}: `axis` is the one axis of a collective
     that has one (coll-gen --axis), split/concat those of all_to_all."""
     given = {"split_axis": split_axis, "concat_axis": concat_axis}
     return {a: given.get(a, axis) if len(cls.AXES) > 1 else axis for a in cls.AXES}
 
 
-def output_shape(op, shape, devices, axis=None, split_axis=None, concat_axis=None):
+def output_shape(op: str, shape: list[int], devices: int, axis: int | None = None, split_axis: int | None = None,
+                 concat_axis: int | None = None) -> list[int]:
     """The output shape of collective `op` (a name like 'reduce_scatter')
     over `devices` inputs of `shape`."""
     cls = _class(op)
     return cls.result_shape(list(shape), devices, list(_axes(cls, axis, split_axis, concat_axis).values()))
 
 
-def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root=None,
-                      axis=None, split_axis=None, concat_axis=None, in_place=False,
-                      to_device=None, threshold=None, name=None, **arrays):
+def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind: str = "sum",
+                      strategy: str | None = None, root: int | None = None, axis: int | None = None,
+                      split_axis: int | None = None, concat_axis: int | None = None, in_place: bool = False,
+                      to_device: int | None = None, threshold: int | None = None, name: str | None = None,
+                      **arrays: list[int]) -> str:
     """Text of a module with one function @name(x0.., y0..) running
     collective `op` (all_reduce, reduce_scatter, all_gather, reduce,
     broadcast, all_to_all, permute). In place, the outputs are the inputs
@@ -90,7 +97,7 @@ def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root
     name = name or op
     n_in, n_out = cls.buffers(devices, to_device)
     out_shape = output_shape(op, shape, devices, axis, split_axis, concat_axis)
-    attrs = dict(strategy=strategy, to_device=to_device, threshold=threshold)
+    attrs: dict[str, Any] = dict(strategy=strategy, to_device=to_device, threshold=threshold)
     if cls.HAS_KIND:
         attrs["kind"] = kind
     if cls.ROOTED:
@@ -102,7 +109,7 @@ def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root
         el = element_type(dtype)
         in_t = ir.MemRefType.get(list(shape), el)
         out_t = ir.MemRefType.get(out_shape, el)
-        alias = [None] * n_out
+        alias: list[int | None] = [None] * n_out
         if in_place:
             alias = _in_place_outputs(cls, list(range(n_in)), n_out, devices, root, to_device)
         types = [in_t] * n_in + [out_t] * alias.count(None)
@@ -120,7 +127,8 @@ def collective_module(op, devices, shape, dtype, kind="sum", strategy=None, root
         return str(module)
 
 
-def _in_place_outputs(cls, ins, n_out, devices, root, to_device):
+def _in_place_outputs(cls: type[Collective], ins: list[int], n_out: int, devices: int, root: int | None,
+                      to_device: int | None) -> list[int | None]:
     """The outputs of the in-place form: each output is the input on its
     device (ValueError where the op or its root has none)."""
     op = cls.short_name()
