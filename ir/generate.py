@@ -5,7 +5,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from . import builders, load_dialect, peers
-from .ops import COLLECTIVE_OPS, OPS, Collective
+from .ops import COLLECTIVE_OPS, OPS, CollectiveOp
 from .types import ELEMENT_TYPES
 
 
@@ -52,7 +52,7 @@ def all_reduce_module(devices: int, shape: list[int], dtype: str, kind: str = "s
         return str(module)
 
 
-def _class(op: str) -> type[Collective]:
+def _class(op: str) -> type[CollectiveOp]:
     cls = OPS.get("coll." + op)
     if cls is None or cls not in COLLECTIVE_OPS:
         raise ValueError(f"unknown collective '{op}'; expected one of: "
@@ -60,7 +60,7 @@ def _class(op: str) -> type[Collective]:
     return cls
 
 
-def _axes(cls: type[Collective], axis: int | None, split_axis: int | None,
+def _axes(cls: type[CollectiveOp], axis: int | None, split_axis: int | None,
           concat_axis: int | None) -> dict[str, int | None]:
     """{axis attribute: value}: `axis` is the one axis of a collective
     that has one (coll-gen --axis), split/concat those of all_to_all."""
@@ -127,7 +127,7 @@ def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind:
         return str(module)
 
 
-def _in_place_outputs(cls: type[Collective], ins: list[int], n_out: int, devices: int, root: int | None,
+def _in_place_outputs(cls: type[CollectiveOp], ins: list[int], n_out: int, devices: int, root: int | None,
                       to_device: int | None) -> list[int | None]:
     """The outputs of the in-place form: each output is the input on its
     device (ValueError where the op or its root has none)."""

@@ -9,7 +9,9 @@ and STRATEGIES are filled in place when `coll` is imported (coll/__init__.py
 loads the collectives first), so a module that imported them early still
 sees every op.
 """
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar, Self, TypeVar
 
 from mlir import ir
 from mlir._mlir_libs import _mlir as _cext
@@ -95,14 +97,18 @@ except RuntimeError:  # this module imported a second time (under another name)
 
 
 # The registry (filled in place by register_op and register_collectives).
-OPS = {}             # op name -> its class
-COLLECTIVE_OPS = []  # the collective classes (register_collectives)
-COLLECTIVE_NAMES = []     # their op names
-ASYNC_OPS = []       # ops that return a token that completes later
-STRATEGIES = ["auto"]  # every collective's strategy names (auto: coll-choose-strategy decides)
+OPS: dict[str, type["OpView"]] = {}              # op name -> its class
+COLLECTIVE_OPS: list[type["CollectiveOp"]] = []  # the collective classes (register_collectives)
+COLLECTIVE_NAMES: list[str] = []                 # their op names
+ASYNC_OPS: list[str] = []                        # ops that return a token that completes later
+STRATEGIES: list[str] = ["auto"]  # every collective's strategy names (auto: coll-choose-strategy decides)
 
 
-def register_op(cls):
+_View = TypeVar("_View", bound="OpView")
+_Attr = TypeVar("_Attr", bound=ir.Attribute)
+
+
+def register_op(cls: type[_View]) -> type[_View]:
     """Class decorator: `cls` becomes the OpView of ops named cls.NAME."""
     _cext.register_operation(_Dialect, replace=True)(cls)
     OPS[cls.NAME] = cls
@@ -111,7 +117,7 @@ def register_op(cls):
     return cls
 
 
-def register_collectives(classes):
+def register_collectives(classes: Sequence[type["CollectiveOp"]]) -> None:
     """The collectives, in the order every listing shows them (the one list
     is coll/collectives/__init__.py)."""
     COLLECTIVE_OPS[:] = classes
@@ -120,7 +126,7 @@ def register_collectives(classes):
     ASYNC_OPS[:] = COLLECTIVE_NAMES + [name for name in ASYNC_OPS if name not in COLLECTIVE_NAMES]
 
 
-def _attr(op, name, cls):
+def _attr(op: ir.Operation | ir.OpView, name: str, cls: type[_Attr]) -> _Attr | None:
     """attrs[name] as `cls`, or None when absent or of another kind (a
     dense array of f8 elements even raises TypeError in the bindings)."""
     try:
@@ -133,25 +139,25 @@ def _attr(op, name, cls):
         return None
 
 
-def attr_str(op, name):
+def attr_str(op: ir.Operation | ir.OpView, name: str) -> str | None:
     a = _attr(op, name, ir.StringAttr)
     return a.value if a is not None else None
 
 
-def attr_int(op, name):
+def attr_int(op: ir.Operation | ir.OpView, name: str) -> int | None:
     a = _attr(op, name, ir.IntegerAttr)
     return a.value if a is not None else None
 
 
-def attr_ints(op, name):
+def attr_ints(op: ir.Operation | ir.OpView, name: str) -> list[int] | None:
     a = _attr(op, name, ir.DenseI64ArrayAttr)
     return list(a) if a is not None else None
 
 
-_SEGMENTS = {}  # operandSegmentSizes attribute -> its sizes
+_SEGMENTS: dict[ir.Attribute, tuple[int, ...]] = {}  # operandSegmentSizes attribute -> its sizes
 
 
-def _segment_sizes(attr):
+def _segment_sizes(attr: ir.Attribute) -> list[int]:
     """list(DenseI32ArrayAttr(attr)), memoized by the (uniqued) attribute:
     iterating a dense array in the bindings costs 4 us an element, and a
     lowered program has a handful of distinct segment sizes on many ops."""
@@ -170,30 +176,30 @@ class OpView(ir.OpView):
     with several variadic groups the sizes come from operandSegmentSizes.
     The groups are read on first use (the bindings make these views without
     calling __init__ when they wrap an op)."""
-    OPERATION_NAME = None
+    OPERATION_NAME: ClassVar[str | None] = None
     _ODS_REGIONS = (0, True)
-    NAME = ""
-    GROUPS = ()
-    READS = ()   # the groups whose buffers the op reads
-    WRITES = ()  # and writes
-    ASYNC = True  # returns a token that completes later
+    NAME: ClassVar[str] = ""
+    GROUPS: ClassVar[tuple[tuple[str, int], ...]] = ()  # (name, 1 or VARIADIC)
+    READS: ClassVar[tuple[str, ...]] = ()   # the groups whose buffers the op reads
+    WRITES: ClassVar[tuple[str, ...]] = ()  # and writes
+    ASYNC: ClassVar[bool] = True  # returns a token that completes later
     # Its IRDL definition (collectives/irdl.py generates ir/coll.irdl.mlir):
     # the base of each operand group (default: memref; `deps`/`tokens`:
     # token), its results [(name, base, variadic)], its required attributes
     # {name: base} (bases: collectives/irdl.py BASES, and "kind").
-    IRDL_TYPES = {}
-    IRDL_RESULTS = (("token", "token", False),)
-    IRDL_ATTRS = {}
+    IRDL_TYPES: ClassVar[dict[str, str]] = {}
+    IRDL_RESULTS: ClassVar[tuple[tuple[str, str, bool], ...]] = (("token", "token", False),)
+    IRDL_ATTRS: ClassVar[dict[str, str]] = {}
 
-    def __init__(self, op):
-        super().__init__(getattr(op, "operation", op))
+    def __init__(self, op: ir.Operation | ir.OpView) -> None:
+        super().__init__(op.operation)
 
-    def __init_subclass__(cls, **kw):
+    def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.NAME:
             cls.OPERATION_NAME = cls.NAME
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:  # an operand group: list[ir.Value]
         # Only for names not found otherwise: the operand groups.
         if name.startswith("__") or name not in self._group_names():
             raise AttributeError(name)
@@ -201,17 +207,17 @@ class OpView(ir.OpView):
         return self.__dict__[name]
 
     @classmethod
-    def _group_names(cls):
+    def _group_names(cls) -> set[str]:
         return {g for g, _ in cls.GROUPS} | {"_roles"}
 
-    def _read_groups(self):
+    def _read_groups(self) -> None:
         operands = list(self.operation.operands)
         sizes = [g[1] for g in self.GROUPS]
         if sizes.count(VARIADIC) > 1:
             sizes = _segment_sizes(self.operation.attributes["operandSegmentSizes"])
         elif VARIADIC in sizes:
             sizes[sizes.index(VARIADIC)] = len(operands) - (sum(sizes) + 1)
-        start, roles = 0, []
+        start, roles = 0, list[str]()
         for (name, _), size in zip(self.GROUPS, sizes):
             self.__dict__[name] = operands[start:start + size]
             roles += [name] * size
@@ -219,43 +225,43 @@ class OpView(ir.OpView):
         self.__dict__["_roles"] = roles
 
     @classmethod
-    def of(cls, op):
+    def of(cls, op: ir.Operation | ir.OpView) -> Self:
         """The view of `op`, which must be a `cls.NAME` op."""
         return op if type(op) is cls else cls(op)
 
     @property
-    def op(self):
+    def op(self) -> ir.Operation:
         return self.operation
 
-    def role(self, index):
+    def role(self, index: int) -> str:
         """The group that operand `index` belongs to."""
         return self._roles[index]
 
     @property
-    def reads(self):
+    def reads(self) -> list[ir.Value]:
         return [v for g in self.READS for v in getattr(self, g)]
 
     @property
-    def writes(self):
+    def writes(self) -> list[ir.Value]:
         return [v for g in self.WRITES for v in getattr(self, g)]
 
     @property
-    def groups(self):
+    def groups(self) -> list[list[ir.Value]]:
         """The operand groups, in order, as lists (to rebuild the op)."""
         return [getattr(self, name) for name, _ in self.GROUPS]
 
     @property
-    def segmented(self):
+    def segmented(self) -> bool:
         """Whether the op carries operandSegmentSizes (several variadic groups)."""
         return [g[1] for g in self.GROUPS].count(VARIADIC) > 1
 
     @property
-    def token(self):
+    def token(self) -> ir.Value | None:
         results = self.operation.results
         return results[0] if len(results) else None
 
 
-def segment_sizes(*groups):
+def segment_sizes(*groups: Sequence[object]) -> ir.DenseI32ArrayAttr:
     """The operandSegmentSizes attribute of an op built from `groups`."""
     return ir.DenseI32ArrayAttr.get([len(g) for g in groups])
 
@@ -274,26 +280,26 @@ class CollectiveOp(OpView):
     `Collective`, the class every collective's file subclasses."""
     GROUPS = (("inputs", VARIADIC), ("outputs", VARIADIC), ("deps", VARIADIC))
     READS, WRITES = ("inputs",), ("outputs",)
-    HAS_KIND = True    # it reduces (a `kind` attribute)
-    IN_PLACE = False   # an output may be an input
-    PLACEMENT = Placement()  # where its buffers live (ROOTED, AXES, ... derive from it)
-    REPLICATED = False  # its outputs are replicas of one result (bit-identical)
-    ATTRS = {}         # optional attributes beyond strategy: name -> what it means (IRDL doc)
+    HAS_KIND: ClassVar[bool] = True    # it reduces (a `kind` attribute)
+    IN_PLACE: ClassVar[bool] = False   # an output may be an input
+    PLACEMENT: ClassVar[Placement] = Placement()  # where its buffers live (ROOTED, AXES, ... derive from it)
+    REPLICATED: ClassVar[bool] = False  # its outputs are replicas of one result (bit-identical)
+    ATTRS: ClassVar[dict[str, str]] = {}  # optional attributes beyond strategy: name -> what it means (IRDL doc)
     # Integer-array attributes that are part of what it computes (e.g. a
     # permute's `pairs`): name -> what it means. The claim, coll-gen, the
     # numpy reference, the cost model's candidates and generated modules
     # carry them (see `arrays`, `default_arrays`).
-    ARRAYS = {}
+    ARRAYS: ClassVar[dict[str, str]] = {}
     # Its strategy names, in the order they were declared (the values its
     # `strategy` attribute may take besides auto; collectives/base.py fills it).
-    STRATEGIES = ()
+    STRATEGIES: ClassVar[tuple[str, ...]] = ()
     # Derived from PLACEMENT (__init_subclass__):
-    ROOTED = False         # a `root` device attribute
-    AXES = ()              # its integer axis attributes
-    DIVIDED_AXES = ()      # the axes whose size the group must divide
-    PER_DEVICE = "inputs"  # the group with one buffer per device
+    ROOTED: ClassVar[bool] = False               # a `root` device attribute
+    AXES: ClassVar[tuple[str, ...]] = ()         # its integer axis attributes
+    DIVIDED_AXES: ClassVar[tuple[str, ...]] = ()  # the axes whose size the group must divide
+    PER_DEVICE: ClassVar[str] = "inputs"         # the group with one buffer per device
 
-    def __init_subclass__(cls, **kw):
+    def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         p = cls.PLACEMENT
         cls.ROOTED = p.rooted
@@ -302,54 +308,55 @@ class CollectiveOp(OpView):
         cls.PER_DEVICE = "outputs" if p.inputs == ROOT else "inputs"
 
     @classmethod
-    def short_name(cls):
+    def short_name(cls) -> str:
         """'all_reduce' for coll.all_reduce (what claims and coll-gen name)."""
         return cls.NAME[len("coll."):]
 
     @classmethod
-    def result_shape(cls, shape, n, axes):
+    def result_shape(cls, shape: list[int], n: int, axes: Sequence[int]) -> list[int]:
         """The shape of each output for inputs of `shape` over n devices
         (axes in AXES order, checked by the verifier)."""
         return cls.PLACEMENT.result_shape(shape, n, dict(zip(cls.AXES, axes)))
 
-    def check_attributes(self, n):
+    def check_attributes(self, n: int) -> str | None:
         """What is wrong with its own attributes over a group of n devices
         (a message for the verifier), or None. Axes, root and strategy are
         the verifier's; a collective with other attributes checks them here."""
         return None
 
     @property
-    def arrays(self):
+    def arrays(self) -> dict[str, list[int] | None]:
         """{name: list of ints or None} of its ARRAYS attributes."""
         return {a: attr_ints(self.operation, a) for a in self.ARRAYS}
 
     @classmethod
-    def default_arrays(cls, n):
+    def default_arrays(cls, n: int) -> dict[str, list[int]]:
         """{name: list} of the ARRAYS attributes a generated module has by
         default over n devices."""
         return {}
 
-    def zero_outputs(self, spmd=False):
+    def zero_outputs(self, spmd: bool = False) -> list[ir.Value]:
         """The outputs its tensor form defines as zeros, which its memref
         form leaves as they were (coll-bufferize fills them before it);
         `spmd`: in an SPMD function (one output, this rank's)."""
         return []
 
     @classmethod
-    def buffers(cls, n, to_device=None):
+    def buffers(cls, n: int, to_device: int | None = None) -> tuple[int, int]:
         """(inputs, outputs) over a group of n devices."""
         return cls.PLACEMENT.count("inputs", n, to_device), cls.PLACEMENT.count("outputs", n, to_device)
 
-    def expected_buffers(self, n):
+    def expected_buffers(self, n: int) -> tuple[int, int]:
         return self.buffers(n, attr_int(self.operation, "to_device"))
 
     @classmethod
-    def placement(cls, devices, root=None, to_device=None):
+    def placement(cls, devices: list[int], root: int | None = None,
+                  to_device: int | None = None) -> tuple[list, list]:
         """(the devices of its inputs, of its outputs), in order."""
         p = cls.PLACEMENT
         return p.devices("inputs", devices, root, to_device), p.devices("outputs", devices, root, to_device)
 
-    def outputs_noun(self):
+    def outputs_noun(self) -> str:
         """What its outputs are called in a verifier message."""
         return self.short_name()
 
@@ -360,34 +367,34 @@ class CollectiveOp(OpView):
     root = property(lambda self: attr_int(self.operation, "root"))
     to_device = property(lambda self: attr_int(self.operation, "to_device"))
 
-    def axis(self, name):
+    def axis(self, name: str) -> int | None:
         return attr_int(self.operation, name)
 
     @property
-    def axes(self):
+    def axes(self) -> list[int | None]:
         """Its axis attributes, in AXES order (what a claim records)."""
         return [self.axis(a) for a in self.AXES]
 
     @property
-    def is_tensor(self):
+    def is_tensor(self) -> bool:
         """Tensor form (value semantics): tensor inputs, no `outputs`
         operands, the results after the token are the outputs."""
         return len(self.operation.results) > 1 or any(isinstance(v.type, ir.RankedTensorType) for v in self.inputs)
 
     @property
-    def values(self):
+    def values(self) -> list[ir.Value]:
         """The tensor results (tensor form), one per output; [] otherwise."""
         return list(self.operation.results)[1:]
 
-    def _placement(self):
+    def _placement(self) -> tuple[list, list]:
         return self.placement(self.devices, self.root, self.to_device)
 
     @property
-    def input_devices(self):
+    def input_devices(self) -> list:
         return self._placement()[0]
 
     @property
-    def output_devices(self):
+    def output_devices(self) -> list:
         return self._placement()[1]
 
 
@@ -432,7 +439,7 @@ class Combine(OpView):
     device = property(lambda self: device_of(self.outs[0].type))
 
     @property
-    def peers(self):
+    def peers(self) -> list[tuple[ir.Value, int | None]]:
         """[(input, home device)] of the inputs held by another device (read
         in place through peer views, ir/peers.py)."""
         dev = self.device
@@ -455,7 +462,7 @@ class Wait(OpView):
     IRDL_RESULTS = ()
 
     @property
-    def token(self):
+    def token(self) -> None:
         return None
 
 
@@ -494,7 +501,7 @@ class Implements(OpView):
 DATA_OPS = (Copy.NAME, Combine.NAME)
 
 
-def view(op):
+def view(op: ir.Operation | ir.OpView) -> OpView | None:
     """The op-layer view of any coll op, or None for another op."""
     op = getattr(op, "operation", op)
     cls = OPS.get(op.name)
