@@ -13,6 +13,7 @@ IRDL_FILE = Path(__file__).with_name("coll.irdl.mlir")
 _IRDL_TEXT = IRDL_FILE.read_text()
 
 from .kinds import BITWISE_KINDS, KINDS  # noqa: E402,F401 - re-exported
+
 # `auto` (chosen by coll-choose-strategy: default rule or cost model) and
 # the names of every collective's strategies (each collective's own are in
 # its file, coll/collectives/): filled when the collectives register.

@@ -1,5 +1,5 @@
 """Collective-level modules for the common case (used by coll-gen and tests)."""
-from typing import Any
+from typing import Any, cast
 
 from mlir import ir
 from mlir.dialects import func
@@ -73,7 +73,9 @@ def output_shape(op: str, shape: list[int], devices: int, axis: int | None = Non
     """The output shape of collective `op` (a name like 'reduce_scatter')
     over `devices` inputs of `shape`."""
     cls = _class(op)
-    return cls.result_shape(list(shape), devices, list(_axes(cls, axis, split_axis, concat_axis).values()))
+    # An axis left out (None) raises in result_shape, as it always did.
+    axes = cast(list[int], list(_axes(cls, axis, split_axis, concat_axis).values()))
+    return cls.result_shape(list(shape), devices, axes)
 
 
 def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind: str = "sum",

@@ -10,7 +10,6 @@ operands (inputs, then inits where the op reads them: map has none for its
 init, reduce its accumulators). Shared by the effects analysis
 (analysis/effects.py) and the i1 storage rewrite (lowering/stored_types.py).
 """
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlir import ir

@@ -6,7 +6,6 @@ from mlir import ir
 
 from .kinds import ELEMENT_TYPES  # noqa: F401 - re-exported
 
-
 # Printing a type or attribute costs 5-15 us in the bindings (a stream per
 # call), a dict lookup on the uniqued object under 1 us: facts read from
 # text are memoized by the object. Entries keep their Context alive, hence

@@ -6,30 +6,37 @@ slices itself. Each finding is a
 (location, message) pair; `verify_or_raise` turns findings into a
 VerifyError that tools print as located MLIR diagnostics.
 """
+# `return self.error(...)`: report and stop, how every check here ends.
+# mypy: disable-error-code="func-returns-value"
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from typing import Any, TypeVar, cast
 
 from mlir import ir
 
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
-from .ops import ASYNC_OPS, COLLECTIVE_OPS, COLLECTIVE_NAMES, OPS
-from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .errors import LocatedError
 from .kinds import ELEMENTS
+from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, CollectiveOp, Combine, Implements
+from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .views import root_of, span
 
 MAX_BYTES = 2 ** 62
+
+Finding = tuple[ir.Location, str]  # (location, message)
+_T = TypeVar("_T")
 
 
 class VerifyError(LocatedError):
     """The verifier's findings [(location, message)], as one error."""
 
-    def __init__(self, findings) -> None:
+    def __init__(self, findings: list[Finding]) -> None:
         super().__init__("; ".join(m for _, m in findings), findings[0][0] if findings else None,
                          findings=[(loc, msg, ()) for loc, msg in findings])
 
 
 @lru_cache(maxsize=256)
-def _kind_error(kind, elem):
+def _kind_error(kind: str, elem: str) -> str | None:
     if kind not in KINDS:
         return f"unknown reduction kind '{kind}'; expected one of: {', '.join(KINDS)}"
     if elem not in ELEMENT_TYPES:
@@ -42,7 +49,7 @@ def _kind_error(kind, elem):
     return None
 
 
-def as_(cls, x):
+def as_(cls: Callable[[Any], _T], x: Any) -> _T | None:
     """x viewed as `cls` (an attribute or type class), or None."""
     try:
         return cls(x)
@@ -50,7 +57,7 @@ def as_(cls, x):
         return None
 
 
-def _get(attrs, name):
+def _get(attrs: ir.OpAttributeMap, name: str) -> ir.Attribute | None:
     """attrs[name], or None when the bindings cannot build it (a dense
     array of f8 elements raises TypeError; found by fuzz/engine.py)."""
     try:
@@ -59,28 +66,34 @@ def _get(attrs, name):
         return None
 
 
-def _memref(v):
+def _memref(v: ir.Value) -> ir.MemRefType | None:
     return as_(ir.MemRefType, v.type)
 
 
-def _shaped(v):
+def _shaped(v: ir.Value) -> ir.MemRefType | ir.RankedTensorType | None:
     """A collective's buffer type: a memref, or a ranked tensor (tensor form)."""
     return as_(ir.MemRefType, v.type) or as_(ir.RankedTensorType, v.type)
 
 
-def device_of_value(v):
+def _buffer_type(v: ir.Value) -> ir.ShapedType:
+    """_shaped(v) of a collective's buffer, which IRDL makes a memref or a
+    ranked tensor."""
+    return cast(ir.ShapedType, _shaped(v))
+
+
+def device_of_value(v: ir.Value) -> int | None:
     mt = _memref(v)
     return device_of(mt) if mt is not None else None
 
 
-def _value_name(v):
+def _value_name(v: ir.Value) -> str:
     try:
         return v.get_name()
     except Exception:  # a name is only for the message
         return "its buffer"
 
 
-def _contiguous(mt):
+def _contiguous(mt: ir.MemRefType) -> bool:
     """Row-major contiguous, at any offset (what collapse_shape needs)."""
     if str(mt.affine_map) == str(ir.AffineMap.get_identity(mt.rank)):
         return True  # also covers zero-sized dims, whose strides are undefined
@@ -99,13 +112,13 @@ def _contiguous(mt):
     return offset != dyn and all(s == w or d == 1 for s, w, d in zip(strides, reversed(want), mt.shape))
 
 
-def _type_text(mt) -> str:
+def _type_text(mt: ir.ShapedType) -> str:
     """memref<8x?xf32> or tensor<8x?xf32> (a dynamic shape printed, not its layout)."""
     base = "tensor" if isinstance(mt, ir.RankedTensorType) else "memref"
     return f"{base}<{_shape_text(mt)}x{mt.element_type}>"
 
 
-def _byte_size(mt, shape=None, elem=None):
+def _byte_size(mt: ir.ShapedType, shape: Iterable[int] | None = None, elem: ir.Type | None = None) -> int:
     el = ELEMENTS.get(element_name(mt if elem is None else elem))
     size = el.bytes if el else 8
     for d in mt.shape if shape is None else shape:
@@ -113,50 +126,55 @@ def _byte_size(mt, shape=None, elem=None):
     return size
 
 
-def _placement(type_):
+def _placement(type_: ir.Type) -> tuple[int | None, bool, ir.MemRefType | None, int]:
     """(device or None, dynamic shape, memref type or None, bytes) of a type:
     what `placed` checks, computed once per type (a module has few distinct
     types and many ops on them)."""
     built = built_facts(type_)
     if built is not None:
         dev, shape, elem = built
-        return dev, False, type_, _byte_size(type_, shape, elem)
+        flat = cast(ir.MemRefType, type_)  # flat_type made it: a memref type
+        return dev, False, flat, _byte_size(flat, shape, elem)
     mt = as_(ir.MemRefType, type_)
     if mt is None:
         return None, False, None, 0
     return device_of(mt), any(d < 0 for d in mt.shape), mt, _byte_size(mt)
 
 
-def _shape_text(mt):
+def _shape_text(mt: ir.ShapedType) -> str:
     return "x".join(str(d) if d >= 0 else "?" for d in mt.shape) or "scalar"
 
 
 class _Verifier:
-    def __init__(self, num_devices) -> None:
+    def __init__(self, num_devices: int) -> None:
         self.num_devices = num_devices
-        self.findings = []
-        self.facts = {}  # type -> _placement(type)
-        self.shapes = {}  # memref type -> (shape, element type), compared per combine
-        self.peer_access = {}  # function -> whether its module has peer access
-        self.escaped = []  # producers whose token escape is reported
-        self.good = set()  # (kind, types) of combines, (types) of copies, found right
+        self.findings: list[Finding] = []
+        # type -> _placement(type)
+        self.facts: dict[ir.Type, tuple[int | None, bool, ir.MemRefType | None, int]] = {}
+        # memref type -> (shape, element type), compared per combine
+        self.shapes: dict[ir.Type, tuple[tuple[int, ...], ir.Type]] = {}
+        self.peer_access: dict[ir.Operation | None, bool] = {}  # function -> whether its module has peer access
+        self.escaped: list[ir.Operation] = []  # producers whose token escape is reported
+        # (kind, types) of combines, (types) of copies, found right
+        self.good: set[tuple[ir.Attribute | ir.Type, ...]] = set()
         # Peer views (home devices) are looked for only once a cast from a
         # placed buffer was seen; combines before it are checked at the end.
-        self.peer_casts, self.unchecked = False, []
-        self.token = None  # !coll.token of the context verified (run)
+        self.peer_casts = False
+        self.unchecked: list[tuple[ir.Operation, list[ir.Value], list[str]]] = []
+        self.token: ir.Type | None = None  # !coll.token of the context verified (run)
 
-    def error(self, op, message) -> None:
+    def error(self, op: ir.Operation, message: str) -> None:
         self.findings.append((op.location, message))
 
-    def device_in_range(self, op, dev, what) -> bool:
+    def device_in_range(self, op: ir.Operation, dev: int, what: str) -> bool:
         if dev < 0 or dev >= self.num_devices:
             self.error(op, f"{what} device id {dev} is out of range; expected 0 <= id < {self.num_devices}")
             return False
         return True
 
     # -- collective level ----------------------------------------------------
-    def collective(self, op):
-        c = OPS[op.name](op)
+    def collective(self, op: ir.Operation) -> None:
+        c = cast(CollectiveOp, OPS[op.name](op))
         attrs = op.attributes
         what = op.name[len("coll."):]
         ins, outs = c.inputs, c.outputs
@@ -176,19 +194,21 @@ class _Verifier:
             if n is None:
                 return
         else:
-            devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
-            if devices is None:
+            dense = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+            if dense is None:
                 return self.error(op, "'devices' must be an array<i64: ...> of device ids")
-            devices = list(devices)
+            devices = list(dense)
             n = len(grouped)
             if n == 0:
-                what_ = ("tensor result" if tensor else "output buffer") if grouped is outs else ("input tensor" if tensor else "input buffer")
+                what_ = (("tensor result" if tensor else "output buffer") if grouped is outs
+                         else ("input tensor" if tensor else "input buffer"))
                 return self.error(op, f"expected at least one {what_} (zero devices)")
             if n > MAX_DEVICES:
                 return self.error(op, f"{n} devices exceed the supported maximum of {MAX_DEVICES}")
             if len(devices) != n:
                 per = ("tensor results" if tensor else "outputs") if grouped is outs else "inputs"
-                return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one device per {per[:-1]}")
+                return self.error(op, f"'devices' names {len(devices)} devices but the op has {n} {per}; expected one "
+                                      f"device per {per[:-1]}")
             if not self.distinct(op, devices, *(("output", "outputs") if grouped is outs else ("input", "inputs"))):
                 return
         for key in ("to_device", "root"):
@@ -206,10 +226,11 @@ class _Verifier:
         if msg:
             return self.error(op, msg)
         if "strategy" in attrs:
-            s = as_(ir.StringAttr, _get(attrs, "strategy"))
-            s = s.value if s is not None else None
+            sa = as_(ir.StringAttr, _get(attrs, "strategy"))
+            s = sa.value if sa is not None else None
             if s not in ("auto",) + c.STRATEGIES:
-                return self.error(op, f"unknown strategy {_get(attrs, 'strategy')} for {what}; expected one of: {', '.join(('auto',) + c.STRATEGIES)}")
+                return self.error(op, f"unknown strategy {_get(attrs, 'strategy')} for {what}; expected one of: "
+                                      f"{', '.join(('auto',) + c.STRATEGIES)}")
         if "threshold" in attrs:
             t = as_(ir.IntegerAttr, _get(attrs, "threshold"))
             if t is None or t.value < 0:
@@ -218,50 +239,61 @@ class _Verifier:
         if ranks is not None:
             expected = (1, 1)
         if len(ins) != expected[0]:
-            return self.error(op, f"{what} expects {expected[0]} input {'tensor' if tensor else 'buffer'}(s), got {len(ins)}")
+            return self.error(op, f"{what} expects {expected[0]} input {'tensor' if tensor else 'buffer'}(s), got "
+                                  f"{len(ins)}")
         if len(outs) != expected[1]:
             kind = c.outputs_noun()
             if tensor:
                 return self.error(op, f"{kind} returns {expected[1]} tensor(s) after its token, got {len(outs)}")
             return self.error(op, f"{kind} expects {expected[1]} output buffer(s), got {len(outs)}")
-        ref = _shaped(ins[0])
+        # form() checked the buffers: memrefs, or ranked tensors (tensor form).
+        ref: Any = _shaped(ins[0])
         for i, v in enumerate(ins + outs):
-            role = f"input #{i}" if i < len(ins) else (f"result #{i - len(ins) + 1}" if tensor else f"output #{i - len(ins)}")
-            mt = _shaped(v)
+            role = (f"input #{i}" if i < len(ins)
+                    else f"result #{i - len(ins) + 1}" if tensor else f"output #{i - len(ins)}")
+            mt: Any = _shaped(v)
             if any(d < 0 for d in mt.shape):
-                return self.error(op, f"{role} has dynamic shape {_type_text(mt)}; dynamic shapes are not supported yet, expected a static shape")
+                return self.error(op, f"{role} has dynamic shape {_type_text(mt)}; dynamic shapes are not supported "
+                                      "yet, expected a static shape")
             if self.too_big(op, mt, role):
                 return
             if tensor:
                 if mt.encoding is not None:
                     return self.error(op, f"{role} is {mt}, a tensor with an encoding; expected a plain ranked tensor")
             elif mt.memory_space is not None:
-                return self.error(op, f"{role} has memory space {mt.memory_space}; collective-level buffers carry none (placement is the 'devices' attribute)")
+                return self.error(op, f"{role} has memory space {mt.memory_space}; collective-level buffers carry none "
+                                      "(placement is the 'devices' attribute)")
             if not tensor and not _contiguous(mt):
-                return self.error(op, f"{role} has layout {mt.layout}; expected a contiguous layout (identity, or strided row-major with any offset)")
+                return self.error(op, f"{role} has layout {mt.layout}; expected a contiguous layout (identity, or "
+                                      "strided row-major with any offset)")
             if mt.element_type != ref.element_type or (i < len(ins) and list(mt.shape) != list(ref.shape)):
-                return self.error(op, f"{role} is {mt} but input #0 is {ref}; expected the same shape and element type on every device")
+                return self.error(op, f"{role} is {mt} but input #0 is {ref}; expected the same shape and element type "
+                                      "on every device")
         want = self.output_shape(op, c, list(ref.shape), n)
         if want is None:
             return
         for j, v in enumerate(outs):
             role = f"result #{j + 1}" if tensor else f"output #{j}"
-            if list(_shaped(v).shape) != want and want == list(ref.shape):
-                return self.error(op, f"{role} is {_shaped(v)} but input #0 is {ref}; expected the same shape and element type on every device")
-            if list(_shaped(v).shape) != want:
+            if list(_buffer_type(v).shape) != want and want == list(ref.shape):
+                return self.error(op, f"{role} is {_shaped(v)} but input #0 is {ref}; expected the same shape and "
+                                      "element type on every device")
+            if list(_buffer_type(v).shape) != want:
                 base = "tensor" if tensor else "memref"
-                return self.error(op, f"{role} is {_shaped(v)} but {what} of {_shape_text(ref)} inputs over {n} devices gives {base}<{'x'.join(map(str, want)) or 'scalar'}>; expected that shape")
+                return self.error(op, f"{role} is {_shaped(v)} but {what} of {_shape_text(ref)} inputs over {n} "
+                                      f"devices gives {base}<{'x'.join(map(str, want)) or 'scalar'}>; expected that "
+                                      "shape")
         if not tensor and self.aliasing(op, c, ins, outs):
             return
         self.tokens(op, c.deps)
         if c.HAS_KIND:
-            msg = _kind_error(ir.StringAttr(attrs["kind"]).value if "kind" in attrs else "", element_name(ref.element_type))
+            msg = _kind_error(ir.StringAttr(attrs["kind"]).value if "kind" in attrs else "",
+                              element_name(ref.element_type))
             if msg:
                 self.error(op, msg)
 
-    def distinct(self, op, devices, one, many) -> bool:
+    def distinct(self, op: ir.Operation, devices: Sequence[int], one: str, many: str) -> bool:
         """Device ids in range and each once (`one`/`many`: 'input'/'inputs')."""
-        seen = {}
+        seen: dict[int, int] = {}
         for i, d in enumerate(devices):
             if not self.device_in_range(op, d, f"{one} #{i}"):
                 return False
@@ -271,7 +303,8 @@ class _Verifier:
             seen[d] = i
         return True
 
-    def spmd_group(self, op, c, ranks, ins, outs):
+    def spmd_group(self, op: ir.Operation, c: CollectiveOp, ranks: int, ins: list[ir.Value],
+                   outs: list[ir.Value]) -> int | None:
         """The group size of a collective in an SPMD function (coll.ranks =
         `ranks`), or None (reported). It names one group, devices =
         [0..ranks-1], or several of one size: `groups` (flattened, disjoint,
@@ -279,8 +312,8 @@ class _Verifier:
         in) with devices = [0..size-1], the positions in a group."""
         attrs = op.attributes
         has_groups = "groups" in attrs
-        devices = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
-        devices = list(devices) if devices is not None else None
+        dense = as_(ir.DenseI64ArrayAttr, _get(attrs, "devices"))
+        devices = list(dense) if dense is not None else None
         flat = as_(ir.DenseI64ArrayAttr, _get(attrs, "groups")) if has_groups else None
         if has_groups and flat is not None and devices:
             if devices != list(range(len(devices))) or len(flat) % len(devices):
@@ -300,7 +333,7 @@ class _Verifier:
                                   "or groups = [ranks, group after group] with devices = [0..size-1]")
         return size
 
-    def form(self, op, c):
+    def form(self, op: ir.Operation, c: CollectiveOp) -> bool:
         """One form per op: memref inputs and outputs returning a token, or
         tensor inputs, no outputs, returning a token and tensors (IRDL
         checks each group alone). Reports and returns True when mixed."""
@@ -311,7 +344,8 @@ class _Verifier:
                 return self.error(op, f"input #{i} is {v.type}; expected a memref or a ranked tensor "
                                       "with a static shape") or True
         if "tensor" in kinds and "memref" in kinds:
-            return self.error(op, f"input #{kinds.index('tensor')} is a tensor but input #{kinds.index('memref')} is a memref; "
+            return self.error(op, f"input #{kinds.index('tensor')} is a tensor but input #{kinds.index('memref')} is a "
+                                  "memref; "
                                   "expected all tensors (tensor form) or all memrefs") or True
         if c.is_tensor:
             if "memref" in kinds:
@@ -324,21 +358,23 @@ class _Verifier:
                 return self.error(op, "a collective returning tensors needs tensor inputs, got none") or True
         return False
 
-    def output_shape(self, op, c, shape, n):
+    def output_shape(self, op: ir.Operation, c: CollectiveOp, shape: list[int], n: int) -> list[int] | None:
         """The output shape `c` gives for inputs of `shape`, or None (reported)."""
         for key in c.AXES:
             a = as_(ir.IntegerAttr, _get(op.attributes, key))
             if a is None:
                 return self.error(op, f"'{key}' must be an integer axis")
             if not 0 <= a.value < len(shape):
-                return self.error(op, f"{key} {a.value} is out of range for rank {len(shape)}; expected 0 <= axis < {len(shape)}")
+                return self.error(op, f"{key} {a.value} is out of range for rank {len(shape)}; expected 0 <= axis < "
+                                      f"{len(shape)}")
         for key in c.DIVIDED_AXES:
-            a = c.axis(key)
-            if shape[a] % n:
-                return self.error(op, f"{key} {a} has size {shape[a]}, which the {n} devices do not divide; expected a multiple of {n}")
-        return c.result_shape(shape, n, c.axes)
+            axis = cast(int, c.axis(key))  # an integer: checked above
+            if shape[axis] % n:
+                return self.error(op, f"{key} {axis} has size {shape[axis]}, which the {n} devices do not divide; "
+                                      f"expected a multiple of {n}")
+        return c.result_shape(shape, n, cast(list[int], c.axes))  # integers: checked above
 
-    def aliasing(self, op, c, ins, outs):
+    def aliasing(self, op: ir.Operation, c: CollectiveOp, ins: list[ir.Value], outs: list[ir.Value]) -> None:
         """In place: an output may be the input on its own device (the same
         elements in the same order, through any views: ir/views.py span),
         where the op allows it; an output may share no other memory with an
@@ -348,8 +384,8 @@ class _Verifier:
         spans_in, spans_out = [span(v) for v in ins], [span(v) for v in outs]
         roots_in, roots_out = [root_of(v)[0] for v in ins], [root_of(v)[0] for v in outs]
 
-        def where(s, v) -> str:
-            size = max(ELEMENTS[element_name(_shaped(v).element_type)].bytes, 1)
+        def where(s: tuple[ir.Value, int, int], v: ir.Value) -> str:
+            size = max(ELEMENTS[element_name(_buffer_type(v).element_type)].bytes, 1)
             return f"elements [{s[1] // size}, {s[2] // size}) of {_value_name(s[0])}"
 
         for j, (o, so, ro) in enumerate(zip(outs, spans_out, roots_out)):
@@ -365,9 +401,12 @@ class _Verifier:
                                           f"({where(si, x)}); expected the input itself (in place) or memory "
                                           "disjoint from it")
                 if not c.IN_PLACE:
-                    return self.error(op, f"output #{j} is also input #{i}; {op.name} has no in-place form, expected distinct buffers")
+                    return self.error(op, f"output #{j} is also input #{i}; {op.name} has no in-place form, expected "
+                                          "distinct buffers")
                 if c.input_devices[i] != out_devs[j]:
-                    return self.error(op, f"output #{j} (device {out_devs[j]}) is input #{i} (device {c.input_devices[i]}); in place, an output must be the input on its own device")
+                    return self.error(op, f"output #{j} (device {out_devs[j]}) is input #{i} (device "
+                                          f"{c.input_devices[i]}); in place, an output must be the input on its own "
+                                          "device")
         for j in range(len(outs)):
             for k in range(j):
                 if roots_out[j] != roots_out[k]:
@@ -376,12 +415,13 @@ class _Verifier:
                 if a is not None and b is not None and (a[2] <= b[1] or b[2] <= a[1]):
                     continue
                 if a is not None and a == b or outs[j] == outs[k]:
-                    return self.error(op, "an output buffer is repeated; expected one distinct buffer per output device")
+                    return self.error(op, "an output buffer is repeated; expected one distinct buffer per output "
+                                          "device")
                 return self.error(op, f"outputs #{k} and #{j} share memory; expected disjoint memory for each output")
         return None
 
     # -- explicit level --------------------------------------------------------
-    def placed(self, op, v, role):
+    def placed(self, op: ir.Operation, v: ir.Value, role: str) -> int | None:
         fact = self.facts.get(v.type)
         if fact is None:
             fact = self.facts[v.type] = _placement(v.type)
@@ -389,9 +429,11 @@ class _Verifier:
         if dev is None:
             space = str(mt.memory_space) if mt is not None and mt.memory_space is not None else ""
             if space.startswith("#coll.device<"):
-                self.error(op, f"{role} has memory space {space}, which names no device; expected #coll.device<i> with an integer id i")
+                self.error(op, f"{role} has memory space {space}, which names no device; expected #coll.device<i> with "
+                               "an integer id i")
             else:
-                self.error(op, f"{role} of type {v.type} has no device; expected a memref in memory space #coll.device<i>")
+                self.error(op, f"{role} of type {v.type} has no device; expected a memref in memory space "
+                               "#coll.device<i>")
             return None
         if not self.device_in_range(op, dev, role):
             return None
@@ -399,11 +441,11 @@ class _Verifier:
             self.error(op, f"{role} has a dynamic shape; dynamic shapes are not supported yet")
             return None
         if size >= MAX_BYTES:
-            self.too_big(op, mt, role)
+            self.too_big(op, cast(ir.MemRefType, mt), role)  # a size: a memref
             return None
         return dev
 
-    def too_big(self, op, mt, role) -> bool:
+    def too_big(self, op: ir.Operation, mt: ir.ShapedType, role: str) -> bool:
         """A buffer whose byte size does not fit in an index (2^62 bytes)."""
         size = _byte_size(mt)
         if size >= MAX_BYTES:
@@ -412,7 +454,7 @@ class _Verifier:
             return True
         return False
 
-    def token_users(self, op, producers) -> None:
+    def token_users(self, op: ir.Operation, producers: Iterable[str]) -> None:
         """A token may flow only into coll ops (and be returned, which the
         order check reads as the final token; the lowerings refuse it): no
         lowering can store or pass it on. Checked at the user `op` (neither a
@@ -426,12 +468,12 @@ class _Verifier:
             owner = v.owner
             if isinstance(owner, ir.Block):
                 continue
-            producer = getattr(owner, "operation", owner)
+            producer = owner.operation
             if producer.name in producers and producer not in self.escaped:
                 self.escaped.append(producer)
                 self.findings.append((op.location, _escape_message(op, producer)))
 
-    def tokens(self, op, values) -> None:
+    def tokens(self, op: ir.Operation, values: Iterable[ir.Value]) -> None:
         token = self.token
         for v in values:
             if not (v.type == token if token is not None else is_token(v.type)):
@@ -442,13 +484,14 @@ class _Verifier:
                 return
             name = owner.name if isinstance(owner, ir.Operation) else owner.operation.name
             if name not in ASYNC_OPS:
-                self.error(op, f"token operand comes from '{name}'; expected a token produced by {', '.join(ASYNC_OPS)}")
+                self.error(op, f"token operand comes from '{name}'; expected a token produced by "
+                               f"{', '.join(ASYNC_OPS)}")
                 return
 
-    def alloc(self, op) -> None:
+    def alloc(self, op: ir.Operation) -> None:
         self.placed(op, op.results[0], "coll.alloc result")
 
-    def copy(self, op):
+    def copy(self, op: ir.Operation) -> None:
         operands = list(op.operands)  # one list: each op.operands[i] costs as much
         src, dst = operands[0], operands[1]
         key = (src.type, dst.type)
@@ -456,13 +499,15 @@ class _Verifier:
             if self.placed(op, src, "copy source") is None or self.placed(op, dst, "copy target") is None:
                 return
             if self.shape_of(src.type) != self.shape_of(dst.type):
-                s, d = _memref(src), _memref(dst)
-                return self.error(op, f"copy source memref<{_shape_text(s)}x{s.element_type}> and target memref<{_shape_text(d)}x{d.element_type}> differ; expected the same shape and element type")
+                s, d = ir.MemRefType(src.type), ir.MemRefType(dst.type)  # placed: memrefs
+                return self.error(op, f"copy source memref<{_shape_text(s)}x{s.element_type}> and target "
+                                      f"memref<{_shape_text(d)}x{d.element_type}> differ; expected the same shape and "
+                                      "element type")
             self.good.add(key)
         self.tokens(op, operands[2:])
 
-    def combine(self, op) -> None:
-        c = OPS[op.name](op)
+    def combine(self, op: ir.Operation) -> None:
+        c = Combine.of(op)
         bufs = c.inputs + [c.out]
         roles = ["lhs"] + [f"rhs #{i}" for i in range(len(c.rhs))] + ["output"]
         kind = op.attributes["kind"]
@@ -477,7 +522,7 @@ class _Verifier:
                 return
         self.tokens(op, c.deps)
 
-    def combine_types(self, op, bufs, roles, kind):
+    def combine_types(self, op: ir.Operation, bufs: list[ir.Value], roles: list[str], kind: ir.Attribute) -> bool:
         """What the types of a combine's buffers and its kind say; True when
         they are right (the same for every combine of these types)."""
         devs = []
@@ -487,34 +532,40 @@ class _Verifier:
                 return False
             devs.append(dev)
         if len(set(devs)) != 1:
-            return self.error(op, f"combine touches devices {sorted(set(devs))}; expected all its buffers on one device")
+            self.error(op, f"combine touches devices {sorted(set(devs))}; expected all its buffers on one device")
+            return False
         ref = self.shape_of(bufs[-1].type)
         for v, role in zip(bufs, roles):
             if self.shape_of(v.type) != ref:
-                mt, rt = _memref(v), _memref(bufs[-1])
-                return self.error(op, f"combine {role} is memref<{_shape_text(mt)}x{mt.element_type}> but the output is memref<{_shape_text(rt)}x{rt.element_type}>; expected the same shape and element type")
+                mt, rt = ir.MemRefType(v.type), ir.MemRefType(bufs[-1].type)  # placed: memrefs
+                self.error(op, f"combine {role} is memref<{_shape_text(mt)}x{mt.element_type}> but the output is "
+                               f"memref<{_shape_text(rt)}x{rt.element_type}>; expected the same shape and element type")
+                return False
         msg = _kind_error(ir.StringAttr(kind).value, element_name(ref[1]))
         if msg:
-            return self.error(op, msg)
+            self.error(op, msg)
+            return False
         return True
 
-    def homes(self, op, bufs, roles) -> bool:
+    def homes(self, op: ir.Operation, bufs: list[ir.Value], roles: list[str]) -> bool:
         """Reports (and returns True) when a combine without peer access
         reaches a buffer of another device through a peer view."""
         dev = device_of(bufs[-1].type)
         for v, role in zip(bufs, roles):
             home = peers.home_device(v)
             if home != dev:
-                self.error(op, f"combine on device {dev} reaches its {role} in the memory of device {home} (a peer view); that needs peer access: expected the module attribute '{peers.ATTR}', or a buffer on device {dev}")
+                self.error(op, f"combine on device {dev} reaches its {role} in the memory of device {home} (a peer "
+                               f"view); that needs peer access: expected the module attribute '{peers.ATTR}', or a "
+                               f"buffer on device {dev}")
                 return True
         return False
 
-    def cast(self, op) -> None:
+    def cast(self, op: ir.Operation) -> None:
         """A memory_space_cast from a placed buffer can make a peer view."""
         if device_of_value(op.operands[0]) is not None:
             self.peer_casts = True
 
-    def shape_of(self, type_):
+    def shape_of(self, type_: ir.Type) -> tuple[tuple[int, ...], ir.Type]:
         """(shape, element type) of a memref type, once per type."""
         got = self.shapes.get(type_)
         if got is None:
@@ -525,7 +576,7 @@ class _Verifier:
             got = self.shapes[type_] = (tuple(mt.shape), mt.element_type)
         return got
 
-    def peers_enabled(self, op):
+    def peers_enabled(self, op: ir.Operation) -> bool:
         """peers.enabled(op), once per function (its module is the same)."""
         f = op.parent
         got = self.peer_access.get(f)
@@ -533,10 +584,10 @@ class _Verifier:
             got = self.peer_access[f] = peers.enabled(op)
         return got
 
-    def join(self, op) -> None:
+    def join(self, op: ir.Operation) -> None:
         self.tokens(op, list(op.operands))
 
-    def implements(self, op):
+    def implements(self, op: ir.Operation) -> None:
         """A claim (coll-check-semantics proves it): well-formed attributes
         and a token from the program; what `op` names is the checker's."""
         attrs = op.attributes
@@ -545,8 +596,9 @@ class _Verifier:
         if "kind" in attrs:
             kind = as_(ir.StringAttr, _get(attrs, "kind"))
             if kind is None or kind.value not in KINDS:
-                return self.error(op, f"unknown reduction kind {_get(attrs, 'kind')}; expected one of: {', '.join(KINDS)}")
-        claim = OPS[op.name](op)
+                return self.error(op, f"unknown reduction kind {_get(attrs, 'kind')}; expected one of: "
+                                      f"{', '.join(KINDS)}")
+        claim = Implements.of(op)
         # As on the collective: a broadcast names its outputs' devices.
         cls = OPS.get("coll." + (claim.collective or ""))
         arrays = tuple(cls.ARRAYS) if cls in COLLECTIVE_OPS else ()
@@ -561,26 +613,27 @@ class _Verifier:
         if "devices" in attrs:
             devices = list(ir.DenseI64ArrayAttr(attrs["devices"]))
             if len(devices) != n_in:
-                return self.error(op, f"'devices' names {len(devices)} devices but the claim has {n_in} {per}; expected one device per {per[:-1]}")
+                return self.error(op, f"'devices' names {len(devices)} devices but the claim has {n_in} {per}; "
+                                      f"expected one device per {per[:-1]}")
             for d in devices:
                 if not self.device_in_range(op, d, "claimed"):
                     return
         self.tokens(op, list(op.operands)[-1:])
 
-    def ranks_attr(self, func) -> None:
+    def ranks_attr(self, func: ir.Operation) -> None:
         a = as_(ir.IntegerAttr, _get(func.attributes, SPMD_RANKS))
         if a is None or a.value < 1:  # (too many: the collectives say so, with the maximum)
             self.error(func, f"{SPMD_RANKS} = {func.attributes[SPMD_RANKS]}: expected the number of ranks of "
                              "this SPMD function, a positive integer")
 
-    def run(self, root):
-        handlers = {
+    def run(self, root: ir.Operation) -> list[Finding]:
+        handlers: dict[str, Callable[[ir.Operation], None]] = {
             **{name: self.collective for name in COLLECTIVE_NAMES}, "coll.alloc": self.alloc,
             "coll.copy": self.copy, "coll.combine": self.combine,
             "coll.join": self.join, "coll.wait": self.join, "coll.implements": self.implements,
         }
 
-        def visit(op):
+        def visit(op: ir.Operation) -> ir.WalkResult:
             name = op.name
             if name == "func.func" and SPMD_RANKS in op.attributes:
                 self.ranks_attr(op)
@@ -598,8 +651,8 @@ class _Verifier:
             return ir.WalkResult.ADVANCE
 
         self.token = token_type_of(root.context)
-        producers, early = [False], []
-        root.walk(visit)
+        producers, early = [False], list[ir.Operation]()
+        root.walk(visit, ir.WalkOrder.POST_ORDER)
         if producers[0]:
             for op in early:
                 self.token_users(op, handlers)
@@ -609,20 +662,20 @@ class _Verifier:
         return self.findings
 
 
-def token_escapes(op, allowed=()):
+def token_escapes(op: ir.Operation, allowed: Iterable[str] = ()) -> list[Finding]:
     """[(location, message)] for each use of a !coll.token result of `op`
     by an op that is neither a coll op nor in `allowed`."""
     for r in op.results:
         if not is_token(r.type):
             continue
         for use in r.uses:
-            user = getattr(use.owner, "operation", use.owner)
+            user = use.owner.operation
             if not user.name.startswith("coll.") and user.name not in allowed:
                 return [(user.location, _escape_message(user, op))]
     return []
 
 
-def _escape_message(user, producer) -> str:
+def _escape_message(user: ir.Operation, producer: ir.Operation) -> str:
     return (f"'{user.name}' uses the !coll.token of '{producer.name}'; tokens may only be used by coll "
             "ops (coll.join, coll.wait, coll.copy, coll.combine) when the program is lowered")
 
@@ -630,7 +683,7 @@ def _escape_message(user, producer) -> str:
 SPMD_RANKS = "coll.ranks"  # on a function that holds one rank's buffers
 
 
-def _spmd_ranks(op):
+def _spmd_ranks(op: ir.Operation) -> int | None:
     """The group size of the SPMD function around `op`, or None."""
     f = op.parent
     while f is not None and f.name != "func.func":
@@ -641,7 +694,7 @@ def _spmd_ranks(op):
     return a.value if a is not None and a.value > 0 else None
 
 
-def num_devices_of(module_op):
+def num_devices_of(module_op: ir.Operation) -> int:
     """The module's `coll.num_devices` bound, else MAX_DEVICES."""
     attrs = module_op.attributes
     if "coll.num_devices" in attrs and as_(ir.IntegerAttr, _get(attrs, "coll.num_devices")) is not None:
@@ -649,12 +702,12 @@ def num_devices_of(module_op):
     return MAX_DEVICES
 
 
-def verify(module_op):
+def verify(module_op: ir.Operation) -> list[Finding]:
     """[(location, message)] for everything wrong under module_op."""
     return _Verifier(num_devices_of(module_op)).run(module_op)
 
 
-def verify_or_raise(module_op):
+def verify_or_raise(module_op: ir.Operation) -> None:
     findings = verify(module_op)
     if findings:
         raise VerifyError(findings)
