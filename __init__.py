@@ -7,6 +7,17 @@ coll module is imported first.
 Modules that moved (docs/architecture.md) still import by their old path,
 with a FutureWarning that says where they went (MOVED)."""
 
+import importlib
+import importlib.util
+import types
+import warnings
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
+
 # Old import paths -> where they went. The longest old prefix of an
 # imported name wins (`coll.backends.cpu.runtime` -> `coll.lowering.cpu.runtime`).
 MOVED = {
@@ -35,7 +46,7 @@ MOVED = {
 }
 
 
-def moved_to(name):
+def moved_to(name: str) -> str | None:
     """Where the module an old import path `name` names lives now, or None."""
     parts = name.split(".")
     for i in range(len(parts), 1, -1):
@@ -50,14 +61,10 @@ class _Alias:
     warns (FutureWarning) where it went: code written against the old
     layout keeps working and learns the new path."""
 
-    def __init__(self, target) -> None:
+    def __init__(self, target: str) -> None:
         self.target = target
 
-    def create_module(self, spec):
-        import importlib
-        import types
-        import warnings
-
+    def create_module(self, spec: ModuleSpec) -> types.ModuleType:
         warnings.warn(f"{spec.name} moved to {self.target}; import that instead", FutureWarning, stacklevel=2)
         new = importlib.import_module(self.target)
         if not any(k.startswith(spec.name + ".") for k in MOVED):
@@ -68,16 +75,17 @@ class _Alias:
         shim = types.ModuleType(spec.name, f"moved to {self.target}")
         shim.__path__ = []
 
-        def attr(name):
+        def attr(name: str) -> Any:  # whatever the module holds
             if name.startswith("__"):
                 raise AttributeError(name)
             if f"{spec.name}.{name}" in MOVED or not hasattr(new, name):
                 return importlib.import_module(f"{spec.name}.{name}")
             return getattr(new, name)
-        shim.__getattr__ = attr
+        # A module reads a missing attribute through its __getattr__ (PEP 562).
+        shim.__getattr__ = attr  # type: ignore[method-assign]
         return shim
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: types.ModuleType) -> None:
         pass
 
 
@@ -86,13 +94,13 @@ class _Moved:
     imported by a name string outside the pass registry)."""
 
     @staticmethod
-    def find_spec(name, path=None, target=None):
+    def find_spec(name: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> ModuleSpec | None:
         where = moved_to(name)
         if where is None:
             return None
-        import importlib.util
-
-        return importlib.util.spec_from_loader(name, _Alias(where))
+        # _Alias has what a loader needs (create_module, exec_module).
+        return importlib.util.spec_from_loader(name, cast("Loader", _Alias(where)))
 
 
 # pytest also imports this file as a package named after the checkout's
