@@ -8,8 +8,11 @@ through `core.pipeline.run`/`run_pm` catch an MLIRError whose
 error_diagnostics carry those notes; `PassError.findings` keeps them too.
 """
 import threading
+from collections.abc import Iterable
 
-from ..ir.errors import LocatedError
+from mlir import ir
+
+from ..ir.errors import LocatedError, Note
 
 
 class PassError(LocatedError):
@@ -26,7 +29,7 @@ class PipelineError(ValueError):
 _notes = threading.local()
 
 
-def record_notes(message, notes) -> None:
+def record_notes(message: str, notes: Iterable[Note]) -> None:
     """Notes for the next error emitted with `message`."""
     if notes:
         pending = getattr(_notes, "pending", None)
@@ -36,9 +39,9 @@ def record_notes(message, notes) -> None:
         del pending[:-MAX_WARNINGS]  # notes nobody took (an error never shown) do not pile up
 
 
-def take_notes(message):
+def take_notes(message: str) -> list[Note]:
     """The notes recorded for an error with `message` ([] if none)."""
-    pending = getattr(_notes, "pending", None) or []
+    pending: list[tuple[str, list[Note]]] = getattr(_notes, "pending", None) or []
     for i, (m, notes) in enumerate(pending):
         if m == message:
             del pending[i]
@@ -49,7 +52,7 @@ def take_notes(message):
 MAX_WARNINGS = 100
 
 
-def warn(location, message) -> None:
+def warn(location: ir.Location | None, message: str) -> None:
     """A warning of a pass, for the tool that runs it to print located
     (coll-opt, coll-run, coll-build): the bindings emit only errors."""
     pending = getattr(_notes, "warnings", None)
@@ -59,8 +62,8 @@ def warn(location, message) -> None:
     del pending[:-MAX_WARNINGS]  # a caller that never takes them keeps the last ones only
 
 
-def take_warnings():
+def take_warnings() -> list[tuple[str, str]]:
     """[(location text, message)] warned since the last call."""
-    pending = getattr(_notes, "warnings", None) or []
+    pending: list[tuple[str, str]] = getattr(_notes, "warnings", None) or []
     _notes.warnings = []
     return pending

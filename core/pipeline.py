@@ -8,14 +8,17 @@ inside `func.func(...)` or `any(...)` runs at module level on each op that
 anchor names, between the upstream segments before and after it: for
 passes that work on one op at a time this is the same schedule.
 """
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mlir import ir, passmanager
 
+from ..ir.errors import MLIRError
 from ..ir.verifier import VerifyError, verify_or_raise
 from ..ir.walk import GENERATION
 from .errors import PassError, PipelineError, record_notes, take_notes
-from .registry import lookup, quote_value
+from .registry import PassInfo, _Lookup, lookup, quote_value
 
 MODULE = "builtin.module"
 
@@ -25,17 +28,19 @@ class Element:
     """One pipeline element: a pass `name{options}` or a nested `anchor(...)`."""
     name: str
     options: str = ""
-    children: tuple = None  # set for a nested pipeline
+    children: "tuple[Element, ...] | None" = None  # set for a nested pipeline
 
-    def text(self):
+    def text(self) -> str:
         if self.children is not None:
             return f"{self.name}({','.join(c.text() for c in self.children)})"
         return f"{self.name}{{{self.options}}}" if self.options else self.name
 
 
-def split_top(text):
+def split_top(text: str) -> list[str]:
     """Splits at commas not nested in (), {} or []."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in text:
         if ch in "({[":
             depth += 1
@@ -58,7 +63,7 @@ def split_top(text):
     return parts
 
 
-def _element(text):
+def _element(text: str) -> Element:
     brace, paren = text.find("{"), text.find("(")
     if paren != -1 and (brace == -1 or paren < brace):
         if not text.endswith(")"):
@@ -74,7 +79,7 @@ def _element(text):
     return Element(text.strip())
 
 
-def split_anchor(text):
+def split_anchor(text: str) -> tuple[str, str]:
     """'builtin.module(a,b)' -> ('builtin.module', 'a,b'). Any op name (or
     `any`) may anchor a pipeline, as in mlir-opt; the op it runs on must
     match at run time."""
@@ -89,20 +94,20 @@ def split_anchor(text):
     return name, text[paren + 1:-1]
 
 
-def parse(text):
+def parse(text: str) -> list[Element]:
     """'builtin.module(a,b{x=1})' -> [Element('a'), Element('b', 'x=1')]."""
     text = text.strip()
     if not text:
         return []
     split_anchor(text)  # raises on a pipeline without its anchor op
-    return list(_element(text).children)
+    return list(_element(text).children or ())  # split_anchor: a nested pipeline
 
 
-def text_of(elements) -> str:
+def text_of(elements: Iterable[Element]) -> str:
     return f"{MODULE}({','.join(e.text() for e in elements)})"
 
 
-def _targets(module_op, path):
+def _targets(module_op: ir.Operation, path: Sequence[str]) -> list[ir.Operation]:
     """The ops that a pass nested under `path` (anchor names) runs on."""
     ops = [module_op]
     for anchor in path:
@@ -110,23 +115,24 @@ def _targets(module_op, path):
         for op in ops:
             for region in op.regions:
                 for block in region.blocks:
-                    for child in block.operations:
-                        child = child.operation
+                    for view in block.operations:
+                        child = view.operation
                         if (anchor == "any" and len(child.regions)) or child.name == anchor:
                             nxt.append(child)
         ops = nxt
     return ops
 
 
-def emit_pass_error(info_name, e, fallback) -> None:
+def emit_pass_error(info_name: str, e: PassError, fallback: ir.Location) -> None:
     for loc, msg, notes in e.findings:
         text = f"{info_name}: {msg}"
         record_notes(text, notes)
         (loc or fallback).emit_error(text)
 
 
-def _python_pass(info, options, path=()):
-    def run(op, pass_) -> None:
+def _python_pass(info: PassInfo, options: dict[str, Any],
+                 path: Sequence[str] = ()) -> Callable[[ir.Operation, Any], None]:
+    def run(op: ir.Operation, pass_: Any) -> None:  # pass_: the bindings' pass handle (no stub)
         for target in _targets(op, path):
             try:
                 info.fn(target, **options)
@@ -137,7 +143,7 @@ def _python_pass(info, options, path=()):
                 return
             except VerifyError as e:
                 for loc, msg, _ in e.findings:
-                    loc.emit_error(msg)
+                    (loc or target.location).emit_error(msg)
                 pass_.signal_pass_failure()
                 return
             except Exception as e:  # noqa: BLE001 - a bug of ours is still a located error
@@ -148,7 +154,7 @@ def _python_pass(info, options, path=()):
     return run
 
 
-def _add_upstream(pm, text):
+def _add_upstream(pm: passmanager.PassManager, text: str) -> None:
     try:
         pm.add(text)
     except ValueError as e:
@@ -158,11 +164,12 @@ def _add_upstream(pm, text):
         raise PipelineError(f"invalid pipeline element '{text}': {detail}") from None
 
 
-def _add(pm, elements, path, registry, top=MODULE):
+def _add(pm: passmanager.PassManager, elements: Iterable[Element], path: tuple[str, ...], registry: _Lookup,
+         top: str = MODULE) -> None:
     """Adds `elements` (nested under `path`) in order. Upstream elements are
     grouped and nested back under their anchors; coll passes are added at
     module level and applied to the ops the path names."""
-    pending = []
+    pending: list[Element] = []
 
     def flush() -> None:
         if pending:
@@ -197,12 +204,12 @@ def _add(pm, elements, path, registry, top=MODULE):
     flush()
 
 
-def describe(text, context=None) -> str:
+def describe(text: str, context: ir.Context | None = None) -> str:
     """The pipeline with every option spelled out, nesting kept: what
     --dump-pass-pipeline prints (upstream passes as upstream prints them)."""
     registry = lookup
 
-    def one(e, path):
+    def one(e: Element, path: tuple[str, ...]) -> str:
         if e.children is not None:
             return f"{e.name}({','.join(one(c, path + (e.name,)) for c in e.children)})"
         info = registry.get(e.name)
@@ -227,7 +234,7 @@ def describe(text, context=None) -> str:
     return f"{top}({','.join(one(e, ()) for e in parse(text))})"
 
 
-def build(text, context=None):
+def build(text: str, context: ir.Context | None = None) -> passmanager.PassManager:
     """A PassManager for pipeline `text` (raises PipelineError)."""
     top = split_anchor(text)[0] if text.strip() else MODULE
     pm = passmanager.PassManager(top, context=context)
@@ -235,7 +242,7 @@ def build(text, context=None):
     return pm
 
 
-def add_pass(pm, name, **options):
+def add_pass(pm: passmanager.PassManager, name: str, **options: Any) -> None:
     """Appends coll pass `name` (with keyword options) to an existing
     PassManager: how a frontend puts our passes into its own pipeline."""
     info = lookup.get(name)
@@ -248,7 +255,7 @@ def add_pass(pm, name, **options):
     pm.add(_python_pass(info, values), name=name, argument=name)
 
 
-def run_pm(pm, op, verify_each=True):
+def run_pm(pm: passmanager.PassManager, op: ir.Operation, verify_each: bool = True) -> None:
     """pm.run(op) where an error diagnostic always means failure.
     `verify_each=False`: the verifier runs once, after the last pass, not
     after each (mlir-opt --verify-each=false); for the long upstream
@@ -261,15 +268,15 @@ def run_pm(pm, op, verify_each=True):
     So the errors are taken here instead, and raised as ir.MLIRError with
     every error diagnostic, whether or not the pass failed."""
     ctx = op.context
-    errors = []
+    errors: list[ir.DiagnosticInfo] = []
 
-    def on(d) -> bool:
+    def on(d: ir.Diagnostic) -> bool:
         if d.severity != ir.DiagnosticSeverity.ERROR:
             return False  # warnings and remarks go on to the caller's handlers
         errors.append(ir.DiagnosticInfo(d))
         return True
 
-    handler = ctx.attach_diagnostic_handler(on)
+    handler: Any = ctx.attach_diagnostic_handler(on)  # a DiagnosticHandler (the stub says object)
     saved = ctx.emit_error_diagnostics
     ctx.emit_error_diagnostics = True  # the bindings' capture passes errors on to `on`
     failed = False
@@ -279,13 +286,13 @@ def run_pm(pm, op, verify_each=True):
         pm.run(op)
         if not verify_each and not errors:
             failed = not op.verify()  # 22.1.8 raises MLIRError instead
-    except ir.MLIRError:
+    except MLIRError:
         failed = True
     finally:
         ctx.emit_error_diagnostics = saved
         handler.detach()
     if errors or failed:
-        raise ir.MLIRError("Failure while executing pass pipeline", [Diagnostic.of(d) for d in errors])
+        raise MLIRError("Failure while executing pass pipeline", [Diagnostic.of(d) for d in errors])
 
 
 class Diagnostic:
@@ -294,23 +301,24 @@ class Diagnostic:
     including those a pass recorded (core/errors.py): the bindings cannot
     attach notes from Python (22.1.8), so a frontend gets them here."""
 
-    def __init__(self, severity, location, message, notes=()) -> None:
+    def __init__(self, severity: ir.DiagnosticSeverity, location: ir.Location | None, message: str,
+                 notes: Iterable["Diagnostic | ir.DiagnosticInfo"] = ()) -> None:
         self.severity, self.location, self.message, self.notes = severity, location, message, list(notes)
 
     @classmethod
-    def of(cls, info):
+    def of(cls, info: ir.DiagnosticInfo) -> "Diagnostic":
         recorded = [cls(ir.DiagnosticSeverity.NOTE, loc, text) for loc, text in take_notes(info.message)]
-        return cls(info.severity, info.location, info.message, list(info.notes) + recorded)
+        return cls(info.severity, info.location, info.message, [*info.notes, *recorded])
 
     def __str__(self) -> str:
         return "\n".join([f"{self.location}: {self.message}"] + [f"  {n}" for n in self.notes])
 
 
-def run(module_op, text) -> None:
+def run(module_op: ir.Operation | ir.Module, text: str) -> None:
     """Runs pipeline `text` on `module_op` (an ir.Module or its operation)
     in place, in the module's context.
 
     Raises ir.MLIRError with every diagnostic when a pass fails."""
-    module_op = getattr(module_op, "operation", module_op)
+    op = module_op.operation
     GENERATION[0] += 1  # the module may change (ir/walk.py: walks are counted per state)
-    run_pm(build(text, module_op.context), module_op)
+    run_pm(build(text, op.context), op)

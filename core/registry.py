@@ -8,20 +8,29 @@ the one place where modules are found by name, so that core never imports
 a layer above it.
 """
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+# An option's type: parses its text (ValueError when bad); an `expected`
+# attribute, where it has one, says what it accepts.
+OptionType = Callable[[str], Any]
+# Where a pass runs: an op name or "any", or that of the option values.
+Anchor = str | Callable[..., str]
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 
 @dataclass
 class PassInfo:
     name: str
-    fn: object
+    fn: Callable[..., Any]
     description: str = ""
-    options: dict = field(default_factory=dict)  # key -> (type, default)
+    options: dict[str, tuple[OptionType, Any]] = field(default_factory=dict)  # key -> (type, default)
     # Where it may run: "any" (the op it is given: a module, a function...)
     # or "builtin.module" (it needs the whole module).
-    anchor: str = "any"
+    anchor: Anchor = "any"
 
-    def parse_options(self, text):
+    def parse_options(self, text: str) -> dict[str, Any]:
         """'strategy=ring threshold=10' -> {'strategy': 'ring', 'threshold': 10}.
 
         Raises ValueError naming the bad option and what was expected."""
@@ -32,23 +41,24 @@ class PassInfo:
                 raise ValueError(f"unknown option '{key}' for pass '{self.name}'; expected one of: {known}")
             if not eq:
                 raise ValueError(f"option '{key}' of pass '{self.name}' needs a value ({key}=...)")
-            typ = self.options[key][0]
-            typ = llvm_int if typ is int else typ
+            given = self.options[key][0]
+            typ = llvm_int if given is int else given
             try:
                 values[key] = typ(raw)
             except ValueError:
                 expected = getattr(typ, "expected", typ.__name__)
-                raise ValueError(f"invalid value '{raw}' for option '{key}' of pass '{self.name}'; expected {expected}") from None
+                raise ValueError(f"invalid value '{raw}' for option '{key}' of pass '{self.name}'; "
+                                 f"expected {expected}") from None
         return values
 
-    def option_text(self, values):
+    def option_text(self, values: Mapping[str, Any]) -> str:
         """The options as pipeline text ('' when all are default)."""
         items = [f"{k}={quote_value(v)}" for k, v in values.items()
                  if k in self.options and v != self.options[k][1]]
         return "{" + " ".join(items) + "}" if items else ""
 
 
-def _option_items(text):
+def _option_items(text: str) -> Iterator[tuple[str, str, str]]:
     """Splits 'a=1 b="x y" c={p,q}' as upstream's pass-option parser does:
     at spaces outside quotes and braces; a value's quotes or outer braces
     are not part of it. Yields (key, '=' or '', value)."""
@@ -89,7 +99,7 @@ def _option_items(text):
             i = k
 
 
-def llvm_int(raw):
+def llvm_int(raw: str) -> int:
     """An integer option as upstream's command line reads it (llvm::cl,
     StringRef::getAsInteger with radix 0): decimal, 0x hex, 0b binary, 0o or
     leading-0 octal, an optional '-'; no '_' or spaces; within int64."""
@@ -104,36 +114,37 @@ def llvm_int(raw):
     return value
 
 
-llvm_int.expected = "an integer (int64)"
+setattr(llvm_int, "expected", "an integer (int64)")  # noqa: B010 - mypy allows no new attribute on a function
 
 
-def quote_value(v):
+def quote_value(v: object) -> str:
     """A value as pipeline text: braced when it has a space, comma or brace
     (as upstream prints such values), so that the text reads back."""
-    v = str(v)
-    return "{" + v + "}" if any(c in v for c in " \t,{}()") else v
+    text = str(v)
+    return "{" + text + "}" if any(c in text for c in " \t,{}()") else text
 
 
-def choice(*values):
+def choice(*values: str) -> OptionType:
     """An option type that accepts only `values`."""
-    def parse(raw):
+    def parse(raw: str) -> str:
         if raw not in values:
             raise ValueError(raw)
         return raw
-    parse.expected = "one of: " + ", ".join(values)
+    setattr(parse, "expected", "one of: " + ", ".join(values))  # noqa: B010 - as llvm_int
     parse.__name__ = "choice"
     return parse
 
 
-PASSES = {}
+PASSES: dict[str, PassInfo] = {}
 
 
-def register(name, description="", anchor="any", **options):
+def register(name: str, description: str = "", anchor: Anchor = "any",
+             **options: tuple[OptionType, Any]) -> Callable[[_Fn], _Fn]:
     """Decorator: register `fn` as pass `name` with typed options
     (`key=(type, default)`). `anchor`: the op it must run on ("any", or
     "builtin.module" for a pass that needs the whole module), or a function
     of the option values that gives it."""
-    def wrap(fn):
+    def wrap(fn: _Fn) -> _Fn:
         PASSES[name] = PassInfo(name, fn, description, dict(options), anchor)
         return fn
     return wrap
@@ -144,13 +155,14 @@ PREFIX = "coll-"  # every coll pass's name starts with it; other names are upstr
 _loaded = False
 
 
-def load_all():
+def load_all() -> dict[str, PassInfo]:
     """Every registered pass (imports the registering modules once, through
     the entry points). The tools import those modules themselves and call
     `loaded()`, so that they never scan the installed packages' entry
     points (an importlib.metadata scan is a good share of a tool's start)."""
     global _loaded
     if not _loaded:
+        # Here, not at the top: importlib.metadata is a start-up cost of coll-opt.
         from importlib.metadata import entry_points
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             ep.load()
@@ -169,7 +181,7 @@ class _Lookup:
     yet loads the registering modules (an embedder that imported only coll
     itself); an upstream name never does."""
 
-    def get(self, name):
+    def get(self, name: str) -> PassInfo | None:
         info = PASSES.get(name)
         if info is None and name.startswith(PREFIX) and not _loaded:
             info = load_all().get(name)

@@ -13,6 +13,11 @@ from collections.abc import Iterable
 
 from mlir import ir
 
+# mlir.ir.MLIRError (what a failed parse, verify or pass raises, with its
+# error_diagnostics): the bindings add it to mlir.ir as they load, and their
+# stub does not list it.
+MLIRError: type[Exception] = getattr(ir, "MLIRError")  # noqa: B009 - not in the stub
+
 # A note is (location, text); a finding is (location, message, [notes]).
 Note = tuple[ir.Location | None, str]
 Finding = tuple[ir.Location | None, str, list[Note]]
