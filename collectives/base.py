@@ -8,12 +8,27 @@ proves), `reference` (numpy), `busbw`, `sample` (the tests' instances) and,
 for attributes of its own, `parse_array`; its frontends' names (SHARD,
 STABLEHLO) and coll-gen's options (GEN) are class facts here, read by the
 layers that use them."""
-from ..ir.ops import CollectiveOp
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from ..ir.ops import CollectiveOp, Implements
+from .spec import Spec
+
+if TYPE_CHECKING:  # emit.py imports this module
+    from .emit import Emitter
+
+# A strategy: emits its program with an emitter (some take more arguments).
+Strategy = Callable[..., None]
+# The numpy reference of each output: (expected array or None, the inputs
+# it reduces or None).
+Expected = list[tuple[np.ndarray | None, list[np.ndarray] | None]]
 
 DEFAULT_THRESHOLD = 256000  # elements above which the default rules pick ring
 
 
-def buffer_ops(n):
+def buffer_ops(n: int) -> int:
     """The ops of a lowering that do not depend on what it moves: the
     views of its buffers (a placement cast and a reshape each, 2N buffers
     at most), the join and the claim; every estimated_ops adds them."""
@@ -22,55 +37,58 @@ def buffer_ops(n):
 
 class Collective(CollectiveOp):
     """A collective (one file in coll/collectives/ each)."""
-    SHARD = None       # (upstream shard op, {coll attribute: shard attribute}) for coll-from-shard
-    STABLEHLO = None   # (StableHLO op, {coll attribute: its attribute}) for coll-from-stablehlo
-    GEN = ()           # coll-gen options beyond the common ones
-    EMITTER = None     # the Emitter class its strategies are written in (collectives/emit.py)
+    # (upstream shard op, {coll attribute: shard attribute}) for coll-from-shard
+    SHARD: ClassVar[tuple[str, dict[str, str]] | None] = None
+    # (StableHLO op, {coll attribute: its attribute}) for coll-from-stablehlo
+    STABLEHLO: ClassVar[tuple[str, dict[str, str]] | None] = None
+    GEN: ClassVar[tuple[str, ...]] = ()  # coll-gen options beyond the common ones
+    # the Emitter class its strategies are written in (collectives/emit.py)
+    EMITTER: ClassVar["type[Emitter] | None"] = None
     # Filled by @defines, per class: its strategy names in the order they
     # were declared (the first is the default of the cost model's ties),
     # and name -> (function, needs).
-    _STRATEGIES = {}
+    _STRATEGIES: ClassVar[dict[str, tuple[Strategy, frozenset[str]]]] = {}
 
-    def __init_subclass__(cls, **kw):
+    def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         cls.STRATEGIES, cls._STRATEGIES = (), {}
 
     # -- strategies ------------------------------------------------------------
     @classmethod
-    def defines(cls, name, needs=()):
+    def defines(cls, name: str, needs: Iterable[str] = ()) -> Callable[[Strategy], Strategy]:
         """Decorator: `fn(emitter)` emits strategy `name`; `needs` are the
         capabilities (PEER_ACCESS, ...) a back end must offer to run it."""
-        def add(fn):
+        def add(fn: Strategy) -> Strategy:
             cls._STRATEGIES[name] = (fn, frozenset(needs))
             cls.STRATEGIES = tuple(cls._STRATEGIES)
             return fn
         return add
 
     @classmethod
-    def needs(cls, name):
+    def needs(cls, name: str) -> frozenset[str]:
         """The capabilities strategy `name` needs (empty for an unknown name)."""
         entry = cls._STRATEGIES.get(name)
         return entry[1] if entry else frozenset()
 
     @classmethod
-    def runnable(cls, capabilities):
+    def runnable(cls, capabilities: Iterable[str]) -> tuple[str, ...]:
         """The strategies whose needs `capabilities` meet, in order."""
         caps = frozenset(capabilities)
         return tuple(s for s, (_, needs) in cls._STRATEGIES.items() if needs <= caps)
 
     @classmethod
-    def lowering(cls, name):
+    def lowering(cls, name: str) -> Strategy:
         return cls._STRATEGIES[name][0]
 
     @classmethod
-    def choose(cls, requested, n, numel, threshold=DEFAULT_THRESHOLD):
+    def choose(cls, requested: str | None, n: int, numel: int, threshold: int = DEFAULT_THRESHOLD) -> str:
         """An explicit strategy wins; `auto` (or none) is the default rule."""
         if requested and requested != "auto":
             return requested
         return cls.reference_rule(n, numel, threshold)
 
     @classmethod
-    def reference_rule(cls, n, numel, threshold=DEFAULT_THRESHOLD):
+    def reference_rule(cls, n: int, numel: int, threshold: int = DEFAULT_THRESHOLD) -> str:
         """The default strategy without a cost model: ring when large (N > 2,
         numel > threshold), else direct (tree at N > 2 where there is one)."""
         names = cls.STRATEGIES
@@ -81,7 +99,8 @@ class Collective(CollectiveOp):
         return "direct"
 
     @staticmethod
-    def estimated_ops(strategy, n, shape, axes=()):
+    def estimated_ops(strategy: str, n: int, shape: Sequence[int],
+                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
         """(an upper bound on the ops its lowering emits, what the limit
         message says of the lowering, the advice it gives). The default, for
         collectives that move whole buffers: at most N^2 copies, a few ops
@@ -89,17 +108,18 @@ class Collective(CollectiveOp):
         pieces instead (collectives/emit.py blocked_estimate)."""
         return 4 * n * n + buffer_ops(n), f"({n} devices)", "fewer devices"
 
-    def emit(self, e, strategy):
+    def emit(self, e: "Emitter", strategy: str) -> None:
         """Emits strategy `strategy` with emitter `e` (self.EMITTER(op))."""
         self.lowering(strategy)(e)
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         """What coll-check-semantics proves of a claim (collectives/spec.py)."""
         raise NotImplementedError
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Callable[[list[np.ndarray]], np.ndarray],
+                  attrs: dict[str, Any], n: int, n_out: int) -> Expected:
         """The numpy reference: [(expected output j, the inputs it reduces
         or None)] from inputs `x` (`values`: as floats; `fold(xs)` reduces
         arrays by the kind), `attrs` (axes, root), n devices, n_out
@@ -107,17 +127,17 @@ class Collective(CollectiveOp):
         raise NotImplementedError
 
     @classmethod
-    def parse_array(cls, name, text, n):
+    def parse_array(cls, name: str, text: str, n: int) -> list[int]:
         """ARRAYS attribute `name` from coll-gen's option text over n
         devices (ValueError with what is expected)."""
         raise ValueError(f"{cls.short_name()} has no array attribute '{name}'")
 
     # The sizes `sample` knows: odd element counts (uneven chunks), fewer
     # elements than devices (empty chunks), none, rank 0, several tiles.
-    SAMPLE_SIZES = ("uneven", "small", "empty", "scalar", "large")
+    SAMPLE_SIZES: ClassVar[tuple[str, ...]] = ("uneven", "small", "empty", "scalar", "large")
 
     @classmethod
-    def sample(cls, n, size="uneven"):
+    def sample(cls, n: int, size: str = "uneven") -> tuple[list[int], dict[str, int]] | None:
         """(shape, attrs) of a test instance over n devices for
         ir/generate.collective_module (the CPU and MPI test grids), or None
         where `size` does not apply. Without axes: a flat shape (rank 2 or 3
@@ -126,7 +146,7 @@ class Collective(CollectiveOp):
         other axis 3, 1, 0 or 67 (uneven, small, empty, large). The root in
         the middle of the group. A collective whose lowering has other
         corners overrides it."""
-        attrs = {"root": (n - 1) // 2} if cls.ROOTED else {}
+        attrs: dict[str, int] = {"root": (n - 1) // 2} if cls.ROOTED else {}
         if not cls.AXES:
             shape = {"uneven": [13] if n % 2 else [3, 7] if n % 4 else [3, 1, 7], "small": [max(n - 1, 1)],
                      "empty": [0] if n % 2 else [0, 3], "scalar": [], "large": [1000]}[size]
@@ -145,7 +165,7 @@ class Collective(CollectiveOp):
         return shape, attrs
 
     @classmethod
-    def busbw(cls, n):
+    def busbw(cls, n: int) -> float:
         """nccl-tests' bus bandwidth factor: busbw = algbw * factor."""
         return (n - 1) / n if n else 0.0
 

@@ -9,12 +9,15 @@ one op per piece (a block along a non-leading axis is several contiguous
 runs). Every op that waits for nothing else waits for the collective's own
 `deps`, so a collective starts only after them.
 """
+from collections.abc import Iterable, Iterator, Sequence
+from typing import cast
+
 from mlir import ir
 from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.ops import Implements, view
+from ..ir.ops import CollectiveOp, Implements, view
 from .base import buffer_ops
 from ..ir.kinds import ELEMENTS
 from ..ir.types import device_of, flat_type, numel as numel_of
@@ -23,12 +26,18 @@ from ..ir.views import same_memory
 from . import spec
 
 
-class Tokens(list):
+# Dependencies: tokens, parts' Tokens, lists of them, None for none.
+Dep = ir.Value | list["Dep"] | tuple["Dep", ...] | None
+# A buffer, or a part: its pieces.
+Buf = ir.Value | list[ir.Value]
+
+
+class Tokens(list[ir.Value]):
     """The tokens of an op on a part, one per piece: an op on piece p of
     another part of as many pieces waits only for piece p."""
 
 
-def _flatten(deps, piece=None, pieces=None):
+def _flatten(deps: Iterable[Dep], piece: int | None = None, pieces: int | None = None) -> Iterator[ir.Value]:
     for d in deps:
         if isinstance(d, Tokens) and piece is not None and len(d) == pieces:
             yield from _flatten([d[piece]])
@@ -38,7 +47,7 @@ def _flatten(deps, piece=None, pieces=None):
             yield d
 
 
-def _offset(type_):
+def _offset(type_: ir.Type) -> int:
     strides, offset = ir.MemRefType(type_).get_strides_and_offset()
     return offset
 
@@ -46,8 +55,8 @@ def _offset(type_):
 class Emitter:
     """Emits the explicit program of one collective `op` before it."""
 
-    def __init__(self, op) -> None:
-        c = view(op)
+    def __init__(self, op: ir.Operation) -> None:
+        c = cast(CollectiveOp, view(op))  # a collective: this emits its lowering
         self.op, self.c = op, c
         self.kind = c.kind if c.HAS_KIND else None
         self.devices = c.devices
@@ -58,20 +67,27 @@ class Emitter:
         self.numel = numel_of(self.in_type)
         self.elem_bytes = ELEMENTS[str(self.elem)].bytes  # chunk boundaries follow it
         self.entry = list(c.deps)
-        self.tokens = []       # every token emitted, in order
-        self.consumed = set()  # tokens some emitted op waits for
-        self._flat, self._slices, self._len, self._where = {}, {}, {}, {}
+        self.tokens: list[ir.Value] = []     # every token emitted, in order
+        self.consumed: set[ir.Value] = set()  # tokens some emitted op waits for
+        self._flat: dict[tuple[ir.Value, int], ir.Value] = {}
+        self._slices: dict[tuple[ir.Value, int, int], ir.Value] = {}
+        self._len: dict[ir.Value, int] = {}
+        self._where: dict[ir.Value, tuple[int, int | None]] = {}
         self.x = [self.flat(v, d) for v, d in zip(c.inputs, c.input_devices)]
         # In place is the same memory, not the same value: an output that is
         # a view of its input moving nothing (a memref.cast) is that input,
         # so every strategy sees `y[j] is x[i]` (the verifier refuses a
         # partial overlap).
-        self.y = [next((x for x, v2, d2 in zip(self.x, c.inputs, c.input_devices)
-                        if d2 == d and same_memory(v, v2)), None) or self.flat(v, d)
-                  for v, d in zip(c.outputs, c.output_devices)]
+        self.y = [self._input_at(v, d) or self.flat(v, d) for v, d in zip(c.outputs, c.output_devices)]
+
+    def _input_at(self, v: ir.Value, d: int) -> ir.Value | None:
+        """The flat input on device `d` that is the same memory as `v`, or None."""
+        c = self.c
+        return next((x for x, v2, d2 in zip(self.x, c.inputs, c.input_devices)
+                     if d2 == d and same_memory(v, v2)), None)
 
     # -- views ---------------------------------------------------------------
-    def flat(self, value, device):
+    def flat(self, value: ir.Value, device: int) -> ir.Value:
         """`value` placed on `device` and flattened to rank 1 (one view per
         buffer, so an in-place output is the very value of its input)."""
         key = (value, device)
@@ -92,7 +108,7 @@ class Emitter:
         self._len[v] = size
         return v
 
-    def slice(self, buf, start, size):
+    def slice(self, buf: ir.Value, start: int, size: int) -> ir.Value:
         """buf[start:start+size] as a memref.subview (one per region)."""
         if start == 0 and size == self._len.get(buf):
             return buf
@@ -106,71 +122,86 @@ class Emitter:
             self._slices[key] = builders.subview(buf, [start], [size], rt)
         return self._slices[key]
 
-    def pieces(self, buf, region):
+    def pieces(self, buf: ir.Value, region: Iterable[tuple[int, int]]) -> list[ir.Value]:
         """The part of `buf` that `region` ([(start, size)]) names."""
         return [self.slice(buf, s, n) for s, n in region]
 
-    def scratch(self, device, size):
+    def scratch(self, device: int, size: int | list[int]) -> Buf:
         """A scratch buffer on `device`; a list of sizes gives a part."""
         if isinstance(size, list):
-            return [self.scratch(device, s) for s in size]
+            return [self.scratch_buffer(device, s) for s in size]
+        return self.scratch_buffer(device, size)
+
+    def scratch_buffer(self, device: int, size: int) -> ir.Value:
+        """One scratch buffer of `size` elements on `device`."""
         buf = builders.alloc(flat_type(self.elem, size, device))
         self._len[buf] = size
         return buf
 
     # -- async ops, tracked so the final join names only terminal tokens ----
-    def _deps(self, deps, piece=None, pieces=None):
-        deps = list(_flatten(deps, piece, pieces))
-        return deps if deps else list(self.entry)
+    def _deps(self, deps: Iterable[Dep], piece: int | None = None, pieces: int | None = None) -> list[ir.Value]:
+        flat = list(_flatten(deps, piece, pieces))
+        return flat if flat else list(self.entry)
 
-    def _track(self, tok, deps):
+    def _track(self, tok: ir.Value, deps: list[ir.Value]) -> ir.Value:
         self.consumed.update(deps)
         self.tokens.append(tok)
         return tok
 
-    def copy(self, src, dst, deps=()):
+    def copy(self, src: Buf, dst: Buf, deps: Iterable[Dep] = ()) -> ir.Value | Tokens:
         """One copy, or one per piece of two parts (Tokens)."""
         if isinstance(src, list):
-            return Tokens(self.copy(s, d, self._deps(deps, p, len(src)))
+            return Tokens(self.copy_one(s, d, self._deps(deps, p, len(src)))
                           for p, (s, d) in enumerate(zip(src, dst)))
-        deps = self._deps(deps)
-        return self._track(builders.copy(src, dst, deps), deps)
+        return self.copy_one(src, cast(ir.Value, dst), deps)
 
-    def combine(self, lhs, rhs, out, deps=()):
+    def copy_one(self, src: ir.Value, dst: ir.Value, deps: Iterable[Dep] = ()) -> ir.Value:
+        """One copy of a buffer."""
+        tokens = self._deps(deps)
+        return self._track(builders.copy(src, dst, tokens), tokens)
+
+    def combine(self, lhs: Buf, rhs: Sequence[Buf], out: Buf, deps: Iterable[Dep] = ()) -> ir.Value | Tokens:
         """out = lhs (+) rhs[0] (+) ...; on parts, one combine per piece."""
         if isinstance(out, list):
-            return Tokens(self.combine(lhs[p], [r[p] for r in rhs], out[p], self._deps(deps, p, len(out)))
+            lhs_, rhs_ = cast(list[ir.Value], lhs), cast(Sequence[list[ir.Value]], rhs)  # parts alike
+            return Tokens(self.combine_one(lhs_[p], [r[p] for r in rhs_], out[p], self._deps(deps, p, len(out)))
                           for p in range(len(out)))
-        deps = self._deps(deps)
-        return self._track(builders.combine(lhs, rhs, out, self.kind, deps), deps)
+        return self.combine_one(cast(ir.Value, lhs), cast(Sequence[ir.Value], rhs), out, deps)
 
-    def finish(self):
+    def combine_one(self, lhs: ir.Value, rhs: Sequence[ir.Value], out: ir.Value, deps: Iterable[Dep] = ()) -> ir.Value:
+        """One combine of buffers."""
+        tokens = self._deps(deps)
+        kind = cast(str, self.kind)  # a collective that combines has a kind
+        return self._track(builders.combine(lhs, rhs, out, kind, tokens), tokens)
+
+    def finish(self) -> ir.Value:
         """A join of the tokens nothing else waits for (the collective's
         deps when it emitted nothing)."""
         terminal = [t for t in self.tokens if t not in self.consumed]
         return builders.join(terminal if self.tokens else self.entry)
 
 
-def claim(c, final):
+def claim(c: CollectiveOp, final: ir.Value) -> ir.Operation:
     """The coll.implements of collective `c` (an ir/ops.py view) over the
     program ending in `final`: what that program computes, with the
     collective's own attributes, for coll-check-semantics."""
     op = builders.implements(
         c.inputs, c.outputs, final, c.op.name[len("coll."):], kind=c.kind if c.HAS_KIND else None,
-        devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root, axes=c.axes or None,
+        devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root,
+        axes=cast(list[int], c.axes) or None,  # integers: the verifier checked them
         **c.arrays)
     op.attributes[Implements.LOWERED] = ir.UnitAttr.get()  # of this op, not of its function
     return op
 
 
-def replace(op, final) -> None:
+def replace(op: ir.Operation, final: ir.Value) -> None:
     """Replaces collective `op` by its lowered program's token `final`."""
     op.result.replace_all_uses_with(final)
     op.erase()
 
 
 # -- blocks along an axis ---------------------------------------------------
-def block_pairs(src, dst):
+def block_pairs(src: list[spec.Run], dst: list[spec.Run]) -> tuple[list[spec.Run], list[spec.Run]]:
     """([(start, size)] in the source, the same in the target) for two run
     lists of one length (collectives/spec.py `runs`): the longest pieces
     contiguous in both, O(pieces) time and memory whatever the shape."""
@@ -178,7 +209,7 @@ def block_pairs(src, dst):
     return [(p[0], size) for p, size in pairs], [(p[1], size) for p, size in pairs]
 
 
-def blocked_estimate(n, pieces):
+def blocked_estimate(n: int, pieces: int) -> tuple[int, str, str]:
     """estimated_ops of a blocked collective (ir/ops.py): at most N^2
     blocks of `pieces` pieces each (spec.segment_count, the decomposition
     block_pairs makes), a few ops a piece."""
@@ -186,15 +217,15 @@ def blocked_estimate(n, pieces):
         "a leading axis"
 
 
-def require_memref_form(op):
+def require_memref_form(op: ir.Operation) -> None:
     """Refuses a collective in the tensor form: the explicit lowering needs
     buffers (coll-bufferize and one-shot-bufferize come first)."""
-    if view(op).is_tensor:
+    if cast(CollectiveOp, view(op)).is_tensor:
         raise PassError(f"'{op.name}' is in the tensor form; expected memrefs: bufferize it first "
                         "(coll-bufferize,one-shot-bufferize{bufferize-function-boundaries})", op.location)
 
 
-def require_global_view(op):
+def require_global_view(op: ir.Operation) -> None:
     """Refuses a collective of an SPMD function (one rank's buffers): the
     explicit lowering needs every device's buffers."""
     f = op.parent
