@@ -14,16 +14,17 @@ from ..ir.ops import register_collectives
 from .all_gather import AllGather
 from .all_reduce import AllReduce
 from .all_to_all import AllToAll
+from .base import Collective
 from .broadcast import Broadcast
 from .permute import Permute
 from .reduce import Reduce
 from .reduce_scatter import ReduceScatter
 
-COLLECTIVES = (AllReduce, ReduceScatter, AllGather, Reduce, Broadcast, AllToAll, Permute)
+COLLECTIVES: tuple[type[Collective], ...] = (AllReduce, ReduceScatter, AllGather, Reduce, Broadcast, AllToAll, Permute)
 register_collectives(COLLECTIVES)
 BY_NAME = {cls.NAME: cls for cls in COLLECTIVES}
 
 
-def by_short_name(name):
+def by_short_name(name: str) -> type[Collective] | None:
     """The class of 'all_reduce' (a claim's or coll-gen's name), or None."""
     return BY_NAME.get("coll." + name)

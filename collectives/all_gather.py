@@ -1,10 +1,14 @@
 """coll.all_gather: outputs[j] = the inputs concatenated along `gather_axis`."""
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
-from ..ir.ops import Placement, register_op
-from .base import Collective
+from ..ir.ops import Implements, Placement, register_op
 from . import spec
+from .base import Collective, Expected, Fold
 from .emit import Emitter, block_pairs, blocked_estimate
+from .spec import Spec
 
 
 @register_op
@@ -20,7 +24,7 @@ class AllGather(Collective):
     EMITTER = Emitter
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         """Block i of every y_j along the gather axis = x_i."""
         n = len(claim.inputs)
         spec.n_outputs(claim, n)
@@ -30,17 +34,19 @@ class AllGather(Collective):
         return {j: every for j in range(n)}
 
     @classmethod
-    def estimated_ops(cls, strategy, n, shape, axes=()):
+    def estimated_ops(cls, strategy: str, n: int, shape: Sequence[int],
+                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
         """x_i, whole, against block i along gather_axis of each output."""
         out = cls.result_shape(shape, n, axes)
         return blocked_estimate(n, spec.segment_count((shape, None, 1), (out, axes[0], n)))
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
+                  n_out: int) -> Expected:
         return [(np.concatenate(values, axis=attrs["gather_axis"]), None)] * n
 
 
-def _all_gather(e, how) -> None:
+def _all_gather(e: Emitter, how: str) -> None:
     """x_i goes into block i of every output: `direct` from device i to
     each; `ring` hop by hop from i around the ring."""
     n = e.n
@@ -63,10 +69,10 @@ def _all_gather(e, how) -> None:
 
 
 @AllGather.defines("ring")
-def ring(e) -> None:
+def ring(e: Emitter) -> None:
     _all_gather(e, "ring")
 
 
 @AllGather.defines("direct")
-def direct(e) -> None:
+def direct(e: Emitter) -> None:
     _all_gather(e, "direct")

@@ -7,29 +7,33 @@ default rule, its specification and numpy reference, its shard mapping.
 Every replica combines in device order x_0 .. x_{N-1}, so replicas agree
 bit for bit.
 """
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
+
+import numpy as np
 from mlir import ir
 from mlir.dialects import memref
 
-from ..ir.ops import EACH, EACH_OR_TO_DEVICE, PEER_ACCESS, Placement, register_op
-from .base import Collective, DEFAULT_THRESHOLD, buffer_ops
+from ..ir.ops import EACH, EACH_OR_TO_DEVICE, PEER_ACCESS, Implements, Placement, register_op
 from ..ir.peers import peer_view
 from . import spec
+from .base import DEFAULT_THRESHOLD, Collective, Expected, Fold, buffer_ops
 from .broadcast import broadcast_tree
 from .chunking import chunks
-from .emit import Emitter
+from .emit import Dep, Emitter
 from .reduce import reduce_tree
-
+from .spec import Spec
 
 
 class _Emitter(Emitter):
     """An all_reduce's program: the shared pieces (collectives/emit.py) plus
     its result slices and its allgather (or copy to the one target)."""
 
-    def __init__(self, op) -> None:
+    def __init__(self, op: ir.Operation) -> None:
         super().__init__(op)
         self.to_device = self.c.to_device
 
-    def result_slice(self, device, s, size, default):
+    def result_slice(self, device: int, s: int, size: int, default: ir.Value) -> ir.Value:
         """Where the reduced chunk is written: the result slice when `device`
         holds a result, else `default` (scratch, then one copy to the target)."""
         if self.to_device is None:
@@ -38,7 +42,8 @@ class _Emitter(Emitter):
             return self.slice(self.y[0], s, size)
         return default
 
-    def deliver(self, device, reduced, s, size, done, hops, chain=False) -> None:
+    def deliver(self, device: int, reduced: ir.Value, s: int, size: int, done: Dep,
+                hops: Iterable[tuple[int, int]], chain: bool = False) -> None:
         """Allgather of a reduced chunk (multi-device) or its copy to the target."""
         if self.to_device is not None:
             if device != self.to_device:
@@ -66,21 +71,22 @@ class AllReduce(Collective):
     GEN = ("kind", "to_device", "threshold", "in_place")
     EMITTER = _Emitter
 
-    def outputs_noun(self):
+    def outputs_noun(self) -> str:
         return "single-device output (to_device)" if self.to_device is not None else "multi-device output"
 
     @classmethod
-    def reference_rule(cls, n, numel, threshold=DEFAULT_THRESHOLD):
+    def reference_rule(cls, n: int, numel: int, threshold: int = DEFAULT_THRESHOLD) -> str:
         """The reference compiler's default: ring when N > 2 and numel >
         threshold, else naive (coll-choose-strategy without a profile)."""
         return "ring" if n > 2 and numel > threshold else "naive"
 
     @classmethod
-    def busbw(cls, n):
+    def busbw(cls, n: int) -> float:
         return 2 * (n - 1) / n if n else 0.0
 
     @staticmethod
-    def estimated_ops(strategy, n, shape, axes=()):
+    def estimated_ops(strategy: str, n: int, shape: Sequence[int],
+                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
         """(an upper bound on the ops it lowers to, casts included; what the
         limit message says of it)."""
         numel = spec.numel(shape)
@@ -94,7 +100,7 @@ class AllReduce(Collective):
             size = busy * 6 * n + buffer_ops(n)
         return size, f"({n} devices, strategy {strategy})", "another strategy"
 
-    def emit(self, e, strategy) -> None:
+    def emit(self, e: Emitter, strategy: str) -> None:
         if e.n == 1 or e.numel == 0:
             if e.numel:
                 identity(e)
@@ -102,25 +108,26 @@ class AllReduce(Collective):
             self.lowering(strategy)(e)
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         n = len(claim.inputs)
         spec.n_outputs(claim, 1 if claim.to_device is not None else n)
         every = spec.everywhere(shape, spec.reduction_kind(claim, n), range(n))
         return {j: every for j in range(len(claim.outputs))}
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
+                  n_out: int) -> Expected:
         return [(fold(x), x)] * n_out
 
 
 # -- strategies ----------------------------------------------------------------
-def identity(e) -> None:
+def identity(e: Emitter) -> None:
     """N = 1: the result is the input, one copy on the device (no kernel)."""
     if e.x[0] != e.y[0]:
         e.copy(e.x[0], e.y[0])
 
 
-def _one_type(values):
+def _one_type(values: list[ir.Value]) -> list[ir.Value]:
     """`values` as one type (a combine's rhs group is one IRDL type): a
     strided input next to scratch is cast to the dynamic-offset layout."""
     if len({v.type for v in values}) <= 1:
@@ -133,14 +140,14 @@ def _one_type(values):
     return out
 
 
-def _combine_in_order(e, operands, out, deps):
+def _combine_in_order(e: Emitter, operands: list[ir.Value], out: ir.Value, deps: Iterable[Dep]) -> ir.Value:
     """One combine of `operands` in device order x_0 .. x_{N-1}: every
     device computes the same expression, so every replica rounds alike."""
     return e.combine(operands[0], _one_type(operands[1:]), out, deps)
 
 
 @AllReduce.defines("naive")
-def naive(e) -> None:
+def naive(e: _Emitter) -> None:
     n, devs = e.n, e.devices
     if e.to_device is None:
         # In place (y_j is x_j) every copy is emitted first, and device j
@@ -148,7 +155,9 @@ def naive(e) -> None:
         # reads its own input in place, at its position in device order.
         in_place = e.y[0] == e.x[0]
         for group in [list(range(n))] if in_place else [[j] for j in range(n)]:
-            operands, into, out_of = {}, {j: [] for j in range(n)}, {i: [] for i in range(n)}
+            operands: dict[int, list[ir.Value]] = {}
+            into: dict[int, list[Dep]] = {j: [] for j in range(n)}
+            out_of: dict[int, list[Dep]] = {i: [] for i in range(n)}
             for j in group:
                 operands[j] = []
                 for i in range(n):
@@ -166,19 +175,21 @@ def naive(e) -> None:
     # Device order here too; when the target holds no input, x_0's copy
     # lands in the output and is the first operand.
     t, y = e.to_device, e.y[0]
-    operands, deps, holds = [], [], t in devs
+    srcs: list[ir.Value] = []
+    deps: list[Dep] = []
+    holds = t in devs
     for i in range(n):
         if devs[i] == t:
-            operands.append(e.x[i])
+            srcs.append(e.x[i])
             continue
         dst = y if i == 0 and not holds else e.scratch(t, e.numel)
         deps.append(e.copy(e.x[i], dst))
-        operands.append(dst)
-    _combine_in_order(e, operands, y, deps)
+        srcs.append(dst)
+    _combine_in_order(e, srcs, y, deps)
 
 
 @AllReduce.defines("ring")
-def ring(e) -> None:
+def ring(e: _Emitter) -> None:
     n, devs = e.n, e.devices
     for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
@@ -200,7 +211,7 @@ def ring(e) -> None:
 
 
 @AllReduce.defines("all2all")
-def all2all(e) -> None:
+def all2all(e: _Emitter) -> None:
     n, devs = e.n, e.devices
     for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
@@ -218,7 +229,7 @@ def all2all(e) -> None:
 
 
 @AllReduce.defines("rhd")
-def rhd(e) -> None:
+def rhd(e: _Emitter) -> None:
     """Recursive halving reduce-scatter, then recursive doubling allgather,
     over the largest power of two p <= N (ranks in device order); the first
     2(N - p) devices fold in pairwise first (2i sends to 2i+1) and get the
@@ -228,7 +239,8 @@ def rhd(e) -> None:
     extra = n - p
     at = [2 * i + 1 for i in range(extra)] + list(range(2 * extra, n))  # rank -> device index
     acc = [e.y[i] if multi else e.scratch(devs[i], e.numel) for i in at]  # its partials
-    part, tok = [e.x[i] for i in at], [[] for _ in at]
+    part = [e.x[i] for i in at]
+    tok: list[list[Dep]] = [[] for _ in at]
     for q in range(extra):  # fold-in, operands in device order
         r = e.scratch(devs[at[q]], e.numel)
         tok[q] = [e.combine(r, [e.x[at[q]]], acc[q], [e.copy(e.x[at[q] - 1], r)])]
@@ -273,7 +285,7 @@ def rhd(e) -> None:
 
 
 @AllReduce.defines("tree")
-def tree(e) -> None:
+def tree(e: _Emitter) -> None:
     """Binomial tree reduce to the first device (or the target), then a
     binomial tree broadcast from it: every replica gets the same bits."""
     if e.to_device is not None:
@@ -287,7 +299,7 @@ def tree(e) -> None:
 # combines read peer buffers in place: small and medium buffers need no
 # copies, or half of them. Inputs are read in device order, x_0 first.
 @AllReduce.defines("oneshot", needs=(PEER_ACCESS,))
-def oneshot(e) -> None:
+def oneshot(e: _Emitter) -> None:
     """Each output device runs one combine over all N inputs, read in place
     on their devices, into its result: N kernels, no copies."""
     n, devs = e.n, e.devices
@@ -307,7 +319,7 @@ def oneshot(e) -> None:
 
 
 @AllReduce.defines("twoshot", needs=(PEER_ACCESS,))
-def twoshot(e) -> None:
+def twoshot(e: _Emitter) -> None:
     """Reduce-scatter by peer reads: device c combines chunk c of all N
     inputs in place into its result slice. All-gather by peer writes: device
     c's reduced chunk is copied into the others' results. N kernels,
@@ -320,6 +332,8 @@ def twoshot(e) -> None:
         owner = devs[c]
         ins = [peer_view(e.slice(e.x[i], s, size), owner) for i in range(n)]
         scratch = e.to_device is not None and owner != e.to_device
-        out = e.result_slice(owner, s, size, default=e.scratch(owner, size) if scratch else None)
+        # Without scratch the owner holds a result: no default is needed.
+        default = e.scratch(owner, size) if scratch else cast(ir.Value, None)
+        out = e.result_slice(owner, s, size, default=default)
         done = e.combine(ins[0], ins[1:], out)
         e.deliver(owner, out, s, size, done, hops=[(c, j) for j in range(n) if j != c])

@@ -1,11 +1,15 @@
 """coll.all_to_all: outputs[j] = block j (along `split_axis`) of every
 input, concatenated in device order along `concat_axis`."""
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
-from ..ir.ops import Placement, register_op
-from .base import Collective
+from ..ir.ops import Implements, Placement, register_op
 from . import spec
+from .base import Collective, Expected, Fold
 from .emit import Emitter, block_pairs, blocked_estimate
+from .spec import Spec
 
 
 @register_op
@@ -21,7 +25,7 @@ class AllToAll(Collective):
     EMITTER = Emitter
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         """Block i of y_j along the concat axis = block j of x_i along the split axis."""
         n = len(claim.inputs)
         spec.n_outputs(claim, n)
@@ -31,7 +35,8 @@ class AllToAll(Collective):
                 for j in range(n)}
 
     @classmethod
-    def estimated_ops(cls, strategy, n, shape, axes=()):
+    def estimated_ops(cls, strategy: str, n: int, shape: Sequence[int],
+                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
         """Block j along split_axis of x_i against block i along
         concat_axis of y_j: as many pieces as the more cut of the two."""
         split, concat = axes
@@ -39,13 +44,14 @@ class AllToAll(Collective):
         return blocked_estimate(n, spec.segment_count((shape, split, n), (out, concat, n)))
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
+                  n_out: int) -> Expected:
         blocks = [np.split(v, n, axis=attrs["split_axis"]) for v in values]
         return [(np.concatenate([b[j] for b in blocks], axis=attrs["concat_axis"]), None) for j in range(n)]
 
 
 @AllToAll.defines("direct")
-def direct(e) -> None:
+def direct(e: Emitter) -> None:
     """Block j (along split_axis) of x_i goes straight into block i (along
     concat_axis) of y_j."""
     n, ins, outs = e.n, list(e.in_type.shape), list(e.out_type.shape)

@@ -20,10 +20,12 @@ if TYPE_CHECKING:  # emit.py imports this module
     from .emit import Emitter
 
 # A strategy: emits its program with an emitter (some take more arguments).
-Strategy = Callable[..., None]
-# The numpy reference of each output: (expected array or None, the inputs
-# it reduces or None).
-Expected = list[tuple[np.ndarray | None, list[np.ndarray] | None]]
+Strategy = Callable[..., object]
+# The numpy reference of each output: (expected array, the inputs it
+# reduces or None), or None for an output it does not define.
+Expected = list[tuple[np.ndarray, list[np.ndarray] | None] | None]
+# Reduces arrays by the collective's kind (the numpy reference's `fold`).
+Fold = Callable[[list[np.ndarray]], np.ndarray]
 
 DEFAULT_THRESHOLD = 256000  # elements above which the default rules pick ring
 
@@ -118,7 +120,7 @@ class Collective(CollectiveOp):
         raise NotImplementedError
 
     @staticmethod
-    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Callable[[list[np.ndarray]], np.ndarray],
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold,
                   attrs: dict[str, Any], n: int, n_out: int) -> Expected:
         """The numpy reference: [(expected output j, the inputs it reduces
         or None)] from inputs `x` (`values`: as floats; `fold(xs)` reduces

@@ -5,11 +5,18 @@ hop from the root) and binomial `tree` (also the second half of the tree
 all_reduce). Each returns the tokens that finish writing the outputs;
 `after` are tokens to start after.
 """
-from ..ir.ops import EACH, Placement, ROOT, register_op
-from .base import Collective
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from ..ir.ops import EACH, ROOT, Implements, Placement, register_op
 from . import spec
+from .base import Collective, Expected, Fold
 from .chunking import chunks
-from .emit import Emitter
+from .emit import Dep, Emitter
+from .spec import Spec
 
 
 @register_op
@@ -27,26 +34,28 @@ class Broadcast(Collective):
     EMITTER = Emitter
 
     @classmethod
-    def busbw(cls, n) -> float:
+    def busbw(cls, n: int) -> float:
         return 1.0  # nccl-tests: the root's link carries the whole buffer, whatever N
 
-    def emit(self, e, strategy) -> None:
+    def emit(self, e: Emitter, strategy: str) -> None:
         if e.numel:
             self.lowering(strategy)(e, e.x[0], self.root, e.y, e.devices)
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         """One input (the root's buffer); every output y_j = x_0."""
         if len(claim.inputs) != 1:
             raise spec.Unsupported(f"claims broadcast from {len(claim.inputs)} inputs; expected 1 (the root's buffer)")
         return {j: spec.everywhere(shape, None, [0]) for j in range(len(claim.outputs))}
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
+                  n_out: int) -> Expected:
         return [(values[0], None)] * n
 
 
-def _ranks(src, root, outs, devs):
+def _ranks(src: ir.Value, root: int, outs: list[ir.Value],
+           devs: list[int]) -> tuple[list[tuple[ir.Value, int]], ir.Value | None]:
     """[(buffer, device)]: the root's source first, then the outputs from
     the root's successor around the ring; and the root's own output, if any."""
     n = len(outs)
@@ -58,12 +67,14 @@ def _ranks(src, root, outs, devs):
 
 
 @Broadcast.defines("direct")
-def broadcast_direct(e, src, root, outs, devs, after=()):
+def broadcast_direct(e: Emitter, src: ir.Value, root: int, outs: list[ir.Value], devs: list[int],
+                     after: Sequence[Dep] = ()) -> list[Dep]:
     return [e.copy(src, o, after) for o in outs if o != src]
 
 
 @Broadcast.defines("ring")
-def broadcast_ring(e, src, root, outs, devs, after=()):
+def broadcast_ring(e: Emitter, src: ir.Value, root: int, outs: list[ir.Value], devs: list[int],
+                   after: Sequence[Dep] = ()) -> list[Dep]:
     """Chunk by chunk, hop by hop from the root around the ring."""
     ranks, own = _ranks(src, root, outs, devs)
     done = [e.copy(src, own, after)] if own is not None and own != src else []
@@ -80,7 +91,8 @@ def broadcast_ring(e, src, root, outs, devs, after=()):
 
 
 @Broadcast.defines("tree")
-def broadcast_tree(e, src, root, outs, devs, after=()):
+def broadcast_tree(e: Emitter, src: ir.Value, root: int, outs: list[ir.Value], devs: list[int],
+                   after: Sequence[Dep] = ()) -> list[Dep]:
     """Binomial tree: in round d, ranks q < d send to rank q + d."""
     ranks, own = _ranks(src, root, outs, devs)
     done = [e.copy(src, own, after)] if own is not None and own != src else []

@@ -5,7 +5,7 @@ allows, so that every chunk but the edge one is whole 16-byte vectors."""
 ALIGN_BYTES = 16  # a GPU combine's vector (gpu_kernels.VECTOR_BYTES)
 
 
-def granule(numel, elem_bytes):
+def granule(numel: int, elem_bytes: int) -> int:
     """Elements per chunk unit: the largest of 32, 16, 8, 4, 2 that divides
     numel, when that is a whole number of 16-byte vectors; else one vector's
     worth of elements (16 / elem_bytes)."""
@@ -16,7 +16,7 @@ def granule(numel, elem_bytes):
     return vector
 
 
-def chunks(numel, n, elem_bytes):
+def chunks(numel: int, n: int, elem_bytes: int) -> list[tuple[int, int]]:
     """[(start, size)] of the n consecutive chunks of a numel-element buffer
     of `elem_bytes`-byte elements.
 

@@ -10,24 +10,24 @@ runs). Every op that waits for nothing else waits for the collective's own
 `deps`, so a collective starts only after them.
 """
 from collections.abc import Iterable, Iterator, Sequence
-from typing import cast
+from typing import cast, overload
 
 from mlir import ir
 from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.ops import CollectiveOp, Implements, view
-from .base import buffer_ops
 from ..ir.kinds import ELEMENTS
-from ..ir.types import device_of, flat_type, numel as numel_of
+from ..ir.ops import CollectiveOp, Implements, view
+from ..ir.types import device_of, flat_type
+from ..ir.types import numel as numel_of
 from ..ir.verifier import SPMD_RANKS
 from ..ir.views import same_memory
 from . import spec
-
+from .base import buffer_ops
 
 # Dependencies: tokens, parts' Tokens, lists of them, None for none.
-Dep = ir.Value | list["Dep"] | tuple["Dep", ...] | None
+Dep = ir.Value | Sequence["Dep"] | None
 # A buffer, or a part: its pieces.
 Buf = ir.Value | list[ir.Value]
 
@@ -44,7 +44,7 @@ def _flatten(deps: Iterable[Dep], piece: int | None = None, pieces: int | None =
         elif isinstance(d, (list, tuple)):
             yield from _flatten(d, piece, pieces)
         elif d is not None:
-            yield d
+            yield cast(ir.Value, d)  # not a list or tuple: a token
 
 
 def _offset(type_: ir.Type) -> int:
@@ -126,6 +126,11 @@ class Emitter:
         """The part of `buf` that `region` ([(start, size)]) names."""
         return [self.slice(buf, s, n) for s, n in region]
 
+    @overload
+    def scratch(self, device: int, size: int) -> ir.Value: ...
+    @overload
+    def scratch(self, device: int, size: list[int]) -> list[ir.Value]: ...
+
     def scratch(self, device: int, size: int | list[int]) -> Buf:
         """A scratch buffer on `device`; a list of sizes gives a part."""
         if isinstance(size, list):
@@ -148,6 +153,11 @@ class Emitter:
         self.tokens.append(tok)
         return tok
 
+    @overload
+    def copy(self, src: ir.Value, dst: ir.Value, deps: Iterable[Dep] = ()) -> ir.Value: ...
+    @overload
+    def copy(self, src: list[ir.Value], dst: list[ir.Value], deps: Iterable[Dep] = ()) -> Tokens: ...
+
     def copy(self, src: Buf, dst: Buf, deps: Iterable[Dep] = ()) -> ir.Value | Tokens:
         """One copy, or one per piece of two parts (Tokens)."""
         if isinstance(src, list):
@@ -159,6 +169,12 @@ class Emitter:
         """One copy of a buffer."""
         tokens = self._deps(deps)
         return self._track(builders.copy(src, dst, tokens), tokens)
+
+    @overload
+    def combine(self, lhs: ir.Value, rhs: Sequence[ir.Value], out: ir.Value, deps: Iterable[Dep] = ()) -> ir.Value: ...
+    @overload
+    def combine(self, lhs: list[ir.Value], rhs: Sequence[list[ir.Value]], out: list[ir.Value],
+                deps: Iterable[Dep] = ()) -> Tokens: ...
 
     def combine(self, lhs: Buf, rhs: Sequence[Buf], out: Buf, deps: Iterable[Dep] = ()) -> ir.Value | Tokens:
         """out = lhs (+) rhs[0] (+) ...; on parts, one combine per piece."""

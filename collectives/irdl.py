@@ -18,7 +18,7 @@ takes one.
 import inspect
 
 from ..ir.kinds import KINDS
-from ..ir.ops import OPS, VARIADIC, CollectiveOp
+from ..ir.ops import OPS, VARIADIC, CollectiveOp, OpView
 from . import COLLECTIVES
 
 HEADER = """\
@@ -63,7 +63,7 @@ BASES = {"memref": 'irdl.base "!builtin.memref"', "token": "irdl.base @coll::@to
          "string": 'irdl.base "#builtin.string"'}
 
 
-def _comment(cls, indent="  "):
+def _comment(cls: type[OpView], indent: str = "  ") -> str:
     doc = inspect.getdoc(cls) or ""
     first = doc.split("\n\n")[0].split()
     lines, line = [], ""
@@ -78,7 +78,8 @@ def _comment(cls, indent="  "):
     return "".join(f"{indent}// {l}\n" for l in lines)
 
 
-def _signature(cls):
+def _signature(cls: type[OpView]) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str, bool]],
+                                          list[tuple[str, str]]]:
     """(operand groups [(name, base, variadic)], results [(name, base,
     variadic)], attributes [(name, base)]) of an op class."""
     if issubclass(cls, CollectiveOp):
@@ -98,7 +99,7 @@ def _signature(cls):
     return groups, results, attrs
 
 
-def _operation(cls):
+def _operation(cls: type[OpView]) -> str:
     groups, results, attrs = _signature(cls)
     out = [_comment(cls), f"  irdl.operation @{cls.NAME[len('coll.'):]} {{\n"]
     # One variable per group, result and attribute: an IRDL variable binds
@@ -128,7 +129,7 @@ def _operation(cls):
     return "".join(out)
 
 
-def generate():
+def generate() -> str:
     """The text of ir/coll.irdl.mlir."""
     explicit = [cls for name, cls in OPS.items() if not issubclass(cls, CollectiveOp)]
     body = [_operation(cls) for cls in list(COLLECTIVES) + explicit]

@@ -38,27 +38,32 @@ local copy for (s, s)); under MPI each is one matched isend/irecv pair
 form: a device that sends and receives in one round would overwrite what
 it still sends.
 """
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
-from ..ir.ops import attr_ints, register_op
-from .base import Collective, buffer_ops
+from ..ir.ops import Implements, attr_ints, register_op
 from . import spec
+from .base import Collective, Expected, Fold, buffer_ops
 from .emit import Emitter
+from .spec import Spec
 
 
-def pairs_of(flat):
+def pairs_of(flat: Sequence[int]) -> list[tuple[int, int]]:
     """[(source, target)] of a flat pairs list s0, t0, s1, t1, ..."""
     return list(zip(flat[0::2], flat[1::2]))
 
 
-def pairs_error(flat, n):
+def pairs_error(flat: Sequence[int] | None, n: int) -> str | None:
     """What is wrong with a flat pairs list over a group of n devices, or None."""
     if flat is None:
         return "'pairs' must be an array<i64: s0, t0, s1, t1, ...> of (source, target) positions in 'devices'"
     if len(flat) % 2:
         return (f"'pairs' holds {len(flat)} values, an odd count; expected (source, target) pairs: "
                 "array<i64: s0, t0, s1, t1, ...>")
-    sources, targets = {}, {}
+    sources: dict[int, int] = {}
+    targets: dict[int, int] = {}
     for k, (s, t) in enumerate(pairs_of(flat)):
         for what, p in (("source", s), ("target", t)):
             if not 0 <= p < n:
@@ -82,14 +87,14 @@ class Permute(Collective):
     EMITTER = Emitter
 
     @property
-    def pairs(self):
+    def pairs(self) -> list[tuple[int, int]]:
         return pairs_of(attr_ints(self.operation, "pairs") or [])
 
-    def check_attributes(self, n):
+    def check_attributes(self, n: int) -> str | None:
         return pairs_error(attr_ints(self.operation, "pairs"), n)
 
     @classmethod
-    def parse_array(cls, name, text, n):
+    def parse_array(cls, name: str, text: str, n: int) -> list[int]:
         """coll-gen --pairs: '0:1,1:2,2:0' (source:target positions),
         'shift:K' (every i to i+K mod N) or 'none'; default shift:1."""
         if name != "pairs":
@@ -103,7 +108,7 @@ class Permute(Collective):
             except ValueError:
                 raise ValueError(f"invalid --pairs '{text}'; expected shift:K with an integer K") from None
             return [v for i in range(n) for v in (i, (i + k) % n)]
-        flat = []
+        flat: list[int] = []
         for item in text.split(","):
             s, _, t = item.partition(":")
             try:
@@ -117,11 +122,11 @@ class Permute(Collective):
         return flat
 
     @classmethod
-    def default_arrays(cls, n):
+    def default_arrays(cls, n: int) -> dict[str, list[int]]:
         """A ring shift by one (what JAX's ppermute examples use)."""
         return {"pairs": [v for i in range(n) for v in (i, (i + 1) % n)]}
 
-    def zero_outputs(self, spmd=False):
+    def zero_outputs(self, spmd: bool = False) -> list[int]:
         targets = {t for _, t in self.pairs}
         n = len(self.devices or [])
         if spmd:  # whether this rank receives is known at run time: fill, a receive overwrites it
@@ -129,15 +134,16 @@ class Permute(Collective):
         return [j for j in range(n) if j not in targets]
 
     @classmethod
-    def busbw(cls, n):
+    def busbw(cls, n: int) -> float:
         return 1.0 if n > 1 else 0.0
 
     @staticmethod
-    def estimated_ops(strategy, n, shape, axes=()):
+    def estimated_ops(strategy: str, n: int, shape: Sequence[int],
+                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
         return 2 * n + buffer_ops(n), f"({n} devices)", "fewer devices"
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         """y_t = x_s for each pair (s, t); an output no pair targets is not
         written by the program."""
         n = len(claim.inputs)
@@ -150,7 +156,8 @@ class Permute(Collective):
         return {j: spec.everywhere(shape, None, [to[j]]) if j in to else spec.untouched(shape) for j in range(n)}
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
+                  n_out: int) -> Expected:
         """Zeros where nothing is received: the tensor form's value, and
         what an untouched output of a run holds (check.make_outputs)."""
         to = {t: s for s, t in pairs_of(attrs["pairs"])}
@@ -158,7 +165,7 @@ class Permute(Collective):
 
 
 @Permute.defines("direct")
-def direct(e) -> None:
+def direct(e: Emitter) -> None:
     """One round: x_s straight into y_t for every pair."""
     if not e.numel:
         return

@@ -7,12 +7,19 @@ all_reduce is a tree reduce then a tree broadcast (collectives/all_reduce.py).
 srcs[i] lives on devs[i]; each returns the tokens that finish writing the
 output; `after` are tokens to start after.
 """
-from ..ir.ops import EACH, PEER_ACCESS, Placement, ROOT, register_op
-from .base import Collective
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from ..ir.ops import EACH, PEER_ACCESS, ROOT, Implements, Placement, register_op
 from ..ir.peers import peer_view
 from . import spec
+from .base import Collective, Expected, Fold
 from .chunking import chunks
-from .emit import Emitter
+from .emit import Dep, Emitter
+from .spec import Spec
 
 
 @register_op
@@ -26,26 +33,28 @@ class Reduce(Collective):
     EMITTER = Emitter
 
     @classmethod
-    def busbw(cls, n):
+    def busbw(cls, n: int) -> float:
         return 1.0  # nccl-tests: the root's link carries the whole buffer, whatever N
 
-    def emit(self, e, strategy):
+    def emit(self, e: Emitter, strategy: str) -> None:
         if e.numel:
             self.lowering(strategy)(e, e.x, e.devices, e.y[0], self.root)
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         n = len(claim.inputs)
         spec.n_outputs(claim, 1)
         return {0: spec.everywhere(shape, spec.reduction_kind(claim, n), range(n))}
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
+                  n_out: int) -> Expected:
         return [(fold(x), x)] * n_out
 
 
 @Reduce.defines("direct")
-def reduce_direct(e, srcs, devs, out, root, after=()):
+def reduce_direct(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value, root: int,
+                  after: Sequence[Dep] = ()) -> list[Dep]:
     """Every source not on the root is copied there; one combine: the
     root's own input (read in place) first, then the copies in device order
     (IRDL: the rhs group holds one type)."""
@@ -59,13 +68,14 @@ def reduce_direct(e, srcs, devs, out, root, after=()):
 
 
 @Reduce.defines("ring")
-def reduce_ring(e, srcs, devs, out, root, after=()):
+def reduce_ring(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value, root: int,
+                after: Sequence[Dep] = ()) -> list[Dep]:
     """Chunk by chunk along the ring that ends at the root (or at devs[-1],
     then one copy to the root): each hop copies the partial to the next
     device, which combines its own slice into it."""
     n = len(srcs)
     order = [(devs.index(root) + 1 + k) % n for k in range(n)] if root in devs else list(range(n))
-    done = []
+    done: list[Dep] = []
     for s, size in chunks(e.numel, n, e.elem_bytes):
         if not size:
             continue
@@ -84,7 +94,8 @@ def reduce_ring(e, srcs, devs, out, root, after=()):
 
 
 @Reduce.defines("tree")
-def reduce_tree(e, srcs, devs, out, root, after=()):
+def reduce_tree(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value, root: int,
+                after: Sequence[Dep] = ()) -> list[Dep]:
     """Binomial tree rooted at the root (rank q is devs[(r + q) % n]): in
     round d, rank q + d sends its partial to rank q, which combines
     (lower ranks first)."""
@@ -117,7 +128,8 @@ def reduce_tree(e, srcs, devs, out, root, after=()):
 # input in place: no copies, each input read once and the output written
 # once, as numpy's chain of adds cannot (it rereads its partial sum).
 @Reduce.defines("oneshot", needs=(PEER_ACCESS,))
-def reduce_oneshot(e, srcs, devs, out, root, after=()):
+def reduce_oneshot(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value, root: int,
+                   after: Sequence[Dep] = ()) -> list[Dep]:
     """One combine on the root over all N inputs, read in place on their
     devices in device order (in place, the root's input is its output:
     each element is read before it is written)."""

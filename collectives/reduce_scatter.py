@@ -3,12 +3,16 @@
 A block of a non-leading axis is several contiguous runs, moved as one
 part (collectives/emit.py).
 """
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
-from ..ir.ops import Placement, register_op
-from .base import Collective
+from ..ir.ops import Implements, Placement, register_op
 from . import spec
+from .base import Collective, Expected, Fold
 from .emit import Emitter, block_pairs, blocked_estimate
+from .spec import Spec
 
 
 @register_op
@@ -22,7 +26,7 @@ class ReduceScatter(Collective):
     EMITTER = Emitter
 
     @staticmethod
-    def spec(claim, shape):
+    def spec(claim: Implements, shape: list[int]) -> Spec:
         """y_j = block j of (+)_i x_i along the scatter axis."""
         n = len(claim.inputs)
         spec.n_outputs(claim, n)
@@ -31,25 +35,27 @@ class ReduceScatter(Collective):
                 for j in range(n)}
 
     @classmethod
-    def estimated_ops(cls, strategy, n, shape, axes=()):
+    def estimated_ops(cls, strategy: str, n: int, shape: Sequence[int],
+                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
         """Block c along scatter_axis of each x_i against y_c, whole."""
         out = cls.result_shape(shape, n, axes)
         return blocked_estimate(n, spec.segment_count((shape, axes[0], n), (out, None, 1)))
 
     @staticmethod
-    def reference(x, values, fold, attrs, n, n_out):
+    def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
+                  n_out: int) -> Expected:
         ax = attrs["scatter_axis"]
         parts = np.split(fold(x), n, axis=ax)
         return [(p, [np.split(v, n, axis=ax)[j] for v in x]) for j, p in enumerate(parts)]
 
 
-def _scatter_blocks(e, axis):
+def _scatter_blocks(e: Emitter, axis: int | None) -> list[tuple[list[spec.Run], list[spec.Run]]]:
     """[(region of block c in the inputs, region in output c)] for each c."""
     shape, out = list(e.in_type.shape), list(e.out_type.shape)
     return [block_pairs(spec.runs(shape, axis, c, e.n), spec.runs(out, None, 0, 1)) for c in range(e.n)]
 
 
-def _reduce_scatter(e, how) -> None:
+def _reduce_scatter(e: Emitter, how: str) -> None:
     """Block c is reduced into y_c: `direct` copies every other device's
     block to device c; `ring` passes the partial from c+1 around to c."""
     n, devs = e.n, e.devices
@@ -57,7 +63,7 @@ def _reduce_scatter(e, how) -> None:
         if not xs:
             continue
         sizes, out = [size for _, size in ys], e.pieces(e.y[c], ys)
-        mine = lambda i: e.pieces(e.x[i], xs)  # noqa: E731
+        mine = lambda i: e.pieces(e.x[i], xs)  # noqa: E731, B023 - used in this iteration only
         if n == 1:
             e.copy(mine(0), out)
         elif how == "direct":  # own block read in place (IRDL: rhs of one type)
@@ -76,10 +82,10 @@ def _reduce_scatter(e, how) -> None:
 
 
 @ReduceScatter.defines("ring")
-def ring(e) -> None:
+def ring(e: Emitter) -> None:
     _reduce_scatter(e, "ring")
 
 
 @ReduceScatter.defines("direct")
-def direct(e) -> None:
+def direct(e: Emitter) -> None:
     _reduce_scatter(e, "direct")

@@ -7,10 +7,13 @@ Regenerate with
     python -m coll.collectives.reference_doc > docs/ops.md
 """
 import inspect
+from collections.abc import Callable
+from typing import Any
 
 from ..ir.kinds import ELEMENTS, KINDS
-from ..ir.ops import OPS, CollectiveOp
+from ..ir.ops import OPS, CollectiveOp, OpView
 from . import COLLECTIVES
+from .base import Collective
 from .irdl import _signature
 
 HEADER = """\
@@ -35,11 +38,11 @@ optional `strategy` (`auto` or one of its own) and, in SPMD functions,
 """
 
 
-def _doc(cls):
+def _doc(cls: type) -> str:
     return " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
 
 
-def _collective(cls):
+def _collective(cls: type[Collective]) -> str:
     groups, _, attrs = _signature(cls)
     needed = [a for a, _ in attrs]
     lines = [f"## `{cls.NAME}`", "", _doc(cls), ""]
@@ -67,12 +70,12 @@ def _collective(cls):
     return "\n".join(lines) + "\n"
 
 
-def _doc_of(fn):
+def _doc_of(fn: Callable[..., Any]) -> str:
     doc = " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split())
     return doc.rstrip(".") or "its own"
 
 
-def _explicit(cls):
+def _explicit(cls: type[OpView]) -> str:
     groups, results, attrs = _signature(cls)
     ops = ", ".join(f"{n}{'...' if v else ''}" for n, _, v in groups)
     res = ", ".join(n for n, _, _ in results) or "none"
@@ -83,7 +86,7 @@ def _explicit(cls):
     return "\n".join(lines) + "\n"
 
 
-def generate():
+def generate() -> str:
     """The text of docs/ops.md."""
     head = HEADER.format(kinds=", ".join(f"`{k}`" for k in KINDS), elements=", ".join(f"`{e}`" for e in ELEMENTS))
     parts = [head, "# Collective level\n"] + [_collective(c) for c in COLLECTIVES]

@@ -76,7 +76,7 @@ class Placement:
         where = self.inputs if side == "inputs" else self.outputs
         return root if where == ROOT else to_device if where == EACH_OR_TO_DEVICE else None
 
-    def result_shape(self, shape: list[int], n: int, axes: dict[str, int]) -> list[int]:
+    def result_shape(self, shape: Sequence[int], n: int, axes: dict[str, int]) -> list[int]:
         """Each output's shape for inputs of `shape` over n devices."""
         out = list(shape)
         if self.scatters:
@@ -313,7 +313,7 @@ class CollectiveOp(OpView):
         return cls.NAME[len("coll."):]
 
     @classmethod
-    def result_shape(cls, shape: list[int], n: int, axes: Sequence[int]) -> list[int]:
+    def result_shape(cls, shape: Sequence[int], n: int, axes: Sequence[int]) -> list[int]:
         """The shape of each output for inputs of `shape` over n devices
         (axes in AXES order, checked by the verifier)."""
         return cls.PLACEMENT.result_shape(shape, n, dict(zip(cls.AXES, axes)))
@@ -335,7 +335,7 @@ class CollectiveOp(OpView):
         default over n devices."""
         return {}
 
-    def zero_outputs(self, spmd: bool = False) -> list[ir.Value]:
+    def zero_outputs(self, spmd: bool = False) -> list[int]:
         """The outputs its tensor form defines as zeros, which its memref
         form leaves as they were (coll-bufferize fills them before it);
         `spmd`: in an SPMD function (one output, this rank's)."""
