@@ -27,41 +27,42 @@ op whose region is unknown may touch all of its root buffer.
 """
 from mlir import ir
 
-from ..analysis.order import Checker
+from ..analysis.order import Checker, Finding
+from ..collectives.emit import require_memref_form
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.ops import COLLECTIVE_NAMES
 from ..ir.types import token_type
 from ..ir.walk import find_ops
-from ..collectives.emit import require_memref_form
 
 
 class OrderError(PassError):
     """Every finding, each reported as an error with its notes."""
 
-    def __init__(self, findings) -> None:
+    def __init__(self, findings: list[Finding]) -> None:
         super().__init__(findings[0].message, findings[0].location,
                          findings=[(f.location, f.message, f.notes) for f in findings])
 
 
-def _funcs(module_op):
+def _funcs(module_op: ir.Operation) -> list[ir.Operation]:
     return find_ops(module_op, "func.func")
 
 
-def _touches_tokens(func_op):
-    found, tok = [], token_type()
+def _touches_tokens(func_op: ir.Operation) -> bool:
+    found: list[ir.Operation] = []
+    tok = token_type()
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name.startswith("coll.") or any(r.type == tok for r in op.results) \
                 or any(v.type == tok for v in op.operands):
             found.append(op)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
-    func_op.walk(visit)
+    func_op.walk(visit, ir.WalkOrder.POST_ORDER)
     return bool(found)
 
 
-def check_function(func_op):
+def check_function(func_op: ir.Operation | ir.OpView) -> list[Finding]:
     """[Finding] for one func.func."""
     func_op = func_op.operation
     name = ir.StringAttr(func_op.attributes["sym_name"]).value
@@ -85,25 +86,27 @@ def check_function(func_op):
         c.report(func_op, f"@{name} has {len(blocks)} blocks; coll-check-order expects a function "
                           "with coll ops to be one block (use scf ops for control flow)")
         return c.findings
-    nested = []
+    nested: list[ir.Operation] = []
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name.startswith("coll.") and op.parent is not None and op.parent.operation != func_op:
             nested.append(op)
         return ir.WalkResult.ADVANCE
-    func_op.walk(visit)
+    func_op.walk(visit, ir.WalkOrder.POST_ORDER)
     if nested:  # the first one is enough to say why
         op = nested[0]
-        c.report(op, f"{op.name} inside '{op.parent.name}' is not supported by coll-check-order; "
+        parent = op.parent
+        assert parent is not None  # visit took only ops with a parent
+        c.report(op, f"{op.name} inside '{parent.name}' is not supported by coll-check-order; "
                      "expected coll ops at the top level of a function")
         return c.findings
     c.block(blocks[0])
     return c.findings
 
 
-def check_module(module_op):
+def check_module(module_op: ir.Operation) -> list[Finding]:
     """[Finding] for every function under module_op."""
-    findings = []
+    findings: list[Finding] = []
     for f in _funcs(module_op):
         findings += check_function(f)
     return findings
@@ -112,7 +115,7 @@ def check_module(module_op):
 @register("coll-check-order",
           "Check that every read is ordered after the write it needs, no two unordered ops touch "
           "overlapping bytes (one writing), and the final wait orders every copy and combine")
-def check_order(module_op):
+def check_order(module_op: ir.Operation) -> None:
     for op in find_ops(module_op, lambda n: n in COLLECTIVE_NAMES):
         require_memref_form(op)
     findings = check_module(module_op)

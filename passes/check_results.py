@@ -17,39 +17,47 @@ Writes are what analysis/effects.py says an op writes, compared by root
 buffer and element range (analysis.effects.Resolver); an op whose writes
 are not known counts as writing every buffer it is given.
 """
+from typing import cast
+
 from mlir import ir
 
 from ..analysis.effects import Resolver, Unresolved, host_effects, view_uses
 from ..core.errors import PassError
 from ..core.registry import register
-from ..ir.ops import view
+from ..ir.errors import Finding
+from ..ir.ops import OpView, view
 from ..ir.views import root_of
 from ..ir.walk import ancestor_in, find_ops
+
+# (root buffer or global name, first byte, last byte); (root, None, None): all of it.
+Span = tuple[ir.Value | str, int | None, int | None]
 
 RESULT_IDS = "coll.result_ids"
 RESULT_READERS = "coll.result_readers"
 
 
-def _span(resolver, v):
+def _span(resolver: Resolver, v: ir.Value) -> Span:
     """(root, first element, last element) of memref `v`; the whole root
     (None, None) when its layout is not static."""
     try:
         lay = resolver.layout(v)
     except Unresolved:
         return root_of(v)[0], None, None
-    last = lay.offset + sum((n - 1) * s for n, s in zip(lay.shape, lay.strides)) if all(lay.shape) else lay.offset - 1
+    last = (lay.offset + sum((n - 1) * s for n, s in zip(lay.shape, lay.strides)) if all(lay.shape)
+            else lay.offset - 1)
     return lay.root, lay.shift + lay.offset * lay.esize, lay.shift + last * lay.esize + lay.esize - 1
 
 
-def _overlap(a, b):
+def _overlap(a: Span, b: Span) -> bool:
     if a[0] != b[0]:
         return False
-    if None in (a[1], b[1]):
+    a_first, a_last, b_first, b_last = a[1], a[2], b[1], b[2]
+    if a_first is None or a_last is None or b_first is None or b_last is None:  # a whole root
         return True
-    return a[1] <= b[2] and b[1] <= a[2]
+    return a_first <= b_last and b_first <= a_last
 
 
-def _writes(op):
+def _writes(op: ir.Operation) -> list[ir.Value] | None:
     """The memrefs `op` may write: a collective's outputs, a host op's
     writes; None when not known."""
     v = view(op)
@@ -61,15 +69,15 @@ def _writes(op):
     return None if eff is None else [w[0] for w in eff[1]]
 
 
-def _check_function(f, findings) -> None:
+def _check_function(f: ir.Operation, findings: list[Finding]) -> None:
     if not len(f.regions[0].blocks):
         return
     tagged = find_ops(f, lambda n: True)
-    collectives = {}
-    readers = {}
+    collectives: dict[int, tuple[ir.Operation, ir.Value]] = {}
+    readers: dict[int, list[ir.Operation]] = {}
     for op in tagged:
         if RESULT_IDS in op.attributes:
-            outs = [v for v in view(op).writes if isinstance(v.type, ir.MemRefType)]
+            outs = [v for v in cast(OpView, view(op)).writes if isinstance(v.type, ir.MemRefType)]
             for k, out in zip(ir.DenseI64ArrayAttr(op.attributes[RESULT_IDS]), outs):
                 collectives[k] = (op, out)
         if RESULT_READERS in op.attributes:
@@ -87,8 +95,8 @@ def _check_function(f, findings) -> None:
         if not tops:
             continue
         last = max(i for i, _ in tops)
-        outs = [_span(resolver, out)]
-        roots = {outs[0][0]}
+        spans = [_span(resolver, out)]
+        roots = {spans[0][0]}
         for o in ops[me + 1:last]:
             writes = _writes(o)
             if writes is None:  # not known: any buffer it is given, through its views
@@ -96,7 +104,7 @@ def _check_function(f, findings) -> None:
                            and any(ancestor_in(u, block) == o for u, _ in view_uses(v))]
                 hit = bool(touched)
             else:
-                hit = any(_overlap(_span(resolver, w), s) for w in writes for s in outs)
+                hit = any(_overlap(_span(resolver, w), s) for w in writes for s in spans)
             if hit:
                 reader = next(r for i, r in sorted(tops, key=lambda x: x[0]) if i > at[o])
                 findings.append((o.location, f"'{o.name}' overwrites the result of '{c.name}' before "
@@ -110,8 +118,8 @@ def _check_function(f, findings) -> None:
 @register("coll-check-results",
           "After bufferization: refuse a program in which a collective's output buffer is written before every "
           "op that reads its result has read it (what coll-bufferize tagged); removes the tags")
-def check_results(op):
-    findings = []
+def check_results(op: ir.Operation) -> None:
+    findings: list[Finding] = []
     every = find_ops(op, lambda n: True)  # one walk: the functions, then every op's tags
     for f in every:
         if f.name == "func.func":

@@ -31,16 +31,17 @@ from collections import Counter
 
 from mlir import ir
 
+from ..analysis.effects import Resolver, Unresolved, host_effects
+from ..collectives import COLLECTIVES as COLLECTIVE_OPS
+from ..collectives.spec import Unsupported
+from ..collectives.spec import aligned as _aligned
 from ..core.errors import PassError, warn
 from ..core.registry import register
-from ..collectives import COLLECTIVES as COLLECTIVE_OPS
-from ..collectives.spec import Unsupported, aligned as _aligned
 from ..ir.kinds import KINDS
 from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, Combine, Copy, Implements, attr_ints, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
-from ..analysis.effects import Resolver, Unresolved, host_effects
 
 POISON = ("poison",)  # what a read of unwritten memory yields (reported there)
 UNKNOWN = "unknown"  # (UNKNOWN, op): a value written by `op` that is not followed

@@ -15,20 +15,24 @@ logical devices on one GPU too; MPI ranks do not). A
 peer strategy chosen by that capability sets coll.peer_access, which then
 holds.
 """
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, cast
 
 from mlir import ir
 from mlir.dialects import func
 
 from ..analysis import cost_model, taskgraph
+from ..collectives import BY_NAME
+from ..collectives.all_reduce import DEFAULT_THRESHOLD, AllReduce
+from ..collectives.base import Collective
+from ..collectives.emit import require_global_view, require_memref_form
 from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
-from ..collectives.all_reduce import DEFAULT_THRESHOLD, AllReduce
-from ..collectives.emit import require_global_view, require_memref_form
-from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, OPS, PEER_ACCESS, view
+from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
 from .lower_collectives import check_size, lower_collectives, size_problem
@@ -39,23 +43,25 @@ class Instance:
     """What the lowering of one collective op depends on: a collective that
     moves whole buffers (no axes), its flat size; one with axes, its shapes
     too; and its attributes."""
-    devices: tuple
+    devices: tuple[int, ...]
     numel: int
     elem: str
-    kind: str
-    to_device: object = None
+    kind: str | None
+    to_device: int | None = None
     op: str = AllReduce.NAME
-    shapes: tuple = None   # (input shape, output shape, inputs, outputs)
-    attrs: tuple = ()      # ((name, value), ...): root, axes, arrays (as tuples)
+    # (input shape, output shape, inputs, outputs)
+    shapes: tuple[tuple[int, ...], tuple[int, ...], int, int] | None = None
+    # ((name, value), ...): root, axes, arrays (as tuples)
+    attrs: tuple[tuple[str, int | tuple[int, ...] | None], ...] = ()
     peer_access: bool = False  # coll.peer_access: the peer strategies are candidates
 
     @staticmethod
-    def of(op, capabilities=()):
+    def of(op: ir.Operation, capabilities: Iterable[str] = ()) -> "Instance":
         """The collective `op`, on a back end with `capabilities`."""
-        c = view(op)
+        c = cast(Collective, view(op))  # a collective: its class is collectives/
         mt = ir.MemRefType(c.inputs[0].type)
         access = peers.enabled(op) or PEER_ACCESS in capabilities
-        attrs = tuple((k, c.axis(k)) for k in c.AXES)
+        attrs: tuple[tuple[str, int | tuple[int, ...] | None], ...] = tuple((k, c.axis(k)) for k in c.AXES)
         if c.root is not None:
             attrs += (("root", c.root),)
         attrs += tuple((k, tuple(v)) for k, v in c.arrays.items() if v is not None)  # e.g. pairs
@@ -67,37 +73,37 @@ class Instance:
                         c.kind if c.HAS_KIND else None, c.to_device, op.name, shapes, attrs, access)
 
     @property
-    def capabilities(self):
+    def capabilities(self) -> tuple[str, ...]:
         return (PEER_ACCESS,) if self.peer_access else ()
 
-    def strategies(self):
+    def strategies(self) -> tuple[str, ...]:
         """The candidate strategies: those whose needs the module meets."""
-        return OPS[self.op].runnable(self.capabilities)
+        return BY_NAME[self.op].runnable(self.capabilities)
 
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0
 
 
-def _build(coll, strategy, args):
+def _build(coll: Instance, strategy: str, args: list[ir.Value]) -> ir.Value:
     """The collective `coll` with `strategy` over the function arguments."""
-    cls = OPS[coll.op]
+    cls = BY_NAME[coll.op]
     n_in = cls.buffers(len(coll.devices), coll.to_device)[0]
     return builders.collective(cls.short_name(), args[:n_in], args[n_in:], list(coll.devices),
-                               kind=coll.kind, strategy=strategy, to_device=coll.to_device, **dict(coll.attrs))
+                               (), kind=coll.kind, strategy=strategy, to_device=coll.to_device, **dict(coll.attrs))
 
 
 @lru_cache(maxsize=64)
-def candidate_graph(coll, strategy):
+def candidate_graph(coll: Instance, strategy: str) -> taskgraph.Graph:
     """The explicit program `strategy` emits for `coll`, as a task graph
     (built in a private Context, so the caller's IR is untouched)."""
     with make_context(), ir.Location.unknown():
         module = ir.Module.create()
-        if PEER_ACCESS in OPS[coll.op].needs(strategy):
+        if PEER_ACCESS in BY_NAME[coll.op].needs(strategy):
             peers.enable(module.operation)
         el = ir.Type.parse(coll.elem)
         if coll.shapes is None:
-            n_in, n_out = OPS[coll.op].buffers(len(coll.devices), coll.to_device)
-            types = [flat_type(el, coll.numel)] * (n_in + n_out)
+            n_in, n_out = BY_NAME[coll.op].buffers(len(coll.devices), coll.to_device)
+            types: list[ir.MemRefType] = [flat_type(el, coll.numel)] * (n_in + n_out)
         else:
             ins, outs, n_in, n_out = coll.shapes
             types = [ir.MemRefType.get(list(ins), el)] * n_in + [ir.MemRefType.get(list(outs), el)] * n_out
@@ -111,10 +117,11 @@ def candidate_graph(coll, strategy):
         return taskgraph.from_function(f.operation)
 
 
-def candidates(coll, profile, strategies=None):
+def candidates(coll: Instance, profile: cost_model.Profile,
+               strategies: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """[{strategy, predicted_s, copies, kernels, steps, max_sent, ...}] of
     `strategies` (default: coll.strategies())."""
-    out = []
+    out: list[dict[str, Any]] = []
     for s in strategies or coll.strategies():
         g = candidate_graph(coll, s)
         out.append(dict(strategy=s, predicted_s=cost_model.simulate(g, profile).total,
@@ -122,16 +129,16 @@ def candidates(coll, profile, strategies=None):
     return out
 
 
-def pick(cands):
+def pick(cands: list[dict[str, Any]]) -> str:
     """The fastest candidate's strategy; ties go to the earlier one."""
     return min(cands, key=lambda c: c["predicted_s"])["strategy"]
 
 
-def choose_by_model(op, profile, capabilities=()):
+def choose_by_model(op: ir.Operation, profile: cost_model.Profile, capabilities: Iterable[str] = ()) -> str:
     """The strategy with the lowest predicted time for collective `op`."""
     coll = Instance.of(op, capabilities)
     if len(coll.devices) == 1 or coll.numel == 0:
-        return OPS[coll.op].STRATEGIES[0]
+        return BY_NAME[coll.op].STRATEGIES[0]
     # Candidates over the op limit are not built to be costed; with none
     # left, the first one's refusal is the op's.
     fits = [s for s in coll.strategies() if size_problem(op, s) is None]
@@ -140,11 +147,12 @@ def choose_by_model(op, profile, capabilities=()):
     return pick(candidates(coll, profile, fits))
 
 
-def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None, capabilities=()):
+def choose(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
+           profile: cost_model.Profile | None = None, capabilities: Iterable[str] = ()) -> str:
     """The strategy for collective `op` (see the module doc)."""
     require_memref_form(op)
     require_global_view(op)
-    c = view(op)
+    c = cast(Collective, view(op))  # a collective: its class is collectives/
     if strategy != "auto":
         if strategy not in c.STRATEGIES:
             raise PassError(f"strategy '{strategy}' does not apply to {op.name}; expected one of: "
@@ -159,7 +167,7 @@ def choose(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=None, capab
     return c.reference_rule(len(c.devices), numel(mt), t)
 
 
-def load_profile(profile):
+def load_profile(profile: str) -> cost_model.Profile | None:
     """A cost-model profile by name or path, or None for ''."""
     if not profile:
         return None
@@ -169,7 +177,7 @@ def load_profile(profile):
         raise PassError(str(e)) from None
 
 
-def parse_capabilities(text):
+def parse_capabilities(text: str) -> tuple[str, ...]:
     """'peer_access,shared_memory' -> the tuple of names (checked)."""
     names = tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
     for c in names:
@@ -179,30 +187,31 @@ def parse_capabilities(text):
     return names
 
 
-def choose_strategies(root, strategy="auto", threshold=DEFAULT_THRESHOLD, profile="", capabilities=""):
+def choose_strategies(root: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
+                      profile: str = "", capabilities: str | Iterable[str] = "") -> list[str]:
     """Writes `strategy` on every collective under `root`; returns them.
     `capabilities`: the back end's (names, or their comma-separated text)."""
     if threshold < 0:
         raise PassError(f"threshold must be >= 0, got {threshold}")
     caps = parse_capabilities(capabilities) if isinstance(capabilities, str) else tuple(capabilities)
     prof = load_profile(profile)
-    chosen = []
+    chosen: list[str] = []
     for op in find_ops(root, lambda name: name in COLLECTIVE_NAMES):
         s = choose(op, strategy, threshold, prof, caps)
         module = _module(op)
-        if PEER_ACCESS in OPS[op.name].needs(s) and PEER_ACCESS in caps and module is not None:
+        if PEER_ACCESS in BY_NAME[op.name].needs(s) and PEER_ACCESS in caps and module is not None:
             peers.enable(module)
         op.attributes["strategy"] = ir.StringAttr.get(s, op.context)
         chosen.append(s)
     return chosen
 
 
-def _module(op):
+def _module(op: ir.Operation | ir.OpView) -> ir.Operation | None:
     """The module that holds `op` (None if none does)."""
-    op = getattr(op, "operation", op)
-    while op is not None and op.name != "builtin.module":
-        op = op.parent
-    return op
+    at: ir.Operation | None = op.operation
+    while at is not None and at.name != "builtin.module":
+        at = at.parent
+    return at
 
 
 @register("coll-choose-strategy",
@@ -211,5 +220,6 @@ def _module(op):
           "strategies whose needs the module and capabilities=peer_access,... (the back end's) meet",
           strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
           profile=(str, ""), capabilities=(str, ""))
-def choose_strategy_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile="", capabilities="") -> None:
+def choose_strategy_pass(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
+                         profile: str = "", capabilities: str = "") -> None:
     choose_strategies(op, strategy, threshold, profile, capabilities)

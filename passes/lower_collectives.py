@@ -8,29 +8,34 @@ replaced by the join of the program's terminal tokens, and the program is
 claimed (`coll.implements`) for coll-check-semantics.
 coll-lower-all-reduce (passes/lower_all_reduce.py) is this lowering.
 """
+from collections.abc import Iterable
+from typing import cast
+
 from mlir import ir
-from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
+from mlir.rewrite import FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, walk_and_apply_patterns
 
 from ..collectives import BY_NAME, COLLECTIVES
 from ..collectives.all_reduce import DEFAULT_THRESHOLD
-from ..collectives.emit import claim, require_global_view, require_memref_form
+from ..collectives.base import Collective
+from ..collectives.emit import Emitter, claim, require_global_view, require_memref_form
 from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, peers
-from ..ir.ops import COLLECTIVE_NAMES as NAMES, PEER_ACCESS, view
+from ..ir.ops import COLLECTIVE_NAMES as NAMES
+from ..ir.ops import PEER_ACCESS, view
 from ..ir.types import numel
 from ..ir.walk import find_ops
 
 MAX_OPS = 2_000_000  # above this, building the program would exhaust memory
 
 
-def reference_rule(name, n, size, threshold=DEFAULT_THRESHOLD):
+def reference_rule(name: str, n: int, size: int, threshold: int = DEFAULT_THRESHOLD) -> str:
     """The default strategy of collective `name` over n devices and `size`
     elements per input (the collective's own rule)."""
     return BY_NAME[name].reference_rule(n, size, threshold)
 
 
-def check_global_form(op, c):
+def check_global_form(op: ir.Operation, c: Collective) -> None:
     """The lowerings take one buffer per device: an SPMD-form collective
     (one rank's buffers, `devices` naming the group) is refused, located."""
     if len(c.inputs) != len(c.input_devices) or len(c.outputs) != len(c.output_devices):
@@ -39,33 +44,34 @@ def check_global_form(op, c):
                         "collective needs coll-spmd-to-global first)", op.location)
 
 
-def size_problem(op, strategy):
+def size_problem(op: ir.Operation, strategy: str) -> str | None:
     """The limit message when lowering collective `op` by `strategy` would
     emit more than MAX_OPS ops (its estimate, from the real decomposition),
     else None; nothing is built to know it."""
-    c = view(op)
+    c = cast(Collective, view(op))  # a collective: its class is collectives/
     n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
-    size, what, advice = c.estimated_ops(strategy, n, shape, [c.axis(a) for a in c.AXES])
+    size, what, advice = c.estimated_ops(strategy, n, shape, cast(list[int], c.axes))  # the verifier: integers
     if size > MAX_OPS:
         return (f"lowering this {op.name} {what} would emit about {size} ops, above the limit of "
                 f"{MAX_OPS}; use fewer devices or {advice}")
     return None
 
 
-def check_size(op, strategy):
+def check_size(op: ir.Operation, strategy: str) -> None:
     """Refuses (located) a lowering of `op` by `strategy` above MAX_OPS."""
     problem = size_problem(op, strategy)
     if problem:
         raise PassError(problem, op.location)
 
 
-def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
+def lower_op(op: ir.Operation | ir.OpView, strategy: str = "auto",
+             threshold: int = DEFAULT_THRESHOLD) -> tuple[str, ir.Value]:
     """Replaces one collective with its explicit program; returns the
     strategy used (the op's own, else `strategy`; auto: the default rule)."""
-    op = getattr(op, "operation", op)
+    op = op.operation
     require_memref_form(op)
     require_global_view(op)
-    c = view(op)
+    c = cast(Collective, view(op))  # a collective: its class is collectives/
     check_global_form(op, c)
     chosen = c.strategy if c.strategy not in (None, "auto") else strategy
     n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
@@ -81,17 +87,18 @@ def lower_op(op, strategy="auto", threshold=DEFAULT_THRESHOLD):
                         f"module has no '{peers.ATTR}' (set it when the devices can address "
                         "each other's memory, e.g. logical devices on one GPU)", op.location)
     with ir.InsertionPoint(op), op.location:
-        e = c.EMITTER(op)
+        e = cast("type[Emitter]", c.EMITTER)(op)  # every collective names its emitter
         c.emit(e, chosen)
         final = e.finish()
         claim(c, final)  # what the program computes, for coll-check-semantics
     return chosen, final
 
 
-def patterns(strategy="auto", threshold=DEFAULT_THRESHOLD, only=None, used=None):
+def patterns(strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD, only: Iterable[str] | None = None,
+             used: list[str] | None = None) -> FrozenRewritePatternSet:
     """The pattern set: one pattern per collective (`only`: those names);
     `used` collects the strategies chosen, in program order."""
-    def lower(op, rewriter) -> None:
+    def lower(op: ir.Operation, rewriter: PatternRewriter) -> None:
         chosen, final = lower_op(op, strategy, threshold)
         rewriter.replace_op(op, [final])
         if used is not None:
@@ -103,10 +110,11 @@ def patterns(strategy="auto", threshold=DEFAULT_THRESHOLD, only=None, used=None)
     return s.freeze()
 
 
-def lower_collectives(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, only=None):
+def lower_collectives(module_op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
+                      only: Iterable[str] | None = None) -> list[str]:
     """Lowers every collective under module_op (`only`: of those names), in
     program order; returns the strategies used."""
-    used = []
+    used: list[str] = []
     if find_ops(module_op, lambda name: name in NAMES):
         walk_and_apply_patterns(module_op, patterns(strategy, threshold, only, used))
     return used
@@ -117,6 +125,6 @@ def lower_collectives(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, o
           "copies, combines and tokens, by its strategy attribute "
           "(ops without one: strategy=S, or the default rule for auto)",
           strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD))
-def lower_collectives_pass(op, strategy="auto", threshold=DEFAULT_THRESHOLD) -> None:
+def lower_collectives_pass(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD) -> None:
     lower_collectives(op, strategy, threshold)
 

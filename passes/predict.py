@@ -8,11 +8,12 @@ import sys
 from mlir import ir
 
 from ..analysis import cost_model, taskgraph
-from ..core.errors import PassError
-from ..core.registry import choice as one_of, register
-from . import choose_strategy as choice
-from ..ir.ops import COLLECTIVE_NAMES, view
 from ..collectives.base import DEFAULT_THRESHOLD
+from ..core.errors import PassError
+from ..core.registry import choice as one_of
+from ..core.registry import register
+from ..ir.ops import COLLECTIVE_NAMES, view
+from . import choose_strategy as choice
 from .lower_collectives import reference_rule
 
 
