@@ -4,6 +4,8 @@ reduce, broadcast, all_to_all; and for every already explicit function),
 as a table or JSON, on stderr or into a file. The IR is not changed."""
 import json
 import sys
+from collections.abc import Iterable
+from typing import Any, cast
 
 from mlir import ir
 
@@ -12,37 +14,38 @@ from ..collectives.base import DEFAULT_THRESHOLD
 from ..core.errors import PassError
 from ..core.registry import choice as one_of
 from ..core.registry import register
-from ..ir.ops import COLLECTIVE_NAMES, view
+from ..ir.ops import COLLECTIVE_NAMES, CollectiveOp, view
 from . import choose_strategy as choice
 from .lower_collectives import reference_rule
 
 
-def _collectives(func_op):
-    found = []
+def _collectives(func_op: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.operation.name in COLLECTIVE_NAMES:
             found.append(op.operation)
         return ir.WalkResult.ADVANCE
-    func_op.walk(visit)
+    func_op.walk(visit, ir.WalkOrder.POST_ORDER)
     return found
 
 
-def _has_explicit_ops(func_op):
+def _has_explicit_ops(func_op: ir.Operation) -> bool:
     return any(t.kind in ("copy", "combine") for t in taskgraph.from_function(func_op).tasks)
 
 
-def predictions(module_op, profile, capabilities=()):
+def predictions(module_op: ir.Operation, profile: cost_model.Profile,
+                capabilities: Iterable[str] = ()) -> list[dict[str, Any]]:
     """[{function, op, index, n, numel, dtype, bytes, reference, pick,
     candidates} for each collective (index: its place among the function's
     collectives; candidates: those the module and `capabilities` allow)]
     + [{function, explicit: {...}} for each explicit function]."""
-    out = []
+    out: list[dict[str, Any]] = []
     for name, f in taskgraph.functions(module_op):
         ops = _collectives(f)
         for i, op in enumerate(ops):
             c = choice.Instance.of(op, capabilities)
-            threshold = view(op).threshold
+            threshold = cast(CollectiveOp, view(op)).threshold
             threshold = DEFAULT_THRESHOLD if threshold is None else threshold
             cands = choice.candidates(c, profile)
             out.append({"function": name, "op": op.name[len("coll."):], "index": i,
@@ -54,7 +57,7 @@ def predictions(module_op, profile, capabilities=()):
     return out
 
 
-def format_table(preds, profile_name):
+def format_table(preds: list[dict[str, Any]], profile_name: str) -> str:
     lines = [f"// coll-predict: profile {profile_name}"]
     head = f"{'strategy':9} {'copies':>7} {'kernels':>7} {'steps':>5} {'max_sent_B':>12} {'predicted_us':>13}"
     for p in preds:
@@ -75,7 +78,8 @@ def format_table(preds, profile_name):
     return "\n".join(lines) + "\n"
 
 
-def predict_pass(module_op, profile="nvlink-h200", file="-", format="table", capabilities=()) -> None:
+def predict_pass(module_op: ir.Operation, profile: str = "nvlink-h200", file: str = "-", format: str = "table",
+                 capabilities: Iterable[str] = ()) -> None:
     prof = cost_model.load_profile(profile)
     preds = predictions(module_op, prof, capabilities)
     if format == "json":
@@ -96,7 +100,8 @@ def predict_pass(module_op, profile="nvlink-h200", file="-", format="table", cap
           anchor="builtin.module",
           profile=(str, "nvlink-h200"), file=(str, "-"), format=(one_of("table", "json"), "table"),
           capabilities=(str, ""))
-def predict(module_op, profile="nvlink-h200", file="-", format="table", capabilities=""):
+def predict(module_op: ir.Operation, profile: str = "nvlink-h200", file: str = "-", format: str = "table",
+            capabilities: str = "") -> None:
     caps = choice.parse_capabilities(capabilities)
     try:
         predict_pass(module_op, profile, file, format, caps)

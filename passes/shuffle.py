@@ -24,12 +24,12 @@ FREE_OPS = VIEW_OPS + ("arith.constant", "coll.alloc", "memref.alloc")
 ATTEMPTS = 8  # tries to find an order that differs from the current one
 
 
-def _uses_in(op, index):
+def _uses_in(op: ir.Operation, index: dict[ir.Operation, int]) -> set[int]:
     """Indices (in `index`) of the block ops whose results `op` uses,
     directly or inside its regions."""
-    deps = set()
+    deps: set[int] = set()
 
-    def add(o):
+    def add(o: ir.Operation) -> ir.WalkResult:
         for v in o.operands:
             if isinstance(v, ir.OpResult):
                 j = index.get(v.owner.operation)
@@ -37,17 +37,18 @@ def _uses_in(op, index):
                     deps.add(j)
         return ir.WalkResult.ADVANCE
     if len(op.regions):
-        op.walk(add)
+        op.walk(add, ir.WalkOrder.POST_ORDER)
     else:
         add(op)
     return deps
 
 
-def _graph(ops):
+def _graph(ops: list[ir.Operation]) -> list[set[int]]:
     """preds[i]: the ops that must come before ops[i]."""
     index = {op: i for i, op in enumerate(ops)}
     preds = [_uses_in(op, index) for op in ops]
-    last_barrier, since = None, []  # the coll ops after the last barrier
+    last_barrier: int | None = None
+    since: list[int] = []  # the coll ops after the last barrier
     for i, op in enumerate(ops):
         name = op.name
         if name in FREE_OPS:
@@ -66,15 +67,15 @@ def _graph(ops):
     return preds
 
 
-def _random_order(preds, rng):
+def _random_order(preds: list[set[int]], rng: random.Random) -> list[int]:
     n = len(preds)
-    succs = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
     count = [len(p) for p in preds]
     for i, p in enumerate(preds):
         for j in p:
             succs[j].append(i)
     ready = [i for i in range(n) if count[i] == 0]
-    order = []
+    order: list[int] = []
     while ready:
         k = rng.randrange(len(ready))
         ready[k], ready[-1] = ready[-1], ready[k]
@@ -88,7 +89,7 @@ def _random_order(preds, rng):
     return order
 
 
-def shuffle_block(block, rng) -> None:
+def shuffle_block(block: ir.Block, rng: random.Random) -> None:
     ops = [op.operation for op in block.operations]
     if len(ops) < 3:
         return
@@ -110,24 +111,24 @@ def shuffle_block(block, rng) -> None:
         ops[i].move_before(term)
 
 
-def _blocks(module_op):
+def _blocks(module_op: ir.Operation) -> list[ir.Block]:
     """Every block below the module's own body (function bodies and the
     blocks nested in them)."""
-    out = []
+    out: list[ir.Block] = []
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name != "builtin.module":
             for region in op.regions:
                 out.extend(region.blocks)
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    module_op.walk(visit, ir.WalkOrder.POST_ORDER)
     return out
 
 
 @register("coll-shuffle", "Reorder the ops of every block into another valid order "
           "(token graph, SSA, side effects), at random by seed: a test pass",
           seed=(int, 0))
-def shuffle(module_op, seed=0) -> None:
+def shuffle(module_op: ir.Operation, seed: int = 0) -> None:
     rng = random.Random(seed)
     for block in _blocks(module_op):
         shuffle_block(block, rng)

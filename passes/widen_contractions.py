@@ -15,6 +15,8 @@ dot_general) and whose result is bf16/f16 becomes
 Named ops take the wider output as they are (their inputs are extended to
 the output's type); a generic's body extends its 16-bit operands first.
 """
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
@@ -28,17 +30,18 @@ NAMED = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat
 MAC = ("arith.mulf", "arith.addf", "arith.extf", "linalg.yield")
 
 
-def _narrow_result(op):
+def _narrow_result(op: ir.Operation) -> ir.RankedTensorType | None:
     if len(op.results) != 1:
         return None
     t = op.results[0].type
     if not isinstance(t, ir.RankedTensorType):
         return None
-    t = ir.RankedTensorType(t)
-    return t if str(t.element_type) in NARROW else None
+    rt = ir.RankedTensorType(t)
+    return rt if str(rt.element_type) in NARROW else None
 
 
-def _map(value, t32, narrow, f32, fn):
+def _map(value: ir.Value, t32: ir.Type, narrow: ir.Type | None, f32: ir.Type,
+         fn: Callable[[ir.Value], ir.Value]) -> ir.Value:
     """An elementwise linalg.generic of `value` into a new tensor of `t32`'s
     shape and element type `narrow` or `f32`, its body `fn(x)`."""
     shape = list(ir.RankedTensorType(t32).shape)
@@ -55,7 +58,7 @@ def _map(value, t32, narrow, f32, fn):
     return op.results[0]
 
 
-def _is_mac(op):
+def _is_mac(op: ir.Operation) -> bool:
     if op.name != "linalg.generic":
         return False
     iters = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
@@ -66,7 +69,7 @@ def _is_mac(op):
     return all(n in MAC for n in names) and "arith.mulf" in names and "arith.addf" in names
 
 
-def _widen(op, t) -> None:
+def _widen(op: ir.Operation, t: ir.RankedTensorType) -> None:
     f32 = ir.F32Type.get()
     narrow = t.element_type
     n_out = 1  # _narrow_result: one result
@@ -81,13 +84,13 @@ def _widen(op, t) -> None:
             new = linalg.GenericOp([t32], ins, [init32], attrs["indexing_maps"], attrs["iterator_types"])
             old = op.regions[0].blocks[0]
             block = new.regions[0].blocks.append(*[a.type for a in old.arguments][:-1], f32)
-            mapping = {}
+            mapping: dict[ir.Value, ir.Value] = {}
             with ir.InsertionPoint(block):
                 for a, b in zip(old.arguments, block.arguments):
                     is_narrow = str(a.type) in NARROW
                     mapping[a] = arith.ExtFOp(f32, b).result if is_narrow and a != old.arguments[-1] else b
-                for o in old.operations:
-                    o = o.operation
+                for view in old.operations:
+                    o = view.operation
                     args = [mapping[v] for v in o.operands]
                     if o.name == "linalg.yield":
                         linalg.YieldOp(args)
@@ -100,10 +103,12 @@ def _widen(op, t) -> None:
                             attributes={a: o.attributes[a] for a in o.attributes}).results[0]
             wide = new.results[0]
         else:
-            new = ir.Operation.create(op.name, results=[t32], operands=operands[:-n_out] + [init32],
-                                      attributes=attrs, regions=1)
-            linalg.fill_builtin_region(new)  # the named op's body, for its (now wider) output type
-            wide = new.results[0]
+            named = ir.Operation.create(op.name, results=[t32], operands=operands[:-n_out] + [init32],
+                                        attributes=attrs, regions=1)
+            # The named op's body, for its (now wider) output type; from the
+            # bindings' C extension, which has no stub.
+            linalg.fill_builtin_region(named)  # type: ignore[attr-defined]
+            wide = named.results[0]
         result = _map(wide, t32, narrow, f32, lambda x: arith.TruncFOp(narrow, x).result)
     op.results[0].replace_all_uses_with(result)
     op.erase()
@@ -112,7 +117,7 @@ def _widen(op, t) -> None:
 @register("coll-widen-contractions",
           "Contractions of bf16/f16 tensors (named linalg contractions, multiply-accumulate generics) accumulate "
           "in f32 and round once, as XLA computes dot_general on the CPU")
-def widen_contractions(op) -> None:
+def widen_contractions(op: ir.Operation) -> None:
     for o in find_ops(op, lambda n: n in NAMED or n == "linalg.generic"):
         t = _narrow_result(o)
         if t is not None and (o.name in NAMED or _is_mac(o)):
