@@ -13,8 +13,12 @@ bounded (BUDGET runs per query); past it the answers fall back to the safe
 side: "they may overlap" and "not covered".
 """
 from bisect import bisect_right
+from collections.abc import Iterable
 
 BUDGET = 1 << 16
+
+Dim = tuple[int, int]         # (count, stride)
+Interval = tuple[int, int]    # [start, end)
 
 
 class TooComplex(Exception):
@@ -26,7 +30,7 @@ class Box:
     largest stride first; lo/hi bound it."""
     __slots__ = ("base", "dims", "run", "lo", "hi", "ext")
 
-    def __init__(self, base, dims, run) -> None:
+    def __init__(self, base: int, dims: list[Dim], run: int) -> None:
         self.base, self.dims, self.run = base, dims, run
         # ext[k]: extent of the box made of dims[k:] and the run
         ext = [run]
@@ -39,7 +43,7 @@ class Box:
         return f"Box({self.base}, {self.dims}, {self.run})"
 
     @property
-    def count(self):
+    def count(self) -> int:
         """Number of runs (with repeats when the box overlaps itself)."""
         c = 1
         for n, _ in self.dims:
@@ -47,12 +51,12 @@ class Box:
         return c
 
 
-def box(base, dims, run):
+def box(base: int, dims: Iterable[Dim], run: int) -> Box | None:
     """The Box of `base + sum i_k * s_k + [0, run)` over dims [(count, s)],
     or None when it is empty. Strides may be negative or zero."""
     if run <= 0:
         return None
-    norm = []
+    norm: list[Dim] = []
     for n, s in dims:
         if n <= 0:
             return None
@@ -69,7 +73,7 @@ def box(base, dims, run):
         n, s = norm.pop(0)
         run += (n - 1) * s
     # Merge (n1, s) and (n2, n1*s) into (n1*n2, s): fewer levels to walk.
-    merged = []
+    merged: list[Dim] = []
     for n, s in norm:
         if merged and s == merged[-1][0] * merged[-1][1]:
             merged[-1] = (merged[-1][0] * n, merged[-1][1])
@@ -79,14 +83,14 @@ def box(base, dims, run):
     return Box(base, merged, run)
 
 
-def runs(b, lo, hi, budget=BUDGET):
+def runs(b: Box, lo: int, hi: int, budget: int = BUDGET) -> list[Interval]:
     """The runs [(start, end)] of box `b` that meet [lo, hi), sorted by start.
     Raises TooComplex past `budget` steps."""
-    out = []
+    out: list[Interval] = []
     left = [budget]
     dims, ext = b.dims, b.ext
 
-    def walk(base, k):
+    def walk(base: int, k: int) -> None:
         if k == len(dims):
             if base < hi and base + b.run > lo:
                 out.append((base, base + b.run))
@@ -107,9 +111,9 @@ def runs(b, lo, hi, budget=BUDGET):
     return out
 
 
-def _union(intervals):
+def _union(intervals: Iterable[Interval]) -> list[Interval]:
     """Sorted disjoint union of sorted intervals."""
-    out = []
+    out: list[Interval] = []
     for s, e in intervals:
         if out and s <= out[-1][1]:
             if e > out[-1][1]:
@@ -119,7 +123,7 @@ def _union(intervals):
     return out
 
 
-def overlaps(a, b) -> bool:
+def overlaps(a: Box, b: Box) -> bool:
     """Do boxes a and b share a byte? (True when too complex to tell.)"""
     if a.hi <= b.lo or b.hi <= a.lo:
         return False
@@ -142,12 +146,12 @@ def overlaps(a, b) -> bool:
     return False
 
 
-def covered(r, boxes):
+def covered(r: Box, boxes: Iterable[Box]) -> bool:
     """Is every byte of box r in the union of `boxes`? (False when too
     complex to tell.)"""
     if not r.dims:
         # The common case: one interval.
-        parts = []
+        parts: list[Interval] = []
         for b in boxes:
             if b.hi <= r.lo or r.hi <= b.lo:
                 continue

@@ -8,18 +8,21 @@ cross-device copies on one dependency chain).
 """
 import json
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import Combine, Copy, view
+from ..ir.ops import Combine, Copy
+from ..ir.ops import view as view_of
 from ..ir.types import device_of, is_token
 from ..ir.walk import find_ops
 
 
-def nbytes(type_):
+def nbytes(type_: ir.Type) -> int:
     """Bytes of a memref (i1: one byte per element); 0 for other types."""
     mt = ir.MemRefType(type_)
     n = 1
@@ -32,7 +35,7 @@ def nbytes(type_):
 TRAFFIC_OPS = (Copy.NAME, Combine.NAME)  # the ops traffic_bytes counts
 
 
-def traffic_bytes(root):
+def traffic_bytes(root: ir.Operation | ir.Module | list[ir.Operation]) -> int:
     """Bytes the explicit program reads plus writes: a copy reads and writes
     its size, a combine reads every input and writes its output. `root`: an
     op to walk, or the TRAFFIC_OPS ops already found."""
@@ -47,7 +50,7 @@ def traffic_bytes(root):
     return total
 
 
-def _func_ops(module_op):
+def _func_ops(module_op: ir.Operation) -> Iterator[ir.Operation]:
     for region in module_op.regions:
         for block in region.blocks:
             for op in block.operations:
@@ -55,22 +58,26 @@ def _func_ops(module_op):
                     yield op.operation
 
 
-def analyze_function(func_op):
+def analyze_function(func_op: ir.Operation) -> dict[str, Any]:
     copies = local_copies = kernels = 0
-    sent, received, pairs = {}, {}, set()
-    depth, critical = {}, 0
-    rounds, max_rounds = {}, 0
+    sent: dict[int | None, int] = {}
+    received: dict[int | None, int] = {}
+    pairs: set[tuple[int | None, int | None]] = set()
+    depth: dict[ir.Value, int] = {}
+    rounds: dict[ir.Value, int] = {}
+    critical = max_rounds = 0
     for block in func_op.regions[0].blocks:
-        for op in block.operations:
-            op = op.operation
+        for view in block.operations:
+            op = view.operation
             name = op.name
             if not name.startswith("coll."):
                 continue
-            v = view(op)
+            v = view_of(op)
             d = max((depth.get(t, 0) for t in getattr(v, "deps", [])), default=0)
             r = max((rounds.get(t, 0) for t in getattr(v, "deps", [])), default=0)
             if name == "coll.copy":
-                src, dst = v.source, v.target
+                copy = Copy.of(op)
+                src, dst = copy.source, copy.target
                 s, t = device_of(src.type), device_of(dst.type)
                 if s == t:
                     local_copies += 1
@@ -104,17 +111,17 @@ def analyze_function(func_op):
     }
 
 
-def analyze(module_op):
+def analyze(module_op: ir.Operation) -> dict[str, dict[str, Any]]:
     """{function name: stats} for every func.func in the module."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for f in _func_ops(module_op):
         out[ir.StringAttr(f.attributes["sym_name"]).value] = analyze_function(f)
     return out
 
 
-def ring_edges(func_op):
+def ring_edges(func_op: ir.Operation) -> set[tuple[int | None, int | None]]:
     """The set of (src, dst) device pairs the copies of func_op use."""
-    edges = set()
+    edges: set[tuple[int | None, int | None]] = set()
     for block in func_op.regions[0].blocks:
         for op in block.operations:
             if op.operation.name == "coll.copy":
@@ -124,7 +131,7 @@ def ring_edges(func_op):
     return edges
 
 
-def stats_pass(module_op, file="-") -> None:
+def stats_pass(module_op: ir.Operation, file: str = "-") -> None:
     text = json.dumps(analyze(module_op), indent=2, sort_keys=True)
     if file == "-":
         print(text, file=sys.stderr)
@@ -136,7 +143,7 @@ def stats_pass(module_op, file="-") -> None:
 @register("coll-stats",
           "Print per-function schedule statistics as JSON (stderr, or file=PATH)",
           anchor="builtin.module", file=(str, "-"))
-def coll_stats(module_op, file="-"):
+def coll_stats(module_op: ir.Operation, file: str = "-") -> None:
     try:
         stats_pass(module_op, file)
     except OSError as e:

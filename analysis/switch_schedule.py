@@ -13,28 +13,34 @@ runs once per distinct finishing time, not once per copy.
 """
 import heapq
 import math
+from collections.abc import Sequence
+
+from .taskgraph import Task
 
 READY, JOIN, DONE = 0, 1, 2
 
 
-def simulate(tasks, cost, link_bandwidth, latency):
+def simulate(tasks: Sequence[Task], cost: Sequence[float], link_bandwidth: float,
+             latency: float) -> tuple[list[float], list[float]]:
     """(start, end) lists for `tasks` (taskgraph.Task) with per-task `cost`
     (seconds, used for everything but the streaming of network copies)."""
     n = len(tasks)
     start, end = [0.0] * n, [0.0] * n
     waiting = [len(set(t.deps)) for t in tasks]
-    users = [[] for _ in tasks]
+    users: list[list[int]] = [[] for _ in tasks]
     for i, t in enumerate(tasks):
         for d in set(t.deps):
             users[d].append(i)
     events = [(0.0, READY, i) for i in range(n) if waiting[i] == 0]
     heapq.heapify(events)
-    compute_free, flows, now = {}, {}, 0.0  # flows: task -> bytes left
+    compute_free: dict[int | None, float] = {}
+    flows: dict[int, float] = {}  # task -> bytes left
+    now = 0.0
 
-    def is_flow(t):
+    def is_flow(t: Task) -> bool:
         return t.kind == "copy" and t.src != t.device
 
-    def finish(i, t) -> None:
+    def finish(i: int, t: float) -> None:
         end[i] = t
         for u in users[i]:
             waiting[u] -= 1
@@ -77,8 +83,9 @@ def simulate(tasks, cost, link_bandwidth, latency):
     return start, end
 
 
-def _rates(tasks, flows, bandwidth):
-    sends, recvs = {}, {}
+def _rates(tasks: Sequence[Task], flows: dict[int, float], bandwidth: float) -> dict[int, float]:
+    sends: dict[int | None, int] = {}
+    recvs: dict[int | None, int] = {}
     for i in flows:
         t = tasks[i]
         sends[t.src] = sends.get(t.src, 0) + 1

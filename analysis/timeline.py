@@ -7,9 +7,16 @@ at their predicted start and end (passes/cost_model.py).
 """
 import io
 import os
+from typing import TYPE_CHECKING
 
+from mlir import ir
+
+from ..core.errors import PassError
 from ..core.registry import register
 from . import cost_model, taskgraph
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 COLORS = {"scratch": "tab:blue", "result": "tab:green", "local": "tab:gray",
           "combine": "tab:orange"}
@@ -17,7 +24,7 @@ MAX_ARROWS = 400  # above this, plain segments: arrowheads cost seconds each 100
 FORMATS = (".png", ".svg", ".pdf")  # what the Agg back end writes, named by the suffix
 
 
-def file_error(path):
+def file_error(path: str) -> str | None:
     """Why the picture cannot be written at exactly `path`, or None. The
     suffix names the format: given none it knows, matplotlib would write
     `path`.png instead (file= empty: './.png')."""
@@ -31,7 +38,7 @@ def file_error(path):
     return cost_model.output_path_error(path)  # its folder, writable
 
 
-def placement(graph, profile=None):
+def placement(graph: taskgraph.Graph, profile: cost_model.Profile | None = None) -> list[tuple[float, float]]:
     """(start, end) per task, in steps (no profile) or microseconds."""
     if profile is None:
         steps = taskgraph.steps(graph)
@@ -41,13 +48,14 @@ def placement(graph, profile=None):
     return [(a * 1e6, b * 1e6) for a, b in zip(sched.start, sched.end)]
 
 
-def _copy_color(t):
+def _copy_color(t: taskgraph.Task) -> str:
     if t.src == t.device:
         return COLORS["local"]
     return COLORS["scratch"] if t.to_scratch else COLORS["result"]
 
 
-def draw_graph(ax, graph, title, profile=None) -> None:
+def draw_graph(ax: "Axes", graph: taskgraph.Graph, title: str, profile: cost_model.Profile | None = None) -> None:
+    # matplotlib here, not at the top: only a picture needs it, and it is slow to import.
     from matplotlib.collections import LineCollection
     from matplotlib.patches import Rectangle
 
@@ -56,7 +64,8 @@ def draw_graph(ax, graph, title, profile=None) -> None:
     span = max((b for _, b in place), default=1.0) or 1.0
     copies = [(t, p) for t, p in zip(graph.tasks, place) if t.kind == "copy"]
     arrows = len(copies) <= MAX_ARROWS
-    segs, colors = [], []
+    segs: list[list[tuple[float, int]]] = []
+    colors: list[str] = []
     for t, (a, b) in copies:
         y0, y1 = lane[t.src], lane[t.device]
         if arrows:
@@ -96,7 +105,8 @@ def draw_graph(ax, graph, title, profile=None) -> None:
                  f"{s['steps']} steps{extra}", fontsize=10)
 
 
-def _legend(ax) -> None:
+def _legend(ax: "Axes") -> None:
+    # matplotlib here, not at the top: as in draw_graph.
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     ax.legend(handles=[Line2D([], [], color=COLORS["scratch"], marker=">", label="copy into scratch"),
@@ -105,8 +115,9 @@ def _legend(ax) -> None:
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
 
-def draw(items, path, profile=None):
+def draw(items: list[tuple[str, taskgraph.Graph]], path: str, profile: cost_model.Profile | None = None) -> None:
     """items: [(title, Graph)], one panel each, written to `path` (PNG/SVG/PDF)."""
+    # matplotlib here, not at the top: as in draw_graph (and the back end is chosen first).
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -138,8 +149,7 @@ def draw(items, path, profile=None):
         raise
 
 
-def timeline_pass(module_op, file="timeline.png", profile="", title=""):
-    from ..core.errors import PassError
+def timeline_pass(module_op: ir.Operation, file: str = "timeline.png", profile: str = "", title: str = "") -> None:
     why = file_error(file)
     if why:
         raise PassError(why, module_op.location)
@@ -149,7 +159,7 @@ def timeline_pass(module_op, file="timeline.png", profile="", title=""):
             prof = cost_model.load_profile(profile)
         except ValueError as e:
             raise PassError(str(e)) from None
-    items = []
+    items: list[tuple[str, taskgraph.Graph]] = []
     for name, f in taskgraph.functions(module_op):
         g = taskgraph.from_function(f)
         if any(t.kind in ("copy", "combine") for t in g.tasks):
@@ -167,5 +177,6 @@ def timeline_pass(module_op, file="timeline.png", profile="", title=""):
           "Draw the explicit program as one lane per device (copies as arrows, combines as "
           "boxes) into file=PATH (.png, .svg or .pdf); by dependent step, or by predicted time with profile=NAME",
           anchor="builtin.module", file=(str, "timeline.png"), profile=(str, ""), title=(str, ""))
-def coll_timeline(module_op, file="timeline.png", profile="", title="") -> None:
+def coll_timeline(module_op: ir.Operation, file: str = "timeline.png", profile: str = "",
+                  title: str = "") -> None:
     timeline_pass(module_op, file, profile, title)
