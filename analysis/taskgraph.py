@@ -16,8 +16,6 @@ from ..ir.types import device_of, is_token
 from ..ir.views import root_of
 from .stats import nbytes
 
-
-
 # (root buffer, first byte, end byte) of a view.
 Span = tuple[ir.Value, int, int]
 
@@ -90,7 +88,7 @@ def _groups(tasks: list[Task], spans: list[list[Span]]) -> None:
         for r, lo, hi in sp:
             by_root.setdefault(r, []).append((lo, hi, i))
     merged: list[tuple[int, int, int]] = []  # (lo, hi, a task in it), per root
-    for r, ivs in by_root.items():
+    for ivs in by_root.values():
         ivs.sort(key=lambda x: (x[0], x[1]))
         lo, hi, first = ivs[0]
         for a, b, i in ivs[1:]:

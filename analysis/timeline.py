@@ -59,7 +59,7 @@ def draw_graph(ax: "Axes", graph: taskgraph.Graph, title: str, profile: cost_mod
     from matplotlib.collections import LineCollection
     from matplotlib.patches import Rectangle
 
-    lane = {d: i for i, d in enumerate(graph.devices)}
+    lane: dict[int | None, int] = {d: i for i, d in enumerate(graph.devices)}
     place = placement(graph, profile)
     span = max((b for _, b in place), default=1.0) or 1.0
     copies = [(t, p) for t, p in zip(graph.tasks, place) if t.kind == "copy"]
