@@ -9,6 +9,7 @@ root buffer (a function argument, an allocation, a global by name) and its
 strided layout there; `touch` / `view_uses` say what an op does with one
 value and where a buffer is used through its views.
 """
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from mlir import ir
@@ -16,6 +17,13 @@ from mlir import ir
 from ..ir.ops import COLLECTIVE_NAMES, view
 from ..ir.structured import is_memref, read_operands, structured
 from ..ir.views import VIEW_OPS, constant_int, view_op
+
+# A root buffer: a function argument, an allocation, or a global by name ("@g").
+Root = ir.Value | str
+# (value, (start indices, extents) or None: somewhere in the view, exact).
+Access = tuple[ir.Value, tuple[list[int], list[int]] | None, bool]
+# (what an op reads, what it writes).
+Effects = tuple[list[Access], list[Access]]
 
 UNWRITTEN_ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")
 ROOT_OPS = UNWRITTEN_ROOTS + ("memref.get_global",)
@@ -31,7 +39,7 @@ WHOLE_VIEW = ("vector.transfer_read", "vector.transfer_write", "vector.maskedloa
 
 
 class Unresolved(Exception):
-    def __init__(self, message, op=None) -> None:
+    def __init__(self, message: str, op: ir.Operation | None = None) -> None:
         super().__init__(message)
         self.op = op  # the view op it stopped at, for a note
 
@@ -41,25 +49,25 @@ class Unresolved(Exception):
 class Layout:
     """Element (shape, strides, offset) of a view, relative to an aligned
     pointer `shift` bytes into `root`, with `esize` bytes per element."""
-    root: object
+    root: Root
     shift: int
-    shape: tuple
-    strides: tuple
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
     offset: int
     esize: int
 
 
-_ESIZE = {}
+_ESIZE: dict[ir.Type, int] = {}
 
 
-def element_size(t):
+def element_size(t: ir.Type) -> int:
     got = _ESIZE.get(t)
     if got is None:
         got = _ESIZE[t] = _esize_of(t)
     return got
 
 
-def _esize_of(t):
+def _esize_of(t: ir.Type) -> int:
     if isinstance(t, ir.IndexType) or str(t) == "index":
         return 8
     for cls in (ir.IntegerType, ir.FloatType):
@@ -81,40 +89,49 @@ def _esize_of(t):
         raise Unresolved(f"elements of type {t} have no known size") from None
 
 
-DYN = None
+DYN: tuple[int, int] | None = None
 
 
-def _static(mt):
-    """(shape, strides, offset) of a memref type, or None when any is dynamic."""
+def _dyn() -> tuple[int, int]:
+    """(dynamic stride or offset, dynamic size): the bindings' markers, read once."""
     global DYN
     if DYN is None:
         DYN = (ir.ShapedType.get_dynamic_stride_or_offset(), ir.ShapedType.get_dynamic_size())
+    return DYN
+
+
+def _static(mt: ir.MemRefType) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
+    """(shape, strides, offset) of a memref type, or None when any is dynamic."""
+    dyn = _dyn()
     shape = tuple(mt.shape)
     try:
         strides, offset = mt.get_strides_and_offset()
     except (ValueError, TypeError):
         return None
-    if offset == DYN[0] or DYN[0] in strides or any(d < 0 or d == DYN[1] for d in shape):
+    if offset == dyn[0] or dyn[0] in strides or any(d < 0 or d == dyn[1] for d in shape):
         return None
     return shape, tuple(strides), offset
 
 
-def _mixed(op, name, dynamic_values, marker):
+def _mixed(op: ir.Operation, name: str, dynamic_values: Iterable[ir.Value], marker: int) -> list[int] | None:
     """Static attribute `name` with its dynamic entries replaced by the
     constants they are, or None when one is not a constant."""
-    out, dyn = [], iter(dynamic_values)
+    out: list[int] = []
+    dyn = iter(dynamic_values)
     for x in ir.DenseI64ArrayAttr(op.attributes[name]):
         if x == marker:
-            x = constant_int(next(dyn))
-            if x is None:
+            known = constant_int(next(dyn))
+            if known is None:
                 return None
+            x = known
         out.append(x)
     return out
 
 
-def _segments(op):
+def _segments(op: ir.Operation) -> list[list[ir.Value]]:
     sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    operands, out, start = list(op.operands), [], 0
+    operands, start = list(op.operands), 0
+    out: list[list[ir.Value]] = []
     for s in sizes:
         out.append(operands[start:start + s])
         start += s
@@ -124,18 +141,18 @@ def _segments(op):
 class Resolver:
     """Layouts of memref values, cached per value."""
 
-    def __init__(self, func_op) -> None:
+    def __init__(self, func_op: ir.Operation) -> None:
         blocks = list(func_op.regions[0].blocks)
-        self.entry_args = set(blocks[0].arguments) if blocks else set()
-        self.cache = {}
+        self.entry_args: set[ir.Value] = set(blocks[0].arguments) if blocks else set()
+        self.cache: dict[ir.Value, Layout] = {}
 
-    def layout(self, v):
+    def layout(self, v: ir.Value) -> Layout:
         got = self.cache.get(v)
         if got is None:
             got = self.cache[v] = self._layout(v)
         return got
 
-    def _layout(self, v):
+    def _layout(self, v: ir.Value) -> Layout:
         mt = ir.MemRefType(v.type)
         esize = element_size(mt.element_type)
         static = _static(mt)
@@ -154,11 +171,13 @@ class Resolver:
             shape = list(mt.shape)
             sizes = iter(op.operands[2:])
             for k, d in enumerate(shape):
-                if d == DYN[1]:
-                    shape[k] = constant_int(next(sizes))
-                    if shape[k] is None:
+                if d == _dyn()[1]:
+                    size = constant_int(next(sizes))
+                    if size is None:
                         raise Unresolved("a size of this memref.view is not a constant", op)
-            strides, acc = [], 1
+                    shape[k] = size
+            strides: list[int] = []
+            acc = 1
             for d in reversed(shape):
                 strides.append(acc)
                 acc *= d
@@ -171,12 +190,12 @@ class Resolver:
         if name in ("memref.cast", "memref.memory_space_cast", "memref.assume_alignment"):
             return src
         if name in ("memref.subview", "memref.reinterpret_cast"):
-            _, offs, sizes, strides = _segments(op)
+            _, offs, size_values, stride_values = _segments(op)
             dso, dsz = ir.ShapedType.get_dynamic_stride_or_offset(), ir.ShapedType.get_dynamic_size()
             o = _mixed(op, "static_offsets", offs, dso)
-            n = _mixed(op, "static_sizes", sizes, dsz)
-            s = _mixed(op, "static_strides", strides, dso)
-            if None not in (o, n, s):
+            n = _mixed(op, "static_sizes", size_values, dsz)
+            s = _mixed(op, "static_strides", stride_values, dso)
+            if o is not None and n is not None and s is not None:
                 if name == "memref.reinterpret_cast":
                     return Layout(src.root, src.shift, tuple(n), tuple(s), o[0], esize)
                 offset = src.offset + sum(a * b for a, b in zip(o, src.strides))
@@ -192,14 +211,15 @@ class Resolver:
         raise Unresolved(f"{v.type} has a dynamic offset, stride or size; expected static ones")
 
     @staticmethod
-    def _drop_unit_dims(dims, result_shape):
+    def _drop_unit_dims(dims: list[tuple[int, int]], result_shape: list[int]) -> list[tuple[int, int]]:
         """A rank-reducing subview drops unit dimensions: keep each dim that
         lines up with the next result dim, unless the non-unit dims after it
         need that place (unit dims are interchangeable, so this is exact)."""
-        out, j = [], 0
+        out: list[tuple[int, int]] = []
+        j = 0
         for idx, (k, s) in enumerate(dims):
             later = sum(1 for n, _ in dims[idx + 1:] if n != 1)
-            fits = j < len(result_shape) and result_shape[j] in (k, DYN[1])
+            fits = j < len(result_shape) and result_shape[j] in (k, _dyn()[1])
             if k != 1 or (fits and len(result_shape) - j - 1 >= later):
                 out.append((k, s))
                 j += 1
@@ -207,18 +227,19 @@ class Resolver:
             raise Unresolved(f"cannot line up a rank-reducing subview with {result_shape}")
         return out
 
-    def _need(self, static, v):
+    def _need(self, static: tuple[tuple[int, ...], tuple[int, ...], int] | None,
+              v: ir.Value) -> tuple[tuple[int, ...], tuple[int, ...], int]:
         if static is None:
             raise Unresolved(f"{v.type} has a dynamic offset, stride or size; expected static ones")
         return static
 
-    def _root(self, v):
+    def _root(self, v: ir.Value) -> Root:
         if isinstance(v, ir.BlockArgument):
             if v in self.entry_args:
                 return v
             raise Unresolved(f"{buffer_name(v)} is a block argument of a nested region; "
                              "expected buffers defined at the top level of the function")
-        op = v.owner.operation if hasattr(v.owner, "operation") else v.owner
+        op = v.owner.operation  # not a block argument: an op (or its view)
         if op.name == "memref.get_global":
             return "@" + ir.FlatSymbolRefAttr(op.attributes["name"]).value
         if op.name in ROOT_OPS:
@@ -228,7 +249,7 @@ class Resolver:
                          "memref.get_global, seen through view ops")
 
 
-def buffer_name(v):
+def buffer_name(v: Root) -> str:
     if isinstance(v, str):
         return v
     try:
@@ -239,12 +260,12 @@ def buffer_name(v):
 
 
 # -- what each op reads and writes ---------------------------------------------
-def _indices(values):
+def _indices(values: Iterable[ir.Value]) -> list[int] | None:
     out = [constant_int(v) for v in values]
-    return None if None in out else out
+    return None if None in out else [i for i in out if i is not None]
 
 
-def _linalg(op):
+def _linalg(op: ir.Operation) -> Effects | None:
     """(reads, writes) of a linalg op on buffers, from its destination-passing
     structure (ir/structured.py): the inputs and inits whose values its body
     uses read; its inits written. None for a linalg op without that
@@ -252,12 +273,12 @@ def _linalg(op):
     s = structured(op)
     if s is None:
         return None
-    reads = [(v, None, True) for v in read_operands(s) if is_memref(v)]
-    writes = [(v, None, True) for v in s.inits if is_memref(v)]
+    reads: list[Access] = [(v, None, True) for v in read_operands(s) if is_memref(v)]
+    writes: list[Access] = [(v, None, True) for v in s.inits if is_memref(v)]
     return reads, writes
 
 
-def effects(op):
+def effects(op: ir.Operation) -> Effects | None:
     """([(value, (start, extents) or None, exact)] read, same written) of a
     host op, or None when it is not known."""
     name, operands = op.name, list(op.operands)
@@ -279,7 +300,7 @@ def effects(op):
         a = _point(operands[base], operands[base + 1:], vshape)
         return ([a], []) if base == 0 else ([], [a])
     if name in WHOLE_VIEW:
-        mems = [(v, None, False) for v in operands if isinstance(v.type, ir.MemRefType)]
+        mems: list[Access] = [(v, None, False) for v in operands if isinstance(v.type, ir.MemRefType)]
         writes = "store" in name or "write" in name or "scatter" in name
         return ([], mems) if writes else (mems, [])
     if name.startswith("linalg."):
@@ -290,7 +311,7 @@ def effects(op):
     return None
 
 
-def flat_effects(op):
+def flat_effects(op: ir.Operation) -> Effects | None:
     """(reads, writes) as `effects` gives them of a host op without regions
     that takes no token: ([], []) for one that touches no memory (a view, an
     allocation, an op without memref operands); None when its accesses are
@@ -305,7 +326,7 @@ def flat_effects(op):
     return effects(op)
 
 
-def host_effects(op):
+def host_effects(op: ir.Operation) -> Effects | None:
     """(reads, writes) of a host op, as coll-check-order orders it: its
     flat effects, or for an op with regions (a loop, a branch) the union of
     what its nested ops may touch, none exactly (a nested coll op: its
@@ -313,11 +334,14 @@ def host_effects(op):
     coll-check-semantics, which follows what host ops write."""
     if not len(op.regions) or op.name.startswith("linalg.") or op.name in VIEW_OPS:
         return flat_effects(op)
-    reads, writes, unknown = [], [], []
+    reads: list[Access] = []
+    writes: list[Access] = []
+    unknown: list[ir.Operation] = []
 
-    def visit(inner):
+    def visit(inner: ir.Operation) -> ir.WalkResult:
         if inner == op:
             return ir.WalkResult.ADVANCE
+        eff: Effects | None
         if inner.name.startswith("coll."):
             v = view(inner)
             eff = ([(x, None, False) for x in v.reads if isinstance(x.type, ir.MemRefType)],
@@ -332,11 +356,11 @@ def host_effects(op):
         reads.extend((v, None, False) for v, _, _ in eff[0])
         writes.extend((v, None, False) for v, _, _ in eff[1])
         return ir.WalkResult.ADVANCE
-    op.walk(visit)
+    op.walk(visit, ir.WalkOrder.POST_ORDER)
     return None if unknown else (reads, writes)
 
 
-def _point(mem, index_values, vshape=()):
+def _point(mem: ir.Value, index_values: Sequence[ir.Value], vshape: Sequence[int] = ()) -> Access:
     """The box a load or store at `index_values` touches: one element, or
     the trailing `vshape` of a vector; the whole view when not constant."""
     idx = _indices(index_values)
@@ -348,11 +372,11 @@ def _point(mem, index_values, vshape=()):
 
 
 
-def view_uses(value):
+def view_uses(value: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
     """[(op, operand)] of `value` and of the views of it (ir/views.py)."""
-    out = []
+    out: list[tuple[ir.Operation, ir.Value]] = []
     for use in value.uses:
-        op = getattr(use.owner, "operation", use.owner)
+        op = use.owner.operation
         if op.name in VIEW_OPS and use.operand_number == 0 and op.results:
             out += view_uses(op.results[0])
         out.append((op, op.operands[use.operand_number]))
@@ -363,7 +387,7 @@ def view_uses(value):
 ESCAPES = ("memref.extract_aligned_pointer_as_index",)
 
 
-def touch(op, value):
+def touch(op: ir.Operation, value: ir.Value) -> tuple[bool, bool] | None:
     """(reads, writes) of `value` by `op`: what its effects (or its coll
     role) say; None when that is not known (its pointer escapes, an op
     whose effects are not known)."""
