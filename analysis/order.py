@@ -22,17 +22,32 @@ the runtimes create them. What each op reads and writes is
 analysis/effects.py's. `argument_roles`, which the runtimes use to tell
 inputs from outputs, is this coverage applied to a function's arguments.
 """
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 from mlir import ir
 
-from ..ir.ops import Implements, view
+from ..ir.errors import Note
+from ..ir.ops import Implements, OpView, view
 from ..ir.types import device_of, token_type
 from ..ir.views import VIEW_OPS, root_of
 from ..ir.walk import find_ops
-from .effects import (UNWRITTEN_ROOTS, Resolver, Unresolved, buffer_name, effects, element_size,
-                      flat_effects, touch, view_uses)
-from .regions import box, covered, overlaps
+from .effects import (
+    UNWRITTEN_ROOTS,
+    Effects,
+    Resolver,
+    Root,
+    Unresolved,
+    buffer_name,
+    effects,
+    element_size,
+    flat_effects,
+    touch,
+    view_uses,
+)
+from .effects import Access as EffAccess
+from .regions import Box, box, covered, overlaps
 
 MAX_FINDINGS = 50  # per function: one broken edge can make many ops wrong
 MAX_NODES = 100_000  # bitsets cost up to nodes^2 / 8 bytes at worst
@@ -40,25 +55,33 @@ MAX_NODES = 100_000  # bitsets cost up to nodes^2 / 8 bytes at worst
 
 @dataclass
 class Finding:
-    location: object
+    location: ir.Location | None
     message: str
-    notes: list = field(default_factory=list)  # [(location, message)]
+    notes: list[Note] = field(default_factory=list)  # [(location, message)]
 
 
 
 @dataclass
 class Access:
     node: int
-    op: object
-    root: object
-    box: object        # analysis.regions.Box of bytes in the root
-    device: object
+    op: ir.Operation
+    root: Root
+    box: Box           # the bytes in the root
+    device: int | None
     exact: bool        # False: somewhere in this view (no coverage claim)
-    mapping: tuple     # (base, dims) of the view: equal mappings touch equal elements
+    # (base, dims) of the view: equal mappings touch equal elements; None: somewhere in the root
+    mapping: tuple[int, tuple[tuple[int, int], ...]] | None
     resz: int          # bytes per element of the root, for messages
 
 
-def _owner_op(v):
+# What an op is to the check ('skip', 'async', 'join', 'wait', 'host',
+# 'return'; None: reported) and a host op's effects.
+Classified = tuple[str | None, Effects | None]
+# (box, device, mapping, bytes per root element, exact) of one access.
+_Touch = tuple[Box, int | None, tuple[int, tuple[tuple[int, int], ...]], int, bool]
+
+
+def _owner_op(v: Root) -> ir.Operation | None:
     """The operation defining `v`, or None for a block argument."""
     if isinstance(v, (ir.BlockArgument, str)):
         return None
@@ -66,26 +89,26 @@ def _owner_op(v):
 
 
 class Checker:
-    def __init__(self, func_op, func_name) -> None:
+    def __init__(self, func_op: ir.Operation, func_name: str) -> None:
         self.func_name = func_name
-        self.findings = []
-        self.names = {}
+        self.findings: list[Finding] = []
+        self.names: dict[Root, str] = {}
         self.res = Resolver(func_op)
         self.tok = token_type()
-        self.whole = {}  # value -> what a whole-view access of it touches
-        self.extents = {}  # root -> (lo, hi) bytes it spans, () when unknown
+        self.whole: dict[tuple[ir.Value, bool], _Touch | None] = {}  # what a whole-view access touches
+        self.extents: dict[Root, tuple[int, int] | tuple[()]] = {}  # root -> (lo, hi) bytes it spans, () unknown
         # An argument a claim names as an output and not as an input holds
         # nothing at entry: reading it before it is written reads garbage,
         # as for scratch. (Without a claim an argument may be in place.)
-        self.fresh = set()
-        self.initial = set()  # arguments some read finds (partly) unwritten: their caller's values
+        self.fresh: set[Root] = set()
+        self.initial: set[Root] = set()  # arguments some read finds (partly) unwritten: their caller's values
         for claim in find_ops(func_op, Implements.NAME):
             c = Implements.of(claim)
             ins = {root_of(v)[0] for v in c.inputs}
             self.fresh |= {r for r in (root_of(v)[0] for v in c.outputs)
                            if isinstance(r, ir.BlockArgument) and r not in ins}
 
-    def where(self, a) -> str:
+    def where(self, a: Access) -> str:
         if a.root not in self.names:
             self.names[a.root] = buffer_name(a.root)
         dev = f" on device {a.device}" if a.device is not None else ""
@@ -102,14 +125,14 @@ class Checker:
         each = "elements" if b.run == z else f"runs of {b.run // z}"
         return f"{name}[{b.lo // z}, {b.hi // z}) ({shape} {each} at strides {strides}){dev}"
 
-    def report(self, op, message, notes=()) -> None:
+    def report(self, op: ir.Operation, message: str, notes: Iterable[Note] = ()) -> None:
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append(Finding(op.location, message, list(notes)))
         elif len(self.findings) == MAX_FINDINGS:
             self.findings.append(Finding(op.location, f"more ordering errors in @{self.func_name} not shown"))
 
     # -- classification ---------------------------------------------------------
-    def classify(self, op):
+    def classify(self, op: ir.Operation) -> Classified:
         """'skip', 'async', 'join', 'wait', 'host', 'return' (and the
         effects of a host op), or None after reporting why not."""
         name, tok = op.name, self.tok
@@ -144,12 +167,14 @@ class Checker:
             return None, None
         return ("host", eff) if eff[0] or eff[1] else ("skip", None)
 
-    def nested(self, op):
+    def nested(self, op: ir.Operation) -> Classified:
         """An op with regions (a loop, a branch) runs on the host as a whole:
         the union of what its nested ops may touch, none exactly."""
-        reads, writes, bad = [], [], []
+        reads: list[EffAccess] = []
+        writes: list[EffAccess] = []
+        bad: list[ir.Operation] = []
 
-        def visit(inner):
+        def visit(inner: ir.Operation) -> ir.WalkResult:
             if inner == op:
                 return ir.WalkResult.ADVANCE
             kind, eff = self.classify(inner)
@@ -164,16 +189,17 @@ class Checker:
                 reads.extend((v, None, False) for v, _, _ in eff[0])
                 writes.extend((v, None, False) for v, _, _ in eff[1])
             return ir.WalkResult.ADVANCE
-        op.walk(visit)
+        op.walk(visit, ir.WalkOrder.POST_ORDER)
         if bad:
             return None, None
         return ("host", (reads, writes)) if reads or writes else ("skip", None)
 
     # -- one block, in program order -------------------------------------------
-    def block(self, block) -> None:
-        plan, tok = [], self.tok
-        for op in block.operations:
-            op = op.operation
+    def block(self, block: ir.Block) -> None:
+        plan: list[tuple[ir.Operation, str, Effects | None]] = []
+        tok = self.tok
+        for view_ in block.operations:
+            op = view_.operation
             kind, eff = self.classify(op)
             if kind is None:
                 return
@@ -185,26 +211,30 @@ class Checker:
             return
         # Uses of each token, so that a node's bitset is freed after its
         # last use: only the bitsets of pending tokens stay alive.
-        uses = {}
+        uses: dict[ir.Value, int] = {}
         for op, _, _ in plan:
             for v in set(op.operands):
                 if v.type == tok:
                     uses[v] = uses.get(v, 0) + 1
-        node_of = {}        # token value -> node
-        anc = []            # node -> bitset of the nodes ordered before it
-        preds = []          # node -> nodes it directly waits for
-        ops = []            # node -> op
-        late_kind = []      # node -> must be waited for
-        barrier, last_wait = 0, None  # what the host has waited for
-        writes, reads = {}, {}
-        finals, final_bits = [], 0
+        node_of: dict[ir.Value, int] = {}  # token value -> node
+        anc: list[int | None] = []       # node -> bitset of the nodes ordered before it (None: freed)
+        preds: list[list[int]] = []      # node -> nodes it directly waits for
+        ops: list[ir.Operation] = []     # node -> op
+        late_kind: list[bool] = []       # node -> must be waited for
+        barrier = 0                      # what the host has waited for
+        last_wait: int | None = None
+        writes: dict[Root, list[Access]] = {}
+        reads: dict[Root, list[Access]] = {}
+        finals: list[ir.Operation] = []
+        final_bits = 0
         for op, kind, eff in plan:
-            a, direct = barrier, []
+            a = barrier
+            direct: list[int] = []
             for v in set(op.operands):
                 p = node_of.get(v)
                 if p is None:
                     continue
-                a |= anc[p] | (1 << p)
+                a |= cast(int, anc[p]) | (1 << p)  # alive: a use of its token is left
                 direct.append(p)
                 uses[v] -= 1
                 if uses[v] == 0:
@@ -234,14 +264,14 @@ class Checker:
             if kind == "join":
                 continue
             if eff is None:
-                v = view(op)
-                eff = ([(x, None, True) for x in v.reads],
-                       [(x, None, True) for x in v.writes if isinstance(x.type, ir.MemRefType)])
+                coll_op = cast(OpView, view(op))  # a coll op
+                eff = ([(x, None, True) for x in coll_op.reads],
+                       [(x, None, True) for x in coll_op.writes if isinstance(x.type, ir.MemRefType)])
             self.accesses(op, i, a, eff, reads, writes)
         self.waited(ops, preds, late_kind, finals, final_bits)
 
-    def resolve(self, op, i, values, what):
-        out = []
+    def resolve(self, op: ir.Operation, i: int, values: Iterable[EffAccess], what: str) -> list[Access]:
+        out: list[Access] = []
         for v, sub, exact in values:
             try:
                 acc = self.access(op, i, v, sub, exact)
@@ -257,7 +287,7 @@ class Checker:
                 out.append(acc)
         return out
 
-    def inside(self, op, v, acc, what) -> bool:
+    def inside(self, op: ir.Operation, v: ir.Value, acc: Access, what: str) -> bool:
         """Does the access stay inside its root buffer? A view outside it
         (a reinterpret_cast past the end: upstream cannot verify that) would
         read or write other memory, so it is an error, not a region."""
@@ -270,16 +300,19 @@ class Checker:
             except Unresolved:
                 whole = None
             extent = self.extents[acc.root] = (whole[0].lo, whole[0].hi) if whole else ()
-        if not extent or (extent[0] <= acc.box.lo and acc.box.hi <= extent[1]):
+        if not extent:
+            return True
+        lo, hi = extent
+        if lo <= acc.box.lo and acc.box.hi <= hi:
             return True
         chain = root_of(v)[1]
         notes = [(c.location, f"this {c.name}") for c in chain if c.name == "memref.reinterpret_cast"]
         self.report(op, f"the {what} of this {op.name} leave {buffer_name(acc.root)}: bytes "
-                        f"[{acc.box.lo}, {acc.box.hi}) of a buffer of bytes [{extent[0]}, {extent[1]}); "
+                        f"[{acc.box.lo}, {acc.box.hi}) of a buffer of bytes [{lo}, {hi}); "
                         "expected a view inside its buffer", notes)
         return False
 
-    def anywhere(self, op, i, v):
+    def anywhere(self, op: ir.Operation, i: int, v: ir.Value) -> Access | None:
         """A host op's access whose region is unknown (a dynamic shape or
         offset) but whose root buffer is known: it may touch all of it."""
         value = root_of(v)[0]
@@ -291,9 +324,10 @@ class Checker:
             dev = device_of(v.type)
         except ValueError:
             dev = None
-        return Access(i, op, root, box(0, [], 1 << 62), dev, False, None, 1)
+        return Access(i, op, root, cast(Box, box(0, [], 1 << 62)), dev, False, None, 1)  # not empty
 
-    def access(self, op, i, v, sub, exact):
+    def access(self, op: ir.Operation, i: int, v: ir.Value, sub: tuple[list[int], list[int]] | None,
+               exact: bool) -> Access | None:
         if sub is None:
             got = self.whole.get((v, exact))
             if got is None:
@@ -306,12 +340,12 @@ class Checker:
         root = self.res.layout(v).root
         return Access(i, op, root, b, dev, exact, mapping, resz)
 
-    def _access(self, v, sub, exact):
+    def _access(self, v: ir.Value, sub: tuple[list[int], list[int]] | None, exact: bool) -> "_Touch | None":
         lay = self.res.layout(v)
         z = lay.esize
-        start, shape = (([0] * len(lay.shape)), lay.shape) if sub is None else sub
+        start, shape = ([0] * len(lay.shape), list(lay.shape)) if sub is None else sub
         if sub is not None and any(s < 0 or s + e > n for s, e, n in zip(start, shape, lay.shape)):
-            start, shape, exact = [0] * len(lay.shape), lay.shape, False  # out of bounds: UB
+            start, shape, exact = [0] * len(lay.shape), list(lay.shape), False  # out of bounds: UB
         base = lay.shift + z * (lay.offset + sum(s * st for s, st in zip(start, lay.strides)))
         dims = [(n, st * z) for n, st in zip(shape, lay.strides)]
         b = box(base, dims, z)
@@ -331,7 +365,8 @@ class Checker:
         mapping = (base, tuple((n, st) for n, st in dims if n != 1))
         return b, dev, mapping, resz, exact
 
-    def accesses(self, op, i, a, eff, reads, writes) -> None:
+    def accesses(self, op: ir.Operation, i: int, a: int, eff: Effects, reads: dict[Root, list[Access]],
+                 writes: dict[Root, list[Access]]) -> None:
         rs = self.resolve(op, i, eff[0], "reads")
         ws = self.resolve(op, i, eff[1], "writes")
         if op.name in ("coll.copy", "coll.combine", "memref.copy"):
@@ -345,7 +380,7 @@ class Checker:
         for w in ws:
             writes.setdefault(w.root, []).append(w)
 
-    def self_overlap(self, op, rs, ws) -> None:
+    def self_overlap(self, op: ir.Operation, rs: list[Access], ws: list[Access]) -> None:
         """An op may write exactly what it reads (combine in place), but a
         partial overlap, or a copy onto itself, has no defined result."""
         for w in ws:
@@ -356,8 +391,9 @@ class Checker:
                     self.report(op, f"{op.name} reads {self.where(r)} and writes the overlapping {self.where(w)}")
                     return
 
-    def check_read(self, r, a, prior) -> None:
-        ordered, race = [], None
+    def check_read(self, r: Access, a: int, prior: Iterable[Access]) -> None:
+        ordered: list[Box] = []
+        race: Access | None = None
         rb = r.box
         for w in prior:
             wb = w.box
@@ -389,13 +425,14 @@ class Checker:
             what = "only partly written" if ordered else "not written"
             self.report(op, f"{op.name} reads {self.where(r)}, which is {what} by the ops ordered before it")
 
-    def check_write(self, w, a, prior_writes, prior_reads) -> None:
+    def check_write(self, w: Access, a: int, prior_writes: Iterable[Access], prior_reads: Iterable[Access]) -> None:
         op = w.op
         wb = w.box
         # A write must be ordered after every earlier write and read it overlaps.
         for prior, problem, note in (
                 (prior_writes, ", racing with another write", "also written by this {}, not ordered with it"),
-                (prior_reads, " while an unordered op may still read it", "read by this {}, not ordered before the write")):
+                (prior_reads, " while an unordered op may still read it",
+                 "read by this {}, not ordered before the write")):
             for x in prior:
                 xb = x.box
                 if xb.hi <= wb.lo or wb.hi <= xb.lo or a >> x.node & 1 or not overlaps(xb, wb):
@@ -404,7 +441,8 @@ class Checker:
                             [(x.op.location, note.format(x.op.name))])
                 return
 
-    def waited(self, ops, preds, late_kind, finals, final_bits) -> None:
+    def waited(self, ops: list[ir.Operation], preds: list[list[int]], late_kind: list[bool],
+               finals: list[ir.Operation], final_bits: int) -> None:
         """Every copy and combine must be ordered before a coll.wait or a
         returned token; report the last ones of each unordered chain."""
         late = [late_kind[i] and not final_bits >> i & 1 for i in range(len(ops))]
@@ -427,31 +465,33 @@ class Checker:
                 self.report(op, f"{what} but is not ordered before the final {kind}",
                             [(last.location, f"the final {kind}")])
             else:
-                self.report(op, f"{what} but nothing waits for it: @{self.func_name} has no coll.wait and returns no token")
+                self.report(op, f"{what} but nothing waits for it: @{self.func_name} has no coll.wait and returns no "
+                                "token")
 
     @staticmethod
-    def _writes(op):
+    def _writes(op: ir.Operation) -> list[ir.Value]:
         v = view(op)
         if v is not None:
             return [w for w in v.writes if isinstance(w.type, ir.MemRefType)]
         return [x for x in op.operands if isinstance(x.type, ir.MemRefType)]
 
-    def _first_write(self, op, i, wvals):
+    def _first_write(self, op: ir.Operation, i: int, wvals: list[ir.Value]) -> str:
         try:
-            return self.where(self.access(op, i, wvals[0], None, True))
+            # None: where raises AttributeError, caught below.
+            return self.where(cast(Access, self.access(op, i, wvals[0], None, True)))
         except (Unresolved, ValueError, AttributeError):
             return buffer_name(wvals[0])
 
 
 
-def _empty(t) -> bool:
+def _empty(t: ir.Type) -> bool:
     try:
         return 0 in ir.MemRefType(t).shape
     except ValueError:
         return False
 
 
-def argument_roles(func_op):
+def argument_roles(func_op: ir.Operation | ir.OpView) -> list[tuple[bool, bool] | None]:
     """Per argument of `func_op`'s entry block: (whether the program reads
     the value the caller passed in, whether it writes the argument), from
     what its ops do: an argument only read is an input, one only written an
@@ -463,14 +503,15 @@ def argument_roles(func_op):
     coverage of its accesses (exact regions, in an order of the token
     graph): an exact read that finds part of it unwritten; where the
     function cannot be followed, it is taken to be read."""
-    func_op = getattr(func_op, "operation", func_op)
+    func_op = func_op.operation
     blocks = list(func_op.regions[0].blocks)
     if not blocks:
         return []
     args = list(blocks[0].arguments)
-    roles = []
+    roles: list[list[bool] | None] = []
     for a in args:
-        read = written = False
+        read: bool | None = False
+        written = False
         for op, v in view_uses(a):
             t = touch(op, v)
             if t is None:
@@ -485,20 +526,20 @@ def argument_roles(func_op):
         try:
             c.block(blocks[0])
         except (Unresolved, ValueError, TypeError):
-            c.findings.append(None)
+            c.findings.append(Finding(None, "cannot be followed"))  # only its presence is read
         for role, a in zip(roles, args):
             if role is not None and role[0] and role[1] and not _empty(a.type):  # (nothing reads an empty buffer)
                 # A racy program (findings) has no order of the token graph to follow: program order.
                 role[0] = a in c.initial if not c.findings else _first_touch_reads(func_op, a)
-    return [tuple(r) if r is not None else None for r in roles]
+    return [(r[0], r[1]) if r is not None else None for r in roles]
 
 
-def _first_touch_reads(func_op, arg):
+def _first_touch_reads(func_op: ir.Operation, arg: ir.Value) -> bool:
     """Whether the first op in program order that touches `arg` (or a view
     of it) reads it."""
-    order = {}
+    order: dict[ir.Operation, int] = {}
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         order[op] = len(order)
         return ir.WalkResult.ADVANCE
     func_op.walk(visit, ir.WalkOrder.PRE_ORDER)
