@@ -78,7 +78,11 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
+
+from mlir import ir
 
 from . import switch_schedule, taskgraph
 
@@ -86,6 +90,11 @@ COPY_CORES = ("both", "target")  # what a copy holds of the ranks' cores (profil
 POOL = "cores"  # task_resources: (POOL, k) = any k of the profile's cores
 TARGET_CORE = COPY_CORES[1]
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
+# What a task holds while it runs: "host", ("send"/"recv"/"compute",
+# device), (POOL, k); the device may be None (a task without one).
+Resource = str | tuple[Any, ...]
+# One resource's busy intervals: (starts, ends), sorted by start.
+Busy = tuple[list[float], list[float]]
 _NUMBERS = ("link_latency_s", "link_bandwidth_Bps", "kernel_launch_s", "memory_bandwidth_Bps",
             "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s", "wakeup_s")
 
@@ -95,9 +104,9 @@ class Profile:
     name: str
     resources: str = "none"
     order: str = "ready"
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)  # numbers, tables, pointer_level, cores, copy_cores
 
-    def value(self, key, working_set):
+    def value(self, key: str, working_set: float) -> float | None:
         """Parameter `key` at `working_set` bytes (None: missing/unbounded)."""
         v = self.params.get(key)
         if not isinstance(v, list):
@@ -105,7 +114,7 @@ class Profile:
         return _interpolate(v, working_set)
 
 
-def _interpolate(points, x):
+def _interpolate(points: Sequence[Sequence[float]], x: float) -> float:
     pts = sorted((float(a), float(b)) for a, b in points)
     if x <= pts[0][0]:
         return pts[0][1]
@@ -120,11 +129,11 @@ def _interpolate(points, x):
     return pts[-1][1]
 
 
-def profile_names():
+def profile_names() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(PROFILE_DIR) if f.endswith(".json"))
 
 
-def save_profile(data, path) -> None:
+def save_profile(data: dict[str, Any], path: str) -> None:
     """Writes profile `data` (what load_profile reads) as JSON to `path`
     (bench/calibrate_cpu.py, bench/calibrate_mpi.py)."""
     with open(path, "w") as f:
@@ -132,7 +141,7 @@ def save_profile(data, path) -> None:
         f.write("\n")
 
 
-def output_path_error(path):
+def output_path_error(path: str) -> str | None:
     """Why a file cannot be written at `path`, or None: asked before a
     calibration or benchmark spends minutes measuring."""
     if not path:
@@ -152,7 +161,7 @@ def output_path_error(path):
     return None
 
 
-def load_profile(spec):
+def load_profile(spec: str) -> Profile:
     """A Profile from a name in analysis/profiles/ or a path to a JSON file.
     Raises ValueError saying what is wrong."""
     named = not (spec.endswith(".json") or os.sep in spec)
@@ -180,7 +189,7 @@ def load_profile(spec):
 _RATES = ("link_bandwidth_Bps", "memory_bandwidth_Bps", "scratch_bandwidth_Bps", "alloc_bandwidth_Bps")
 
 
-def _number_ok(v, key):
+def _number_ok(v: object, key: str) -> bool:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return False
     try:  # JSON integers have no bound: 10**400 is not a float
@@ -191,7 +200,7 @@ def _number_ok(v, key):
     return v > 0 if key in _RATES else v >= 0
 
 
-def _check_number(data, key, name):
+def _check_number(data: dict[str, Any], key: str, name: str) -> None:
     """A field is absent/null, a number, or a table [[working_set, value], ...]."""
     v = data.get(key)
     if v is None:
@@ -211,7 +220,7 @@ def _check_number(data, key, name):
                          "expected one [bytes, value] pair per working set")
 
 
-def profile_from_dict(data, default_name="profile"):
+def profile_from_dict(data: object, default_name: str = "profile") -> Profile:
     if not isinstance(data, dict):
         raise ValueError(f"profile '{default_name}' must be a JSON object, got {type(data).__name__}")
     resources, order = data.get("resources", "none"), data.get("order", "ready")
@@ -253,7 +262,7 @@ def profile_from_dict(data, default_name="profile"):
     return Profile(data.get("name", default_name), resources, order, params)
 
 
-def for_graph(profile, graph):
+def for_graph(profile: Profile, graph: taskgraph.Graph) -> Profile:
     """`profile` with its pointer_level numbers when `graph` takes that path."""
     pointer = profile.params.get("pointer_level")
     if not pointer:
@@ -268,16 +277,16 @@ def for_graph(profile, graph):
 
 # -- costs and the schedule -----------------------------------------------------
 
-def message_set(task, working_set):
+def message_set(task: taskgraph.Task, working_set: int) -> int:
     """The working set at which a copy's link numbers are read: its source
     and target bytes, within the program's (a message's rate depends on its
     own size: protocol, caches)."""
     return min(2 * task.bytes, working_set) or working_set
 
 
-def task_cost(task, profile, working_set):
+def task_cost(task: taskgraph.Task, profile: Profile, working_set: int) -> float:
     """Seconds `task` takes once it runs (see the module docstring)."""
-    def v(key):
+    def v(key: str) -> float:
         return profile.value(key, working_set) or 0.0
     if task.kind == "copy":
         link = profile.value("link_bandwidth_Bps", message_set(task, working_set))
@@ -288,14 +297,14 @@ def task_cost(task, profile, working_set):
         link = profile.value("link_bandwidth_Bps", working_set)
         peer = sum(b for _, b in task.peer_reads) if link else 0
         return (v("kernel_launch_s") + memory_time(task, profile, working_set, peer)
-                + (peer / link if peer else 0.0))
+                + (peer / link if peer and link else 0.0))  # peer is 0 without a link
     if task.kind == "alloc":
         bw = profile.value("alloc_bandwidth_Bps", working_set)
         return v("alloc_s") + (task.bytes / bw if bw else 0.0)
     return 0.0
 
 
-def memory_time(task, profile, working_set, over_link=0):
+def memory_time(task: taskgraph.Task, profile: Profile, working_set: int, over_link: int = 0) -> float:
     """Bytes touched (less `over_link`, which the link carries) over memory
     bandwidth; scratch bytes over scratch_bandwidth_Bps when the profile has
     it (a runtime that keeps scratch in cache)."""
@@ -303,12 +312,13 @@ def memory_time(task, profile, working_set, over_link=0):
     # taskgraph.py): a ring's chunk stays in cache while its hops run.
     local = min(task.group_set or working_set, working_set)
     mem = profile.value("memory_bandwidth_Bps", local)
+    assert mem is not None  # profile_from_dict requires it
     scratch = max(profile.value("scratch_bandwidth_Bps", working_set) or mem, mem)
     return ((task.touched - task.touched_scratch - over_link) / mem
             + task.touched_scratch / scratch)
 
 
-def wakeup_delays(graph, profile):
+def wakeup_delays(graph: taskgraph.Graph, profile: Profile) -> list[float]:
     """Per task the seconds it waits, holding nothing, once it is ready:
     wakeup_s for a copy between devices in a crowded round (see the module
     docstring), else 0. A round (the copies at one dependent copy step) is
@@ -321,16 +331,16 @@ def wakeup_delays(graph, profile):
             or len({t.device for t in graph.tasks if t.device is not None}) <= cores):
         return [0.0] * len(graph.tasks)
     rounds = taskgraph.steps(graph, counted=("copy",))
-    busy = {}
+    busy: dict[int, set[int | None]] = {}
     for t, r in zip(graph.tasks, rounds):
         if t.kind == "copy" and t.src != t.device:
             busy.setdefault(r, set()).update((t.src, t.device))
-    return [profile.value("wakeup_s", message_set(t, ws))
+    return [cast(float, profile.value("wakeup_s", message_set(t, ws)))  # wakeup_s is set: checked above
             if t.kind == "copy" and t.src != t.device and len(busy[r]) > cores else 0.0
             for t, r in zip(graph.tasks, rounds)]
 
 
-def task_resources(task, profile):
+def task_resources(task: taskgraph.Task, profile: Profile) -> tuple[Resource, ...]:
     if profile.resources == "host":
         return ("host",) if task.kind in ("copy", "combine", "alloc") else ()
     if profile.resources == "ports":
@@ -338,27 +348,29 @@ def task_resources(task, profile):
         # ("cores", k): k of the machine's cores, any free ones (the OS runs
         # a ready rank on whichever core is idle: ranks are not pinned when
         # there are more of them than cores).
-        cpu = (lambda *ds: ((POOL, min(len(set(ds)), cores)),)) if cores else (lambda *ds: ())
+        cpu: Callable[..., tuple[Resource, ...]] = (
+            (lambda *ds: ((POOL, min(len(set(ds)), cores)),)) if cores else (lambda *ds: ()))
         if task.kind == "copy":
-            holders = (task.device,) if profile.params.get("copy_cores") == TARGET_CORE else (task.src, task.device)
+            holders = ((task.device,) if profile.params.get("copy_cores") == TARGET_CORE
+                       else (task.src, task.device))
             return (("send", task.src), ("recv", task.device)) + cpu(*holders)
         if task.kind == "combine":
             # Peer reads hold the senders' ports and the reader's.
-            peers = sorted({h for h, _ in task.peer_reads})
-            link = (("recv", task.device),) + tuple(("send", h) for h in peers) if peers else ()
+            peers = sorted(cast(set[int], {h for h, _ in task.peer_reads}))  # peer views: placed buffers
+            link: tuple[Resource, ...] = (("recv", task.device),) + tuple(("send", h) for h in peers) if peers else ()
             return (("compute", task.device),) + link + cpu(task.device)
     return ()
 
 
 @dataclass
 class Schedule:
-    start: list
-    end: list
-    cost: list
+    start: list[float]
+    end: list[float]
+    cost: list[float]
     total: float   # seconds, including call_overhead_s
 
 
-def simulate(graph, profile):
+def simulate(graph: taskgraph.Graph, profile: Profile) -> Schedule:
     """List-schedules `graph` on `profile`; returns a Schedule."""
     tasks, ws = graph.tasks, graph.working_set
     profile = for_graph(profile, graph)
@@ -369,14 +381,16 @@ def simulate(graph, profile):
     start, end = [0.0] * n, [0.0] * n
 
     if profile.resources == "switch":
-        start, end = switch_schedule.simulate(tasks, cost, profile.value("link_bandwidth_Bps", ws),
+        link = profile.value("link_bandwidth_Bps", ws)
+        assert link is not None  # profile_from_dict: resources switch needs it
+        start, end = switch_schedule.simulate(tasks, cost, link,
                                     profile.value("link_latency_s", ws) or 0.0)
     elif profile.order == "program":
         # FIFO: a resource serves its tasks in program order (a topological
         # order), each after the one before it; pool cores: the k that are
         # free first.
-        free = {}
-        pool = [("core", c) for c in range(profile.params.get("cores") or 0)]
+        free: dict[Resource, float] = {}
+        pool: list[Resource] = [("core", c) for c in range(profile.params.get("cores") or 0)]
         for i in range(n):
             fixed, k = _split(res[i])
             cores = sorted(pool, key=lambda r: free.get(r, 0.0))[:k]
@@ -390,22 +404,22 @@ def simulate(graph, profile):
         # each goes into the earliest window where all its resources are
         # idle (backfilling), as copies issued at once onto a switch would
         # share it.
-        busy = {}
+        busy: dict[Resource, Busy] = {}
         waiting = [len(set(t.deps)) for t in tasks]
-        users = [[] for _ in tasks]
+        users: list[list[int]] = [[] for _ in tasks]
         for i, t in enumerate(tasks):
             for d in set(t.deps):
                 users[d].append(i)
         heap = [(delay[i], i) for i in range(n) if waiting[i] == 0]
         heapq.heapify(heap)
-        pool = [busy.setdefault(("core", c), ([], [])) for c in range(profile.params.get("cores") or 0)]
+        pool_lists = [busy.setdefault(("core", c), ([], [])) for c in range(profile.params.get("cores") or 0)]
         while heap:
             ready, i = heapq.heappop(heap)
             fixed, k = _split(res[i])
             lists = [busy.setdefault(r, ([], [])) for r in fixed]
-            start[i], cores = _earliest_pool(ready, cost[i], lists, pool, k)
+            start[i], idle = _earliest_pool(ready, cost[i], lists, pool_lists, k)
             end[i] = start[i] + cost[i]
-            for starts, ends in lists + cores:
+            for starts, ends in lists + idle:
                 k = bisect.bisect_left(starts, start[i])
                 starts.insert(k, start[i])
                 ends.insert(k, end[i])
@@ -417,18 +431,19 @@ def simulate(graph, profile):
     return Schedule(start, end, cost, max(end, default=0.0) + overhead)
 
 
-def _split(resources):
+def _split(resources: Sequence[Resource]) -> tuple[list[Resource], int]:
     """(the named resources, how many pool cores) of task_resources."""
     fixed = [r for r in resources if r[0] != POOL]
-    return fixed, sum(r[1] for r in resources if r[0] == POOL)
+    return fixed, sum(r[1] for r in resources if isinstance(r, tuple) and r[0] == POOL)
 
 
-def _earliest_pool(t, cost, lists, pool, k):
+def _earliest_pool(t: float, cost: float, lists: list[Busy], pool: list[Busy], k: int) -> tuple[float, list[Busy]]:
     """Earliest time >= t at which every list is idle for [time, time + cost)
     and so are k of the `pool` lists; (time, those k lists)."""
     while True:
         t = _earliest(t, cost, lists)
-        idle, later = [], []
+        idle: list[Busy] = []
+        later: list[float] = []
         for p in pool:
             starts, ends = p
             j = bisect.bisect_right(ends, t)
@@ -441,7 +456,7 @@ def _earliest_pool(t, cost, lists, pool, k):
         t = min(later)
 
 
-def _earliest(t, cost, lists):
+def _earliest(t: float, cost: float, lists: list[Busy]) -> float:
     """Earliest time >= t at which [time, time + cost) overlaps no busy
     interval of any list (each list: disjoint intervals sorted by start)."""
     moved = True
@@ -454,9 +469,10 @@ def _earliest(t, cost, lists):
     return t
 
 
-def summary(graph):
+def summary(graph: taskgraph.Graph) -> dict[str, int]:
     """Copies between devices, kernels, dependent steps, max bytes sent."""
-    sent, received = {}, {}
+    sent: dict[int | None, int] = {}
+    received: dict[int | None, int] = {}
     copies = kernels = 0
     for t in graph.tasks:
         if t.kind == "copy" and t.src != t.device:
@@ -474,6 +490,6 @@ def summary(graph):
             "max_received": max(received.values(), default=0)}
 
 
-def predict_function(func_op, profile):
+def predict_function(func_op: ir.Operation, profile: Profile) -> dict[str, Any]:
     graph = taskgraph.from_function(func_op)
     return dict(summary(graph), predicted_s=simulate(graph, profile).total)
