@@ -14,7 +14,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import memref
 
-from ..ir.ops import EACH, EACH_OR_TO_DEVICE, PEER_ACCESS, Implements, Placement, register_op
+from ..ir.ops import EACH, EACH_OR_TO_DEVICE, PEER_ACCESS, Placement, register_op
 from ..ir.peers import peer_view
 from . import spec
 from .base import DEFAULT_THRESHOLD, Collective, Expected, Fold, buffer_ops
@@ -22,7 +22,7 @@ from .broadcast import broadcast_tree
 from .chunking import chunks
 from .emit import Dep, Emitter
 from .reduce import reduce_tree
-from .spec import Spec
+from .spec import Claim, Spec
 
 
 class _Emitter(Emitter):
@@ -108,7 +108,7 @@ class AllReduce(Collective):
             self.lowering(strategy)(e)
 
     @staticmethod
-    def spec(claim: Implements, shape: list[int]) -> Spec:
+    def spec(claim: Claim, shape: list[int]) -> Spec:
         n = len(claim.inputs)
         spec.n_outputs(claim, 1 if claim.to_device is not None else n)
         every = spec.everywhere(shape, spec.reduction_kind(claim, n), range(n))

@@ -5,11 +5,11 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.ops import Implements, Placement, register_op
+from ..ir.ops import Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
 from .emit import Emitter, block_pairs, blocked_estimate
-from .spec import Spec
+from .spec import Claim, Spec
 
 
 @register_op
@@ -25,7 +25,7 @@ class AllToAll(Collective):
     EMITTER = Emitter
 
     @staticmethod
-    def spec(claim: Implements, shape: list[int]) -> Spec:
+    def spec(claim: Claim, shape: list[int]) -> Spec:
         """Block i of y_j along the concat axis = block j of x_i along the split axis."""
         n = len(claim.inputs)
         spec.n_outputs(claim, n)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..ir.ops import CollectiveOp, Implements
-from .spec import Spec
+from ..ir.ops import CollectiveOp
+from .spec import Claim, Spec
 
 if TYPE_CHECKING:  # emit.py imports this module
     from .emit import Emitter
@@ -115,7 +115,7 @@ class Collective(CollectiveOp):
         self.lowering(strategy)(e)
 
     @staticmethod
-    def spec(claim: Implements, shape: list[int]) -> Spec:
+    def spec(claim: Claim, shape: list[int]) -> Spec:
         """What coll-check-semantics proves of a claim (collectives/spec.py)."""
         raise NotImplementedError
 

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from ..ir.ops import EACH, ROOT, Implements, Placement, register_op
+from ..ir.ops import EACH, ROOT, Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
 from .chunking import chunks
 from .emit import Dep, Emitter
-from .spec import Spec
+from .spec import Claim, Spec
 
 
 @register_op
@@ -42,7 +42,7 @@ class Broadcast(Collective):
             self.lowering(strategy)(e, e.x[0], self.root, e.y, e.devices)
 
     @staticmethod
-    def spec(claim: Implements, shape: list[int]) -> Spec:
+    def spec(claim: Claim, shape: list[int]) -> Spec:
         """One input (the root's buffer); every output y_j = x_0."""
         if len(claim.inputs) != 1:
             raise spec.Unsupported(f"claims broadcast from {len(claim.inputs)} inputs; expected 1 (the root's buffer)")

@@ -43,11 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.ops import Implements, attr_ints, register_op
+from ..ir.ops import attr_ints, register_op
 from . import spec
 from .base import Collective, Expected, Fold, buffer_ops
 from .emit import Emitter
-from .spec import Spec
+from .spec import Claim, Spec
 
 
 def pairs_of(flat: Sequence[int]) -> list[tuple[int, int]]:
@@ -143,7 +143,7 @@ class Permute(Collective):
         return 2 * n + buffer_ops(n), f"({n} devices)", "fewer devices"
 
     @staticmethod
-    def spec(claim: Implements, shape: list[int]) -> Spec:
+    def spec(claim: Claim, shape: list[int]) -> Spec:
         """y_t = x_s for each pair (s, t); an output no pair targets is not
         written by the program."""
         n = len(claim.inputs)
@@ -152,7 +152,7 @@ class Permute(Collective):
         msg = pairs_error(flat, n)
         if msg:
             raise spec.Unsupported(f"claims permute with wrong pairs: {msg}")
-        to = {t: s for s, t in pairs_of(flat)}
+        to = {t: s for s, t in pairs_of(flat or [])}  # not None: pairs_error said so
         return {j: spec.everywhere(shape, None, [to[j]]) if j in to else spec.untouched(shape) for j in range(n)}
 
     @staticmethod

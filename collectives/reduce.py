@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from ..ir.ops import EACH, PEER_ACCESS, ROOT, Implements, Placement, register_op
+from ..ir.ops import EACH, PEER_ACCESS, ROOT, Placement, register_op
 from ..ir.peers import peer_view
 from . import spec
 from .base import Collective, Expected, Fold
 from .chunking import chunks
 from .emit import Dep, Emitter
-from .spec import Spec
+from .spec import Claim, Spec
 
 
 @register_op
@@ -41,7 +41,7 @@ class Reduce(Collective):
             self.lowering(strategy)(e, e.x, e.devices, e.y[0], self.root)
 
     @staticmethod
-    def spec(claim: Implements, shape: list[int]) -> Spec:
+    def spec(claim: Claim, shape: list[int]) -> Spec:
         n = len(claim.inputs)
         spec.n_outputs(claim, 1)
         return {0: spec.everywhere(shape, spec.reduction_kind(claim, n), range(n))}

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.ops import Implements, Placement, register_op
+from ..ir.ops import Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
 from .emit import Emitter, block_pairs, blocked_estimate
-from .spec import Spec
+from .spec import Claim, Spec
 
 
 @register_op
@@ -26,7 +26,7 @@ class ReduceScatter(Collective):
     EMITTER = Emitter
 
     @staticmethod
-    def spec(claim: Implements, shape: list[int]) -> Spec:
+    def spec(claim: Claim, shape: list[int]) -> Spec:
         """y_j = block j of (+)_i x_i along the scatter axis."""
         n = len(claim.inputs)
         spec.n_outputs(claim, n)

@@ -11,10 +11,7 @@ inputs and outputs are in device order.
 
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # ir/ops.py's claim view (only read here)
-    from ..ir.ops import Implements
+from typing import Protocol
 
 # (start, length) of a contiguous run of elements (row-major).
 Run = tuple[int, int]
@@ -26,17 +23,31 @@ Spec = dict[int, list[Piece]]
 Block = tuple[Sequence[int], int | None, int]
 
 
+class Claim(Protocol):
+    """A claim as a spec reads it (passes/check_semantics.py _Spec: a
+    coll.implements read against its collective's class)."""
+    inputs: Sequence[object]
+    outputs: Sequence[object]
+    kind: str | None
+    to_device: int | None
+    collective: str | None
+    out_shape: list[int]
+    arrays: dict[str, list[int] | None]
+
+    def axis(self, k: int) -> int: ...
+
+
 class Unsupported(Exception):
     """A claim or a program the semantic check cannot follow (reported)."""
 
 
-def n_outputs(claim: "Implements", expected: int) -> None:
+def n_outputs(claim: Claim, expected: int) -> None:
     if len(claim.outputs) != expected:
         raise Unsupported(f"claims {claim.collective} with {len(claim.outputs)} output buffer(s); "
                           f"expected {expected}")
 
 
-def reduction_kind(claim: "Implements", n: int) -> str | None:
+def reduction_kind(claim: Claim, n: int) -> str | None:
     """The claim's kind (None over one input: a copy)."""
     if claim.kind is None:
         raise Unsupported(f"claims {claim.collective} without a reduction 'kind'")

@@ -315,8 +315,8 @@ def _materialize(op: ir.Operation, x: Operand, maps: list[ir.AffineMap]) -> ir.V
     ins = [op.operands[i] for i in x.reads]
     in_maps = [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(x.dims.index(d)) for d in _dims(maps[i])])
                for i in x.reads]
-    copy = linalg.GenericOp([], ins, [buf],
-                            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in in_maps + [ir.AffineMap.get_identity(rank)]]),
+    maps = [ir.AffineMapAttr.get(m) for m in in_maps + [ir.AffineMap.get_identity(rank)]]
+    copy = linalg.GenericOp([], ins, [buf], ir.ArrayAttr.get(maps),
                             ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
     old = op.regions[0].blocks[0]
     block = copy.regions[0].blocks.append(*[old.arguments[i].type for i in x.reads], elem)

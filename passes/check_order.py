@@ -13,8 +13,9 @@ reports:
 - a read of scratch (coll.alloc, memref.alloc/alloca) that the writes
   ordered before it do not cover, and of an argument that the function's
   coll.implements claims as an output but not as an input (it holds
-  nothing yet); other arguments and globals are initialised memory. Accesses known only as "somewhere in this view" (non-
-  constant indices, ops in loops, calls, masked ops) count for races but
+  nothing yet); other arguments and globals are initialised memory.
+  Accesses known only as "somewhere in this view" (non-constant
+  indices, ops in loops, calls, masked ops) count for races but
   neither cover scratch nor are checked as reads of it;
 - a copy or combine that no coll.wait (or returned token) orders: it could
   still be running when the function returns.

@@ -28,17 +28,22 @@ pass warns at the first one of each function (core/errors.py warn).
 """
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from mlir import ir
 
-from ..analysis.effects import Resolver, Unresolved, host_effects
+from ..analysis.effects import Access, Resolver, Root, Unresolved, host_effects
 from ..collectives import COLLECTIVES as COLLECTIVE_OPS
+from ..collectives.base import Collective
+from ..collectives.spec import Piece as SpecPiece
 from ..collectives.spec import Unsupported
 from ..collectives.spec import aligned as _aligned
 from ..core.errors import PassError, warn
 from ..core.registry import register
+from ..ir.errors import Finding, Note
 from ..ir.kinds import KINDS
-from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, Combine, Copy, Implements, attr_ints, view
+from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, Combine, Copy, Implements, OpView, attr_ints, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
@@ -50,9 +55,18 @@ HOST_COPIES = ("memref.copy", "linalg.copy")
 MAX_FINDINGS = 20
 MAX_RUNS = 1_000_000  # contiguous runs of one strided view
 
+# A symbolic value: (kind or None, shift, items) with items (input i, its
+# shift) or (-1, shift, kind, items) for a nested reduction; POISON; or
+# (UNKNOWN, op). Tuples of several shapes, built and read by position.
+Value = tuple[Any, ...]
+# (root buffer, [(position, length)]) of a view's elements, row-major.
+Region = tuple[Root, list[tuple[int, int]]]
+# A written piece: (start, end, value or None, the op that wrote it or None).
+Piece = tuple[int, int, Value | None, ir.Operation | None]
+
 
 class SemanticsError(PassError):
-    def __init__(self, findings) -> None:
+    def __init__(self, findings: list[Finding]) -> None:
         loc, msg, notes = findings[0]
         super().__init__(msg, loc, notes, findings=findings)
 
@@ -68,10 +82,10 @@ class _Spec:
     """A claim read against its collective's class: the axes, the shape of
     the outputs; Unsupported when they do not fit the buffers claimed."""
 
-    def __init__(self, claim, cls, shape, out_shape) -> None:
+    def __init__(self, claim: Implements, cls: type[Collective], shape: list[int], out_shape: Sequence[int]) -> None:
         self.claim, self.cls = claim, cls
-        self.__dict__.update(inputs=claim.inputs, outputs=claim.outputs, kind=claim.kind,
-                             to_device=claim.to_device, collective=claim.collective)
+        self.inputs, self.outputs = claim.inputs, claim.outputs
+        self.kind, self.to_device, self.collective = claim.kind, claim.to_device, claim.collective
         what = claim.collective
         axes = claim.axes if claim.axes is not None else [0] * len(cls.AXES)
         if len(axes) != len(cls.AXES):
@@ -92,38 +106,39 @@ class _Spec:
         self.axes, self.out_shape = axes, want
         self.arrays = {a: attr_ints(claim.operation, a) for a in cls.ARRAYS}  # e.g. a permute's pairs
 
-    def axis(self, k):
+    def axis(self, k: int) -> int:
         return self.axes[k]
 
 
-def _shape(shape):
+def _shape(shape: Iterable[int]) -> str:
     return "x".join(map(str, shape)) or "scalar"
 
 
 # -- values ---------------------------------------------------------------------
 
-def _leaf(i, s):
+def _leaf(i: int, s: int) -> Value:
     return (None, s, ((i, 0),))
 
 
-def _opaque(v):
+def _opaque(v: Value) -> bool:
     """POISON or an unknown value: moved and combined as they are."""
     return v is POISON or v[0] == UNKNOWN
 
 
-def _moved(v, d):
+def _moved(v: Value, d: int) -> Value:
     return v if _opaque(v) else (v[0], v[1] + d, v[2])
 
 
-def _shifted(items, d):
+def _shifted(items: Sequence[tuple[Any, ...]], d: int) -> Sequence[tuple[Any, ...]]:
     return items if d == 0 else [(it[0], it[1] + d) + it[2:] for it in items]
 
 
-def _combined(kind, values):
+def _combined(kind: str | None, values: Iterable[Value]) -> Value:
     """(+)_kind of `values` (all at the same positions), canonical. Items
     are kept relative to the first value's shift, so that merging operands
     that sit where their inputs do (the common case) moves no item."""
-    items, base = [], None
+    items: list[tuple[Any, ...]] = []
+    base: int | None = None
     for k, s, its in values:
         if base is None:
             base = s
@@ -141,7 +156,7 @@ def _combined(kind, values):
     return (kind, base + first, tuple(_shifted(items, -first)))
 
 
-def _describe(v, a, b):
+def _describe(v: Value | None, a: int, b: int) -> str:
     """The value at positions [a, b), e.g. 'sum(x0[0:4], x1[4:8])'."""
     if v is None:
         return "nothing (never written)"
@@ -160,13 +175,13 @@ def _describe(v, a, b):
     return f"{kind}({', '.join(parts)})" if kind is not None else parts[0]
 
 
-def _leaves(v):
+def _leaves(v: Value) -> Counter[tuple[int, int]]:
     """Counter of (input, shift) of the top-level inputs of a value."""
     kind, s, items = v
     return Counter((it[0], s + it[1]) for it in items if it[0] >= 0)
 
 
-def _diagnosis(got, want, a, b):
+def _diagnosis(got: Value | None, want: Value | None, a: int, b: int) -> str:
     """Why `got` is not `want`, in words: what is missing, doubled, misplaced."""
     if got is None:
         return "it is never written"
@@ -208,7 +223,7 @@ def _diagnosis(got, want, a, b):
 
 # -- regions ----------------------------------------------------------------------
 
-def _runs(value, found=None):
+def _runs(value: ir.Value, found: tuple[ir.Value, list[ir.Operation]] | None = None) -> Region:
     """(root, [(position, length)]) of memref `value`'s elements in
     row-major order, flattened in its root buffer, adjacent runs merged.
     `found`: root_of(value), when the caller has it."""
@@ -235,7 +250,7 @@ def _runs(value, found=None):
     return root, _strided(shape, strides, offset, value.type)
 
 
-def _strided(shape, strides, offset, what):
+def _strided(shape: Sequence[int], strides: Sequence[int], offset: int, what: object) -> list[tuple[int, int]]:
     """[(position, length)] of the elements of a strided box, row-major."""
     if any(d == 0 for d in shape):
         return []
@@ -256,10 +271,11 @@ def _strided(shape, strides, offset, what):
     return [(p, block) for p in starts]
 
 
-def _overlap(regions):
+def _overlap(regions: Sequence[Region]) -> tuple[int, int] | None:
     """(i, j) of two regions ([(root, runs)]) that share an element, i == j
     for one that overlaps itself (a stride 0), else None."""
-    roots, spans = [], []
+    roots: list[Root] = []
+    spans: list[tuple[int, int, int, int]] = []
     for k, (root, runs) in enumerate(regions):
         if root not in roots:
             roots.append(root)
@@ -276,13 +292,15 @@ class _Memory:
     """Per root buffer: sorted, disjoint written pieces [start, end, value, writer]."""
 
     def __init__(self) -> None:
-        self.starts, self.pieces = {}, {}
+        self.starts: dict[Root, list[int]] = {}
+        self.pieces: dict[Root, list[Piece]] = {}
 
-    def read(self, root, a, b):
+    def read(self, root: Root, a: int, b: int) -> list[Piece]:
         """[(start, end, value or None, writer)] covering [a, b)."""
         starts, pieces = self.starts.get(root, []), self.pieces.get(root, [])
         i = max(bisect_right(starts, a) - 1, 0)
-        out, pos = [], a
+        out: list[Piece] = []
+        pos = a
         while i < len(pieces) and pieces[i][0] < b:
             s, e, v, w = pieces[i]
             i += 1
@@ -296,7 +314,7 @@ class _Memory:
             out.append((pos, b, None, None))
         return out
 
-    def write(self, root, new) -> None:
+    def write(self, root: Root, new: Sequence[Piece]) -> None:
         """Writes pieces `new` (sorted, contiguous [a, b))."""
         if not new:
             return
@@ -318,7 +336,7 @@ class _Memory:
         starts[lo:hi] = [p[0] for p in keep]
 
 
-def _name(v):
+def _name(v: ir.Value) -> str:
     try:
         return v.get_name()
     except Exception:  # a name is only for the message
@@ -330,23 +348,24 @@ def _name(v):
 class _Claim:
     """Simulates the ops of one claim and compares its outputs with the spec."""
 
-    def __init__(self, claim, ops, tail=()) -> None:
+    def __init__(self, claim: Implements, ops: list[ir.Operation], tail: Sequence[ir.Operation] = ()) -> None:
         self.claim, self.ops = claim, ops
         self.mem = _Memory()
-        self.findings = []
-        self.runs = {}  # value -> _runs(value): slices are shared by many ops
-        self.homes = {}  # claimed buffer -> [(device, role)] where the claim places it
-        self.misplaced = set()
-        self.out_devices = []  # per output, its claimed device
+        self.findings: list[Finding] = []
+        self.runs: dict[ir.Value, Region] = {}  # value -> _runs(value): slices are shared by many ops
+        # claimed buffer -> [(device, role)] where the claim places it
+        self.homes: dict[ir.Value, list[tuple[int, str]]] = {}
+        self.misplaced: set[tuple[ir.Value, int]] = set()
+        self.out_devices: list[int | None] = []  # per output, its claimed device
         self.tail = tail  # ops after the claim that no claim covers
         self.in_tail = False
-        self._resolver = None
+        self._resolver: Resolver | None = None
 
-    def report(self, loc, message, notes=()) -> None:
+    def report(self, loc: ir.Location | None, message: str, notes: Iterable[Note] = ()) -> None:
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append((loc, message, list(notes)))
 
-    def region(self, op, v):
+    def region(self, op: ir.Operation, v: ir.Value) -> Region:
         try:
             r = self.runs.get(v)
             if r is None:
@@ -358,7 +377,7 @@ class _Claim:
         except Unsupported as e:
             raise PassError(f"coll-check-semantics cannot follow this {op.name}: {e}", op.location) from None
 
-    def place(self, cls) -> None:
+    def place(self, cls: type[Collective]) -> None:
         """Where the claim puts its buffers: as its collective does (a
         broadcast's input on the root, a reduce's output there, ...)."""
         claim = self.claim
@@ -371,7 +390,7 @@ class _Claim:
                 if d is not None:
                     self.homes.setdefault(root_of(v)[0], []).append((d, f"{role} #{k}"))
 
-    def check_home(self, op, root, chain) -> None:
+    def check_home(self, op: ir.Operation, root: ir.Value, chain: list[ir.Operation]) -> None:
         """A claimed buffer (`root`, viewed through `chain`) is used on the
         device the claim places it on: its first placement
         (memory_space_cast) names that device."""
@@ -390,11 +409,11 @@ class _Claim:
                                  f"on device {d} ({role} of the claimed {what}{extra})",
                     [(cast.location, f"placed on device {dev} here"), (self.claim.location, "the claim")])
 
-    def where(self, v, a, b):
+    def where(self, v: ir.Value, a: int, b: int) -> str:
         dev = device_of(v.type)
         return f"{_name(root_of(v)[0])}[{a}, {b})" + (f" on device {dev}" if dev is not None else "")
 
-    def unwritten(self, op, v, a, b) -> None:
+    def unwritten(self, op: ir.Operation, v: ir.Value, a: int, b: int) -> None:
         claim, root = self.claim, root_of(v)[0]
         outs = [root_of(o)[0] for o in claim.outputs]
         what = claim.collective
@@ -410,7 +429,7 @@ class _Claim:
                                  f"input(s): {ins}",
                     [(claim.location, "the claim")])
 
-    def run(self):
+    def run(self) -> list[Finding]:
         claim = self.claim
         found = SPECS.get(claim.collective)
         if found is None:
@@ -450,26 +469,27 @@ class _Claim:
             self.check_output(j, outs[j], pieces)
         return self.findings
 
-    def missing(self, op):
+    def missing(self, op: ir.Operation) -> Value:
         """What a read of unwritten memory yields: POISON (reported at the
         read), or after the claimed program (its tail, which may read any
         buffer) a value not followed."""
         return (UNKNOWN, op) if self.in_tail else POISON
 
-    def apply(self, op) -> None:
+    def apply(self, op: ir.Operation) -> None:
         if op.name == Copy.NAME:
             self.copy(Copy.of(op))
         elif op.name == Combine.NAME:
             self.combine(Combine.of(op))
         elif op.name in COLLECTIVE_NAMES:  # after the claim: what it writes is not followed
-            self.clobber(op, [(v, None, True) for v in view(op).writes if isinstance(v.type, ir.MemRefType)])
+            writes = cast(OpView, view(op)).writes
+            self.clobber(op, [(v, None, True) for v in writes if isinstance(v.type, ir.MemRefType)])
         elif not op.name.startswith("coll."):
             self.host(op)
 
-    def copy(self, c) -> None:
+    def copy(self, c: Copy) -> None:
         self.move(c.op, c.source, c.target, self.region(c.op, c.source), self.region(c.op, c.target))
 
-    def move(self, op, source, target, src, dst) -> None:
+    def move(self, op: ir.Operation, source: ir.Value, target: ir.Value, src: Region, dst: Region) -> None:
         (sroot, sruns), (droot, druns) = src, dst
         writes, bad = [], None
         for (sp, dp), n in _aligned([sruns, druns]):
@@ -485,7 +505,7 @@ class _Claim:
         for new in writes:
             self.mem.write(droot, new)
 
-    def host(self, op) -> None:
+    def host(self, op: ir.Operation) -> None:
         """A host op: a copy (HOST_COPIES) moves slices as coll.copy does;
         any other write (coll-check-order's model of its effects, a loop's
         or call's writes anywhere in their views) leaves its region holding
@@ -507,7 +527,7 @@ class _Claim:
                 pass
         self.clobber(op, writes)
 
-    def clobber(self, op, writes) -> None:
+    def clobber(self, op: ir.Operation, writes: Iterable[Access]) -> None:
         """Each written region holds a value written by `op`, not followed."""
         for v, sub, exact in writes:
             try:
@@ -517,7 +537,7 @@ class _Claim:
             for p, n in runs:
                 self.mem.write(root, [(p, p + n, (UNKNOWN, op), op)])
 
-    def host_root(self, op, v):
+    def host_root(self, op: ir.Operation, v: ir.Value) -> ir.Value:
         """The buffer a host op's operand views; a located error where it is
         not known (as coll-check-order reports it)."""
         root = root_of(v)[0]
@@ -528,13 +548,13 @@ class _Claim:
                             op.location) from None
         return root
 
-    def resolver(self, op):
+    def resolver(self, op: ir.Operation) -> Resolver:
         if self._resolver is None:
             func = self.claim.op.parent
-            self._resolver = Resolver(func)
+            self._resolver = Resolver(cast(ir.Operation, func))  # check_module: claims sit in functions
         return self._resolver
 
-    def host_region(self, op, v, sub):
+    def host_region(self, op: ir.Operation, v: ir.Value, sub: tuple[list[int], list[int]] | None) -> Region:
         """(root, runs) of a host op's access: its whole view (`sub` None),
         or the box (start, extents) in it."""
         root = self.host_root(op, v)
@@ -551,7 +571,7 @@ class _Claim:
         start, ext = sub
         return root, _strided(ext, strides, offset + sum(a * b for a, b in zip(start, strides)), v.type)
 
-    def combine(self, c) -> None:
+    def combine(self, c: Combine) -> None:
         regions = [self.region(c.op, v) for v in c.inputs + [c.out]]
         kind, writes, bad = c.kind, [], None
         for pos, n in _aligned([runs for _, runs in regions]):
@@ -567,10 +587,10 @@ class _Claim:
                     got.append((a + q - p, b + q - p, _moved(val, q - p)))
                     cuts.add(a + q - p)
                 per_input.append(got)
-            cuts = sorted(cuts)
+            bounds = sorted(cuts)
             idx = [0] * len(per_input)
             new = []
-            for a, b in zip(cuts, cuts[1:]):
+            for a, b in zip(bounds, bounds[1:]):
                 vals = []
                 for k, got in enumerate(per_input):
                     while got[idx[k]][1] <= a:
@@ -584,10 +604,11 @@ class _Claim:
         for new in writes:
             self.mem.write(regions[-1][0], new)
 
-    def check_output(self, j, region, pieces) -> None:
+    def check_output(self, j: int, region: Region, pieces: list[SpecPiece]) -> None:
         root, runs = region
         value = self.claim.outputs[j]
-        wrong = []  # [(logical a, logical b, got, want, writer)]
+        # (logical a, logical b, got, want, writer, a, b)
+        wrong: list[tuple[int, int, Value | None, Value | None, ir.Operation | None, int, int]] = []
         logical = 0
         pieces = sorted(pieces)
         starts = [pc[0] for pc in pieces]
@@ -625,7 +646,7 @@ class _Claim:
             self.report(self.claim.location, msg, notes)
 
 
-def _host_writer(op):
+def _host_writer(op: ir.Operation) -> bool:
     """Whether a host op (not coll) may write memory: coll-check-order's
     model of its effects (an op it does not know: taken to write)."""
     if op.name.startswith("coll.") or op.name == "func.return":
@@ -636,7 +657,7 @@ def _host_writer(op):
     return eff is None or bool(eff[1])
 
 
-def _program(block):
+def _program(block: ir.Block) -> dict[ir.Operation, tuple[list[ir.Operation], list[ir.Operation]]]:
     """{claim op: ([ops it covers, in block order], [its tail])} for the
     claims of a block. A claim covers the ops its token depends on; the host
     runs a host op that writes memory (memref.store, memref.copy, linalg, a
@@ -648,21 +669,24 @@ def _program(block):
     ops = [op.operation for op in block.operations]
     index = {op: i for i, op in enumerate(ops)}
     tok = token_type()
-    preds, last_wait = [], None
+    preds: list[list[int]] = []
+    last_wait: int | None = None
     for i, op in enumerate(ops):
-        p = [] if not op.name.startswith("coll.") else [  # only coll ops take tokens
+        waits = [] if not op.name.startswith("coll.") else [  # only coll ops take tokens
             index[v.owner.operation] for v in op.operands
             if v.type == tok and isinstance(v, ir.OpResult) and v.owner.operation in index]
         if last_wait is not None:
-            p.append(last_wait)
-        preds.append(p)
+            waits.append(last_wait)
+        preds.append(waits)
         if op.name == "coll.wait" or _host_writer(op):
             last_wait = i
-    taken, covered = set(), {}
+    taken: set[int] = set()
+    covered: dict[int, set[int]] = {}
     for i, op in enumerate(ops):
         if op.name != Implements.NAME:
             continue
-        seen, stack = set(), [i]
+        seen: set[int] = set()
+        stack = [i]
         while stack:
             for p in preds[stack.pop()]:
                 if p not in seen and p not in taken:
@@ -670,7 +694,7 @@ def _program(block):
                     stack.append(p)
         taken |= seen
         covered[i] = seen
-    out = {}
+    out: dict[ir.Operation, tuple[list[ir.Operation], list[ir.Operation]]] = {}
     for i, seen in covered.items():
         mine = [ops[k] for k in sorted(seen)]
         if _whole(ops[i], block):
@@ -681,7 +705,7 @@ def _program(block):
     return out
 
 
-def _whole(claim_op, block):
+def _whole(claim_op: ir.Operation, block: ir.Block) -> bool:
     """Whether a claim is its function's: its buffers are the function's
     arguments, in order (inputs, then the outputs that are not inputs), so
     that what the caller gets (and coll-run checks) is the claimed
@@ -698,9 +722,9 @@ def _whole(claim_op, block):
     return ins + [o for o in c.outputs if o not in ins] == list(block.arguments)
 
 
-def check_module(module_op):
+def check_module(module_op: ir.Operation) -> list[Finding]:
     """[(location, message, notes)] for every claim under module_op."""
-    findings = []
+    findings: list[Finding] = []
     found = find_ops(module_op, lambda n: n in (Implements.NAME, "func.func"))  # one walk for both
     for claim_op in found:
         if claim_op.name == Implements.NAME and (claim_op.parent is None or claim_op.parent.name != "func.func"):
@@ -713,16 +737,16 @@ def check_module(module_op):
                     raise PassError(f"the program claimed here still holds a {lowered[0].name}; lower it "
                                     "first (coll-lower-collectives)", claim_op.location,
                                     [(lowered[0].location, f"this {lowered[0].name}")])
-                findings += _Claim(view(claim_op), ops, tail).run()
+                findings += _Claim(Implements.of(claim_op), ops, tail).run()
     return findings
 
 
-def unclaimed(module_op):
+def unclaimed(module_op: ir.Operation) -> list[tuple[ir.Location, str]]:
     """[(location, message)]: per function, its first coll.copy or
     coll.combine that no claim covers (nothing checks what it computes)."""
-    out = []
+    out: list[tuple[ir.Location, str]] = []
     for func in find_ops(module_op, "func.func"):
-        covered = set()
+        covered: set[ir.Operation] = set()
         for block in func.regions[0].blocks:
             for ops, _ in _program(block).values():
                 covered.update(ops)
@@ -740,7 +764,7 @@ def unclaimed(module_op):
           "Prove that every explicit program claimed by a coll.implements computes its collective: "
           "each output region holds every input exactly once, combined with the right kind, from "
           "the right place, and nothing unwritten is read")
-def check_semantics(module_op):
+def check_semantics(module_op: ir.Operation) -> None:
     findings = check_module(module_op)
     for loc, msg in unclaimed(module_op):
         warn(loc, msg)

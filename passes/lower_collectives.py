@@ -74,7 +74,7 @@ def lower_op(op: ir.Operation | ir.OpView, strategy: str = "auto",
     c = cast(Collective, view(op))  # a collective: its class is collectives/
     check_global_form(op, c)
     chosen = c.strategy if c.strategy not in (None, "auto") else strategy
-    n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
+    n = len(c.devices)
     if chosen in (None, "auto"):
         t = c.threshold if c.threshold is not None else threshold
         chosen = c.reference_rule(n, numel(c.inputs[0].type), t)
