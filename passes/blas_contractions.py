@@ -49,6 +49,7 @@ import math
 from dataclasses import dataclass, replace
 from itertools import product
 from pathlib import Path
+from typing import cast
 
 from mlir import ir
 from mlir.dialects import arith, func, linalg, memref, scf
@@ -208,7 +209,8 @@ def _reads(value: ir.Value, block: ir.Block) -> list[ir.BlockArgument]:
 def _dims(amap: ir.AffineMap) -> tuple[int, ...] | None:
     """The dimensions of a map whose results are distinct dimensions."""
     dims = [ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None for e in amap.results]
-    return tuple(dims) if None not in dims and len(set(dims)) == len(dims) else None
+    known = [d for d in dims if d is not None]
+    return tuple(known) if len(known) == len(dims) and len(set(known)) == len(known) else None
 
 
 def _operand(value: ir.Value, amap: ir.AffineMap) -> Operand | None:
@@ -233,12 +235,14 @@ def _copied(op: ir.Operation, maps: list[ir.AffineMap], factor: ir.Value, size: 
     block = op.regions[0].blocks[0]
     reads = tuple(sorted({a.arg_number for a in _reads(factor, block)}))
     each = [_dims(maps[i]) for i in reads]
-    if not reads or None in each:
+    known = [ds for ds in each if ds is not None]
+    if not reads or len(known) != len(each):
         return None
-    dims = tuple(dict.fromkeys(d for ds in each for d in ds))  # in the order of the inputs' axes
+    dims = tuple(dict.fromkeys(d for ds in known for d in ds))  # in the order of the inputs' axes
     sizes = tuple(size[d] for d in dims)
     strides = tuple(int(math.prod(sizes[i + 1:])) for i in range(len(sizes)))
-    return Operand(None, dims, sizes, strides, factor, reads)
+    # Its value: the copy, which _materialize makes (dataclasses.replace) before any use.
+    return Operand(cast(ir.Value, None), dims, sizes, strides, factor, reads)
 
 
 def plan(op: ir.Operation) -> Gemm | None:
@@ -248,36 +252,40 @@ def plan(op: ir.Operation) -> Gemm | None:
     n_in = len(op.operands) - 1
     maps = _maps(op)
     xy = _product(op) if len(op.results) == 0 and maps is not None and len(maps) == n_in + 1 else None
-    out = _operand(op.operands[n_in], maps[n_in]) if xy is not None else None
+    out = _operand(op.operands[n_in], maps[n_in]) if xy is not None and maps is not None else None
     if out is None or str(ir.MemRefType(out.value.type).element_type) not in PRECISION:
         return None
+    assert xy is not None and maps is not None  # out is set only then
     size = {d: n for v, m in zip(op.operands, maps) for d, n in zip(_dims(m) or (), ir.MemRefType(v.type).shape)}
     block = op.regions[0].blocks[0]
-    factors = []
+    factors: list[Operand | None] = []
     for f in xy:  # an input as it is, or a copy of what the body computes from inputs
         direct = isinstance(f, ir.BlockArgument) and f.owner == block
         factors.append(_operand(op.operands[f.arg_number], maps[f.arg_number]) if direct
                        else _copied(op, maps, f, size))
-    if None in factors:
-        return None
     a, b = factors
+    if a is None or b is None:
+        return None
     if any(x.factor is None and x.value == out.value for x in (a, b)):  # in place: a call reads what it writes
         return None
     ops = [a, b, out]
     n_dims = maps[0].n_dims
-    role = {}
+    role: dict[int, tuple[bool, bool, bool]] = {}
     for d in range(n_dims):
         role[d] = (d in a.dims, d in b.dims, d in out.dims)
-    ms = [d for d, r in role.items() if r == (True, False, True)]
-    ns = [d for d, r in role.items() if r == (False, True, True)]
+    ms: list[int | None] = [d for d, r in role.items() if r == (True, False, True)]
+    ns: list[int | None] = [d for d, r in role.items() if r == (False, True, True)]
     ks = [d for d, r in role.items() if r == (True, True, False)]
     if any(r not in ((True, False, True), (False, True, True), (True, True, False), (True, True, True))
            for r in role.values()) or not ks:
         return None
-    sizes = {d: next(o.size(d) for o in ops if d in o.dims) for d in role}
+    sizes: dict[int | None, int] = {d: next(o.size(d) for o in ops if d in o.dims) for d in role}
     if any(s == 0 for s in sizes.values()):
         return None
-    best, work = None, 0
+    best: Gemm | None = None
+    work = 0
+    m: int | None
+    n: int | None
     for m, n, k in product(ms or [None], ns or [None], ks):
         loops = tuple(d for d in range(n_dims) if d not in (m, n, k))
         w = sizes.get(m, 1) * sizes.get(n, 1) * sizes[k]
@@ -285,21 +293,21 @@ def plan(op: ir.Operation) -> Gemm | None:
             continue
         if (m is None) != (n is None):  # a matrix times a vector: gemv
             x, y, mm = (a, b, m) if n is None else (b, a, n)
-            layouts = (x.matrix(mm, k), _increment(y, k), _increment(out, mm))
-            if None not in layouts:
-                best, work = Gemm(x, y, out, mm, None, k, layouts, loops), w
+            la, lb, lo = x.matrix(mm, k), _increment(y, k), _increment(out, mm)
+            if la is not None and lb is not None and lo is not None:
+                best, work = Gemm(x, y, out, mm, None, k, (la, lb, lo), loops), w
             continue
         for x, y, mm, nn in ((a, b, m, n), (b, a, n, m)):  # out, or out^T = b^T a^T
-            layouts = (x.matrix(mm, k), y.matrix(k, nn), out.matrix(mm, nn))
-            if None not in layouts and not layouts[2][0]:
-                best, work = Gemm(x, y, out, mm, nn, k, layouts, loops), w
+            la, lb, lo = x.matrix(mm, k), y.matrix(k, nn), out.matrix(mm, nn)
+            if la is not None and lb is not None and lo is not None and not lo[0]:
+                best, work = Gemm(x, y, out, mm, nn, k, (la, lb, lo), loops), w
                 break
     if best is not None and best.loops and work < MIN_WORK:
         return None  # many tiny calls: the loops are faster
     return best
 
 
-def _increment(x: Operand, d: int) -> tuple[bool, int] | None:
+def _increment(x: Operand, d: int | None) -> tuple[bool, int] | None:
     """A vector along d: its stride as a BLAS increment (not 0)."""
     inc = x.stride(d) if x.size(d) > 1 else 1
     return (False, inc) if inc > 0 else None
@@ -309,19 +317,22 @@ def _materialize(op: ir.Operation, x: Operand, maps: list[ir.AffineMap]) -> ir.V
     """A new buffer holding factor x for every index of its dimensions: a
     parallel linalg.generic over the inputs it reads, its body the ops of
     op's body that compute it (a bf16 input's extf; a fused mask)."""
-    elem = x.factor.type
+    factor = x.factor
+    assert factor is not None  # called for copied factors only
+    elem = factor.type
     buf = memref.AllocOp(ir.MemRefType.get(list(x.sizes), elem), [], [], alignment=64).result
     rank = len(x.dims)
     ins = [op.operands[i] for i in x.reads]
-    in_maps = [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(x.dims.index(d)) for d in _dims(maps[i])])
+    in_maps = [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(x.dims.index(d)) for d in _dims(maps[i]) or ()])
                for i in x.reads]
-    maps = [ir.AffineMapAttr.get(m) for m in in_maps + [ir.AffineMap.get_identity(rank)]]
-    copy = linalg.GenericOp([], ins, [buf], ir.ArrayAttr.get(maps),
+    map_attrs = [ir.AffineMapAttr.get(m) for m in in_maps + [ir.AffineMap.get_identity(rank)]]
+    copy = linalg.GenericOp([], ins, [buf], ir.ArrayAttr.get(map_attrs),
                             ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
     old = op.regions[0].blocks[0]
     block = copy.regions[0].blocks.append(*[old.arguments[i].type for i in x.reads], elem)
-    mapping = {old.arguments[i]: block.arguments[j] for j, i in enumerate(x.reads)}
-    needed, cone = {x.factor}, []
+    mapping: dict[ir.Value, ir.Value] = {old.arguments[i]: block.arguments[j] for j, i in enumerate(x.reads)}
+    needed = {factor}
+    cone: list[ir.Operation] = []
     for o in reversed([o.operation for o in old.operations]):
         if any(r in needed for r in o.results):
             needed.update(o.operands)
@@ -329,16 +340,22 @@ def _materialize(op: ir.Operation, x: Operand, maps: list[ir.AffineMap]) -> ir.V
     with ir.InsertionPoint(block):
         for o in cone:
             clone_remapped(o, ir.InsertionPoint(block), mapping)
-        linalg.YieldOp([mapping[x.factor]])
+        linalg.YieldOp([mapping[factor]])
     return buf
 
 
+def _constant(t: ir.Type, v: float) -> ir.Value:
+    # arith.py redefines constant(result, value) over the generated
+    # constant(value), and mypy reads the generated one.
+    return arith.constant(t, v)  # type: ignore[call-arg]
+
+
 def _index(v: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), v)
+    return _constant(ir.IndexType.get(), v)
 
 
 def _i32(v: int) -> ir.Value:
-    return arith.constant(ir.IntegerType.get_signless(32), v)
+    return _constant(ir.IntegerType.get_signless(32), v)
 
 
 def _pointer(x: Operand, ivs: dict[int, ir.Value]) -> ir.Value:
@@ -349,7 +366,7 @@ def _pointer(x: Operand, ivs: dict[int, ir.Value]) -> ir.Value:
     for d, iv in ivs.items():
         if d in x.dims and x.stride(d):
             off = arith.addi(off, arith.muli(iv, _index(x.stride(d))))
-    nbytes = t.element_type.width // 8
+    nbytes = ir.FloatType(t.element_type).width // 8  # f32 or f64 (PRECISION)
     addr = arith.addi(memref.extract_aligned_pointer_as_index(x.value), arith.muli(off, _index(nbytes)))
     i64 = ir.IntegerType.get_signless(64)
     return ir.Operation.create("llvm.inttoptr", results=[ir.Type.parse("!llvm.ptr")],
@@ -368,7 +385,8 @@ def _declare(module_op: ir.Operation, name: str, elem: ir.Type) -> None:
     head = 4 if name.endswith("gemv") else 6  # the enums and sizes
     args = [i32] * head + [elem, ptr, i32, ptr, i32, elem, ptr, i32]
     with ir.InsertionPoint.at_block_begin(body), module_op.location:
-        func.FuncOp(name, ir.FunctionType.get(args, []), visibility="private")
+        # func.py's FuncOp takes `visibility`; mypy reads the generated class.
+        func.FuncOp(name, ir.FunctionType.get(args, []), visibility="private")  # type: ignore[call-arg]
 
 
 def _emit(g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
@@ -377,14 +395,15 @@ def _emit(g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
     todo = [d for d in g.loops if d not in ivs]
     if todo:
         size = next(o.size(todo[0]) for o in (g.a, g.b, g.out) if todo[0] in o.dims)
-        loop = scf.ForOp(_index(0), _index(size), _index(1))
+        # scf.py's ForOp(lower, upper, step); mypy reads the generated class.
+        loop = scf.ForOp(_index(0), _index(size), _index(1))  # type: ignore[call-arg]
         with ir.InsertionPoint(loop.body):
             _emit(g, name, {**ivs, todo[0]: loop.induction_variable})
             scf.YieldOp([])
         return
     elem = ir.MemRefType(g.out.value.type).element_type
     (ta, lda), (tb, ldb), (_, ldc) = g.layouts
-    one = arith.constant(elem, 1.0)
+    one = _constant(elem, 1.0)
     if g.routine.endswith("gemv"):  # a's rows and columns as stored
         shape = (g.a.size(g.k), g.a.size(g.m)) if ta else (g.a.size(g.m), g.a.size(g.k))
         head = [_i32(ROW_MAJOR), _i32(TRANS if ta else NO_TRANS), _i32(shape[0]), _i32(shape[1])]
@@ -408,7 +427,7 @@ def blas_contractions(module_op: ir.Operation) -> None:
         name = g.routine
         _declare(module_op, name, ir.MemRefType(g.out.value.type).element_type)
         with ir.InsertionPoint(op), op.location:
-            maps = _maps(op)
+            maps = cast(list[ir.AffineMap], _maps(op))  # plan read them
             a, b = (replace(x, value=_materialize(op, x, maps)) if x.factor is not None else x for x in (g.a, g.b))
             _emit(replace(g, a=a, b=b), name, {})
             for x in (a, b):
