@@ -9,15 +9,13 @@ for attributes of its own, `parse_array`; its frontends' names (SHARD,
 STABLEHLO) and coll-gen's options (GEN) are class facts here, read by the
 layers that use them."""
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..ir.ops import CollectiveOp
+from .emit import Emitter, buffer_ops
 from .spec import Claim, Spec
-
-if TYPE_CHECKING:  # emit.py imports this module
-    from .emit import Emitter
 
 # A strategy: emits its program with an emitter (some take more arguments).
 Strategy = Callable[..., object]
@@ -30,13 +28,6 @@ Fold = Callable[[list[np.ndarray]], np.ndarray]
 DEFAULT_THRESHOLD = 256000  # elements above which the default rules pick ring
 
 
-def buffer_ops(n: int) -> int:
-    """The ops of a lowering that do not depend on what it moves: the
-    views of its buffers (a placement cast and a reshape each, 2N buffers
-    at most), the join and the claim; every estimated_ops adds them."""
-    return 4 * n + 4
-
-
 class Collective(CollectiveOp):
     """A collective (one file in coll/collectives/ each)."""
     # (upstream shard op, {coll attribute: shard attribute}) for coll-from-shard
@@ -45,7 +36,7 @@ class Collective(CollectiveOp):
     STABLEHLO: ClassVar[tuple[str, dict[str, str]] | None] = None
     GEN: ClassVar[tuple[str, ...]] = ()  # coll-gen options beyond the common ones
     # the Emitter class its strategies are written in (collectives/emit.py)
-    EMITTER: ClassVar["type[Emitter] | None"] = None
+    EMITTER: ClassVar[type[Emitter] | None] = None
     # Filled by @defines, per class: its strategy names in the order they
     # were declared (the first is the default of the cost model's ties),
     # and name -> (function, needs).
@@ -110,7 +101,7 @@ class Collective(CollectiveOp):
         pieces instead (collectives/emit.py blocked_estimate)."""
         return 4 * n * n + buffer_ops(n), f"({n} devices)", "fewer devices"
 
-    def emit(self, e: "Emitter", strategy: str) -> None:
+    def emit(self, e: Emitter, strategy: str) -> None:
         """Emits strategy `strategy` with emitter `e` (self.EMITTER(op))."""
         self.lowering(strategy)(e)
 
