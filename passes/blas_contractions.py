@@ -81,7 +81,7 @@ NAMED_MAPS = {
 def library() -> Path | None:
     """libscipy_openblas.so of the scipy-openblas32 wheel, or None when it is
     not installed."""
-    try:
+    try:  # here, not at the top: an optional wheel
         import scipy_openblas32
     except ImportError:
         return None
