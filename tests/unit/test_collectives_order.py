@@ -1,40 +1,42 @@
-"""Every new strategy's program is proved ordered by coll-check-order, and
-each of its token dependencies matters: dropping one is either reported by
-the check or implied by other edges (test_order_mutation.py's method)."""
+"""Every collective's every strategy (coll.collectives COLLECTIVES, each
+class's STRATEGIES; all_reduce's other forms are test_order_mutation.py's)
+is proved ordered by coll-check-order, and each of its token dependencies
+matters: dropping one is either reported by the check or implied by other
+edges (test_order_mutation.py's method). The forms are the registry's
+(registry_forms.py): each collective's sample and small sample, its root
+outside the group, in place at N = 5; so a new collective or strategy is in
+it without an edit."""
 import pytest
 from mlir import ir
 
+from coll.collectives import AllReduce
+from coll.ir import peers
 from coll.ir.generate import collective_module
 from coll.passes.check_order import check_module
 from coll.passes.lower_collectives import lower_collectives
+from registry_forms import forms, strategies
 from test_order_mutation import body_ops, drop_operand, reaches, token_edges
 
-CASES = [("reduce_scatter", s, [3, 12], {"axis": 1}) for s in ("ring", "direct")] + \
-    [("all_gather", s, [5], {"axis": 0}) for s in ("ring", "direct")] + \
-    [("reduce", s, [70], {"root": r}) for s in ("direct", "ring", "tree") for r in (1, 9)] + \
-    [("broadcast", s, [70], {"root": r}) for s in ("direct", "ring", "tree") for r in (1, 9)] + \
-    [("all_to_all", "direct", [12, 2], {"split_axis": 0, "concat_axis": 1})] + \
-    [("all_reduce", s, [70], a) for s in ("rhd", "tree") for a in ({}, {"to_device": 1}, {"to_device": 9})]
-IN_PLACE = [("all_reduce", s, [70], {}) for s in ("naive", "ring", "all2all", "rhd", "tree")] + \
-    [("reduce", s, [70], {"root": 1}) for s in ("direct", "ring", "tree")] + \
-    [("broadcast", s, [70], {"root": 2}) for s in ("direct", "ring", "tree")]
+CASES = [(cls, s, shape, attrs, False, n) for cls, s in strategies() if cls is not AllReduce for n in (3, 4)
+         for _, shape, attrs, in_place in forms(cls, n) if not in_place] + \
+    [(cls, s, shape, attrs, True, 5) for cls, s in strategies() if cls.IN_PLACE
+     for _, shape, attrs, in_place in forms(cls, 5) if in_place]
 
 
-def lowered(op, n, strategy, shape, attrs, in_place=False):
-    attrs = {k: (n if v == 9 else v) for k, v in attrs.items()}
-    m = ir.Module.parse(collective_module(op, n, shape, "i32", strategy=strategy,
+def lowered(cls, n, strategy, shape, attrs, in_place=False):
+    m = ir.Module.parse(collective_module(cls.short_name(), n, shape, "i32", strategy=strategy,
                                           in_place=in_place, **attrs))
+    if cls.needs(strategy):
+        peers.enable(m.operation)
     lower_collectives(m.operation)
     return str(m)
 
 
-@pytest.mark.parametrize("op,strategy,shape,attrs,in_place,n",
-                         [c + (False, n) for c in CASES for n in (3, 4)]
-                         + [c + (True, 5) for c in IN_PLACE])
-def test_every_dropped_dependency_is_caught_or_harmless(ctx, op, strategy, shape, attrs, in_place, n):
-    if op in ("reduce_scatter", "all_to_all") and shape[attrs.get("axis", attrs.get("split_axis"))] % n:
-        shape = [s * n if i == attrs.get("axis", attrs.get("split_axis")) else s for i, s in enumerate(shape)]
-    text = lowered(op, n, strategy, shape, attrs, in_place)
+@pytest.mark.parametrize("cls,strategy,shape,attrs,in_place,n", CASES,
+                         ids=[f"{c[0].short_name()}-{c[1]}-N{c[5]}-{'x'.join(map(str, c[2]))}-{c[3]}"
+                              f"{'-in_place' if c[4] else ''}" for c in CASES])
+def test_every_dropped_dependency_is_caught_or_harmless(ctx, cls, strategy, shape, attrs, in_place, n):
+    text = lowered(cls, n, strategy, shape, attrs, in_place)
     assert check_module(ir.Module.parse(text).operation) == []
     edges = token_edges(ir.Module.parse(text))
     assert edges

@@ -1,22 +1,29 @@
 """Mutation testing of coll-check-order: drop each token dependency of a
 correct lowered program, one at a time. Either the check reports an error,
 or the order still holds through other edges (proved by an independent,
-plain graph search), and then the check must pass."""
+plain graph search), and then the check must pass. All_reduce here, every
+strategy the registry lists (AllReduce.STRATEGIES), with its outputs on
+every device, on one member, on the host and behind a padded join; every
+other collective in test_collectives_order.py."""
 import itertools
 
 import pytest
 from mlir import ir
 
+from coll.collectives import AllReduce
+from coll.ir import peers
 from coll.ir.generate import all_reduce_module
 from coll.ir.types import is_token
 from coll.passes.check_order import check_module
 from coll.passes.lower_collectives import lower_collectives
 
-STRATEGIES = ("naive", "ring", "all2all")
+STRATEGIES = AllReduce.STRATEGIES
 
 
 def lowered_text(n, strategy, to_device, numel=10):
     m = ir.Module.parse(all_reduce_module(n, [numel], "i32", "sum", to_device=to_device, strategy=strategy))
+    if AllReduce.needs(strategy):
+        peers.enable(m.operation)
     lower_collectives(m.operation)
     return str(m)
 
