@@ -1,7 +1,9 @@
 """Identical replicas and a check that cannot be fooled (issue 10, items 1-2).
 
 Every device that receives a multi-device result gets the same bits, for
-every strategy, kind and float type, under every coll-shuffle seed; and
+every strategy of every replicating reduction in the registry (the
+collectives that are REPLICATED and HAS_KIND, each strategy the CPU runs),
+every kind and float type, under every coll-shuffle seed; and
 execution/check.py fails a missing or doubled contribution of any one device,
 compares ±inf/NaN as values, and judges overflow in the element type.
 """
@@ -9,8 +11,9 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from coll.collectives import COLLECTIVES
 from coll.ir import make_context
-from coll.ir.generate import all_reduce_module
+from coll.ir.generate import collective_module
 from coll.execution import check
 from coll.lowering import cpu
 from coll.execution.check import Problem
@@ -18,7 +21,11 @@ from coll.execution.signature import NUMPY_DTYPES, from_bf16, to_bf16
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 KINDS = ("sum", "prod", "max", "min")
-STRATEGIES = ("naive", "ring", "all2all")
+# (collective, strategy): every CPU strategy of every collective whose
+# outputs are replicas of one reduced result.
+STRATEGIES = [(cls, s) for cls in COLLECTIVES if cls.REPLICATED and cls.HAS_KIND
+              for s in cls.runnable(cpu.BACKEND.capabilities)]
+IDS = [f"{cls.short_name()}-{s}" for cls, s in STRATEGIES]
 
 
 def _bits(a):
@@ -30,9 +37,15 @@ def _arrays(values, el):
     return to_bf16(v) if el == "bf16" else v.astype(NUMPY_DTYPES[el])
 
 
-def _run(n, numel, el, kind, strategy, inputs=None, seed=1, shuffle_seed=None):
+def _module(cls, n, numel, el, kind, strategy=None):
+    """`cls` over n devices on `numel` elements (its sample's attributes)."""
+    return collective_module(cls.short_name(), n, [numel], el, kind=kind, strategy=strategy, **cls.sample(n)[1])
+
+
+def _run(family, n, numel, el, kind, inputs=None, seed=1, shuffle_seed=None):
+    cls, strategy = family
     with make_context():
-        text = all_reduce_module(n, [numel], el, kind, strategy=strategy)
+        text = _module(cls, n, numel, el, kind, strategy)
         problem = check.describe(ir.Module.parse(text))
     xs = inputs if inputs is not None else check.make_inputs(problem, seed)
     ys = check.make_outputs(problem)
@@ -49,40 +62,44 @@ def _uniform(problem, seed):
             for _ in range(problem.n_inputs)]
 
 
-@pytest.mark.parametrize("n", (3, 4, 5))
+@pytest.mark.parametrize("family", STRATEGIES, ids=IDS)
 @pytest.mark.parametrize("el", FLOATS)
-def test_every_replica_has_the_same_bits(n, el):
+def test_every_replica_has_the_same_bits(family, el):
     """N=4, 1000 elements, naive used to give devices 2 and 3 ~250 and ~430
-    elements that differ from device 0 in f32."""
-    for kind in KINDS:
-        for strategy in STRATEGIES:
+    elements that differ from device 0 in f32. Every strategy, type and N,
+    two kinds at each (type, N): every (type, kind) and (N, kind) pair."""
+    cls, strategy = family
+    for n in (3, 4, 5):
+        j = FLOATS.index(el) + n
+        for kind in (KINDS[j % 4], KINDS[(j + 2) % 4]):
             with make_context():
-                problem = check.describe(ir.Module.parse(all_reduce_module(n, [1000], el, kind)))
+                problem = check.describe(ir.Module.parse(_module(cls, n, 1000, el, kind)))
             xs = _uniform(problem, 11 * n)
-            _, _, ys = _run(n, 1000, el, kind, strategy, xs)
-            for j, y in enumerate(ys[1:], 1):
+            _, _, ys = _run(family, n, 1000, el, kind, xs)
+            for j2, y in enumerate(ys[1:], 1):
                 diff = np.count_nonzero(_bits(y) != _bits(ys[0]))
-                assert diff == 0, f"{strategy} {kind} {el} N={n}: device {j} differs in {diff} bytes"
+                assert diff == 0, f"{strategy} {kind} {el} N={n}: device {j2} differs in {diff} bytes"
             assert check.identical(ys)
             assert check.check(problem, xs, ys)[0], (strategy, kind, el, n)
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("family", STRATEGIES, ids=IDS)
 @pytest.mark.parametrize("kind", ("sum", "max"))
-def test_same_bits_under_every_shuffle_seed(strategy, kind):
+def test_same_bits_under_every_shuffle_seed(family, kind):
+    cls = family[0]
     with make_context():
-        problem = check.describe(ir.Module.parse(all_reduce_module(4, [1000], "f32", kind)))
+        problem = check.describe(ir.Module.parse(_module(cls, 4, 1000, "f32", kind)))
     xs = _uniform(problem, 3)
-    _, _, base = _run(4, 1000, "f32", kind, strategy, xs)
+    _, _, base = _run(family, 4, 1000, "f32", kind, xs)
     for seed in (1, 2, 3, 4):
-        _, _, ys = _run(4, 1000, "f32", kind, strategy, xs, shuffle_seed=seed)
+        _, _, ys = _run(family, 4, 1000, "f32", kind, xs, shuffle_seed=seed)
         for y, b in zip(ys, base):
             assert np.array_equal(_bits(y), _bits(b)), f"seed {seed}"
 
 
 @pytest.mark.parametrize("el", FLOATS)
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_max_min_are_ieee_on_every_device(strategy, el):
+@pytest.mark.parametrize("family", STRATEGIES, ids=IDS)
+def test_max_min_are_ieee_on_every_device(family, el):
     """maximumf/minimumf: NaN propagates, -0 < +0, on every device."""
     nan = float("nan")
     cols = [(-0.0, 0.0, -0.0), (0.0, -0.0, -0.0), (-0.0, -0.0, -0.0), (1.0, nan, 2.0),
@@ -90,7 +107,7 @@ def test_max_min_are_ieee_on_every_device(strategy, el):
     xs = [_arrays([c[i] for c in cols], el) for i in range(3)]
     for kind, want in (("max", [0.0, 0.0, -0.0, nan, nan, 3.0, np.inf, 6.0]),
                        ("min", [-0.0, -0.0, -0.0, nan, nan, -np.inf, -np.inf, 4.0])):
-        problem, _, ys = _run(3, len(cols), el, kind, strategy, xs)
+        problem, _, ys = _run(family, 3, len(cols), el, kind, xs)
         for y in ys:
             got = check.as_float(y, el)
             w = np.array(want)
