@@ -5,26 +5,39 @@ their inputs partly or through views, SPMD collectives over groups of a
 grid (and partitioned shard programs), collectives in loops, local work
 around collectives. Each generator returns module text, valid or nearly so
 (an offset past the end, a group that is not a partition): every tool must
-end it in success or a located diagnostic."""
+end it in success or a located diagnostic.
+
+The collectives, their attributes, buffer counts and output sizes come from
+the registry (coll.collectives COLLECTIVES and each class's facts), so a
+new collective is fuzzed without an edit here; the shard ops of
+`partitioned_shard` are the shard dialect's."""
 import re
 
-OPS = ("all_reduce", "reduce_scatter", "all_gather", "reduce", "broadcast", "all_to_all")
+from ..collectives import COLLECTIVES
+
+CLASSES = {cls.short_name(): cls for cls in COLLECTIVES}
+OPS = tuple(CLASSES)
 TYPES = ("f32", "i32", "f16", "i64")
 
 
-def _attrs(op, rng, size=None):
-    """The attributes of `op` (kind, root, axes), as text."""
+def _attrs(op, rng, n=2):
+    """The attributes of `op` over n devices, as text, from its class: its
+    kind (HAS_KIND), root (ROOTED), axes (AXES, all 0) and arrays (ARRAYS,
+    its default_arrays)."""
+    cls = CLASSES[op]
     kind = rng.choice(("sum", "max", "min", "prod")) if rng.random() < 0.9 else rng.choice(("and", "xor", "mean"))
     root = rng.choice((0, 1, 1, 2, 5))
-    parts = {"all_reduce": [f'kind = "{kind}"'], "reduce": [f'kind = "{kind}"', f"root = {root} : i64"],
-             "broadcast": [f"root = {root} : i64"], "all_gather": ["gather_axis = 0 : i64"],
-             "reduce_scatter": [f'kind = "{kind}"', "scatter_axis = 0 : i64"],
-             "all_to_all": ["split_axis = 0 : i64", "concat_axis = 0 : i64"]}[op]
+    parts = ([f'kind = "{kind}"'] if cls.HAS_KIND else []) + ([f"root = {root} : i64"] if cls.ROOTED else [])
+    parts += [f"{axis} = 0 : i64" for axis in cls.AXES]
+    parts += [f"{name} = array<i64: {', '.join(map(str, v))}>" for name, v in cls.default_arrays(n).items()]
     return ", ".join(parts)
 
 
 def _out_len(op, n, size):
-    return size * n if op == "all_gather" else size // n if op == "reduce_scatter" else size
+    """The output length of `op` over n devices on `size` elements (its
+    axes all 0)."""
+    cls = CLASSES[op]
+    return cls.result_shape([size], n, [0] * len(cls.AXES))[0]
 
 
 def subgroups(rng):
@@ -49,13 +62,13 @@ def subgroups(rng):
     t = rng.choice(TYPES)
     n = rng.choice((size, 2 * size, 4 * size, 3))
     out = _out_len(op, size, n)
-    in_place = op in ("all_reduce", "reduce", "broadcast") and rng.random() < 0.3
+    in_place = CLASSES[op].IN_PLACE and rng.random() < 0.3
     flat = ", ".join(str(r) for g in groups for r in g)
     sig = f"%x: memref<{n}x{t}>" + ("" if in_place else f", %y: memref<{out}x{t}>")
     y = "%x" if in_place else "%y"
     return (f"func.func @f({sig}) attributes {{coll.ranks = {ranks} : i64}} {{\n"
             f'  %t = "coll.{op}"(%x, {y}) {{devices = array<i64: {", ".join(map(str, range(size)))}>, '
-            f"groups = array<i64: {flat}>, {_attrs(op, rng)}, operandSegmentSizes = array<i32: 1, 1, 0>}} : "
+            f"groups = array<i64: {flat}>, {_attrs(op, rng, size)}, operandSegmentSizes = array<i32: 1, 1, 0>}} : "
             f"(memref<{n}x{t}>, memref<{n if in_place else out}x{t}>) -> !coll.token\n"
             '  "coll.wait"(%t) : (!coll.token) -> ()\n  return\n}\n')
 
@@ -85,7 +98,7 @@ def partial_alias(rng):
     """A collective whose outputs are views of the buffers its inputs view:
     the same elements (in place through a view), disjoint parts, or a
     partial overlap, through subview, reinterpret_cast, cast or view."""
-    op = rng.choice(("all_reduce", "reduce", "broadcast", "all_gather"))
+    op = rng.choice(OPS)
     n, size, t = 2, rng.choice((4, 8)), "f32"
     shift_in, shift_out = 0, rng.choice((0, 1, size // 2, size, size + 1, 2 * size))
     how = rng.choice(("subview", "reinterpret", "view"))
@@ -106,11 +119,10 @@ def partial_alias(rng):
             return f"{name}s", ty
         return name, ty
     xs = [view(f"%x{i}", f"%a{i}", shift_in, size) for i in range(n)]
-    out = size * n if op == "all_gather" else size
-    k_out = 1 if op == "reduce" else n
+    out = _out_len(op, n, size)
+    k_in, k_out = CLASSES[op].buffers(n)
     ys = [view(f"%y{i}", f"%a{i}", shift_out, out) for i in range(k_out)]
-    if op == "broadcast":
-        xs = xs[:1]
+    xs = xs[:k_in]
     ins = [v for v, _ in xs]
     outs = [v for v, _ in ys]
     attrs = _attrs(op, rng).replace("root = 5", "root = 1").replace("root = 2", "root = 0")
@@ -123,7 +135,7 @@ def partial_alias(rng):
 
 def in_loop(rng):
     """Collectives in an scf.for: in an SPMD function or the global view."""
-    op = rng.choice(("all_reduce", "reduce", "broadcast"))
+    op = rng.choice([op for op in OPS if CLASSES[op].IN_PLACE])
     t = rng.choice(TYPES)
     attrs = _attrs(op, rng).replace("root = 5", "root = 1").replace("root = 2", "root = 0")
     trips = rng.choice((0, 1, 3))
@@ -134,9 +146,9 @@ def in_loop(rng):
         return (f"func.func @f(%x: memref<8x{t}>) attributes {{coll.ranks = 2 : i64}} {{\n" + head +
                 f'    %t = "coll.{op}"(%x, %x) {{devices = array<i64: 0, 1>, {attrs}, '
                 f"operandSegmentSizes = array<i32: 1, 1, 0>}} : (memref<8x{t}>, memref<8x{t}>) -> !coll.token\n" + tail)
-    k_in, k_out = (1, 2) if op == "broadcast" else (2, 1) if op == "reduce" else (2, 2)
+    k_in, k_out = CLASSES[op].buffers(2)
     ins = ["%x0", "%x1"][:k_in]
-    outs = ["%x1", "%x0"][:k_out] if op != "all_reduce" else ["%x0", "%x1"]
+    outs = ["%x0", "%x1"] if k_in == k_out else ["%x1", "%x0"][:k_out]  # in place, or across devices
     return (f"func.func @f(%x0: memref<8x{t}>, %x1: memref<8x{t}>) attributes {{llvm.emit_c_interface}} {{\n" + head +
             f'    %t = "coll.{op}"({", ".join(ins + outs)}) {{devices = array<i64: 0, 1>, {attrs}, '
             f"operandSegmentSizes = array<i32: {k_in}, {k_out}, 0>}} : ({', '.join([f'memref<8x{t}>'] * (k_in + k_out))})"
