@@ -10,6 +10,7 @@ ir/views.py), which tests/lit/verify/aliasing.mlir checks through every
 view op."""
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,8 +23,7 @@ from coll.ir.verifier import VerifyError
 from coll.ir.walk import find_ops
 from coll.lowering import cpu
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.path.join(ROOT, ".venv", "bin")
+BIN = os.path.dirname(sys.executable)  # the tools beside the interpreter: any venv, any clone
 N, SIZE = 3, 7
 
 

@@ -17,7 +17,7 @@ from coll.lowering import cpu
 def test_one_table_of_strategies():
     """The registry is the op layer's list, and every strategy it names has
     its lowering (a function of the collective's file)."""
-    assert list(COLLECTIVES) == list(COLLECTIVE_OPS) and len(COLLECTIVES) == 7
+    assert list(COLLECTIVES) == list(COLLECTIVE_OPS) and COLLECTIVES
     for cls in COLLECTIVE_OPS:
         assert cls.STRATEGIES and all(callable(cls.lowering(s)) for s in cls.STRATEGIES)
         assert cls.lowering(cls.STRATEGIES[0]).__module__ == f"coll.collectives.{cls.short_name()}"

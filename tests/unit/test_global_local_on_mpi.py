@@ -6,6 +6,7 @@ compiled local work, the same combines in the same order); what cannot be
 placed is a located error, exit 1 and no output file."""
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,9 +14,8 @@ import pytest
 from coll.lowering import mpi
 
 pytestmark = pytest.mark.skipif(not mpi.available()[0], reason=f"no MPI here: {mpi.available()[1]}")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs", "global_local")
-BIN = os.path.join(ROOT, ".venv", "bin")
+BIN = os.path.dirname(sys.executable)  # the tools beside the interpreter: any venv, any clone
 
 
 def coll_run(src, backend, out):
