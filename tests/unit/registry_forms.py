@@ -1,8 +1,10 @@
 """The forms the registry-driven tests run a collective in, derived from its
 class alone (coll.collectives COLLECTIVES: `sample`, `default_arrays`,
-ROOTED, IN_PLACE and a `to_device` in ATTRS), so that a new collective or
-strategy is in the mutation and order tests without a test edit."""
+IN_PLACE and its PLACEMENT: a root, an output that may sit on `to_device`),
+so that a new collective or strategy is in the mutation and order tests
+without a test edit."""
 from coll.collectives import COLLECTIVES
+from coll.ir.ops import EACH_OR_TO_DEVICE
 
 
 def forms(cls, n, size="uneven"):
@@ -19,7 +21,7 @@ def forms(cls, n, size="uneven"):
         out.append(("small", small[0], {**cls.default_arrays(n), **small[1]}, False))
     if cls.ROOTED:
         out.append((f"root{n}", shape, {**attrs, "root": n}, False))
-    if "to_device" in cls.ATTRS:
+    if EACH_OR_TO_DEVICE in (cls.PLACEMENT.inputs, cls.PLACEMENT.outputs):
         out += [(f"to{r}", shape, {**attrs, "to_device": r}, False) for r in (1, n)]
     if cls.IN_PLACE:
         out.append(("in_place", shape, attrs, True))
