@@ -42,7 +42,7 @@ def check_repeat(repeat, least=1):
 
 
 # Every column coll-run and coll-perf print: name -> what it is (their
-# --help and the README say the same).
+# --help and docs/running.md say the same).
 COLUMNS = {
     "strategy": "the strategy the program was lowered with (auto: the one it chose)",
     "devices": "N, the devices (or ranks) the collective spans",

@@ -18,7 +18,7 @@ gpu-lower-to-nvvm-pipeline). Stages:
           to link it from; default the mlir wheel)
   mpi-exe a program for your own `mpirun -n N OUT [--in PREFIX] [--out PREFIX]
           [--repeat K]` (-o required; the mpi route, its contract in
-          lowering/mpi/exe.py and README "MPI"): rank r reads the inputs the
+          lowering/mpi/exe.py and docs/running.md, "MPI"): rank r reads the inputs the
           note lists (in place ones too) from PREFIX<r>.bin, raw, exactly;
           every rank checks its file before any runs; --repeat restores the
           inputs before each timed run; outputs are written to PREFIX<r>.bin

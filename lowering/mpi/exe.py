@@ -3,7 +3,7 @@
     mpirun -n N PROG [--in PREFIX] [--out PREFIX] [--repeat K]
     PROG --help | --layout            (no mpirun needed)
 
-The contract (README "MPI"):
+The contract (docs/running.md, "MPI"):
   - rank r reads exactly the slots `FileLayout.reads(r)` from PREFIX<r>.bin:
     raw, native byte order, row-major, concatenated in slot order, and the
     file holds exactly their bytes (a rank with nothing to read opens no

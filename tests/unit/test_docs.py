@@ -1,4 +1,5 @@
-"""The project's documents (docs/*.md) stay true and self-contained.
+"""The project's documents (README.md and docs/*.md) stay true and
+self-contained.
 
 - Every ```python block of a document runs: the blocks of one file run in
   order in one namespace (a later block may use what an earlier one made),
@@ -23,6 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
+DOCUMENTS = [ROOT / "README.md"] + DOCS  # the README's snippets are checked like the docs'
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
@@ -39,10 +41,20 @@ def _console_blocks(path):
 
 def test_there_are_documents():
     names = {p.name for p in DOCS}
-    assert {"architecture.md", "algorithm.md", "toolchain.md", "embedding.md"} <= names
+    assert {"architecture.md", "algorithm.md", "toolchain.md", "embedding.md", "ir.md", "running.md",
+            "benchmarks.md", "reliability.md", "status.md"} <= names
 
 
-@pytest.mark.parametrize("path", [p for p in DOCS if _blocks(p, "python")], ids=lambda p: p.name)
+def test_the_readme_is_short_and_starts_with_the_two_commands():
+    """A newcomer reads the README in five minutes; the reference is in docs/."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 300
+    first = _blocks(ROOT / "README.md", "sh")[0][1]
+    assert first.startswith("make demo ") and "\nmake test " in first
+    assert _console_blocks(ROOT / "README.md"), "the README's tour is tool output, checked here"
+
+
+@pytest.mark.parametrize("path", [p for p in DOCUMENTS if _blocks(p, "python")], ids=lambda p: p.name)
 def test_python_blocks_run(path, monkeypatch):
     monkeypatch.chdir(ROOT)
     namespace = {"__name__": f"docs_{path.stem}"}
@@ -82,7 +94,7 @@ def _trim(lines):
     return lines
 
 
-CONSOLE = [(p, line, text) for p in DOCS for line, text in _console_blocks(p)]
+CONSOLE = [(p, line, text) for p in DOCUMENTS for line, text in _console_blocks(p)]
 
 
 @pytest.mark.parametrize("path,line,text", CONSOLE, ids=[f"{p.name}:{l}" for p, l, _ in CONSOLE])
@@ -146,7 +158,7 @@ def _links(path):
     return LINK.findall(text)
 
 
-@pytest.mark.parametrize("path", [ROOT / "README.md"] + DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
 def test_relative_links_point_to_files(path):
     missing = []
     for target in _links(path):

@@ -1,7 +1,7 @@
 """The measurement columns (execution/measure.py) as coll-run prints them:
 size, algbw and busbw against values computed here by hand for every
 collective, the time spread, a program that writes its inputs, and the
-columns defined in --help and the README."""
+columns defined in --help and in docs/running.md."""
 import re
 from pathlib import Path
 
@@ -101,11 +101,11 @@ def test_a_program_that_writes_its_inputs_fails_and_the_next_gets_them_back():
         runs.measure(_Sum(clobber=True), 1)
 
 
-def test_help_and_readme_define_every_column(capsys):
+def test_help_and_the_docs_define_every_column(capsys):
     with pytest.raises(SystemExit):
         coll_run.run(["--help"])
     text = capsys.readouterr().out
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "running.md").read_text()
     for name, what in measure.COLUMNS.items():
         assert re.search(rf"^  {re.escape(name)}\s", text, re.M), name
         assert f"| `{name}` | {what} |" in readme, name  # the same words as execution/measure.py
