@@ -12,7 +12,7 @@ self-contained.
   lines (timings). Other console blocks (`$ mpirun ...`) are not run.
 - No tracked file refers to a document outside the repository (the design
   notes that used to live beside it), and every relative link in README.md
-  and docs/*.md names a file that exists.
+  and docs/*.md names a file that exists (and a heading of it, after `#`).
 """
 import os
 import re
@@ -158,16 +158,35 @@ def _links(path):
     return LINK.findall(text)
 
 
+def _anchors(path):
+    """The anchors GitHub makes of a markdown file's headings: lower case,
+    punctuation dropped, spaces to hyphens, -1, -2 ... on repeats."""
+    seen, out = {}, set()
+    for heading in re.findall(r"^#+[ \t]+(.+?)[ \t]*$", FENCE.sub("", path.read_text()), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        out.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return out
+
+
+def test_anchors_are_githubs():
+    assert _anchors(ROOT / "docs" / "benchmarks.md") >= {"mpi-the-allreduce-against-mpi_allreduce",
+                                                         "the-report-the-cost-model-compile-time"}
+
+
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
 def test_relative_links_point_to_files(path):
     missing = []
     for target in _links(path):
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-            continue  # a URL, or an anchor in this file
-        file = target.split("#", 1)[0]
-        if not (path.parent / file).exists():
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            continue  # a URL
+        file, _, anchor = target.partition("#")
+        linked = path.parent / file if file else path
+        if not linked.exists():
             missing.append(target)
-    assert not missing, f"{path.name} links to files that do not exist: {missing}"
+        elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+            missing.append(target)
+    assert not missing, f"{path.name} links to files or headings that do not exist: {missing}"
 
 
 def test_readme_lists_the_documents():
