@@ -436,7 +436,8 @@ def family_section(profile_path, quick=False):
             "Peak memory: a child process runs the op once; scratch = its VmHWM, reset after the "
             "buffers are made, minus its RSS then; bound: one buffer per device.\n",
             f"**At {mib} MiB, best strategy of each op no slower than numpy: {'met' if met else 'MISSED'}.** "
-            "(The issue's target is at 64 MiB: docs/benchmarks.md's table, from `bench/report/collectives-run.json`.)\n",
+            "(The issue's target is at 64 MiB: docs/benchmarks.md's table, from "
+            "`bench/report/collectives-run.json`.)\n",
             table(["op", "N", "strategy", "ms", "numpy ms", "prog/numpy", "medians", "", "check", "buffers MiB",
                    "scratch MiB", "bound MiB", "memory"], trs)]
     log("allreduce 4 KB, N = 8 ...")
