@@ -4,15 +4,18 @@ shape, dtype, no objects or pickles, the member's real size) before any
 data is expanded, so a lying header or a zip bomb costs nothing."""
 import zipfile
 import zlib
+from collections.abc import Mapping
+from typing import IO
 
 import numpy as np
+import numpy.typing as npt
 
 
 class NpzError(ValueError):
     pass
 
 
-def _header(f, member):
+def _header(f: IO[bytes], member: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     try:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
@@ -28,7 +31,8 @@ def _header(f, member):
     return shape, fortran, dtype
 
 
-def load(path, expected, hint=""):
+def load(path: str, expected: Mapping[str, tuple[tuple[int, ...], npt.DTypeLike]],
+         hint: str = "") -> dict[str, np.ndarray]:
     """{name: array} for the members `expected` = {name: (shape, dtype)}.
     Raises NpzError (or OSError for the file itself) naming the member."""
     try:
@@ -44,12 +48,13 @@ def load(path, expected, hint=""):
         members = {i.filename[:-4] if i.filename.endswith(".npy") else i.filename: i for i in zf.infolist()}
         missing = [n for n in names if n not in members]
         if missing:
-            raise NpzError(f"missing array '{missing[0]}' (expected {', '.join(names) if len(names) < 5 else names[0] + '..' + names[-1]})")
+            listed = ', '.join(names) if len(names) < 5 else names[0] + '..' + names[-1]
+            raise NpzError(f"missing array '{missing[0]}' (expected {listed})")
         extra = sorted(set(members) - set(names))
         if extra:
             raise NpzError(f"unexpected arrays {', '.join(extra)} "
                            f"({f'expected {names[0]}..{names[-1]}' if names else 'the program takes no inputs'})")
-        out = {}
+        out: dict[str, np.ndarray] = {}
         for name in names:
             want_shape, want_dtype = expected[name]
             info = members[name]
@@ -57,9 +62,11 @@ def load(path, expected, hint=""):
                 with zf.open(info) as f:
                     shape, fortran, dtype = _header(f, name)
                     if dtype.hasobject:
-                        raise NpzError(f"'{name}' holds Python objects (a pickle); expected {want_dtype}{list(want_shape)}")
+                        raise NpzError(f"'{name}' holds Python objects (a pickle); "
+                                       f"expected {want_dtype}{list(want_shape)}")
                     if tuple(shape) != tuple(want_shape) or dtype != want_dtype:
-                        raise NpzError(f"'{name}' is {dtype}{list(shape)}, expected {want_dtype}{list(want_shape)}{hint}")
+                        raise NpzError(f"'{name}' is {dtype}{list(shape)}, "
+                                       f"expected {want_dtype}{list(want_shape)}{hint}")
                     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
                     if info.file_size != f.tell() + nbytes:
                         raise NpzError(f"'{name}' has {info.file_size - f.tell()} bytes of data but its header "
