@@ -11,19 +11,40 @@ the element type, and a tolerance per element from the reduction depth and
 missing or doubled contribution fails). Every replica of a multi-device
 result must hold the same bits.
 """
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import numpy.typing as npt
 from mlir import ir
 
 from ..collectives import BY_NAME
-from ..ir.kinds import ELEMENTS, KINDS
-from ..ir.ops import COLLECTIVE_NAMES, EACH_OR_TO_DEVICE, OPS, Combine, Implements, attr_ints, view
-from ..ir.views import VIEW_OPS
-from ..ir.walk import find_ops
+from ..collectives.base import Collective
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from .signature import (NUMPY_DTYPES, aligned_zeros, classify_arguments, find_entry, in_place_arguments, where, from_bf16,
-                        read_signature, to_bf16, to_buffers)
+from ..ir.kinds import ELEMENTS, KINDS
+from ..ir.ops import COLLECTIVE_NAMES, EACH_OR_TO_DEVICE, OPS, Combine, Copy, Implements, attr_ints, view
+from ..ir.views import VIEW_OPS, root_of
+from ..ir.walk import find_ops
+from .signature import (
+    NUMPY_DTYPES,
+    ArgSpec,
+    aligned_zeros,
+    classify_arguments,
+    find_entry,
+    from_bf16,
+    in_place_arguments,
+    read_signature,
+    to_bf16,
+    to_buffers,
+    where,
+)
+
+# The numpy arrays of a run, one per input or output buffer.
+Arrays = Sequence[np.ndarray]
+# An expectation's flat judgement: (want, exact_ieee, special elements or None).
+Judged = tuple[np.ndarray, bool, tuple | None]
+# One expected output: (its values, the inputs it reduces, None for data movement).
+Entry = tuple[np.ndarray, Arrays | None]
 
 # Float facts from the one table of element types (ir/kinds.py).
 _FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
@@ -40,16 +61,16 @@ class Problem:
     entry: str
     n_inputs: int
     n_outputs: int
-    shape: tuple
+    shape: tuple[int, ...]
     element: str
-    kind: str          # None when the program has no reduction (one input)
-    strategy: str = None  # requested in the module, if any
+    kind: str | None   # None when the program has no reduction (one input)
+    strategy: str | None = None  # requested in the module, if any
     collective: bool = False  # a collective op (else the explicit level)
     op: str = "all_reduce"    # which collective (its name without coll.)
-    out_shape: tuple = None   # of each output argument (None: `shape`)
-    attrs: dict = field(default_factory=dict)  # root, to_device, the axes
-    alias: tuple = ()         # per op output: the input it is (in place), else None
-    depth: int = None         # explicit level: most combines on a path to an output (None: N-1)
+    out_shape: tuple[int, ...] | None = None  # of each output argument (None: `shape`)
+    attrs: dict[str, int | list[int]] = field(default_factory=dict)  # root, to_device, the axes
+    alias: tuple[int | None, ...] = ()  # per op output: the input it is (in place), else None
+    depth: int | None = None  # explicit level: most combines on a path to an output (None: N-1)
     # Whether a reference is known: a collective op, or a coll.implements
     # on the function's arguments. An explicit program without one runs
     # unchecked (coll-run says so): what it should compute is nowhere said.
@@ -57,10 +78,10 @@ class Problem:
     # SPMD collectives over several groups of ranks (one axis of a grid):
     # per group, the global positions of its ranks in group order; the
     # reference and the replica comparison are per group. (): one group.
-    groups: tuple = ()
+    groups: tuple[tuple[int, ...], ...] = ()
 
     @property
-    def summary(self):
+    def summary(self) -> str:
         """What is run, for a table's title: 'all_reduce sum', ..."""
         if not self.checked:
             return "explicit program (no coll.implements on its arguments, unchecked)"
@@ -70,19 +91,19 @@ class Problem:
         return what
 
     @property
-    def groups_text(self):
+    def groups_text(self) -> str:
         return " ".join("[" + ",".join(map(str, g)) + "]" for g in self.groups)
 
     @property
-    def output_shape(self):
+    def output_shape(self) -> tuple[int, ...]:
         return self.shape if self.out_shape is None else self.out_shape
 
     @property
-    def bytes_per_device(self):
+    def bytes_per_device(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * NUMPY_DTYPES[self.element].itemsize
 
 
-def _ops(func, name):
+def _ops(func: ir.OpView, name: str | Callable[[str], bool]) -> list[ir.Operation]:
     return find_ops(func, name)
 
 
@@ -92,7 +113,7 @@ class WholeProgram(ValueError):
     as a program (coll-run: unchecked, strategies compared)."""
 
 
-def describe(module, entry=None):
+def describe(module: ir.Module, entry: str | None = None) -> Problem:
     """The Problem of a parsed module at the collective or explicit level
     (in the tensor form: bufferized in place first, as a runtime runs it).
     Raises ValueError whose `location` is the entry function's (or the
@@ -102,16 +123,16 @@ def describe(module, entry=None):
         to_buffers(module, entry)
         func = find_entry(module, entry)
     except ValueError as e:
-        e.location = module.operation.location
+        e.location = module.operation.location  # type: ignore[attr-defined]  # read by coll-run (getattr)
         raise
     try:
         return _describe(func)
     except ValueError as e:
-        e.location = func.location
+        e.location = func.location  # type: ignore[attr-defined]  # read by coll-run (getattr)
         raise
 
 
-def _describe(func):
+def _describe(func: ir.OpView) -> Problem:
     name, specs = read_signature(func)
     found = _ops(func, lambda n: n in COLLECTIVE_NAMES)
     if len(found) > 1:
@@ -122,16 +143,16 @@ def _describe(func):
                  and op.operation.name not in ("func.return", "arith.constant") + VIEW_OPS]  # a view is no work
         if local:  # e.g. a frontend's linalg around its collective: no reference here
             raise WholeProgram(f"@{name} has local work around its collective ('{local[0].operation.name}' at "
-                             f"{where(local[0].operation)}); coll-run checks a function that is one collective on "
-                             "its arguments: run this one from Python (coll.lowering.cpu.compile(text).run) "
-                             "against your own reference")
+                               f"{where(local[0].operation)}); coll-run checks a function that is one collective "
+                               "on its arguments: run this one from Python (coll.lowering.cpu.compile(text).run) "
+                               "against your own reference")
         return _describe_collective(func, name, specs, view(found[0]))
     claims = _ops(func, Implements.NAME)
     if len(claims) == 1 and RANKS_ATTR not in func.attributes and _on_arguments(func, view(claims[0])):
         return _describe_claim(func, name, specs, view(claims[0]))
     if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
         raise WholeProgram(f"@{name} holds no collective, coll.copy or coll.combine: "
-                         "nothing to check against numpy")
+                           "nothing to check against numpy")
     kinds = {Combine.of(op).kind for op in _ops(func, "coll.combine")}
     kind = kinds.pop() if len(kinds) == 1 else None
     if RANKS_ATTR in func.attributes:
@@ -139,7 +160,9 @@ def _describe(func):
         # buffers, its inputs as the projection counted them.
         ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
         k_in = ir.IntegerAttr(func.attributes[RANK_INPUTS_ATTR]).value
-        n_in, why, specs, in_place = ranks * k_in, None, specs * ranks, []
+        n_in: int | None = ranks * k_in
+        why, specs = None, specs * ranks
+        in_place: list[int] = []
     else:
         n_in, why = classify_arguments(func)
         in_place = in_place_arguments(func) if n_in is not None else []
@@ -161,21 +184,19 @@ def _describe(func):
                    depth=combine_depth(func), alias=alias, checked=False)
 
 
-def combine_depth(func):
+def combine_depth(func: ir.OpView) -> int | None:
     """The most coll.combine ops on any data path from an input to an
     output: each rounds to the element type once. Followed per root buffer
     (whole buffers, so never less than the truth) in program order, which
     the order check (run before) makes the order data flows in. None when
     another op writes memory (its effect on rounding is not known)."""
-    from ..ir.ops import Copy
-    from ..ir.views import root_of
-    depth = {}
+    depth: dict[ir.Value, int] = {}
 
-    def of(v):
+    def of(v: ir.Value) -> int:
         return depth.get(root_of(v)[0], 0)
 
-    for op in func.regions[0].blocks[0].operations:
-        op = op.operation
+    for o in func.regions[0].blocks[0].operations:
+        op = o.operation
         if op.name == "coll.copy":
             c = Copy.of(op)
             r = root_of(c.target)[0]
@@ -189,7 +210,7 @@ def combine_depth(func):
     return max(depth.values(), default=0)
 
 
-def writer_of_op(op):
+def writer_of_op(op: ir.Operation) -> bool:
     """Might `op` (not a coll copy or combine) write memory?"""
     if op.name.startswith("coll.") or op.name in ("func.return", "arith.constant") \
             or op.name in VIEW_OPS:
@@ -197,7 +218,7 @@ def writer_of_op(op):
     return any(isinstance(v.type, ir.MemRefType) for v in op.operands) or bool(op.regions)
 
 
-def _describe_collective(func, name, specs, c):
+def _describe_collective(func: ir.OpView, name: str, specs: list[ArgSpec], c: Collective) -> Problem:
     what = c.op.name
     args = list(func.regions[0].blocks[0].arguments)
     ins = list(c.inputs)
@@ -209,11 +230,12 @@ def _describe_collective(func, name, specs, c):
     n_in = len(ins)
     if len({s for s in specs[:n_in]}) != 1 or len({s for s in specs[n_in:]}) > 1:
         raise ValueError(f"@{name}: inputs must have one shape and element type, outputs another")
-    attrs = {k: v for k in ("root", "to_device") + c.AXES if (v := _int_attr(c.op, k)) is not None}
+    attrs: dict[str, int | list[int]] = {
+        k: v for k in ("root", "to_device") + c.AXES if (v := _int_attr(c.op, k)) is not None}
     attrs.update({k: v for k, v in c.arrays.items() if v is not None})  # e.g. a permute's pairs
     out_shape = tuple(ir.MemRefType(c.outputs[0].type).shape)
     n_out = len(extra)
-    groups = ()
+    groups: tuple[tuple[int, ...], ...] = ()
     if RANKS_ATTR in func.attributes:  # SPMD form: one rank's buffers, every rank's in all
         ranks = ir.IntegerAttr(func.attributes[RANKS_ATTR]).value
         # In place, rank r's output is its input r.
@@ -228,7 +250,7 @@ def _describe_collective(func, name, specs, c):
                    out_shape, attrs, alias, groups=groups)
 
 
-def _on_arguments(func, claim):
+def _on_arguments(func: ir.OpView, claim: Implements) -> bool:
     """Whether the claim's buffers are the function's arguments, in order
     (inputs, then the outputs that are not inputs); else (views of them)
     the program is read as an allreduce of its arguments."""
@@ -237,7 +259,7 @@ def _on_arguments(func, claim):
     return ins + extra == list(func.regions[0].blocks[0].arguments)
 
 
-def _describe_claim(func, name, specs, claim):
+def _describe_claim(func: ir.OpView, name: str, specs: list[ArgSpec], claim: Implements) -> Problem:
     """An explicit program that claims its collective (coll.implements):
     the Problem of that collective, checked like one at the collective level."""
     what = claim.collective
@@ -259,14 +281,14 @@ def _describe_claim(func, name, specs, claim):
                    depth=combine_depth(func))
 
 
-def _int_attr(op, key):
+def _int_attr(op: ir.Operation, key: str) -> int | None:
     try:
         return ir.IntegerAttr(op.attributes[key]).value
     except (KeyError, ValueError):
         return None
 
 
-def op_outputs(problem, inputs, outputs):
+def op_outputs(problem: Problem, inputs: Arrays, outputs: Arrays) -> list[np.ndarray]:
     """The op's outputs, in its order, after a run that was given `inputs`
     and `outputs` (in place, an output is the input array it was)."""
     if not problem.alias:
@@ -275,7 +297,7 @@ def op_outputs(problem, inputs, outputs):
     return [inputs[a] if a is not None else next(rest) for a in problem.alias]
 
 
-def make_inputs(problem, seed=0):
+def make_inputs(problem: Problem, seed: int = 0) -> list[np.ndarray]:
     """Deterministic inputs on which a correct program is exact in any
     order, so that `check` needs no tolerance for them and a missing or
     doubled contribution of any device shows: float sum on a grid k·2^-g
@@ -285,7 +307,7 @@ def make_inputs(problem, seed=0):
     rng = np.random.default_rng(seed)
     shape, el = problem.shape, problem.element
     n = max(problem.n_inputs, 1)
-    out = []
+    out: list[np.ndarray] = []
     for _ in range(problem.n_inputs):
         if el in EPS:
             if problem.kind == "prod":
@@ -312,11 +334,11 @@ def make_inputs(problem, seed=0):
     return [np.asarray(x).reshape(shape) for x in out]  # rank 0: arrays, not scalars
 
 
-def _p(n):
+def _p(n: int) -> float:
     return min(0.25, 2.0 / n)
 
 
-def make_outputs(problem):
+def make_outputs(problem: Problem) -> list[np.ndarray]:
     return [aligned_zeros(problem.output_shape, NUMPY_DTYPES[problem.element])
             for _ in range(problem.n_outputs)]
 
@@ -324,11 +346,11 @@ def make_outputs(problem):
 _UFUNC = {name: getattr(np, k.numpy) for name, k in KINDS.items()}
 
 
-def as_float(a, element):
+def as_float(a: npt.ArrayLike, element: str) -> np.ndarray:
     return from_bf16(a).astype(np.float64) if element == "bf16" else np.asarray(a, np.float64)
 
 
-def _round(values, element):
+def _round(values: np.ndarray, element: str) -> np.ndarray:
     """float64 values rounded to the element type (inf where it overflows),
     back as float64."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -337,7 +359,7 @@ def _round(values, element):
         return values.astype(NUMPY_DTYPES[element]).astype(np.float64)
 
 
-def reference(problem, inputs):
+def reference(problem: Problem, inputs: Arrays) -> np.ndarray:
     """(+)_i inputs[i] in numpy: float64 for floats (max/min with IEEE
     semantics: NaN propagates, -0 < +0), the element type (with wrap-around)
     for integers."""
@@ -365,7 +387,7 @@ def reference(problem, inputs):
 _fold = reference  # what _expect reduces each output from
 
 
-def _odd_part(a):
+def _odd_part(a: np.ndarray) -> np.ndarray:
     """Per element: (2^-e·|a| made an odd integer, as float64) — the
     significand without trailing zero bits (1 for zero)."""
     m, _ = np.frexp(np.abs(a))
@@ -375,7 +397,7 @@ def _odd_part(a):
     return (mi // low).astype(np.float64)
 
 
-def _grid(a):
+def _grid(a: np.ndarray) -> np.ndarray:
     """The largest power of two dividing every finite nonzero a (inf for 0):
     from the bits, |a| less |a| with its lowest set bit cleared (the same
     binade, so the difference is exact); |a| itself where the significand
@@ -387,23 +409,23 @@ def _grid(a):
     return g
 
 
-def _values(problem, inputs):
+def _values(problem: Problem, inputs: Arrays) -> list[np.ndarray]:
     if problem.element in EPS:
         return [as_float(x, problem.element) for x in inputs]
     return [np.array(x) for x in inputs]
 
 
-def _n_out(problem):
+def _n_out(problem: Problem) -> int:
     return len(problem.alias) if problem.alias else problem.n_outputs
 
 
-def _ranks(problem):
+def _ranks(problem: Problem) -> int:
     """N: the devices the collective spans."""
     cls = BY_NAME.get("coll." + problem.op)
     return _n_out(problem) if cls is not None and cls.PER_DEVICE == "outputs" else problem.n_inputs
 
 
-def _expect(problem, inputs):
+def _expect(problem: Problem, inputs: Arrays) -> list[Entry | None]:
     """[(expected output j, the inputs it reduces)] of the collective (its
     numpy `reference`, coll/collectives/)."""
     cls = BY_NAME.get("coll." + problem.op)
@@ -423,7 +445,7 @@ def _expect(problem, inputs):
     return [by_rank.get(j) for j in range(_n_out(problem))]
 
 
-def tolerance(problem, inputs, ref):
+def tolerance(problem: Problem, inputs: Arrays, ref: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Per element: (allowed |output - ref|, the non-finite results that an
     order-dependent overflow can give: a dict of masks '+inf', '-inf',
     'nan'). The tolerance is 0 where every partial result of any order is
@@ -471,7 +493,7 @@ def tolerance(problem, inputs, ref):
     return tol, {k: v & finite for k, v in over.items()}
 
 
-def identical(outputs):
+def identical(outputs: Arrays) -> bool:
     """Whether every output holds the same bits (the replicas of a
     multi-device result)."""
     if not outputs:
@@ -480,27 +502,27 @@ def identical(outputs):
     return all(_same_words(first, _words(y)) for y in outputs[1:])
 
 
-def _words(a):
+def _words(a: np.ndarray) -> np.ndarray:
     """The bytes of `a`, flat, as 8-byte words where they divide evenly
     (an eighth of the elements to compare)."""
     b = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
     return b.view(np.uint64) if b.size % 8 == 0 else b
 
 
-def _same_words(a, b):
+def _same_words(a: np.ndarray, b: np.ndarray) -> bool:
     """a == b everywhere, a block at a time (no temporary the size of a)."""
     if a.dtype != b.dtype or a.size != b.size:
         return False
     return all(np.array_equal(a[s:s + CHUNK], b[s:s + CHUNK]) for s in range(0, a.size, CHUNK))
 
 
-def _same_value(got, want):
+def _same_value(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Floats equal as values: NaN matches NaN, ±inf matches itself, and
     zeros match zeros (their sign is checked for max/min only)."""
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
-def per_group(problem, inputs, outputs):
+def per_group(problem: Problem, inputs: Arrays, outputs: Arrays) -> list[tuple[Problem, Arrays, Arrays]]:
     """[(the problem of one group, its inputs, its outputs)]: one per group
     of an SPMD collective over several groups (rank r holds input r and
     output r), else the problem itself."""
@@ -509,14 +531,14 @@ def per_group(problem, inputs, outputs):
     return [(sub, [inputs[r] for r in g], [outputs[r] for r in g]) for g, sub in _subproblems(problem)]
 
 
-def _subproblems(problem):
+def _subproblems(problem: Problem) -> list[tuple[tuple[int, ...], Problem]]:
     """[(ranks of a group, the problem of that group alone)]."""
     return [(g, replace(problem, n_inputs=len(g), n_outputs=len(g) if problem.n_outputs else 0,
                         alias=tuple(range(len(g))) if problem.alias else (), groups=()))
             for g in problem.groups]
 
 
-def check(problem, inputs, outputs):
+def check(problem: Problem, inputs: Arrays, outputs: Arrays) -> tuple[bool, float]:
     """(ok, worst error over all outputs, as a float). `inputs` must be the
     values the program started from (a copy taken before the run);
     `outputs` are the op's outputs (op_outputs() for an in-place run).
@@ -545,7 +567,7 @@ def explicit_outputs(problem, n):
 CHUNK = 1 << 20  # elements per block: bounds the float64 temporaries of the reference and the check
 
 
-def _elementwise(problem):
+def _elementwise(problem: Problem) -> bool:
     """Whether output element e depends on input element e alone (a
     collective without axes: all_reduce, reduce, broadcast), so that the
     reference is computed block by block of flat elements."""
@@ -562,10 +584,11 @@ class Expected:
     `check` (a tolerance above 0, or an overflow some order gives): the
     generated inputs have none."""
 
-    def __init__(self, problem, inputs, n_out=None):
+    def __init__(self, problem: Problem, inputs: Arrays, n_out: int | None = None) -> None:
         self.problem = problem
         cls = BY_NAME.get("coll." + problem.op)
-        self.replicated, self.same = cls is not None and cls.REPLICATED, None
+        self.replicated = cls is not None and cls.REPLICATED
+        self.same: bool | None = None
         # Several groups of ranks (an SPMD collective over one axis of a
         # grid): one expectation per group, its replicas compared within it.
         self.parts = [(g, Expected(sub, [inputs[r] for r in g])) for g, sub in _subproblems(problem)] \
@@ -576,42 +599,46 @@ class Expected:
         self.floating = el in EPS
         self.dtype = NUMPY_DTYPES[el]
         total = int(np.prod(problem.output_shape, dtype=np.int64))
-        self.slots, self.groups = None, []
-        blocks = [(0, None)]
+        self.slots: list[int | None] | None = None
+        self.groups: list[_Group] = []
+        blocks: list[tuple[int, int | None]] = [(0, None)]
         if _elementwise(problem) and inputs and total > CHUNK:
             blocks = [(s, min(s + CHUNK, total)) for s in range(0, total, CHUNK)]
         flat = [np.asarray(x).reshape(-1) for x in inputs]
         for start, end in blocks:
             xs = inputs if end is None else [x[start:end] for x in flat]
             entries = self._entries(xs, n_out)
-            ids = {}
+            ids: dict[int, int] = {}
             slots = [None if e is None else ids.setdefault(id(e), len(ids)) for e in entries]
             if self.slots is None:
                 self.slots = slots
-                firsts = {}
+                firsts: dict[int, Entry] = {}
                 for e, g in zip(entries, slots):
-                    firsts.setdefault(g, e)
+                    if e is not None and g is not None:
+                        firsts.setdefault(g, e)
                 self.groups = [_Group(total if end is not None else np.size(firsts[g][0]), self.dtype)
                                for g in range(len(ids))]
-                by_group = [firsts[g] for g in range(len(ids))]
+                by_group: list[Entry | None] = [firsts[g] for g in range(len(ids))]
             else:
                 assert slots == self.slots, "a collective's reference changed its shape between blocks"
                 by_group = [None] * len(ids)
                 for e, g in zip(entries, slots):
                     if g is not None:
                         by_group[g] = e
-            for grp, (ref, reduced) in zip(self.groups, by_group):
+            for grp, entry in zip(self.groups, by_group):
+                assert entry is not None  # every group has its entry in every block
+                ref, reduced = entry
                 grp.add(start, self._judge(ref, reduced))
         for grp in self.groups:
             grp.close()
 
-    def _entries(self, xs, n_out):
+    def _entries(self, xs: Arrays, n_out: int | None) -> list[Entry | None]:
         problem = self.problem
         if n_out is None:
             return _expect(problem, xs)
         return [(reference(problem, xs), xs)] * n_out
 
-    def _judge(self, ref, reduced):
+    def _judge(self, ref: np.ndarray, reduced: Arrays | None) -> Judged:
         """(want in the element type, exact_ieee, special: (positions, ref,
         want, tol, over) of the elements the full rule judges), all flat."""
         problem, el = self.problem, self.problem.element
@@ -631,21 +658,23 @@ class Expected:
             picked = (special, ref[special], want[special], tol[special], {k: v[special] for k, v in over.items()})
         return _stored(want, el), exact_ieee, picked
 
-    def verify(self, outputs):
+    def verify(self, outputs: Arrays) -> tuple[bool, float, int]:
         """(ok, worst error, number of wrong elements) of the op's outputs
         (see `check`); `self.same`: whether the replicas of a replicated
         result hold the same bits. Replicas that hold the same bits
         checked against the same expectation are judged once."""
         if self.parts is not None:
             ok, worst, wrong, same = True, 0.0, 0, True
-            for g, e in self.parts:
-                o, w, n = e.verify([outputs[r] for r in g] if len(outputs) == len(self.problem.groups) * len(g)
-                                   else [])
-                ok, worst, wrong, same = ok and o, max(worst, w), wrong + n, same and e.same
+            for ranks, e in self.parts:
+                o, w, n = e.verify([outputs[r] for r in ranks]
+                                   if len(outputs) == len(self.problem.groups) * len(ranks) else [])
+                ok, worst, wrong, same = ok and o, max(worst, w), wrong + n, same and bool(e.same)  # verify set it
             self.same = same
             return ok, worst, wrong
+        assert self.slots is not None  # set in __init__ when there are no parts
         same = self.same = identical(outputs) if self.replicated else True
-        ok, worst, wrong, seen = same, 0.0, 0, {}
+        ok, worst, wrong = same, 0.0, 0
+        seen: dict[int, tuple[int, float]] = {}
         for y, g in zip(outputs, self.slots):
             if g is None:  # not defined by the collective (an SPMD reduce off its root)
                 continue
@@ -658,7 +687,7 @@ class Expected:
         return ok and len(outputs) == len(self.slots), worst, wrong
 
 
-def _stored(values, element):
+def _stored(values: np.ndarray, element: str) -> np.ndarray:
     """float64 values that the element type represents, in its storage."""
     with np.errstate(over="ignore", invalid="ignore"):
         if element == "bf16":
@@ -669,27 +698,28 @@ def _stored(values, element):
 class _Group:
     """One expectation: flat expected values and the specially judged elements."""
 
-    def __init__(self, size, dtype):
+    def __init__(self, size: int, dtype: np.dtype) -> None:
         self.want = np.empty(size, dtype)
         self.exact_ieee = False
-        self.parts = []
-        self.special = None
+        self.parts: list[tuple] | None = []  # None once closed
+        self.special: tuple | None = None
 
-    def add(self, start, judged):
+    def add(self, start: int, judged: Judged) -> None:
+        assert self.parts is not None, "add after close"
         want, self.exact_ieee, special = judged
         self.want[start:start + want.size] = want
         if special is not None:
             idx, *rest = special
             self.parts.append((idx + start, *rest))
 
-    def close(self):
+    def close(self) -> None:
         if self.parts:
             self.special = (np.concatenate([p[0] for p in self.parts]), *[np.concatenate([p[i] for p in self.parts])
                                                                           for i in (1, 2, 3)],
                             {k: np.concatenate([p[4][k] for p in self.parts]) for k in self.parts[0][4]})
         self.parts = None
 
-    def compare(self, y, element, floating):
+    def compare(self, y: np.ndarray, element: str, floating: bool) -> tuple[int, float]:
         """(wrong elements, worst error) of flat output `y`."""
         if y.size != self.want.size:
             return max(y.size, self.want.size), float("inf")
