@@ -15,30 +15,45 @@ all_to_all (N-1)/N; broadcast, reduce 1), which makes numbers comparable
 across collectives, strategies and N: the rate each device's busiest link
 would need under the bandwidth-optimal algorithm. Both use the median time.
 """
+import dataclasses
+import numbers
 import statistics
+import textwrap
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..collectives import BY_NAME
+from ..ir.ops import Collective
 from . import check
+from .check import Arrays, Problem
 from .signature import NUMPY_DTYPES, aligned_copy
 
 MAX_REPEAT = 10 ** 6  # timed runs: more is a typo that would run until killed
 MAX_TIMEOUT = 7 * 24 * 3600  # seconds a run may be given (a week)
 
 
-def check_repeat(repeat, least=1):
+class Program(Protocol):
+    """What Runs measures: a compiled program of any target."""
+
+    def run(self, inputs: Arrays, outputs: Arrays) -> Any: ...
+
+    def time(self, inputs: Arrays, outputs: Arrays, repeat: int) -> Sequence[float]: ...
+
+
+def check_repeat(repeat: object, least: int = 1) -> int:
     """`repeat` (timed runs) as an int in least..MAX_REPEAT, else ValueError
     (every public `time`/`launch`/`run(repeat)` checks it, as coll-run
     checks --repeat: `time(repeat=0)` used to time one run anyway)."""
-    import numbers
     if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral):
         raise ValueError(f"repeat must be an integer, got {type(repeat).__name__} {repeat!r}")
-    if not least <= repeat <= MAX_REPEAT:
+    value = int(repeat)
+    if not least <= value <= MAX_REPEAT:
         raise ValueError(f"repeat must be in {least}..{MAX_REPEAT}, got {repeat}")
-    return int(repeat)
+    return value
 
 
 # Every column coll-run and coll-perf print: name -> what it is (their
@@ -63,19 +78,19 @@ COLUMNS = {
 }
 
 
-def collective_class(op):
+def collective_class(op: str) -> type[Collective] | None:
     """The registry class of collective `op` ('all_reduce'), or None."""
     return BY_NAME.get("coll." + op)
 
 
-def bus_factor(op, n):
+def bus_factor(op: str, n: int) -> float | None:
     """nccl-tests' busbw / algbw of collective `op` over n devices (its
     `busbw` hook), None for what is not one collective (a whole program)."""
     cls = collective_class(op)
     return cls.busbw(n) if cls is not None else None
 
 
-def size_bytes(problem):
+def size_bytes(problem: Problem) -> int:
     """nccl-tests' size of `problem`: the larger of one device's input and
     output buffer."""
     item = NUMPY_DTYPES[problem.element].itemsize
@@ -83,12 +98,12 @@ def size_bytes(problem):
     return numel * item
 
 
-def devices(problem):
+def devices(problem: Problem) -> int:
     """N: the devices (ranks) the collective of `problem` spans."""
     return check._ranks(problem)
 
 
-def memory_needed(problem):
+def memory_needed(problem: Problem) -> int:
     """Bytes that measuring `problem` with Runs holds: the inputs (twice in
     place: the pristine ones and the run's), the outputs, the expected
     values, and the check's float64 blocks (the whole problem where the
@@ -102,12 +117,12 @@ def memory_needed(problem):
             + 8 * block * (problem.n_inputs + 4))
 
 
-def algbw(size, seconds):
+def algbw(size: int, seconds: float) -> float:
     """Bytes per second (0 for a time of 0)."""
     return size / seconds if seconds > 0 else 0.0
 
 
-def busbw(op, n, size, seconds):
+def busbw(op: str, n: int, size: int, seconds: float) -> float | None:
     factor = bus_factor(op, n)
     return None if factor is None else algbw(size, seconds) * factor
 
@@ -119,39 +134,39 @@ class Measurement:
     n: int
     size: int                 # bytes, nccl-tests' size
     count: int                # elements in size
-    times: list               # seconds per timed call, warm-up excluded
+    times: list[float]        # seconds per timed call, warm-up excluded
     ok: bool = True
     worst: float = 0.0        # largest error (floats) or wrong elements (integers)
-    wrong: int = 0            # output elements that fail the check (None: not checked)
+    wrong: int | None = 0     # output elements that fail the check (None: not checked)
     replicas: str = "-"       # identical, DIFFER, or - (no replicated result)
     floating: bool = True
     strategy: str = "-"
     wrote_inputs: bool = False  # an out-of-place program changed its input buffers
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # more JSON fields (as_dict)
     checked: bool = True      # False: nothing was compared (no reference, or not asked): never "ok"
 
     @property
-    def min(self):
+    def min(self) -> float:
         return min(self.times)
 
     @property
-    def median(self):
+    def median(self) -> float:
         return statistics.median(self.times)
 
     @property
-    def max(self):
+    def max(self) -> float:
         return max(self.times)
 
     @property
-    def algbw(self):
+    def algbw(self) -> float:
         return algbw(self.size, self.median)
 
     @property
-    def busbw(self):
+    def busbw(self) -> float | None:
         return busbw(self.op, self.n, self.size, self.median)
 
     @property
-    def status(self):
+    def status(self) -> str:
         """coll-run's check column."""
         if self.ok:
             return "ok" if self.checked else "unchecked"
@@ -165,14 +180,14 @@ class Measurement:
             why.append("wrote its inputs")
         return ", ".join(why) if why[0].startswith("FAIL") else "FAIL (" + ", ".join(why) + ")"
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return dict(op=self.op, strategy=self.strategy, devices=self.n, size=self.size, count=self.count,
                     times_s=list(self.times), min_s=self.min, median_s=self.median, max_s=self.max,
-                    algbw_GBps=self.algbw / 1e9, busbw_GBps=None if self.busbw is None else self.busbw / 1e9, ok=self.ok, wrong=self.wrong,
-                    replicas=self.replicas, **self.extra)
+                    algbw_GBps=self.algbw / 1e9, busbw_GBps=None if self.busbw is None else self.busbw / 1e9,
+                    ok=self.ok, wrong=self.wrong, replicas=self.replicas, **self.extra)
 
 
-def timed(prog, inputs, outputs, iters, warmup=0):
+def timed(prog: Program, inputs: Arrays, outputs: Arrays, iters: int, warmup: int = 0) -> list[float]:
     """Seconds of `iters` calls of `prog` after `warmup` calls (each runtime
     makes one untimed call first: compilation, first touch of the pages)."""
     times = prog.time(inputs, outputs, warmup + iters)
@@ -189,35 +204,37 @@ class Runs:
     check; `reload()` then gives the inputs back for the next program).
     An in-place program runs on a copy, refilled before each."""
 
-    def __init__(self, problem, pristine, reload=None):
+    def __init__(self, problem: Problem, pristine: Arrays,
+                 reload: Callable[[], Arrays] | None = None) -> None:
         self.problem = problem
         self.pristine = pristine
         self.reload = reload
-        self._expected = {}
-        self.given = None
-        self.outputs = None
-        self.last_outputs = None  # the op's outputs of the last checked run (in the run buffers)
-        self.kept = None
+        self._expected: dict[int | None, check.Expected] = {}
+        self.given: Arrays | None = None
+        self.outputs: list[np.ndarray] | None = None
+        # the op's outputs of the last checked run (in the run buffers)
+        self.last_outputs: list[np.ndarray] | None = None
+        self.kept: list[np.ndarray] | None = None
         self.in_place = any(a is not None for a in problem.alias)
         self._crc = None if self.in_place else _crcs(pristine)
         cls = collective_class(problem.op)
         self.replicated = bool(cls is not None and cls.REPLICATED and check._n_out(problem) > 1)
 
-    def expected(self, depth=None):
+    def expected(self, depth: int | None = None) -> check.Expected:
         """check.Expected of the problem (with `depth`: see check.tolerance)."""
         if depth not in self._expected:
-            import dataclasses
             judged = self.problem if depth is None else dataclasses.replace(self.problem, depth=depth)
             n_out = check.explicit_outputs(judged, check._n_out(judged))
             self._expected[depth] = check.Expected(judged, self.pristine, n_out)
         return self._expected[depth]
 
-    def _fresh(self):
+    def _fresh(self) -> tuple[Arrays, list[np.ndarray]]:
         """The run buffers: the inputs and zeroed outputs."""
         if self.outputs is None:
             self.given = [aligned_copy(x) for x in self.pristine] if self.in_place else self.pristine
             self.outputs = check.make_outputs(self.problem)
         else:
+            assert self.given is not None  # set with the outputs
             if self.in_place:
                 for g, x in zip(self.given, self.pristine):
                     np.copyto(g, x)
@@ -225,7 +242,7 @@ class Runs:
                 y.fill(0)
         return self.given, self.outputs
 
-    def inputs_intact(self):
+    def inputs_intact(self) -> bool:
         """Whether the inputs still hold their values (True in place: the
         program runs on a copy). When not, they are reloaded for the next
         program, or ValueError when there is no `reload`."""
@@ -236,7 +253,8 @@ class Runs:
         self.pristine = self.given = self.reload()
         return False
 
-    def run_checked(self, prog, depth=None):
+    def run_checked(self, prog: Program, depth: int | None = None
+                    ) -> tuple[list[np.ndarray], bool, float, int, str]:
         """Runs `prog` once on fresh buffers: (the op's outputs, ok, worst,
         wrong, replicas)."""
         given, outputs = self._fresh()
@@ -250,13 +268,15 @@ class Runs:
             replicas = "identical" if expected.same else "DIFFER"
         return ys, ok, worst, wrong, replicas
 
-    def measure(self, prog, iters, warmup=0, strategy="-", checked=True, depth=None, keep=False):
+    def measure(self, prog: Program, iters: int, warmup: int = 0, strategy: str = "-", checked: bool = True,
+                depth: int | None = None, keep: bool = False) -> Measurement:
         """One checked run (unless not `checked`), then `iters` timed calls
         after `warmup` in the same buffers: a Measurement. With `keep`, a
         copy of the checked run's outputs is left in `self.kept` (the timed
         calls reuse the buffers)."""
         p = self.problem
-        ok, worst, wrong, replicas = True, 0.0, None, "-"
+        ok, worst, replicas = True, 0.0, "-"
+        wrong: int | None = None
         checked = checked and p.checked  # an explicit program without a claim: no reference
         if checked:
             ys, ok, worst, wrong, replicas = self.run_checked(prog, depth)
@@ -268,6 +288,7 @@ class Runs:
                 prog.run(given, outputs)
                 self.kept = [np.array(y) for y in check.op_outputs(p, given, outputs)]
                 self._fresh()
+        assert self.given is not None and self.outputs is not None  # _fresh set them
         times = timed(prog, self.given, self.outputs, iters, warmup)
         size = size_bytes(p)
         m = Measurement(p.op, devices(p), size, size // NUMPY_DTYPES[p.element].itemsize, times, ok, worst,
@@ -277,37 +298,38 @@ class Runs:
         return m
 
 
-def _crcs(arrays):
-    return [zlib.crc32(np.ascontiguousarray(a).reshape(-1).view(np.uint8)) for a in arrays]
+def _crcs(arrays: Arrays) -> list[int]:
+    return [zlib.crc32(np.ascontiguousarray(a).reshape(-1).view(np.uint8).data) for a in arrays]
 
 
 # -- coll-run's table ------------------------------------------------------------
 
-def seconds(t):
+def seconds(t: float) -> str:
     return f"{t * 1e3:.3f} ms" if t < 1 else f"{t:.3f} s"
 
 
-def human_size(n):
+def human_size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
         n /= 1024
+    raise AssertionError("unreachable: GiB is the last unit")
 
 
-def gbps(bps):
+def gbps(bps: float) -> str:
     return f"{bps / 1e9:.2f} GB/s"
 
 
 HEADER = ("strategy", "devices", "size", "time min", "median", "max", "algbw", "busbw", "replicas", "check")
 
 
-def row(m):
+def row(m: Measurement) -> tuple[str, ...]:
     """coll-run's row of Measurement `m`."""
     return (m.strategy, str(m.n), human_size(m.size), seconds(m.min), seconds(m.median), seconds(m.max),
             gbps(m.algbw), "-" if m.busbw is None else gbps(m.busbw), m.replicas, m.status)
 
 
-def table(rows):
+def table(rows: list[tuple[str, ...]]) -> list[str]:
     """Lines of an aligned table: HEADER, then `rows` (tuples of strings);
     numbers right-aligned, names and the check left-aligned."""
     widths = [max(len(r[i]) for r in rows + [HEADER]) for i in range(len(HEADER))]
@@ -316,9 +338,8 @@ def table(rows):
             for r in [HEADER] + rows]
 
 
-def help_text():
+def help_text() -> str:
     """The columns, for a tool's --help epilog."""
-    import textwrap
     lines = ["columns:"]
     for name, what in COLUMNS.items():
         lines += textwrap.wrap(what, 78, initial_indent=f"  {name:<9} ", subsequent_indent=" " * 12)

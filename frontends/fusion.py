@@ -20,7 +20,7 @@ from ..ir.structured import structured
 from ..ir.walk import find_ops
 
 
-def _inits_as_inputs(op):
+def _inits_as_inputs(op: ir.Operation) -> None:
     s = structured(op)
     if s is None or not all(isinstance(v.type, ir.RankedTensorType) for v in s.inits) or \
             any("parallel" not in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])):
@@ -59,7 +59,7 @@ def _inits_as_inputs(op):
           "An all-parallel linalg.generic on tensors that reads its inits reads them as inputs instead "
           "(upstream's linalg-fuse-elementwise-ops, LLVM 22.1.8, miscompiles such a producer fused into a "
           "reduction)")
-def inits_as_inputs(op):
+def inits_as_inputs(op: ir.Operation) -> None:
     with op.context:
         for generic in list(find_ops(op, "linalg.generic")):
             _inits_as_inputs(generic)

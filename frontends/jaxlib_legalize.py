@@ -18,8 +18,8 @@ PIPELINES = {"chlo": "builtin.module(func.func(chlo-legalize-to-stablehlo))",
                        "stablehlo-convert-to-signless,canonicalize)"}
 
 
-def main():
-    try:
+def main() -> int:
+    try:  # here, not at the top: jaxlib may be missing (exit status 3)
         from jaxlib.mlir import ir, passmanager
         from jaxlib.mlir._mlir_libs import _jax_mlir_ext
         from jaxlib.mlir.dialects import chlo, sdy, stablehlo

@@ -23,15 +23,19 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 
-def _drop_copies(module, ir):
+def _drop_copies(module: Any, ir: Any) -> None:  # jaxlib's Module and its `ir` module
     """HLO's copy (a sharding constraint's, a resharding's) is mhlo.copy:
     on tensors it is its operand, and StableHLO has no such op for the
     legalization to linalg to take."""
     copies = []
 
-    def visit(op):
+    def visit(op: Any) -> Any:
         if op.name == "mhlo.copy":
             copies.append(op)
         return ir.WalkResult.ADVANCE
@@ -42,13 +46,13 @@ def _drop_copies(module, ir):
         op.erase()
 
 
-def compile_partitioned(text, n):
+def compile_partitioned(text: str, n: int) -> tuple[Any, list[Any]]:
     """(executable, devices) of StableHLO `text` compiled by XLA as JAX
     compiles a program for n partitions (one replica, Shardy), partition p
     on CPU device p: the partition ids in the program's replica groups and
     partition_id are the ranks 0..N-1. Also what frontends/stablehlo_xla.py
     runs a module with. XLA_FLAGS must give n host devices before jax starts."""
-    import numpy as np
+    # jax here, not at the top: it reads XLA_FLAGS when it starts (main sets them first)
     from jax._src import xla_bridge
     from jax._src.lib import xla_client as xc
     backend = xla_bridge.get_backend("cpu")
@@ -61,7 +65,7 @@ def compile_partitioned(text, n):
     return backend.compile_and_load(text, xc.DeviceList(tuple(devices)), options), devices
 
 
-def main():
+def main() -> int:
     n = int(sys.argv[1])
     text = sys.stdin.read()
     with tempfile.TemporaryDirectory() as dump:
@@ -74,7 +78,7 @@ def main():
             # drops the device order and the groups come out wrong.
             "--xla_enable_rgv3_materialization=false"])
         os.environ["JAX_PLATFORMS"] = "cpu"
-        try:
+        try:  # after the flags; jaxlib may be missing (exit status 3)
             from jax._src.interpreters import mlir as jax_mlir
             from jax._src.lib import xla_client as xc
             from jax._src.lib.mlir import ir
@@ -105,9 +109,9 @@ def main():
         shapes_in = [list(ir.RankedTensorType(t).shape) for t in ft.inputs]
         shapes_out = [list(ir.RankedTensorType(t).shape) for t in ft.results]
 
-    def blocks(shardings, shapes):
+    def blocks(shardings: Sequence[Any], shapes: Sequence[list[int]]) -> list[list[list[list[int]]]]:
         """Per value, per partition: [start, stop] per dimension."""
-        out = []
+        out: list[list[list[list[int]]]] = []
         for hs, shape in zip(shardings, shapes):
             where = GSPMDSharding(tuple(devices), hs).devices_indices_map(tuple(shape))
             out.append([[list(s.indices(d)[:2]) for s, d in zip(where[dev], shape)] for dev in devices])

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .jaxlib_partition import compile_partitioned
+
 TIMEOUT_S = 300
 
 
@@ -65,12 +67,11 @@ def run(text: str, devices: int, xs: Sequence[np.ndarray], inputs: Sequence[str]
 
 
 def _child(d: str) -> None:
+    # jax in the child only: it starts slowly and takes its device count from XLA_FLAGS then
     import jax
     import ml_dtypes
     jax.config.update("jax_enable_x64", True)  # f64 and i64 arrays stay what they are
     from jax._src.sharding_impls import GSPMDSharding
-
-    from .jaxlib_partition import compile_partitioned
 
     with open(os.path.join(d, "spec.json")) as f:
         spec = json.load(f)
