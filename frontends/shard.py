@@ -20,19 +20,24 @@ import json
 import math
 import re
 import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from mlir import ir
-from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
+from mlir.rewrite import FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, walk_and_apply_patterns
 
 from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from ..core.errors import PassError
+from ..core.pipeline import run
 from ..core.registry import register
+from ..core.routes import pipeline
+from ..core.tools import tool
 from ..ir import IRDL_FILE
 from ..ir.types import token_type
-from ..core.tools import tool
-from .spmd import RANKS_ATTR
 from ..ir.walk import all_ops, is_public
+from .spmd import RANKS_ATTR
+from .tensor import route as tensor_route
 
 # Upstream's partitioning, nested under func.func as it must be (22.1.8).
 # No cse between propagation and partitioning: it would merge two equal
@@ -56,11 +61,16 @@ INDEX_OPS = ("shard.process_linear_index", "shard.process_multi_index", "shard.g
 DEAD = ("shard.sharding",)
 
 
-def _i64(x):
+def _grid_shape(grid_op: ir.Operation) -> list[int]:
+    """The static shape of a shard.grid."""
+    return list(grid_op.opview.shape)  # type: ignore[attr-defined]  # a shard.GridOp (OpView says nothing of it)
+
+
+def _i64(x: int) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), x)
 
 
-def grid_coords(shape, r):
+def grid_coords(shape: Sequence[int], r: int) -> list[int]:
     """Rank r's coordinates on a grid of `shape` (row-major linear index)."""
     out = []
     for d in reversed(shape):
@@ -69,11 +79,11 @@ def grid_coords(shape, r):
     return out[::-1]
 
 
-def grid_groups(shape, axes):
+def grid_groups(shape: Sequence[int], axes: Sequence[int]) -> list[list[int]]:
     """Every group of ranks a collective over grid `axes` runs in: ranks
     that share the other coordinates, ordered by their linear index over
     `axes` (in the order given)."""
-    found = {}
+    found: dict[tuple[int, ...], dict[int, int]] = {}
     for r in range(math.prod(shape)):
         c = grid_coords(shape, r)
         key = tuple(c[d] for d in range(len(shape)) if d not in axes)
@@ -89,13 +99,13 @@ class Layout:
     """How one global array is split over a grid: per dimension, the grid
     axes it is split over ([] = whole). Rank r (the grid's linear index r)
     holds `block(grid, r)`."""
-    shape: tuple      # global
-    local: tuple      # one rank's block
+    shape: tuple[int, ...]  # global
+    local: tuple[int, ...]  # one rank's block
     element: str
-    split: list       # per dimension, a list of grid axes
-    name: str = None  # what the frontend calls it (None: x0.., y0..)
+    split: list[list[int]]  # per dimension, a list of grid axes
+    name: str | None = None  # what the frontend calls it (None: x0.., y0..)
 
-    def block(self, grid, r):
+    def block(self, grid: Sequence[int], r: int) -> tuple[slice, ...]:
         """Rank r's block: a tuple of slices into the global array."""
         coords = grid_coords(grid, r)
         out = []
@@ -113,17 +123,17 @@ class Boundary:
     block of each that rank r holds (`Layout.block(grid, r)`): what a
     runner scatters and gathers by (frontends/run/global_arrays.py)."""
     entry: str
-    grid: list        # rank r = the grid position with linear index r
-    inputs: list      # Layout per argument
-    outputs: list     # Layout per result
+    grid: list[int]         # rank r = the grid position with linear index r
+    inputs: list[Layout]    # per argument
+    outputs: list[Layout]   # per result
 
 
 class _Grid:
     """A shard.grid: its shape, and the groups of a collective over some axes."""
 
-    def __init__(self, op, user):
+    def __init__(self, op: ir.Operation, user: ir.Operation) -> None:
         self.name = ir.StringAttr(op.attributes["sym_name"]).value
-        self.shape = list(op.opview.shape)
+        self.shape = _grid_shape(op)
         if any(d < 0 for d in self.shape):
             shape = "x".join(str(d) if d >= 0 else "?" for d in self.shape)
             raise PassError(f"grid @{self.name} has dynamic shape {shape}; coll-from-shard needs a static grid "
@@ -132,13 +142,13 @@ class _Grid:
         for d in self.shape:
             self.size *= d
 
-    def coords(self, r):
+    def coords(self, r: int) -> list[int]:
         return grid_coords(self.shape, r)
 
-    def groups(self, axes):
+    def groups(self, axes: Sequence[int]) -> list[list[int]]:
         return grid_groups(self.shape, axes)
 
-    def position(self, axes, index):
+    def position(self, axes: Sequence[int], index: Sequence[int]) -> int:
         """A multi-index over `axes` (shard's `root`) -> position in a group."""
         pos = 0
         for a, i in zip(axes, index):
@@ -146,7 +156,7 @@ class _Grid:
         return pos
 
 
-def _ints(op, name):
+def _ints(op: ir.Operation, name: str) -> list[int]:
     try:
         return list(ir.DenseI16ArrayAttr(op.attributes[name]))
     except (KeyError, ValueError, TypeError):
@@ -157,7 +167,7 @@ def _ints(op, name):
         return []
 
 
-def _reduction(op):
+def _reduction(op: ir.Operation) -> str:
     if "reduction" not in op.attributes:
         return "sum"  # shard's default
     m = re.match(r"#shard<partial (\w+)>", str(op.attributes["reduction"]))
@@ -168,7 +178,7 @@ def _reduction(op):
     return SHARD_KINDS[kind]
 
 
-def _check_static(op):
+def _check_static(op: ir.Operation) -> None:
     for v in list(op.operands) + list(op.results):
         t = v.type
         if isinstance(t, ir.ShapedType) and not ir.ShapedType(t).has_static_shape:
@@ -182,10 +192,14 @@ def _check_static(op):
 class _Function:
     """One function's conversion: its grid size and its rank (made once)."""
 
-    def __init__(self, func_op, grids):
-        self.func, self.grids, self.ranks, self._rank = func_op, grids, None, None
+    def __init__(self, func_op: ir.Operation, grids: dict[str, ir.Operation]) -> None:
+        self.func, self.grids = func_op, grids
+        self.ranks: tuple[int, str] | None = None  # (size, name) of the first grid used
+        self._rank: ir.Value | None = None
+        self.touched = False
+        self.dead: list[ir.Operation] = []
 
-    def grid(self, op):
+    def grid(self, op: ir.Operation) -> _Grid:
         name = ir.FlatSymbolRefAttr(op.attributes["grid"]).value
         if name not in self.grids:
             raise PassError(f"'{op.name}' names @{name}, which is not a shard.grid of this module", op.location)
@@ -198,7 +212,7 @@ class _Function:
                             "(one rank per process)", op.location)
         return g
 
-    def rank(self):
+    def rank(self) -> ir.Value:
         """This rank as an index, made once at the function's entry."""
         if self._rank is None:
             block = self.func.regions[0].blocks[0]
@@ -210,11 +224,11 @@ class _Function:
                                                  operands=[r]).results[0]
         return self._rank
 
-    def const(self, x):
+    def const(self, x: int) -> ir.Value:
         return ir.Operation.create("arith.constant", results=[ir.IndexType.get()],
                                    attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), x)}).results[0]
 
-    def coord(self, g, axis):
+    def coord(self, g: _Grid, axis: int) -> ir.Value:
         """rank's coordinate along `axis`: (rank / stride) % size."""
         stride = 1
         for d in g.shape[axis + 1:]:
@@ -228,9 +242,9 @@ class _Function:
         return ir.Operation.create("arith.remui", results=[ir.IndexType.get()],
                                    operands=[q, self.const(g.shape[axis])]).results[0]
 
-    def position(self, g, axes):
-        """rank's position in its group over `axes` (an index value)."""
-        pos = None
+    def position(self, g: _Grid, axes: Sequence[int]) -> ir.Value:
+        """rank's position in its group over `axes` (an index value; `axes` not empty)."""
+        pos: ir.Value | None = None
         for a in axes:
             c = self.coord(g, a)
             if pos is None:
@@ -239,17 +253,17 @@ class _Function:
             m = ir.Operation.create("arith.muli", results=[ir.IndexType.get()],
                                     operands=[pos, self.const(g.shape[a])]).results[0]
             pos = ir.Operation.create("arith.addi", results=[ir.IndexType.get()], operands=[m, c]).results[0]
+        assert pos is not None, "a position over no axes"
         return pos
 
     # -- the ops -------------------------------------------------------------
-    def collective(self, op):
+    def collective(self, op: ir.Operation) -> None:
         name, attrs_of, reduces, rooted = FROM_SHARD[op.name]
         _check_static(op)
         g = self.grid(op)
         axes = _ints(op, "grid_axes")
         src, res = op.operands[0], op.results[0]
-        if reduces or rooted:
-            kind = _reduction(op) if reduces else None
+        kind = _reduction(op) if reduces else None
         if not axes or all(g.shape[a] == 1 for a in axes):  # a group of one: nothing moves
             if src.type != res.type:
                 raise PassError(f"'{op.name}' over no grid axes returns {res.type} for {src.type}; expected the "
@@ -260,13 +274,13 @@ class _Function:
             raise PassError(f"'{op.name}' converts {src.type} to {res.type}; coll collectives keep the element "
                             "type, expected the same element type", op.location)
         groups = g.groups(axes)
-        attrs = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0])}
+        attrs: dict[str, ir.Attribute] = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0])}
         if len(groups) == 1 and groups[0] == list(range(g.size)):
             attrs["devices"] = ir.DenseI64ArrayAttr.get(groups[0])
         else:  # devices: the positions in a group
             attrs["devices"] = ir.DenseI64ArrayAttr.get(list(range(len(groups[0]))))
             attrs["groups"] = ir.DenseI64ArrayAttr.get([r for grp in groups for r in grp])
-        if reduces:
+        if kind is not None:  # reduces
             attrs["kind"] = ir.StringAttr.get(kind)
         for ours, theirs in attrs_of.items():
             attrs[ours] = _i64(ir.IntegerAttr(op.attributes[theirs]).value)
@@ -279,7 +293,7 @@ class _Function:
         new = ir.Operation.create(name, results=[token_type(), res.type], operands=[src], attributes=attrs)
         res.replace_all_uses_with(new.results[1])
 
-    def all_slice(self, op):
+    def all_slice(self, op: ir.Operation) -> None:
         """Local work: the block of the input at the rank's position."""
         _check_static(op)
         g = self.grid(op)
@@ -301,7 +315,7 @@ class _Function:
             "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 0])})
         res.replace_all_uses_with(new.results[0])
 
-    def index(self, op):
+    def index(self, op: ir.Operation) -> None:
         g = self.grid(op)
         if op.name == "shard.grid_shape":
             axes = _ints(op, "axes") or list(range(len(g.shape)))
@@ -321,7 +335,7 @@ class _Function:
     # order of the text, whatever holds them; what a pattern makes is not
     # shard's. A shard.sharding is still used when it is visited: it goes
     # after the walk.
-    def patterns(self):
+    def patterns(self) -> FrozenRewritePatternSet:
         s = RewritePatternSet()
         for name in _shard_op_names():
             if name in DEAD:
@@ -336,8 +350,9 @@ class _Function:
                 s.add(name, _no_form)
         return s.freeze()
 
-    def _converts(self, convert):
-        def pattern(op, rewriter):
+    def _converts(self, convert: Callable[[ir.Operation], None]
+                  ) -> Callable[[ir.Operation, PatternRewriter], None]:
+        def pattern(op: ir.Operation, rewriter: PatternRewriter) -> None:
             op = op.operation
             self.touched = True
             with ir.InsertionPoint(op), op.location:
@@ -345,12 +360,12 @@ class _Function:
             _erase(op, rewriter.erase_op)
         return pattern
 
-    def _dead(self, op, rewriter):
+    def _dead(self, op: ir.Operation, rewriter: PatternRewriter) -> bool:
         self.touched = True
         self.dead.append(op.operation)
         return True  # its users come later: it goes once they have (run)
 
-    def run(self):
+    def run(self) -> None:
         self.touched, self.dead = False, []
         walk_and_apply_patterns(self.func, self.patterns())
         for op in reversed(self.dead):
@@ -363,35 +378,35 @@ class _Function:
             attrs = self.func.attributes
             old = list(ir.ArrayAttr(attrs["arg_attrs"])) if "arg_attrs" in attrs else [ir.DictAttr.get({})] * n
             new = []
-            for d in old:
-                d = ir.DictAttr(d)
-                items = {a.name: a.attr for a in d}
+            for a in old:
+                d = ir.DictAttr(a)
+                items = {d[i].name: d[i].attr for i in range(len(d))}
                 items.setdefault("bufferization.writable", ir.BoolAttr.get(False))
                 new.append(ir.DictAttr.get(items))
             if n:
                 attrs["arg_attrs"] = ir.ArrayAttr.get(new)
 
 
-def _erase(op, erase):
+def _erase(op: ir.Operation, erase: Callable[[ir.Operation], object]) -> None:
     if any(True for r in op.results for _ in r.uses):
         raise PassError(f"'{op.name}' is still used after coll-from-shard", op.location)
     erase(op)
 
 
-def _no_form(op, rewriter):
+def _no_form(op: ir.Operation, rewriter: PatternRewriter) -> NoReturn:
     raise PassError(f"'{op.name}' has no coll form; coll-from-shard converts "
                     f"{', '.join(sorted(FROM_SHARD))}, shard.all_slice and the process "
                     "index ops (partition with shard-partition first)", op.location)
 
 
 @functools.cache
-def _shard_op_names():
+def _shard_op_names() -> list[str]:
     """Every op of upstream's shard dialect (its Python module lists them):
     a pattern matches an op by name, and an op not converted is an error."""
-    from mlir.dialects import shard
-    return sorted({cls.OPERATION_NAME for cls in vars(shard).values()
-                   if isinstance(cls, type) and issubclass(cls, ir.OpView)
-                   and (getattr(cls, "OPERATION_NAME", None) or "").startswith("shard.")})
+    from mlir.dialects import shard  # here: 5 ms that coll-opt's start-up need not pay
+    names = (getattr(cls, "OPERATION_NAME", None) for cls in vars(shard).values()
+             if isinstance(cls, type) and issubclass(cls, ir.OpView))
+    return sorted({n for n in names if isinstance(n, str) and n.startswith("shard.")})
 
 
 @register("coll-from-shard",
@@ -399,7 +414,7 @@ def _shard_op_names():
           "SPMD tensor collectives: groups from the grid and grid_axes, reduction kinds mapped, all_slice as "
           "a slice at the rank's offset; the function gets coll.ranks",
           anchor="builtin.module")
-def from_shard(module_op):
+def from_shard(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         body = module_op.regions[0].blocks[0]
         grids = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation for op in body.operations
@@ -415,10 +430,10 @@ def from_shard(module_op):
             g.erase()
 
 
-def _multi_axis_grid_use(module_op):
+def _multi_axis_grid_use(module_op: ir.Operation) -> tuple[ir.Operation, str, list[int]] | None:
     """The first shard.sharding on a grid of more than one axis, or None."""
     body = module_op.regions[0].blocks[0]
-    shapes = {ir.StringAttr(op.attributes["sym_name"]).value: list(op.opview.shape)
+    shapes = {ir.StringAttr(op.attributes["sym_name"]).value: _grid_shape(op.operation)
               for op in body.operations if op.operation.name == "shard.grid"}
     for op in all_ops(module_op):
         if op.name == "shard.sharding":
@@ -433,9 +448,9 @@ def _multi_axis_grid_use(module_op):
           "mlir-opt so that an upstream abort (22.1.8: resharding on a grid of more than one axis) is a "
           "located error, not a crash of the tool",
           anchor="builtin.module")
-def shard_partition(module_op):
+def shard_partition(module_op: ir.Operation) -> None:
     """Replaces the module's body by its partitioned form (locations kept)."""
-    text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    text = str(module_op.get_asm(enable_debug_info=True, print_generic_op_form=True))
     cmd = [tool("mlir-opt"), f"--irdl-file={IRDL_FILE}", "--mlir-print-debuginfo",
            "--mlir-print-op-generic", f"--pass-pipeline={PARTITION}"]
     try:
@@ -461,39 +476,39 @@ def shard_partition(module_op):
                         (_said_at(lines[0], module_op.context) if lines else None) or _first_func(module_op))
     new = ir.Module.parse(proc.stdout, module_op.context)
     body = module_op.regions[0].blocks[0]
-    for op in list(body.operations):
-        op.operation.erase()
-    for op in list(new.body.operations):
-        _append(body, op.operation)
+    for old in list(body.operations):
+        old.operation.erase()
+    for moved in list(new.body.operations):
+        _append(body, moved.operation)
 
 
-def _said_at(line, context):
+def _said_at(line: str, context: ir.Context) -> ir.Location | None:
     """The file location the child mlir-opt printed before `error:` (it
     prints an op's location there, the JAX line), or None."""
     m = re.match(r"(.+?):(\d+):(\d+): error:", line)
     return ir.Location.file(m.group(1), int(m.group(2)), int(m.group(3)), context) if m else None
 
 
-def _first_func(module_op):
+def _first_func(module_op: ir.Operation) -> ir.Location:
     """Where to report what upstream said about no op in particular."""
     funcs = find_funcs(module_op)
     return funcs[0].location if funcs else module_op.location
 
 
-def _append(block, op):
+def _append(block: ir.Block, op: ir.Operation) -> None:
     """Moves `op` to the end of `block`."""
     ip = ir.InsertionPoint(block)
     op.detach_from_parent()
     ip.insert(op)
 
 
-def find_funcs(module_op):
+def find_funcs(module_op: ir.Operation) -> list[ir.Operation]:
     """The public func.func ops of the module (with a body)."""
     return [op.operation for op in module_op.regions[0].blocks[0].operations
             if op.operation.name == "func.func" and is_public(op.operation)]
 
 
-def strip_annotations(module_op):
+def strip_annotations(module_op: ir.Operation) -> None:
     """The module as if never annotated: shard.shard is its operand,
     shard.sharding and shard.grid go (the unsharded reference)."""
     for op in reversed(all_ops(module_op)):
@@ -516,12 +531,12 @@ NAME = "shard"
 GLOBAL = True
 
 
-def detect(module_op):
+def detect(module_op: ir.Operation) -> bool:
     """Whether the module uses upstream shard (a shard.grid)."""
     return any(op.operation.name == "shard.grid" for op in module_op.regions[0].blocks[0].operations)
 
 
-def partitioned(module_op):
+def partitioned(module_op: ir.Operation) -> bool:
     """Whether a module on a shard.grid is partitioned already (what
     upstream shard-partition makes: shard collectives or index ops, no
     shard.shard annotation): one rank's program, its arguments each rank's
@@ -531,20 +546,21 @@ def partitioned(module_op):
             and "shard.shard" not in names and detect(module_op))
 
 
-def route(module_op=None, backend=None, partition=None, **_):
+def route(module_op: ir.Operation | None = None, backend: str | None = None, partition: bool | None = None,
+          **_: object) -> list[str]:
     """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
     function on memrefs: upstream partitioning (coll-shard-partition; not
     with `partition=False`, for a program partitioned already), coll
     collectives (coll-from-shard), bufferized (the tensor frontend's route);
     the SPMD frontend then takes it to what the back end runs. `partition`
     None: unless the module is `partitioned` already."""
-    from .tensor import route as bufferize
     if partition is None:
         partition = module_op is None or not partitioned(module_op)
     # Elementwise ops fused after partitioning, splat constants folded into
     # their bodies (no constant buffer that device code cannot read).
     return (["coll-shard-partition"] if partition else []) + [
-        "coll-from-shard", "canonicalize", "cse", "linalg-fuse-elementwise-ops", *bufferize(), "canonicalize", "cse"]
+        "coll-from-shard", "canonicalize", "cse", "linalg-fuse-elementwise-ops", *tensor_route(),
+        "canonicalize", "cse"]
 
 
 # -- the program's boundary: what a runner scatters and gathers -----------------
@@ -553,7 +569,7 @@ class ShardError(PassError):
     """Bad input at the function boundary, located."""
 
 
-def _split_axes(sharding_op):
+def _split_axes(sharding_op: ir.Operation | ir.OpView) -> list[list[int]]:
     """split_axes of a shard.sharding op; ShardError for what we cannot
     scatter (partial values, halos, explicit offsets)."""
     attrs = sharding_op.attributes
@@ -572,7 +588,7 @@ def _split_axes(sharding_op):
     return json.loads(m.group(1))
 
 
-def _annotation(value, user=True):
+def _annotation(value: ir.Value, user: bool = True) -> ir.OpView | None:
     """The shard.sharding op that annotates `value` (its shard.shard use
     for an argument, its defining shard.shard for a result), or None."""
     if user:
@@ -587,7 +603,7 @@ def _annotation(value, user=True):
     return None
 
 
-def _entry(module_op, entry=None):
+def _entry(module_op: ir.Operation, entry: str | None = None) -> ir.Operation:
     funcs = [op.operation for op in module_op.regions[0].blocks[0].operations
              if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
     names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
@@ -607,7 +623,7 @@ def _entry(module_op, entry=None):
     return public[0]
 
 
-def parse(source, context=None):
+def parse(source: str | bytes | ir.Module, context: ir.Context | None = None) -> ir.Module:
     """An annotated module (text, bytes or an ir.Module) in `context`."""
     if isinstance(source, ir.Module):
         return source
@@ -615,7 +631,7 @@ def parse(source, context=None):
     return ir.Module.parse(text, context) if context is not None else ir.Module.parse(text)
 
 
-def layouts(module_op, entry=None):
+def layouts(module_op: ir.Operation, entry: str | None = None) -> Boundary:
     """The Boundary of an annotated, unpartitioned program: per argument and
     result of the entry, the grid axes each dimension is split over (its
     shard.shard annotation; none: whole on every rank), on the one grid the
@@ -629,18 +645,19 @@ def layouts(module_op, entry=None):
     types = list(ft.inputs) + list(ft.results)
     k_in = len(ft.inputs)
     body = module_op.regions[0].blocks[0]
-    grids = {ir.StringAttr(op.attributes["sym_name"]).value: list(op.opview.shape) for op in body.operations
+    grids = {ir.StringAttr(op.attributes["sym_name"]).value: _grid_shape(op.operation) for op in body.operations
              if op.operation.name == "shard.grid"}
     if not grids:
-        raise ShardError("no shard.grid in the module: expected a program annotated with shard.shard", func.location)
+        raise ShardError("no shard.grid in the module: expected a program annotated with shard.shard",
+                         func.location)
     anns = [_annotation(v, is_arg) for v, is_arg in values]
     named = {ir.FlatSymbolRefAttr(a.attributes["grid"]).value for a in anns if a is not None}
     if len(named) > 1:
-        raise ShardError(f"the boundary is split over grids {', '.join('@' + g for g in sorted(named))}; expected "
-                         "one grid", func.location)
+        raise ShardError(f"the boundary is split over grids {', '.join('@' + g for g in sorted(named))}; "
+                         "expected one grid", func.location)
     grid = grids[named.pop()] if named else next(iter(grids.values()))
-    out = []
-    for i, ((v, is_arg), t, ann) in enumerate(zip(values, types, anns)):
+    out: list[Layout] = []
+    for i, ((_, is_arg), t, ann) in enumerate(zip(values, types, anns)):
         what = f"argument #{i}" if is_arg else f"result #{i - k_in}"
         if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
             raise ShardError(f"{what} is {t}; expected a statically shaped tensor", func.location)
@@ -659,14 +676,11 @@ def layouts(module_op, entry=None):
     return Boundary(name, list(grid), out[:k_in], out[k_in:])
 
 
-def reference(module_op, entry=None):
+def reference(module_op: ir.Operation, entry: str | None = None) -> str:
     """The same program unsharded, on memrefs (the annotations stripped, the
     tensor route run), as text: what a runner checks the partitioned one
     against. The module is left as it was."""
-    from .tensor import route as tensor_route
-    from ..core.pipeline import run
-    from ..core.routes import pipeline
-    plain = ir.Module.parse(module_op.get_asm(enable_debug_info=True), module_op.context)
+    plain = ir.Module.parse(str(module_op.get_asm(enable_debug_info=True)), module_op.context)
     strip_annotations(plain.operation)
     run(plain.operation, pipeline(tensor_route()))
-    return plain.operation.get_asm(enable_debug_info=True)
+    return str(plain.operation.get_asm(enable_debug_info=True))
