@@ -29,7 +29,7 @@ from mlir.dialects import arith, bufferization, memref
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_NAMES, view
+from ..ir.ops import COLLECTIVE_NAMES, CollectiveOp, view
 from ..ir.views import VIEW_OPS, root_of
 from ..ir.walk import ancestor_in, find_ops
 from ..passes.check_results import RESULT_IDS, RESULT_READERS
@@ -37,11 +37,11 @@ from ..passes.check_results import RESULT_IDS, RESULT_READERS
 WRITABLE = "bufferization.writable"  # upstream's function-argument attribute
 
 
-def _token_type():
+def _token_type() -> ir.Type:
     return ir.Type.parse("!coll.token")
 
 
-def _check_types(c):
+def _check_types(c: CollectiveOp) -> None:
     for role, v in [(f"input #{i}", v) for i, v in enumerate(c.inputs)] + \
                    [(f"result #{j + 1}", v) for j, v in enumerate(c.values)]:
         t = ir.RankedTensorType(v.type)
@@ -53,20 +53,19 @@ def _check_types(c):
                             f"{', '.join(ELEMENTS)}", c.location)
 
 
-def _func_of(op):
+def _func_of(op: ir.Operation) -> ir.Operation | None:
     f = op.parent
     while f is not None and f.name != "func.func":
         f = f.parent
     return f
 
 
-def _writable(value):
+def _writable(value: ir.Value) -> bool:
     """Whether one-shot-bufferize may write into the buffer of `value`: a
     function argument unless marked `bufferization.writable = false`."""
     if not isinstance(value.owner, ir.Block):
         return True
-    parent = value.owner.owner
-    parent = getattr(parent, "operation", parent)
+    parent = value.owner.owner.operation
     if parent.name != "func.func" or "arg_attrs" not in parent.attributes:
         return True
     attrs = ir.ArrayAttr(parent.attributes["arg_attrs"])
@@ -74,12 +73,12 @@ def _writable(value):
     return not (WRITABLE in d and str(d[WRITABLE]) == "false")
 
 
-def _used_after(t, op, mine=0):
+def _used_after(t: ir.Value, op: ir.Operation, mine: int = 0) -> bool:
     """Whether `t` has a use other than `mine` uses by `op` that does not
     come before `op` in its block (writing its buffer then would clobber
     a value still read)."""
     for use in t.uses:
-        user = getattr(use.owner, "operation", use.owner)
+        user = use.owner.operation
         if user == op and mine:
             mine -= 1
             continue
@@ -96,7 +95,7 @@ _VIEW_TENSOR_OPS = ("tensor.extract_slice", "tensor.cast", "tensor.expand_shape"
 _INSERT_TENSOR_OPS = ("tensor.insert_slice", "tensor.insert")
 
 
-def _ties(op, value):
+def _ties(op: ir.Operation, value: ir.Value) -> list[ir.Value] | None:
     """The results of `op` that one-shot-bufferize may place in the buffer of
     its operand `value`; None when `op` may alias it in ways not known here
     (loops, calls, regions of other ops)."""
@@ -115,7 +114,7 @@ def _ties(op, value):
     return None
 
 
-def _sources(op, value, state):
+def _sources(op: ir.Operation, value: ir.Value, state: "_State") -> list[ir.Value] | None:
     """The operands whose buffer the result `value` of `op` may share; None
     when not known."""
     name = op.name
@@ -135,7 +134,7 @@ def _sources(op, value, state):
     return None
 
 
-def _alias_class(t, state):
+def _alias_class(t: ir.Value, state: "_State") -> set[ir.Value] | None:
     """Every tensor whose buffer may be `t`'s once one-shot-bufferize has run,
     following destination-passing ties and tensor views both ways; None when
     some link is not known (a loop's block argument, a call, an unknown op)."""
@@ -143,20 +142,20 @@ def _alias_class(t, state):
     while work:
         v = work.pop()
         if isinstance(v.owner, ir.Block):
-            parent = getattr(v.owner.owner, "operation", v.owner.owner)
+            parent = v.owner.owner.operation
             # A function's argument, or a loop's iter_arg: this iteration's
             # value (one-shot-bufferize sees the write of the collective's
             # to_buffer and resolves the init and the loop's results itself).
             if parent.name not in ("func.func", "scf.for") or (parent.name == "scf.for" and v.arg_number == 0):
                 return None
-            linked = []
+            linked: list[ir.Value] | None = []
         else:
-            producer = getattr(v.owner, "operation", v.owner)
+            producer = v.owner.operation
             linked = _sources(producer, v, state)
             if linked is None:
                 return None
         for use in v.uses:
-            user = getattr(use.owner, "operation", use.owner)
+            user = use.owner.operation
             tied = _ties(user, v)
             if tied is None:
                 return None
@@ -168,7 +167,7 @@ def _alias_class(t, state):
     return seen
 
 
-def _in_place_safe(t, op, state):
+def _in_place_safe(t: ir.Value, op: ir.Operation, state: "_State") -> bool:
     """Whether the collective `op` may write its result into the buffer of its
     input `t`: no tensor that may share that buffer (`_alias_class`) is used
     after `op` or is a read-only argument. The result's to_tensor claims
@@ -183,7 +182,7 @@ def _in_place_safe(t, op, state):
     return all(_writable(v) and not _used_after(v, op, mine=int(v == t)) for v in group)
 
 
-def _in_place(c, i, j, spmd):
+def _in_place(c: CollectiveOp, i: int, j: int, spmd: bool) -> bool:
     """Whether output j may be input i (the op's in-place form)."""
     if not c.IN_PLACE:
         return False
@@ -192,21 +191,21 @@ def _in_place(c, i, j, spmd):
     return c.input_devices[i] == c.output_devices[j]
 
 
-def _touches_buffers(op):
+def _touches_buffers(op: ir.Operation) -> bool:
     types = [v.type for v in op.operands] + [r.type for r in op.results]
     return any(isinstance(t, (ir.RankedTensorType, ir.MemRefType, ir.UnrankedTensorType,
                               ir.UnrankedMemRefType)) for t in types) or len(op.regions) > 0
 
 
-def _wait_before_host(new, token):
+def _wait_before_host(new: ir.Operation, token: ir.Value) -> None:
     """coll.wait(token) before the first later op of the block that is not a
     coll op and touches a buffer, or before the terminator; none when a coll
     op (a wait, or a collective that is waited for) takes `token` by then."""
     block_ops = list(new.block.operations)
     idx = [o.operation for o in block_ops].index(new)
-    where = None
-    for o in block_ops[idx + 1:]:
-        o = o.operation
+    where: ir.Operation | None = None
+    for view_op in block_ops[idx + 1:]:
+        o = view_op.operation
         if o.name.startswith("coll.") and token in list(o.operands):
             return  # waited for, or a dependency of a later op that is (see bufferize)
         if o.name.startswith("coll.") or o.name in ("bufferization.to_tensor", "bufferization.to_buffer"):
@@ -220,23 +219,24 @@ def _wait_before_host(new, token):
         ir.Operation.create("coll.wait", results=[], operands=[token])
 
 
-def _fill_zeros(buf):
+def _fill_zeros(buf: ir.Value) -> None:
     """linalg.fill of zeros into `buf` (local work, before the collective)."""
     from mlir.dialects import linalg  # its opdsl costs a tool's start-up 0.1 s: only here
     el = ir.MemRefType(buf.type).element_type
     value = ir.IntegerAttr.get(el, 0) if ELEMENTS[str(el)].integer else ir.FloatAttr.get(el, 0.0)
-    zero = arith.ConstantOp(el, value).result
-    linalg.fill(zero, outs=[buf])
+    zero = arith.ConstantOp(el, value).result  # type: ignore[call-arg]  # arith.py's (type, value); mypy sees ODS's
+    linalg.fill(zero, outs=[buf])  # type: ignore[call-arg]  # opdsl's fill (what linalg exports), not ODS's
 
 
-def _bufferize_one(op, state):
+def _bufferize_one(op: ir.Operation, state: "_State") -> ir.Operation:
     c = view(op)
     _check_types(c)
     f = _func_of(op)
     spmd = f is not None and "coll.ranks" in f.attributes
     ins, values = c.inputs, c.values
     # Output j -> the input it is written into, in place, or None.
-    source, used = [], set()
+    source: list[int | None] = []
+    used: set[int] = set()
     for j in range(len(values)):
         i = next((i for i, t in enumerate(ins) if i not in used and _in_place(c, i, j, spmd)
                   and _in_place_safe(t, op, state)), None)
@@ -251,16 +251,18 @@ def _bufferize_one(op, state):
     for i in used:  # writing what earlier collectives read: after them
         deps += [tok for tok in state.readers.get(ins[i], []) if tok not in deps]
     with ir.InsertionPoint(op), op.location:
-        bufs = []
+        bufs: list[ir.Value] = []
         for i, t in enumerate(ins):
             tt = ir.RankedTensorType(t.type)
             mt = ir.MemRefType.get(list(tt.shape), tt.element_type)
             bufs.append(bufferization.ToBufferOp(mt, t, read_only=i not in used).result)
-        outs, zero = [], c.zero_outputs(spmd)
+        outs: list[ir.Value] = []
+        zero = c.zero_outputs(spmd)
         for j, v in enumerate(values):
             tt = ir.RankedTensorType(v.type)
-            if source[j] is not None:
-                outs.append(bufs[source[j]])
+            src = source[j]
+            if src is not None:
+                outs.append(bufs[src])
             else:
                 outs.append(memref.AllocOp(ir.MemRefType.get(list(tt.shape), tt.element_type), [], []).result)
                 if j in zero:  # what the op does not write is zeros in the tensor form (e.g. permute)
@@ -281,19 +283,20 @@ def _bufferize_one(op, state):
     for k, (v, r) in enumerate(zip(values, results)):
         v.replace_all_uses_with(r)
         state.producer[r] = token
-        if source[k] is not None:
-            state.in_place[r] = ins[source[k]]
+        src = source[k]
+        if src is not None:
+            state.in_place[r] = ins[src]
         _tag_readers(r, first + k)
     op.erase()
     return new
 
 
-def _tag_readers(value, k):
+def _tag_readers(value: ir.Value, k: int) -> None:
     """Marks every op that reads `value` (through tensor views too) with
     RESULT_READERS += [k], for coll-check-results to find after bufferization
     (linalg ops, loops and collectives keep their attributes there)."""
     for use in list(value.uses):
-        user = getattr(use.owner, "operation", use.owner)
+        user = use.owner.operation
         if user.name in _VIEW_TENSOR_OPS and use.operand_number == 0:
             for r in user.results:
                 _tag_readers(r, k)
@@ -304,11 +307,11 @@ def _tag_readers(value, k):
             user.attributes[RESULT_READERS] = ir.DenseI64ArrayAttr.get(old + [k])
 
 
-def _tensor_type(t):
+def _tensor_type(t: ir.Type) -> bool:
     return isinstance(t, (ir.RankedTensorType, ir.UnrankedTensorType))
 
 
-def has_tensors(module_op):
+def has_tensors(module_op: ir.Operation) -> bool:
     """Whether `module_op` holds a tensor collective or a function with
     tensors in its signature: what `route` turns into buffers."""
     for op in find_ops(module_op, lambda n: n == "func.func" or n in COLLECTIVE_NAMES):
@@ -323,17 +326,17 @@ def has_tensors(module_op):
 
 
 class _State:
-    def __init__(self):
-        self.producer = {}  # tensor -> token of the collective that produced it
-        self.readers = {}   # tensor -> tokens of the collectives that read it
-        self.in_place = {}  # a result written into its input's buffer -> that input
+    def __init__(self) -> None:
+        self.producer: dict[ir.Value, ir.Value] = {}  # tensor -> token of the collective that produced it
+        self.readers: dict[ir.Value, list[ir.Value]] = {}  # tensor -> tokens of the collectives that read it
+        self.in_place: dict[ir.Value, ir.Value] = {}  # a result written into its input's buffer -> that input
         self.count = 0      # the last RESULT_IDS given
 
 
 @register("coll-bufferize",
           "Rewrite tensor collectives into the memref form (to_buffer of the inputs, an alloc per output "
           "or the input's buffer in place, to_tensor restrict of the outputs), for one-shot-bufferize")
-def bufferize(op):
+def bufferize(op: ir.Operation) -> None:
     state = _State()
     news = [_bufferize_one(c, state) for c in find_ops(op, lambda n: n in COLLECTIVE_NAMES) if view(c).is_tensor]
     # Last first: a collective that a later one waits on (deps) before any
@@ -342,10 +345,10 @@ def bufferize(op):
         _wait_before_host(new, new.results[0])
 
 
-def _escapes(value):
+def _escapes(value: ir.Value) -> bool:
     """Whether a buffer (or a view of it) leaves its function or is freed."""
     for use in value.uses:
-        user = getattr(use.owner, "operation", use.owner)
+        user = use.owner.operation
         if user.name in VIEW_OPS:
             if any(_escapes(r) for r in user.results):
                 return True
@@ -359,9 +362,9 @@ def _escapes(value):
           "Give each memref a function returns a buffer of its own: a buffer returned a second time is copied "
           "into a new allocation (upstream buffer-results-to-out-params{hoist-static-allocs} crashes on one "
           "allocation returned twice, LLVM 22.1.8)")
-def distinct_results(op):
+def distinct_results(op: ir.Operation) -> None:
     for ret in find_ops(op, "func.return"):
-        seen = set()
+        seen: set[ir.Value] = set()
         for i, v in enumerate(list(ret.operands)):
             if not isinstance(v.type, ir.MemRefType):
                 continue
@@ -380,7 +383,7 @@ def distinct_results(op):
           "Free, at the end of its function, every memref.alloc of the function's entry block that "
           "does not escape it (upstream's buffer-deallocation-pipeline refuses the coll ops: IRDL ops "
           "declare no memory effects in LLVM 22)")
-def free_local_buffers(op):
+def free_local_buffers(op: ir.Operation) -> None:
     for f in find_ops(op, "func.func"):
         if not len(f.regions[0].blocks):
             continue
@@ -392,17 +395,12 @@ def free_local_buffers(op):
                 memref.DeallocOp(a.results[0])
 
 
-
-WRITABLE = "bufferization.writable"
-
-
 @register("coll-entry",
           "Make function `function` an entry as the runtimes call it: its tensor arguments are the caller's "
           "arrays, read-only (bufferization.writable = false: its collectives write fresh buffers), and it "
           "gets the C interface (llvm.emit_c_interface)", anchor="builtin.module", function=(str, ""))
-def entry(module_op, function=""):
+def entry(module_op: ir.Operation, function: str = "") -> None:
     name = function
-    from ..core.errors import PassError
     funcs = [f for f in find_ops(module_op, "func.func") if ir.StringAttr(f.attributes["sym_name"]).value == name]
     if not funcs:
         raise PassError(f"coll-entry: no function @{name} in the module", module_op.location)
@@ -412,7 +410,10 @@ def entry(module_op, function=""):
         old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
         attrs, changed = [], False
         for i, t in enumerate(ft.inputs):
-            d = {a.name: a.attr for a in ir.DictAttr(old[i])} if i < len(old) else {}
+            d: dict[str, ir.Attribute] = {}
+            if i < len(old):
+                given = ir.DictAttr(old[i])
+                d = {given[k].name: given[k].attr for k in range(len(given))}
             if isinstance(t, ir.RankedTensorType) and WRITABLE not in d:
                 d[WRITABLE] = ir.BoolAttr.get(False)
                 changed = True
@@ -429,7 +430,7 @@ GLOBAL = False
 detect = has_tensors
 
 
-def route(module_op=None, backend=None, **_):
+def route(module_op: ir.Operation | None = None, backend: str | None = None, **_: object) -> list[str]:
     """Tensor form -> memref form: coll-bufferize, then upstream's
     one-shot-bufferize over whole functions (plain memrefs at their
     boundaries, as the collectives need contiguous buffers; a collective
