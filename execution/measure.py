@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..collectives import BY_NAME
-from ..ir.ops import Collective
+from ..collectives.base import Collective
 from . import check
 from .check import Arrays, Problem
 from .signature import NUMPY_DTYPES, aligned_copy

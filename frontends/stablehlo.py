@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..collectives import BY_NAME, COLLECTIVES as COLLECTIVE_CLASSES
+from ..collectives import BY_NAME
+from ..collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from ..core.errors import PassError
 from ..ir import MAX_DEVICES, make_context
 from ..ir.kinds import ELEMENTS

@@ -27,11 +27,36 @@ from ..ir.types import token_type
 from ..ir.walk import all_ops, clone_remapped
 from .shard import grid_groups
 from .spmd import RANKS_ATTR
-from .stablehlo import (BOOL_KINDS, COLLECTIVE_NAMES, CROSS_PARTITION, FROM_STABLEHLO, DEFERRED_CALL, IMPORTED, KINDS,
-                        NO_FORM, PERMUTE, PREFIXES, StableHLOError, through_constraints, attr_dicts,
-                        boundary_values, call_target, constant_work, entry, GSPMD_MARKUP, gspmd_of,
-                        is_jit, layouts, manual_boundary, meshes_of, num_attr, read_sharding, shard_map_of)
-from .stablehlo import PARTITIONED_ATTR, Mesh, is_partitioned  # XLA's partitioned programs (coll-xla-partition)
+from .stablehlo import (  # XLA's partitioned programs (coll-xla-partition)
+    BOOL_KINDS,
+    CROSS_PARTITION,
+    DEFERRED_CALL,
+    FROM_STABLEHLO,
+    GSPMD_MARKUP,
+    IMPORTED,
+    KINDS,
+    NO_FORM,
+    PARTITIONED_ATTR,
+    PERMUTE,
+    PREFIXES,
+    Mesh,
+    StableHLOError,
+    attr_dicts,
+    boundary_values,
+    call_target,
+    constant_work,
+    entry,
+    gspmd_of,
+    is_jit,
+    is_partitioned,
+    layouts,
+    manual_boundary,
+    meshes_of,
+    num_attr,
+    read_sharding,
+    shard_map_of,
+    through_constraints,
+)
 from .stablehlo_lower import lower, refusal
 
 MAX_CALL_DEPTH = 64

@@ -23,10 +23,10 @@ import ctypes
 import numpy as np
 from mlir import ir
 
-from ..shard import ShardError
 from ...execution.measure import check_repeat
 from ...execution.signature import NUMPY_DTYPES, aligned_zeros
 from ...lowering import cpu, mpi
+from ..shard import ShardError
 
 BACKENDS = ("cpu", "mpi")
 _CACHE = {}
@@ -54,9 +54,9 @@ def lower(source, frontend, entry=None, context=None, backend=None):
     coll loaded). Raises ir.MLIRError or PassError, located."""
     from ...core import routes
     from ...core.pipeline import run
-    from ..spmd import ranks_of
     from ...ir import make_context
     from ...ir.verifier import verify_or_raise
+    from ..spmd import ranks_of
 
     ctx = context or make_context()
     with ctx, ir.Location.unknown():

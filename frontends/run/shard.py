@@ -15,9 +15,10 @@ import re
 
 from mlir import ir
 
-from . import global_arrays
 from ...lowering import mpi
-from .. import shard as shard_frontend, tensor
+from .. import shard as shard_frontend
+from .. import tensor
+from . import global_arrays
 
 # The back ends a partitioned program runs on here.
 BACKENDS = global_arrays.BACKENDS
@@ -83,8 +84,8 @@ def compile_upstream(module_text, name, ranks, timeout=mpi.DEFAULT_TIMEOUT):
     import subprocess
 
     from ...core import routes
-    from ...ir import IRDL_FILE
     from ...core.tools import tool
+    from ...ir import IRDL_FILE
     proc = subprocess.run([tool("mlir-opt"), f"--irdl-file={IRDL_FILE}", "--convert-shard-to-mpi", "--canonicalize"],
                           input=module_text, capture_output=True, text=True, timeout=300)
     left = [l for l in proc.stdout.splitlines() if re.search(r"\bshard\.(?!grid\b)\w+", l)]
