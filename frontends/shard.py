@@ -546,7 +546,7 @@ def partitioned(module_op: ir.Operation) -> bool:
             and "shard.shard" not in names and detect(module_op))
 
 
-def route(module_op: ir.Operation | None = None, backend: str | None = None, partition: bool | None = None,
+def route(module_op: ir.Operation | None = None, backend: object = None, partition: bool | None = None,
           **_: object) -> list[str]:
     """A tensor program annotated with shard.shard on a shard.grid -> its SPMD
     function on memrefs: upstream partitioning (coll-shard-partition; not

@@ -11,10 +11,14 @@ process per rank lowers each collective in place instead
 (coll-spmd-to-mpi, the MPI back end's lowering/mpi/to_mpi.py). The
 attributes of the per-rank form that the runtimes read are named here.
 """
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
 from mlir import ir
 
 from ..core.errors import PassError
 from ..core.registry import register
+from ..core.routes import options_text
 from ..ir.ops import COLLECTIVE_NAMES, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
 from ..ir.views import constant_int
@@ -28,14 +32,22 @@ GLOBAL_ARGS_ATTR = "coll.global_args"
 # How many leading arguments (slots) of a rank are inputs (only read).
 RANK_INPUTS_ATTR = "coll.rank_inputs"
 
+# A function op as the bindings give it: from a walk, or from a block's list.
+FuncOp = ir.Operation | ir.OpView
 
-def ranks_of(func_op):
+
+class Backend(Protocol):
+    """What a frontend's route asks of the back end (lowering/base.py Backend)."""
+    per_rank: bool
+
+
+def ranks_of(func_op: FuncOp) -> int | None:
     """The group size of a function in SPMD form or projected, or None."""
     attrs = func_op.attributes
     return ir.IntegerAttr(attrs[RANKS_ATTR]).value if RANKS_ATTR in attrs else None
 
 
-def spmd_groups(op):
+def spmd_groups(op: ir.Operation) -> list[list[int]]:
     """The groups an SPMD collective runs in, each a list of ranks in group
     order: `groups` cut into lists of len(devices) (the positions in a
     group), else [devices]."""
@@ -46,7 +58,7 @@ def spmd_groups(op):
     return [flat[i:i + len(devices)] for i in range(0, len(flat), len(devices))]
 
 
-def _global_attrs(op, group):
+def _global_attrs(op: ir.Operation, group: Sequence[int]) -> dict[str, ir.Attribute]:
     """The attributes of `op`'s global-view collective for `group`: its
     devices, and root (with `groups`, a position in the group) as a rank."""
     attrs = {a: op.attributes[a] for a in op.attributes if a != "groups"}
@@ -57,7 +69,8 @@ def _global_attrs(op, group):
     return attrs
 
 
-def global_operands(op, group, wide):
+def global_operands(op: ir.Operation, group: Sequence[int], wide: Callable[[ir.Value, int], ir.Value]
+                    ) -> tuple[list[ir.Value], list[ir.Value]]:
     """(inputs, outputs) of `op`'s global-view collective over `group`, from
     `wide(value, rank)`: that rank's buffer for this rank's `value`, on the
     ranks its placement names (a buffer on the root: the root's only)."""
@@ -66,14 +79,15 @@ def global_operands(op, group, wide):
     return [wide(c.inputs[0], r) for r in ins], [wide(c.outputs[0], r) for r in outs]
 
 
-def view_root(op, group):
+def view_root(op: ir.Operation, group: Sequence[int]) -> int | None:
     root = attr_int(op, "root")
     if root is not None and "groups" in op.attributes:
         return group[root]
     return root
 
 
-def global_collectives(before, op, wide, deps=()):
+def global_collectives(before: ir.Operation, op: ir.Operation, wide: Callable[[ir.Value, int], ir.Value],
+                       deps: Sequence[ir.Value] = ()) -> list[ir.Value]:
     """Builds (before op `before`) the global-view collectives of SPMD
     collective `op`, one per group; returns their tokens."""
     tokens = []
@@ -88,7 +102,7 @@ def global_collectives(before, op, wide, deps=()):
     return tokens
 
 
-def _expand(func_op, n):
+def _expand(func_op: ir.Operation, n: int) -> None:
     """An SPMD function (one rank's buffers, collectives naming their group)
     -> its global view: argument i of rank r becomes argument i * n + r
     (x0..x{n-1}, y0..y{n-1}), and every collective becomes one global-view
@@ -98,7 +112,7 @@ def _expand(func_op, n):
     k, loc = len(args), func_op.location
     wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
 
-    def widen(value, r):
+    def widen(value: ir.Value, r: int) -> ir.Value:
         return wide[value.arg_number][r]
 
     for op in [o.operation for o in block.operations]:
@@ -146,7 +160,7 @@ RANK_OPS = ("mpi.comm_rank",)
 SHARED_OPS = ("coll.wait", "coll.join", "mpi.comm_world")
 
 
-def _straight_line(func_op):
+def _straight_line(func_op: ir.Operation) -> None:
     """Refuses what one clone per rank cannot express: several blocks,
     collectives in control flow (counted loops are unrolled before:
     _unroll_collective_loops), results. Regions without collectives are local work,
@@ -155,8 +169,8 @@ def _straight_line(func_op):
     if len(blocks) != 1:
         raise PassError("coll-spmd-to-global expands straight-line SPMD functions; this one has "
                         f"{len(blocks)} blocks (control flow)", func_op.location)
-    for op in blocks[0].operations:
-        op = op.operation
+    for o in blocks[0].operations:
+        op = o.operation
         if len(op.regions) and find_ops(op, lambda n: n in COLLECTIVE_NAMES):
             raise PassError(f"'{op.name}' holds collectives in its regions (control flow that may depend on the "
                             "data or the rank); coll-spmd-to-global expands collectives at the top level and in "
@@ -174,7 +188,7 @@ def _straight_line(func_op):
 MAX_UNROLLED = 4096
 
 
-def _unroll_collective_loops(func_op):
+def _unroll_collective_loops(func_op: ir.Operation) -> None:
     """Each scf.for with constant bounds whose body holds a collective,
     outermost first, replaced by one copy of its body per iteration: the
     global view is straight code (the explicit level has no loops around
@@ -183,7 +197,8 @@ def _unroll_collective_loops(func_op):
     while True:
         # all_ops lists an outer loop before the ones in it: each clone of an
         # inner loop is then unrolled (and counted) on its own.
-        loops = [op for op in all_ops(func_op) if op.name == "scf.for" and find_ops(op, lambda n: n in COLLECTIVE_NAMES)]
+        loops = [op for op in all_ops(func_op)
+                 if op.name == "scf.for" and find_ops(op, lambda n: n in COLLECTIVE_NAMES)]
         if not loops:
             return
         loop = loops[0]
@@ -218,14 +233,14 @@ def _unroll_collective_loops(func_op):
           "tensors or memrefs: what coll-spmd-to-global does first, run on tensors so that canonicalize folds "
           "the loop counters (the GPU route takes no host-side local work)",
           anchor="builtin.module")
-def unroll_collective_loops(module_op):
+def unroll_collective_loops(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         for f in find_ops(module_op, "func.func"):
             if ranks_of(f) is not None and len(f.regions[0].blocks):
                 _unroll_collective_loops(f)
 
 
-def _clone_for(op, mapping, r):
+def _clone_for(op: ir.Operation, mapping: dict[ir.Value, ir.Value], r: int) -> None:
     """Rank r's clone of local-work op `op` (before it), on rank r's values;
     a read of the rank in its regions (a loop's body) is the constant r."""
     new = clone_remapped(op, ir.InsertionPoint(op), mapping)
@@ -238,7 +253,7 @@ def _clone_for(op, mapping, r):
         rank.erase()
 
 
-def _expand_local(func_op, n):
+def _expand_local(func_op: ir.Operation, n: int) -> None:
     """An SPMD function with local work around its collectives (straight
     line) -> its global view: argument i of rank r becomes argument i * n + r
     as in _expand, each local op becomes one clone per rank on that rank's
@@ -251,7 +266,7 @@ def _expand_local(func_op, n):
     k, loc = len(args), func_op.location
     wide = [[block.add_argument(a.type, loc) for _ in range(n)] for a in args]
     mapping = [{a: wide[i][r] for i, a in enumerate(args)} for r in range(n)]
-    tokens = {}  # an SPMD token -> the global view's
+    tokens: dict[ir.Value, ir.Value] = {}  # an SPMD token -> the global view's
     i32 = ir.IntegerType.get_signless(32)
     ops = [o.operation for o in block.operations]
     for op in ops[:-1]:
@@ -284,12 +299,13 @@ def _expand_local(func_op, n):
     del func_op.attributes[RANKS_ATTR]
 
 
-def is_spmd(func_op):
+def is_spmd(func_op: FuncOp) -> bool:
     """Whether `func_op` is in SPMD form to expand: with collectives, or
     over several ranks without one (a batch split that XLA's partitioner
     made: every rank runs its block, and nothing moves)."""
-    return ranks_of(func_op) is not None and len(func_op.regions[0].blocks) > 0 and (
-        ranks_of(func_op) > 1 or bool(find_ops(func_op, lambda n: n in COLLECTIVE_NAMES)))  # nested ones too (a loop)
+    ranks = ranks_of(func_op)
+    return ranks is not None and len(func_op.regions[0].blocks) > 0 and (
+        ranks > 1 or bool(find_ops(func_op, lambda n: n in COLLECTIVE_NAMES)))  # nested ones too (a loop)
 
 
 @register("coll-spmd-to-global",
@@ -297,7 +313,7 @@ def is_spmd(func_op):
           "group) into its global view, one buffer per device, for the explicit lowering; straight-line "
           "local work around the collectives becomes one clone per rank (coll.device = r)",
           anchor="builtin.module")
-def spmd_to_global(module_op):
+def spmd_to_global(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         for op in module_op.regions[0].blocks[0].operations:
             f = op.operation
@@ -306,16 +322,17 @@ def spmd_to_global(module_op):
             _unroll_collective_loops(f)
             if is_spmd(f) or (len(f.regions[0].blocks) > 1 and find_ops(f, lambda n: n in COLLECTIVE_NAMES)):
                 _straight_line(f)  # refuses, located, what one clone per rank cannot express
-            if is_spmd(f):
-                (_expand_local if has_local_work(f) else _expand)(f, ranks_of(f))
+            ranks = ranks_of(f)
+            if is_spmd(f) and ranks is not None:  # (is_spmd: it is)
+                (_expand_local if has_local_work(f) else _expand)(f, ranks)
 
 
-def has_local_work(func_op):
+def has_local_work(func_op: FuncOp) -> bool:
     """Whether SPMD function `func_op` does more than collectives on its
     own arguments (what coll-spmd-to-global can expand)."""
     block = func_op.regions[0].blocks[0]
-    for op in block.operations:
-        op = op.operation
+    for o in block.operations:
+        op = o.operation
         if op.name in COLLECTIVE_NAMES:
             c = view(op)
             if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
@@ -331,12 +348,13 @@ NAME = "spmd"
 GLOBAL = False
 
 
-def detect(module_op):
+def detect(module_op: ir.Operation) -> bool:
     """Whether the module holds an SPMD function (is_spmd)."""
     return any(is_spmd(f) for f in find_ops(module_op, "func.func"))
 
 
-def route(module_op=None, backend=None, strategy=None, threshold=None, profile=None, **_):
+def route(module_op: ir.Operation | None = None, backend: Backend | None = None, strategy: str | None = None,
+          threshold: int | None = None, profile: str | None = None, **_: object) -> list[str]:
     """The global view for the single-process back ends
     (coll-spmd-to-global: one clone of the local work per rank). A back end
     of one process per rank (`backend.per_rank`) runs an SPMD function with
@@ -344,6 +362,5 @@ def route(module_op=None, backend=None, strategy=None, threshold=None, profile=N
     in place, to its rank's part."""
     funcs = [f for f in find_ops(module_op, "func.func") if is_spmd(f)] if module_op is not None else []
     if backend is not None and backend.per_rank and any(has_local_work(f) for f in funcs):
-        from ..core.routes import options_text
         return [f"coll-spmd-to-mpi{options_text(strategy=strategy, threshold=threshold, profile=profile)}"]
     return ["coll-spmd-to-global"]

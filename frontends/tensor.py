@@ -430,7 +430,7 @@ GLOBAL = False
 detect = has_tensors
 
 
-def route(module_op: ir.Operation | None = None, backend: str | None = None, **_: object) -> list[str]:
+def route(module_op: ir.Operation | None = None, backend: object = None, **_: object) -> list[str]:
     """Tensor form -> memref form: coll-bufferize, then upstream's
     one-shot-bufferize over whole functions (plain memrefs at their
     boundaries, as the collectives need contiguous buffers; a collective
