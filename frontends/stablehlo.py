@@ -38,8 +38,11 @@ form (send, recv).
 """
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from mlir import ir
 
 from ..collectives import BY_NAME
@@ -50,6 +53,7 @@ from ..ir.kinds import ELEMENTS
 from ..ir.walk import all_ops
 from . import stablehlo_xla, tensor
 from .shard import Boundary, Layout
+from .spmd import Backend
 
 # How to get the generic form out of JAX: said with every refusal of another form.
 GENERIC_HINT = ("print the generic form from JAX: jax.jit(f).lower(*args).compiler_ir('stablehlo')"
@@ -92,24 +96,24 @@ class Mesh:
     """An `sdy.mesh`: axis names and sizes, and the device (partition id)
     at each mesh position (`device_ids`, else position = id)."""
     name: str
-    axes: list         # [(name, size)]
-    device_ids: list
+    axes: list[tuple[str, int]]  # [(name, size)]
+    device_ids: list[int]
 
     @property
-    def shape(self):
+    def shape(self) -> list[int]:
         return [s for _, s in self.axes] or [1]
 
     @property
-    def size(self):
+    def size(self) -> int:
         return math.prod(self.shape)
 
-    def axis(self, name, where):
+    def axis(self, name: str, where: ir.Location) -> int:
         names = [n for n, _ in self.axes]
         if name not in names:
             raise StableHLOError(f"axis \"{name}\" is not an axis of mesh @{self.name} ({', '.join(names)})", where)
         return names.index(name)
 
-    def rank_of(self, device, where):
+    def rank_of(self, device: int, where: ir.Location) -> int:
         """The rank (mesh position) of partition id `device`."""
         if device not in self.device_ids:
             raise StableHLOError(f"device {device} is not in mesh @{self.name} (devices "
@@ -117,7 +121,7 @@ class Mesh:
         return self.device_ids.index(device)
 
 
-def _mesh(op):
+def _mesh(op: ir.Operation) -> Mesh:
     text = str(op.attributes["mesh"])
     name = ir.StringAttr(op.attributes["sym_name"]).value
     axes = [(n, int(s)) for n, s in re.findall(r'"([^"]+)"\s*=\s*(\d+)', text)]
@@ -134,7 +138,7 @@ def _mesh(op):
     return Mesh(name, axes, device_ids)
 
 
-def meshes_of(module_op):
+def meshes_of(module_op: ir.Operation) -> dict[str, Mesh]:
     return {m.name: m for m in (_mesh(op.operation) for op in module_op.regions[0].blocks[0].operations
                                 if op.operation.name == "sdy.mesh")}
 
@@ -142,7 +146,11 @@ def meshes_of(module_op):
 _DIM = re.compile(r"\{([^{}]*)\}(p\d+)?")
 
 
-def read_sharding(text, meshes, where):
+# A value's sharding: its mesh (None: none named) and, per dimension, the mesh axes it is split over.
+Sharding = tuple[Mesh | None, list[list[int]]]
+
+
+def read_sharding(text: str, meshes: Mapping[str, Mesh], where: ir.Location) -> tuple[Mesh, list[list[int]]]:
     """`<@mesh, [{}, {"x"}]>` (the inside of `#sdy.sharding` or of one
     entry of `#sdy.sharding_per_value`) -> (Mesh, per dimension the mesh
     axis indices it is split over). Refuses what has no plain block layout."""
@@ -158,7 +166,7 @@ def read_sharding(text, meshes, where):
     if "unreduced" in rest:
         raise StableHLOError(f"sharding {text.strip()} has unreduced axes; expected values split or replicated",
                              where)
-    dims = []
+    dims: list[list[int]] = []
     for inside, priority in _DIM.findall(dims_text):
         if "?" in inside or priority:
             raise StableHLOError(f"sharding {text.strip()} has an open dimension or a priority: expected "
@@ -170,10 +178,11 @@ def read_sharding(text, meshes, where):
     return mesh, dims
 
 
-def _per_value(text):
+def _per_value(text: str) -> list[str]:
     """The entries of `#sdy.sharding_per_value<[<...>, <...>]>`, as text."""
     inner = text[text.index("[") + 1:text.rindex("]")]
-    out, depth, cur = [], 0, ""
+    out: list[str] = []
+    depth, cur = 0, ""
     for ch in inner:
         depth += ch == "<"
         depth -= ch == ">"
@@ -185,35 +194,36 @@ def _per_value(text):
     return [c for c in (x.strip() for x in out + [cur]) if c]
 
 
-def attr_dicts(func, key, n):
+def attr_dicts(func: ir.Operation, key: str, n: int) -> list[dict[str, ir.Attribute]]:
     if key not in func.attributes:
         return [{} for _ in range(n)]
-    return [{a.name: a.attr for a in ir.DictAttr(d)} for d in ir.ArrayAttr(func.attributes[key])]
+    dicts = [ir.DictAttr(d) for d in ir.ArrayAttr(func.attributes[key])]
+    return [{d[k].name: d[k].attr for k in range(len(d))} for d in dicts]
 
 
-def num_attr(op, name):
+def num_attr(op: ir.Operation, name: str) -> int | None:
     return ir.IntegerAttr(op.attributes[name]).value if name in op.attributes else None
 
 
 # -- what a module is --------------------------------------------------------
 
-def detect(module_op):
+def detect(module_op: ir.Operation) -> bool:
     """Whether `module_op` is StableHLO (an op of stablehlo, sdy, mhlo or
     chlo, or XLA's partition count on the module)."""
     if "mhlo.num_partitions" in module_op.attributes:
         return True
     found = []
 
-    def visit(op):  # stops at the first: the driver asks this of every module
+    def visit(op: ir.Operation) -> ir.WalkResult:  # stops at the first: the driver asks this of every module
         if op.name.startswith(PREFIXES):
             found.append(op)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    module_op.walk(visit, ir.WalkOrder.POST_ORDER)  # the default, which the stubs do not show
     return bool(found)
 
 
-def entry(module_op):
+def entry(module_op: ir.Operation) -> ir.Operation:
     """The function JAX exports (`main`), else the only public one."""
     funcs = [op.operation for op in module_op.regions[0].blocks[0].operations
              if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
@@ -228,7 +238,7 @@ def entry(module_op):
     return public[0]
 
 
-def shard_map_of(func):
+def shard_map_of(func: ir.Operation) -> ir.Operation | None:
     found = [op for op in all_ops(func) if op.name == "sdy.manual_computation"]
     if len(found) > 1:
         raise StableHLOError("a second shard_map in one function: coll-from-stablehlo imports a function "
@@ -236,7 +246,7 @@ def shard_map_of(func):
     return found[0] if found else None
 
 
-def is_jit(module_op):
+def is_jit(module_op: ir.Operation) -> bool:
     """A jit program with shardings: no shard_map, sdy.sharding at its boundary."""
     f = entry(module_op)
     if shard_map_of(f) is not None:
@@ -251,7 +261,7 @@ def is_jit(module_op):
 PARTITIONED_ATTR = "coll.xla_partitioned"
 
 
-def is_partitioned(module_op):
+def is_partitioned(module_op: ir.Operation) -> bool:
     return PARTITIONED_ATTR in module_op.attributes
 
 
@@ -262,7 +272,7 @@ NAME = "stablehlo"
 GLOBAL = True
 
 
-def route(module_op=None, backend=None, **_):
+def route(module_op: ir.Operation | None = None, backend: Backend | None = None, **_: object) -> list[str]:
     """The pipeline elements from this StableHLO module to coll's SPMD
     function on memrefs: import, local compute to linalg, then the shard
     frontend's route (jit with shardings: partitioning inserts the
@@ -284,11 +294,11 @@ def route(module_op=None, backend=None, **_):
     # kernel per chain on the GPU route, and no constant buffer
     # (memref.get_global) that device code cannot read. coll-inits-as-inputs
     # first: upstream's fusion miscompiles producers that read their inits.
-    return front + ["canonicalize", "cse", "coll-inits-as-inputs", "linalg-fuse-elementwise-ops"] + tensor.route() + \
-        ["canonicalize", "cse"]
+    return front + ["canonicalize", "cse", "coll-inits-as-inputs", "linalg-fuse-elementwise-ops"] + \
+        tensor.route() + ["canonicalize", "cse"]
 
 
-def oracle(text, boundary):
+def oracle(text: str | bytes, boundary: Boundary) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]] | None:
     """A function from global inputs to XLA's global results for this module
     (frontends/stablehlo_xla.py: XLA compiles and runs the same text), or
     None where jaxlib is not installed: what a JAX export is checked
@@ -310,7 +320,7 @@ def oracle(text, boundary):
 _SNIFF = re.compile(rb'"(?:sdy|stablehlo|mhlo|chlo)\.|^\s*(?:sdy|stablehlo|mhlo|chlo)\.|mhlo\.num_partitions', re.M)
 
 
-def sniff(data):
+def sniff(data: bytes) -> bool:
     """Whether input bytes look like StableHLO (generic or pretty), for a
     tool deciding, before it parses, to parse with `parse` (which allows
     the unregistered dialects and refuses the pretty form with advice).
@@ -318,7 +328,7 @@ def sniff(data):
     return not data.startswith(BYTECODE_MAGIC) and _SNIFF.search(data) is not None
 
 
-def parse(source, context=None):
+def parse(source: Any, context: ir.Context | None = None) -> ir.Module:
     """StableHLO in generic form -> ir.Module in `context` (default: the
     current one, else a new one with coll loaded; unregistered dialects are
     allowed in it, as stablehlo and sdy are not dialects of coll's MLIR).
@@ -341,7 +351,7 @@ def parse(source, context=None):
         text = data.decode("utf-8", errors="replace")
         try:
             return ir.Module.parse(text)
-        except ir.MLIRError as e:
+        except ir.MLIRError as e:  # type: ignore[attr-defined]  # mlir._mlir_libs adds it at import; not in the stubs
             diags = e.error_diagnostics
             said = diags[0].message if diags else str(e)
             if "does not reference a valid function" in said and '"sdy.manual_computation"' in text:
@@ -360,13 +370,14 @@ def parse(source, context=None):
 
 # -- the layouts at the boundary -------------------------------------------
 
-def _layout(value_type, dims, mesh, where, what, name=None):
+def _layout(value_type: ir.Type, dims: list[list[int]], mesh: Mesh | None, where: ir.Location, what: str,
+            name: str | None = None) -> Layout:
     t = ir.RankedTensorType(value_type) if isinstance(value_type, ir.RankedTensorType) else None
     if t is None or not t.has_static_shape:
         raise StableHLOError(f"{what} is {value_type}; expected a statically shaped tensor", where)
     shape = list(t.shape)
     dims = dims + [[] for _ in range(len(shape) - len(dims))]
-    local = []
+    local: list[int] = []
     for d, axes in enumerate(dims):
         count = math.prod(mesh.shape[a] for a in axes) if mesh else 1
         if shape[d] % count:
@@ -378,13 +389,13 @@ def _layout(value_type, dims, mesh, where, what, name=None):
     return Layout(tuple(shape), tuple(local), element, dims, name)
 
 
-def _arg_name(arg):
+def _arg_name(arg: ir.Value) -> str | None:
     """JAX's name of an argument (its location, with debug info), or None."""
     loc = arg.location
     return loc.name_str if loc.is_a_name() else None
 
 
-def _result_name(attrs):
+def _result_name(attrs: Mapping[str, ir.Attribute]) -> str | None:
     info = attrs.get("jax.result_info")
     if info is None:
         return None
@@ -395,7 +406,7 @@ def _result_name(attrs):
 _FILE_LOC = re.compile(r'"[^"]+":\d+:\d+')
 
 
-def located(f, value=None):
+def located(f: ir.Operation, value: ir.Value | None = None) -> ir.Location:
     """Where to report something about entry function `f` (or its argument
     or result `value`): its own where it has a file:line:col; JAX gives
     @main none, so then the first op that reads `value`, else the shard_map,
@@ -403,15 +414,14 @@ def located(f, value=None):
     location failing all of them."""
     if _FILE_LOC.search(str(f.location)):
         return f.location
-    ops = [u.owner for u in value.uses] if value is not None else []
-    ops = [getattr(o, "operation", o) for o in ops]
+    ops = [u.owner.operation for u in value.uses] if value is not None else []
     mc = shard_map_of(f)
     ops += [mc] if mc is not None else []
     ops += [o for o in all_ops(f)]
     return next((o.location for o in ops if _FILE_LOC.search(str(o.location))), f.location)
 
 
-def layouts(module_op):
+def layouts(module_op: ir.Operation) -> Boundary:
     """The Boundary of the StableHLO module (read before `route` runs:
     the import drops Shardy's attributes). Raises StableHLOError."""
     meshes = meshes_of(module_op)
@@ -423,6 +433,8 @@ def layouts(module_op):
     res_attrs = attr_dicts(f, "res_attrs", len(ft.results))
     mc = shard_map_of(f)
     gspmd = gspmd_of(module_op, f) if mc is None else None
+    ins: list[Sharding]
+    outs: list[Sharding]
     if mc is not None:
         shape_of, ins, outs = manual_boundary(f, mc, meshes)
         grid = shape_of.shape
@@ -431,29 +443,31 @@ def layouts(module_op):
         ins = [(gspmd.mesh, split) for split in gspmd.ins]
         outs = [(gspmd.mesh, split) for split in gspmd.outs]
     else:
-        mesh, ins, outs = None, [], []
-        for i, attrs in enumerate(arg_attrs):
+        ins, outs = [], []
+        for attrs in arg_attrs:
             ins.append(read_sharding(str(attrs["sdy.sharding"]), meshes, located(f)) if "sdy.sharding" in attrs
                        else (None, []))
-        for j, attrs in enumerate(res_attrs):
+        for attrs in res_attrs:
             outs.append(read_sharding(str(attrs["sdy.sharding"]), meshes, located(f)) if "sdy.sharding" in attrs
                         else (None, []))
         used = {m.name: m for m, _ in ins + outs if m is not None}
         if len(used) > 1:
-            raise StableHLOError(f"the shardings name meshes {', '.join('@' + n for n in sorted(used))}; expected "
-                                 "one mesh", located(f))
+            raise StableHLOError(f"the shardings name meshes {', '.join('@' + n for n in sorted(used))}; "
+                                 "expected one mesh", located(f))
         mesh = next(iter(used.values()), None)
         grid = mesh.shape if mesh else [1]
         ins = [(mesh, dims) for _, dims in ins]
         outs = [(mesh, dims) for _, dims in outs]
-    inputs = [_layout(t, dims, m, located(f, block.arguments[i]), f"argument #{i}", _arg_name(block.arguments[i]))
+    inputs = [_layout(t, dims, m, located(f, block.arguments[i]), f"argument #{i}",
+                      _arg_name(block.arguments[i]))
               for i, (t, (m, dims)) in enumerate(zip(ft.inputs, ins))]
     outputs = [_layout(t, dims, m, located(f), f"result #{j}", _result_name(res_attrs[j]))
                for j, (t, (m, dims)) in enumerate(zip(ft.results, outs))]
     return Boundary(name, list(grid), inputs, outputs)
 
 
-def manual_boundary(func, mc, meshes):
+def manual_boundary(func: ir.Operation, mc: ir.Operation, meshes: Mapping[str, Mesh]
+                    ) -> tuple[Mesh, list[Sharding], list[Sharding]]:
     """(mesh, per argument (mesh, dims), per result (mesh, dims)) of a
     function that is one shard_map: its in_shardings by the argument each
     operand is, its out_shardings by the result each is returned as."""
@@ -466,21 +480,21 @@ def manual_boundary(func, mc, meshes):
     mesh = (in_sh + out_sh)[0][0] if in_sh + out_sh else _only_mesh(meshes, mc)
     args, results = boundary_values(func, mc)
     n_args = len(func.regions[0].blocks[0].arguments)
-    ins = [(mesh, [])] * n_args
+    ins: list[Sharding] = [(mesh, [])] * n_args
     for k, a in enumerate(args):
         if a is not None:  # not a closed-over constant
             ins[a] = in_sh[k]
-    outs = [out_sh[k] for k in results]
+    outs: list[Sharding] = [out_sh[k] for k in results]
     return mesh, ins, outs
 
 
-def _only_mesh(meshes, where):
+def _only_mesh(meshes: Mapping[str, Mesh], where: ir.Operation) -> Mesh:
     if len(meshes) != 1:
         raise StableHLOError(f"expected one sdy.mesh, found {len(meshes)}", where)
     return next(iter(meshes.values()))
 
 
-def through_constraints(value):
+def through_constraints(value: ir.Value) -> ir.Value:
     """`value` with sdy.sharding_constraint ops looked through (they carry
     no work once the shardings are the boundary's)."""
     while not isinstance(value.owner, ir.Block) and value.owner.name == "sdy.sharding_constraint":
@@ -488,20 +502,20 @@ def through_constraints(value):
     return value
 
 
-def constant_work(func):
+def constant_work(func: ir.Operation) -> list[ir.Operation]:
     """The ops outside a shard_map that compute from constants alone, in
     order: what JAX hoists out of the body when it closes over a numpy
     array (the constant, a broadcast of it), passed in as an operand."""
-    found = []
-    for op in func.regions[0].blocks[0].operations:
-        op = op.operation
+    found: list[ir.Operation] = []
+    for o in func.regions[0].blocks[0].operations:
+        op = o.operation
         if op.name.startswith("stablehlo.") and not len(op.regions) and \
                 all(not isinstance(v.owner, ir.Block) and v.owner in found for v in op.operands):
             found.append(op)
     return found
 
 
-def boundary_values(func, mc):
+def boundary_values(func: ir.Operation, mc: ir.Operation) -> tuple[list[int | None], list[int]]:
     """For a function that is one shard_map: the argument number of each
     operand of `mc` (None for one computed from constants alone: a numpy
     array the shard_map closes over; constant_work), and the result of `mc`
@@ -509,14 +523,14 @@ def boundary_values(func, mc):
     the op."""
     block = func.regions[0].blocks[0]
     constants = constant_work(func)
-    for op in block.operations:
-        op = op.operation
+    for o in block.operations:
+        op = o.operation
         if op.name not in ("sdy.manual_computation", "sdy.sharding_constraint", "func.return") and \
                 op not in constants:
             raise StableHLOError(f"'{op.name}' outside the shard_map body: coll-from-stablehlo imports a function "
                                  "that is one shard_map (sdy.manual_computation) from its arguments to its "
                                  "results; expected the work inside the shard_map", op.location)
-    args = []
+    args: list[int | None] = []
     for v in mc.operands:
         v = through_constraints(v)
         if not isinstance(v.owner, ir.Block) and v.owner in constants:
@@ -543,18 +557,18 @@ GSPMD_MARKUP = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 _TILED = re.compile(r"\{devices=\[([\d,]+)\]<=\[(\d+)\](\s+last_tile_dim_replicate)?\}$")
 
 
-def call_target(op):
+def call_target(op: ir.Operation | ir.OpView) -> str | None:
     """A custom call's target, else None."""
     if op.name != "stablehlo.custom_call" or "call_target_name" not in op.attributes:
         return None
     return ir.StringAttr(op.attributes["call_target_name"]).value
 
 
-def _hlo_sharding(op):
+def _hlo_sharding(op: ir.Operation | ir.OpView) -> str | None:
     return ir.StringAttr(op.attributes["mhlo.sharding"]).value if "mhlo.sharding" in op.attributes else None
 
 
-def _tiles(text, rank, n, where):
+def _tiles(text: str | None, rank: int, n: int, where: ir.Location) -> list[int]:
     """An HLO sharding string -> the tile counts of the value's dimensions,
     then the count of replicas of each tile, over devices 0..n-1 in order
     (`<=[n]`); what has no such form is refused."""
@@ -572,12 +586,13 @@ def _tiles(text, rank, n, where):
     return tiles
 
 
-def _common_grid(all_tiles, where):
+def _common_grid(all_tiles: list[list[int]], where: ir.Location) -> list[int]:
     """The grid every tiling is a coarsening of: device d is the grid
     position with linear index d, and a tiling's dimension spans the grid
     axes between its prefix products."""
     cuts = sorted({math.prod(t[:i + 1]) for t in all_tiles for i in range(len(t))} - {1})
-    grid, last = [], 1
+    grid: list[int] = []
+    last = 1
     for c in cuts:
         if c % last:
             raise StableHLOError(f"GSPMD shardings tile the devices in incompatible ways ({all_tiles}); expected "
@@ -587,13 +602,15 @@ def _common_grid(all_tiles, where):
     return grid or [1]
 
 
-def _split_of(tiles, grid):
+def _split_of(tiles: list[int], grid: list[int]) -> list[list[int]]:
     """Per dimension of a value tiled by `tiles`, the grid axes it spans."""
-    bounds, cum = [], 1
+    bounds: list[int] = []
+    cum = 1
     for g in grid:
         cum *= g
         bounds.append(cum)
-    out, lo = [], 1
+    out: list[list[int]] = []
+    lo = 1
     for t in tiles[:-1]:
         hi = lo * t
         out.append([a for a, b in enumerate(bounds) if lo < b <= hi])
@@ -606,17 +623,17 @@ class _Gspmd:
     """A function whose body is a GSPMD manual region: the call of the
     region, its callee, the mesh of the tilings, the argument each call
     operand is and the call result each function result is, their splits."""
-    call: object
-    callee: object
+    call: ir.Operation
+    callee: ir.OpView
     name: str
     mesh: Mesh
-    args: list
-    results: list
-    ins: list      # per function argument: its split
-    outs: list     # per function result: its split
+    args: list[int]
+    results: list[int]
+    ins: list[list[list[int]]]   # per function argument: its split
+    outs: list[list[list[int]]]  # per function result: its split
 
 
-def gspmd_of(module_op, func):
+def gspmd_of(module_op: ir.Operation, func: ir.Operation) -> _Gspmd | None:
     """The GSPMD manual region of `func` (JAX's shard_map without Shardy),
     or None; refuses work outside it, at the op."""
     block = func.regions[0].blocks[0]
@@ -637,7 +654,7 @@ def gspmd_of(module_op, func):
     callee = ir.SymbolTable(module_op)[name]
     n = num_attr(module_op, "mhlo.num_partitions") or 1
 
-    def chain(v, targets):
+    def chain(v: ir.Value, targets: Sequence[str]) -> tuple[ir.Value, str | None]:
         """v through the custom calls `targets` (outermost last): (the
         value they start from, the first one's sharding)."""
         sharding = None
@@ -650,7 +667,8 @@ def gspmd_of(module_op, func):
             v = op.operands[0]
         return v, sharding
 
-    args, in_text = [], {}
+    args: list[int] = []
+    in_text: dict[int, str | None] = {}
     for v in call.operands:
         v, _ = chain(v, ["SPMDFullToShardShape"])
         arg, text = chain(v, ["Sharding"])
@@ -659,20 +677,24 @@ def gspmd_of(module_op, func):
         args.append(arg.arg_number)
         in_text[arg.arg_number] = text
     ret = ops[-1]
-    results, out_text = [], []
+    results: list[int] = []
+    out_text: list[str | None] = []
     for v in ret.operands:
-        op = v.owner
-        if isinstance(op, ir.Block) or call_target(op) != "SPMDShardToFullShape":
+        owner = v.owner
+        if isinstance(owner, ir.Block) or call_target(owner) != "SPMDShardToFullShape":
             raise StableHLOError("a function result that is not the manual region's (SPMDShardToFullShape)",
                                  ret.location)
-        out_text.append(_hlo_sharding(op))
-        r, _ = chain(op.operands[0], ["Sharding"])
+        out_text.append(_hlo_sharding(owner))
+        r, _ = chain(owner.operands[0], ["Sharding"])
         if r.owner != call:
             raise StableHLOError("a function result that is not a result of the manual region", ret.location)
         results.append(r.result_number)
     ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    rank = lambda t: len(ir.RankedTensorType(t).shape)
-    in_tiles = [_tiles(in_text.get(i, "{replicated}"), rank(t), n, located(func)) for i, t in enumerate(ft.inputs)]
+    def rank(t: ir.Type) -> int:
+        return len(ir.RankedTensorType(t).shape)
+
+    in_tiles = [_tiles(in_text.get(i, "{replicated}"), rank(t), n, located(func))
+                for i, t in enumerate(ft.inputs)]
     out_tiles = [_tiles(t, rank(ty), n, located(func)) for t, ty in zip(out_text, ft.results)]
     grid = _common_grid(in_tiles + out_tiles, located(func))
     mesh = Mesh("gspmd", [(f"d{i}", g) for i, g in enumerate(grid)], list(range(n)))

@@ -15,11 +15,13 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 from mlir import ir
-from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
+from mlir.rewrite import FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, walk_and_apply_patterns
 
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
@@ -57,6 +59,7 @@ from .stablehlo import (  # XLA's partitioned programs (coll-xla-partition)
     shard_map_of,
     through_constraints,
 )
+from .stablehlo import _Gspmd as Gspmd
 from .stablehlo_lower import lower, refusal
 
 MAX_CALL_DEPTH = 64
@@ -66,7 +69,7 @@ LEGALIZE_TIMEOUT = 300
 
 # -- coll-from-stablehlo -------------------------------------------------------
 
-def _channel(op):
+def _channel(op: ir.Operation) -> int:
     """The channel handle's id (0 when there is none)."""
     if "channel_handle" not in op.attributes:
         return 0
@@ -78,7 +81,7 @@ class _Importer:
     """One module's import: its meshes, partition count and the SPMD
     function's mesh."""
 
-    def __init__(self, module_op):
+    def __init__(self, module_op: ir.Operation) -> None:
         self.module = module_op
         replicas = num_attr(module_op, "mhlo.num_replicas")
         if replicas is not None and replicas > 1:
@@ -86,10 +89,16 @@ class _Importer:
                                  "(shard_map, jit shardings), expected num_replicas = 1", module_op.location)
         self.partitions = num_attr(module_op, "mhlo.num_partitions")
         self.meshes = meshes_of(module_op)
-        self.mesh = None
+        self.mesh: Mesh | None = None
+
+    @property
+    def spmd_mesh(self) -> Mesh:
+        """The SPMD function's mesh: set before any collective is imported (run)."""
+        assert self.mesh is not None, "no SPMD function yet"
+        return self.mesh
 
     # -- the function ---------------------------------------------------------
-    def run(self):
+    def run(self) -> None:
         f = entry(self.module)
         mc = shard_map_of(f)
         gspmd = gspmd_of(self.module, f) if mc is None else None
@@ -110,7 +119,7 @@ class _Importer:
             walk_and_apply_patterns(f, self.patterns())
         self.clean(f)
 
-    def inline_manual(self, f, mc):
+    def inline_manual(self, f: ir.Operation, mc: ir.Operation) -> None:
         """The shard_map body becomes the function's body: its arguments
         take the local types, its results the body's, coll.ranks = N."""
         mesh, _, _ = manual_boundary(f, mc, self.meshes)
@@ -123,7 +132,7 @@ class _Importer:
         args, results = boundary_values(f, mc)
         self.inline(f, mesh, mc, mc.regions[0].blocks[0], args, results)
 
-    def inline_gspmd(self, f, gspmd):
+    def inline_gspmd(self, f: ir.Operation, gspmd: Gspmd) -> None:
         """GSPMD's manual region (the body called between its
         SPMDFullToShardShape and SPMDShardToFullShape custom calls) becomes
         the function's body, as a shard_map's does."""
@@ -133,7 +142,7 @@ class _Importer:
                    for op in all_ops(self.module)):
             callee.erase()
 
-    def partitioned(self, f):
+    def partitioned(self, f: ir.Operation) -> None:
         """A module XLA's partitioner made (coll-xla-partition): its entry is
         already one device's program, rank p partition p (the device
         assignment coll-xla-partition compiles with), its collectives'
@@ -142,7 +151,8 @@ class _Importer:
         n = self.partitions or 1
         self.spmd(f, Mesh("partitions", [("p", n)], list(range(n))))
 
-    def inline(self, f, mesh, anchor, body, args, results):
+    def inline(self, f: ir.Operation, mesh: Mesh, anchor: ir.Operation, body: ir.Block,
+               args: Sequence[int | None], results: Sequence[int]) -> None:
         """`body` (one device's program) moved into `f` before `anchor`: body
         argument k is f's argument args[k] (now of the local type), f's
         result j the body's result results[j]; then the markup around it
@@ -152,7 +162,8 @@ class _Importer:
             raise StableHLOError(f"mhlo.num_partitions = {self.partitions} but the manual region runs on "
                                  f"{mesh.size} devices; expected it over every partition", anchor.location)
         block = f.regions[0].blocks[0]
-        constants, inside = constant_work(f), {}
+        constants = constant_work(f)
+        inside: dict[ir.Value, ir.Value] = {}
         if constants and any(a is None for a in args):  # cloned at the body's start: they move out with it
             first = body.operations[0]
             for op in constants:
@@ -184,7 +195,7 @@ class _Importer:
         f.attributes["function_type"] = ir.TypeAttr.get(ft)
         self.spmd(f, mesh)
 
-    def spmd(self, f, mesh):
+    def spmd(self, f: ir.Operation, mesh: Mesh) -> None:
         """f becomes an SPMD function of mesh.size ranks."""
         self.mesh = mesh
         block = f.regions[0].blocks[0]
@@ -195,7 +206,7 @@ class _Importer:
             d["bufferization.writable"] = ir.BoolAttr.get(False)
         f.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in attrs])
 
-    def annotate(self, f):
+    def annotate(self, f: ir.Operation) -> None:
         """jit with shardings: shard.grid for the mesh, shard.shard on each
         argument (its users) and result (both ways, as shard-partition
         wants a result's sharding fixed)."""
@@ -228,7 +239,7 @@ class _Importer:
                                         attributes={"annotate_for_users": ir.UnitAttr.get()})
             ret.operands[j] = b.results[0]
 
-    def clean(self, f):
+    def clean(self, f: ir.Operation) -> None:
         """Drops Shardy and XLA's markup; refuses what is left of sdy."""
         # Only what bufferization reads stays (JAX's names are read by
         # `layouts` before the import; results become arguments later).
@@ -256,7 +267,7 @@ class _Importer:
             del self.module.attributes[key]
 
     # -- the collectives ------------------------------------------------------
-    def patterns(self):
+    def patterns(self) -> FrozenRewritePatternSet:
         s = RewritePatternSet()
         for name in FROM_STABLEHLO:
             s.add(name, self.collective)
@@ -267,16 +278,17 @@ class _Importer:
         s.add("stablehlo.replica_id", self.replica_id)
         return s.freeze()
 
-    def no_form(self, op, rewriter):
+    def no_form(self, op: ir.Operation, rewriter: PatternRewriter) -> NoReturn:
         raise StableHLOError(f"'{op.name}' has no coll form: {NO_FORM[op.name]}", op.location)
 
-    def groups(self, op):
+    def groups(self, op: ir.Operation) -> list[list[int]] | None:
         """The groups of ranks `op` runs in (each in group order), or
         None when every rank is alone (cross-replica, one replica)."""
-        mesh, n = self.mesh, self.mesh.size
+        mesh = self.spmd_mesh
+        n = mesh.size
         text = str(op.attributes["replica_groups"]) if "replica_groups" in op.attributes else "dense<>"
-        m = re.match(r"#stablehlo\.replica_group_mesh_axes<\s*mesh\s*=\s*@([\w.$-]+)\s*,\s*axes\s*=\s*\[(.*)\]\s*>",
-                     text)
+        m = re.match(
+            r"#stablehlo\.replica_group_mesh_axes<\s*mesh\s*=\s*@([\w.$-]+)\s*,\s*axes\s*=\s*\[(.*)\]\s*>", text)
         if m:
             if "sub_axis_info" in m.group(2):
                 raise StableHLOError(f"'{op.name}' groups over a sub-axis ({text}); expected whole mesh axes",
@@ -293,8 +305,8 @@ class _Importer:
         except ValueError:
             raise StableHLOError(f"'{op.name}' replica_groups {text}: expected a dense tensor of ids or "
                                  "#stablehlo.replica_group_mesh_axes", op.location) from None
-        ids = []
-        if dense is not None and dense.type.shape and 0 not in dense.type.shape:
+        ids: list[list[int]] = []
+        if dense is not None and ir.ShapedType(dense.type).shape and 0 not in ir.ShapedType(dense.type).shape:
             rows, cols = ir.ShapedType(dense.type).shape
             flat = [int(dense[i]) for i in range(rows * cols)]
             ids = [flat[r * cols:(r + 1) * cols] for r in range(rows)]
@@ -311,7 +323,7 @@ class _Importer:
                                  "expected groups of partition ids (use_global_device_ids)", op.location)
         return [list(range(n))] if _channel(op) > 0 else None
 
-    def collective(self, op, rewriter):
+    def collective(self, op: ir.Operation, rewriter: PatternRewriter) -> None:
         cls = FROM_STABLEHLO[op.name]
         if len(op.operands) != 1 or len(op.results) != 1:
             raise StableHLOError(f"'{op.name}' on {len(op.operands)} operands; expected one (a tuple "
@@ -322,14 +334,14 @@ class _Importer:
             raise StableHLOError(f"'{op.name}' on {src.type}: coll has no element type {element}; expected one "
                                  f"of: {', '.join(ELEMENTS)}", op.location)
         kind = self.kind(op) if cls.HAS_KIND else None
-        if element == "i1":
+        if element == "i1" and kind is not None:
             kind = BOOL_KINDS.get(kind, kind)
         groups = self.groups(op)
         if groups is not None:
             sizes = {len(g) for g in groups}
             covered = sorted(r for g in groups for r in g)
-            if len(sizes) != 1 or covered != list(range(self.mesh.size)):
-                raise StableHLOError(f"'{op.name}' groups {groups} do not split ranks 0..{self.mesh.size - 1} "
+            if len(sizes) != 1 or covered != list(range(self.spmd_mesh.size)):
+                raise StableHLOError(f"'{op.name}' groups {groups} do not split ranks 0..{self.spmd_mesh.size - 1} "
                                      "into groups of one size; expected every rank in exactly one group",
                                      op.location)
         if groups is None or len(groups[0]) == 1:  # each rank alone: nothing moves
@@ -338,8 +350,8 @@ class _Importer:
                                      op.location)
             rewriter.replace_op(op, [src])
             return
-        attrs = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0])}
-        if len(groups) == 1 and groups[0] == list(range(self.mesh.size)):
+        attrs: dict[str, ir.Attribute] = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0])}
+        if len(groups) == 1 and groups[0] == list(range(self.spmd_mesh.size)):
             attrs["devices"] = ir.DenseI64ArrayAttr.get(groups[0])
         else:  # devices: the positions in a group
             attrs["devices"] = ir.DenseI64ArrayAttr.get(list(range(len(groups[0]))))
@@ -351,14 +363,16 @@ class _Importer:
             attrs[ours] = ir.IntegerAttr.get(i64, ir.IntegerAttr(op.attributes[theirs]).value)
         if cls.ROOTED:  # the first of each group
             attrs["root"] = ir.IntegerAttr.get(i64, groups[0][0] if "groups" not in attrs else 0)
-        if "split_count" in op.attributes and ir.IntegerAttr(op.attributes["split_count"]).value != len(groups[0]):
-            raise StableHLOError(f"'{op.name}' split_count = {ir.IntegerAttr(op.attributes['split_count']).value} "
+        split_count = ir.IntegerAttr(op.attributes["split_count"]).value if "split_count" in op.attributes else None
+        if split_count is not None and split_count != len(groups[0]):
+            raise StableHLOError(f"'{op.name}' split_count = {split_count} "
                                  f"but its groups have {len(groups[0])} ranks; expected them equal", op.location)
         with ir.InsertionPoint(op), op.location:
-            new = ir.Operation.create(cls.NAME, results=[token_type(), res.type], operands=[src], attributes=attrs)
+            new = ir.Operation.create(cls.NAME, results=[token_type(), res.type], operands=[src],
+                                      attributes=attrs)
         rewriter.replace_op(op, [new.results[1]])
 
-    def permute(self, op, rewriter):
+    def permute(self, op: ir.Operation, rewriter: PatternRewriter) -> None:
         """collective_permute -> coll.permute over every rank: its pairs are
         partition ids (a channel: StableHLO's cross_partition mode), each
         the rank that device is; a rank no pair targets gets zeros (coll's
@@ -373,16 +387,17 @@ class _Importer:
                                  "the program has one replica; expected a channel_handle (pairs of partition "
                                  "ids, as JAX's ppermute exports)", op.location)
         dense = ir.DenseIntElementsAttr(op.attributes["source_target_pairs"])
-        pairs = [self.mesh.rank_of(int(dense[i]), op.location) for i in range(len(dense))]
-        attrs = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0]),
-                 "devices": ir.DenseI64ArrayAttr.get(list(range(self.mesh.size))),
-                 "pairs": ir.DenseI64ArrayAttr.get(pairs)}
+        pairs = [self.spmd_mesh.rank_of(int(dense[i]), op.location) for i in range(len(dense))]
+        attrs: dict[str, ir.Attribute] = {
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0]),
+            "devices": ir.DenseI64ArrayAttr.get(list(range(self.spmd_mesh.size))),
+            "pairs": ir.DenseI64ArrayAttr.get(pairs)}
         with ir.InsertionPoint(op), op.location:
             new = ir.Operation.create(PERMUTE.NAME, results=[token_type(), res.type], operands=[src],
                                       attributes=attrs)
         rewriter.replace_op(op, [new.results[1]])
 
-    def kind(self, op):
+    def kind(self, op: ir.Operation) -> str:
         """The reduction kind of `op`'s region: its one op before the return."""
         ops = [o.operation.name for o in op.regions[0].blocks[0].operations]
         if len(ops) != 2 or ops[0] not in KINDS:
@@ -390,7 +405,7 @@ class _Importer:
                                  f"{', '.join(KINDS)} in its region", op.location)
         return KINDS[ops[0]]  # valid for the element type: the verifier checks, at the op
 
-    def partition_id(self, op, rewriter):
+    def partition_id(self, op: ir.Operation, rewriter: PatternRewriter) -> None:
         """The rank's partition id: the rank (mpi.comm_rank, which the
         routes read as coll-from-shard's rank), through the mesh's
         device_ids when they are not 0..N-1."""
@@ -398,13 +413,15 @@ class _Importer:
         with ir.InsertionPoint(op), op.location:
             comm = ir.Operation.create("mpi.comm_world", results=[ir.Type.parse("!mpi.comm")]).results[0]
             value = ir.Operation.create("mpi.comm_rank", results=[i32], operands=[comm]).results[0]
-            ids = self.mesh.device_ids
+            ids = self.spmd_mesh.device_ids
             if ids != list(range(len(ids))):
                 index = ir.Operation.create("arith.index_cast", results=[ir.IndexType.get()],
                                             operands=[value]).results[0]
                 table = ir.Operation.create("arith.constant", results=[ir.RankedTensorType.get([len(ids)], i32)],
                                             attributes={"value": ir.DenseElementsAttr.get(
-                                                np.array(ids, dtype=np.int32))}).results[0]
+                                                # an ndarray is a Buffer; numpy's stubs say so from Python 3.12
+                                                np.array(ids, dtype=np.int32))}  # type: ignore[call-overload]
+                                            ).results[0]
                 value = ir.Operation.create("tensor.extract", results=[i32], operands=[table, index]).results[0]
             value = ir.Operation.create("tensor.from_elements", results=[ir.RankedTensorType.get([], i32)],
                                         operands=[value]).results[0]
@@ -412,7 +429,7 @@ class _Importer:
             new = ir.Operation.create("stablehlo.convert", results=[op.results[0].type], operands=[value])
         rewriter.replace_op(op, [new.results[0]])
 
-    def replica_id(self, op, rewriter):
+    def replica_id(self, op: ir.Operation, rewriter: PatternRewriter) -> None:
         """One replica: its id is 0."""
         t = op.results[0].type
         with ir.InsertionPoint(op), op.location:
@@ -422,7 +439,7 @@ class _Importer:
         rewriter.replace_op(op, [new.results[0]])
 
 
-def _inline_calls(module_op, func):
+def _inline_calls(module_op: ir.Operation, func: ir.Operation) -> None:
     """Every call in `func` (jax.nn.relu, a loop's body, a nested jit: JAX
     lowers them to private functions) replaced by its callee's body, until
     none is left; then the functions nothing calls go. One device's program
@@ -452,13 +469,13 @@ def _inline_calls(module_op, func):
             for res, v in zip(call.results, ops[-1].operands):
                 res.replace_all_uses_with(mapping.get(v, v))
             call.erase()
-    text = func.get_asm(print_generic_op_form=True)
+    text = str(func.get_asm(print_generic_op_form=True))
     for name, op in funcs.items():
         if op != func and "sym_visibility" in op.attributes and f"@{name}" not in text:
             op.erase()  # private, and called no more: every call was in func
 
 
-def _clone_before(op, anchor, mapping):
+def _clone_before(op: ir.Operation, anchor: ir.Operation, mapping: dict[ir.Value, ir.Value]) -> None:
     """A clone of `op` before `anchor`, on the values `mapping` gives for
     the callee's; its results join `mapping`. Its location, and its nested
     ops', is the callee's at the call (upstream's inliner does the same):
@@ -466,13 +483,13 @@ def _clone_before(op, anchor, mapping):
     new = clone_remapped(op, ir.InsertionPoint(anchor), mapping)
     at = anchor.location
 
-    def locate(inner):
+    def locate(inner: ir.Operation) -> ir.WalkResult:
         inner.location = ir.Location.callsite(inner.location, [at])
         return ir.WalkResult.ADVANCE
-    new.walk(locate)
+    new.walk(locate, ir.WalkOrder.POST_ORDER)  # the default, which the stubs do not show
 
 
-def _shard_sharding(mesh_name, split):
+def _shard_sharding(mesh_name: str, split: Sequence[Sequence[int]]) -> ir.Value:
     """`shard.sharding @mesh split_axes = [...]` for a Layout's split."""
     dims = [list(d) for d in split]
     while len(dims) > 1 and not dims[-1]:
@@ -493,14 +510,14 @@ def _shard_sharding(mesh_name, split):
           "name; a jit program's Shardy shardings become upstream shard annotations; the local compute "
           "stays StableHLO (coll-stablehlo-to-linalg)",
           anchor="builtin.module")
-def from_stablehlo(module_op):
+def from_stablehlo(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         _Importer(module_op).run()
 
 
 # -- coll-stablehlo-to-linalg ------------------------------------------------
 
-def _local_compute(module_op):
+def _local_compute(module_op: ir.Operation) -> list[ir.Operation]:
     return [op for op in all_ops(module_op) if op.name.startswith(("stablehlo.", "chlo."))]
 
 
@@ -509,7 +526,7 @@ def _local_compute(module_op):
           "stablehlo-legalize-to-linalg, in a child process (jaxlib bundles another MLIR); "
           "refused, located, where jaxlib does not import",
           anchor="builtin.module")
-def stablehlo_to_linalg(module_op):
+def stablehlo_to_linalg(module_op: ir.Operation) -> None:
     left = _local_compute(module_op)
     if not left:
         return
@@ -526,10 +543,10 @@ def stablehlo_to_linalg(module_op):
         raise StableHLOError(refusal(left[0]), left[0].location)
 
 
-def _jaxlib(module_op, left, stage):
+def _jaxlib(module_op: ir.Operation, left: Sequence[ir.Operation], stage: str) -> None:
     """`module_op` through jaxlib_legalize.py's `stage` in a child process,
     replaced by what comes back; `left`: the ops that errors name."""
-    text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    text = str(module_op.get_asm(enable_debug_info=True, print_generic_op_form=True))
     try:
         proc = subprocess.run([sys.executable, str(LEGALIZE), stage], input=text, capture_output=True, text=True,
                               timeout=LEGALIZE_TIMEOUT)
@@ -546,22 +563,23 @@ def _jaxlib(module_op, left, stage):
     replace_body(module_op, proc.stdout)
 
 
-def replace_body(module_op, text):
+def replace_body(module_op: ir.Operation, text: str) -> ir.Module:
     """Replaces the ops of `module_op` with those of module `text` (what a
     child process made of it), parsed in `module_op`'s context; returns the
     parsed module (its attributes are the caller's to take)."""
     new = ir.Module.parse(text, module_op.context)
     body = module_op.regions[0].blocks[0]
-    for op in list(body.operations):
-        op.operation.erase()
-    for op in list(new.body.operations):
-        op = op.operation
+    for old in list(body.operations):
+        old.operation.erase()
+    for o in list(new.body.operations):
+        op = o.operation
         op.detach_from_parent()
         ir.InsertionPoint(body).insert(op)
     return new
 
 
-def _legalize_error(stderr, ops, module_op, who="jaxlib's stablehlo-legalize-to-linalg"):
+def _legalize_error(stderr: str, ops: Sequence[ir.Operation], module_op: ir.Operation,
+                    who: str = "jaxlib's stablehlo-legalize-to-linalg") -> StableHLOError:
     """What jaxlib's child (`who`) said, at our op whose location it names."""
     try:
         found = json.loads(stderr.strip().splitlines()[-1])

@@ -18,7 +18,10 @@ The ops left in the new regions are still StableHLO, for jaxlib. `OPS` is
 the table of what works; docs/frontends.md shows it (`python -m
 coll.frontends.stablehlo_lower` rewrites it there).
 """
+import pathlib
 import re
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
@@ -76,7 +79,7 @@ LINALG_ONLY = {
 }
 
 
-def table():
+def table() -> str:
     """The Markdown table of OPS (docs/frontends.md)."""
     rows = ["| StableHLO op | taken by | to | runs (cpu, mpi) | JAX calls that emit it |",
             "| --- | --- | --- | --- | --- |"]
@@ -88,16 +91,16 @@ def table():
     return "\n".join(rows) + "\n"
 
 
-def _refuse(op, why):
+def _refuse(op: ir.Operation, why: str) -> NoReturn:
     _, _, calls, _ = OPS[op.name]
     raise StableHLOError(f"'{op.name}' (from {calls}) {why}", op.location)
 
 
-def _i(value):
+def _i(value: ir.Attribute) -> int:
     return ir.IntegerAttr(value).value
 
 
-def _constant_of(value):
+def _constant_of(value: ir.Value) -> int | None:
     """The integer a splat stablehlo.constant (or arith.constant) gives, else None."""
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.name not in ("stablehlo.constant", "arith.constant"):
@@ -113,13 +116,13 @@ def _constant_of(value):
             return None
 
 
-def _index(n):
+def _index(n: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), n).result
 
 
 # -- while -------------------------------------------------------------------
 
-def _counted(op):
+def _counted(op: ir.Operation) -> tuple[int, int] | None:
     """(lower, upper) when `op` counts: one carried value k starts at a
     constant, the condition is only `k < upper` (signed, upper a constant),
     and the body yields k + 1 at k; else None."""
@@ -147,7 +150,8 @@ def _counted(op):
     return lower, upper
 
 
-def _move_body(block, into, args, terminator):
+def _move_body(block: ir.Block, into: ir.Block, args: Sequence[ir.Value],
+               terminator: Callable[[list[ir.Value]], object]) -> None:
     """The ops of `block` moved to the end of `into`, its arguments
     replaced by `args`, its return by `terminator(operands)`."""
     for old, new in zip(block.arguments, args):
@@ -161,7 +165,7 @@ def _move_body(block, into, args, terminator):
     ops[-1].erase()
 
 
-def _while(op):
+def _while(op: ir.Operation) -> None:
     types = [r.type for r in op.results]
     counted = _counted(op)
     with ir.InsertionPoint(op), op.location:
@@ -175,7 +179,7 @@ def _while(op):
             before = loop.regions[0].blocks.append(*types)
             after = loop.regions[1].blocks.append(*types)
 
-            def condition(vs):
+            def condition(vs: list[ir.Value]) -> None:
                 flag = tensor.ExtractOp(vs[0], []).result
                 ir.Operation.create("scf.condition", operands=[flag, *before.arguments])
             _move_body(op.regions[0].blocks[0], before, list(before.arguments), condition)
@@ -187,7 +191,7 @@ def _while(op):
 
 # -- case, optimization_barrier ------------------------------------------------
 
-def _case(op):
+def _case(op: ir.Operation) -> None:
     """case(index) -> scf.index_switch: index i < n-1 runs branch i, any
     other the last (StableHLO's clamp to the default)."""
     n = len(op.regions)
@@ -206,7 +210,7 @@ def _case(op):
     op.erase()
 
 
-def _barrier(op):
+def _barrier(op: ir.Operation) -> None:
     for old, new in zip(op.results, op.operands):
         old.replace_all_uses_with(new)
     op.erase()
@@ -222,7 +226,7 @@ _COMBINE = {"stablehlo.add": (arith.AddFOp, arith.AddIOp), "stablehlo.multiply":
             "stablehlo.xor": (None, arith.XOrIOp)}
 
 
-def _update_kind(op):
+def _update_kind(op: ir.Operation) -> str:
     """'set' when the region returns the update, else the one op of
     _COMBINE it applies to (current, update)."""
     block = op.regions[0].blocks[0]
@@ -238,11 +242,12 @@ def _update_kind(op):
                 f"applies one of {', '.join(n.split('.')[1] for n in _COMBINE)}")
 
 
-def _dims(op):
-    """scatter_dimension_numbers read from its text (opaque to 22.1.8)."""
+def _dims(op: ir.Operation) -> dict[str, Any]:
+    """scatter_dimension_numbers read from its text (opaque to 22.1.8):
+    lists of dimensions, and `ivd` the index vector dimension."""
     text = str(op.attributes["scatter_dimension_numbers"])
 
-    def field(name):
+    def field(name: str) -> list[int]:
         m = re.search(rf"\b{name}\s*=\s*\[([^\]]*)\]", text)
         return [int(x) for x in m.group(1).split(",") if x.strip()] if m else []
     m = re.search(r"index_vector_dim\s*=\s*(\d+)", text)
@@ -251,7 +256,7 @@ def _dims(op):
             "to_operand": field("scatter_dims_to_operand_dims"), "ivd": int(m.group(1)) if m else 0}
 
 
-def _scatter(op):
+def _scatter(op: ir.Operation) -> None:
     """StableHLO's scatter, element by element: for every index U of the
     updates, the operand index is the start its scatter index gives (plus
     the batch position) plus U's window part; a window outside the operand
@@ -281,11 +286,11 @@ def _scatter(op):
     extent = [1] * len(oshape)
     for w, k in zip(d["window"], window_of):
         extent[k] = ushape[w]
-    def element(acc, ivs):
+    def element(acc: ir.Value, ivs: list[ir.Value]) -> ir.Value:
         """One update element combined into `acc` at its operand index."""
         upos = [ivs[k] for k in scatter_dims]  # U's scatter dims: where its index vector is
 
-        def index_at(j):
+        def index_at(j: int) -> ir.Value:
             pos = list(upos)
             if ivd < len(ishape):
                 pos.insert(ivd, _index(j))
@@ -298,14 +303,14 @@ def _scatter(op):
         full = list(start)
         for k, w in zip(window_of, d["window"]):
             full[k] = arith.AddIOp(start[k], ivs[w]).result
-        ok = None  # the whole window inside the operand (batch positions are)
+        ok: ir.Value | None = None  # the whole window inside the operand (batch positions are)
         for k in sorted(set(d["to_operand"])):
             lo = arith.CmpIOp(arith.CmpIPredicate.sge, start[k], _index(0)).result
             hi = arith.CmpIOp(arith.CmpIPredicate.sle, start[k], _index(oshape[k] - extent[k])).result
             both = arith.AndIOp(lo, hi).result
             ok = both if ok is None else arith.AndIOp(ok, both).result
 
-        def combine():
+        def combine() -> ir.Value:
             new = tensor.ExtractOp(updates, list(ivs)).result
             if kind != "set":
                 new = _COMBINE[kind][0 if is_float else 1](tensor.ExtractOp(acc, full).result, new).result
@@ -320,7 +325,7 @@ def _scatter(op):
             scf.YieldOp([acc])
         return guard.results[0]
 
-    def nest(acc, ivs):
+    def nest(acc: ir.Value, ivs: list[ir.Value]) -> ir.Value:
         if len(ivs) == len(ushape):
             return element(acc, ivs)
         loop = scf.ForOp(_index(0), _index(ushape[len(ivs)]), _index(1), [acc])
@@ -336,7 +341,7 @@ def _scatter(op):
 
 # -- sort --------------------------------------------------------------------
 
-def _sort(op):
+def _sort(op: ir.Operation) -> None:
     """sort along `dimension`: a bubble sort of every line, which swaps
     neighbours only when the comparator says the right one comes first
     (stable, as JAX's is_stable asks; n^2 / 2 comparisons a line). The
@@ -351,9 +356,9 @@ def _sort(op):
     block = op.regions[0].blocks[0]
     ops = [o.operation for o in block.operations]
 
-    def first(right, left, at):
+    def first(right: list[ir.Value], left: list[ir.Value], at: list[ir.Value]) -> ir.Value:
         """Whether the element at `right` comes before the one at `left`."""
-        mapping = {}
+        mapping: dict[ir.Value, ir.Value] = {}
         for k, v in enumerate(at):
             for pos, arg in ((right, block.arguments[2 * k]), (left, block.arguments[2 * k + 1])):
                 scalar = tensor.ExtractOp(v, pos).result
@@ -362,7 +367,7 @@ def _sort(op):
             clone_remapped(o, ir.InsertionPoint.current, mapping)
         return tensor.ExtractOp(mapping.get(ops[-1].operands[0], ops[-1].operands[0]), []).result
 
-    def line(accs, pos):
+    def line(accs: list[ir.Value], pos: list[ir.Value | None]) -> list[ir.Value]:
         """The bubble sort of the line through `pos` (pos[dim] unused)."""
         outer = scf.ForOp(_index(0), _index(max(n - 1, 0)), _index(1), accs)
         with ir.InsertionPoint(outer.body):
@@ -375,7 +380,7 @@ def _sort(op):
                 right = pos[:dim] + [arith.AddIOp(j, _index(1)).result] + pos[dim + 1:]
                 swap = scf.IfOp(first(right, left, cur), [v.type for v in cur], has_else=True)
                 with ir.InsertionPoint(swap.then_block):
-                    swapped = []
+                    swapped: list[ir.Value] = []
                     for v in cur:
                         a, b = tensor.ExtractOp(v, left).result, tensor.ExtractOp(v, right).result
                         swapped.append(tensor.InsertOp(a, tensor.InsertOp(b, v, left).result, right).result)
@@ -386,7 +391,7 @@ def _sort(op):
             scf.YieldOp(list(inner.results))
         return list(outer.results)
 
-    def nest(accs, pos, k):
+    def nest(accs: list[ir.Value], pos: list[ir.Value | None], k: int) -> list[ir.Value]:
         if k == len(shape):
             return line(accs, pos)
         if k == dim:
@@ -409,7 +414,7 @@ _LOWER = {"stablehlo.while": _while, "stablehlo.case": _case, "stablehlo.optimiz
           "stablehlo.scatter": _scatter, "stablehlo.sort": _sort}
 
 
-def lower(module_op):
+def lower(module_op: ir.Operation) -> None:
     """Every op of `_LOWER` in `module_op` lowered (outermost first: a
     loop's body moves as it is, its own loops after); what it cannot
     lower raises StableHLOError at the op."""
@@ -419,7 +424,7 @@ def lower(module_op):
             _LOWER[op.name](op)
 
 
-def refusal(op):
+def refusal(op: ir.Operation) -> str:
     """Why `op`, which jaxlib left, has no coll form: the message of the
     located error, naming the JAX calls that emit it."""
     how, why, calls, _ = OPS.get(op.name, ("refused", "", "", ""))
@@ -431,7 +436,6 @@ def refusal(op):
 
 
 if __name__ == "__main__":  # docs/frontends.md's table, rewritten in place
-    import pathlib
     doc = pathlib.Path(__file__).resolve().parents[1] / "docs" / "frontends.md"
     text = doc.read_text()
     begin, end = "<!-- stablehlo ops: begin -->\n", "<!-- stablehlo ops: end -->\n"
