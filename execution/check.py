@@ -554,7 +554,7 @@ def check(problem: Problem, inputs: Arrays, outputs: Arrays) -> tuple[bool, floa
     return Expected(problem, inputs, explicit_outputs(problem, len(outputs))).verify(outputs)[:2]
 
 
-def explicit_outputs(problem, n):
+def explicit_outputs(problem: Problem, n: int) -> int | None:
     """An explicit program's claim of a collective whose outputs are on each
     device or on one (all_reduce's to_device) has as many as it has (n);
     else None: the collective's own count."""

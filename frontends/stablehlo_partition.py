@@ -24,11 +24,13 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from mlir import ir
 
 from ..core.registry import register
 from ..ir.walk import all_ops
+from .shard import Boundary
 from .stablehlo import PARTITIONED_ATTR, StableHLOError, detect, entry, is_jit, layouts
 from .stablehlo_import import _legalize_error, replace_body
 
@@ -36,12 +38,12 @@ PARTITION = Path(__file__).with_name("jaxlib_partition.py")
 PARTITION_TIMEOUT = 300
 
 
-def _slices(block):
+def _slices(block: tuple[slice, ...]) -> list[list[int | None]]:
     """A Layout.block as [start, stop] per dimension, as the child gives them."""
     return [[s.start or 0, s.stop] for s in block]
 
 
-def _check_blocks(module_op, boundary, found):
+def _check_blocks(module_op: ir.Operation, boundary: Boundary, found: dict[str, Any]) -> None:
     """The block each partition holds, as XLA compiled the program, is the
     block rank p holds by the layouts coll scatters and gathers by (they
     differ where a value has no sharding and XLA chose one)."""
@@ -50,7 +52,7 @@ def _check_blocks(module_op, boundary, found):
     for what, lays, blocks in (("argument", boundary.inputs, found["inputs"]),
                                ("result", boundary.outputs, found["outputs"])):
         for i, (lay, per_partition) in enumerate(zip(lays, blocks)):
-            full = [[0, d] for d in lay.shape]
+            full: list[list[int | None]] = [[0, d] for d in lay.shape]
             for p in range(n):
                 want = _slices(lay.block(boundary.grid, p))
                 want = [w if w[1] is not None else f for w, f in zip(want, full)]
@@ -67,7 +69,7 @@ def _check_blocks(module_op, boundary, found):
           "partitioner, in a child process (jaxlib): the module becomes one device's program, with the "
           "collectives XLA inserted, for coll-from-stablehlo; other modules are left alone",
           anchor="builtin.module")
-def xla_partition(module_op):
+def xla_partition(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         if not detect(module_op) or not is_jit(module_op):
             return
@@ -82,11 +84,11 @@ def xla_partition(module_op):
         module_op.attributes[PARTITIONED_ATTR] = ir.UnitAttr.get()
 
 
-def _partition(module_op, boundary, n):
+def _partition(module_op: ir.Operation, boundary: Boundary, n: int) -> None:
     """The module replaced by the one XLA's partitioner makes of it for n
     partitions (XLA runs no partitioner for one)."""
     ops = [op for op in all_ops(module_op) if op.name.startswith("stablehlo.")]  # where XLA's errors go
-    text = module_op.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    text = str(module_op.get_asm(enable_debug_info=True, print_generic_op_form=True))
     try:
         proc = subprocess.run([sys.executable, str(PARTITION), str(n)], input=text, capture_output=True,
                               text=True, timeout=PARTITION_TIMEOUT)

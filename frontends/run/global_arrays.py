@@ -19,24 +19,48 @@ per rank). Blocks that several ranks hold must agree. bf16 arrays are
 uint16 bit patterns; ml_dtypes.bfloat16 ones (JAX's) are taken as they are.
 """
 import ctypes
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 from mlir import ir
 
+from ...core import routes
+from ...core.pipeline import run
 from ...execution.measure import check_repeat
 from ...execution.signature import NUMPY_DTYPES, aligned_zeros
+from ...ir import make_context
+from ...ir.verifier import verify_or_raise
 from ...lowering import cpu, mpi
-from ..shard import ShardError
+from ...lowering.cpu.runtime import CpuProgram
+from ..shard import Boundary, Layout, ShardError
+from ..spmd import ranks_of
 
 BACKENDS = ("cpu", "mpi")
-_CACHE = {}
+_CACHE: dict[tuple, "GlobalProgram"] = {}
 REPLICA_WINDOWS = 16
 _libc = ctypes.CDLL(None)
 _libc.memcmp.restype = ctypes.c_int
 _libc.memcmp.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
 
 
-def _same_bytes(a, b, window=None):
+# XLA's results for global inputs (a frontend's `oracle`).
+Oracle = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+# Per output: [(a block, the rank whose copy is taken, the other ranks that hold it)], and whether they cover it.
+Plan = list[tuple[list[tuple[tuple[slice, ...], int, list[int]]], bool]]
+
+
+class Launcher(Protocol):
+    """Every rank's blocks in, every rank's blocks out: an MpiProgram, or _OnCpu."""
+    ranks: int
+    strategies: Any
+
+    def launch(self, ins: list[np.ndarray], outs: list[np.ndarray], repeat: int = 0) -> Any: ...
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray, window: int | None = None) -> bool:
     """Whether two C-contiguous arrays hold the same bytes (memcmp), or the
     same bytes in window k of REPLICA_WINDOWS."""
     size = a.nbytes
@@ -47,17 +71,13 @@ def _same_bytes(a, b, window=None):
     return _libc.memcmp(a.ctypes.data + start, b.ctypes.data + start, stop - start) == 0
 
 
-def lower(source, frontend, entry=None, context=None, backend=None):
+def lower(source: Any, frontend: ModuleType, entry: str | None = None, context: ir.Context | None = None,
+          backend: object = None) -> tuple[str, Boundary, str, str | None]:
     """(SPMD module text, Boundary, the frontend's pipeline text, reference
     text or None): the frontend's route (for `backend`, a Backend object,
     where given) run on `source` in `context` (default: a fresh one with
-    coll loaded). Raises ir.MLIRError or PassError, located."""
-    from ...core import routes
-    from ...core.pipeline import run
-    from ...ir import make_context
-    from ...ir.verifier import verify_or_raise
-    from ..spmd import ranks_of
-
+    coll loaded). Raises ir.MLIRError or PassError, located. `frontend`: a
+    module of frontends/ with GLOBAL = True; `source`: what its parse takes."""
     ctx = context or make_context()
     with ctx, ir.Location.unknown():
         module = frontend.parse(source)
@@ -76,17 +96,18 @@ def lower(source, frontend, entry=None, context=None, backend=None):
             if tuple(ir.MemRefType(t).shape) != lay.local:
                 raise ShardError(f"@{boundary.entry} takes {t} where the layout gives blocks of "
                                  f"{'x'.join(map(str, lay.local))}", func.location)
-        return module.operation.get_asm(enable_debug_info=True), boundary, text, ref
+        return str(module.operation.get_asm(enable_debug_info=True)), boundary, text, ref
 
 
-def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAULT_TIMEOUT, entry=None):
+def compile(source: Any, frontend: ModuleType, backend: str = "cpu", strategy: str = "auto",
+            timeout: float = mpi.DEFAULT_TIMEOUT, entry: str | None = None) -> "GlobalProgram":
     """A GlobalProgram of `source` (whatever `frontend.parse` takes: text or
     a module) for `backend`: `cpu` (one simulated device per rank) or `mpi`
     (one process per rank under mpirun). `prog.inputs`/`prog.outputs` are
     the Layouts, `prog.pipeline` the whole route. Cached per arguments."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend '{backend}'; expected one of: {', '.join(BACKENDS)}")
-    text = source if isinstance(source, (str, bytes)) else source.operation.get_asm(enable_debug_info=True)
+    text = source if isinstance(source, (str, bytes)) else str(source.operation.get_asm(enable_debug_info=True))
     key = (text, frontend.__name__, backend, strategy, timeout, entry)
     if key in _CACHE:
         return _CACHE[key]
@@ -96,6 +117,7 @@ def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAUL
     if backend == "mpi" and ranks == 1:
         raise ValueError(f"@{boundary.entry} runs on one device (no mesh, no sharding): the mpi back end runs "
                          "programs over several ranks; expected backend='cpu' for it")
+    program: Launcher
     if backend == "cpu":
         compiled = cpu.compile(text, boundary.entry, strategy=strategy)
         program = _OnCpu(compiled, ranks)
@@ -111,48 +133,53 @@ def compile(source, frontend, backend="cpu", strategy="auto", timeout=mpi.DEFAUL
     return prog
 
 
-def clear_cache():
+def clear_cache() -> None:
     _CACHE.clear()
 
 
 class GlobalProgram:
     """A compiled SPMD function and its layouts: global arrays in and out."""
 
-    def __init__(self, program, reference, grid, layouts, k_in, pipeline, oracle=None):
+    def __init__(self, program: Launcher, reference: CpuProgram | None, grid: list[int], layouts: list[Layout],
+                 k_in: int, pipeline: str, oracle: Oracle | None = None) -> None:
         self.program, self.reference_program, self.oracle = program, reference, oracle
         self.grid, self.layouts, self.k_in, self.pipeline = grid, layouts, k_in, pipeline
         self.ranks = program.ranks
         self.strategies = program.strategies
-        self._outs, self._calls, self._blocks = None, 0, None
+        self._outs: list[np.ndarray] | None = None
+        self._calls = 0
+        self._blocks: Plan | None = None
 
     @property
-    def inputs(self):
+    def inputs(self) -> list[Layout]:
         return self.layouts[:self.k_in]
 
     @property
-    def outputs(self):
+    def outputs(self) -> list[Layout]:
         return self.layouts[self.k_in:]
 
-    def _check(self, xs):
+    def _check(self, xs: Sequence[npt.ArrayLike]) -> list[np.ndarray]:
         """The global inputs as numpy arrays (JAX arrays and ml_dtypes
         bfloat16 taken as their bits), checked against the layouts."""
-        xs = [np.asarray(x) for x in xs]
-        xs = [x.view(np.uint16) if x.dtype.name == "bfloat16" else x for x in xs]
-        if len(xs) != self.k_in:
-            raise ValueError(f"expected {self.k_in} global arrays (x0..x{self.k_in - 1}), got {len(xs)}")
-        for i, (x, lay) in enumerate(zip(xs, self.inputs)):
+        given = [np.asarray(x) for x in xs]
+        arrays = [x.view(np.uint16) if x.dtype.name == "bfloat16" else x for x in given]
+        if len(arrays) != self.k_in:
+            raise ValueError(f"expected {self.k_in} global arrays (x0..x{self.k_in - 1}), got {len(arrays)}")
+        for i, (x, lay) in enumerate(zip(arrays, self.inputs)):
             if tuple(x.shape) != lay.shape or x.dtype != NUMPY_DTYPES[lay.element]:
-                raise ValueError(f"x{i}: expected {lay.shape} {NUMPY_DTYPES[lay.element]}, got {x.shape} {x.dtype}")
-        return xs
+                raise ValueError(f"x{i}: expected {lay.shape} {NUMPY_DTYPES[lay.element]}, "
+                                 f"got {x.shape} {x.dtype}")
+        return arrays
 
-    def _scatter(self, xs, fresh=False):
+    def _scatter(self, xs: Sequence[np.ndarray], fresh: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Every rank's blocks of the inputs (views where a block is
         contiguous), and the ranks' output blocks: made once and reused by
         every call (they are copied out by _gather; no page is faulted in
         again per call), or `fresh` ones (launch: programs in one mpirun)."""
         n = self.ranks
         # np.asarray(order="C"), not ascontiguousarray: a 0-d block (a scalar) stays 0-d.
-        ins = [np.asarray(x[lay.block(self.grid, r)], order="C") for x, lay in zip(xs, self.inputs) for r in range(n)]
+        ins = [np.asarray(x[lay.block(self.grid, r)], order="C")
+               for x, lay in zip(xs, self.inputs) for r in range(n)]
         if fresh or self._outs is None:
             outs = [aligned_zeros(lay.local, NUMPY_DTYPES[lay.element]) for lay in self.outputs for _ in range(n)]
             if fresh:
@@ -160,14 +187,14 @@ class GlobalProgram:
             self._outs = outs
         return ins, self._outs
 
-    def _plan(self):
+    def _plan(self) -> Plan:
         """Per output: [(block, the rank whose copy is taken, the other ranks
         that hold the same block)], and whether the blocks cover the array
         (then the result needs no zeroing)."""
         if self._blocks is None:
             self._blocks = []
             for lay in self.outputs:
-                holders = {}
+                holders: dict[tuple[tuple[int | None, int | None], ...], tuple[tuple[slice, ...], list[int]]] = {}
                 for r in range(self.ranks):
                     b = lay.block(self.grid, r)
                     holders.setdefault(tuple((x.start, x.stop) for x in b), (b, []))[1].append(r)
@@ -175,7 +202,7 @@ class GlobalProgram:
                 self._blocks.append(([(b, rs[0], rs[1:]) for b, rs in holders.values()], covered))
         return self._blocks
 
-    def _gather(self, outs):
+    def _gather(self, outs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Global arrays from every rank's blocks. Replicas must agree, bit
         for bit: all of them at a program's first call; after it, a window
         of 1/REPLICA_WINDOWS of their bytes, moved on each call (every byte
@@ -196,7 +223,8 @@ class GlobalProgram:
             ys.append(y)
         return ys
 
-    def run(self, xs, repeat=0):
+    def run(self, xs: Sequence[npt.ArrayLike], repeat: int = 0
+            ) -> list[np.ndarray] | tuple[list[np.ndarray], list[float]]:
         """Global arrays xs -> global results, in one run (one mpirun); with
         `repeat`, (results, seconds of each of `repeat` timed runs after it)."""
         repeat = check_repeat(repeat, least=0)
@@ -206,13 +234,13 @@ class GlobalProgram:
         return (ys, times) if repeat else ys
 
     @property
-    def checked_against(self):
+    def checked_against(self) -> str | None:
         """What `reference` runs: "the unpartitioned program" (shard), "XLA"
         (StableHLO, where jaxlib is installed), or None."""
         return ("the unpartitioned program" if self.reference_program is not None
                 else "XLA" if self.oracle is not None else None)
 
-    def reference(self, xs):
+    def reference(self, xs: Sequence[npt.ArrayLike]) -> list[np.ndarray]:
         """The global results computed another way: the same program
         unpartitioned on the CPU JIT (shard), or XLA running the module
         (StableHLO). Raises ValueError where there is none."""
@@ -220,6 +248,7 @@ class GlobalProgram:
             raise ValueError("this program has no reference (its frontend gives none)")
         xs = self._check(xs)
         if self.reference_program is None:
+            assert self.oracle is not None  # checked_against
             return self.oracle(xs)
         ys = [np.zeros(lay.shape, NUMPY_DTYPES[lay.element]) for lay in self.outputs]
         self.reference_program.run([x.copy() for x in xs], ys)
@@ -231,17 +260,18 @@ class _OnCpu:
     coll-spmd-to-global: one device per rank), launched like an MpiProgram:
     every rank's blocks in, i * N + r."""
 
-    def __init__(self, program, ranks):
+    def __init__(self, program: CpuProgram, ranks: int) -> None:
         self.program, self.ranks, self.strategies = program, ranks, program.strategies
 
-    def launch(self, ins, outs, repeat=0):
+    def launch(self, ins: list[np.ndarray], outs: list[np.ndarray], repeat: int = 0) -> list[float]:
         self.program.run(ins, outs)
         if not repeat:
             return []
         return self.program.time([x.copy() for x in ins], [np.zeros_like(o) for o in outs], repeat)
 
 
-def launch(runs, repeat=0):
+def launch(runs: Sequence[tuple[GlobalProgram, Sequence[npt.ArrayLike]]], repeat: int = 0
+           ) -> list[list[np.ndarray]] | tuple[list[list[np.ndarray]], Any]:
     """Several programs compiled for `mpi` (one group size) in one mpirun:
     `runs` is [(GlobalProgram, global inputs)]; returns per program its
     global results, and with `repeat` also the seconds of each of `repeat`

@@ -12,19 +12,27 @@ coll, for side-by-side comparison.
     ref = prog.reference(xs)             # the unsharded function on the CPU JIT
 """
 import re
+import subprocess
 
 from mlir import ir
 
+from ...core import routes
+from ...core.pipeline import run
+from ...core.tools import tool
+from ...ir import IRDL_FILE, make_context
 from ...lowering import mpi
+from ...lowering.mpi.runtime import MpiProgram
 from .. import shard as shard_frontend
 from .. import tensor
+from ..spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
 from . import global_arrays
 
 # The back ends a partitioned program runs on here.
 BACKENDS = global_arrays.BACKENDS
 
 
-def compile(module_text, entry=None, strategy="auto", timeout=mpi.DEFAULT_TIMEOUT, backend="mpi"):
+def compile(module_text: str | bytes, entry: str | None = None, strategy: str = "auto",
+            timeout: float = mpi.DEFAULT_TIMEOUT, backend: str = "mpi") -> global_arrays.GlobalProgram:
     """An annotated, unpartitioned program (shard.grid, shard.shard) for
     `backend` (mpi: a process per rank; cpu: one simulated device per rank),
     checked against itself unpartitioned: frontends/run/global_arrays.py with the
@@ -36,16 +44,12 @@ class UpstreamFailed(RuntimeError):
     """Upstream's convert-shard-to-mpi could not lower a program."""
 
 
-def _per_rank(module_text, name, ranks, lower_text):
+def _per_rank(module_text: str, name: str, ranks: int, lower_text: str) -> str:
     """A partitioned program as one rank's memref function, ready for
     lowering/mpi/runtime.py: `lower_text` (pipeline text) first, then the marks
     lowering/mpi/runtime.py reads: its arguments (then its results, now out-params)
     are one rank's; the global view is every rank's, argument i of rank r
     at i * ranks + r."""
-    from ...core.pipeline import run
-    from ...ir import make_context
-    from ..spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
-
     with make_context():
         module = ir.Module.parse(module_text)
         f = ir.SymbolTable(module.operation)[name]
@@ -61,14 +65,12 @@ def _per_rank(module_text, name, ranks, lower_text):
         return str(module)
 
 
-def compile_partitioned(module_text, name, strategy="auto", timeout=mpi.DEFAULT_TIMEOUT):
+def compile_partitioned(module_text: str, name: str, strategy: str = "auto",
+                        timeout: float = mpi.DEFAULT_TIMEOUT) -> MpiProgram:
     """A program shard-partition made (or written so by hand: an SPMD
     function with shard collectives on a shard.grid) -> an MpiProgram
     through coll (coll-from-shard ... coll-spmd-to-mpi). Its arrays are
     every rank's: argument i of rank r is global array i * ranks + r."""
-    from ...core import routes
-    from ...core.pipeline import run
-    from ...ir import make_context
     with make_context():
         module = ir.Module.parse(module_text)
         run(module.operation, routes.pipeline(shard_frontend.route(partition=False)))
@@ -76,18 +78,13 @@ def compile_partitioned(module_text, name, strategy="auto", timeout=mpi.DEFAULT_
     return mpi.compile(text, name, strategy=strategy, timeout=timeout)
 
 
-def compile_upstream(module_text, name, ranks, timeout=mpi.DEFAULT_TIMEOUT):
+def compile_upstream(module_text: str, name: str, ranks: int, timeout: float = mpi.DEFAULT_TIMEOUT) -> MpiProgram:
     """The same partitioned program through upstream's convert-shard-to-mpi
     instead of coll, for side-by-side comparison. Raises UpstreamFailed
     with what upstream said when it leaves a shard op (LLVM 22.1.8:
     "failed to legalize" for every collective but all_reduce, exit 0)."""
-    import subprocess
-
-    from ...core import routes
-    from ...core.tools import tool
-    from ...ir import IRDL_FILE
-    proc = subprocess.run([tool("mlir-opt"), f"--irdl-file={IRDL_FILE}", "--convert-shard-to-mpi", "--canonicalize"],
-                          input=module_text, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([tool("mlir-opt"), f"--irdl-file={IRDL_FILE}", "--convert-shard-to-mpi",
+                           "--canonicalize"], input=module_text, capture_output=True, text=True, timeout=300)
     left = [l for l in proc.stdout.splitlines() if re.search(r"\bshard\.(?!grid\b)\w+", l)]
     said = next((l for l in proc.stderr.splitlines() if "error" in l), "")
     if proc.returncode or said or left:
