@@ -11,6 +11,7 @@ the module, shared by every question asked of that state (`run` drops it).
 docs/architecture.md follows a program down the route of `coll-run
 --backend=mpi`."""
 from dataclasses import dataclass, field
+from types import ModuleType
 
 from mlir import ir
 
@@ -29,7 +30,7 @@ class Program:
     entry: str = ""                 # the entry function's name ("": not read from text)
     specs: list[ArgSpec] = field(default_factory=list)  # its arguments
     n_inputs: int | None = None     # how many leading arguments are inputs
-    written: tuple = ()             # the arguments the entry writes (read before lowering)
+    written: tuple[int, ...] = ()   # the arguments the entry writes (read before lowering)
     ranks: int | None = None        # its group size when the entry stays per rank (SPMD or projected)
     front: list[str] = field(default_factory=list)  # what reading it ran (bufferize, global view, interface)
     # What lowering learnt (lowering/driver.py):
@@ -38,15 +39,15 @@ class Program:
     scratch: int = 0                # bytes of its coll.alloc buffers
     pipeline: str = ""              # the whole route it went down, as pass pipeline text
     _index: OpIndex | None = field(default=None, repr=False)
-    _detected: dict = field(default_factory=dict, repr=False)  # frontend name -> its detect(), this state
+    _detected: dict[str, bool] = field(default_factory=dict, repr=False)  # frontend name -> its detect(), this state
 
     @classmethod
-    def of(cls, target) -> "Program":
+    def of(cls, target: "Program | ir.Module | ir.Operation | ir.OpView") -> "Program":
         """`target` if it is a Program, else one around the module operation
         the caller parsed (nothing read from it yet)."""
         if isinstance(target, Program):
             return target
-        return _Wrapped(getattr(target, "operation", target))
+        return _Wrapped(target.operation)
 
     @property
     def operation(self) -> ir.Operation:
@@ -59,7 +60,7 @@ class Program:
             self._index = OpIndex(self.operation)
         return self._index
 
-    def detected(self, frontend) -> bool:
+    def detected(self, frontend: ModuleType) -> bool:
         """Whether `frontend` (frontends/) finds its form in the module as it
         is now (asked of each state once)."""
         if frontend.NAME not in self._detected:
@@ -85,8 +86,8 @@ class _Wrapped(Program):
     """A Program around a module operation the caller holds (lower() called
     on a module rather than on a program `read` made)."""
 
-    def __init__(self, op):
-        super().__init__(module=None)
+    def __init__(self, op: ir.Operation) -> None:
+        super().__init__(module=None)  # type: ignore[arg-type]  # no Module: `operation` is the op held
         self._op = op
 
     @property
@@ -113,7 +114,9 @@ def read(module_text: str, entry: str | None = None, keep_local_work: bool = Fal
     if is_spmd(func) and not (keep_local_work and has_local_work(func)):
         # Each rank's inputs, counted on one rank (a broadcast's global view
         # reads only its root's, yet every rank passes one).
-        ranks = ranks_of(func)
+        spmd_ranks = ranks_of(func)
+        assert spmd_ranks is not None, "is_spmd: coll.ranks is set"
+        ranks = spmd_ranks
         per_rank = _inputs_of(func)
         prog.run(["coll-spmd-to-global"])
         prog.front.append("coll-spmd-to-global")

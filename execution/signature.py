@@ -9,17 +9,21 @@ holding the bf16 bit patterns (see `to_bf16`/`from_bf16`); an
 """
 import ctypes
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
+import numpy.typing as npt
 from mlir import ir
 
-from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_NAMES, OPS, view
-from ..ir.walk import find_ops
 from ..analysis.effects import effects
 from ..analysis.order import argument_roles
+from ..core import routes
+from ..core.pipeline import run
+from ..frontends import shard, tensor
+from ..ir.kinds import ELEMENTS
+from ..ir.ops import OPS
 from ..ir.views import VIEW_OPS
 from ..ir.walk import is_public
 
@@ -27,7 +31,7 @@ NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
 
 
 
-def to_bf16(values):
+def to_bf16(values: npt.ArrayLike) -> np.ndarray:
     """float array -> uint16 bf16 bit patterns (round to nearest even)."""
     v = np.asarray(values, dtype=np.float32)
     bits = np.ascontiguousarray(v).reshape(-1).view(np.uint32)  # 1-d: arithmetic on 0-d gives scalars
@@ -37,7 +41,7 @@ def to_bf16(values):
     return out.reshape(v.shape)
 
 
-def from_bf16(bits):
+def from_bf16(bits: npt.ArrayLike) -> np.ndarray:
     """uint16 bf16 bit patterns (or an ml_dtypes.bfloat16 array) -> float32."""
     b = np.asarray(bits)
     flat = np.ascontiguousarray(b).reshape(-1).view(np.uint16)  # 1-d: arithmetic on 0-d gives scalars
@@ -46,20 +50,20 @@ def from_bf16(bits):
 
 @dataclass(frozen=True)
 class ArgSpec:
-    shape: tuple
+    shape: tuple[int, ...]
     element: str  # 'f32', 'bf16', 'i1', ...
     # A static strided layout (elements): the argument is a window of a
     # larger buffer (a gradient bucket: memref<64xf32, strided<[1],
     # offset: 128>>). None: the identity layout, or one the descriptor
     # gives at run time (`?`).
-    layout: tuple = None  # (offset, strides)
+    layout: tuple[int, tuple[int, ...]] | None = None  # (offset, strides)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return NUMPY_DTYPES[self.element]
 
     @property
-    def span(self):
+    def span(self) -> int:
         """Elements of the buffer the argument's layout reaches into."""
         if self.layout is None or 0 in self.shape:
             return int(np.prod(self.shape, dtype=np.int64))
@@ -67,14 +71,14 @@ class ArgSpec:
         return offset + sum((d - 1) * st for d, st in zip(self.shape, strides)) + 1
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "memref<" + "".join(f"{d}x" for d in self.shape) + self.element + ">"
 
 
-def find_entry(module, entry=None):
+def find_entry(module: ir.Module, entry: str | None = None) -> ir.OpView:
     """The entry func.func: `entry` by name, else the one with
     llvm.emit_c_interface, else the only public function (`func.func
     public` too, as JAX writes it), else the public @main."""
@@ -101,7 +105,8 @@ def find_entry(module, entry=None):
 WRITABLE = "bufferization.writable"
 
 
-def to_buffers(module, entry=None, ran=None, tensors=None):
+def to_buffers(module: ir.Module, entry: str | None = None, ran: list[str] | None = None,
+               tensors: bool | None = None) -> int | None:
     """A module in the tensor form, bufferized in place (the tensor frontend's route)
     as a runtime calls it: the entry's tensor arguments are the caller's
     arrays, so they are read-only (`bufferization.writable = false`: its
@@ -112,9 +117,6 @@ def to_buffers(module, entry=None, ran=None, tensors=None):
     appended to; `tensors`: whether the module has tensors, when the caller
     knows (frontends/tensor.py detect). Raises ir.MLIRError with located
     diagnostics."""
-    from ..core import routes
-    from ..core.pipeline import run
-    from ..frontends import shard, tensor
     if not (tensor.detect(module.operation) if tensors is None else tensors):
         return None
     func = find_entry(module, entry)
@@ -130,11 +132,11 @@ def to_buffers(module, entry=None, ran=None, tensors=None):
     return len(ft.inputs)
 
 
-def _inputs_of(func):
+def _inputs_of(func: ir.OpView) -> int | None:
     return count_inputs(func)
 
 
-def _spec(t):
+def _spec(t: ir.Type) -> ArgSpec:
     if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
         raise ValueError(f"entry arguments must be statically shaped memrefs, got {t}")
     shape = tuple(t.shape)
@@ -149,7 +151,7 @@ def _spec(t):
     return ArgSpec(shape, str(t.element_type), layout)
 
 
-def read_signature(func):
+def read_signature(func: ir.OpView) -> tuple[str, list[ArgSpec]]:
     """(name, [ArgSpec]) of a func.func; it must return nothing."""
     ft = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     name = ir.StringAttr(func.attributes["sym_name"]).value
@@ -168,12 +170,11 @@ READ_ONLY_OPS = ("memref.load", "vector.load", "vector.transfer_read", "memref.d
                  "func.return", "memref.prefetch", "mpi.send", "mpi.isend")  # mpi: a per-rank program sends its inputs
 
 
-def _writer(value):
+def _writer(value: ir.Value) -> ir.Operation | None:
     """The first op that writes into `value` or a view of it, or may (an op
     coll does not know is taken to write), or None when nothing does."""
     for use in value.uses:
-        op, i = use.owner, use.operand_number
-        op = getattr(op, "operation", op)
+        op, i = use.owner.operation, use.operand_number
         name = op.name
         if name in VIEW_OPS:
             w = _writer(op.results[0]) if op.results else None
@@ -191,14 +192,14 @@ def _writer(value):
     return None
 
 
-def _written(value):
+def _written(value: ir.Value) -> bool:
     return _writer(value) is not None
 
 
 writer_of = _writer
 
 
-def classify_arguments(func):
+def classify_arguments(func: ir.OpView) -> tuple[int | None, str | None]:
     """(number of inputs, why not) from what the program does with each
     argument (analysis/order.py argument_roles): an input is read
     before it is written, or never written (in place: also written); an
@@ -219,18 +220,18 @@ def classify_arguments(func):
     return n, None
 
 
-def in_place_arguments(func):
+def in_place_arguments(func: ir.OpView) -> list[int]:
     """The inputs the program also writes (in place), by index."""
     return [k for k, role in enumerate(argument_roles(func)) if role is not None and role[0] and role[1]]
 
 
-def written_arguments(func):
+def written_arguments(func: ir.OpView) -> tuple[int, ...]:
     """The arguments the program is known to write, by index (one whose
     pointer escapes, e.g. into an MPI call, is not counted)."""
     return tuple(k for k, role in enumerate(argument_roles(func)) if role is not None and role[1])
 
 
-def _where(op):
+def _where(op: ir.Operation | ir.OpView) -> str:
     m = re.search(r'"([^"]*)":(\d+):(\d+)', str(op.location))
     return f"{m.group(1)}:{m.group(2)}:{m.group(3)}" if m else str(op.location)
 
@@ -238,7 +239,7 @@ def _where(op):
 where = _where
 
 
-def count_inputs(func):
+def count_inputs(func: ir.OpView) -> int | None:
     """Number of leading arguments that are only read, when the arguments
     are inputs first then outputs (as coll modules are); else None."""
     return classify_arguments(func)[0]
@@ -251,7 +252,7 @@ def count_inputs(func):
 BUFFER_ALIGN = 64
 
 
-def aligned_zeros(shape, dtype):
+def aligned_zeros(shape: int | Sequence[int], dtype: npt.DTypeLike) -> np.ndarray:
     """np.zeros(shape, dtype) whose data starts on a BUFFER_ALIGN boundary."""
     dtype = np.dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64))
@@ -260,14 +261,14 @@ def aligned_zeros(shape, dtype):
     return raw[skip:skip + n * dtype.itemsize].view(dtype).reshape(shape)
 
 
-def aligned_copy(x):
+def aligned_copy(x: npt.ArrayLike) -> np.ndarray:
     """A C-contiguous copy of `x` on a BUFFER_ALIGN boundary."""
     out = aligned_zeros(np.shape(x), np.asarray(x).dtype)
     np.copyto(out, x)
     return out
 
 
-def as_array(arr, spec, what, writable=False):
+def as_array(arr: object, spec: ArgSpec, what: str, writable: bool = False) -> np.ndarray:
     """`arr` checked against `spec`: a C-contiguous array of the right shape
     and dtype (bf16: uint16 bits or ml_dtypes.bfloat16). Raises ValueError."""
     if not isinstance(arr, np.ndarray):
@@ -289,7 +290,8 @@ def as_array(arr, spec, what, writable=False):
     return arr
 
 
-def check_arrays(specs, n_inputs, inputs, outputs, written=()):
+def check_arrays(specs: Sequence[ArgSpec], n_inputs: int | None, inputs: Iterable[np.ndarray],
+                 outputs: Iterable[np.ndarray], written: Iterable[int] = ()) -> list[np.ndarray]:
     """Checked arrays for a call, inputs then outputs. Raises ValueError for a
     wrong count, shape or dtype, or an output, or an input the program writes
     in place (`written`: argument indices, in_place_arguments), that is not
@@ -315,8 +317,8 @@ def check_arrays(specs, n_inputs, inputs, outputs, written=()):
     return every
 
 
-@lru_cache(maxsize=None)
-def descriptor_type(rank):
+@cache
+def descriptor_type(rank: int) -> type[ctypes.Structure]:
     """The ctypes struct of a rank-`rank` memref descriptor: allocated and
     aligned pointers, offset, sizes[rank], strides[rank]."""
     fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
@@ -326,7 +328,7 @@ def descriptor_type(rank):
     return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
 
 
-def staged(arr, spec):
+def staged(arr: np.ndarray, spec: ArgSpec) -> tuple[np.ndarray, ctypes.Structure, np.ndarray]:
     """(the array the program sees, its descriptor, what to keep alive).
     For an argument with a static layout, a zeroed buffer of its span
     holding `arr` at that offset and strides (the compiled code reads the
@@ -346,13 +348,14 @@ def staged(arr, spec):
     return view, d, base
 
 
-def staged_all(arrays, specs):
+def staged_all(arrays: Sequence[np.ndarray], specs: Sequence[ArgSpec]
+               ) -> tuple[list[np.ndarray], list[ctypes.Structure], list[np.ndarray]]:
     """[views], [descriptors], [buffers to keep alive]: `staged` of each."""
     got = [staged(a, s) for a, s in zip(arrays, specs)]
     return [g[0] for g in got], [g[1] for g in got], [g[2] for g in got]
 
 
-def descriptor(arr):
+def descriptor(arr: np.ndarray) -> ctypes.Structure:
     """A ranked memref descriptor struct viewing `arr` (C-contiguous)."""
     rank = arr.ndim
     d = descriptor_type(rank)()
