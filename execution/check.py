@@ -44,7 +44,7 @@ Arrays = Sequence[np.ndarray]
 # An expectation's flat judgement: (want, exact_ieee, special elements or None).
 Judged = tuple[np.ndarray, bool, tuple | None]
 # One expected output: (its values, the inputs it reduces, None for data movement).
-Entry = tuple[np.ndarray, Arrays | None]
+ExpectedOutput = tuple[np.ndarray, Arrays | None]
 
 # Float facts from the one table of element types (ir/kinds.py).
 _FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
@@ -425,7 +425,7 @@ def _ranks(problem: Problem) -> int:
     return _n_out(problem) if cls is not None and cls.PER_DEVICE == "outputs" else problem.n_inputs
 
 
-def _expect(problem: Problem, inputs: Arrays) -> list[Entry | None]:
+def _expect(problem: Problem, inputs: Arrays) -> list[ExpectedOutput | None]:
     """[(expected output j, the inputs it reduces)] of the collective (its
     numpy `reference`, coll/collectives/)."""
     cls = BY_NAME.get("coll." + problem.op)
@@ -612,13 +612,13 @@ class Expected:
             slots = [None if e is None else ids.setdefault(id(e), len(ids)) for e in entries]
             if self.slots is None:
                 self.slots = slots
-                firsts: dict[int, Entry] = {}
+                firsts: dict[int, ExpectedOutput] = {}
                 for e, g in zip(entries, slots):
                     if e is not None and g is not None:
                         firsts.setdefault(g, e)
                 self.groups = [_Group(total if end is not None else np.size(firsts[g][0]), self.dtype)
                                for g in range(len(ids))]
-                by_group: list[Entry | None] = [firsts[g] for g in range(len(ids))]
+                by_group: list[ExpectedOutput | None] = [firsts[g] for g in range(len(ids))]
             else:
                 assert slots == self.slots, "a collective's reference changed its shape between blocks"
                 by_group = [None] * len(ids)
@@ -632,7 +632,7 @@ class Expected:
         for grp in self.groups:
             grp.close()
 
-    def _entries(self, xs: Arrays, n_out: int | None) -> list[Entry | None]:
+    def _entries(self, xs: Arrays, n_out: int | None) -> list[ExpectedOutput | None]:
         problem = self.problem
         if n_out is None:
             return _expect(problem, xs)

@@ -36,7 +36,7 @@ MAX_REPEAT = 10 ** 6  # timed runs: more is a typo that would run until killed
 MAX_TIMEOUT = 7 * 24 * 3600  # seconds a run may be given (a week)
 
 
-class Program(Protocol):
+class Runnable(Protocol):
     """What Runs measures: a compiled program of any target."""
 
     def run(self, inputs: Arrays, outputs: Arrays) -> Any: ...
@@ -187,7 +187,7 @@ class Measurement:
                     ok=self.ok, wrong=self.wrong, replicas=self.replicas, **self.extra)
 
 
-def timed(prog: Program, inputs: Arrays, outputs: Arrays, iters: int, warmup: int = 0) -> list[float]:
+def timed(prog: Runnable, inputs: Arrays, outputs: Arrays, iters: int, warmup: int = 0) -> list[float]:
     """Seconds of `iters` calls of `prog` after `warmup` calls (each runtime
     makes one untimed call first: compilation, first touch of the pages)."""
     times = prog.time(inputs, outputs, warmup + iters)
@@ -253,7 +253,7 @@ class Runs:
         self.pristine = self.given = self.reload()
         return False
 
-    def run_checked(self, prog: Program, depth: int | None = None
+    def run_checked(self, prog: Runnable, depth: int | None = None
                     ) -> tuple[list[np.ndarray], bool, float, int, str]:
         """Runs `prog` once on fresh buffers: (the op's outputs, ok, worst,
         wrong, replicas)."""
@@ -268,7 +268,7 @@ class Runs:
             replicas = "identical" if expected.same else "DIFFER"
         return ys, ok, worst, wrong, replicas
 
-    def measure(self, prog: Program, iters: int, warmup: int = 0, strategy: str = "-", checked: bool = True,
+    def measure(self, prog: Runnable, iters: int, warmup: int = 0, strategy: str = "-", checked: bool = True,
                 depth: int | None = None, keep: bool = False) -> Measurement:
         """One checked run (unless not `checked`), then `iters` timed calls
         after `warmup` in the same buffers: a Measurement. With `keep`, a

@@ -36,7 +36,7 @@ RANK_INPUTS_ATTR = "coll.rank_inputs"
 FuncOp = ir.Operation | ir.OpView
 
 
-class Backend(Protocol):
+class BackendFacts(Protocol):
     """What a frontend's route asks of the back end (lowering/base.py Backend)."""
     per_rank: bool
 
@@ -353,7 +353,7 @@ def detect(module_op: ir.Operation) -> bool:
     return any(is_spmd(f) for f in find_ops(module_op, "func.func"))
 
 
-def route(module_op: ir.Operation | None = None, backend: Backend | None = None, strategy: str | None = None,
+def route(module_op: ir.Operation | None = None, backend: BackendFacts | None = None, strategy: str | None = None,
           threshold: int | None = None, profile: str | None = None, **_: object) -> list[str]:
     """The global view for the single-process back ends
     (coll-spmd-to-global: one clone of the local work per rank). A back end

@@ -53,7 +53,7 @@ from ..ir.kinds import ELEMENTS
 from ..ir.walk import all_ops
 from . import stablehlo_xla, tensor
 from .shard import Boundary, Layout
-from .spmd import Backend
+from .spmd import BackendFacts
 
 # How to get the generic form out of JAX: said with every refusal of another form.
 GENERIC_HINT = ("print the generic form from JAX: jax.jit(f).lower(*args).compiler_ir('stablehlo')"
@@ -272,7 +272,7 @@ NAME = "stablehlo"
 GLOBAL = True
 
 
-def route(module_op: ir.Operation | None = None, backend: Backend | None = None, **_: object) -> list[str]:
+def route(module_op: ir.Operation | None = None, backend: BackendFacts | None = None, **_: object) -> list[str]:
     """The pipeline elements from this StableHLO module to coll's SPMD
     function on memrefs: import, local compute to linalg, then the shard
     frontend's route (jit with shardings: partitioning inserts the
