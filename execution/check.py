@@ -436,13 +436,20 @@ def _expect(problem: Problem, inputs: Arrays) -> list[ExpectedOutput | None]:
         return cls.reference(inputs, values, fold, attrs, _ranks(problem), _n_out(problem))
     # SPMD form: every rank holds an input and an output buffer; the
     # collective's placement says which of them it reads and writes.
-    n, root, to = _ranks(problem), attrs.get("root"), attrs.get("to_device")
+    n, root, to = _ranks(problem), _scalar(attrs, "root"), _scalar(attrs, "to_device")
     ins = cls.PLACEMENT.devices("inputs", list(range(n)), root, to)
     outs = cls.PLACEMENT.devices("outputs", list(range(n)), root, to)
     plain = {k: v for k, v in attrs.items() if k != "spmd"}
     got = cls.reference([inputs[d] for d in ins], [values[d] for d in ins], fold, plain, n, len(outs))
     by_rank = dict(zip(outs, got))
     return [by_rank.get(j) for j in range(_n_out(problem))]
+
+
+def _scalar(attrs: dict[str, int | list[int]], key: str) -> int | None:
+    """An integer attribute of a Problem (root, to_device), or None."""
+    value = attrs.get(key)
+    assert not isinstance(value, list), f"{key} holds one integer"
+    return value
 
 
 def tolerance(problem: Problem, inputs: Arrays, ref: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
