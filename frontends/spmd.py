@@ -19,7 +19,7 @@ from mlir import ir
 from ..core.errors import PassError
 from ..core.registry import register
 from ..core.routes import options_text
-from ..ir.ops import COLLECTIVE_NAMES, attr_int, attr_ints, segment_sizes, view
+from ..ir.ops import COLLECTIVE_NAMES, CollectiveOp, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
 from ..ir.views import constant_int
 from ..ir.walk import all_ops, clone_remapped, find_ops
@@ -34,6 +34,13 @@ RANK_INPUTS_ATTR = "coll.rank_inputs"
 
 # A function op as the bindings give it: from a walk, or from a block's list.
 FuncOp = ir.Operation | ir.OpView
+
+
+def collective_of(op: ir.Operation | ir.OpView) -> CollectiveOp:
+    """The op-layer view of collective `op` (a coll collective: its name is in COLLECTIVE_NAMES)."""
+    c = view(op)
+    assert isinstance(c, CollectiveOp), f"'{op.name}' is no collective"
+    return c
 
 
 class BackendFacts(Protocol):
@@ -51,35 +58,36 @@ def spmd_groups(op: ir.Operation) -> list[list[int]]:
     """The groups an SPMD collective runs in, each a list of ranks in group
     order: `groups` cut into lists of len(devices) (the positions in a
     group), else [devices]."""
-    devices = view(op).devices
+    devices = collective_of(op).devices
     flat = attr_ints(op, "groups")
     if flat is None:
         return [devices]
     return [flat[i:i + len(devices)] for i in range(0, len(flat), len(devices))]
 
 
-def _global_attrs(op: ir.Operation, group: Sequence[int]) -> dict[str, ir.Attribute]:
+def _global_attrs(op: ir.Operation, group: list[int]) -> dict[str, ir.Attribute]:
     """The attributes of `op`'s global-view collective for `group`: its
     devices, and root (with `groups`, a position in the group) as a rank."""
     attrs = {a: op.attributes[a] for a in op.attributes if a != "groups"}
     i64 = ir.IntegerType.get_signless(64)
     attrs["devices"] = ir.DenseI64ArrayAttr.get(group)
-    if "groups" in op.attributes and "root" in attrs:
-        attrs["root"] = ir.IntegerAttr.get(i64, group[attr_int(op, "root")])
+    root = attr_int(op, "root")
+    if "groups" in op.attributes and "root" in attrs and root is not None:
+        attrs["root"] = ir.IntegerAttr.get(i64, group[root])
     return attrs
 
 
-def global_operands(op: ir.Operation, group: Sequence[int], wide: Callable[[ir.Value, int], ir.Value]
+def global_operands(op: ir.Operation, group: list[int], wide: Callable[[ir.Value, int], ir.Value]
                     ) -> tuple[list[ir.Value], list[ir.Value]]:
     """(inputs, outputs) of `op`'s global-view collective over `group`, from
     `wide(value, rank)`: that rank's buffer for this rank's `value`, on the
     ranks its placement names (a buffer on the root: the root's only)."""
-    c = view(op)
+    c = collective_of(op)
     ins, outs = c.placement(group, view_root(op, group), c.to_device)
     return [wide(c.inputs[0], r) for r in ins], [wide(c.outputs[0], r) for r in outs]
 
 
-def view_root(op: ir.Operation, group: Sequence[int]) -> int | None:
+def view_root(op: ir.Operation, group: list[int]) -> int | None:
     root = attr_int(op, "root")
     if root is not None and "groups" in op.attributes:
         return group[root]
@@ -118,12 +126,12 @@ def _expand(func_op: ir.Operation, n: int) -> None:
     for op in [o.operation for o in block.operations]:
         if op.name not in COLLECTIVE_NAMES:
             continue
-        c = view(op)
+        c = collective_of(op)
         if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
             raise PassError("coll-spmd-to-global expands collectives on the SPMD function's own arguments; "
                             "a collective on another buffer (local work around collectives) lowers in place "
                             "with coll-spmd-to-mpi", op.location)
-        tokens = global_collectives(op, op, widen, view(op).deps)
+        tokens = global_collectives(op, op, widen, collective_of(op).deps)
         with ir.InsertionPoint(op), op.location:
             token = tokens[0] if len(tokens) == 1 else ir.Operation.create(
                 "coll.join", results=[op.results[0].type], operands=tokens).results[0]
@@ -176,7 +184,7 @@ def _straight_line(func_op: ir.Operation) -> None:
                             "data or the rank); coll-spmd-to-global expands collectives at the top level and in "
                             "scf.for loops with constant bounds (unrolled): lower it in place with the mpi route "
                             "(coll-spmd-to-mpi)", op.location)
-        if op.name in COLLECTIVE_NAMES and view(op).is_tensor:
+        if op.name in COLLECTIVE_NAMES and collective_of(op).is_tensor:
             raise PassError(f"'{op.name}' is in the tensor form; bufferize the SPMD function first "
                             "(coll-bufferize, one-shot-bufferize)", op.location)
         if op.name == "func.return" and len(op.operands):
@@ -202,10 +210,10 @@ def _unroll_collective_loops(func_op: ir.Operation) -> None:
         if not loops:
             return
         loop = loops[0]
-        bounds = [constant_int(v) for v in list(loop.operands)[:3]]
-        if any(b is None for b in bounds) or bounds[2] <= 0:
+        lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+        if lo is None or hi is None or step is None or step <= 0:
             return  # _straight_line refuses it, located
-        trips = range(*bounds)
+        trips = range(lo, hi, step)
         budget -= len(trips)
         if budget < 0:
             raise PassError(f"'scf.for' of {len(trips)} iterations around collectives: the global view unrolls "
@@ -272,7 +280,7 @@ def _expand_local(func_op: ir.Operation, n: int) -> None:
     for op in ops[:-1]:
         name = op.name
         if name in COLLECTIVE_NAMES:
-            deps = [tokens.get(d, d) for d in view(op).deps]
+            deps = [tokens.get(d, d) for d in collective_of(op).deps]
             made = global_collectives(op, op, lambda v, r: mapping[r][v], deps)
             with ir.InsertionPoint(op), op.location:
                 tokens[op.results[0]] = made[0] if len(made) == 1 else ir.Operation.create(
@@ -334,7 +342,7 @@ def has_local_work(func_op: FuncOp) -> bool:
     for o in block.operations:
         op = o.operation
         if op.name in COLLECTIVE_NAMES:
-            c = view(op)
+            c = collective_of(op)
             if any(not (isinstance(v.owner, ir.Block) and v.owner == block) for v in c.inputs + c.outputs):
                 return True
         elif op.name not in ("coll.wait", "coll.join", "func.return"):

@@ -477,7 +477,7 @@ def manual_boundary(func: ir.Operation, mc: ir.Operation, meshes: Mapping[str, M
     if len(used) > 1:
         raise StableHLOError(f"the shard_map's shardings name meshes {', '.join('@' + n for n in sorted(used))}; "
                              "expected one mesh", mc.location)
-    mesh = (in_sh + out_sh)[0][0] if in_sh + out_sh else _only_mesh(meshes, mc)
+    mesh = (in_sh + out_sh)[0][0] if in_sh + out_sh else _only_mesh(meshes, mc.location)
     args, results = boundary_values(func, mc)
     n_args = len(func.regions[0].blocks[0].arguments)
     ins: list[Sharding] = [(mesh, [])] * n_args
@@ -488,7 +488,7 @@ def manual_boundary(func: ir.Operation, mc: ir.Operation, meshes: Mapping[str, M
     return mesh, ins, outs
 
 
-def _only_mesh(meshes: Mapping[str, Mesh], where: ir.Operation) -> Mesh:
+def _only_mesh(meshes: Mapping[str, Mesh], where: ir.Location) -> Mesh:
     if len(meshes) != 1:
         raise StableHLOError(f"expected one sdy.mesh, found {len(meshes)}", where)
     return next(iter(meshes.values()))

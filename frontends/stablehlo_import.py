@@ -359,6 +359,7 @@ class _Importer:
         if kind is not None:
             attrs["kind"] = ir.StringAttr.get(kind)
         i64 = ir.IntegerType.get_signless(64)
+        assert cls.STABLEHLO is not None  # FROM_STABLEHLO: the collectives that have one
         for ours, theirs in cls.STABLEHLO[1].items():
             attrs[ours] = ir.IntegerAttr.get(i64, ir.IntegerAttr(op.attributes[theirs]).value)
         if cls.ROOTED:  # the first of each group

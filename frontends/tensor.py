@@ -29,10 +29,11 @@ from mlir.dialects import arith, bufferization, memref
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_NAMES, CollectiveOp, view
+from ..ir.ops import COLLECTIVE_NAMES, CollectiveOp
 from ..ir.views import VIEW_OPS, root_of
 from ..ir.walk import ancestor_in, find_ops
 from ..passes.check_results import RESULT_IDS, RESULT_READERS
+from .spmd import collective_of
 
 WRITABLE = "bufferization.writable"  # upstream's function-argument attribute
 
@@ -229,7 +230,7 @@ def _fill_zeros(buf: ir.Value) -> None:
 
 
 def _bufferize_one(op: ir.Operation, state: "_State") -> ir.Operation:
-    c = view(op)
+    c = collective_of(op)
     _check_types(c)
     f = _func_of(op)
     spmd = f is not None and "coll.ranks" in f.attributes
@@ -316,7 +317,7 @@ def has_tensors(module_op: ir.Operation) -> bool:
     tensors in its signature: what `route` turns into buffers."""
     for op in find_ops(module_op, lambda n: n == "func.func" or n in COLLECTIVE_NAMES):
         if op.name != "func.func":
-            if view(op).is_tensor:
+            if collective_of(op).is_tensor:
                 return True
             continue
         ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
@@ -338,7 +339,8 @@ class _State:
           "or the input's buffer in place, to_tensor restrict of the outputs), for one-shot-bufferize")
 def bufferize(op: ir.Operation) -> None:
     state = _State()
-    news = [_bufferize_one(c, state) for c in find_ops(op, lambda n: n in COLLECTIVE_NAMES) if view(c).is_tensor]
+    news = [_bufferize_one(c, state) for c in find_ops(op, lambda n: n in COLLECTIVE_NAMES)
+            if collective_of(c).is_tensor]
     # Last first: a collective that a later one waits on (deps) before any
     # host op needs no wait of its own, the later one's covers it.
     for new in reversed(news):
