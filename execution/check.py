@@ -44,7 +44,7 @@ Arrays = Sequence[np.ndarray]
 # An expectation's flat judgement: (want, exact_ieee, special elements or None).
 Judged = tuple[np.ndarray, bool, tuple | None]
 # One expected output: (its values, the inputs it reduces, None for data movement).
-ExpectedOutput = tuple[np.ndarray, Arrays | None]
+ExpectedOutput = tuple[np.ndarray, list[np.ndarray] | None]
 
 # Float facts from the one table of element types (ir/kinds.py).
 _FLOATS = {n: e for n, e in ELEMENTS.items() if not e.integer}
@@ -146,10 +146,12 @@ def _describe(func: ir.OpView) -> Problem:
                                f"{where(local[0].operation)}); coll-run checks a function that is one collective "
                                "on its arguments: run this one from Python (coll.lowering.cpu.compile(text).run) "
                                "against your own reference")
-        return _describe_collective(func, name, specs, view(found[0]))
+        c = view(found[0])
+        assert isinstance(c, Collective)  # found by its name in COLLECTIVE_NAMES
+        return _describe_collective(func, name, specs, c)
     claims = _ops(func, Implements.NAME)
-    if len(claims) == 1 and RANKS_ATTR not in func.attributes and _on_arguments(func, view(claims[0])):
-        return _describe_claim(func, name, specs, view(claims[0]))
+    if len(claims) == 1 and RANKS_ATTR not in func.attributes and _on_arguments(func, Implements.of(claims[0])):
+        return _describe_claim(func, name, specs, Implements.of(claims[0]))
     if not _ops(func, "coll.copy") and not _ops(func, "coll.combine"):
         raise WholeProgram(f"@{name} holds no collective, coll.copy or coll.combine: "
                            "nothing to check against numpy")
@@ -202,9 +204,9 @@ def combine_depth(func: ir.OpView) -> int | None:
             r = root_of(c.target)[0]
             depth[r] = max(depth.get(r, 0), of(c.source))
         elif op.name == "coll.combine":
-            c = Combine.of(op)
-            r = root_of(c.out)[0]
-            depth[r] = max(depth.get(r, 0), 1 + max(of(v) for v in c.inputs))
+            cb = Combine.of(op)
+            r = root_of(cb.out)[0]
+            depth[r] = max(depth.get(r, 0), 1 + max(of(v) for v in cb.inputs))
         elif writer_of_op(op):
             return None
     return max(depth.values(), default=0)
@@ -266,6 +268,7 @@ def _describe_claim(func: ir.OpView, name: str, specs: list[ArgSpec], claim: Imp
     cls = OPS.get("coll." + str(what))
     if cls is None or cls.NAME not in COLLECTIVE_NAMES:
         raise ValueError(f"@{name} claims '{what}', which is no collective coll-run knows")
+    assert issubclass(cls, Collective)  # a registered collective's class
     ins = list(claim.inputs)
     alias = tuple(ins.index(o) if o in ins else None for o in claim.outputs)
     extra = [o for o, a in zip(claim.outputs, alias) if a is None]
@@ -433,7 +436,7 @@ def _expect(problem: Problem, inputs: Arrays) -> list[ExpectedOutput | None]:
         raise ValueError(f"no reference for {problem.op}")
     values, fold, attrs = _values(problem, inputs), (lambda xs: _fold(problem, xs)), problem.attrs
     if not attrs.get("spmd"):
-        return cls.reference(inputs, values, fold, attrs, _ranks(problem), _n_out(problem))
+        return cls.reference(list(inputs), values, fold, attrs, _ranks(problem), _n_out(problem))
     # SPMD form: every rank holds an input and an output buffer; the
     # collective's placement says which of them it reads and writes.
     n, root, to = _ranks(problem), _scalar(attrs, "root"), _scalar(attrs, "to_device")
@@ -643,7 +646,7 @@ class Expected:
         problem = self.problem
         if n_out is None:
             return _expect(problem, xs)
-        return [(reference(problem, xs), xs)] * n_out
+        return [(reference(problem, xs), list(xs))] * n_out
 
     def _judge(self, ref: np.ndarray, reduced: Arrays | None) -> Judged:
         """(want in the element type, exact_ieee, special: (positions, ref,

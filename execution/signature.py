@@ -210,11 +210,12 @@ def classify_arguments(func: ir.OpView) -> tuple[int | None, str | None]:
         k = roles.index(None)
         return None, (f"what the program does with argument #{k} is not known (its pointer escapes, or an op "
                       "whose memory effects are not known takes it)")
-    inputs = [r or not w for r, w in roles]
+    known = [role for role in roles if role is not None]  # every one (returned above otherwise)
+    inputs = [r or not w for r, w in known]
     n = inputs.index(False) if False in inputs else len(inputs)
     if any(inputs[n:]):
         k = n + inputs[n:].index(True)
-        how = "read before it is written" if roles[k][0] else "never written"
+        how = "read before it is written" if known[k][0] else "never written"
         return None, (f"argument #{k} is an input ({how}) but comes after argument #{n}, which the program only "
                       "writes (an output); expected the inputs first, then the outputs")
     return n, None

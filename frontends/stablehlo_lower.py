@@ -116,8 +116,14 @@ def _constant_of(value: ir.Value) -> int | None:
             return None
 
 
+# scf.ForOp(lb, ub, step, iter_args), scf.IfOp(cond, types, has_else=) and
+# arith.ConstantOp(type, value) are the Python classes of scf.py and arith.py,
+# which replace the ODS ones of the same name at import; mypy reads the ODS
+# ones (hence the `type: ignore[call-arg]` at each call).
+
+
 def _index(n: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), n).result
+    return arith.ConstantOp(ir.IndexType.get(), n).result  # type: ignore[call-arg]
 
 
 # -- while -------------------------------------------------------------------
@@ -168,10 +174,11 @@ def _move_body(block: ir.Block, into: ir.Block, args: Sequence[ir.Value],
 def _while(op: ir.Operation) -> None:
     types = [r.type for r in op.results]
     counted = _counted(op)
+    loop: ir.OpView | ir.Operation
     with ir.InsertionPoint(op), op.location:
         if counted is not None:
             lower, upper = counted
-            loop = scf.ForOp(_index(lower), _index(max(lower, upper)), _index(1), list(op.operands))
+            loop = scf.ForOp(_index(lower), _index(max(lower, upper)), _index(1), list(op.operands))  # type: ignore[call-arg]
             _move_body(op.regions[1].blocks[0], loop.body, list(loop.inner_iter_args),
                        lambda vs: scf.YieldOp(vs))
         else:
@@ -313,12 +320,14 @@ def _scatter(op: ir.Operation) -> None:
         def combine() -> ir.Value:
             new = tensor.ExtractOp(updates, list(ivs)).result
             if kind != "set":
-                new = _COMBINE[kind][0 if is_float else 1](tensor.ExtractOp(acc, full).result, new).result
+                combine_op = _COMBINE[kind][0 if is_float else 1]
+                assert combine_op is not None  # refused above
+                new = combine_op(tensor.ExtractOp(acc, full).result, new).result
             return tensor.InsertOp(new, acc, full).result
         if ok is None:
             return combine()
         # An scf.if, not a select: an insert out of bounds writes past the buffer.
-        guard = scf.IfOp(ok, [acc.type], has_else=True)
+        guard = scf.IfOp(ok, [acc.type], has_else=True)  # type: ignore[call-arg]
         with ir.InsertionPoint(guard.then_block):
             scf.YieldOp([combine()])
         with ir.InsertionPoint(guard.else_block):
@@ -328,7 +337,7 @@ def _scatter(op: ir.Operation) -> None:
     def nest(acc: ir.Value, ivs: list[ir.Value]) -> ir.Value:
         if len(ivs) == len(ushape):
             return element(acc, ivs)
-        loop = scf.ForOp(_index(0), _index(ushape[len(ivs)]), _index(1), [acc])
+        loop = scf.ForOp(_index(0), _index(ushape[len(ivs)]), _index(1), [acc])  # type: ignore[call-arg]
         with ir.InsertionPoint(loop.body):
             scf.YieldOp([nest(loop.inner_iter_args[0], ivs + [loop.induction_variable])])
         return loop.results[0]
@@ -356,7 +365,7 @@ def _sort(op: ir.Operation) -> None:
     block = op.regions[0].blocks[0]
     ops = [o.operation for o in block.operations]
 
-    def first(right: list[ir.Value], left: list[ir.Value], at: list[ir.Value]) -> ir.Value:
+    def first(right: list[ir.Value | None], left: list[ir.Value | None], at: list[ir.Value]) -> ir.Value:
         """Whether the element at `right` comes before the one at `left`."""
         mapping: dict[ir.Value, ir.Value] = {}
         for k, v in enumerate(at):
@@ -369,16 +378,16 @@ def _sort(op: ir.Operation) -> None:
 
     def line(accs: list[ir.Value], pos: list[ir.Value | None]) -> list[ir.Value]:
         """The bubble sort of the line through `pos` (pos[dim] unused)."""
-        outer = scf.ForOp(_index(0), _index(max(n - 1, 0)), _index(1), accs)
+        outer = scf.ForOp(_index(0), _index(max(n - 1, 0)), _index(1), accs)  # type: ignore[call-arg]
         with ir.InsertionPoint(outer.body):
             end = arith.SubIOp(_index(n - 1), outer.induction_variable).result
-            inner = scf.ForOp(_index(0), end, _index(1), list(outer.inner_iter_args))
+            inner = scf.ForOp(_index(0), end, _index(1), list(outer.inner_iter_args))  # type: ignore[call-arg]
             with ir.InsertionPoint(inner.body):
                 j = inner.induction_variable
                 cur = list(inner.inner_iter_args)
                 left = pos[:dim] + [j] + pos[dim + 1:]
                 right = pos[:dim] + [arith.AddIOp(j, _index(1)).result] + pos[dim + 1:]
-                swap = scf.IfOp(first(right, left, cur), [v.type for v in cur], has_else=True)
+                swap = scf.IfOp(first(right, left, cur), [v.type for v in cur], has_else=True)  # type: ignore[call-arg]
                 with ir.InsertionPoint(swap.then_block):
                     swapped: list[ir.Value] = []
                     for v in cur:
@@ -396,7 +405,7 @@ def _sort(op: ir.Operation) -> None:
             return line(accs, pos)
         if k == dim:
             return nest(accs, pos + [None], k + 1)
-        loop = scf.ForOp(_index(0), _index(shape[k]), _index(1), accs)
+        loop = scf.ForOp(_index(0), _index(shape[k]), _index(1), accs)  # type: ignore[call-arg]
         with ir.InsertionPoint(loop.body):
             scf.YieldOp(nest(list(loop.inner_iter_args), pos + [loop.induction_variable], k + 1))
         return list(loop.results)
