@@ -452,8 +452,8 @@ def check_one(args, pid, lib, e, calls=3):
     call (replay) and a call op by op, each checked against numpy with the
     outputs poisoned before (not before the cold call: initcheck then sees
     any read of an output before its write). Float programs only."""
-    import numpy as np
     import cuda_driver
+    import numpy as np
     drv = cuda_driver.Driver(0)
     preload(args.folder)
     np_t = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[e["dtype"]]
@@ -682,13 +682,14 @@ class TorchWorker:
                 "CUDA graph not captured" if k == "graph" else
                 f"peak device memory over the cap ({self.cap >> 30} GiB)" if k == "memory" else
                 f"wrong result ({k})" for k, v in checks.items() if not v)
-        del xs, ys, ws, ref
+        # Rebound, not deleted: `call` and `checked` close over these, and a
+        # closure over a deleted name reads as undefined (ruff F821).
+        xs = ys = ws = ref = None  # the device memory goes before empty_cache
         torch.cuda.empty_cache()
         return row
 
     def timing(self, prog, call, graphs, repeat):
         """Wall and device seconds (medians), as a graph and op by op."""
-        torch = self.torch
         out = {"repeat": repeat}
         modes = [("graph", True), ("direct", False)] if graphs else [("direct", False)]
         for name, on in modes:
@@ -748,7 +749,6 @@ class TorchWorker:
         b.copy_(a)
         torch.cuda.synchronize()
         t = median(event_seconds(torch, lambda: b.copy_(a), repeat))
-        del a, b
         return 2 * nbytes / t if t else None
 
 
@@ -823,7 +823,7 @@ def sanitize_programs(args, manifest, sets, tools, racecheck="auto"):
     bad = []
     end = time.time() + args.budget if args.budget is not None else None
     done = {r["id"] for r in read_rows(args.results) if r.get("tool")} if args.resume else set()
-    for pid, lib, e in programs(manifest, sets):
+    for pid, lib, _ in programs(manifest, sets):
         run_tools = list(tools)
         if racecheck == "all" or (racecheck == "auto" and lib.get("shared_memory")):
             run_tools.append("racecheck")
@@ -1001,9 +1001,10 @@ def report(rows, manifest, environment=None):
 
 def readme(result, manifest):
     env = result["environment"]
+    kernel_formats = sorted({f for lib in manifest["libraries"] for f in lib.get("kernel_format", [])})
     lines = ["# GPU results", "",
              f"GPU: {env.get('gpu', '?')}; driver CUDA {env.get('driver_cuda_version', '?')}; "
-             f"kernels: {', '.join(sorted({f for lib in manifest['libraries'] for f in lib.get('kernel_format', [])}))} "
+             f"kernels: {', '.join(kernel_formats)} "
              f"({(result['tools'] or {}).get('ptxas', '?')}). Written by `gpu_run.py report`.", "",
              "Cells: device time of one call (events around its enqueued work, a CUDA graph "
              "replay) and, in brackets, the share of the device-to-device copy rate reached for "
@@ -1069,7 +1070,8 @@ def readme(result, manifest):
     if not san:
         lines.append("not run")
     for r in san:
-        state = "skipped: " + r["skipped"] if r.get("skipped") else "clean" if r.get("ok") else "FAIL " + str(r.get("error"))
+        state = ("skipped: " + r["skipped"] if r.get("skipped") else
+                 "clean" if r.get("ok") else "FAIL " + str(r.get("error")))
         lines.append(f"- {r['id']}: {state}")
     if result["capped"]:
         lines += ["", "Not run (device memory over the cap): " + ", ".join(
