@@ -18,8 +18,9 @@ same buffer (one of them writing) do it at the same offset, so element k of
 one is element k of the other and both run in the same tile, in program
 order. A group whose ops have several lengths (rhd: halves, quarters, ...)
 is tiled when every buffer's elements have one place in the group's range
-(anchors): a tile then runs each op on its part of the tile, maybe none. Groups are closed under such conflicts, so ops of different groups
-touch disjoint data (or only read the same data) and may run in any order.
+(anchors): a tile then runs each op on its part of the tile, maybe none.
+Groups are closed under such conflicts, so ops of different groups touch
+disjoint data (or only read the same data) and may run in any order.
 A block with anything this analysis does not understand is not tiled.
 """
 from dataclasses import dataclass, field

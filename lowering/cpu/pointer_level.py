@@ -87,9 +87,9 @@ def _arena(work):
 
 def lower(func_op, kernels, limit, max_bytes, scratch):
     """Emits `func_op`'s program at the pointer level in place of its coll
-    ops, its arena allocated by `scratch` (a scratch.Scratch); returns the names of the functions it made, [] (nothing changed)
-    when it does not take this path. Raises
-    ValueError (with the op) for a kind its element type has not."""
+    ops, its arena allocated by `scratch` (a scratch.Scratch); returns the
+    names of the functions it made, [] (nothing changed) when it does not
+    take this path. Raises ValueError (with the op) for a kind its element type has not."""
     block = func_op.regions[0].blocks[0]
     plan = _plan(block, limit, max_bytes)
     if plan is None:

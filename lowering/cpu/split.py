@@ -19,8 +19,10 @@ induction variable) are arguments.
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
-from .shared import create as _create, descriptor_type as _descriptor_type, inline_entry, no_inline
 from ...ir.walk import is_public
+from .shared import create as _create
+from .shared import descriptor_type as _descriptor_type
+from .shared import inline_entry, no_inline
 
 PURE = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast",
         "memref.reinterpret_cast", "arith.constant", "memref.extract_aligned_pointer_as_index",

@@ -31,17 +31,19 @@ from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 from ...core.errors import PassError
 from ...core.pipeline import run_pm
 from ...core.registry import choice, register
-from .route import CPU_TO_LLVM
-from ...ir.ops import OPS, Alloc, Combine as CombineView, Copy, Implements, Join, Wait
-from ...ir.walk import find_ops
+from ...ir.ops import OPS, Alloc, Copy, Implements, Join, Wait
+from ...ir.ops import Combine as CombineView
 from ...ir.views import VIEW_OPS
+from ...ir.walk import find_ops
+from ..stored_types import strip_types
 from . import fuse as cpu_fuse
 from . import pointer_level as cpu_program
 from . import shared as cpu_shared
 from . import split as cpu_split
-from ..stored_types import strip_types
 from .kernels import Combine
-from .scratch import MODES as SCRATCH_MODES, Scratch
+from .route import CPU_TO_LLVM
+from .scratch import MODES as SCRATCH_MODES
+from .scratch import Scratch
 
 FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
 SPLIT = 128  # most ops per function (see cpu_split.py)

@@ -201,7 +201,7 @@ def _install(module_op, binaries, table):
     lines = [text for name, text in decls.items() if name not in declared]
     load, unload = [], []
     modules = {}
-    for b, (op, name, obj) in enumerate(binaries):
+    for b, (_, name, obj) in enumerate(binaries):
         data = bytes(obj.object)
         gname = BINARY_PREFIX + name
         lines.append(f"llvm.mlir.global internal constant @{gname}({ir.StringAttr.get(data)}) "

@@ -125,8 +125,8 @@ GPU_LOCAL_OPS = VIEW_OPS + ("memref.memory_space_cast",) + LOCAL_BUFFER_OPS
 
 def gpu_local_work(module_op):
     """Whether the module has local work for the GPU route (linalg ops to
-    launch as kernels, local buffers to place in device memory). Raises PassError at a local op that it cannot run there (it
-    would touch device memory from the host)."""
+    launch as kernels, local buffers to place in device memory). Raises
+    PassError at a local op that it cannot run there (it would touch device memory from the host)."""
     found = False
     for f in find_ops(module_op, "func.func"):
         for block in f.regions[0].blocks:

@@ -57,12 +57,12 @@ from ...ir.ops import Combine, Copy, Implements
 from ...ir.types import device_of
 from ...ir.verifier import token_escapes
 from ...ir.walk import find_ops
+from ..cpu.split import PURE, split_function
+from ..stored_types import strip_types
 from . import kernels
 from .kernels import KERNEL_MODULE, add_kernels
 from .legalize_memcpy import legalize_memcpy
 from .streams import Chains, Program, _token_type
-from ..cpu.split import PURE, split_function
-from ..stored_types import strip_types
 
 THREADS = 256      # per block; grids: kernels.grid_blocks (occupancy on the chip)
 # Ops of the module's local work (see _Function._local_launch) and their lowering.

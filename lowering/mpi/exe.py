@@ -322,11 +322,15 @@ int main(int argc, char **argv) {{
   /* Before each timed run every slot gets back the state as read. */
   for (int i = 0; i < {k} && repeat && !bad; i++) {{
     saved[i] = malloc(bytes[i] ? bytes[i] : 1);
-    if (!saved[i]) {{ fprintf(stderr, "rank %d: error: out of memory for the copy --repeat restores\\n", rank); bad = 1; }}
+    if (!saved[i]) {{
+      fprintf(stderr, "rank %d: error: out of memory for the copy --repeat restores\\n", rank);
+      bad = 1;
+    }}
     else memcpy(saved[i], buf[i], bytes[i]);
   }}
   int failed = coll_mpi_count(bad);
-  if (failed) return stop(rank, failed, "could not read their inputs (see above): nothing was run, no file was written");
+  if (failed)
+    return stop(rank, failed, "could not read their inputs (see above): nothing was run, no file was written");
   {call};
   double worst = 0;
   for (long r = 0; r < repeat; r++) {{
@@ -371,9 +375,10 @@ int main(int argc, char **argv) {{
 def build_executable(prog, module_op, executable, out_dir):
     """Links `module_op` (the LLVM dialect of MpiProgram `prog`) with the
     main of its FileLayout into `executable`."""
+    from mlir import ir
+
     from ...core.errors import PassError
     from . import toolchain
-    from mlir import ir
     strided = [i for i, s in enumerate(prog.rank_specs) if s.layout is not None]
     if strided:  # the main allocates each slot as a dense buffer of its shape
         s = prog.rank_specs[strided[0]]

@@ -317,7 +317,9 @@ def _emit(op, rank, tags):
         return
     # A copy between ranks: this rank's half.
     i32 = ir.IntegerType.get_signless(32)
-    const = lambda x: _mpi("arith.constant", [i32], [], {"value": ir.IntegerAttr.get(i32, x)}).results[0]
+
+    def const(x: int) -> ir.Value:
+        return _mpi("arith.constant", [i32], [], {"value": ir.IntegerAttr.get(i32, x)}).results[0]
     send = _device(v.source) == r
     buf = _value(rank, v.source if send else v.target)
     peer = _device(v.target if send else v.source)
@@ -477,8 +479,9 @@ def to_mpi(module_op, implementation="OpenMPI", **options):
                       if op.parent is not None and op.parent.operation != f]
             if nested:
                 op = nested[0]
-                raise PassError(f"'{op.name}' inside '{op.parent.name}' (a collective in a loop, lowered): coll-to-mpi projects a straight-line "
-                                "global-view program; expected coll ops at the top level of the function (unroll "
+                raise PassError(f"'{op.name}' inside '{op.parent.name}' (a collective in a loop, lowered): "
+                                "coll-to-mpi projects a straight-line global-view program; expected coll ops at "
+                                "the top level of the function (unroll "
                                 "the loop, or write the function in SPMD form, coll.ranks = N: coll-spmd-to-mpi "
                                 "lowers each collective where it is, loops included)", op.location,
                                 [(op.parent.location, f"this {op.parent.name}")])
@@ -512,7 +515,10 @@ def _one_collective(op, n, strategy, threshold, profile, tag_counts):
             "sym_name": ir.StringAttr.get("one"),
             "function_type": ir.TypeAttr.get(ir.FunctionType.get([], []))}, regions=1)
     block = f.regions[0].blocks.append(*[v.type for v in values for _ in range(n)])
-    arg = lambda v, r: block.arguments[values.index(canon[v]) * n + r]
+
+    def arg(v: ir.Value, r: int) -> ir.Value:
+        return block.arguments[values.index(canon[v]) * n + r]
+
     with ir.InsertionPoint(block):
         for v in values:  # placed, used or not: _arg_ranks reads the placement
             for r in range(n):
@@ -540,7 +546,6 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
     it was, on this rank's own buffers; the local work around it stays.
     The inlined parts run to completion (every request waited for), so
     program order orders them: tokens and waits go."""
-    block = func_op.regions[0].blocks[0]
     chosen, tags = [], {}
     # Nested ones too: a collective in a loop body becomes its rank's part
     # there, run to completion in each iteration (so the tags can repeat).

@@ -9,15 +9,15 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from mlir import ir
 
 from ...core.errors import PassError
+from ...core.tools import tool
 from ...ir.walk import find_ops
 from ...passes.blas_contractions import linked_libraries
-from ...core.tools import tool
 from ..gpu.nvvm import host_llvm_ir
 
 SHIM = Path(__file__).with_name("shim.c")
@@ -31,7 +31,7 @@ class Mpi:
     mpicc: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def find():
     """The MPI on PATH (mpirun + mpicc), or None. COLL_MPI=openmpi|mpich
     picks one of two installed side by side (mpirun.openmpi, ...)."""

@@ -123,8 +123,11 @@ def _main(job, rank):
         arrays, descs, bases = staged_all(arrays, specs)
         ptrs = [ctypes.pointer(d) for d in descs]
         calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, arrays, (descs, bases)))
-    what = lambda j: f"program {j + 1} of {len(programs)}, {programs[j]['label']}" if len(programs) > 1 \
-        else programs[j]["label"]
+
+    def what(j: int) -> str:
+        if len(programs) > 1:
+            return f"program {j + 1} of {len(programs)}, {programs[j]['label']}"
+        return programs[j]["label"]
     for j, (entry, ptrs, _, _) in enumerate(calls):
         status(f"running the program ({what(j)})")
         _fault(rank)
