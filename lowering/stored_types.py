@@ -1,15 +1,18 @@
 """Stripping placement: from the explicit level's types to what the CPU and
 GPU lowerings store (shared by lowering/cpu/to_cpu.py and lowering/gpu/to_gpu.py)."""
+from collections.abc import Iterable
+
+import numpy as np
 from mlir import ir
 
 from ..ir.structured import structured
 
 
-def is_device_space(space):
+def is_device_space(space: ir.Attribute | None) -> bool:
     return space is not None and str(space).startswith("#coll.device<")
 
 
-def stored_type(t):
+def stored_type(t: ir.Type) -> ir.Type:
     """`t` without a #coll.device memory space, and with i1 elements stored
     as i8 (other types unchanged). An i1 memref holds one byte per element
     (numpy bool) and LLVM 22's memref-to-llvm refuses i1 loads, so i8 is the
@@ -26,30 +29,30 @@ def stored_type(t):
                              loc=ir.Location.unknown(m.context))
 
 
-def _strip_values(values):
+def _strip_values(values: Iterable[ir.Value]) -> None:
     for v in values:
         new = stored_type(v.type)
         if new != v.type:
             v.set_type(new)
 
 
-def _is_byte_buffer(v):
+def _is_byte_buffer(v: ir.Value) -> bool:
     return isinstance(v.type, ir.MemRefType) and str(ir.MemRefType(v.type).element_type) == "i8"
 
 
-def _holds_bytes(v):
+def _holds_bytes(v: ir.Value) -> bool:
     """An i8 buffer, or an i8 scalar (a fill's value, widened)."""
     return _is_byte_buffer(v) or str(v.type) == "i8"
 
 
-def _convert(op_name, value, to, where):
+def _convert(op_name: str, value: ir.Value, to: ir.Type, where: ir.InsertionPoint) -> ir.Value:
     """`value` converted to `to` at `where` (i1 <-> i8: extui widens, trunci
     keeps bit 0), in the current Location."""
     with where:
         return ir.Operation.create(op_name, results=[to], operands=[value]).results[0]
 
 
-def _widen_i1_regions(ops):
+def _widen_i1_regions(ops: list[ir.Operation]) -> None:
     """A structured op (ir/structured.py: linalg.generic, map, reduce, fill,
     copy, transpose, broadcast, a named op) whose i1 buffers are now i8
     keeps computing on i1 inside: the block argument of an i8 buffer
@@ -81,7 +84,7 @@ def _widen_i1_regions(ops):
                     term.operands[k] = _convert("arith.extui", y, i8, ir.InsertionPoint(term))
 
 
-def _memref_accesses(ops):
+def _memref_accesses(ops: list[ir.Operation]) -> None:
     """memref.load of an i8 (was i1) buffer gives i8, truncated to i1 for
     its uses; memref.store of an i1 stores it widened."""
     i1 = ir.IntegerType.get_signless(1)
@@ -99,30 +102,29 @@ def _memref_accesses(ops):
                 op.operands[0] = _convert("arith.extui", op.operands[0], i8, ir.InsertionPoint(op))
 
 
-def _byte_globals(ops):
+def _byte_globals(ops: list[ir.Operation]) -> None:
     """A memref.global of i1 (a bool constant, bufferized) holds i8, as its
     memref.get_global's result now does: its type and its initial value
     widened (0 or 1 per byte)."""
-    import numpy as np
     for op in ops:
         t = ir.MemRefType(ir.TypeAttr(op.attributes["type"]).value)
         if str(t.element_type) != "i1":
             continue
-        stored = stored_type(t)
+        stored = ir.MemRefType(stored_type(t))
         op.attributes["type"] = ir.TypeAttr.get(stored)
         if "initial_value" in op.attributes and isinstance(op.attributes["initial_value"], ir.DenseIntElementsAttr):
-            bits = np.array([int(b) & 1 for b in ir.DenseIntElementsAttr(op.attributes["initial_value"])],
-                            dtype=np.int8).reshape(t.shape)
-            op.attributes["initial_value"] = ir.DenseElementsAttr.get(
-                bits, type=stored.element_type, shape=list(t.shape))
+            init = ir.DenseIntElementsAttr(op.attributes["initial_value"])
+            bits = np.array([int(init[i]) & 1 for i in range(len(init))], dtype=np.int8).reshape(t.shape)
+            op.attributes["initial_value"] = ir.DenseElementsAttr.get(  # type: ignore[call-overload]
+                bits, type=stored.element_type, shape=list(t.shape))  # (numpy's stubs: a buffer from 3.12 on)
 
 
-def strip_types(root):
+def strip_types(root: ir.Operation) -> None:
     """Strips placement (and i1 storage) from every value and function type
     under `root`, in place."""
     linalg_ops, accesses, globals_ = [], [], []
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "memref.global":
             globals_.append(op)
         if op.name.startswith("linalg.") and len(op.regions) and len(op.regions[0].blocks):
@@ -143,7 +145,7 @@ def strip_types(root):
             if ins != list(ft.inputs) or outs != list(ft.results):
                 op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ins, outs))
         return ir.WalkResult.ADVANCE
-    root.walk(visit)
+    root.walk(visit, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
     with root.context, root.location:
         _widen_i1_regions(linalg_ops)
         _memref_accesses(accesses)

@@ -44,7 +44,8 @@ def blas_elements(blas: bool | str | None = True) -> list[str]:
     return ["coll-blas-contractions"] if blas not in (False, "off") and library() is not None else []
 
 
-def route(tile=None, shuffle_seed=None, scratch=None, nontemporal=None, blas=True):
+def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str | None = None,
+          nontemporal: int | None = None, blas: bool | str | None = True) -> list[str]:
     """Explicit level -> LLVM dialect for CPU-simulated devices (with
     `shuffle_seed`, the explicit program first put in another valid order
     of its token graph: coll-shuffle; `scratch`: static, the default, or
