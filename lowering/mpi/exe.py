@@ -28,8 +28,17 @@ The note coll-build prints, `PROG --layout` and the tables the C main
 reads are all made from one FileLayout.
 """
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from mlir import ir
+
+from ...core.errors import PassError
 from ...ir.kinds import ELEMENTS
+from . import toolchain
+
+if TYPE_CHECKING:  # (runtime.py imports this module)
+    from .runtime import MpiProgram
 
 _C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f32": "float", "f64": "double", "i1": "uint8_t",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
@@ -51,41 +60,41 @@ class FileLayout:
     inputs; slots from `rank_inputs` on are the ones the program writes."""
     entry: str
     ranks: int
-    slots: tuple
-    args: tuple
+    slots: tuple[tuple[tuple[int, ...], str], ...]  # (shape, element) per slot
+    args: tuple[tuple[int, ...], ...]
     n_inputs: int
     rank_inputs: int
     max_tag: int = 0
 
     @classmethod
-    def of(cls, prog):
+    def of(cls, prog: "MpiProgram") -> "FileLayout":
         """The layout of an MpiProgram (lowering/mpi/runtime.py)."""
         return cls(prog.entry, prog.ranks, tuple((tuple(s.shape), s.element) for s in prog.rank_specs),
                    tuple(tuple(prog.rank_args(r)) for r in range(prog.ranks)), prog.n_inputs, prog.rank_inputs,
                    prog.max_tag)
 
-    def reads(self, r):
+    def reads(self, r: int) -> list[int]:
         """Slots rank r reads: those holding an input of the global view
         (in place ones too)."""
         return [i for i, g in enumerate(self.args[r]) if 0 <= g < self.n_inputs]
 
-    def writes(self, r):
+    def writes(self, r: int) -> list[int]:
         """Slots rank r writes back: the written ones that hold an argument."""
         return [i for i, g in enumerate(self.args[r]) if i >= self.rank_inputs and g >= 0]
 
-    def nbytes(self, i):
+    def nbytes(self, i: int) -> int:
         shape, elem = self.slots[i]
         n = 1
         for d in shape:
             n *= d
         return n * ELEMENTS[elem].bytes
 
-    def _list(self, r, which):
+    def _list(self, r: int, which: list[int]) -> str:
         shown = [f"#{self.args[r][i]} {'x'.join(map(str, self.slots[i][0] + (self.slots[i][1],)))}"
                  for i in which]
         return f"[{', '.join(shown)}] ({sum(self.nbytes(i) for i in which)} bytes)"
 
-    def note(self, shown=8):
+    def note(self, shown: int = 8) -> list[str]:
         """The lines that say, per rank, what its files hold."""
         lines = [f"built for mpirun -n {self.ranks}: rank r reads the arguments listed under 'in' from "
                  "<--in PREFIX>r.bin and writes those under 'out' to <--out PREFIX>r.bin, raw (native byte "
@@ -98,15 +107,15 @@ class FileLayout:
         return lines
 
 
-def _c_string(text):
+def _c_string(text: str) -> str:
     return "".join(f'"{line}\\n"\n' for line in text.replace("\\", "\\\\").replace('"', '\\"').splitlines())
 
 
-def _table(rows):
+def _table(rows: list[list[int]]) -> str:
     return "{" + ", ".join("{" + ", ".join(map(str, row)) + "}" for row in rows) + "}"
 
 
-def main_source(lay):
+def main_source(lay: FileLayout) -> str:
     """The C `main` of the executable for FileLayout `lay` (see the module's
     docstring for what it does)."""
     k = len(lay.slots)
@@ -372,13 +381,9 @@ int main(int argc, char **argv) {{
 """
 
 
-def build_executable(prog, module_op, executable, out_dir):
+def build_executable(prog: "MpiProgram", module_op: ir.Operation, executable: str | Path, out_dir: Path) -> None:
     """Links `module_op` (the LLVM dialect of MpiProgram `prog`) with the
     main of its FileLayout into `executable`."""
-    from mlir import ir
-
-    from ...core.errors import PassError
-    from . import toolchain
     strided = [i for i, s in enumerate(prog.rank_specs) if s.layout is not None]
     if strided:  # the main allocates each slot as a dense buffer of its shape
         s = prog.rank_specs[strided[0]]

@@ -32,7 +32,7 @@ class Mpi:
 
 
 @cache
-def find():
+def find() -> Mpi | None:
     """The MPI on PATH (mpirun + mpicc), or None. COLL_MPI=openmpi|mpich
     picks one of two installed side by side (mpirun.openmpi, ...)."""
     want = os.environ.get("COLL_MPI", "").lower()
@@ -55,19 +55,19 @@ def find():
 
 # -- building ----------------------------------------------------------------
 
-def cache_dir():
+def cache_dir() -> Path:
     d = Path(os.environ.get("COLL_CACHE", Path.home() / ".cache" / "coll")) / "mpi"
     d.mkdir(parents=True, exist_ok=True)
     return d
 
 
-def _run(cmd):
+def _run(cmd: list[str]) -> None:
     r = subprocess.run(cmd, capture_output=True)
     if r.returncode:
         raise PassError(f"{Path(cmd[0]).name} failed: {r.stderr.decode().strip()}")
 
 
-def shim_object(mpi):
+def shim_object(mpi: Mpi) -> Path:
     """mpi_shim.c compiled by `mpi`'s mpicc, cached by source and compiler."""
     key = hashlib.sha256(SHIM.read_bytes() + mpi.mpicc.encode() + mpi.implementation.encode()).hexdigest()[:16]
     obj = cache_dir() / f"mpi_shim-{mpi.implementation}-{key}.o"
@@ -78,7 +78,7 @@ def shim_object(mpi):
     return obj
 
 
-def build(module_op, out, mpi, executable_main=None):
+def build(module_op: ir.Operation, out: str | Path, mpi: Mpi, executable_main: str | Path | None = None) -> Path:
     """An LLVM-dialect module -> shared library `out`, linked by mpicc with
     the shim (or an executable, given the object of a `main`)."""
     if executable_main is not None:
@@ -106,7 +106,7 @@ def build(module_op, out, mpi, executable_main=None):
     return Path(out)
 
 
-def _caller_of_undefined(module_op, message):
+def _caller_of_undefined(module_op: ir.Operation, message: str) -> ir.Location | None:
     """The location of the first llvm.call of the symbol the linker names
     undefined (the op of the program that needs it, located at its JAX
     line), or None."""
@@ -119,11 +119,11 @@ def _caller_of_undefined(module_op, message):
     return None
 
 
-def _rename_main(module_op):
+def _rename_main(module_op: ir.Operation) -> None:
     """An entry named @main (JAX's name) would be the executable's C main:
     it becomes @coll_entry_main (its C interface keeps its name)."""
-    for op in module_op.regions[0].blocks[0].operations:
-        op = op.operation
+    for view in module_op.regions[0].blocks[0].operations:
+        op = view.operation
         if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
             ir.SymbolTable.replace_all_symbol_uses("main", "coll_entry_main", module_op)
             ir.SymbolTable.set_symbol_name(op, "coll_entry_main")

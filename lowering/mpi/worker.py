@@ -12,8 +12,11 @@ rank that crashed or hung was doing.
 import ctypes
 import json
 import os
+import signal
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +28,7 @@ from ...execution.signature import ArgSpec, staged_all
 FAULT_ENV = "COLL_MPI_TEST_FAULT"
 
 
-def _env_rank():
+def _env_rank() -> int | None:
     for key in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
         if key in os.environ:
             return int(os.environ[key])
@@ -33,27 +36,25 @@ def _env_rank():
 
 
 class _Status:
-    def __init__(self, job, rank):
+    def __init__(self, job: Path, rank: int) -> None:
         self.path = job / f"status{rank}"
 
-    def read(self):
+    def read(self) -> str:
         try:
             return self.path.read_text().partition(" ")[2]
         except OSError:
             return "starting"
 
-    def __call__(self, text):
+    def __call__(self, text: str) -> None:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(f"{os.getpid()} {text}")
         os.replace(tmp, self.path)
 
 
-def _fault(rank):
+def _fault(rank: int) -> None:
     target, _, when = os.environ.get(FAULT_ENV, "").partition(":")
     if target != str(rank):
         return
-    import signal
-    import time
     if when == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     if when == "exit":
@@ -62,7 +63,7 @@ def _fault(rank):
         time.sleep(60)
 
 
-def _load(job, program):
+def _load(job: Path, program: dict[str, Any]) -> ctypes.CDLL:
     # RTLD_GLOBAL: OpenMPI's plugins resolve libmpi symbols globally (the
     # programs are linked -Bsymbolic, so their own symbols never clash).
     lib = ctypes.CDLL(str(job / program["lib"]), mode=ctypes.RTLD_GLOBAL)
@@ -70,7 +71,7 @@ def _load(job, program):
     return lib
 
 
-def main(job):
+def main(job: str | Path) -> int:
     """Runs `_main`; an exception (a library that does not load: an undefined
     symbol) is written to the status file, whole, so that the launcher
     reports it (mpirun's own message would bury this rank's stderr)."""
@@ -85,7 +86,7 @@ def main(job):
         raise
 
 
-def _main(job, rank):
+def _main(job: Path, rank: int | None) -> int:
     spec = json.loads((job / "job.json").read_text())
     if rank is None:
         print("coll mpi worker: no rank in the environment (not started by mpirun?)", file=sys.stderr)
@@ -136,7 +137,7 @@ def _main(job, rank):
     # in place would run on its own results (an all_reduce's K-fold sum).
     results = [[a.copy() for a in arrays[p["n_inputs"]:]] if spec["repeat"] else arrays[p["n_inputs"]:]
                for p, (_, _, arrays, _) in zip(programs, calls)]
-    times = [[] for _ in calls]
+    times: list[list[float]] = [[] for _ in calls]
     batch = spec.get("calls", 1)  # calls per timed run: short programs, less barrier skew
     for i in range(spec["repeat"]):
         for j, (entry, ptrs, _, _) in enumerate(calls):
