@@ -14,14 +14,14 @@ _OMPI_OPS = ("sum", "max", "min", "prod", "land", "band", "lor", "bor", "lxor", 
 
 
 
-def implementation_of(module_op):
+def implementation_of(module_op: ir.Operation) -> str | None:
     """The module's dlti.map MPI:Implementation ('OpenMPI', 'MPICH'), or None."""
     attrs = module_op.attributes
     text = str(attrs["dlti.map"]) if "dlti.map" in attrs else ""
     return "OpenMPI" if '"OpenMPI"' in text else "MPICH" if '"MPICH"' in text else None
 
 
-def fix_openmpi_ops(module_op):
+def fix_openmpi_ops(module_op: ir.Operation) -> None:
     """WORKAROUND (MLIR 22.1.8, OpenMPI ABI): @ompi_mpi_sum -> @ompi_mpi_op_sum."""
     body = module_op.regions[0].blocks[0]
     for op in body.operations:
@@ -37,7 +37,7 @@ def fix_openmpi_ops(module_op):
 @register("coll-mpi-abi",
           "After convert-to-llvm: check that no mpi op is left, and fix upstream's OpenMPI symbol "
           "names (ompi_mpi_sum -> ompi_mpi_op_sum)", anchor="builtin.module")
-def mpi_abi(module_op):
+def mpi_abi(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         left = find_ops(module_op, lambda n: n.startswith(("mpi.", "coll.")))
         if left:

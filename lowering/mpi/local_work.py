@@ -30,14 +30,14 @@ from ...ir.views import VIEW_OPS, root_of
 _PROGRAM_OPS = ("func.return",)
 
 
-def _device(value):
+def _device(value: ir.Value) -> int | None:
     try:
         return device_of(value.type)
     except ValueError:  # not a memref
         return None
 
 
-def is_local(op):
+def is_local(op: ir.Operation) -> bool:
     """Whether a top-level op of an explicit global view is local work to
     place (it touches memory, or holds regions)."""
     name = op.name
@@ -46,12 +46,13 @@ def is_local(op):
     return bool(len(op.regions)) or flat_effects(op) != ([], [])
 
 
-def used_values(op):
+def used_values(op: ir.Operation) -> list[ir.Value]:
     """The values `op` uses: its operands, then those its nested ops take
     from above it, each once."""
-    inside, used = set(), list(op.operands)
+    inside: set[ir.Value] = set()
+    used = list(op.operands)
 
-    def define(inner):
+    def define(inner: ir.Operation) -> ir.WalkResult:
         for region in inner.regions:
             for block in region.blocks:
                 inside.update(block.arguments)
@@ -59,16 +60,16 @@ def used_values(op):
             inside.update(inner.results)
         return ir.WalkResult.ADVANCE
 
-    def use(inner):
+    def use(inner: ir.Operation) -> ir.WalkResult:
         if inner != op:
             used.extend(v for v in inner.operands if v not in inside)
         return ir.WalkResult.ADVANCE
-    op.walk(define)
-    op.walk(use)
+    op.walk(define, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
+    op.walk(use, ir.WalkOrder.POST_ORDER)
     return list(dict.fromkeys(used))
 
 
-def _touched(op):
+def _touched(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
     """(roots read, roots written) by local op `op`; every memref it uses
     both, when its effects are not known."""
     eff = host_effects(op)
@@ -81,10 +82,10 @@ def _touched(op):
     return list(dict.fromkeys(reads + writes)), list(dict.fromkeys(writes))
 
 
-def _owners(ops):
+def _owners(ops: list[ir.Operation]) -> dict[ir.Value, int]:
     """{root buffer: device} of the buffers explicit ops work on: what each
     cast to #coll.device<d> (and each coll.alloc) places."""
-    owner = {}
+    owner: dict[ir.Value, int] = {}
     for op in ops:
         if op.name == "memref.memory_space_cast" or op.name == "coll.alloc":
             d = _device(op.results[0])
@@ -99,13 +100,13 @@ def _owners(ops):
     return owner
 
 
-def _pure(value):
+def _pure(value: ir.Value) -> ir.Operation | None:
     """The op without effects that defines `value` (cloned where it is
     used, to_mpi.py), or None."""
-    op = value.owner
-    if isinstance(op, ir.Block):
+    owner = value.owner
+    if isinstance(owner, ir.Block):
         return None
-    op = getattr(op, "operation", op)
+    op = owner.operation
     return None if is_local(op) else op
 
 
@@ -114,12 +115,15 @@ class Placement:
     that hold argument i (a device's, or an input several ranks read);
     `written`: the arguments local work writes."""
 
-    def __init__(self, func_op, ops):
+    def __init__(self, func_op: ir.Operation, ops: list[ir.Operation]) -> None:
         block = func_op.regions[0].blocks[0]
         owner = _owners(ops)
         local = [op for op in ops if is_local(op)]
-        self.ranks, self.written = {}, set()
-        need_root, need_value, touched = {}, {}, {}
+        self.ranks: dict[ir.Operation, set[int]] = {}
+        self.written: set[int] = set()
+        need_root: dict[ir.Value, set[int]] = {}
+        need_value: dict[ir.Value, set[int]] = {}
+        touched: dict[ir.Value, set[int]] = {}
         frees = [op for op in local if op.name == "memref.dealloc"]
         for op in reversed(local):
             if op in frees:  # placed last: wherever its buffer is
@@ -153,7 +157,7 @@ class Placement:
         for op in frees:
             root = root_of(op.operands[0])[0]
             self.ranks[op] = touched.get(root) or ({owner[root]} if root in owner else {0})
-        self.arg_ranks = {}
+        self.arg_ranks: dict[int, set[int]] = {}
         for a in block.arguments:
             held = set(touched.get(a, ()))
             if a in owner:
@@ -169,7 +173,7 @@ class Placement:
                                     "by one device's work", op.location)
 
     @staticmethod
-    def _need(value, ranks, need_value):
+    def _need(value: ir.Value, ranks: set[int], need_value: dict[ir.Value, set[int]]) -> None:
         """Records that `ranks` use `value`, and what it is computed from
         through ops without effects (a scalar a load gives, through
         arith): the ops that define those run there too."""

@@ -19,7 +19,7 @@ from .abi import implementation_of
 _SHIM_CALLS = {"mpi.isend": "coll_mpi_isend", "mpi.irecv": "coll_mpi_irecv", "mpi.wait": "coll_mpi_wait"}
 
 
-def _pointer_and_bytes(buf, op):
+def _pointer_and_bytes(buf: ir.Value, op: ir.Operation) -> tuple[ir.Value, ir.Value]:
     """(!llvm.ptr to the first element, i64 byte count) of a contiguous
     memref: a message is the buffer's bytes."""
     m = ir.MemRefType(buf.type)
@@ -43,7 +43,7 @@ def _pointer_and_bytes(buf, op):
     return ptr, arith.ConstantOp(i64, expect * element.bytes).result
 
 
-def hoist_rank_queries(module_op):
+def hoist_rank_queries(module_op: ir.Operation) -> None:
     """Moves every mpi.comm_world and mpi.comm_rank to the start of its
     function's entry block: upstream's convert-to-llvm (22.1.8) lowers
     comm_rank with an llvm.alloca where the op stands, so one in a loop
@@ -69,13 +69,13 @@ def hoist_rank_queries(module_op):
             prev = op
 
 
-def lower_requests(module_op):
+def lower_requests(module_op: ir.Operation) -> None:
     """mpi.isend/irecv/wait -> func.call of the shim; requests are !llvm.ptr."""
     ops = find_ops(module_op, lambda n: n in _SHIM_CALLS)
     if not ops:
         return
     ptr, i32, i64 = llvm.PointerType.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    requests = {}
+    requests: dict[ir.Value, ir.Value] = {}
     for op in ops:
         with ir.InsertionPoint(op), op.location:
             if op.name == "mpi.wait":
@@ -99,7 +99,7 @@ def lower_requests(module_op):
 @register("coll-mpi-requests",
           "Lower mpi.isend/irecv/wait (which upstream convert-to-llvm leaves in the IR) to calls into "
           "the MPI shim (lowering/mpi/shim.c); requests become !llvm.ptr", anchor="builtin.module")
-def mpi_requests(module_op):
+def mpi_requests(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         if implementation_of(module_op) is None and find_ops(module_op, lambda n: n.startswith("mpi.")):
             raise PassError('the module needs dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI"> '

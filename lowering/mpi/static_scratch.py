@@ -6,7 +6,7 @@ from ...core.registry import register
 from ...ir.walk import find_ops
 
 
-def static_scratch(module_op):
+def static_scratch(module_op: ir.Operation) -> None:
     """Every coll.alloc of a per-rank program -> a buffer of its own in the
     module's static memory (memref.global, uninitialized: zero pages until
     touched, and only the rank whose case uses one touches it). MPI
@@ -38,6 +38,6 @@ def static_scratch(module_op):
           "Per-rank programs: every coll.alloc becomes a static buffer (memref.global), kept across "
           "calls as MPI keeps its own, instead of a fresh malloc whose pages each call faults in",
           anchor="builtin.module")
-def mpi_static_scratch(module_op):
+def mpi_static_scratch(module_op: ir.Operation) -> None:
     with module_op.context, module_op.location:
         static_scratch(module_op)
