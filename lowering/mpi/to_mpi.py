@@ -35,6 +35,9 @@ frontends/spmd.py) in place to its rank's part: the collective alone, in
 its global view, projected as above (_one_collective), on the rank's own
 buffers, with the local work around it kept.
 """
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
 from mlir import ir
 
 from ...analysis.effects import Resolver, Unresolved
@@ -60,14 +63,18 @@ IMPLEMENTATIONS = ("OpenMPI", "MPICH")
 MPI_IMPLEMENTATION = "MPI:Implementation"
 
 
-def _device(value):
+def _device(value: ir.Value) -> int | None:
     try:
         return device_of(value.type)
     except ValueError:  # not a memref
         return None
 
 
-def _rank_slots(func_op, written, placement):
+Slot = ir.BlockArgument | None  # a rank's argument in a slot, or a placeholder
+
+
+def _rank_slots(func_op: ir.Operation, written: set[int],
+                placement: Placement) -> tuple[list[ir.Type], int, list[list[Slot]]]:
     """Rank r's arguments, in slots every rank shares: the arguments only
     read first, then the written ones, each in global order, matched to
     slots by type (_slots). Slot i of rank r holds a global argument, or
@@ -87,7 +94,7 @@ def _rank_slots(func_op, written, placement):
                         + ("nothing uses it; every argument of a global-view program is a device's buffer"
                            if lowered else "lower the collectives first (coll-lower-collectives)"),
                         func_op.location)
-    ranks = sorted(set().union(*placed.values()))
+    ranks = sorted(set[int]().union(*placed.values()))
     if ranks != list(range(len(ranks))):
         raise PassError(f"the arguments are on devices {ranks}; expected devices 0..N-1, one rank each",
                         func_op.location)
@@ -100,15 +107,16 @@ def _rank_slots(func_op, written, placement):
     return types, k_ro, table
 
 
-def _slots(held):
+def _slots(held: list[list[ir.BlockArgument]]) -> tuple[list[ir.Type], list[list[Slot]]]:
     """(slot types, table[r][i]) of the arguments each rank holds
     (`held[r]`, in order): each in the first slot of its type that rank has
     not filled, a new slot where there is none. Ranks that hold the same
     types in the same order (an SPMD program) fill the same slots; the
     others leave placeholders (None) where they lack a buffer."""
-    types, table = [], []
+    types: list[ir.Type] = []
+    table: list[list[Slot]] = []
     for args in held:
-        row = []
+        row: list[Slot] = []
         for a in args:
             i = next((i for i, t in enumerate(types) if t == a.type and (i >= len(row) or row[i] is None)), None)
             if i is None:
@@ -120,7 +128,7 @@ def _slots(held):
     return types, [row + [None] * (len(types) - len(row)) for row in table]
 
 
-def _op_ranks(op):
+def _op_ranks(op: ir.Operation) -> set[int | None] | None:
     """The ranks an op has a part on: a copy on both ends, a data op or
     view on its device, join/wait on none."""
     name = op.name
@@ -136,7 +144,8 @@ def _op_ranks(op):
     return None
 
 
-def _step_order(ops, local=()):
+def _step_order(ops: list[ir.Operation],
+                local: Collection[ir.Operation] = ()) -> list[tuple[int, ir.Operation]]:
     """[(step, op)] of the data ops by step (longest token path from the
     start), then program order: a topological order of the token graph that
     every rank follows, in which step k of every chunk comes before step
@@ -144,7 +153,9 @@ def _step_order(ops, local=()):
     the other. A local op (`local`, local_work.py) is a step of its own after
     every op before it, and the ops after it come after it: program order
     orders local work and the explicit ops around it."""
-    depth, order, base = {}, [], 0
+    depth: dict[ir.Operation, int] = {}
+    order: list[tuple[int, int, ir.Operation]] = []
+    base = 0
     for i, op in enumerate(ops):
         if op in local:
             base = max((d for d, _, _ in order), default=base) + 1
@@ -160,23 +171,27 @@ def _step_order(ops, local=()):
     return [(d, op) for d, _, op in sorted(order, key=lambda t: t[:2])]
 
 
-def _rank_order(order, r, local=()):
+def _rank_order(order: list[tuple[int, ir.Operation]], r: int,
+                local: Mapping[ir.Operation, set[int]] | None = None) -> list[ir.Operation]:
     """Rank r's ops of `order`, its receives first within each step: the
     ops of one step do not wait for each other, and a message whose
     receive is posted is not held as unexpected (eager) or left waiting
     for the receiver to match it (rendezvous). Waits still only follow
     earlier steps, so every rank posting in this order stays
     deadlock-free."""
-    def receive(op):
+    local = local or {}
+
+    def receive(op: ir.Operation) -> bool:
         v = view(op)
         return op.name == Copy.NAME and _device(v.target) == r != _device(v.source)
-    mine = [(d, i, op) for i, (d, op) in enumerate(order) if r in (local[op] if op in local else _op_ranks(op))]
+    mine = [(d, i, op) for i, (d, op) in enumerate(order)
+            if r in (local[op] if op in local else _op_ranks(op) or ())]
     return [op for _, _, op in sorted(mine, key=lambda t: (t[0], not receive(t[2]), t[1]))]
 
 
-def _written_args(ops):
+def _written_args(ops: list[ir.Operation]) -> set[int]:
     """Indices of the arguments that some op writes (through views)."""
-    found = set()
+    found: set[int] = set()
     for op in ops:
         v = view(op)
         for value in (v.writes if v is not None else ()):
@@ -186,7 +201,10 @@ def _written_args(ops):
     return found
 
 
-def _regions(op, r, resolver):
+Regions = list[tuple[ir.Value, Any]] | None  # (root, byte box) per region; None: not static
+
+
+def _regions(op: ir.Operation, r: int, resolver: Resolver) -> Regions:
     """(root, byte box) of every buffer region op's part on rank r touches;
     None when one is not static (then it overlaps everything)."""
     v = view(op)
@@ -207,7 +225,7 @@ def _regions(op, r, resolver):
     return found
 
 
-def _overlap(a, b):
+def _overlap(a: Regions, b: Regions) -> bool:
     if a is None or b is None:
         return True
     return any(ra == rb and overlaps(ba, bb) for ra, ba in a for rb, bb in b)
@@ -223,16 +241,17 @@ class _Rank:
     for the op inherits it, so an ordering that runs through an op still
     reaches the ops before it."""
 
-    def __init__(self, r, args, comm, location, resolver):
+    def __init__(self, r: int, args: Mapping[ir.Value, ir.Value], comm: ir.Value, location: ir.Location,
+                 resolver: Resolver) -> None:
         self.r, self.comm, self.location, self.resolver = r, comm, location, resolver
-        self.values = dict(args)   # global value -> value in this case
-        self.done = {}             # global op -> request (None: finished in place)
-        self.regions = {}          # global op -> its regions on r
-        self.deferred = {}         # global op -> reached ops it did not wait for
-        self.pending = []          # requests not waited for yet, in order
-        self._reach = {}
+        self.values: dict[ir.Value, ir.Value] = dict(args)  # global value -> value in this case
+        self.done: dict[ir.Operation, ir.Value | None] = {}  # global op -> request (None: finished in place)
+        self.regions: dict[ir.Operation, Regions] = {}  # global op -> its regions on r
+        self.deferred: dict[ir.Operation, list[ir.Operation]] = {}  # global op -> reached ops it did not wait for
+        self.pending: list[ir.Value] = []  # requests not waited for yet, in order
+        self._reach: dict[ir.Operation, list[ir.Operation]] = {}
 
-    def reach(self, op):
+    def reach(self, op: ir.Operation) -> list[ir.Operation]:
         """The ops with a part on r that `op`'s token stands for on r."""
         if op in self._reach:
             return self._reach[op]
@@ -245,10 +264,10 @@ class _Rank:
         self._reach[op] = found
         return found
 
-    def wait_for(self, op):
+    def wait_for(self, op: ir.Operation) -> None:
         """mpi.wait for what `op` (about to be emitted on r) must follow."""
         mine = self.regions[op] = _regions(op, self.r, self.resolver)
-        deferred = []
+        deferred: list[ir.Operation] = []
         for d in view(op).deps:
             for o in self.reach(d.owner):
                 req = self.done[o]
@@ -261,25 +280,26 @@ class _Rank:
                     deferred.append(o)
         self.deferred[op] = deferred
 
-    def wait_all(self):
+    def wait_all(self) -> None:
         for req in self.pending:
             _mpi("mpi.wait", [], [req])
         self.pending = []
 
 
-def _mpi(name, results, operands, attrs=None):
+def _mpi(name: str, results: Sequence[ir.Type], operands: Sequence[ir.Value],
+         attrs: dict[str, ir.Attribute] | None = None) -> ir.Operation:
     return ir.Operation.create(name, results=results, operands=operands, attributes=attrs or {})
 
 
-def _value(rank, v):
+def _value(rank: _Rank, v: ir.Value) -> ir.Value:
     """`v` in rank r's case: an argument, or a view, cast, constant or
     buffer cloned there at its first use (with what it is built from)."""
     if v in rank.values:
         return rank.values[v]
-    op = v.owner
-    if isinstance(op, ir.Block):
+    owner = v.owner
+    if isinstance(owner, ir.Block):
         raise PassError("a buffer of another rank is used on this rank", rank.location)
-    op = op.operation
+    op = owner.operation
     if is_local(op):  # placed (local_work.py), on other ranks
         raise PassError(f"a value '{op.name}' defines on another rank is used on rank {rank.r}", op.location)
     operands = [_value(rank, x) for x in op.operands]
@@ -291,7 +311,7 @@ def _value(rank, v):
     return rank.values[v]
 
 
-def _emit_local(op, rank):
+def _emit_local(op: ir.Operation, rank: _Rank) -> None:
     """Rank r's clone of local op `op` at the end of its case, after every
     request so far (local work waits for the messages before it: it may
     read or write their buffers)."""
@@ -301,7 +321,7 @@ def _emit_local(op, rank):
     clone_remapped(op, ir.InsertionPoint.current, rank.values)
 
 
-def _emit(op, rank, tags):
+def _emit(op: ir.Operation, rank: _Rank, tags: dict[ir.Operation, int]) -> None:
     """Rank r's part of data op `op` at the end of its case."""
     name, r = op.name, rank.r
     v = view(op)
@@ -323,13 +343,15 @@ def _emit(op, rank, tags):
     send = _device(v.source) == r
     buf = _value(rank, v.source if send else v.target)
     peer = _device(v.target if send else v.source)
+    assert peer is not None  # (a copy between ranks: both ends are a device's)
     req = _mpi("mpi.isend" if send else "mpi.irecv", [ir.Type.parse("!mpi.request")],
                [buf, const(tags[op]), const(peer), rank.comm]).results[0]
     rank.pending.append(req)
     rank.done[op] = req
 
 
-def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
+def _project(func_op: ir.Operation, tag_limit: int = TAG_LIMIT, counts: dict[tuple, int] | None = None,
+             per_value: int | None = None) -> None:
     """Replaces the body of a global-view explicit function by its per-rank
     projection (in place). `counts` (copies so far per pair of ranks, updated)
     lets the tags of several projections inlined into one function run on.
@@ -354,7 +376,7 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
     n = len(table)
     for op in ops:
         if op.name in DATA_OPS or op.name == "coll.alloc":
-            for r in _op_ranks(op):
+            for r in _op_ranks(op) or ():  # (never None for these)
                 if r is None or not 0 <= r < n:
                     raise PassError(f"'{op.name}' is on a device outside 0..{n - 1} "
                                     "(every device is a rank holding arguments)", op.location)
@@ -404,7 +426,7 @@ def _project(func_op, tag_limit=TAG_LIMIT, counts=None, per_value=None):
                                                           max(tags.values(), default=0))
 
 
-def _tags(order, limit, count=None):
+def _tags(order: list[ir.Operation], limit: int, count: dict[tuple, int] | None = None) -> dict[ir.Operation, int]:
     """The tag of each copy between ranks: its index among the copies from
     the same source to the same target, in the step order every rank posts
     them in. MPI matches a message by (source, tag), so this is unique per
@@ -412,7 +434,8 @@ def _tags(order, limit, count=None):
     messages along each edge, where one index per copy would pass MPI's
     guaranteed MPI_TAG_UB (32767) at N = 129. A program that needs a tag above `limit`
     is refused at that copy."""
-    tags, count = {}, ({} if count is None else count)
+    tags: dict[ir.Operation, int] = {}
+    count = {} if count is None else count
     for op in order:
         if op.name != Copy.NAME:
             continue
@@ -429,12 +452,12 @@ def _tags(order, limit, count=None):
     return tags
 
 
-def _set_implementation(module_op, implementation):
+def _set_implementation(module_op: ir.Operation, implementation: str) -> None:
     module_op.attributes["dlti.map"] = ir.Attribute.parse(
         f'#dlti.map<"{MPI_IMPLEMENTATION}" = "{implementation}">')
 
 
-def _add_init_finalize(module_op):
+def _add_init_finalize(module_op: ir.Operation) -> None:
     """@coll_mpi_init / @coll_mpi_finalize: MPI_Init and MPI_Finalize, for
     the runtime to call around the entry. They return 0: MPI's default
     error handler aborts the job on failure. The !mpi.retval result is
@@ -461,7 +484,7 @@ def _add_init_finalize(module_op):
           "read at run time): copies between devices become mpi.isend/mpi.irecv, tokens mpi.wait",
           anchor="builtin.module", implementation=(choice(*IMPLEMENTATIONS), "OpenMPI"),
           **{"tag-limit": (int, TAG_LIMIT)})
-def to_mpi(module_op, implementation="OpenMPI", **options):
+def to_mpi(module_op: ir.Operation, implementation: str = "OpenMPI", **options: Any) -> None:
     """Projects every function that holds explicit ops, in place."""
     if options.get("tag-limit", TAG_LIMIT) < 0:
         raise PassError(f"tag-limit must be a tag (>= 0), got {options['tag-limit']}")
@@ -493,7 +516,8 @@ def to_mpi(module_op, implementation="OpenMPI", **options):
             _add_init_finalize(module_op)
 
 
-def _one_collective(op, n, strategy, threshold, profile, tag_counts):
+def _one_collective(op: ir.Operation, n: int, strategy: str, threshold: int, profile: str,
+                    tag_counts: dict[tuple, int]) -> tuple[ir.Module, ir.Operation, list[ir.Value], list[str]]:
     """The per-rank projection of SPMD collective `op` alone, in a module
     of its own: (module, projected function, [this rank's value per
     argument], strategies). The global view holds every rank's copy of
@@ -501,7 +525,8 @@ def _one_collective(op, n, strategy, threshold, profile, tag_counts):
     has the same arguments), then it is lowered and projected as any
     global-view program is."""
     c = view(op)
-    values, canon = [], {}
+    values: list[ir.Value] = []
+    canon: dict[ir.Value, ir.Value] = {}
     for v in c.inputs + c.outputs:
         # In place through a view moving nothing (a memref.cast of the
         # input) is in place: one argument, as the lowering sees it.
@@ -541,12 +566,13 @@ def _one_collective(op, n, strategy, threshold, profile, tag_counts):
     return module, f, slots, chosen[:1]
 
 
-def _lower_in_place(func_op, n, strategy, threshold, profile):
+def _lower_in_place(func_op: ir.Operation, n: int, strategy: str, threshold: int, profile: str) -> list[str]:
     """Each collective of SPMD function `func_op` -> its rank's part, where
     it was, on this rank's own buffers; the local work around it stays.
     The inlined parts run to completion (every request waited for), so
     program order orders them: tokens and waits go."""
-    chosen, tags = [], {}
+    chosen: list[str] = []
+    tags: dict[tuple, int] = {}
     # Nested ones too: a collective in a loop body becomes its rank's part
     # there, run to completion in each iteration (so the tags can repeat).
     for op in find_ops(func_op, lambda n: n in COLLECTIVE_NAMES):
@@ -579,7 +605,7 @@ def _lower_in_place(func_op, n, strategy, threshold, profile):
     return chosen
 
 
-def _same_on_every_rank(op, func_op):
+def _same_on_every_rank(op: ir.Operation, func_op: ir.Operation) -> None:
     """A collective in a region runs on every rank the same number of
     times only in loops whose bounds are constants (an scf.if, or a loop
     bounded by the rank, would leave some ranks waiting forever): refused,
@@ -596,7 +622,7 @@ def _same_on_every_rank(op, func_op):
         parent = p.parent
 
 
-def _rank_inputs(func_op):
+def _rank_inputs(func_op: ir.Operation) -> int:
     """How many leading arguments the rank only reads (the slots a run
     need not read back; an input written in place is not one of them:
     its values are given as any input's, analysis/order.py
@@ -612,7 +638,8 @@ def _rank_inputs(func_op):
           "around it (linalg, memref); the strategy as coll-choose-strategy chooses it",
           anchor="builtin.module", strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
           profile=(str, ""))
-def spmd_to_mpi(module_op, strategy="auto", threshold=DEFAULT_THRESHOLD, profile=""):
+def spmd_to_mpi(module_op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
+                profile: str = "") -> None:
     with module_op.context, module_op.location:
         for f in find_ops(module_op, "func.func"):
             n = ranks_of(f)
