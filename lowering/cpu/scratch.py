@@ -26,19 +26,21 @@ class Scratch:
     """Allocates the scratch buffers of one module (`mode`: MODES; heap
     needs no module)."""
 
-    def __init__(self, module_op, mode="static"):
+    def __init__(self, module_op: ir.Operation | None, mode: str = "static") -> None:
         self.static = mode == "static"
-        self.body = module_op.regions[0].blocks[0] if self.static else None
-        self.taken = {ir.StringAttr(op.attributes["sym_name"]).value for op in self.body.operations
-                      if "sym_name" in op.attributes} if self.static else set()
+        body = module_op.regions[0].blocks[0] if self.static and module_op is not None else None
+        self.body = body
+        self.taken = {ir.StringAttr(op.attributes["sym_name"]).value for op in body.operations
+                      if "sym_name" in op.attributes} if body is not None else set()
         self.count = 0
-        self.last = None  # the last global made: the next goes after it
+        self.last: ir.OpView | None = None  # the last global made: the next goes after it
 
-    def buffer(self, memref_type):
+    def buffer(self, memref_type: ir.Type) -> ir.Value:
         """A buffer of `memref_type`, at the current insertion point."""
         t = ir.MemRefType(memref_type)
         if not (self.static and t.has_static_shape):
             return memref.alloc(t, [], [], alignment=ALIGNMENT)
+        assert self.body is not None  # (static: made with its module)
         name = f"{PREFIX}{self.count}"
         while name in self.taken:
             self.count += 1
@@ -56,7 +58,7 @@ class Scratch:
         return memref.get_global(t, name)
 
     @staticmethod
-    def free(buf):
+    def free(buf: ir.Value) -> None:
         """Frees `buf` at the current insertion point if it is on the heap."""
         if not isinstance(buf.owner, ir.Block) and buf.owner.name == "memref.alloc":
             memref.dealloc(buf)

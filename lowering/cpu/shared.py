@@ -10,6 +10,8 @@ body times the number of combines. The body is the loop the inline form
 emits (Combine.emit), so each element sees the same operations in the same
 order: results are bitwise the same.
 """
+from collections.abc import Sequence
+
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref, scf, vector
 
@@ -20,14 +22,14 @@ from .kernels import Combine, element_bytes, index, unit_inner_stride
 NO_INLINE = "passthrough"
 
 
-def no_inline(op, optimize=True):
+def no_inline(op: ir.Operation | ir.OpView, optimize: bool = True) -> None:
     """Marks func `op` noinline; optimize=False: optnone too (a function of
     calls gains nothing from -O3, and LLVM selects its code faster)."""
     names = ["noinline"] if optimize else ["noinline", "optnone"]
     op.attributes[NO_INLINE] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
 
 
-def inline_entry(op):
+def inline_entry(op: ir.Operation | ir.OpView) -> None:
     """Marks a split entry function alwaysinline: its C-interface wrapper
     would otherwise call it with 5 scalars per buffer, and selecting a call
     of a thousand stack arguments takes LLVM quadratic time (4 s at 128
@@ -37,25 +39,26 @@ def inline_entry(op):
     op.attributes[NO_INLINE] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in old + ["alwaysinline"]])
 
 
-def ptr_type():
+def ptr_type() -> ir.Type:
     return ir.Type.parse("!llvm.ptr")
 
 
-def i64():
+def i64() -> ir.IntegerType:
     return ir.IntegerType.get_signless(64)
 
 
-def create(name, results, operands, **attrs):
+def create(name: str, results: Sequence[ir.Type], operands: Sequence[ir.Value],
+           **attrs: ir.Attribute) -> ir.OpResultList:
     return ir.Operation.create(name, results=results, operands=operands, attributes=attrs).results
 
 
-def descriptor_type(rank):
+def descriptor_type(rank: int) -> ir.Type:
     if rank == 0:
         return ir.Type.parse("!llvm.struct<(ptr, ptr, i64)>")
     return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
 
 
-def view_of(ptr, t, count=None):
+def view_of(ptr: ir.Value, t: ir.Type, count: ir.Value | None = None) -> ir.Value:
     """A memref of type `t` (rank 1 or 0, unit stride, offset 0) on `ptr`;
     `count`: its i64 size when `t` is dynamic. Upstream has no memref op
     from a pointer: build the LLVM descriptor and cast it."""
@@ -64,19 +67,23 @@ def view_of(ptr, t, count=None):
     (d,) = create("llvm.mlir.poison", [dt], [])
     for field in (0, 1):
         (d,) = create("llvm.insertvalue", [dt], [d, ptr], position=ir.DenseI64ArrayAttr.get([field]))
-    fields = [([2], 0)]
+    fields: list[tuple[list[int], ir.Value | int]] = [([2], 0)]
     if m.rank:
         size = count if m.is_dynamic_dim(0) else m.shape[0]
+        assert size is not None  # (`count` is given for a dynamic `t`)
         fields += [([3, 0], size), ([4, 0], 1)]
-    for pos, value in fields:
-        if isinstance(value, int):
-            (value,) = create("llvm.mlir.constant", [i64()], [], value=ir.IntegerAttr.get(i64(), value))
+    for pos, field_value in fields:
+        value: ir.Value
+        if isinstance(field_value, int):
+            (value,) = create("llvm.mlir.constant", [i64()], [], value=ir.IntegerAttr.get(i64(), field_value))
+        else:
+            value = field_value
         (d,) = create("llvm.insertvalue", [dt], [d, value], position=ir.DenseI64ArrayAttr.get(pos))
     (v,) = create("builtin.unrealized_conversion_cast", [t], [d])
     return v
 
 
-def pointer_of(view):
+def pointer_of(view: ir.Value) -> ir.Value:
     """The address of a rank-1 unit-stride view's first element, as an
     !llvm.ptr (its aligned pointer plus its offset)."""
     m = ir.MemRefType(view.type)
@@ -94,11 +101,11 @@ def pointer_of(view):
 class Kernels:
     """The shared kernels of one module, created on first use."""
 
-    def __init__(self, module_op):
+    def __init__(self, module_op: ir.Operation) -> None:
         self.body = module_op.regions[0].blocks[0]
-        self.funcs = {}
+        self.funcs: dict[str, func.FuncOp] = {}
 
-    def function(self, kind, elem, arity, outs=(False,)):
+    def function(self, kind: str, elem: ir.Type, arity: int, outs: Sequence[bool] = (False,)) -> str:
         """The name of the kernel of this signature (raises ValueError for
         a kind the element type has not). `outs`: one flag per output, True
         where its stores are non-temporal (Combine.emit_1d_streaming); more
@@ -134,7 +141,7 @@ class Kernels:
         self.funcs[name] = f
         return name
 
-    def copy(self, dst, src, nbytes):
+    def copy(self, dst: ir.Value, src: ir.Value, nbytes: ir.Value) -> None:
         """Emits a call of the shared copy: memcpy on a size known only at
         run time, so that LLVM neither expands it at each of thousands of
         copies nor turns small ones into byte loops."""
@@ -153,7 +160,7 @@ class Kernels:
             self.funcs[name] = f
         func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
 
-    def copy_streaming(self, dst, src, nbytes):
+    def copy_streaming(self, dst: ir.Value, src: ir.Value, nbytes: ir.Value) -> None:
         """Emits a call of the shared streaming copy: like `copy`, but its
         stores are non-temporal (they skip the cache, and the line is not
         read before it is written). For the last write of a result too large
@@ -176,13 +183,15 @@ class Kernels:
             self.funcs[name] = f
         func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
 
-    def call_ptrs(self, kind, elem, ptrs, count, outs=(False,)):
+    def call_ptrs(self, kind: str, elem: ir.Type, ptrs: Sequence[ir.Value], count: ir.Value,
+                  outs: Sequence[bool] = (False,)) -> None:
         """Emits the call on pointers (`ptrs`: inputs then outputs, one per
         flag of `outs` (function); `count`: an i64 Value)."""
         name = self.function(kind, elem, len(ptrs) - len(outs), outs)
         func.call([], ir.FlatSymbolRefAttr.get(name), list(ptrs) + [count])
 
-    def call(self, kind, ins, out, outs=(False,)):
+    def call(self, kind: str, ins: list[ir.Value], out: ir.Value | list[ir.Value],
+             outs: Sequence[bool] = (False,)) -> bool:
         """Emits `out = (+) ins` on memref views as a call (`out`: a view, or
         a list of them with one flag each in `outs`, as in `function`);
         False (nothing emitted) unless every view is rank 1 with unit stride."""
@@ -202,7 +211,7 @@ class Kernels:
 STREAM_BYTES = 64  # one vector store; non-temporal vector stores must be aligned to it
 
 
-def _streaming_copy_body(dst, src, nbytes):
+def _streaming_copy_body(dst: ir.Value, src: ir.Value, nbytes: ir.Value) -> None:
     """dst[0:n] = src[0:n] bytes: a scalar head up to dst's first 64-byte
     boundary, aligned non-temporal 64-byte vector stores, a scalar tail,
     then a fence (non-temporal stores are weakly ordered)."""
@@ -216,7 +225,7 @@ def _streaming_copy_body(dst, src, nbytes):
     head = arith.minui(arith.andi(arith.subi(arith.constant(idx, STREAM_BYTES), arith.andi(addr, mask)), mask), n)
     body = arith.addi(head, arith.andi(arith.subi(n, head), arith.constant(idx, ~(STREAM_BYTES - 1))))
 
-    def scalar(lo, hi):
+    def scalar(lo: ir.Value, hi: ir.Value) -> None:
         loop = scf.ForOp(lo, hi, arith.constant(idx, 1))
         with ir.InsertionPoint(loop.body):
             i = loop.induction_variable
