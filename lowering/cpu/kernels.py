@@ -6,6 +6,9 @@ relying on the LLVM loop vectorizer) because the output may alias an input,
 which would make LLVM guard its vector loop with run-time alias checks, one
 per operand. f16 and bf16 are combined in f32 and rounded once per store.
 """
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from mlir import ir
 from mlir.dialects import arith, llvm, memref, scf, vector
 
@@ -13,7 +16,13 @@ from ...ir.kinds import ELEMENTS, KINDS
 
 VECTOR_BYTES = 64  # one AVX-512 register; LLVM splits it on narrower targets
 
-def _combine_fn(kind, elem):
+Index = int | ir.Value             # a static index, or an index Value
+Base = int | ir.Value | None       # where an operand's elements start (None: 0)
+Operand = tuple[ir.Value, Base]    # (view, base)
+Output = tuple[ir.Value, Base, bool]  # (view, base, non-temporal)
+
+
+def _combine_fn(kind: str, elem: ir.Type) -> Callable[..., ir.Value] | None:
     """The arith builder that combines two `elem` values (ir/kinds.py), or None."""
     k, name = KINDS.get(kind), str(elem)
     if k is None or name not in ELEMENTS:
@@ -27,7 +36,7 @@ def _combine_fn(kind, elem):
 _FLOAT_BYTES = ((ir.F32Type, 4), (ir.F64Type, 8), (ir.F16Type, 2), (ir.BF16Type, 2))
 
 
-def element_bytes(elem):
+def element_bytes(elem: ir.Type) -> int:
     if isinstance(elem, ir.IntegerType):
         return max(elem.width // 8, 1)
     for cls, n in _FLOAT_BYTES:  # isinstance: printing the type (str) is slow
@@ -36,12 +45,12 @@ def element_bytes(elem):
     raise ValueError(f"no element size for {elem}")
 
 
-def index(v):
+def index(v: Index) -> ir.Value:
     """An index constant, or `v` itself when it already is a Value."""
     return arith.constant(ir.IndexType.get(), v) if isinstance(v, int) else v
 
 
-def unit_inner_stride(t):
+def unit_inner_stride(t: ir.Type) -> bool:
     m = ir.MemRefType(t)
     if m.rank == 0:
         return False
@@ -52,7 +61,7 @@ def unit_inner_stride(t):
     return strides[-1] == 1
 
 
-def window(view, base, count):
+def window(view: ir.Value, base: Index, count: int) -> ir.Value:
     """view[base : base+count] of a rank-1 unit-stride view (base: int or
     index Value); the view itself when that is all of it."""
     m = ir.MemRefType(view.type)
@@ -68,7 +77,7 @@ def window(view, base, count):
     return memref.subview(view, [index(base)], [count], [1], result_type=rt)
 
 
-def copy_1d(src, dst, count):
+def copy_1d(src: tuple[ir.Value, Index], dst: tuple[ir.Value, Index], count: int) -> None:
     """dst[bd : bd+count] = src[bs : bs+count]; src, dst: (view, base)."""
     memref.copy(window(src[0], src[1], count), window(dst[0], dst[1], count))
 
@@ -76,29 +85,31 @@ def copy_1d(src, dst, count):
 class Combine:
     """Emits the loops of a combine of `kind` on elements of type `elem`."""
 
-    def __init__(self, kind, elem):
+    def __init__(self, kind: str, elem: ir.Type) -> None:
         self.elem = elem
-        self.fn = _combine_fn(kind, elem)
-        if self.fn is None:
+        fn = _combine_fn(kind, elem)
+        if fn is None:
             raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")
-        self.compute = ir.F32Type.get() if str(elem) in ("f16", "bf16") else elem
+        self.fn = fn
+        self.compute: ir.Type = ir.F32Type.get() if str(elem) in ("f16", "bf16") else elem
         self.lanes = max(VECTOR_BYTES // element_bytes(elem), 1)
 
-    def _like(self, vtype, elem):
+    def _like(self, vtype: ir.VectorType | None, elem: ir.Type) -> ir.Type:
         return elem if vtype is None else ir.VectorType.get(vtype.shape, elem)
 
-    def _load(self, view, idx, vtype):
+    def _load(self, view: ir.Value, idx: list[ir.Value], vtype: ir.VectorType | None) -> ir.Value:
         v = memref.load(view, idx) if vtype is None else vector.load(vtype, view, idx)
         if self.compute != self.elem:
             v = arith.extf(self._like(vtype, self.compute), v)
         return v
 
-    def _round(self, value, vtype):
+    def _round(self, value: ir.Value, vtype: ir.VectorType | None) -> ir.Value:
         if self.compute != self.elem:
             value = arith.truncf(self._like(vtype, self.elem), value)
         return value
 
-    def _store(self, value, view, idx, vtype, nontemporal=False):
+    def _store(self, value: ir.Value, view: ir.Value, idx: list[ir.Value], vtype: ir.VectorType | None,
+               nontemporal: bool = False) -> None:
         """Stores a rounded value; `nontemporal` (vectors only): past the
         cache, at an address aligned to VECTOR_BYTES."""
         if vtype is None:
@@ -108,56 +119,62 @@ class Combine:
         else:
             vector.store(value, view, idx)
 
-    def _step(self, ins, outs, outer, k, vtype):
+    def _step(self, ins: Sequence[Operand], outs: Sequence[Output], outer: list[ir.Value], k: ir.Value,
+              vtype: ir.VectorType | None) -> None:
         """One step: every input loaded, combined, the result stored into
         every output (outs: (view, base, nontemporal))."""
-        offsets = {}  # one index per distinct base
+        offsets: dict[int, ir.Value] = {}  # one index per distinct base
 
-        def at(base):
+        def at(base: Base) -> list[ir.Value]:
             if base is None or (isinstance(base, int) and base == 0):
                 return outer + [k]
             key = base if isinstance(base, int) else id(base)
             if key not in offsets:
                 offsets[key] = arith.addi(index(base), k)
             return outer + [offsets[key]]
-        acc = None
+        acc: ir.Value | None = None
         for view, base in ins:
             v = self._load(view, at(base), vtype)
             acc = v if acc is None else self.fn(acc, v)
-        acc = self._round(acc, vtype)
+        assert acc is not None  # (a combine has inputs)
+        result = self._round(acc, vtype)
         for view, base, nontemporal in outs:
-            self._store(acc, view, at(base), vtype, nontemporal and vtype is not None)
+            self._store(result, view, at(base), vtype, nontemporal and vtype is not None)
 
-    def _loop(self, lo, hi, step, ins, outs, outer, vtype):
+    def _loop(self, lo: Index, hi: Index, step: Index, ins: Sequence[Operand], outs: Sequence[Output],
+              outer: list[ir.Value], vtype: ir.VectorType | None) -> None:
         loop = scf.ForOp(index(lo), index(hi), index(step))
         with ir.InsertionPoint(loop.body):
             self._step(ins, outs, outer, loop.induction_variable, vtype)
             scf.YieldOp([])
 
-    def emit_1d(self, ins, out, count, outer=(), vectorize=True):
+    def emit_1d(self, ins: Sequence[Operand], out: Operand | list[Operand], count: Index,
+                outer: Sequence[ir.Value] = (), vectorize: bool = True) -> None:
         """out[bo + k] = (+)_i ins[i][bi + k] for k in [0, count) along the
         innermost dimension. ins: (view, base or None); out: one such pair,
         or a list of them (every output gets the result: the copies of a
         combine's result folded into it); count: int or index Value;
         `outer`: indices of the outer dimensions. Plain stores."""
         outs = [(v, b, False) for v, b in (out if isinstance(out, list) else [out])]
-        outer, lanes = list(outer), self.lanes if vectorize else 1
+        outer_ = list(outer)
+        lanes = self.lanes if vectorize else 1
         vtype = ir.VectorType.get([lanes], self.elem)
         if lanes == 1:
-            self._loop(0, count, 1, ins, outs, outer, None)
+            self._loop(0, count, 1, ins, outs, outer_, None)
         elif isinstance(count, int):
             main = count - count % lanes
             if main:
-                self._loop(0, main, lanes, ins, outs, outer, vtype)
+                self._loop(0, main, lanes, ins, outs, outer_, vtype)
             if main < count:
-                self._loop(main, count, 1, ins, outs, outer, None)
+                self._loop(main, count, 1, ins, outs, outer_, None)
         else:  # dynamic length: vectors up to the last full one, then scalars
             c = index(lanes)
-            main = arith.muli(arith.divui(count, c), c)
-            self._loop(0, main, lanes, ins, outs, outer, vtype)
-            self._loop(main, count, 1, ins, outs, outer, None)
+            end = arith.muli(arith.divui(count, c), c)
+            self._loop(0, end, lanes, ins, outs, outer_, vtype)
+            self._loop(end, count, 1, ins, outs, outer_, None)
 
-    def emit_1d_streaming(self, ins, outs, count, copy_streaming):
+    def emit_1d_streaming(self, ins: Sequence[ir.Value], outs: Sequence[tuple[ir.Value, bool]], count: ir.Value,
+                          copy_streaming: Callable[[ir.Value, ir.Value, ir.Value], Any]) -> None:
         """emit_1d on whole rank-1 unit-stride views (ins: views; outs:
         (view, nontemporal); count: index Value) where the nontemporal
         outputs' vector stores bypass the cache, for results too large for
@@ -170,7 +187,7 @@ class Combine:
         i64 Value), whose head aligns each destination on its own, copies it to the
         others from the cache. A fence ends it (non-temporal stores are
         weakly ordered)."""
-        ins = [(v, None) for v in ins]
+        pairs: list[Operand] = [(v, None) for v in ins]
         esize = element_bytes(self.elem)
         eq = arith.CmpIPredicate.eq
         mask = index(VECTOR_BYTES - 1)
@@ -186,15 +203,15 @@ class Combine:
                                count)
             body = arith.addi(head, arith.muli(arith.divui(arith.subi(count, head), lanes), lanes))
             plain = [(v, None, False) for v, _ in outs]
-            self._loop(index(0), head, 1, ins, plain, [], None)
-            self._loop(head, body, lanes, ins, [(v, None, nt) for v, nt in outs], [],
+            self._loop(index(0), head, 1, pairs, plain, [], None)
+            self._loop(head, body, lanes, pairs, [(v, None, nt) for v, nt in outs], [],
                        ir.VectorType.get([self.lanes], self.elem))
-            self._loop(body, count, 1, ins, plain, [], None)
+            self._loop(body, count, 1, pairs, plain, [], None)
             llvm.fence(llvm.AtomicOrdering.seq_cst)
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
             first = outs[0][0]
-            self.emit_1d(ins, (first, None), count)
+            self.emit_1d(pairs, (first, None), count)
             nbytes = arith.index_cast(ir.IntegerType.get_signless(64), arith.muli(count, index(esize)))
             for v, nt in outs[1:]:
                 if nt:
@@ -203,7 +220,7 @@ class Combine:
                     memref.copy(first, v)
             scf.YieldOp([])
 
-    def emit(self, ins, out):
+    def emit(self, ins: list[ir.Value], out: ir.Value) -> None:
         """The whole combine: out = (+)_i ins[i], any rank and layout."""
         t = ir.MemRefType(out.type)
         if t.rank == 0:
@@ -212,19 +229,21 @@ class Combine:
         vectorize = all(unit_inner_stride(v.type) for v in ins + [out])
         self._nest(t, 0, [], [(v, None) for v in ins], (out, None), vectorize)
 
-    def _reduce_scalar(self, ins):
-        acc = None
+    def _reduce_scalar(self, ins: list[ir.Value]) -> ir.Value:
+        acc: ir.Value | None = None
         for v in ins:
             x = self._load(v, [], None)
             acc = x if acc is None else self.fn(acc, x)
+        assert acc is not None  # (a combine has inputs)
         return acc
 
-    def _size(self, t, out, dim):
+    def _size(self, t: ir.MemRefType, out: ir.Value, dim: int) -> Index:
         if t.is_dynamic_dim(dim):
             return memref.dim(out, index(dim))
         return t.shape[dim]
 
-    def _nest(self, t, dim, outer, ins, out, vectorize):
+    def _nest(self, t: ir.MemRefType, dim: int, outer: list[ir.Value], ins: list[Operand], out: Operand,
+              vectorize: bool) -> None:
         size = self._size(t, out[0], dim)
         if dim == t.rank - 1:
             self.emit_1d(ins, out, size, outer, vectorize)
