@@ -23,10 +23,12 @@ pointer level in functions of `split` ops (lowering/cpu/pointer_level.py) when i
 buffers are too small to tile (or tile=0), else split after lowering
 (lowering/cpu/split.py): no stage sees one giant block.
 """
+from collections.abc import Collection, Iterator
+
 from mlir import ir
 from mlir.dialects import memref
 from mlir.passmanager import PassManager
-from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
+from mlir.rewrite import FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, walk_and_apply_patterns
 
 from ...core.errors import PassError
 from ...core.pipeline import run_pm
@@ -49,7 +51,10 @@ FUSED = "coll.cpu_fused"  # marks ops and scratch that tiled loops replaced
 SPLIT = 128  # most ops per function (see cpu_split.py)
 
 
-def _tops(module_op, skip):
+Op = ir.Operation | ir.OpView  # what a pattern is handed
+
+
+def _tops(module_op: ir.Operation, skip: Collection[str]) -> Iterator[ir.Operation]:
     """The module and its top-level ops, but the functions named in `skip`
     (what the pointer-level path emitted: nothing of coll is left there)."""
     yield from (op.operation for op in module_op.regions[0].blocks[0].operations
@@ -57,15 +62,15 @@ def _tops(module_op, skip):
                 or ir.StringAttr(op.operation.attributes["sym_name"]).value not in skip)
 
 
-def _blocks(module_op, skip=()):
+def _blocks(module_op: ir.Operation, skip: Collection[str] = ()) -> list[ir.Block]:
     blocks = list(module_op.regions[0].blocks)
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         for region in op.regions:
             blocks.extend(region.blocks)
         return ir.WalkResult.ADVANCE
     for op in _tops(module_op, skip):
-        op.walk(visit)
+        op.walk(visit, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
     return blocks
 
 
@@ -85,7 +90,7 @@ def _blocks(module_op, skip=()):
 PLACEHOLDER = "builtin.unrealized_conversion_cast"
 
 
-def _combine(op, ins, out, kernels):
+def _combine(op: Op, ins: list[ir.Value], out: ir.Value, kernels: cpu_shared.Kernels | None) -> None:
     try:
         kind = ir.StringAttr(op.attributes["kind"]).value
         if kernels is not None and kernels.call(kind, ins, out):
@@ -100,10 +105,12 @@ class _Lowering:
     scratch buffers, each block's terminator (finding it walks the whole
     block), the placeholders."""
 
-    def __init__(self, kernels, scratch):
-        self.kernels, self.scratch, self.ends, self.placeholders = kernels, scratch, {}, {}
+    def __init__(self, kernels: cpu_shared.Kernels | None, scratch: Scratch) -> None:
+        self.kernels, self.scratch = kernels, scratch
+        self.ends: dict[ir.Block, ir.OpView] = {}
+        self.placeholders: dict[tuple[ir.Block, str], ir.Value] = {}
 
-    def patterns(self):
+    def patterns(self) -> FrozenRewritePatternSet:
         s = RewritePatternSet()
         s.add(Alloc.NAME, self.alloc)
         s.add(Copy.NAME, self.copy)
@@ -116,7 +123,7 @@ class _Lowering:
                 s.add(name, _no_lowering)
         return s.freeze()
 
-    def _replace(self, op, rewriter):
+    def _replace(self, op: ir.Operation, rewriter: PatternRewriter) -> None:
         """Erases `op`; its tokens go to the placeholder of its block."""
         if not len(op.results):
             rewriter.erase_op(op)
@@ -129,8 +136,8 @@ class _Lowering:
             self.placeholders[key] = token
         rewriter.replace_op(op, [token] * len(op.results))
 
-    def alloc(self, op, rewriter):
-        op = op.operation
+    def alloc(self, view: Op, rewriter: PatternRewriter) -> bool | None:
+        op = view.operation
         if FUSED in op.attributes:
             return True  # tiled scratch: it goes with its views (_erase_dead_views)
         with ir.InsertionPoint(op), op.location:
@@ -138,9 +145,10 @@ class _Lowering:
             with ir.InsertionPoint(self._terminator(op)):
                 self.scratch.free(buf)
         rewriter.replace_op(op, [buf])
+        return None
 
-    def copy(self, op, rewriter):
-        op = op.operation
+    def copy(self, view: Op, rewriter: PatternRewriter) -> None:
+        op = view.operation
         if FUSED not in op.attributes:  # else a tiled loop does it
             src, dst = op.operands[0], op.operands[1]
             if ir.MemRefType(src.type).shape != ir.MemRefType(dst.type).shape:
@@ -149,32 +157,33 @@ class _Lowering:
                 memref.copy(src, dst)
         self._replace(op, rewriter)
 
-    def combine(self, op, rewriter):
+    def combine(self, op: Op, rewriter: PatternRewriter) -> None:
         if FUSED not in op.attributes:
             c = CombineView.of(op)
             with ir.InsertionPoint(op), op.location:
                 _combine(op, c.inputs, c.out, self.kernels)
         self._replace(op.operation, rewriter)
 
-    def drop(self, op, rewriter):
+    def drop(self, op: Op, rewriter: PatternRewriter) -> None:
         """coll.join, coll.wait: program order honours the tokens already."""
         self._replace(op.operation, rewriter)
 
-    def space_cast(self, op, rewriter):
-        op = op.operation
+    def space_cast(self, view: Op, rewriter: PatternRewriter) -> bool | None:
+        op = view.operation
         src = op.operands[0]
         if src.type != op.results[0].type:
             return True  # a cast between non-coll spaces is not ours
         rewriter.replace_op(op, [src])
+        return None
 
-    def _terminator(self, op):
+    def _terminator(self, op: ir.Operation) -> ir.OpView:
         key = op.block  # not op.parent: an scf.index_switch (mpi route) has a block per case
         if key not in self.ends:
             ops = op.block.operations
             self.ends[key] = ops[len(ops) - 1]
         return self.ends[key]
 
-    def finish(self):
+    def finish(self) -> None:
         """Erases the placeholders: every op that took a token is gone, but
         for ops that are not coll's."""
         for (_, name), token in self.placeholders.items():
@@ -185,7 +194,7 @@ class _Lowering:
             token.owner.erase()
 
 
-def _no_lowering(op, rewriter):
+def _no_lowering(op: Op, rewriter: PatternRewriter) -> None:
     raise PassError(f"'{op.name}' has no CPU lowering; lower it to the explicit level first "
                     "(coll-lower-all-reduce)", op.location)
 
@@ -193,7 +202,7 @@ def _no_lowering(op, rewriter):
 LOWERED = (Alloc.NAME, Copy.NAME, CombineView.NAME, Join.NAME, Wait.NAME)
 
 
-def _erase_dead_views(blocks):
+def _erase_dead_views(blocks: list[ir.Block]) -> None:
     """Views (and tiled scratch) that only the replaced ops used."""
     for block in blocks:
         for op in reversed(list(block.operations)):
@@ -202,7 +211,8 @@ def _erase_dead_views(blocks):
                 op.erase()
 
 
-def _tile_blocks(module_op, tile, kernels, skip, scratch, nontemporal):
+def _tile_blocks(module_op: ir.Operation, tile: int, kernels: cpu_shared.Kernels | None, skip: Collection[str],
+                 scratch: Scratch, nontemporal: int) -> None:
     """Replaces the copies and combines of every tileable group by tiled
     loops; marks what they replace. The final writes of a block whose
     buffers take at least `nontemporal` bytes (> 0) are streamed."""
@@ -219,10 +229,11 @@ def _tile_blocks(module_op, tile, kernels, skip, scratch, nontemporal):
                 s.owner.attributes[FUSED] = ir.UnitAttr.get()
 
 
-def _pointer_level(module_op, kernels, split, tile, scratch):
+def _pointer_level(module_op: ir.Operation, kernels: cpu_shared.Kernels, split: int, tile: int,
+                   scratch: Scratch) -> set[str]:
     """Functions whose program cpu_program.py emitted: large programs, on
     buffers too small to tile (tile=-1) or on any buffers (tile=0)."""
-    done = set()
+    done: set[str] = set()
     if tile > 0:
         return done  # tiles were asked for
     max_bytes = 2**31 if tile == 0 else cpu_program.MAX_BUFFER_BYTES
@@ -249,7 +260,8 @@ def _pointer_level(module_op, kernels, split, tile, scratch):
           anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
           tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT),
           scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]), nontemporal=(int, 0))
-def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT, scratch=SCRATCH_MODES[0], nontemporal=0):
+def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", split: int = SPLIT,
+           scratch: str = SCRATCH_MODES[0], nontemporal: int = 0) -> None:
     """Explicit level -> memref/scf/vector/arith, in place."""
     if tile < -1:
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
@@ -280,10 +292,10 @@ def to_cpu(module_op, tile=-1, kernels="shared", split=SPLIT, scratch=SCRATCH_MO
 @register("coll-cpu-to-llvm",
           "Lower memref/scf/vector/arith/func (and linalg, affine, math) to the LLVM dialect: "
           "the upstream passes of the cpu route (core/routes.py)", anchor="builtin.module")
-def cpu_to_llvm(module_op):
+def cpu_to_llvm(module_op: ir.Operation) -> None:
     """memref/scf/vector/arith/func -> LLVM dialect, in place."""
     pm = PassManager.parse(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
     try:
         run_pm(pm, module_op, verify_each=False)
-    except ir.MLIRError as e:
+    except ir.MLIRError as e:  # type: ignore[attr-defined]  # (set on ir at load time; not in the stubs)
         raise PassError(f"lowering to the LLVM dialect failed: {e}", module_op.location) from None
