@@ -23,6 +23,7 @@ Groups are closed under such conflicts, so ops of different groups touch
 disjoint data (or only read the same data) and may run in any order.
 A block with anything this analysis does not understand is not tiled.
 """
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -30,9 +31,9 @@ from mlir.dialects import arith, llvm, scf
 
 from ...ir.ops import Implements, view
 from ...ir.views import VIEW_OPS
-from .kernels import Combine, copy_1d, element_bytes, index, window
+from .kernels import Combine, Index, Operand, copy_1d, element_bytes, index, window
 from .scratch import Scratch
-from .shared import create, pointer_of, ptr_type
+from .shared import Kernels, create, pointer_of, ptr_type
 
 # Working set of one tile: about one core's L2 (2 MiB here). Measured on
 # this 2-core VM (2026-12-03, one process, interleaved): against 4 MiB
@@ -53,9 +54,12 @@ BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", Implements.NAME
                          "func.return")
 
 
+Op = ir.Operation | ir.OpView  # a coll.copy or coll.combine
+
+
 @dataclass
 class Access:
-    root: object   # block argument or coll.alloc result
+    root: ir.Value  # block argument or coll.alloc result
     start: int     # element offset in the root
     length: int
     write: bool
@@ -63,15 +67,15 @@ class Access:
 
 @dataclass
 class Group:
-    ops: list
+    ops: list[Op]
     length: int
-    scratch: list = field(default_factory=list)  # coll.alloc results shrunk to a tile
+    scratch: list[ir.Value] = field(default_factory=list)  # coll.alloc results shrunk to a tile
     # Ops of several lengths (rhd's halving steps): op -> its anchor, the
     # element of the group's range [0, length) where it starts (_anchors);
     # None: every op covers the whole range.
-    anchors: dict = None
+    anchors: dict[Op, int] | None = None
 
-    def tile(self, accesses, fixed=-1):
+    def tile(self, accesses: "Accesses", fixed: int = -1) -> int:
         """Elements per tile: `fixed` if > 0, else the group's distinct views
         share TILE_BYTES (SHARED_TILE_BYTES when it reads them again and
         again)."""
@@ -91,7 +95,10 @@ class Group:
         return max(t, MIN_TILE)
 
 
-def _trace(value):
+Accesses = dict[Op, list[Access]]  # per op, its reads then its writes
+
+
+def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
     """(root, start) of a rank-1, unit-stride, static-offset view of a
     contiguous block argument or coll.alloc; None otherwise."""
     m = ir.MemRefType(value.type)
@@ -113,7 +120,8 @@ def _trace(value):
     if not r.has_static_shape:
         return None
     r_strides, r_offset = r.get_strides_and_offset()
-    row_major, n = [], 1
+    row_major: list[int] = []
+    n = 1
     for d in reversed(r.shape):
         row_major.insert(0, n)
         n *= d
@@ -122,45 +130,48 @@ def _trace(value):
     return v, offset
 
 
-def _accesses(op, memo=None):
+def _accesses(op: Op, memo: dict[ir.Value, tuple[ir.Value, int] | None] | None = None) -> list[Access] | None:
     """Accesses of a coll.copy or coll.combine, or None if not analysable
     (`memo`: traced views, shared by the ops of a block)."""
     v = view(op)
     views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
     out = []
-    for v, write in views:
+    for value, write in views:
         if memo is None:
-            traced = _trace(v)
+            traced = _trace(value)
         else:
-            if v not in memo:
-                memo[v] = _trace(v)
-            traced = memo[v]
+            if value not in memo:
+                memo[value] = _trace(value)
+            traced = memo[value]
         if traced is None:
             return None
-        out.append(Access(traced[0], traced[1], ir.MemRefType(v.type).shape[0], write))
+        out.append(Access(traced[0], traced[1], ir.MemRefType(value.type).shape[0], write))
     return out
 
 
 class _UnionFind:
-    def __init__(self, n):
+    def __init__(self, n: int) -> None:
         self.parent = list(range(n))
 
-    def find(self, i):
+    def find(self, i: int) -> int:
         while self.parent[i] != i:
             self.parent[i] = self.parent[self.parent[i]]
             i = self.parent[i]
         return i
 
-    def union(self, a, b):
+    def union(self, a: int, b: int) -> None:
         self.parent[self.find(a)] = self.find(b)
 
 
-def _conflicts(items, uf, clash):
+ByRoot = dict[ir.Value, list[tuple[int, Access]]]  # per root, (op index, access)
+
+
+def _conflicts(items: list[tuple[int, Access]], uf: _UnionFind, clash: set[int]) -> None:
     """Unions the ops of `items` (one root's (op index, access)) that touch
     overlapping elements, one of them writing; `clash` gets ops so joined
     at different offsets. Per distinct interval, not per pair of ops: a
     buffer that N ops read would cost N^2."""
-    spans = {}
+    spans: dict[tuple[int, int], tuple[list[int], bool]] = {}
     for i, a in items:
         members, write = spans.get((a.start, a.length), ([], False))
         members.append(i)
@@ -172,71 +183,73 @@ def _conflicts(items, uf, clash):
             for i in members[1:]:
                 uf.union(members[0], i)
     for k, (start, length) in enumerate(keys):
-        a, a_write = spans[(start, length)]
+        mine, mine_write = spans[(start, length)]
         for j in range(k + 1, len(keys)):
             if keys[j][0] >= start + length:
                 break  # sorted by start: no later interval overlaps
-            b, b_write = spans[keys[j]]
-            if a_write or b_write:
-                for i in a + b:
-                    uf.union(a[0], i)
-                clash.add(a[0])
+            theirs, theirs_write = spans[keys[j]]
+            if mine_write or theirs_write:
+                for i in mine + theirs:
+                    uf.union(mine[0], i)
+                clash.add(mine[0])
 
 
-def _share_reads(ops, accesses, by_root, uf, clash):
+def _share_reads(ops: Sequence[Op], accesses: Accesses, by_root: ByRoot, uf: _UnionFind, clash: set[int]) -> None:
     """Joins the groups that read the same region at the same offset and
     have one length (naive's N reductions all read every input; oneshot's
     N combines too): tiled together, each input tile is read from memory
     once and from cache by the others. Legal: ops of different groups touch
     disjoint data or only read the same, so any interleaving of them is."""
-    def length(i):
+    def length(i: int) -> int:
         return accesses[ops[i]][0].length
     bad = {uf.find(i) for i in clash}
-    lengths = {}
+    lengths: dict[int, set[int]] = {}
     for i in range(len(ops)):
         lengths.setdefault(uf.find(i), set()).add(length(i))
     clean = {r for r, ls in lengths.items() if r not in bad and len(ls) == 1}
     for items in by_root.values():
-        readers = {}
+        readers: dict[tuple[int, int], list[int]] = {}
         for i, a in items:
             r = uf.find(i)
             if not a.write and r in clean:
                 readers.setdefault((a.start, a.length), []).append(i)
         for same in readers.values():
             for i in same[1:]:
-                a, b = uf.find(same[0]), uf.find(i)
-                if a != b and a in clean and b in clean:
-                    uf.union(b, a)
-                    clean.discard(b)
-                    clean.add(uf.find(a))
+                ra, rb = uf.find(same[0]), uf.find(i)
+                if ra != rb and ra in clean and rb in clean:
+                    uf.union(rb, ra)
+                    clean.discard(rb)
+                    clean.add(uf.find(ra))
 
 
-def plan(block):
+def plan(block: ir.Block) -> tuple[list[Group], Accesses]:
     """(groups to tile, accesses per op) for one block; ([], {}) when the
     block holds something the analysis does not understand."""
     ops = [op for op in block.operations if op.name in ("coll.copy", "coll.combine")]
     if not ops or any(op.name not in BENIGN_OPS + ("coll.copy", "coll.combine")
                       for op in block.operations):
         return [], {}
-    accesses, memo = {}, {}
+    accesses: Accesses = {}
+    memo: dict[ir.Value, tuple[ir.Value, int] | None] = {}
     for op in ops:
         acc = _accesses(op, memo)
         if acc is None:
             return [], {}
         accesses[op] = acc
-    by_root = {}
+    by_root: ByRoot = {}
     for i, op in enumerate(ops):
         for a in accesses[op]:
             by_root.setdefault(a.root, []).append((i, a))
-    uf, clash = _UnionFind(len(ops)), set()
+    uf = _UnionFind(len(ops))
+    clash: set[int] = set()
     for items in by_root.values():
         _conflicts(items, uf, clash)
     _share_reads(ops, accesses, by_root, uf, clash)
-    members = {}
+    members: dict[int, list[int]] = {}
     for i in range(len(ops)):
         members.setdefault(uf.find(i), []).append(i)
     bad_roots = {uf.find(i) for i in clash}
-    groups = {}
+    groups: dict[int, Group] = {}
     for r, idx in members.items():
         lengths = {accesses[ops[i]][0].length for i in idx}
         if len(idx) >= 2 and r not in bad_roots and len(lengths) == 1:
@@ -260,7 +273,7 @@ def plan(block):
     return list(groups.values()), accesses
 
 
-def _anchors(ops, accesses):
+def _anchors(ops: Sequence[Op], accesses: Accesses) -> dict[Op, int] | None:
     """{op: anchor} when every element of every buffer the ops touch has one
     place in the group's range: op k's element j is at anchor_k + j, and a
     buffer's element i at i + shift_buffer, the same for every op on that
@@ -268,13 +281,14 @@ def _anchors(ops, accesses):
     the offset of the chunk it holds). Then an element's ops all run in the
     tile of its place, in program order, whatever their lengths; else None.
     Anchors start at 0."""
-    edges = {}
+    Node = tuple[str, object]  # ("op", index) or ("root", value)
+    edges: dict[Node, list[tuple[Node, int]]] = {}
     for k, op in enumerate(ops):
         for a in accesses[op]:
             edges.setdefault(("op", k), []).append((("root", a.root), a.start))
             edges.setdefault(("root", a.root), []).append((("op", k), -a.start))
-    value = {("op", 0): 0}
-    todo = [("op", 0)]
+    value: dict[Node, int] = {("op", 0): 0}
+    todo: list[Node] = [("op", 0)]
     while todo:  # value(op) - value(root) = the access's start
         node = todo.pop()
         for other, d in edges[node]:
@@ -290,13 +304,13 @@ def _anchors(ops, accesses):
     return {op: value["op", k] - low for k, op in enumerate(ops)}
 
 
-def footprint(accesses):
+def footprint(accesses: Accesses) -> int:
     """Bytes of every buffer (argument or scratch) the accesses reach."""
     roots = {a.root for acc in accesses.values() for a in acc}
     return sum(_root_bytes(r) for r in roots)
 
 
-def _root_bytes(root):
+def _root_bytes(root: ir.Value) -> int:
     t = ir.MemRefType(root.type)
     n = element_bytes(t.element_type)
     for d in t.shape:
@@ -304,7 +318,7 @@ def _root_bytes(root):
     return n
 
 
-def folds(group, accesses):
+def folds(group: Group, accesses: Accesses) -> dict[Op, list[Op]]:
     """{combine: copies folded into it}: the copies right after a combine,
     in the group's order, of its result (or of such a copy's), none in
     between. The combine stores its result into their destinations too, so
@@ -313,7 +327,8 @@ def folds(group, accesses):
     Exact: a copy of the result holds the result, element k of every
     access is in the same tile step (one length, one offset per buffer),
     and each step loads before it stores."""
-    out, ops, i = {}, group.ops, 0
+    out: dict[Op, list[Op]] = {}
+    ops, i = group.ops, 0
     while i < len(ops):
         op, i = ops[i], i + 1
         if op.name != "coll.combine":
@@ -332,7 +347,7 @@ def folds(group, accesses):
     return out
 
 
-def final_writes(group, accesses, folded=None):
+def final_writes(group: Group, accesses: Accesses, folded: dict[Op, list[Op]] | None = None) -> set[Op]:
     """The copies and combines of `group` (and copies folded into them,
     `folds`) that write a region of a function argument (a result) that no
     later op of the group reads: nothing reads it again while the program
@@ -343,15 +358,18 @@ def final_writes(group, accesses, folded=None):
     hidden = {c for cs in folded.values() for c in cs}
     ops = [op for op in group.ops if op not in hidden]
 
-    def overlaps(w, spans, before=None):
+    Spans = dict[ir.Value, list[tuple[int, int, int]]]
+
+    def overlaps(w: Access, spans: Spans, before: int | None = None) -> bool:
         return any(s < w.start + w.length and w.start < e and (before is None or k < before)
                    for k, s, e in spans.get(w.root, ()))
-    written = {}  # root -> (op index, start, end) of every write
+    written: Spans = {}  # root -> (op index, start, end) of every write
     for k, op in enumerate(ops):
         for writer in [op] + folded.get(op, []):
             w = accesses[writer][-1]
             written.setdefault(w.root, []).append((k, w.start, w.start + w.length))
-    out, later = set(), {}  # root -> spans read after the op
+    out: set[Op] = set()
+    later: Spans = {}  # root -> spans read after the op
     for k in reversed(range(len(ops))):
         for writer in [ops[k]] + folded.get(ops[k], []):
             w = accesses[writer][-1]
@@ -364,7 +382,8 @@ def final_writes(group, accesses, folded=None):
     return out
 
 
-def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
+def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | None = None,
+         scratch: Scratch | None = None, streaming: bool = False) -> None:
     """Emits the tiled loops of `group` before its last op (tile: elements
     per tile, or -1 to size tiles by TILE_BYTES; kernels: a
     cpu_shared.Kernels to call, or None for inline loops; scratch: the
@@ -375,6 +394,7 @@ def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
     streaming = streaming and kernels is not None
     if group.anchors is not None:
         stream = final_writes(group, accesses) if streaming else set()
+        assert kernels is not None  # (to_cpu tiles a group with anchors through the shared kernels only)
         with ir.InsertionPoint(last), last.location:
             _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream)
         return
@@ -392,7 +412,7 @@ def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
                  for s in group.scratch}
         full = L // T
 
-        def ops_at(base, count):
+        def ops_at(base: ir.Value | int, count: int) -> None:
             for op in group.ops:
                 if op not in hidden:
                     _emit_op(op, accesses, tiles, base, count, kernels, stream, folded.get(op, []))
@@ -409,12 +429,13 @@ def emit(group, accesses, tile=-1, kernels=None, scratch=None, streaming=False):
             scratch.free(buf)
 
 
-def _emit_op(op, accesses, tiles, base, count, kernels=None, stream=(), folded=()):
+def _emit_op(op: Op, accesses: Accesses, tiles: dict[ir.Value, ir.Value], base: ir.Value | int, count: int,
+             kernels: Kernels | None = None, stream: Collection[Op] = (), folded: Sequence[Op] = ()) -> None:
     """`op` on elements [base, base+count) of its range, with the copies
     `folded` into it (a combine's; `folds`); the writes in `stream` are
     non-temporal."""
-    def at(o):
-        views = []
+    def at(o: Op) -> list[tuple[ir.Value, Index]]:
+        views: list[tuple[ir.Value, Index]] = []
         for v, a in zip(_views(o), accesses[o]):
             tile = tiles.get(a.root)
             views.append((tile, 0) if tile is not None else (v, base))
@@ -422,6 +443,7 @@ def _emit_op(op, accesses, tiles, base, count, kernels=None, stream=(), folded=(
     views = at(op)
     if op.name == "coll.copy":
         if op in stream:
+            assert kernels is not None  # (streaming goes through the shared kernels)
             src, dst = (pointer_of(window(v, b, count)) for v, b in views)
             elem = ir.MemRefType(op.operands[0].type).element_type
             kernels.copy_streaming(dst, src, arith.constant(ir.IntegerType.get_signless(64),
@@ -435,26 +457,30 @@ def _emit_op(op, accesses, tiles, base, count, kernels=None, stream=(), folded=(
         kernels.call(kind, [window(v, b, count) for v, b in ins], [window(v, b, count) for v, b in outs],
                      tuple(w in stream for w in [op, *folded]))
         return
-    Combine(kind, ir.MemRefType(op.operands[0].type).element_type).emit_1d(ins, outs, count)
+    operands: list[Operand] = list(outs)
+    Combine(kind, ir.MemRefType(op.operands[0].type).element_type).emit_1d(ins, operands, count)
 
 
-def _views(op):
+def _views(op: Op) -> list[ir.Value]:
     v = view(op)
     return v.reads + v.writes
 
 
-def _emit_anchored(group, accesses, tile, kernels, scratch, stream):
+def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels, scratch: Scratch,
+                   stream: Collection[Op]) -> None:
     """A group with anchors: one loop over tiles [t, t+T) of its range; each
     op, in program order, on the part of its range in the tile (maybe
     none), through the shared kernels on pointers."""
     idx, i64 = ir.IndexType.get(), ir.IntegerType.get_signless(64)
+    anchors = group.anchors
+    assert anchors is not None  # (emit sends only such groups here)
     L = group.length
     T = min(group.tile(accesses, tile), L)
     elem = ir.MemRefType(group.ops[0].operands[1].type).element_type
     esize = element_bytes(elem)
     tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
              for s in group.scratch}
-    ptrs = {}  # base pointers, made once before the loop
+    ptrs: dict[ir.Value, ir.Value] = {}  # base pointers, made once before the loop
     for op in group.ops:
         for v, a in zip(_views(op), accesses[op]):
             if v not in ptrs and a.root not in tiles:
@@ -466,7 +492,7 @@ def _emit_anchored(group, accesses, tile, kernels, scratch, stream):
         t = loop.induction_variable
         end = arith.minsi(arith.addi(t, index(T)), index(L))
         for op in group.ops:
-            o, n = group.anchors[op], accesses[op][0].length
+            o, n = anchors[op], accesses[op][0].length
             lo = arith.maxsi(t, index(o))
             hi = arith.minsi(end, index(o + n))
             count = arith.maxsi(arith.subi(hi, lo), index(0))

@@ -14,12 +14,18 @@ program order: a buffer's bytes are reused once its last reader has run.
 Only straight-line blocks of contiguous static views (what
 coll-lower-all-reduce emits) take this path; lowering/cpu/to_cpu.py does the rest.
 """
+from collections.abc import Hashable
+
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref
 
 from . import fuse as cpu_fuse
+from .fuse import Access
 from .kernels import element_bytes
-from .shared import create, i64, inline_entry, no_inline, ptr_type
+from .scratch import Scratch
+from .shared import Kernels, create, i64, inline_entry, no_inline, ptr_type
+
+Work = list[tuple[ir.Operation, list[Access]]]  # (copy or combine, its accesses)
 
 ALIGN = 64
 WORK = ("coll.copy", "coll.combine")
@@ -28,7 +34,7 @@ WORK = ("coll.copy", "coll.combine")
 MAX_BUFFER_BYTES = 4 << 20
 
 
-def _plan(block, limit, max_bytes):
+def _plan(block: ir.Block, limit: int, max_bytes: int) -> tuple[list[ir.Operation], Work] | None:
     """(ops, accesses per work op) when `block` takes this path, else None."""
     ops = [op.operation for op in block.operations]
     work = [op for op in ops if op.name in WORK]
@@ -36,7 +42,8 @@ def _plan(block, limit, max_bytes):
         return None
     if any(op.name not in cpu_fuse.BENIGN_OPS + WORK for op in ops):
         return None
-    accesses, memo = [], {}
+    accesses: list[list[Access]] = []
+    memo: dict[ir.Value, tuple[ir.Value, int] | None] = {}
     for op in work:
         acc = cpu_fuse._accesses(op, memo)
         if acc is None or len({a.length for a in acc}) != 1:
@@ -48,7 +55,7 @@ def _plan(block, limit, max_bytes):
     return ops, list(zip(work, accesses))
 
 
-def _bytes(t):
+def _bytes(t: ir.Type) -> int:
     m = ir.MemRefType(t)
     n = element_bytes(m.element_type)
     for d in m.shape:
@@ -56,20 +63,23 @@ def _bytes(t):
     return n
 
 
-def _arena(work):
+def _arena(work: Work) -> tuple[dict[ir.Value, int], int]:
     """Byte offset of every scratch buffer in one arena, and its size:
     first fit among the freed blocks of the same size, else a new block."""
-    first, last = {}, {}
+    first: dict[ir.Value, int] = {}
+    last: dict[ir.Value, int] = {}
     for i, (_, acc) in enumerate(work):
         for a in acc:
             if not isinstance(a.root.owner, ir.Block):
                 first.setdefault(a.root, i)
                 last[a.root] = i
-    ends = {}
+    ends: dict[int, list[ir.Value]] = {}
     for r, i in last.items():
         ends.setdefault(i, []).append(r)
-    offsets, free, top = {}, {}, 0
-    starts = {}
+    offsets: dict[ir.Value, int] = {}
+    free: dict[int, list[int]] = {}
+    top = 0
+    starts: dict[int, list[ir.Value]] = {}
     for r, i in first.items():
         starts.setdefault(i, []).append(r)
     for i in range(len(work)):
@@ -85,7 +95,7 @@ def _arena(work):
     return offsets, top
 
 
-def lower(func_op, kernels, limit, max_bytes, scratch):
+def lower(func_op: ir.Operation, kernels: Kernels, limit: int, max_bytes: int, scratch: Scratch) -> list[str]:
     """Emits `func_op`'s program at the pointer level in place of its coll
     ops, its arena allocated by `scratch` (a scratch.Scratch); returns the
     names of the functions it made, [] (nothing changed) when it does not
@@ -139,7 +149,7 @@ def lower(func_op, kernels, limit, max_bytes, scratch):
     return [f"{name}_part{k}" for k in range(len(parts))]
 
 
-def _store_ptr(buf, table, k):
+def _store_ptr(buf: ir.Value, table: ir.Value, k: int) -> None:
     addr = arith.index_cast(i64(), memref.extract_aligned_pointer_as_index(buf))
     memref.store(addr, table, [arith.constant(ir.IndexType.get(), k)])
 
@@ -147,27 +157,29 @@ def _store_ptr(buf, table, k):
 class _Part:
     """Emits the copies and combines of one function on pointers."""
 
-    def __init__(self, table, slots, offsets, arena_slot, kernels):
+    def __init__(self, table: ir.Value, slots: dict[ir.Value, int], offsets: dict[ir.Value, int],
+                 arena_slot: int, kernels: Kernels) -> None:
         self.table, self.slots, self.offsets = table, slots, offsets
         self.arena_slot, self.kernels = arena_slot, kernels
-        self.bases, self.consts = {}, {}
+        self.bases: dict[Hashable, ir.Value] = {}  # slot k, or ("arena", offset)
+        self.consts: dict[int, ir.Value] = {}
 
-    def _gep(self, base, k, elem):
+    def _gep(self, base: ir.Value, k: int, elem: ir.Type) -> ir.Value:
         return llvm.getelementptr(ptr_type(), base, [], ir.DenseI32ArrayAttr.get([k]), elem,
                                   llvm.GEPNoWrapFlags.inbounds if hasattr(llvm, "GEPNoWrapFlags") else 0)
 
-    def _slot(self, k):
+    def _slot(self, k: int) -> ir.Value:
         if k not in self.bases:
             at = self._gep(self.table, k, i64()) if k else self.table
             self.bases[k] = llvm.load(ptr_type(), at)
         return self.bases[k]
 
-    def _const(self, v):
+    def _const(self, v: int) -> ir.Value:
         if v not in self.consts:
             (self.consts[v],) = create("llvm.mlir.constant", [i64()], [], value=ir.IntegerAttr.get(i64(), v))
         return self.consts[v]
 
-    def _at(self, a, elem):
+    def _at(self, a: Access, elem: ir.Type) -> ir.Value:
         root = a.root
         if root in self.slots:
             base = self._slot(self.slots[root])
@@ -181,7 +193,7 @@ class _Part:
                 base = self.bases[key]
         return self._gep(base, a.start, elem) if a.start else base
 
-    def emit(self, work):
+    def emit(self, work: Work) -> None:
         for op, acc in work:
             with op.location:
                 elem = ir.MemRefType(op.operands[0].type).element_type
