@@ -16,6 +16,8 @@ that others use and loads the ones it uses, rebuilding their descriptors
 and cheap; copies keep static types, i.e. memcpy). Other values (a loop's
 induction variable) are arguments.
 """
+from collections.abc import Collection
+
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
@@ -30,24 +32,24 @@ PURE = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memre
         "llvm.inttoptr", "memref.get_global")
 
 
-def _op(owner):
+def _op(owner: ir.Operation | ir.OpView) -> ir.Operation:
     return owner.operation if isinstance(owner, ir.OpView) else owner
 
 
-def _weight(op):
+def _weight(op: ir.Operation) -> int:
     if not len(op.regions):  # most ops: no walk (a Python call per op)
         return 1
     n = 0
 
-    def visit(_):
+    def visit(_: ir.Operation) -> ir.WalkResult:
         nonlocal n
         n += 1
         return ir.WalkResult.ADVANCE
-    op.walk(visit)
+    op.walk(visit, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
     return n
 
 
-def _static(t):
+def _static(t: ir.Type) -> tuple[list[int], int, list[int]] | None:
     """Shape, offset and strides of a memref type when all are static."""
     if not isinstance(t, ir.MemRefType):
         return None
@@ -63,7 +65,7 @@ def _static(t):
     return list(m.shape), offset, list(strides)
 
 
-def split_module(module_op, limit, skip=()):
+def split_module(module_op: ir.Operation, limit: int, skip: Collection[str] = ()) -> None:
     """Splits every public function (but those named in `skip`)."""
     body = module_op.regions[0].blocks[0]
     for f in [op.operation for op in body.operations]:
@@ -72,7 +74,7 @@ def split_module(module_op, limit, skip=()):
             _Splitter(f, limit).run()
 
 
-def split_function(f, limit, pure=PURE):
+def split_function(f: ir.Operation, limit: int, pure: Collection[str] = PURE) -> None:
     """Splits func.func `f`, its parts placed after it (it stays the
     module's first function); `pure`: the ops cloned where used (the GPU
     route adds its handle loads and descriptor building, lowering/gpu/to_gpu.py)."""
@@ -80,20 +82,23 @@ def split_function(f, limit, pure=PURE):
 
 
 class _Splitter:
-    def __init__(self, f, limit, pure=PURE, after=False):
+    size: ir.Value  # the table's length (set with the table)
+    stores_at: ir.Operation  # the last store of an entry argument's pointers
+
+    def __init__(self, f: ir.Operation, limit: int, pure: Collection[str] = PURE, after: bool = False) -> None:
         self.f = f
         self.limit = limit
         self.pure = pure
-        self.last = f if after else None  # parts go after it, else before f
+        self.last: ir.Operation | None = f if after else None  # parts go after it, else before f
         self.name = ir.StringAttr(f.attributes["sym_name"]).value
         self.count = 0
-        self.slots = {}     # buffer -> k: its pointers are at 2k, 2k + 1
-        self.pending = {}   # buffers with a slot, not stored yet -> their op
-        self.table = None   # memref<?xi64>, allocated at entry when needed
+        self.slots: dict[ir.Value, int] = {}  # buffer -> k: its pointers are at 2k, 2k + 1
+        self.pending: dict[ir.Value, ir.Operation] = {}  # buffers with a slot, not stored yet -> their op
+        self.table: ir.Value | None = None  # memref<?xi64>, allocated at entry when needed
         self.entry = f.regions[0].blocks[0]
-        self.moved = {}     # results of moved ops used outside their part -> slot
+        self.moved: dict[ir.Value, int] = {}  # results of moved ops used outside their part -> slot
 
-    def run(self):
+    def run(self) -> None:
         self.block(self.entry)
         if self.table is None:
             return
@@ -104,7 +109,7 @@ class _Splitter:
         self.size.owner.attributes["value"] = ir.IntegerAttr.get(ir.IndexType.get(), 2 * len(self.slots))
         inline_entry(self.f)
 
-    def _table(self):
+    def _table(self) -> ir.Value:
         if self.table is None:
             with ir.InsertionPoint.at_block_begin(self.entry), self.f.location:
                 self.size = arith.constant(ir.IndexType.get(), 0)
@@ -115,7 +120,7 @@ class _Splitter:
             self.stores_at = _op(self.table.owner)
         return self.table
 
-    def _slot(self, v):
+    def _slot(self, v: ir.Value) -> int:
         """The slot of buffer `v`; an entry argument is stored at entry,
         other buffers when their op is moved (or at the end)."""
         if v not in self.slots:
@@ -128,7 +133,7 @@ class _Splitter:
                 self.pending[v] = _op(v.owner)
         return self.slots[v]
 
-    def block(self, block):
+    def block(self, block: ir.Block) -> int:
         """Splits `block` (first the loops in it that are too big); returns
         its weight afterwards."""
         ops = [op.operation for op in block.operations][:-1]
@@ -143,7 +148,9 @@ class _Splitter:
         pure = self.pure
         if total <= self.limit or not all(op.name in pure or op in mine or _static_results(op) for op in ops):
             return total
-        segments, seg, size = [], [], 0
+        segments: list[list[ir.Operation]] = []
+        seg: list[ir.Operation] = []
+        size = 0
         for op, w in zip(ops, weights):
             if op.name in pure or op in mine:
                 continue
@@ -160,12 +167,14 @@ class _Splitter:
         _erase_dead(block, self._mine(), pure)
         return len(segments)
 
-    def _reload(self):
+    def _reload(self) -> None:
         """A buffer a part made and an op left in this function uses (the
         func.return of a function that returns memrefs): loaded from the
         table before that op (before the table is freed, for the return)."""
+        table = self.table
+        assert table is not None  # (the parts made it)
         term = self.entry.operations[len(self.entry.operations) - 1].operation
-        free = next((_op(u.owner) for u in self.table.uses if _op(u.owner).name == "memref.dealloc"), None)
+        free = next((_op(u.owner) for u in table.uses if _op(u.owner).name == "memref.dealloc"), None)
         for r, k in list(self.moved.items()):
             for u in list(r.uses):
                 user = _op(u.owner)
@@ -173,13 +182,14 @@ class _Splitter:
                     continue
                 at = free if user == term and free is not None else user
                 with ir.InsertionPoint(at), user.location:
-                    user.operands[u.operand_number] = _load(self.table, k, r.type)
+                    user.operands[u.operand_number] = _load(table, k, r.type)
 
-    def _mine(self):
+    def _mine(self) -> set[ir.Operation]:
         """Ops of the table, which stay in the entry block."""
         if self.table is None:
             return set()
-        ops, op = set(), _op(self.table.owner)
+        ops: set[ir.Operation] = set()
+        op = _op(self.table.owner)
         ops.add(_op(self.size.owner))
         ops.add(op)
         for u in self.table.uses:
@@ -191,17 +201,21 @@ class _Splitter:
                         _chain(_op(o.owner), ops)
         return ops
 
-    def _outline(self, segment):
+    def _outline(self, segment: list[ir.Operation]) -> None:
         table = self._table()
-        inside = set()
+        inside: set[ir.Operation | ir.Value] = set()
         for op in segment:
             _defined(op, inside)
-        used, seen = [], set()
+        used: list[tuple[ir.Value, ir.Operation]] = []
+        seen: set[ir.Value] = set()
         for op in segment:
             _uses(op, inside, used, seen)
-        args, clones, loads, done = [table], [], [], {table}
+        args = [table]
+        clones: list[tuple[ir.Operation, ir.Operation]] = []
+        loads: list[tuple[ir.Value, int]] = []
+        done = {table}
 
-        def need(v, at):
+        def need(v: ir.Value, at: ir.Operation) -> None:
             if v in done or v in inside:
                 return
             done.add(v)
@@ -223,8 +237,8 @@ class _Splitter:
         name = f"{self.name}_part{self.count}"
         self.count += 1
         first = segment[0]
-        at = ir.InsertionPoint(self.f) if self.last is None else ir.InsertionPoint.after(self.last)
-        with at, first.location:
+        where = ir.InsertionPoint(self.f) if self.last is None else ir.InsertionPoint.after(self.last)
+        with where, first.location:
             fn = func.FuncOp(name, ir.FunctionType.get([a.type for a in args], []), visibility="private")
             if self.last is not None:
                 self.last = fn.operation
@@ -253,7 +267,7 @@ class _Splitter:
             _remap(op, mapping)
 
 
-def _within(op, f):
+def _within(op: ir.Operation | None, f: ir.Operation) -> bool:
     """Whether `op` is (nested) in function `f`."""
     while op is not None:
         if op == f:
@@ -262,22 +276,22 @@ def _within(op, f):
     return False
 
 
-def _static_results(op):
+def _static_results(op: ir.Operation) -> bool:
     """Results a table slot can hold (static memrefs), or that nothing uses
     (a gpu.memcpy's token when its stream orders it)."""
     return all(_static(r.type) or not list(r.uses) for r in op.results)
 
 
-def _chain(op, ops):
+def _chain(op: ir.Operation, ops: set[ir.Operation]) -> None:
     ops.add(op)
     for o in op.operands:
         if not isinstance(o.owner, ir.Block):
             _chain(_op(o.owner), ops)
 
 
-def _defined(op, inside):
-    def visit(o):
-        o = _op(o)
+def _defined(op: ir.Operation, inside: set[ir.Operation | ir.Value]) -> None:
+    def visit(view: ir.Operation) -> ir.WalkResult:
+        o = _op(view)
         inside.add(o)
         for r in o.results:
             inside.add(r)
@@ -286,22 +300,23 @@ def _defined(op, inside):
                 for a in b.arguments:
                     inside.add(a)
         return ir.WalkResult.ADVANCE
-    op.walk(visit)
+    op.walk(visit, ir.WalkOrder.POST_ORDER)
 
 
-def _uses(op, inside, used, seen):
+def _uses(op: ir.Operation, inside: set[ir.Operation | ir.Value], used: list[tuple[ir.Value, ir.Operation]],
+          seen: set[ir.Value]) -> None:
     """Appends (value from outside, `op`) for each first use under `op`."""
-    def visit(o):
+    def visit(o: ir.Operation) -> ir.WalkResult:
         for v in o.operands:
             if v not in inside and v not in seen:
                 seen.add(v)
                 used.append((v, op))
         return ir.WalkResult.ADVANCE
-    op.walk(visit)
+    op.walk(visit, ir.WalkOrder.POST_ORDER)
 
 
-def _remap(op, mapping, shallow=False):
-    def fix(o):
+def _remap(op: ir.Operation, mapping: dict[ir.Value, ir.Value], shallow: bool = False) -> None:
+    def fix(o: ir.Operation) -> None:
         for i, v in enumerate(o.operands):
             new = mapping.get(v)
             if new is not None:
@@ -310,13 +325,13 @@ def _remap(op, mapping, shallow=False):
         fix(op)
         return
 
-    def visit(o):
+    def visit(o: ir.Operation) -> ir.WalkResult:
         fix(o)
         return ir.WalkResult.ADVANCE
-    op.walk(visit)
+    op.walk(visit, ir.WalkOrder.POST_ORDER)
 
 
-def _erase_dead(block, keep, pure=PURE):
+def _erase_dead(block: ir.Block, keep: set[ir.Operation], pure: Collection[str] = PURE) -> None:
     for op in reversed([op.operation for op in block.operations]):
         if op.name in pure and all(not list(r.uses) for r in op.results) and op not in keep:
             op.erase()
@@ -324,7 +339,7 @@ def _erase_dead(block, keep, pure=PURE):
 
 # -- the table: buffers as (allocated, aligned) pointers ---------------------
 
-def _store(v, table, k):
+def _store(v: ir.Value, table: ir.Value, k: int) -> ir.OpView:
     """Stores buffer `v`'s pointers in slot k; returns the last op."""
     i64, ptr = ir.IntegerType.get_signless(64), ir.Type.parse("!llvm.ptr")
     (d,) = _create("builtin.unrealized_conversion_cast", [_descriptor_type(ir.MemRefType(v.type).rank)], [v])
@@ -335,9 +350,11 @@ def _store(v, table, k):
     return last
 
 
-def _load(table, k, t):
+def _load(table: ir.Value, k: int, t: ir.Type) -> ir.Value:
     i64, ptr = ir.IntegerType.get_signless(64), ir.Type.parse("!llvm.ptr")
-    shape, offset, strides = _static(t)
+    static = _static(t)
+    assert static is not None  # (only static buffers get a slot)
+    shape, offset, strides = static
     dt = _descriptor_type(len(shape))
     (d,) = _create("llvm.mlir.poison", [dt], [])
     for field in (0, 1):
