@@ -20,27 +20,30 @@ instead; `set_timing(True)` records events around each call's work, and
 `device_seconds()` is then the last call's GPU time (without the host's
 enqueueing and sync); `graph_counts()` says how calls ran.
 """
+import _ctypes
 import ctypes
 import os
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-_CUDA = None
+_CUDA: ctypes.CDLL | None = None
 
 
 class CudaError(RuntimeError):
     pass
 
 
-def _load_libcuda():
+def _load_libcuda() -> ctypes.CDLL:
     global _CUDA
     if _CUDA is None:
         _CUDA = ctypes.CDLL("libcuda.so.1")
     return _CUDA
 
 
-def available(device=0):
+def available(device: int = 0) -> tuple[bool, str]:
     """(True, '') when a CUDA GPU can run programs here, else (False, why)."""
     try:
         lib = _load_libcuda()
@@ -58,7 +61,7 @@ def available(device=0):
     return True, ""
 
 
-def driver_version():
+def driver_version() -> int | None:
     """cuDriverGetVersion (e.g. 13000 for CUDA 13.0), or None."""
     try:
         lib = _load_libcuda()
@@ -68,7 +71,7 @@ def driver_version():
     return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None
 
 
-def device_name(device=0):
+def device_name(device: int = 0) -> str | None:
     """The GPU's name, without making a context (a parent process that only
     orchestrates keeps none)."""
     lib = _load_libcuda()
@@ -82,7 +85,7 @@ def device_name(device=0):
 class Driver:
     """The primary context of one GPU, and memory in it."""
 
-    def __init__(self, device=0):
+    def __init__(self, device: int = 0) -> None:
         ok, why = available(device)
         if not ok:
             raise CudaError(why)
@@ -103,47 +106,48 @@ class Driver:
         self.lib.cuDeviceGetName(name, 256, dev)
         self.name = name.value.decode(errors="replace")
 
-    def check(self, rc, what):
+    def check(self, rc: int, what: str) -> None:
         if rc:
             msg = ctypes.c_char_p()
             self.lib.cuGetErrorString(rc, ctypes.byref(msg))
             raise CudaError(f"{what} failed: {msg.value.decode() if msg.value else rc}")
 
-    def alloc(self, nbytes):
+    def alloc(self, nbytes: int) -> int:
         ptr = ctypes.c_uint64(0)
         self.check(self.lib.cuMemAlloc_v2(ctypes.byref(ptr), max(int(nbytes), 1)), "cuMemAlloc")
         return ptr.value
 
-    def free(self, ptr):
+    def free(self, ptr: int) -> None:
         self.check(self.lib.cuMemFree_v2(ptr), "cuMemFree")
 
-    def upload(self, ptr, arr):
+    def upload(self, ptr: int, arr: np.ndarray) -> None:
         arr = np.asarray(arr, order="C")  # not ascontiguousarray: a 0-d array stays 0-d
         self.check(self.lib.cuMemcpyHtoD_v2(ptr, arr.ctypes.data, arr.nbytes), "cuMemcpyHtoD")
 
-    def download(self, arr, ptr):
+    def download(self, arr: np.ndarray, ptr: int) -> None:
         assert arr.flags.c_contiguous
         self.check(self.lib.cuMemcpyDtoH_v2(arr.ctypes.data, ptr, arr.nbytes), "cuMemcpyDtoH")
 
-    def fill(self, ptr, nbytes, byte):
+    def fill(self, ptr: int, nbytes: int, byte: int) -> None:
         self.check(self.lib.cuMemsetD8_v2(ptr, byte, nbytes), "cuMemsetD8")
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         self.check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize")
 
 
-def descriptor(ptr, shape):
+def descriptor(ptr: int, shape: Sequence[int]) -> ctypes.Structure:
     """A memref descriptor for a contiguous buffer at address `ptr`."""
     rank = len(shape)
     fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
               ("offset", ctypes.c_int64)]
     if rank:
         fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
-    desc = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})()
+    desc: Any = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})()  # (fields made here)
     desc.allocated = desc.aligned = ptr
     desc.offset = 0
     if rank:
-        strides, s = [], 1
+        strides: list[int] = []
+        s = 1
         for d in reversed(shape):
             strides.append(s)
             s *= d
@@ -152,7 +156,7 @@ def descriptor(ptr, shape):
     return desc
 
 
-def set_default_device(device, directory):
+def set_default_device(device: int, directory: str | os.PathLike) -> None:
     """Makes the upstream wrappers use GPU `device`: they create their one
     context for the default device on first use, which is when a program
     library is loaded. Must run before the first program is loaded."""
@@ -163,7 +167,8 @@ def set_default_device(device, directory):
 class Program:
     """A loaded shared library and its entry `_mlir_ciface_<entry>`."""
 
-    def __init__(self, path, entry, device=0, runtime_dir=None):
+    def __init__(self, path: str | os.PathLike, entry: str, device: int = 0,
+                 runtime_dir: str | os.PathLike | None = None) -> None:
         self.path = os.path.abspath(path)
         if device:
             set_default_device(device, runtime_dir or os.path.dirname(self.path))
@@ -171,18 +176,18 @@ class Program:
         self.lib = ctypes.CDLL(self.path, mode=ctypes.RTLD_GLOBAL)
         self.fn = getattr(self.lib, f"_mlir_ciface_{entry}")
         self.fn.restype = None
-        self._keep = None
+        self._keep: list[ctypes.Structure] | None = None
 
-    def bind(self, pointers, shapes):
+    def bind(self, pointers: Sequence[int], shapes: Sequence[Sequence[int]]) -> list[Any]:
         """Prepares a call on device buffers (one per argument, in order)."""
         descs = [descriptor(p, s) for p, s in zip(pointers, shapes)]
         self._keep = descs
         return [ctypes.byref(d) for d in descs]
 
-    def call(self, args):
+    def call(self, args: Sequence[Any]) -> None:
         self.fn(*args)
 
-    def time_calls(self, args, repeat, warmup=2):
+    def time_calls(self, args: Sequence[Any], repeat: int, warmup: int = 2) -> list[float]:
         """Seconds of each of `repeat` calls, after `warmup` calls."""
         for _ in range(warmup):
             self.fn(*args)
@@ -193,24 +198,24 @@ class Program:
             out.append(time.perf_counter() - t0)
         return out
 
-    def _control(self, name):
+    def _control(self, name: str) -> Any:
         fn = getattr(self.lib, name, None)
         if fn is None:
             raise CudaError(f"{os.path.basename(self.path)} has no CUDA graph controls ({name}): "
                             "built with graph=false")
         return fn
 
-    def has_graphs(self):
+    def has_graphs(self) -> bool:
         return hasattr(self.lib, "coll_set_graphs")
 
-    def set_graphs(self, on):
+    def set_graphs(self, on: bool) -> None:
         """Calls as one replayed CUDA graph (True, the default) or op by op."""
         self._control("coll_set_graphs")(ctypes.c_int32(1 if on else 0))
 
-    def set_timing(self, on):
+    def set_timing(self, on: bool) -> None:
         self._control("coll_set_timing")(ctypes.c_int32(1 if on else 0))
 
-    def device_seconds(self):
+    def device_seconds(self) -> float | None:
         """GPU seconds of the last call (set_timing(True) first); None if
         not timed."""
         fn = self._control("coll_last_device_seconds")
@@ -218,16 +223,15 @@ class Program:
         t = fn()
         return None if t < 0 else t
 
-    def graph_counts(self):
+    def graph_counts(self) -> dict[str, int]:
         """{captures, replays, direct, refused}: how the calls since load ran."""
         out = (ctypes.c_int64 * 4)()
         self._control("coll_graph_counts")(out)
         return dict(zip(("captures", "replays", "direct", "refused"), out))
 
-    def close(self):
+    def close(self) -> None:
         """Unloads the library (its destructor unloads the kernels while the
         context is still alive, avoiding a cuModuleUnload error at exit)."""
         if self.lib is not None:
-            import _ctypes
             _ctypes.dlclose(self.lib._handle)
-            self.lib = self.fn = None
+            self.lib = self.fn = None  # type: ignore[assignment]  # closed: no call may follow
