@@ -33,6 +33,7 @@ ids are arguments (`cpu_func_text`): tests run it on the CPU, thread by
 thread, to check the index arithmetic without a GPU.
 """
 import re
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from mlir import ir
@@ -54,7 +55,7 @@ CHIP_FEATURES = {"sm_100": "+ptx86", "sm_100a": "+ptx86", "sm_100f": "+ptx88",
 DEFAULT_FEATURES = "+ptx80"  # the upstream default +ptx60 is rejected for sm_90
 
 
-def features_for(chip):
+def features_for(chip: str) -> str:
     return CHIP_FEATURES.get(chip, DEFAULT_FEATURES)
 
 
@@ -77,20 +78,20 @@ CHIPS = {80: Chip(108, 2048, 32), 86: Chip(72, 1536, 16), 89: Chip(142, 1536, 24
          90: Chip(132, 2048, 32), 100: Chip(148, 2048, 32), 120: Chip(188, 1536, 24)}
 
 
-def chip_facts(chip):
+def chip_facts(chip: str) -> Chip:
     """The Chip of 'sm_90a' and the like (sm_90's for one not in the table)."""
     m = re.fullmatch(r"sm_(\d+)[a-z]?", chip)
     return CHIPS.get(int(m.group(1)) if m else 90, CHIPS[90])
 
 
-def register_bound(arity):
+def register_bound(arity: int) -> int:
     """Registers per thread a combine kernel of `arity` inputs stays within
     (tests/unit/test_gpu_resources.py checks it with ptxas -v on every
     kernel); the grids are sized by it."""
     return 32 + 8 * arity
 
 
-def grid_blocks(chip, arity, threads):
+def grid_blocks(chip: str, arity: int, threads: int) -> int:
     """Blocks that fill every multiprocessor once at the occupancy
     register_bound(arity) allows (the kernels loop over the rest)."""
     c = chip_facts(chip)
@@ -104,18 +105,18 @@ def grid_blocks(chip, arity, threads):
 ELEMENT_BYTES = {name: e.bytes for name, e in ELEMENTS.items()}
 
 
-def stored_element(elem):
+def stored_element(elem: str) -> str:
     """The element type a buffer holds in memory: i1 is one byte."""
     return ELEMENTS[elem].stored if elem in ELEMENTS else elem
 
 
-def accumulator(elem):
+def accumulator(elem: str) -> str:
     """The element type a combine computes in (ir/kinds.py: f16, bf16: f32)."""
     t = stored_element(elem)
     return ELEMENTS[t].compute or t
 
 
-def lanes(elem):
+def lanes(elem: str) -> int:
     """Elements per 16-byte vector."""
     return VECTOR_BYTES // ELEMENT_BYTES[stored_element(elem)]
 
@@ -131,37 +132,37 @@ class Kernel(NamedTuple):
     acc_out: bool = False
 
     @classmethod
-    def make(cls, kind, elem, arity, acc_in=False, acc_out=False):
+    def make(cls, kind: str, elem: str, arity: int, acc_in: bool = False, acc_out: bool = False) -> "Kernel":
         t = stored_element(elem)
         same = accumulator(t) == t
         return cls(kind, t, arity, acc_in and not same, acc_out and not same)
 
     @property
-    def name(self):
+    def name(self) -> str:
         a = accumulator(self.elem)
         return (f"combine_{self.kind}_{self.elem}_x{self.arity}"
                 + (f"_from{a}" if self.acc_in else "") + (f"_to{a}" if self.acc_out else ""))
 
     @classmethod
-    def parse(cls, name):
+    def parse(cls, name: str) -> "Kernel":
         """The Kernel named `name` (the inverse of .name)."""
         m = re.fullmatch(r"combine_([a-z]+)_([a-z0-9]+)_x(\d+)(_from\w+?)?(_to\w+)?", name)
         if not m:
             raise ValueError(f"not a combine kernel name: '{name}'")
         return cls(m.group(1), m.group(2), int(m.group(3)), bool(m.group(4)), bool(m.group(5)))
 
-    def types(self):
+    def types(self) -> tuple[list[str], str]:
         """Stored element types of the inputs and of the output."""
         a = accumulator(self.elem)
         ins = [a if self.acc_in and k == 0 else self.elem for k in range(self.arity)]
         return ins, a if self.acc_out else self.elem
 
 
-def kernel_name(kind, elem, arity):
+def kernel_name(kind: str, elem: str, arity: int) -> str:
     return Kernel.make(kind, elem, arity).name
 
 
-def chain(kind, elem, arity):
+def chain(kind: str, elem: str, arity: int) -> list[tuple[Kernel, int, int]]:
     """[(Kernel, first input, inputs)] that fold `arity` inputs in device
     order, each kernel at most MAX_ARITY wide: one kernel when arity <=
     MAX_ARITY; otherwise the first writes the accumulator, the middle ones
@@ -180,11 +181,11 @@ def chain(kind, elem, arity):
     return out
 
 
-def every_kernel():
+def every_kernel() -> list[Kernel]:
     """Every distinct Kernel a combine of any arity can need (chain() of
     arities up to 3 * MAX_ARITY has every shape of chain: first, middle and
     last kernels), for every kind and element type the kind applies to."""
-    out = set()
+    out: set[Kernel] = set()
     for kind in KINDS:
         for elem in ELEMENTS:
             try:
@@ -196,13 +197,13 @@ def every_kernel():
     return sorted(out)
 
 
-def combine_op(kind, elem):
+def combine_op(kind: str, elem: str) -> str:
     if kind not in KINDS or elem not in ELEMENTS:
         raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")
     return KINDS[kind].arith_op(elem)
 
 
-def _body(k, space):
+def _body(k: Kernel, space: int) -> list[str]:
     """Kernel body lines of Kernel `k`; expects the addresses %in0.., %out
     and %n, %tid, %bid, %bdim, %gdim (all index). `space`: the pointers'
     address space (1: global, on the GPU)."""
@@ -264,14 +265,14 @@ def _body(k, space):
         "%ns = arith.addi %h, %ntail : index",
     ]
 
-    def fold(i, vector, suffix):
+    def fold(i: str, vector: bool, suffix: str) -> list[str]:
         """Lines that load every input at element `i` and fold them, in
         device order, each load next to its use (all loads first would keep
         every input live at once). Returns (lines, result, output address)."""
-        def ty(x):
+        def ty(x: str) -> str:
             return f"vector<{v}x{x}>" if vector else x
         out = [f"%i64{suffix} = arith.index_cast {i} : index to i64"]
-        acc = None
+        acc: str | None = None
         for j, tj in enumerate(types):
             out.append(f"%e{j}{suffix} = llvm.getelementptr inbounds %p{j}[%i64{suffix}] : "
                        f"({pt}, i64) -> {pt}, {tj}")
@@ -310,18 +311,21 @@ def _body(k, space):
     return L
 
 
-def _args(arity):
+def _args(arity: int) -> list[str]:
     return [f"%in{k}: index" for k in range(arity)] + ["%out: index", "%n: index"]
 
 
-def _kernel(k):
+KernelSpec = Kernel | tuple[str, str, int]  # a Kernel, or (kind, elem, arity)
+
+
+def _kernel(k: KernelSpec) -> Kernel:
     return k if isinstance(k, Kernel) else Kernel.make(*k)
 
 
-def gpu_func_text(*spec):
+def gpu_func_text(*spec: KernelSpec | str | int) -> str:
     """`gpu.func @combine_... kernel` (to be placed in a gpu.module) of a
     Kernel, or of (kind, elem, arity)."""
-    k = _kernel(spec[0] if len(spec) == 1 else spec)
+    k = _kernel(spec[0] if len(spec) == 1 else spec)  # type: ignore[arg-type]  # (one spec, or its parts)
     combine_op(k.kind, k.elem)
     head = [
         "%tid = gpu.thread_id x",
@@ -334,10 +338,10 @@ def gpu_func_text(*spec):
     return (f"gpu.func @{k.name}({args}) kernel {{\n  " + "\n  ".join(body) + "\n}")
 
 
-def cpu_func_text(*spec):
+def cpu_func_text(*spec: KernelSpec | str | int) -> str:
     """The kernel body as `func.func` taking the thread/block ids as
     arguments (for CPU tests of the index arithmetic)."""
-    k = _kernel(spec[0] if len(spec) == 1 else spec)
+    k = _kernel(spec[0] if len(spec) == 1 else spec)  # type: ignore[arg-type]  # (one spec, or its parts)
     combine_op(k.kind, k.elem)
     args = ", ".join(_args(k.arity) + ["%tid: index", "%bid: index", "%bdim: index", "%gdim: index"])
     body = _body(k, 0) + ["return"]
@@ -347,7 +351,7 @@ def cpu_func_text(*spec):
 
 # -- the gpu.module that holds them -----------------------------------------------
 
-def kernel_module(module_op, chip):
+def kernel_module(module_op: ir.Operation, chip: str) -> ir.OpView:
     body = module_op.regions[0].blocks[0]
     for op in body.operations:
         if op.operation.name == "gpu.module" and \
@@ -361,7 +365,7 @@ def kernel_module(module_op, chip):
     return mod
 
 
-def add_kernels(module_op, chip, needed):
+def add_kernels(module_op: ir.Operation, chip: str, needed: Mapping[str, KernelSpec]) -> None:
     if not needed:
         return
     mod = kernel_module(module_op, chip)
