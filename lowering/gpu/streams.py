@@ -45,6 +45,8 @@ so a warm call is one graph launch and one sync. The body also runs as it
 is, without capture (COLL_CUDA_GRAPHS=0): fork and join are plain event
 waits then.
 """
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+
 from mlir import ir
 from mlir.dialects import gpu, llvm
 
@@ -76,19 +78,23 @@ RUNTIME = {  # name: (arguments, result); upstream CudaRuntimeWrappers.cpp
 }
 
 
-def _token_type():
+Chain = Hashable  # what orders ops on one stream (to_gpu.py: a device, a side of a copy, local work)
+Clock = dict[Chain, int]  # per chain, the ops of it that a token follows
+
+
+def _token_type() -> ir.Type:
     return gpu.AsyncTokenType.get()
 
 
-def _ptr():
+def _ptr() -> ir.Type:
     return ir.Type.parse("!llvm.ptr")
 
 
-def _call(name, args, result=None):
+def _call(name: str, args: Iterable[ir.Value], result: ir.Type | None = None) -> ir.Value:
     return llvm.call(result, list(args), [], [], callee=ir.FlatSymbolRefAttr.get(name))
 
 
-def _load_global(base, index):
+def _load_global(base: ir.Value, index: int) -> ir.Value:
     """base[index] (`base`: the address of an array of pointers)."""
     slot = llvm.getelementptr(_ptr(), base, [], ir.DenseI32ArrayAttr.get([index]),
                               ir.TypeAttr.get(_ptr()), ir.IntegerAttr.get(
@@ -96,13 +102,14 @@ def _load_global(base, index):
     return llvm.load(_ptr(), slot)
 
 
-def _key_words(types):
+def _key_words(types: Sequence[ir.Type]) -> tuple[list[str], int]:
     """Lines storing the graph key of memref arguments %a<i> of `types`
     into %key (each buffer's aligned address and offset, and its sizes and
     strides where the type leaves them dynamic); returns (lines, words)."""
-    lines, k = [], 0
+    lines: list[str] = []
+    k = 0
 
-    def store(value):
+    def store(value: str) -> None:
         nonlocal k
         lines.extend([f"%ki{k} = arith.index_cast {value} : index to i64",
                       f"%ks{k} = llvm.getelementptr %key[{k}] : (!llvm.ptr) -> !llvm.ptr, i64",
@@ -136,19 +143,19 @@ GRAPH_SAFE = ("func.return", "arith.constant", "memref.subview", "memref.collaps
               "memref.reinterpret_cast")
 
 
-def _graph_safe(func):
+def _graph_safe(func: ir.Operation) -> bool:
     ok = [True]
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name != "func.func" and not op.name.startswith("coll.") and op.name not in GRAPH_SAFE:
             ok[0] = False
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
-    func.walk(visit)
+    func.walk(visit, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
     return ok[0]
 
 
-def _is_memref(t):
+def _is_memref(t: ir.Type) -> bool:
     try:
         ir.MemRefType(t)
         return True
@@ -156,18 +163,18 @@ def _is_memref(t):
         return False
 
 
-def _sync_at_returns(func):
+def _sync_at_returns(func: ir.Operation) -> None:
     """The host sync of a graph-mode function that cannot be wrapped."""
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "func.return":
             with ir.InsertionPoint(op), op.location:
                 base = llvm.mlir_addressof(_ptr(), STREAMS)
                 _call("mgpuStreamSynchronize", [llvm.load(_ptr(), base)])
         return ir.WalkResult.ADVANCE
-    func.walk(visit)
+    func.walk(visit, ir.WalkOrder.POST_ORDER)
 
 
-def _wrap(func, k):
+def _wrap(func: ir.Operation, k: int) -> None:
     """Moves `func`'s work into a private body and gives `func` the graph
     calls of the module doc (graph state `k`)."""
     name = ir.StringAttr(func.attributes["sym_name"]).value
@@ -215,7 +222,9 @@ def _wrap(func, k):
     with func.location:
         parsed = ir.Module.parse(text)  # kept alive until its op is moved out
     wrapper = parsed.body.operations[0].operation
-    func.parent.regions[0].blocks[0].append(wrapper)
+    module = func.parent
+    assert module is not None  # (a function of a module)
+    module.regions[0].blocks[0].append(wrapper)
     wrapper.move_before(func)
     keep = ("sym_name", "function_type", "sym_visibility")
     for attr in list(func.attributes):  # names
@@ -232,28 +241,29 @@ class _Tok:
     (chain -> ops of that chain), the op that made it and its event."""
     __slots__ = ("value", "chain", "pos", "clock", "gen", "op", "event")
 
-    def __init__(self, value, chain, pos, clock, gen, op):
+    def __init__(self, value: ir.Value, chain: Chain, pos: int, clock: Clock, gen: int, op: ir.OpView) -> None:
         self.value, self.chain, self.pos, self.clock = value, chain, pos, clock
-        self.gen, self.op, self.event = gen, op, None
+        self.gen, self.op = gen, op
+        self.event: ir.Value | None = None
 
 
-def _implies(clock, tok):
+def _implies(clock: Mapping[Chain, int], tok: _Tok) -> bool:
     return clock.get(tok.chain, 0) >= tok.pos
 
 
-def _array_global(name, count):
+def _array_global(name: str, count: int) -> str:
     arr = f"!llvm.array<{count} x ptr>"
     return (f"llvm.mlir.global internal @{name}() {{addr_space = 0 : i32}} : {arr} {{\n"
             f"  %z = llvm.mlir.zero : {arr}\n  llvm.return %z : {arr}\n}}")
 
 
-def _state_global(name):
+def _state_global(name: str) -> str:
     arr = f"!llvm.array<{GRAPH_WORDS} x i64>"
     return (f"llvm.mlir.global internal @{name}() {{addr_space = 0 : i32}} : {arr} {{\n"
             f"  %z = llvm.mlir.zero : {arr}\n  llvm.return %z : {arr}\n}}")
 
 
-def _slot(name, k):
+def _slot(name: str, k: int) -> list[str]:
     """Lines that leave the address of name[k] in %<name>_p<k>."""
     return [f"%{name}_a{k} = llvm.mlir.addressof @{name} : !llvm.ptr",
             f"%{name}_p{k} = llvm.getelementptr %{name}_a{k}[{k}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr"]
@@ -264,20 +274,20 @@ class Program:
     constructor makes (streams shared by the module's functions; each
     function has its own events and pool)."""
 
-    def __init__(self, graph=True):
+    def __init__(self, graph: bool = True) -> None:
         self.streams = 0
         self.events = 0
-        self.pools = []       # bytes of each pool
+        self.pools: list[int] = []  # bytes of each pool
         self.graph = graph    # each function's call as one CUDA graph
-        self.functions = []   # the Chains of each function
+        self.functions: list[Chains] = []  # the Chains of each function
         self.graphs = 0       # graph states (one per wrapped function)
 
-    def pool(self, nbytes):
+    def pool(self, nbytes: int) -> int:
         """Index of a new pool of `nbytes`."""
         self.pools.append(nbytes)
         return len(self.pools) - 1
 
-    def text(self, declared=()):
+    def text(self, declared: Collection[str] = ()) -> str:
         """The globals, constructor and destructor (LLVM dialect text);
         `declared`: runtime functions the module declares already."""
         if not (self.streams or self.events or self.pools or self.graphs):
@@ -290,7 +300,8 @@ class Program:
                  for n, (a, r) in calls.items() if n not in declared]
         kinds = ((STREAMS, self.streams, "mgpuStreamCreate", "mgpuStreamDestroy"),
                  (EVENTS, self.events, "mgpuEventCreate", "mgpuEventDestroy"))
-        init, fini = [], []
+        init: list[str] = []
+        fini: list[str] = []
         for name, count, create, destroy in kinds:
             for k in range(count):
                 v = f"%{name}_v{k}"
@@ -316,12 +327,12 @@ class Program:
         if self.pools:
             pool_fini.append("llvm.call @mgpuStreamSynchronize(%s0) : (!llvm.ptr) -> ()")
         # Graphs go first: an instantiated graph refers to the events and pools.
-        graph_fini = []
+        graph_fini: list[str] = []
         for k in range(self.graphs):
             graph_fini += [f"%g{k} = llvm.mlir.addressof @{GRAPH_STATE}{k} : !llvm.ptr",
                            f"llvm.call @__coll_graph_destroy(%g{k}) : (!llvm.ptr) -> ()"]
 
-        def func(name, lines):
+        def func(name: str, lines: list[str]) -> str:
             return f"llvm.func internal @{name}() {{\n" + "".join(
                 f"  {x}\n" for x in lines + ["llvm.return"]) + "}"
         arrays = [_array_global(name, count) for name, count in (
@@ -334,7 +345,7 @@ class Program:
             f"llvm.mlir.global_dtors dtors = [@{FINI}], priorities = [{CTOR_PRIORITY} : i32], "
             "data = [#llvm.zero]"])
 
-    def install(self, module_op):
+    def install(self, module_op: ir.Operation) -> None:
         """Wraps each function that enqueues work in graph mode (see the
         module doc), then adds text() to the module."""
         if self.graph:
@@ -357,29 +368,32 @@ class Chains:
     """One chain of async ops per key (a logical device, or a GPU), each on
     its program-long stream, for one function (see the module doc)."""
 
-    def __init__(self, program, entry):
+    def __init__(self, program: Program, entry: ir.Operation | ir.OpView) -> None:
         self.program = program
         program.functions.append(self)
-        self.func = entry.operation.parent
+        func = entry.operation.parent
+        assert func is not None  # (an op of a function)
+        self.func = func
         self.entry = entry    # the function's first op: handles load before it
         self.graph = program.graph and _graph_safe(self.func)
-        self.origin = None    # graph mode: the chain of stream 0, the capture's origin
-        self.forked = set()   # graph mode: chains that joined the current gen
-        self.fork = None      # graph mode: (event, where to record it) of the current gen
-        self.stream = {}      # chain -> (stream ptr value, token value)
+        self.origin: Chain | None = None  # graph mode: the chain of stream 0, the capture's origin
+        self.forked: set[Chain] = set()  # graph mode: chains that joined the current gen
+        # graph mode: (event, where to record it) of the current gen
+        self.fork: tuple[ir.Value | None, ir.InsertionPoint | None] | None = None
+        self.stream: dict[Chain, tuple[ir.Value, ir.Value]] = {}  # chain -> (stream ptr value, token value)
         self.gen = 0          # bumped by every host sync: older tokens are done
-        self.head = {}        # chain -> _Tok
-        self.count = {}       # chain -> ops issued on it
-        self.bases = {}       # global name -> its address, taken once
+        self.head: dict[Chain, _Tok] = {}  # chain -> _Tok
+        self.count: dict[Chain, int] = {}  # chain -> ops issued on it
+        self.bases: dict[str, ir.Value] = {}  # global name -> its address, taken once
 
-    def _handle(self, name, index):
+    def _handle(self, name: str, index: int) -> ir.Value:
         """Entry-block load of globals[name][index]."""
         with ir.InsertionPoint(self.entry):
             if name not in self.bases:
                 self.bases[name] = llvm.mlir_addressof(_ptr(), name)
             return _load_global(self.bases[name], index)
 
-    def _stream(self, chain):
+    def _stream(self, chain: Chain) -> tuple[ir.Value, ir.Value]:
         if chain not in self.stream:
             k = len(self.stream)
             if k == 0:
@@ -392,7 +406,7 @@ class Chains:
             self.stream[chain] = (s, tok)
         return self.stream[chain]
 
-    def _event(self, tok):
+    def _event(self, tok: _Tok) -> ir.Value:
         """The event recorded right after `tok`'s op (made on first need)."""
         if tok.event is None:
             k = self.program.events
@@ -402,10 +416,10 @@ class Chains:
                 _call("mgpuEventRecord", [tok.event, self._stream(tok.chain)[0]])
         return tok.event
 
-    def _new(self, value, chain, clocks, op):
+    def _new(self, value: ir.Value, chain: Chain, clocks: list[Clock], op: ir.OpView) -> _Tok:
         pos = self.count.get(chain, 0) + 1
         self.count[chain] = pos
-        clock = {}
+        clock: Clock = {}
         for c in clocks:
             for k, v in c.items():
                 clock[k] = max(clock.get(k, 0), v)
@@ -414,23 +428,23 @@ class Chains:
         self.head[chain] = tok
         return tok
 
-    def needed(self, chain, deps):
+    def needed(self, chain: Chain, deps: Iterable[_Tok]) -> list[_Tok]:
         """The deps that `chain` must still wait for, minimal."""
         head = self.head.get(chain)
         known = head.clock if head else {}
-        live = []
+        live: list[_Tok] = []
         for t in deps:
             if t.gen == self.gen and not _implies(known, t) and t not in live:
                 live.append(t)
         return [t for t in live
                 if not any(o is not t and _implies(o.clock, t) for o in live)]
 
-    def _wait_for(self, chain, toks):
+    def _wait_for(self, chain: Chain, toks: Iterable[_Tok]) -> None:
         stream = self._stream(chain)[0]
         for t in toks:
             _call("mgpuStreamWaitEvent", [stream, self._event(t)])
 
-    def _join_capture(self, chain):
+    def _join_capture(self, chain: Chain) -> None:
         """Graph mode: a chain's first op of a gen waits on the fork event,
         recorded on the origin stream where the gen began (so the chain is
         in the capture, and after everything before that point)."""
@@ -439,16 +453,19 @@ class Chains:
             return
         self.forked.add(chain)
         if self.fork is None or isinstance(self.fork[1], ir.InsertionPoint):
-            where = self.fork[1] if self.fork else ir.InsertionPoint(self.entry)
+            start = self.fork[1] if self.fork else None
+            where = start if start is not None else ir.InsertionPoint(self.entry)
             k = self.program.events
             self.program.events += 1
             event = self._handle(EVENTS, k)
             with where:
                 _call("mgpuEventRecord", [event, self._stream(self.origin)[0]])
             self.fork = (event, None)
-        _call("mgpuStreamWaitEvent", [stream, self.fork[0]])
+        recorded, _ = self.fork
+        assert recorded is not None  # (recorded above, or earlier in this gen)
+        _call("mgpuStreamWaitEvent", [stream, recorded])
 
-    def issue(self, chain, deps, make):
+    def issue(self, chain: Chain, deps: Iterable[_Tok], make: Callable[[ir.Value], ir.Value]) -> _Tok:
         """Emits `make(stream token) -> token value` on `chain` after `deps`."""
         if self.graph:
             self._join_capture(chain)
@@ -459,7 +476,7 @@ class Chains:
         clocks = ([head.clock] if head else []) + [t.clock for t in need]
         return self._new(value, chain, clocks, value.owner)
 
-    def sync(self):
+    def sync(self) -> None:
         """Host sync: every live chain joins the one whose head implies the
         most others, and the host waits on that stream once. Graph mode: no
         host sync (none may be inside a capture); every live chain joins the
@@ -483,7 +500,7 @@ class Chains:
         self.gen += 1
         self.head = {}
 
-    def pool(self, index, nbytes):
+    def pool(self, index: int, nbytes: int) -> ir.Value:
         """Scratch pool `index` (made by the constructor) as memref<Bxi8>."""
         i64 = ir.IntegerType.get_signless(64)
         ptr = self._handle(POOLS, index)
