@@ -14,12 +14,12 @@ KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
 KDYNAMIC_LIMIT = 1 << 31  # constant indices are i32
 
 
-def _descriptor_type(rank):
+def _descriptor_type(rank: int) -> ir.Type:
     arr = f", array<{rank} x i64>, array<{rank} x i64>" if rank else ""
     return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64{arr})>")
 
 
-def _identity_view(v):
+def _identity_view(v: ir.Value) -> ir.Value:
     """`v` (a strided memref, maybe with an offset) as an identity-layout
     memref starting at its first element: its descriptor with the aligned
     pointer moved to the slice, offset 0 and, where they differ, the
@@ -56,16 +56,17 @@ def _identity_view(v):
                                operands=[out]).result
 
 
-def _canonical(mt):
+def _canonical(mt: ir.MemRefType) -> list[int]:
     """The identity layout's strides of shape `mt.shape`."""
-    expect, out = 1, []
+    expect = 1
+    out: list[int] = []
     for d in reversed(list(mt.shape)):
         out.append(expect)
         expect *= d
     return out[::-1]
 
 
-def _needs_view(t):
+def _needs_view(t: ir.Type) -> bool:
     """A layout upstream's gpu.memcpy lowering gets wrong: an offset, or
     strides that are not the identity's."""
     mt = ir.MemRefType(t)
@@ -73,7 +74,7 @@ def _needs_view(t):
     return offset != 0 or list(strides) != _canonical(mt)
 
 
-def legalize_memcpy(module_op):
+def legalize_memcpy(module_op: ir.Operation) -> int:
     """Rewrites gpu.memcpy operands with a non-identity layout in place."""
     copies = find_ops(module_op, "gpu.memcpy")
     with module_op.context, module_op.location:
@@ -95,5 +96,5 @@ def legalize_memcpy(module_op):
 @register("coll-gpu-legalize-memcpy",
           "Make gpu.memcpy operands identity-layout (slices start at their first element)",
           anchor="builtin.module")
-def legalize_memcpy_pass(module_op):
+def legalize_memcpy_pass(module_op: ir.Operation) -> None:
     legalize_memcpy(module_op)

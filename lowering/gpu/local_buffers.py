@@ -11,6 +11,8 @@ kernels; see lowering/gpu/__init__.py GPU_LOCAL_WORK).
 coll-gpu-collapse-parallel: the local kernels' loops in one dimension, so
 that one tiling gives every kernel full blocks whatever its rank.
 """
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith, gpu
 
@@ -22,11 +24,11 @@ from ...ir.walk import find_ops
 LOCAL_BUFFER_OPS = ("memref.alloc", "memref.dealloc", "memref.copy")
 
 
-def _token():
+def _token() -> ir.Type:
     return ir.Type.parse("!gpu.async.token")
 
 
-def _synchronous(make):
+def _synchronous(make: Callable[[list[ir.Value]], ir.OpView]) -> ir.OpView:
     """`make(deps)` as an async gpu op after a fresh token, then waited for."""
     start = gpu.WaitOp(_token(), []).result
     op = make([start])
@@ -34,7 +36,7 @@ def _synchronous(make):
     return op
 
 
-def _rewrite(op):
+def _rewrite(op: ir.Operation) -> None:
     name = op.name
     with ir.InsertionPoint(op), op.location:
         if name == "memref.alloc":
@@ -52,7 +54,7 @@ def _rewrite(op):
 @register("coll-gpu-local-buffers",
           "On the GPU route, the local work's memref.alloc, memref.dealloc and memref.copy become "
           "gpu.alloc, gpu.dealloc and gpu.memcpy (device memory), each waited for at once")
-def gpu_local_buffers(op):
+def gpu_local_buffers(op: ir.Operation) -> None:
     for o in find_ops(op, lambda n: n in LOCAL_BUFFER_OPS):
         mt = ir.MemRefType(o.operands[0].type if o.name != "memref.alloc" else o.results[0].type)
         if mt.memory_space is None:  # placed buffers (#coll.device) are coll's own
@@ -61,7 +63,7 @@ def gpu_local_buffers(op):
 
 # -- the local kernels' iteration spaces ---------------------------------------------
 
-def _collapse(loop):
+def _collapse(loop: ir.Operation) -> None:
     """A multi-dimensional scf.parallel as a 1-D one over the linearized
     iteration space (last dimension fastest), its indices recovered by
     division: then every rank tiles the same way and consecutive threads
@@ -72,7 +74,7 @@ def _collapse(loop):
     lbs, ubs, steps = (list(op.operands)[k * rank:(k + 1) * rank] for k in range(3))
     with ir.InsertionPoint(op), op.location:
         zero, one = arith.constant(index, 0), arith.constant(index, 1)
-        extents = []
+        extents: list[ir.Value] = []
         for lb, ub, step in zip(lbs, ubs, steps):
             extents.append(arith.ceildivui(arith.subi(ub, lb), step))
         total = extents[0]
@@ -85,7 +87,7 @@ def _collapse(loop):
     old = op.regions[0].blocks[0]
     with ir.InsertionPoint(body), op.location:
         rest = body.arguments[0]
-        ivs = [None] * rank
+        ivs: dict[int, ir.Value] = {}  # per dimension, its index
         for k in reversed(range(rank)):
             i = arith.remui(rest, extents[k]) if k else rest
             if k:
@@ -102,7 +104,7 @@ def _collapse(loop):
           "Collapse every multi-dimensional scf.parallel without reductions into one dimension "
           "(last dimension fastest), so that scf-parallel-loop-tiling gives every local kernel "
           "full blocks whatever its rank")
-def gpu_collapse_parallel(op):
+def gpu_collapse_parallel(op: ir.Operation) -> None:
     for loop in find_ops(op, "scf.parallel"):
         o = loop.operation
         rank = len(o.regions[0].blocks[0].arguments)
@@ -110,7 +112,7 @@ def gpu_collapse_parallel(op):
             _collapse(o)
 
 
-def _nested_in_parallel(op):
+def _nested_in_parallel(op: ir.Operation) -> bool:
     parent = op.parent
     while parent is not None and parent.name != "func.func":
         if parent.name == "scf.parallel":
@@ -123,7 +125,7 @@ GPU_LOCAL_PREFIXES = ("linalg.", "arith.", "math.", "func.")
 GPU_LOCAL_OPS = VIEW_OPS + ("memref.memory_space_cast",) + LOCAL_BUFFER_OPS
 
 
-def gpu_local_work(module_op):
+def gpu_local_work(module_op: ir.Operation | ir.Module) -> bool:
     """Whether the module has local work for the GPU route (linalg ops to
     launch as kernels, local buffers to place in device memory). Raises
     PassError at a local op that it cannot run there (it would touch device memory from the host)."""
