@@ -38,24 +38,27 @@ ASSEMBLY = 2
 FORMAT_NAMES = {1: "offload", 2: "isa", 3: "bin", 4: "fatbin"}
 
 
-def _ptr():
+Binary = tuple[ir.Operation, str, "gpu.ObjectAttr"]  # (gpu.binary, its name, its first object)
+
+
+def _ptr() -> ir.Type:
     return ir.Type.parse("!llvm.ptr")
 
 
-def _i64(v):
+def _i64(v: int) -> ir.Value:
     return llvm.mlir_constant(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v))
 
 
-def _gep(base, indices, elem):
+def _gep(base: ir.Value, indices: list[int], elem: str | ir.Type) -> ir.Value:
     return llvm.getelementptr(_ptr(), base, [], ir.DenseI32ArrayAttr.get(indices),
                               ir.TypeAttr.get(ir.Type.parse(elem) if isinstance(elem, str) else elem),
                               ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))
 
 
-def _binaries(module_op):
+def _binaries(module_op: ir.Operation) -> list[Binary]:
     """[(name, object attr)] of the gpu.binary ops (the first object of each:
     upstream's default #gpu.select_object)."""
-    out = []
+    out: list[Binary] = []
     for op in module_op.regions[0].blocks[0].operations:
         if op.operation.name == "gpu.binary":
             name = ir.StringAttr(op.operation.attributes["sym_name"]).value
@@ -70,14 +73,14 @@ def _binaries(module_op):
     return out
 
 
-def _launches(module_op):
+def _launches(module_op: ir.Operation) -> list["gpu.LaunchFuncOp"]:
     found = []
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "gpu.launch_func":
             found.append(op.opview)
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    module_op.walk(visit, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
     return found
 
 
@@ -85,25 +88,25 @@ class _HostFunction:
     """Per host function: the parameter structs and function pointers, made
     in its entry block once."""
 
-    def __init__(self, func, table):
+    def __init__(self, func: ir.Operation, table: dict[tuple[str, str], int]) -> None:
         self.entry = func.regions[0].blocks[0]
         self.first = self.entry.operations[0]
         self.table = table
-        self.structs = {}    # struct type text -> (field pointers, pointer array)
-        self.functions = {}  # table index -> loaded pointer
-        self.null = None
+        self.structs: dict[str, tuple[list[ir.Value], ir.Value]] = {}  # struct type text -> (fields, array)
+        self.functions: dict[int, ir.Value] = {}  # table index -> loaded pointer
+        self.null: ir.Value | None = None
 
-    def _at_entry(self):
+    def _at_entry(self) -> ir.InsertionPoint:
         return ir.InsertionPoint(self.first)
 
-    def function(self, index):
+    def function(self, index: int) -> ir.Value:
         if index not in self.functions:
             with self._at_entry():
                 base = llvm.mlir_addressof(_ptr(), FUNCTIONS)
                 self.functions[index] = llvm.load(_ptr(), _gep(base, [index], "!llvm.ptr"))
         return self.functions[index]
 
-    def params(self, types):
+    def params(self, types: list[ir.Type]) -> tuple[list[ir.Value], ir.Value]:
         key = "!llvm.struct<(" + ", ".join(str(t) for t in types) + ")>"
         if key not in self.structs:
             with self._at_entry():
@@ -119,14 +122,14 @@ class _HostFunction:
             self.structs[key] = (fields, array)
         return self.structs[key]
 
-    def null_ptr(self):
+    def null_ptr(self) -> ir.Value:
         if self.null is None:
             with self._at_entry():
                 self.null = llvm.mlir_zero(_ptr())
         return self.null
 
 
-def _int(value, width, what, loc):
+def _int(value: ir.Value, width: int, what: str, loc: ir.Location) -> ir.Value:
     try:
         t = ir.IntegerType(value.type)
     except ValueError:
@@ -139,7 +142,7 @@ def _int(value, width, what, loc):
     return llvm.zext(target, value) if t.width < width else llvm.trunc(target, value)
 
 
-def own_launches(module_op):
+def own_launches(module_op: ir.Operation) -> None:
     """Replaces gpu.binary / gpu.launch_func (LLVM-dialect host) by the
     load-time loader and per-launch calls described in the module doc."""
     binaries = _binaries(module_op)
@@ -152,8 +155,8 @@ def own_launches(module_op):
         # on upstream's path, lookups included.
         return
     by_name = {name: (op, obj) for op, name, obj in binaries}
-    table = {}   # (binary, kernel) -> index
-    hosts = {}   # host llvm.func -> _HostFunction
+    table: dict[tuple[str, str], int] = {}  # (binary, kernel) -> index
+    hosts: dict[ir.Operation, _HostFunction] = {}  # host llvm.func -> _HostFunction
     with module_op.context, module_op.location:
         for launch in launches:
             op = launch.operation
@@ -165,8 +168,9 @@ def own_launches(module_op):
             key = (parts[0], parts[1])
             index = table.setdefault(key, len(table))
             func = op.parent
-            while func.name != "llvm.func":
+            while func is not None and func.name != "llvm.func":
                 func = func.parent
+            assert func is not None  # (a launch is in a host llvm.func)
             host = hosts.get(func)
             if host is None:
                 host = hosts[func] = _HostFunction(func, table)
@@ -189,7 +193,7 @@ def own_launches(module_op):
         _install(module_op, binaries, table)
 
 
-def _install(module_op, binaries, table):
+def _install(module_op: ir.Operation, binaries: list[Binary], table: dict[tuple[str, str], int]) -> None:
     body = module_op.regions[0].blocks[0]
     declared = {ir.StringAttr(op.operation.attributes["sym_name"]).value
                 for op in body.operations if op.operation.name == "llvm.func"}
@@ -241,7 +245,7 @@ def _install(module_op, binaries, table):
         lines.append(f"llvm.mlir.global internal @{name}() {{addr_space = 0 : i32}} : {arr} {{\n"
                      f"  %z = llvm.mlir.zero : {arr}\n  llvm.return %z : {arr}\n}}")
 
-    def func(name, ops):
+    def func(name: str, ops: list[str]) -> str:
         return f"llvm.func internal @{name}() {{\n" + "".join(f"  {x}\n" for x in ops + ["llvm.return"]) + "}"
     lines += [func(LOAD, load), func(UNLOAD, unload),
               f"llvm.mlir.global_ctors ctors = [@{LOAD}], priorities = [{LOADER_PRIORITY} : i32], "
@@ -249,17 +253,17 @@ def _install(module_op, binaries, table):
               f"llvm.mlir.global_dtors dtors = [@{UNLOAD}], priorities = [{LOADER_PRIORITY} : i32], "
               "data = [#llvm.zero]"]
     parsed = ir.Module.parse("\n".join(lines))
-    for op in list(parsed.body.operations):
-        body.append(op.operation)
+    for view in list(parsed.body.operations):
+        body.append(view.operation)
     for op, _, _ in binaries:
         op.erase()
 
 
-def embedded_objects(module_op):
+def embedded_objects(module_op: ir.Operation) -> list[tuple[str, str, str, bytes]]:
     """[(name, target text, format, bytes)] of the binaries own_launches embedded."""
     found = []
-    for op in module_op.regions[0].blocks[0].operations:
-        op = op.operation
+    for view in module_op.regions[0].blocks[0].operations:
+        op = view.operation
         if op.name == "llvm.mlir.global" and "coll.kernel_target" in op.attributes:
             name = ir.StringAttr(op.attributes["sym_name"]).value[len(BINARY_PREFIX):]
             data = ir.StringAttr(op.attributes["value"]).value_bytes
