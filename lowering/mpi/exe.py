@@ -29,16 +29,27 @@ reads are all made from one FileLayout.
 """
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from mlir import ir
 
 from ...core.errors import PassError
+from ...execution.signature import ArgSpec
 from ...ir.kinds import ELEMENTS
 from . import toolchain
 
-if TYPE_CHECKING:  # (runtime.py imports this module)
-    from .runtime import MpiProgram
+
+class MpiProgram(Protocol):
+    """What this module reads of a runtime.MpiProgram (which imports it)."""
+    entry: str
+    ranks: int
+    rank_specs: list[ArgSpec]
+    n_inputs: int
+    rank_inputs: int
+    max_tag: int
+    mpi: toolchain.Mpi
+
+    def rank_args(self, r: int) -> list[int]: ...
 
 _C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f32": "float", "f64": "double", "i1": "uint8_t",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
