@@ -48,6 +48,9 @@ the function; a runtime calls mgpuSetDefaultDevice(k) before loading the
 library (lowering/gpu/driver.py). `gpu.set_default_device` inside the
 function would come too late.
 """
+from collections.abc import Iterable
+from typing import Any
+
 from mlir import ir
 from mlir.dialects import arith, gpu, memref
 
@@ -60,9 +63,9 @@ from ...ir.walk import find_ops
 from ..cpu.split import PURE, split_function
 from ..stored_types import strip_types
 from . import kernels
-from .kernels import KERNEL_MODULE, add_kernels
+from .kernels import KERNEL_MODULE, Kernel, add_kernels
 from .legalize_memcpy import legalize_memcpy
-from .streams import Chains, Program, _token_type
+from .streams import Chain, Chains, Program, _Tok, _token_type
 
 THREADS = 256      # per block; grids: kernels.grid_blocks (occupancy on the chip)
 # Ops of the module's local work (see _Function._local_launch) and their lowering.
@@ -72,7 +75,7 @@ LOCAL_CHAIN = "local"
 POOL_ALIGN = 256    # bytes; keeps every scratch buffer 16-byte aligned
 
 
-def parse_device_map(text):
+def parse_device_map(text: str) -> list[int]:
     """'0,0,1' -> [0, 0, 1]; '' -> [] (every logical device on GPU 0)."""
     text = text.strip()
     if not text:
@@ -86,24 +89,24 @@ def parse_device_map(text):
     return ids
 
 
-def _numel(t):
+def _numel(t: ir.Type) -> int:
     n = 1
     for d in ir.MemRefType(t).shape:
         n *= d
     return n
 
 
-def _elem(t):
+def _elem(t: ir.Type) -> str:
     return str(ir.MemRefType(t).element_type)
 
 
-def _index(v):
+def _index(v: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), int(v))
 
 
 # -- one function -----------------------------------------------------------------
 
-def _flat(v):
+def _flat(v: ir.Value) -> ir.Value:
     """`v` as a rank-1 memref (contiguous views only)."""
     mt = ir.MemRefType(v.type)
     if mt.rank == 1:
@@ -118,12 +121,12 @@ def _flat(v):
         raise PassError(f"contiguous buffers are needed, got {mt}") from None
 
 
-def _static_alloc(op):
+def _static_alloc(op: ir.Operation) -> bool:
     """A gpu.alloc of a static shape (coll-gpu-local-buffers'), placed in the pool."""
     return ir.MemRefType(op.results[0].type).has_static_shape
 
 
-def _check_contiguous(v, what, loc):
+def _check_contiguous(v: ir.Value, what: str, loc: ir.Location) -> None:
     mt = ir.MemRefType(v.type)
     strides, _ = mt.get_strides_and_offset()
     expect = 1
@@ -136,8 +139,19 @@ def _check_contiguous(v, what, loc):
 
 class _Function:
     """Lowers the coll ops of one func.func (straight-line, in order)."""
+    # Set by plan():
+    ops: list[tuple[ir.Operation, int | None]]  # the ops to lower, each with its logical device
+    scratch: dict[int, int]  # id(alloc op) -> its byte offset in the pool
+    local_slots: set[ir.Value]
+    accumulators: dict[int, int]  # device -> its accumulator's byte offset in the pool
+    pool_bytes: int
+    physical: list[int]
+    # Set by emit():
+    entry: ir.OpView
+    chains: Chains
 
-    def __init__(self, func, device_map, workspace, streams, kernels_needed, program, chip):
+    def __init__(self, func: ir.Operation, device_map: list[int], workspace: str, streams: str,
+                 kernels_needed: dict[str, Kernel], program: Program, chip: str) -> None:
         self.func = func
         self.chip = chip
         self.program = program
@@ -146,24 +160,24 @@ class _Function:
         self.streams = streams
         self.kernels_needed = kernels_needed
         self.block = func.regions[0].blocks[0]
-        self.tokens = {}      # coll token value -> [_Tok]
-        self.pool = None      # the scratch pool value
-        self.consts = {}      # index constants, hoisted to the entry
+        self.tokens: dict[ir.Value, list[_Tok]] = {}  # coll token value -> [_Tok]
+        self.pool: ir.Value | None = None  # the scratch pool value
+        self.consts: dict[int, ir.Value] = {}  # index constants, hoisted to the entry
 
     # Devices are read from the types before they are stripped.
-    def plan(self):
+    def plan(self) -> None:
         ops = [op for op in self.block.operations]
         self.ops = []
         # id(alloc op) -> byte offset: an Operation's hash changes when
         # strip_types retypes its result (bindings 22.1.8); self.ops keeps it alive.
         self.scratch = {}
         self.local_slots = set()  # pool views that replaced the local work's allocations
-        used = set()
+        used: set[int | None] = set()
         size = 0
-        acc_bytes = {}  # device -> bytes of the accumulator its chained combines share
-        for op in ops:
-            name = op.operation.name
-            op = op.operation
+        acc_bytes: dict[int, int] = {}  # device -> bytes of the accumulator its chained combines share
+        for view in ops:
+            name = view.operation.name
+            op = view.operation
             if name == "coll.alloc" or (name == "gpu.alloc" and _static_alloc(op)):
                 # scratch, and the local work's buffers: slots of the pool
                 t = op.results[0].type
@@ -197,14 +211,14 @@ class _Function:
             size += -(-nbytes // POOL_ALIGN) * POOL_ALIGN
         self.pool_bytes = size
         used.discard(None)
-        self.physical = sorted({self._gpu(d, op) for d in used})
+        self.physical = sorted({self._gpu(d, op) for d in used if d is not None})
         if len(self.physical) > 1:
             raise PassError(
                 f"device-map places this program on GPUs {self.physical}; the upstream CUDA "
                 "wrappers create one context (for the default device, when the library loads), "
                 "so all logical devices of a program must map to one GPU", self.func.location)
 
-    def _gpu(self, dev, op):
+    def _gpu(self, dev: int, op: ir.Operation) -> int:
         if not self.device_map:
             return 0
         if dev >= len(self.device_map):
@@ -212,27 +226,27 @@ class _Function:
                             f"logical device {dev}", op.location)
         return self.device_map[dev]
 
-    def _chain(self, dev):
+    def _chain(self, dev: int) -> Chain:
         """The chain (stream) of a logical device's ops."""
         return dev if self.streams == "device" else self._gpu(dev, self.func)
 
-    def _deps(self, values):
-        out = []
+    def _deps(self, values: Iterable[ir.Value]) -> list[_Tok]:
+        out: list[_Tok] = []
         for v in values:
             out.extend(self.tokens.get(v, []))
         return out
 
-    def _const(self, v):
+    def _const(self, v: int) -> ir.Value:
         if v not in self.consts:
             with ir.InsertionPoint(self.entry), self.func.location:
                 self.consts[v] = _index(v)
         return self.consts[v]
 
     @staticmethod
-    def _method(op):
+    def _method(op: ir.Operation) -> str:
         return LOCAL_OPS.get(op.name) or "_" + op.name.split(".")[1]
 
-    def emit(self):
+    def emit(self) -> None:
         for op, _ in self.ops:
             if not hasattr(self, self._method(op)):
                 raise PassError(f"'{op.name}' has no GPU lowering; lower it to the explicit level first "
@@ -255,7 +269,7 @@ class _Function:
             op.erase()
 
     # -- scratch ------------------------------------------------------------------
-    def _make_pool(self):
+    def _make_pool(self) -> None:
         if not self.pool_bytes:
             return
         pool_type = ir.MemRefType.get([self.pool_bytes], ir.IntegerType.get_signless(8))
@@ -269,16 +283,16 @@ class _Function:
             return
         self.pool = self.chains.pool(self.program.pool(self.pool_bytes), self.pool_bytes)
 
-    def _finish(self):
+    def _finish(self) -> None:
         self.chains.sync()
 
     # -- ops ----------------------------------------------------------------------
-    def _alloc(self, op, dev):
+    def _alloc(self, op: ir.Operation, dev: int) -> None:
         shift = self.scratch[id(op)]
         view = memref.view(op.results[0].type, self.pool, self._const(shift), [])
         op.results[0].replace_all_uses_with(view)
 
-    def _copy(self, op, dev):
+    def _copy(self, op: ir.Operation, dev: int) -> None:
         c = Copy.of(op)
         _check_contiguous(c.source, "copy source", op.location)
         _check_contiguous(c.target, "copy target", op.location)
@@ -288,11 +302,11 @@ class _Function:
             self.tokens[op.results[0]] = deps
             return
 
-        def make(dep):
+        def make(dep: ir.Value) -> ir.Value:
             return gpu.MemcpyOp(_token_type(), [dep], dst, src).result
         self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
 
-    def _address(self, v, esize):
+    def _address(self, v: ir.Value, esize: int) -> ir.Value:
         """Address of element 0 of the rank-1 memref `v`, as an index."""
         base = memref.extract_aligned_pointer_as_index(v)
         mt = ir.MemRefType(v.type)
@@ -302,7 +316,7 @@ class _Function:
             return arith.addi(base, arith.muli(meta.offset, self._const(esize)))
         return arith.addi(base, self._const(offset * esize)) if offset else base
 
-    def _accumulator(self, dev, lead, elem):
+    def _accumulator(self, dev: int, lead: ir.Value, elem: str) -> ir.Value:
         """Address of device `dev`'s accumulator for a chain of kernels,
         misaligned like the inputs' (the lead's) vector head, so that the
         kernels' vector loops take it too."""
@@ -315,7 +329,7 @@ class _Function:
                           self._const(self.accumulators[dev]))
         return arith.addi(base, skew)
 
-    def _combine(self, op, dev):
+    def _combine(self, op: ir.Operation, dev: int) -> None:
         c = Combine.of(op)
         n_in = len(c.inputs)
         bufs = c.inputs + [c.out]
@@ -334,7 +348,7 @@ class _Function:
             raise PassError(f"no combine kernel for kind '{kind}' on {elem}: {e}",
                             op.location) from None
         esize = kernels.ELEMENT_BYTES[kernels.stored_element(elem)]
-        addresses = {}  # an operand that is also the output (in place): addressed once
+        addresses: dict[ir.Value, ir.Value] = {}  # an operand that is also the output (in place): addressed once
         for b in bufs:
             if b not in addresses:
                 addresses[b] = self._address(_flat(b), esize)
@@ -351,7 +365,8 @@ class _Function:
             blocks = min(kernels.grid_blocks(self.chip, kernel.arity, THREADS), -(-n // per_block))
             grid = (self._const(max(1, blocks)), one, one)
 
-            def make(dep, name=kernel.name, grid=grid, args=args):
+            def make(dep: ir.Value, name: str = kernel.name, grid: tuple[ir.Value, ...] = grid,
+                     args: list[Any] = args) -> ir.Value:
                 return gpu.LaunchFuncOp([KERNEL_MODULE, name], grid, block, args,
                                         async_dependencies=[dep]).results[0]
             deps = [self.chains.issue(self._chain(dev), deps, make)]
@@ -364,27 +379,27 @@ class _Function:
     # where it stands, as upstream's synchronous forms would, but on a stream
     # made at load instead of one made and destroyed per op and call; static
     # allocations are slots of the pool.
-    def _local_chain(self):
+    def _local_chain(self) -> Chain:
         return LOCAL_CHAIN if self.streams == "device" else self._chain(0)
 
-    def _local_launch(self, op, dev):
+    def _local_launch(self, op: ir.Operation, dev: int | None) -> None:
         if op.results:  # an async launch that is not coll's: no chain to put it on
             raise PassError("an async gpu.launch_func of the module's own is not supported next to "
                             "collectives; expected synchronous launches (gpu-kernel-outlining's)", op.location)
-        lf = op.opview
+        lf: gpu.LaunchFuncOp = op.opview
         grid = (lf.gridSizeX, lf.gridSizeY, lf.gridSizeZ)
         block = (lf.blockSizeX, lf.blockSizeY, lf.blockSizeZ)
         kernel = ir.SymbolRefAttr(op.attributes["kernel"])
         path = list(kernel.value)  # [module, kernel]
         shared = lf.dynamicSharedMemorySize
 
-        def make(dep):
+        def make(dep: ir.Value) -> ir.Value:
             return gpu.LaunchFuncOp(path, grid, block, list(lf.kernelOperands), async_dependencies=[dep],
                                     dynamic_shared_memory_size=shared).results[0]
         self.chains.issue(self._local_chain(), [], make)
         self.chains.sync()
 
-    def _local_wait(self, op, dev):
+    def _local_wait(self, op: ir.Operation, dev: int | None) -> None:
         if len(op.results) and not len(op.operands):  # a local op starts: nothing to wait for
             self.tokens[op.results[0]] = []
         elif not len(op.results):  # the host waits for it (when it made any work)
@@ -394,7 +409,7 @@ class _Function:
             raise PassError("gpu.wait async with dependencies is not supported next to collectives",
                             op.location)
 
-    def _local_op(self, op, dev):
+    def _local_op(self, op: ir.Operation, dev: int | None) -> None:
         """gpu.alloc, gpu.dealloc or gpu.memcpy async [t], t from a local start.
         A static allocation is a slot of the pool (no allocation per call:
         cuMemAlloc and cuMemFree synchronize), its dealloc nothing."""
@@ -411,7 +426,7 @@ class _Function:
         token = _token_type()
         made = []
 
-        def make(dep):
+        def make(dep: ir.Value) -> ir.Value:
             if op.name == "gpu.alloc":
                 new = gpu.AllocOp(op.results[0].type, token, [dep], [], [])
             elif op.name == "gpu.dealloc":
@@ -424,13 +439,13 @@ class _Function:
         if op.name == "gpu.alloc":
             op.results[0].replace_all_uses_with(made[0].results[0])
 
-    def _join(self, op, dev):
+    def _join(self, op: ir.Operation, dev: int | None) -> None:
         self.tokens[op.results[0]] = self._deps(list(op.operands))
 
-    def _wait(self, op, dev):
+    def _wait(self, op: ir.Operation, dev: int | None) -> None:
         self.chains.sync()
 
-    def _memory_space_cast(self, op, dev):
+    def _memory_space_cast(self, op: ir.Operation, dev: int | None) -> None:
         src, res = op.operands[0], op.results[0]
         if src.type == res.type:
             res.replace_all_uses_with(src)
@@ -440,7 +455,7 @@ class _Function:
 
 # -- the module ---------------------------------------------------------------------
 
-def _has_coll(func):
+def _has_coll(func: ir.Operation) -> list[ir.Operation]:
     return find_ops(func, lambda name: name.startswith("coll."))
 
 
@@ -458,8 +473,8 @@ HOST_PURE = PURE + ("llvm.mlir.addressof", "llvm.getelementptr", "llvm.load", "l
                     "builtin.unrealized_conversion_cast", "memref.view")
 
 
-def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="device",
-           memcpy_views=True, split=SPLIT, graph=True):
+def to_gpu(module_op: ir.Operation, device_map: str = "", chip: str = "sm_90", workspace: str = "alloc",
+           streams: str = "device", memcpy_views: bool = True, split: int = SPLIT, graph: bool = True) -> list[str]:
     """Explicit level -> gpu dialect, in place. Returns the kernel names.
     `split`: most host ops per function (0: one function); `graph`: each
     call as one CUDA graph (lowering/gpu/streams.py)."""
@@ -470,7 +485,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
     if not chip.startswith("sm_"):
         raise PassError(f"chip must be an NVIDIA architecture like sm_90, got '{chip}'")
     dmap = parse_device_map(device_map)
-    needed = {}
+    needed: dict[str, Kernel] = {}
     program = Program(graph)
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
@@ -512,7 +527,7 @@ def to_gpu(module_op, device_map="", chip="sm_90", workspace="alloc", streams="d
           **{"device-map": (str, ""), "chip": (str, "sm_90"), "workspace": (str, "alloc"),
              "streams": (str, "device"), "memcpy-views": (str, "true"), "split": (int, SPLIT),
              "graph": (str, "true")})
-def to_gpu_pass(module_op, **options):
+def to_gpu_pass(module_op: ir.Operation, **options: Any) -> None:
     for op in find_ops(module_op, lambda n: n.startswith("coll.")):
         for loc, msg in token_escapes(op):  # a returned token would dangle (an LLVM abort)
             raise PassError(msg, loc)
