@@ -1,6 +1,7 @@
 """The CPU back end's route: explicit level -> LLVM dialect (its own module,
 so that its passes can read CPU_TO_LLVM without loading the runtime)."""
 from ...core.routes import options_text
+from ...passes.blas_contractions import library
 
 # Upstream passes from memref/scf/vector/arith/func, and what frontends put
 # around a collective (linalg on memrefs, affine, math), to the LLVM dialect.
@@ -40,7 +41,6 @@ def blas_elements(blas: bool | str | None = True) -> list[str]:
     """coll-blas-contractions (f32/f64 contractions as OpenBLAS calls) unless
     `blas` is False or "off" (the opt-out: coll-run --blas=off), or the
     library is not installed."""
-    from ...passes.blas_contractions import library
     return ["coll-blas-contractions"] if blas not in (False, "off") and library() is not None else []
 
 
