@@ -8,14 +8,21 @@ and verified in a Context of its own (the tensor form bufferized, an SPMD
 entry expanded, execution/signature.py), then `build`, which the back end
 writes: lower (lowering/driver.py) and make a program with `run` and `time`.
 """
+import inspect
+import math
 import time as _time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from ..ir import STRATEGIES, make_context
+import numpy as np
+from mlir import ir
+
 from ..core import routes
 from ..core.pipeline import split_top
 from ..execution.measure import MAX_TIMEOUT
-from ..execution.program import Program, read
+from ..execution.program import read
+from ..ir import STRATEGIES, make_context
 
 
 @dataclass(frozen=True)
@@ -27,37 +34,51 @@ class Option:
     type: type = str
     default: object = None
     help: str = ""
-    choices: tuple = None
+    choices: tuple[str, ...] | None = None
+
+
+class Runnable(Protocol):
+    """What every back end's `build` makes (lowering/*/runtime.py); `compile`
+    sets the last four."""
+    def run(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None: ...
+    def time(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], repeat: int = ...) -> list[float]: ...
+    strategies: list[str]
+    traffic_bytes: int | None
+    written: Any
+    pipeline: str
+    compile_seconds: float | None
+    _ctx: ir.Context
 
 
 class Backend:
-    name = ""
-    aliases = ()          # other names coll-run accepts (the GPU's `cuda`)
-    capabilities = frozenset()  # what its strategies may need (ir/ops.py PEER_ACCESS, SHARED_MEMORY)
-    profile = None        # the cost-model profile `auto` chooses by (None: the default rule)
+    name: str = ""
+    aliases: tuple[str, ...] = ()  # other names coll-run accepts (the GPU's `cuda`)
+    capabilities: frozenset[str] = frozenset()  # what its strategies may need (ir/ops.py PEER_ACCESS, SHARED_MEMORY)
+    profile: str | None = None  # the cost-model profile `auto` chooses by (None: the default rule)
     per_rank = False      # one process per rank: an SPMD function with local work stays SPMD
     keep_local_work = False  # execution/program.py read keeps an SPMD entry with local work (the per-rank route)
-    options = ()          # its Options
+    options: tuple[Option, ...] = ()  # its Options
+    # build(program, strategy, threshold, **its options): the runnable program
+    # of `program` (read, in the current Context): lowers it
+    # (lowering/driver.py) and compiles what it runs. Each back end's own
+    # keyword options, which compile checks against its signature.
+    build: Callable[..., Runnable]
 
-    def __init__(self):
-        self._cache = {}
+    def __init__(self) -> None:
+        self._cache: dict[tuple, Runnable] = {}
 
-    def route(self, module_op=None, **options):
+    def route(self, module_op: ir.Operation | ir.Module | None = None, **options: Any) -> list[str]:
         """The pipeline elements from the explicit level to what it runs
         (`module_op`: the module at the explicit level, for routes that
         depend on what it holds)."""
         raise NotImplementedError
 
-    def available(self):
+    def available(self) -> tuple[bool, str]:
         """(True, '') when programs can be compiled and run here, else (False, why)."""
         raise NotImplementedError
 
-    def build(self, program: Program, strategy, threshold, **options):
-        """The runnable program of `program` (read, in the current Context):
-        lowers it (lowering/driver.py) and compiles what it runs."""
-        raise NotImplementedError
-
-    def compile(self, module, entry=None, strategy="auto", threshold=None, **options):
+    def compile(self, module: str | ir.Module, entry: str | None = None, strategy: str = "auto",
+                threshold: int | None = None, **options: Any) -> Runnable:
         """Compiles `module` (collective, explicit or lower level; text or an
         ir.Module) for this back end, lowering what is not lowered yet;
         cached per arguments. The program has `run(inputs, outputs)`,
@@ -66,7 +87,8 @@ class Backend:
         ir.MLIRError (parse), VerifyError or PassError (lowering; both
         carry locations) or ValueError."""
         self._check_arguments(module, entry, strategy, threshold, options)
-        text = module if isinstance(module, str) else module.operation.get_asm(enable_debug_info=True)
+        # (get_asm gives a str unless binary=True; the stubs say object)
+        text = module if isinstance(module, str) else str(module.operation.get_asm(enable_debug_info=True))
         key = (text, entry, strategy, threshold, tuple(sorted(options.items())))
         if key in self._cache:
             return self._cache[key]
@@ -83,12 +105,11 @@ class Backend:
         self._cache[key] = prog
         return prog
 
-    def _check_arguments(self, module, entry, strategy, threshold, options):
+    def _check_arguments(self, module: object, entry: object, strategy: object, threshold: object,
+                         options: dict[str, Any]) -> None:
         """compile's arguments, checked before anything is parsed: a
         ValueError that names the argument, never an AttributeError deep
         inside (found by an outside attack)."""
-        import inspect
-        import math
         if not isinstance(module, str) and not hasattr(getattr(module, "operation", None), "get_asm"):
             raise ValueError(f"module must be MLIR text or an ir.Module, got {type(module).__name__}")
         if entry is not None and not isinstance(entry, str):
@@ -108,7 +129,7 @@ class Backend:
                                     or math.isnan(timeout) or not 0 < timeout <= MAX_TIMEOUT):
             raise ValueError(f"timeout must be seconds, > 0 and at most a week ({MAX_TIMEOUT}), got {timeout!r}")
 
-    def clear_cache(self):
+    def clear_cache(self) -> None:
         """Drops the compiled programs (and what they hold)."""
         for prog in self._cache.values():
             close = getattr(prog, "close", None)

@@ -4,6 +4,7 @@ detects its form adds its route), then the explicit route (so that the
 chosen strategies and the explicit program's traffic can be read), then
 the back end's route. Errors are ir.MLIRError with located diagnostics."""
 from dataclasses import dataclass
+from typing import Any
 
 from mlir import ir
 
@@ -12,23 +13,27 @@ from ..core import routes
 from ..execution.program import Program
 from ..frontends import FRONTENDS
 from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
-from ..passes import register as _passes  # noqa: F401
-from . import register as _backend_passes  # noqa: F401
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_OPS, COLLECTIVE_NAMES, DATA_OPS, PEER_ACCESS, view
+from ..ir.ops import COLLECTIVE_NAMES, COLLECTIVE_OPS, DATA_OPS, PEER_ACCESS, view
+from ..ir.views import VIEW_OPS
+from ..ir.walk import OpIndex
+from ..passes import register as _passes  # noqa: F401
+from . import register as _backend_passes  # noqa: F401
+from .base import Backend
 
 
 @dataclass
 class Lowered:
-    strategies: list   # one per collective, in program order
-    traffic: object    # bytes the explicit program moves (None: input was below it)
+    strategies: list[str]  # one per collective, in program order
+    traffic: int | None    # bytes the explicit program moves (None: input was below it)
     pipeline: str      # the whole route, as coll-opt --pass-pipeline text
     scratch: int = 0   # bytes of the explicit program's coll.alloc buffers (an upper bound)
 
 
-def lower(target, backend, strategy=None, threshold=None, profile=None, check_order=True,
-          check_semantics=None, **options):
+def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, strategy: str | None = None,
+          threshold: int | None = None, profile: str | None = None, check_order: bool = True,
+          check_semantics: bool | None = None, **options: Any) -> Lowered:
     """Lowers `target` (a Program, execution/program.py, or a module
     operation) in place: each frontend that detects its form
     (in FRONTENDS order, once each), the explicit route, then
@@ -60,7 +65,7 @@ def lower(target, backend, strategy=None, threshold=None, profile=None, check_or
             front += elems
     collectives = program.index.find(lambda name: name in COLLECTIVE_NAMES)
     asked = [strategy] + [view(op).strategy for op in collectives]
-    caps = getattr(backend, "capabilities", frozenset())
+    caps: frozenset[str] = getattr(backend, "capabilities", frozenset())
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
         peers.enable(module_op)
     # Our own lowering of a lone collective is ordered by construction; an
@@ -91,16 +96,16 @@ def lower(target, backend, strategy=None, threshold=None, profile=None, check_or
 _NOT_WORK = ("func.return", "arith.constant", "coll.wait", "coll.join")
 
 
-def _local_work(index):
+def _local_work(index: OpIndex) -> bool:
     """Whether a function holding collectives does other work (whose order
     against them the tokens must give)."""
-    from ..ir.views import VIEW_OPS
     for f in index.find("func.func"):
         ops = [op for op in index.ops if op.name != "func.func" and _inside(op, f)]
         colls = [op for op in ops if op.name in COLLECTIVE_NAMES]
         if any(op.parent != f for op in colls):
             continue  # a collective in a loop: coll-check-order follows straight-line functions only
-        if any(len(op.regions) and not op.name.startswith("linalg.") for op in ops if op.name not in COLLECTIVE_NAMES):
+        if any(len(op.regions) and not op.name.startswith("linalg.")
+               for op in ops if op.name not in COLLECTIVE_NAMES):
             continue  # loops of local work (affine.for, scf.for): their writes are not followed (22.1.8 effects)
         if colls and any(op.name not in COLLECTIVE_NAMES and op.name not in _NOT_WORK and op.name not in VIEW_OPS
                          for op in ops):
@@ -108,7 +113,7 @@ def _local_work(index):
     return False
 
 
-def _inside(op, ancestor):
+def _inside(op: ir.Operation | ir.OpView, ancestor: ir.Operation | ir.OpView) -> bool:
     """Whether `ancestor` holds `op` (at any depth)."""
     parent, ancestor = op.parent, getattr(ancestor, "operation", ancestor)
     while parent is not None:
@@ -118,7 +123,7 @@ def _inside(op, ancestor):
     return False
 
 
-def _bytes(type_):
+def _bytes(type_: ir.Type) -> int:
     mt = ir.MemRefType(type_)
     el = ELEMENTS.get(str(mt.element_type))
     size = el.bytes if el else 8

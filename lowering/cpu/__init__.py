@@ -8,10 +8,17 @@ strategies that need peer access run here.
     prog.run(inputs, outputs)         # numpy arrays; outputs written in place
     prog.time(inputs, outputs, 10)    # seconds per run
 """
+from typing import TYPE_CHECKING, Any
+
+from mlir import ir
+
+from ...execution.program import Program
 from ...ir.ops import PEER_ACCESS, SHARED_MEMORY
 from ..base import Backend, Option
-
 from .route import CPU_TO_LLVM, route  # noqa: F401 - the route is the back end's
+
+if TYPE_CHECKING:  # the runtime loads the ExecutionEngine: imported on first use (RUNTIME_API)
+    from .runtime import CpuProgram
 
 
 class Cpu(Backend):
@@ -23,15 +30,19 @@ class Cpu(Backend):
     options = (Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
                       ("on", "off")),)
 
-    def route(self, module_op=None, tile=None, shuffle_seed=None, scratch=None, nontemporal=None, blas=True, **_):
+    def route(self, module_op: ir.Operation | ir.Module | None = None, tile: int | None = None,
+              shuffle_seed: int | None = None, scratch: str | None = None, nontemporal: int | None = None,
+              blas: bool | str | None = True, **_: Any) -> list[str]:
         return route(tile, shuffle_seed, scratch, nontemporal, blas)
 
-    def available(self):
-        from .runtime import available
+    def available(self) -> tuple[bool, str]:
+        from .runtime import available  # (the runtime on first use, RUNTIME_API)
         return available()
 
-    def build(self, program, strategy, threshold, tile=-1, shuffle_seed=None,
-              check_order=True, scratch=None, nontemporal=None, profile=None, blas=True):
+    def build(self, program: Program, strategy: str, threshold: int | None, tile: int | None = -1,
+              shuffle_seed: int | None = None, check_order: bool = True, scratch: str | None = None,
+              nontemporal: int | None = None, profile: str | None = None,
+              blas: bool | str | None = True) -> "CpuProgram":
         """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
         order: chaos testing of the ordering), `check_order=False`: an
         explicit-level input runs unchecked (for tests of racy programs);
@@ -40,7 +51,7 @@ class Cpu(Backend):
         machine's last-level cache, 0: never), `profile` (None: `profile`,
         "": the reference rule) are coll-to-cpu's and auto's; `blas` (True or
         "on", False or "off"): f32/f64 contractions through OpenBLAS."""
-        from .runtime import build
+        from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, tile, shuffle_seed, check_order,
                      scratch, nontemporal, profile, blas)
 
@@ -56,7 +67,7 @@ available = BACKEND.available
 RUNTIME_API = ("CpuProgram", "OPT_LEVEL", "NONTEMPORAL")
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name not in RUNTIME_API:
         raise AttributeError(name)  # (a submodule: the import system asks first)
     from . import runtime

@@ -5,24 +5,29 @@ import ctypes
 import os
 import threading
 import time as _time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from ..driver import lower
-from ...passes.blas_contractions import linked_libraries
 from ...execution.measure import check_repeat
 from ...execution.memory import require
-from ...execution.signature import check_arrays, staged_all
+from ...execution.program import Program
+from ...execution.signature import ArgSpec, check_arrays, staged_all
+from ...passes.blas_contractions import linked_libraries
+from ..base import Backend
+from ..driver import lower
 
 OPT_LEVEL = 3
 
 
-def _caches(root="/sys/devices/system/cpu/cpu0/cache"):
+def _caches(root: str = "/sys/devices/system/cpu/cpu0/cache") -> dict[int, int]:
     """{level: bytes} of cpu0's data and unified caches (Linux sysfs; {}
     when unknown)."""
-    out = {}
+    out: dict[int, int] = {}
     for d in Path(root).glob("index*"):
         try:
             if (d / "type").read_text().strip() == "Instruction":
@@ -49,7 +54,7 @@ def _caches(root="/sys/devices/system/cpu/cpu0/cache"):
 STREAM_L2S = 16
 
 
-def stream_threshold(caches):
+def stream_threshold(caches: dict[int, int]) -> int:
     """Bytes of buffers from which results are streamed: STREAM_L2S times
     one core's L2, at most the last-level cache; 0 (never) when unknown."""
     if not caches:
@@ -61,7 +66,7 @@ def stream_threshold(caches):
 NONTEMPORAL = stream_threshold(_caches())
 
 
-def _runner_utils():
+def _runner_utils() -> list[str]:
     """libmlir_c_runner_utils.so: memrefCopy, used for non-contiguous copies."""
     lib = Path(ir.__file__).parent / "lib" / "libmlir_c_runner_utils.so"
     return [str(lib)] if lib.exists() else []
@@ -80,7 +85,7 @@ def one_blas_thread(lib: str) -> None:
         ctypes.CDLL(lib).scipy_openblas_set_num_threads(ctypes.c_int(1))
 
 
-def available():
+def available() -> tuple[bool, str]:
     """(True, '') when programs can be compiled and run here (importing this
     module already needs the MLIR execution engine)."""
     if not _runner_utils():
@@ -93,8 +98,13 @@ class CpuProgram:
     `n_inputs`: how many leading arguments are inputs (None if unknown);
     `strategies`: what coll-lower-all-reduce chose; `traffic_bytes`: bytes
     the explicit program reads plus writes (None if not known)."""
+    # Set by build and Backend.compile (lowering/base.py).
+    pipeline: str
+    written: Any
+    _ctx: ir.Context
 
-    def __init__(self, engine, entry, specs, n_inputs, strategies, traffic, compile_seconds):
+    def __init__(self, engine: ExecutionEngine, entry: str, specs: list[ArgSpec], n_inputs: int | None,
+                 strategies: list[str], traffic: int | None, compile_seconds: float | None) -> None:
         self.engine = engine
         self.entry = entry
         self.specs = specs
@@ -107,7 +117,7 @@ class CpuProgram:
         # ctypes lets go of the GIL during a call, so threads could overlap.
         self._lock = threading.Lock()
 
-    def _packed(self, inputs, outputs):
+    def _packed(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple[ctypes.Array, tuple]:
         arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs, getattr(self, "written", ()))
         views, descs, bases = staged_all(arrays, self.specs)
         ptrs = [ctypes.pointer(d) for d in descs]
@@ -121,18 +131,19 @@ class CpuProgram:
         return packed, (arrays, descs, ptrs, bases, views, back)
 
     @staticmethod
-    def _write_back(keep):
+    def _write_back(keep: tuple) -> None:
         for a, v in keep[-1]:
             a[...] = v
 
-    def run(self, inputs, outputs):
+    def run(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         """Runs once; writes `outputs` in place."""
         packed, keep = self._packed(inputs, outputs)
         with self._lock:
             self._fn(packed)
         self._write_back(keep)
 
-    def time(self, inputs, outputs, repeat=10, clock=_time.perf_counter):
+    def time(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], repeat: int = 10,
+             clock: Callable[[], float] = _time.perf_counter) -> list[float]:
         """Seconds of each of `repeat` runs, after one warm-up run, which
         also touches every page of the inputs, outputs and scratch: no
         timed run faults a page in. `clock`: wall time; time.thread_time
@@ -158,8 +169,9 @@ class CpuProgram:
         return times
 
 
-def build(backend, program, strategy, threshold, tile, shuffle_seed, check_order,
-          scratch=None, nontemporal=None, profile=None, blas=True):
+def build(backend: Backend, program: Program, strategy: str, threshold: int | None, tile: int | None,
+          shuffle_seed: int | None, check_order: bool, scratch: str | None = None, nontemporal: int | None = None,
+          profile: str | None = None, blas: bool | str | None = True) -> CpuProgram:
     """The CpuProgram of `program` (read, in the current Context).
     `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
     back end's (auto by the cost model), "": none (the reference rule)."""
@@ -173,10 +185,10 @@ def build(backend, program, strategy, threshold, tile, shuffle_seed, check_order
     require(low.scratch + sum(s.nbytes for s in specs),
             f"running @{name} on the CPU ({len(specs)} argument buffers and "
             f"{low.scratch} bytes of scratch)")
-    blas = linked_libraries(module.operation)
-    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + blas)
-    if blas:
-        one_blas_thread(blas[0])
+    libs = linked_libraries(module.operation)
+    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + libs)
+    if libs:
+        one_blas_thread(libs[0])
     prog = CpuProgram(engine, name, specs, n_inputs, low.strategies, low.traffic, None)
     prog.pipeline = low.pipeline
     return prog

@@ -9,9 +9,18 @@ GPU's memory, so strategies that need peer access run here.
     prog = gpu.compile(text)          # any level: collective, explicit, gpu
     prog.run(inputs, outputs)         # numpy arrays; outputs written in place
 """
+from typing import TYPE_CHECKING, Any
+
+from mlir import ir
+
 from ...core.routes import options_text
+from ...execution.program import Program
 from ...ir.ops import PEER_ACCESS, SHARED_MEMORY
 from ..base import Backend, Option
+from .local_buffers import gpu_local_work
+
+if TYPE_CHECKING:  # the runtime loads the CUDA driver's wrappers: imported on first use (RUNTIME_API)
+    from .runtime import CudaProgram
 
 # Local work around the collectives (linalg on each device's buffers, as
 # coll-spmd-to-global clones it) as kernels of full blocks: each op's
@@ -32,7 +41,8 @@ GPU_LOCAL_WORK = (
 )
 
 
-def route(device_map=None, chip=None, workspace=None, streams=None, local_work=False, graph=None):
+def route(device_map: str | None = None, chip: str | None = None, workspace: str | None = None,
+          streams: str | None = None, local_work: bool = False, graph: bool | str | None = None) -> list[str]:
     """Explicit level -> gpu dialect: host ops on streams, combine kernels
     (`local_work`: and the module's linalg ops as kernels, its local
     buffers in device memory; `graph` false: each call enqueues its work op
@@ -49,22 +59,23 @@ class Gpu(Backend):
     capabilities = frozenset({PEER_ACCESS, SHARED_MEMORY})
     options = (Option("--chip", "chip", str, None, "the GPU to compile for (default sm_90)"),)
 
-    def route(self, module_op=None, device_map=None, chip=None, workspace=None, streams=None,
-              local_work=None, graph=None, **_):
+    def route(self, module_op: ir.Operation | ir.Module | None = None, device_map: str | None = None,
+              chip: str | None = None, workspace: str | None = None, streams: str | None = None,
+              local_work: bool | None = None, graph: bool | str | None = None, **_: Any) -> list[str]:
         if local_work is None:  # read on the global view
-            from .local_buffers import gpu_local_work
             local_work = gpu_local_work(module_op) if module_op is not None else False
         return route(device_map, chip, workspace, streams, local_work, graph)
 
-    def available(self, device=0):
-        from .runtime import available
+    def available(self, device: int = 0) -> tuple[bool, str]:
+        from .runtime import available  # (the runtime on first use, RUNTIME_API)
         return available(device)
 
-    def build(self, program, strategy, threshold, chip=None, device_map="",
-              workspace="arg", streams="device", fmt="auto", out_dir=None):
+    def build(self, program: Program, strategy: str, threshold: int | None, chip: str | None = None,
+              device_map: str | None = "", workspace: str = "arg", streams: str = "device", fmt: str = "auto",
+              out_dir: str | None = None) -> "CudaProgram":
         """Lowers and links the shared library; `device_map` names the GPU
         of each logical device (default GPU 0)."""
-        from .runtime import build
+        from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, chip, device_map, workspace,
                      streams, fmt, out_dir)
 
@@ -80,7 +91,7 @@ available = BACKEND.available
 RUNTIME_API = ("CudaProgram", "driver")
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name not in RUNTIME_API:
         raise AttributeError(name)  # (a submodule: the import system asks first)
     from . import runtime

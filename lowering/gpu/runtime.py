@@ -21,24 +21,31 @@ includes the host work of enqueueing, which is part of its cost.
 import shutil
 import tempfile
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from mlir import ir
 
+from ...core.tools import tool
 from ...execution.measure import check_repeat
+from ...execution.program import Program
+from ...execution.signature import ArgSpec, _written, check_arrays, find_entry
+from ..base import Backend
+from ..driver import lower
 from . import driver as cuda_driver
+from .nvvm import compile_module, cuda_runtime_library
 
-_DRIVERS = {}
+_DRIVERS: dict[int, cuda_driver.Driver] = {}
 
 
-def available(device=0):
+def available(device: int = 0) -> tuple[bool, str]:
     """(True, '') when programs can be compiled and run here, else why not."""
     ok, why = cuda_driver.available(device)
     if not ok:
         return False, why
     try:
-        from ...core.tools import tool
-        from .nvvm import cuda_runtime_library
         cuda_runtime_library()
         tool("mlir-translate")
         tool("llc")
@@ -47,7 +54,7 @@ def available(device=0):
     return True, ""
 
 
-def driver(device=0):
+def driver(device: int = 0) -> cuda_driver.Driver:
     if device not in _DRIVERS:
         _DRIVERS[device] = cuda_driver.Driver(device)
     return _DRIVERS[device]
@@ -59,22 +66,27 @@ class CudaProgram:
     `strategies`: what coll-lower-all-reduce chose; `traffic_bytes`: bytes
     the explicit program reads plus writes; `workspace_bytes`: scratch the
     runtime passes (workspace=arg)."""
+    # Set by build and Backend.compile (lowering/base.py).
+    pipeline: str
+    written: Any
+    _ctx: ir.Context
 
-    def __init__(self, path, entry, specs, n_inputs, strategies, traffic, workspace,
-                 compile_seconds, device=0):
+    def __init__(self, path: str | Path, entry: str, specs: list[ArgSpec], n_inputs: int | None,
+                 strategies: list[str], traffic: int | None, workspace: int | None,
+                 compile_seconds: float | None, device: int = 0) -> None:
         self.path, self.entry = Path(path), entry
         self.specs, self.n_inputs = specs, n_inputs
         self.strategies, self.traffic_bytes = strategies, traffic
         self.workspace_bytes = workspace
         self.compile_seconds = compile_seconds
         self.device = device
-        self._lib = None
-        self._buffers = None
+        self._lib: cuda_driver.Program | None = None
+        self._buffers: list[int] = []  # (device pointers, while loaded)
 
-    def _load(self):
+    def _loaded(self) -> cuda_driver.Program:
+        """The library, loaded and its buffers allocated on first use."""
         if self._lib is None:
             drv = driver(self.device)
-            from .nvvm import cuda_runtime_library
             self._lib = cuda_driver.Program(self.path, self.entry, self.device,
                                             cuda_runtime_library().parent)
             sizes = [max(s.nbytes, 1) for s in self.specs]
@@ -85,17 +97,17 @@ class CudaProgram:
             if self.workspace_bytes is not None:
                 shapes.append((self.workspace_bytes,))
             self._args = self._lib.bind(self._buffers, shapes)
-        return driver(self.device)
+        return self._lib
 
-    def _upload(self, inputs, outputs):
-        from ...execution.signature import check_arrays
+    def _upload(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         arrays = check_arrays(self.specs, self.n_inputs, inputs, outputs, getattr(self, "written", ()))
-        drv = self._load()
+        self._loaded()
+        drv = driver(self.device)
         for ptr, a in zip(self._buffers, arrays):
             drv.upload(ptr, a)
         return arrays[len(list(inputs)):]
 
-    def _download(self, outputs):
+    def _download(self, outputs: Sequence[np.ndarray]) -> None:
         drv = driver(self.device)
         start = len(self.specs) - len(outputs)
         for ptr, o in zip(self._buffers[start:], outputs):
@@ -104,44 +116,38 @@ class CudaProgram:
             if tmp is not o:
                 o[...] = tmp
 
-    in_place = ()  # the inputs the program also writes (in-place collectives)
+    in_place: Sequence[int] = ()  # the inputs the program also writes (in-place collectives)
 
-    def run(self, inputs, outputs):
+    def run(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         """Runs once; writes `outputs` (and in-place inputs) in place."""
         outs = self._upload(inputs, outputs)
-        self._lib.call(self._args)
+        self._loaded().call(self._args)
         self._download(outs)
         drv = driver(self.device)
         for i in self.in_place:
             drv.download(inputs[i], self._buffers[i])
 
-    def time(self, inputs, outputs, repeat=10):
+    def time(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], repeat: int = 10) -> list[float]:
         """Seconds of each of `repeat` runs (after warm-up); writes `outputs`."""
         repeat = check_repeat(repeat)
         outs = self._upload(inputs, outputs)
-        times = self._lib.time_calls(self._args, repeat)
+        times = self._loaded().time_calls(self._args, repeat)
         self._download(outs)
         return times
 
-    def close(self):
+    def close(self) -> None:
         if self._lib is not None:
             drv = driver(self.device)
             drv.synchronize()
             for p in self._buffers:
                 drv.free(p)
             self._lib.close()
-            self._lib = self._buffers = None
+            self._lib, self._buffers = None, []
 
 
-def build(backend, program, strategy, threshold, chip, device_map, workspace, streams, fmt,
-          out_dir):
+def build(backend: Backend, program: Program, strategy: str, threshold: int | None, chip: str | None,
+          device_map: str | None, workspace: str, streams: str, fmt: str, out_dir: str | Path | None) -> CudaProgram:
     """The CudaProgram of `program` (read, in the current Context)."""
-    from mlir import ir
-
-    from ..driver import lower
-    from .nvvm import compile_module, cuda_runtime_library
-    from ...execution.signature import _written, find_entry
-
     module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
     laid = [i for i, s in enumerate(specs) if s.layout is not None]
     if laid:  # the CPU and MPI runtimes stage these (signature.staged); this one not yet

@@ -9,9 +9,17 @@ share no memory: no strategy that needs peer access runs here.
     prog = mpi.compile(text)          # global view, SPMD form, or per-rank
     prog.run(inputs, outputs)         # numpy arrays of the global view
 """
+from typing import TYPE_CHECKING, Any
+
+from mlir import ir
+
 from ...core.routes import options_text
+from ...execution.program import Program
 from ..base import Backend, Option
 from ..cpu.route import CPU_TO_LLVM, blas_elements
+
+if TYPE_CHECKING:  # the runtime finds and runs mpirun: imported on first use (RUNTIME_API)
+    from .runtime import MpiProgram
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -28,7 +36,8 @@ MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
 )
 
 
-def route(implementation=None, shuffle_seed=None, tag_limit=None, blas=True):
+def route(implementation: str | None = None, shuffle_seed: int | None = None, tag_limit: int | None = None,
+          blas: bool | str | None = True) -> list[str]:
     """Explicit level -> the per-rank projection (coll-to-mpi: one module for
     every rank), its combines for the CPU, then the LLVM dialect. An SPMD
     function still here (local work around its collectives) has each
@@ -37,8 +46,8 @@ def route(implementation=None, shuffle_seed=None, tag_limit=None, blas=True):
     (coll-shuffle): the projection posts every rank's messages in it.
     `blas`: contractions through OpenBLAS (cpu.route.blas_elements)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
-    return elems + (["coll-spmd-to-mpi", f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}",
-                     "coll-mpi-static-scratch", "coll-to-cpu{tile=0}",
+    to_mpi = f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}"
+    return elems + (["coll-spmd-to-mpi", to_mpi, "coll-mpi-static-scratch", "coll-to-cpu{tile=0}",
                      "coll-mpi-requests"] + blas_elements(blas) + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 
@@ -58,19 +67,22 @@ class Mpi(Backend):
                Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
                       ("on", "off")))
 
-    def route(self, module_op=None, implementation=None, shuffle_seed=None, tag_limit=None, blas=True, **_):
+    def route(self, module_op: ir.Operation | ir.Module | None = None, implementation: str | None = None,
+              shuffle_seed: int | None = None, tag_limit: int | None = None, blas: bool | str | None = True,
+              **_: Any) -> list[str]:
         return route(implementation, shuffle_seed, tag_limit, blas)
 
-    def available(self):
-        from .runtime import available
+    def available(self) -> tuple[bool, str]:
+        from .runtime import available  # (the runtime on first use, RUNTIME_API)
         return available()
 
-    def build(self, program, strategy, threshold, timeout=DEFAULT_TIMEOUT, out_dir=None,
-              executable=None, shuffle_seed=None, profile=None, blas=True):
+    def build(self, program: Program, strategy: str, threshold: int | None, timeout: float = DEFAULT_TIMEOUT,
+              out_dir: str | None = None, executable: str | None = None, shuffle_seed: int | None = None,
+              profile: str | None = None, blas: bool | str | None = True) -> "MpiProgram":
         """One shared library for every rank (and with `executable`, a path,
         a program for the user's own mpirun); a run not finished within
         `timeout` seconds is killed."""
-        from .runtime import build
+        from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, timeout, out_dir, executable,
                      shuffle_seed, profile, blas)
 
@@ -86,7 +98,7 @@ available = BACKEND.available
 RUNTIME_API = ("MpiProgram", "MpiError", "launch", "mpirun_command")
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name not in RUNTIME_API:
         raise AttributeError(name)  # (a submodule: the import system asks first)
     from . import runtime

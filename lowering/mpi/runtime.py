@@ -29,21 +29,35 @@ import subprocess
 import sys
 import tempfile
 import time as _time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
+from mlir import ir
 
+from ...core.tools import tool
+from ...execution.measure import check_repeat
+from ...execution.program import Program
+from ...execution.signature import ArgSpec, check_arrays
+from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
+from ..base import Backend
+from ..driver import lower
+from . import toolchain
+from .exe import build_executable
+from .to_mpi import MAX_TAG_ATTR
+from .toolchain import Mpi
+
+Arrays = Sequence[np.ndarray]
 
 
 class MpiError(RuntimeError):
     """A run that failed: which ranks, doing what."""
 
 
-def available():
+def available() -> tuple[bool, str]:
     """(True, '') when mpirun, mpicc and the LLVM tools are here, else why not."""
-    from .toolchain import find
-    from ...core.tools import tool
-    if find() is None:
+    if toolchain.find() is None:
         return False, ("no MPI found (mpirun and mpicc on PATH); `make` installs OpenMPI "
                        "(apt-get install openmpi-bin libopenmpi-dev)")
     try:
@@ -54,7 +68,7 @@ def available():
     return True, ""
 
 
-def mpirun_command(mpi, ranks):
+def mpirun_command(mpi: Mpi, ranks: int) -> list[str]:
     """mpirun with what this machine needs: as root OpenMPI wants
     --allow-run-as-root; with more ranks than cores, --oversubscribe."""
     cmd = [mpi.mpirun]
@@ -69,38 +83,44 @@ class MpiProgram:
     """A per-rank program for `ranks` ranks, in shared library `lib`.
     `rank_specs`: one rank's ArgSpecs, its first `rank_inputs` are inputs;
     `global_args`: see rank_args; `specs`, `n_inputs`: the global view's."""
+    # Set by build and Backend.compile (lowering/base.py).
+    pipeline: str
+    written: Any
+    _ctx: ir.Context
 
-    def __init__(self, lib, mpi, entry, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
-                 strategies, traffic, compile_seconds, timeout, max_tag=0):
+    def __init__(self, lib: Path, mpi: Mpi, entry: str, ranks: int, rank_specs: list[ArgSpec], rank_inputs: int,
+                 global_args: list[int], specs: list[ArgSpec], n_inputs: int, strategies: list[str],
+                 traffic: int | None, compile_seconds: float | None, timeout: float, max_tag: int = 0) -> None:
         self.lib, self.mpi, self.entry, self.ranks = lib, mpi, entry, ranks
         self.rank_specs, self.rank_inputs, self.global_args = rank_specs, rank_inputs, global_args
         self.specs, self.n_inputs = specs, n_inputs
         self.strategies, self.traffic_bytes = strategies, traffic
         self.compile_seconds, self.timeout, self.max_tag = compile_seconds, timeout, max_tag
 
-    def rank_args(self, r):
+    def rank_args(self, r: int) -> list[int]:
         """The global view's indices of rank r's arguments (slots), -1 for a
         placeholder (a buffer another rank holds there, as a rooted op's
         output on the root)."""
         k = len(self.rank_specs)
         return self.global_args[r * k:(r + 1) * k]
 
-    def run(self, inputs, outputs):
+    def run(self, inputs: Arrays, outputs: Arrays) -> None:
         """Runs once on every rank; writes `outputs` in place."""
         self.launch(inputs, outputs, 0)
 
-    def time(self, inputs, outputs, repeat=10):
+    def time(self, inputs: Arrays, outputs: Arrays, repeat: int = 10) -> list[float]:
         """Seconds of each of `repeat` runs after a warm-up run: per run, the
         slowest rank (runs start together, after a barrier)."""
-        from ...execution.measure import check_repeat
         return self.launch(inputs, outputs, check_repeat(repeat))
 
-    def launch(self, inputs, outputs, repeat, ranks=None, env=None):
+    def launch(self, inputs: Arrays, outputs: Arrays, repeat: int, ranks: int | None = None,
+               env: dict[str, str] | None = None) -> list[float]:
         """One mpirun of the program; see `launch`."""
         return launch([(self, inputs, outputs)], repeat, ranks, env)[0]
 
 
-def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
+def launch(runs: Sequence[tuple[MpiProgram, Arrays, Arrays]], repeat: int, ranks: int | None = None,
+           env: dict[str, str] | None = None, timeout: float | None = None, calls: int = 1) -> list[list[float]]:
     """One mpirun for several programs of one group size: `runs` is
     [(program, inputs, outputs)]; each runs once (its outputs are written in
     place), then `repeat` timed rounds run every program in turn, each after
@@ -108,8 +128,6 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
     calls in a row per timed run. `ranks`: default the programs'; any other
     is refused before anything starts. Returns per program the seconds per
     call of each timed run (slowest rank)."""
-    from ...execution.measure import check_repeat
-    from ...execution.signature import check_arrays
     repeat = check_repeat(repeat, least=0)
     group = {p.ranks for p, _, _ in runs}
     if len(group) != 1:
@@ -149,15 +167,15 @@ def launch(runs, repeat, ranks=None, env=None, timeout=None, calls=1):
             # In place, inputs are written too, and as_array may have copied
             # one (made it contiguous); a bf16 view shares the caller's memory.
             written = {g for r in range(ranks) for g in p.rank_args(r)[p.rank_inputs:] if g >= 0}
-            for g, (given, arr) in enumerate(zip(list(inputs) + list(outputs), arrays[j])):
-                if g in written and not np.shares_memory(given, arr):
-                    given[...] = arr
+            for g, (theirs, arr) in enumerate(zip(list(inputs) + list(outputs), arrays[j])):
+                if g in written and not np.shares_memory(theirs, arr):
+                    theirs[...] = arr
             times = np.max([res["times"] for res in results], axis=0) if repeat else []
             all_times.append([float(t) for t in times])
     return all_times
 
 
-def _mpirun(mpi, job, ranks, env, timeout):
+def _mpirun(mpi: Mpi, job: Path, ranks: int, env: dict[str, str] | None, timeout: float) -> None:
     cmd = mpirun_command(mpi, ranks) + [sys.executable, "-m", "coll.lowering.mpi.worker", str(job)]
     full_env = dict(os.environ, **(env or {}))
     if mpi.implementation == "OpenMPI":
@@ -189,7 +207,7 @@ def _mpirun(mpi, job, ranks, env, timeout):
                        f"{proc.returncode}); " + _report(job, ranks, text))
 
 
-def _status(job, r):
+def _status(job: Path, r: int) -> tuple[int | None, str]:
     """(pid, what rank r was last doing) from its status file."""
     try:
         pid, _, text = (job / f"status{r}").read_text().partition(" ")
@@ -201,14 +219,14 @@ def _status(job, r):
 _SIGNALS = {int(s): s.name for s in signal.Signals}
 
 
-def _signal(n):
+def _signal(n: int | str) -> str:
     return f"was killed by signal {n} ({_SIGNALS.get(int(n), '?')})"
 
 
-def _died(mpirun_text, pids):
+def _died(mpirun_text: str, pids: dict[int, int]) -> dict[int, str]:
     """{rank: how it ended} from what OpenMPI's mpirun or MPICH's hydra say
     (hydra names the pid: `pids` maps the ranks' pids to ranks)."""
-    died = {}
+    died: dict[int, str] = {}
     for m in re.finditer(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)", mpirun_text):
         died[int(m.group(1))] = _signal(m.group(2))
     for m in re.finditer(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit code:\s+(\d+)", mpirun_text):
@@ -225,7 +243,7 @@ def _died(mpirun_text, pids):
     return died
 
 
-def _report(job, ranks, mpirun_text):
+def _report(job: Path, ranks: int, mpirun_text: str) -> str:
     """'rank 1 was killed by signal 9 (SIGKILL) while running the program;
     rank 0 was running the program' for every rank that did not finish,
     the ones that failed first."""
@@ -247,7 +265,7 @@ def _report(job, ranks, mpirun_text):
     return "; ".join(parts) + (f"\nmpirun said:\n{tail}" if tail else "")
 
 
-def _kill(proc, job, ranks):
+def _kill(proc: subprocess.Popen, job: Path, ranks: int) -> None:
     """mpirun and every rank: TERM, then KILL (ranks may sit in their own
     process groups, so by the pids they reported too)."""
     pids = [p for p in (_status(job, r)[0] for r in range(ranks)) if p]
@@ -265,16 +283,10 @@ def _kill(proc, job, ranks):
             pass
 
 
-def build(backend, program, strategy, threshold, timeout, out_dir, executable, shuffle_seed,
-          profile, blas=True):
+def build(backend: Backend, program: Program, strategy: str, threshold: int | None, timeout: float,
+          out_dir: str | Path | None, executable: str | None, shuffle_seed: int | None, profile: str | None,
+          blas: bool | str | None = True) -> MpiProgram:
     """The MpiProgram of `program` (read, in the current Context)."""
-    from mlir import ir
-
-    from . import toolchain
-    from ..driver import lower
-    from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
-    from .to_mpi import MAX_TAG_ATTR
-
     mpi = toolchain.find()
     if mpi is None:
         raise ValueError(available()[1])
@@ -295,10 +307,11 @@ def build(backend, program, strategy, threshold, timeout, out_dir, executable, s
     k = len(global_args) // ranks
     if per_rank:  # the global view is every rank's arguments (-1: a placeholder)
         rank_specs = specs
-        specs = [None] * (max(global_args) + 1)
+        slots: list[ArgSpec | None] = [None] * (max(global_args) + 1)
         for j, g in enumerate(global_args):
             if g >= 0:
-                specs[g] = rank_specs[j % k]
+                slots[g] = rank_specs[j % k]
+        specs = cast(list[ArgSpec], slots)  # (each index is some rank's argument)
         given = rank_inputs if spmd_inputs is None else spmd_inputs
         n_inputs = len({g for j, g in enumerate(global_args) if g >= 0 and j % k < given})
     else:  # a slot's type, from a rank that holds an argument there
@@ -315,6 +328,5 @@ def build(backend, program, strategy, threshold, timeout, out_dir, executable, s
                       low.strategies, low.traffic, None, timeout, max_tag)
     prog.pipeline = low.pipeline
     if executable is not None:
-        from .exe import build_executable
         build_executable(prog, module.operation, executable, out_dir)
     return prog
