@@ -15,7 +15,7 @@ from ..frontends import FRONTENDS
 from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_NAMES, COLLECTIVE_OPS, DATA_OPS, PEER_ACCESS, view
+from ..ir.ops import COLLECTIVE_NAMES, COLLECTIVE_OPS, DATA_OPS, PEER_ACCESS, OpView, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import OpIndex
 from ..passes import register as _passes  # noqa: F401
@@ -64,7 +64,7 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
             program.run(elems)
             front += elems
     collectives = program.index.find(lambda name: name in COLLECTIVE_NAMES)
-    asked = [strategy] + [view(op).strategy for op in collectives]
+    asked = [strategy] + [_view(op).strategy for op in collectives]
     caps: frozenset[str] = getattr(backend, "capabilities", frozenset())
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
         peers.enable(module_op)
@@ -79,7 +79,7 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
     strategies, traffic = [], None
     if collectives or theirs:
         program.run(choose)
-        strategies = [view(op).strategy for op in program.index.find(lambda n: n in COLLECTIVE_NAMES)]
+        strategies = [_view(op).strategy for op in program.index.find(lambda n: n in COLLECTIVE_NAMES)]
         program.run(rest)
         traffic = traffic_bytes(program.index.find(lambda n: n in TRAFFIC_OPS))
     else:
@@ -94,6 +94,13 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
 
 # What is no local work in a function of collectives.
 _NOT_WORK = ("func.return", "arith.constant", "coll.wait", "coll.join")
+
+
+def _view(op: ir.Operation | ir.OpView) -> OpView:
+    """view(op) of an op known to be coll's (the op layer's view, never None)."""
+    v = view(op)
+    assert v is not None, op.name
+    return v
 
 
 def _local_work(index: OpIndex) -> bool:

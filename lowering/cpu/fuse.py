@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
-from ...ir.ops import Implements, view
+from ...ir.ops import Implements, OpView, view
 from ...ir.views import VIEW_OPS
 from .kernels import Combine, Index, Operand, copy_1d, element_bytes, index, window
 from .scratch import Scratch
@@ -55,6 +55,13 @@ BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", Implements.NAME
 
 
 Op = ir.Operation | ir.OpView  # a coll.copy or coll.combine
+
+
+def _view(op: ir.Operation | ir.OpView) -> OpView:
+    """view(op) of an op known to be coll's (the op layer's view, never None)."""
+    v = view(op)
+    assert v is not None, op.name
+    return v
 
 
 @dataclass
@@ -133,7 +140,7 @@ def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
 def _accesses(op: Op, memo: dict[ir.Value, tuple[ir.Value, int] | None] | None = None) -> list[Access] | None:
     """Accesses of a coll.copy or coll.combine, or None if not analysable
     (`memo`: traced views, shared by the ops of a block)."""
-    v = view(op)
+    v = _view(op)
     views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
     out = []
     for value, write in views:
@@ -462,7 +469,7 @@ def _emit_op(op: Op, accesses: Accesses, tiles: dict[ir.Value, ir.Value], base: 
 
 
 def _views(op: Op) -> list[ir.Value]:
-    v = view(op)
+    v = _view(op)
     return v.reads + v.writes
 
 

@@ -22,6 +22,8 @@ The object bytes stay in the module as `__coll_binary_<name>` globals with
 `coll.kernel_target` / `coll.kernel_format` attributes, so `kernel_objects`
 (lowering/gpu/nvvm.py) still finds them.
 """
+from typing import Any, cast
+
 from mlir import ir
 from mlir.dialects import gpu, llvm
 
@@ -38,7 +40,7 @@ ASSEMBLY = 2
 FORMAT_NAMES = {1: "offload", 2: "isa", 3: "bin", 4: "fatbin"}
 
 
-Binary = tuple[ir.Operation, str, "gpu.ObjectAttr"]  # (gpu.binary, its name, its first object)
+Binary = tuple[ir.Operation, str, Any]  # (gpu.binary, its name, its first object: a gpu.ObjectAttr, no stub)
 
 
 def _ptr() -> ir.Type:
@@ -69,7 +71,7 @@ def _binaries(module_op: ir.Operation) -> list[Binary]:
                     raise PassError(f"gpu.binary @{name}: offloading handler {handler} is not "
                                     "supported; expected the default #gpu.select_object",
                                     op.operation.location)
-            out.append((op.operation, name, gpu.ObjectAttr(objs[0])))
+            out.append((op.operation, name, gpu.ObjectAttr(objs[0])))  # type: ignore[attr-defined]  # (the C extension's; no stub)
     return out
 
 
@@ -78,7 +80,7 @@ def _launches(module_op: ir.Operation) -> list["gpu.LaunchFuncOp"]:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "gpu.launch_func":
-            found.append(op.opview)
+            found.append(cast(gpu.LaunchFuncOp, op.opview))
         return ir.WalkResult.ADVANCE
     module_op.walk(visit, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
     return found

@@ -49,7 +49,7 @@ library (lowering/gpu/driver.py). `gpu.set_default_device` inside the
 function would come too late.
 """
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from mlir import ir
 from mlir.dialects import arith, gpu, memref
@@ -193,12 +193,12 @@ class _Function:
                 used.update([dev, device_of(c.source.type)])
                 self.ops.append((op, dev))
             elif name == Combine.NAME:
-                c = Combine.of(op)
-                dev = c.device
+                comb = Combine.of(op)
+                dev = comb.device
                 used.add(dev)
                 self.ops.append((op, dev))
-                if len(c.inputs) > kernels.MAX_ARITY:  # a chain of kernels: an accumulator
-                    t = c.out.type
+                if len(comb.inputs) > kernels.MAX_ARITY:  # a chain of kernels: an accumulator
+                    t = comb.out.type
                     need = _numel(t) * kernels.ELEMENT_BYTES[kernels.accumulator(_elem(t))]
                     acc_bytes[dev] = max(acc_bytes.get(dev, 0), need + kernels.VECTOR_BYTES)
             elif name.startswith("coll.") or name == "memref.memory_space_cast" or name in LOCAL_OPS:
@@ -386,7 +386,7 @@ class _Function:
         if op.results:  # an async launch that is not coll's: no chain to put it on
             raise PassError("an async gpu.launch_func of the module's own is not supported next to "
                             "collectives; expected synchronous launches (gpu-kernel-outlining's)", op.location)
-        lf: gpu.LaunchFuncOp = op.opview
+        lf = cast(gpu.LaunchFuncOp, op.opview)
         grid = (lf.gridSizeX, lf.gridSizeY, lf.gridSizeZ)
         block = (lf.blockSizeX, lf.blockSizeY, lf.blockSizeZ)
         kernel = ir.SymbolRefAttr(op.attributes["kernel"])

@@ -47,7 +47,7 @@ from ...core.errors import PassError
 from ...core.registry import choice, register
 from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, global_collectives, ranks_of
 from ...ir import STRATEGIES
-from ...ir.ops import COLLECTIVE_NAMES, DATA_OPS, Copy, Implements, attr_ints, segment_sizes, view
+from ...ir.ops import COLLECTIVE_NAMES, DATA_OPS, Copy, Implements, OpView, attr_ints, segment_sizes, view
 from ...ir.types import device_of, on_device
 from ...ir.views import VIEW_OPS, constant_int, root_of, same_memory
 from ...ir.walk import clone_remapped, find_ops
@@ -61,6 +61,13 @@ MAX_TAG_ATTR = "coll.max_tag"
 TAG_LIMIT = 32767  # the MPI standard's guaranteed minimum MPI_TAG_UB
 IMPLEMENTATIONS = ("OpenMPI", "MPICH")
 MPI_IMPLEMENTATION = "MPI:Implementation"
+
+
+def _view(op: ir.Operation | ir.OpView) -> OpView:
+    """view(op) of an op known to be coll's (the op layer's view, never None)."""
+    v = view(op)
+    assert v is not None, op.name
+    return v
 
 
 def _device(value: ir.Value) -> int | None:
@@ -138,7 +145,7 @@ def _op_ranks(op: ir.Operation) -> set[int | None] | None:
     if name in ("coll.join", "coll.wait", "func.return"):
         return set()
     if name == "coll.combine":
-        return {view(op).device}
+        return {_view(op).device}
     if name == "coll.alloc" or name in VIEW_OPS:
         return {_device(op.results[0])}
     return None
@@ -182,7 +189,7 @@ def _rank_order(order: list[tuple[int, ir.Operation]], r: int,
     local = local or {}
 
     def receive(op: ir.Operation) -> bool:
-        v = view(op)
+        v = _view(op)
         return op.name == Copy.NAME and _device(v.target) == r != _device(v.source)
     mine = [(d, i, op) for i, (d, op) in enumerate(order)
             if r in (local[op] if op in local else _op_ranks(op) or ())]
@@ -207,7 +214,7 @@ Regions = list[tuple[ir.Value, Any]] | None  # (root, byte box) per region; None
 def _regions(op: ir.Operation, r: int, resolver: Resolver) -> Regions:
     """(root, byte box) of every buffer region op's part on rank r touches;
     None when one is not static (then it overlaps everything)."""
-    v = view(op)
+    v = _view(op)
     if op.name == Copy.NAME:
         values = [x for x in (v.source, v.target) if _device(x) == r]
     else:
@@ -259,7 +266,7 @@ class _Rank:
             found = [op] + self.deferred.get(op, [])
         else:
             found = []
-            for d in view(op).deps:
+            for d in _view(op).deps:
                 found += [o for o in self.reach(d.owner) if o not in found]
         self._reach[op] = found
         return found
@@ -268,7 +275,7 @@ class _Rank:
         """mpi.wait for what `op` (about to be emitted on r) must follow."""
         mine = self.regions[op] = _regions(op, self.r, self.resolver)
         deferred: list[ir.Operation] = []
-        for d in view(op).deps:
+        for d in _view(op).deps:
             for o in self.reach(d.owner):
                 req = self.done[o]
                 if req is None or req not in self.pending:
@@ -324,7 +331,7 @@ def _emit_local(op: ir.Operation, rank: _Rank) -> None:
 def _emit(op: ir.Operation, rank: _Rank, tags: dict[ir.Operation, int]) -> None:
     """Rank r's part of data op `op` at the end of its case."""
     name, r = op.name, rank.r
-    v = view(op)
+    v = _view(op)
     rank.wait_for(op)
     if name == "coll.combine" or _device(v.source) == _device(v.target):
         # Its waits are done: the data operands only.
@@ -524,7 +531,7 @@ def _one_collective(op: ir.Operation, n: int, strategy: str, threshold: int, pro
     each of `op`'s buffers (all ranks hold all of them, so that every rank
     has the same arguments), then it is lowered and projected as any
     global-view program is."""
-    c = view(op)
+    c = _view(op)
     values: list[ir.Value] = []
     canon: dict[ir.Value, ir.Value] = {}
     for v in c.inputs + c.outputs:
@@ -577,7 +584,7 @@ def _lower_in_place(func_op: ir.Operation, n: int, strategy: str, threshold: int
     # there, run to completion in each iteration (so the tags can repeat).
     for op in find_ops(func_op, lambda n: n in COLLECTIVE_NAMES):
         _same_on_every_rank(op, func_op)
-        if view(op).inputs and not isinstance(view(op).inputs[0].type, ir.MemRefType):
+        if _view(op).inputs and not isinstance(_view(op).inputs[0].type, ir.MemRefType):
             raise PassError(f"'{op.name}' on tensors: bufferize first (coll-bufferize, one-shot-bufferize)",
                             op.location)
         # Tags run on across the collectives: no message of one can match a
