@@ -189,8 +189,10 @@ def _rank_order(order: list[tuple[int, ir.Operation]], r: int,
     local = local or {}
 
     def receive(op: ir.Operation) -> bool:
+        if op.name != Copy.NAME:  # (local work has no view)
+            return False
         v = _view(op)
-        return op.name == Copy.NAME and _device(v.target) == r != _device(v.source)
+        return _device(v.target) == r != _device(v.source)
     mine = [(d, i, op) for i, (d, op) in enumerate(order)
             if r in (local[op] if op in local else _op_ranks(op) or ())]
     return [op for _, _, op in sorted(mine, key=lambda t: (t[0], not receive(t[2]), t[1]))]
