@@ -159,8 +159,8 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     low = lower(program, backend, strategy, threshold, device_map=device_map,
                 chip=chip, workspace=workspace, streams=streams)
     func = find_entry(module, name)
-    ws = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
-    ws = ir.IntegerAttr(ws).value if ws is not None else None
+    ws_attr = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
+    ws = ir.IntegerAttr(ws_attr).value if ws_attr is not None else None
     gpu_id = ir.IntegerAttr(func.attributes["coll.gpu"]).value if "coll.gpu" in func.attributes else 0
     ours = out_dir is None
     out_dir = Path(out_dir or tempfile.mkdtemp(prefix="coll-cuda-"))
