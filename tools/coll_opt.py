@@ -76,17 +76,11 @@ def _fail(message):
     return 1
 
 
-def all_passes():
-    """Every coll pass: the tool imports the modules that register them
-    (the pyproject entry points name the same modules, for embedders;
-    tests/unit/test_registry.py checks the two lists agree)."""
-    from coll.analysis import register as _analysis  # noqa: F401
-    from coll.lowering import register as _backends  # noqa: F401
-    from coll.core.registry import PASSES, loaded
-    from coll.frontends import register as _frontends  # noqa: F401
-    from coll.passes import register as _passes  # noqa: F401
-    loaded()
-    return PASSES
+def all_passes() -> list[str]:
+    """The name of every coll pass (core/registry.py: declared as data, so
+    that no pass module is imported before a pipeline uses it)."""
+    from coll.core.registry import names
+    return names()
 
 
 def _is_pass(name, coll_names):
@@ -313,8 +307,10 @@ def run(argv):
             if not _is_pass(name, coll_passes):
                 return _fail(f"for the --{flag} option: Cannot find option named '{name}'!")
     if args.list_passes:
+        from coll.core.registry import load_all
+
         from .opt.upstream import list_passes
-        sys.stdout.write(list_passes(coll_passes))
+        sys.stdout.write(list_passes(load_all()))
         return 0
     problem = _check_flags(args)
     if problem:
