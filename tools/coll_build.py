@@ -28,6 +28,7 @@ No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 import sys
 
 from .args import ArgumentParser
+from .diagnostics import tool_main
 
 STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
@@ -55,6 +56,7 @@ def nvptx_chips():
     sorted by number; [] when llc cannot be asked."""
     import re
     import subprocess
+
     from coll.core.tools import tool
     try:
         r = subprocess.run([tool("llc"), "-march=nvptx64", "-mcpu=help"], capture_output=True, text=True, timeout=60)
@@ -80,13 +82,14 @@ def build(data, args, filename="-", ctx=None):
     with `filename` in its locations."""
     from mlir import ir
 
+    from coll.core.errors import PassError
     from coll.ir import make_context
     from coll.ir.verifier import verify_or_raise
-    from coll.lowering.gpu import nvvm
     from coll.lowering import lower
+    from coll.lowering.gpu import nvvm
+
     from .diagnostics import print_warnings
     from .source import parse
-    from coll.core.errors import PassError
 
     with ctx or make_context():
         module, _top = parse(data, filename)  # implicit module: an ir.Module
@@ -177,9 +180,9 @@ def _is_gpu_level(module_op):
     return not find_ops(module_op, lambda name: name.startswith("coll."))
 
 
-def main(argv=None):
-    from .diagnostics import tool_main
-    tool_main("coll-build", _main, sys.argv[1:] if argv is None else argv)
+def main(argv: list[str] | None = None) -> None:
+    """The `coll-build` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-build", _main, argv)
 
 
 def _main(argv):
@@ -231,6 +234,7 @@ def _build_and_report(data, args, filename, want_text=False):
 
     from coll.ir import make_context
     from coll.ir.errors import LocatedError
+
     from .diagnostics import Collector, diags_of, print_diags
 
     ctx = make_context()

@@ -10,6 +10,7 @@ them. Errors are MLIR diagnostics (file:line:col: error: ...) and exit code
 import io
 import sys
 
+from .diagnostics import tool_main
 from .opt import cl
 from .source import DEFAULT_MARKER
 
@@ -54,7 +55,8 @@ OPTIONS = [
     cl.Option("mlir-print-ir-before-all", cl.FLAG, "Print IR before each pass"),
     cl.Option("mlir-print-ir-after-all", cl.FLAG, "Print IR after each pass"),
     cl.Option("mlir-print-ir-after-change", cl.FLAG, "When printing the IR after a pass, only print if the IR changed"),
-    cl.Option("mlir-print-ir-after-failure", cl.FLAG, "When printing the IR after a pass, only print if the pass failed"),
+    cl.Option("mlir-print-ir-after-failure", cl.FLAG,
+              "When printing the IR after a pass, only print if the pass failed"),
     cl.Option("mlir-print-ir-module-scope", cl.FLAG, "When printing IR for print-ir-[before|after]{-all} always "
               "print the top-level operation"),
     cl.Option("mlir-timing", cl.FLAG, "Display execution times"),
@@ -202,6 +204,7 @@ def _print(top, args):
 def _warnings(filename):
     """The passes' warnings (core/errors.py warn) as located diagnostics."""
     from coll.core.errors import take_warnings
+
     from .diagnostics import from_location
     return [from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()]
 
@@ -214,10 +217,11 @@ def process(data, filename, pipeline, args, chunk_start=None):
 
     from mlir import ir
 
-    from coll.ir.verifier import verify
     from coll.core.errors import take_warnings
     from coll.core.pipeline import PipelineError, build, run_pm
     from coll.ir.errors import LocatedError
+    from coll.ir.verifier import verify
+
     from .diagnostics import Collector, Diag, diags_of, from_location
     from .opt.ir_print import only_dumps_of
     from .parse_guard import SourceError, check_input
@@ -375,6 +379,7 @@ def _irdl_problem(args):
     from mlir.dialects import irdl
 
     from coll.ir import make_context
+
     from .diagnostics import Collector, print_diags
     from .source import parse
     ctx = make_context()
@@ -437,8 +442,8 @@ def _show_dialects(args):
 
 
 def _dump_pipeline(pipeline):
-    from coll.ir import make_context
     from coll.core.pipeline import PipelineError, describe, split_top
+    from coll.ir import make_context
     with make_context():
         try:  # coll options spelled out and nesting kept (str(pm) has neither)
             text = describe(pipeline)
@@ -449,9 +454,9 @@ def _dump_pipeline(pipeline):
     print(f"Pass Manager with {count} passes:\n{_pretty_pipeline(text)}\n", file=sys.stderr)
 
 
-def main():
-    from .diagnostics import tool_main
-    tool_main("coll-opt", run, sys.argv[1:])
+def main(argv: list[str] | None = None) -> None:
+    """The `coll-opt` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-opt", run, argv)
 
 
 if __name__ == "__main__":

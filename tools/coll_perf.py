@@ -22,15 +22,12 @@ import sys
 import time
 
 from .args import ArgumentParser
+from .diagnostics import Failure, tool_main
 
 # nccl-tests' names of the element types that it has.
 NCCL_TYPES = {"f16": "half", "bf16": "bfloat16", "f32": "float", "f64": "double", "i8": "int8",
               "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool"}
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-class Failure(Exception):
-    """A message already formatted for stderr."""
 
 
 def _size(text):
@@ -85,11 +82,11 @@ def _usage(p, msg):
 def _lists(p, args):
     """(backends, collective classes, strategies (None: all), element types,
     kinds) from the arguments; usage errors for anything unknown."""
+    from coll import lowering as registry
     from coll.collectives import COLLECTIVES
+    from coll.ir import MAX_DEVICES
     from coll.ir.kinds import ELEMENTS, KINDS
     from coll.ir.verifier import _kind_error as kind_error  # the verifier's rule, the one place it is
-    from coll.ir import MAX_DEVICES
-    from coll import lowering as registry
     names = {c.short_name(): c for c in COLLECTIVES}
     wanted = [c.replace("-", "_") for c in args.collectives] or ["all_reduce"]
     if "all" in wanted:
@@ -222,11 +219,12 @@ def measure_point(backend, cls, n, size, el, kind, strategy, root, in_place, arg
     """A Measurement of one size (or None where the collective has no
     in-place form), checked unless -c 0, with the strategy it ran."""
     from mlir import ir
-    from coll.ir import make_context
+
     from coll.execution import check
     from coll.execution.measure import Runs, memory_needed
     from coll.execution.memory import require
     from coll.execution.signature import NUMPY_DTYPES
+    from coll.ir import make_context
     if in_place and not cls.IN_PLACE:
         return None
     item = NUMPY_DTYPES[el].itemsize
@@ -248,11 +246,12 @@ def _check_memory(plan, n, largest, root):
     """Refuses, before anything is measured, a sweep whose largest size
     cannot fit in memory (execution/measure.py memory_needed)."""
     from mlir import ir
-    from coll.ir import make_context
+
     from coll.execution import check
     from coll.execution.measure import memory_needed
     from coll.execution.memory import MemoryLimit, require
     from coll.execution.signature import NUMPY_DTYPES
+    from coll.ir import make_context
     for cls, el, kind in dict.fromkeys((c, e, k) for _, c, _, e, k in plan):
         shape, _ = shape_of(cls, largest, n, NUMPY_DTYPES[el].itemsize)
         for in_place in (False, True) if cls.IN_PLACE else (False,):
@@ -393,6 +392,7 @@ def _write_plot(path, results):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from .output import write_atomically
     panels = {}
     for r in results:
@@ -420,18 +420,9 @@ def _write_plot(path, results):
         raise Failure(f"coll-perf: error: could not write '{path}': {e.strerror}") from None
 
 
-def main():
-    try:
-        code = run(sys.argv[1:])
-    except Failure as f:
-        print(str(f), file=sys.stderr)
-        code = 1
-    except KeyboardInterrupt:
-        code = 130
-    except Exception as e:  # noqa: BLE001 - never a traceback
-        print(f"coll-perf: error: {type(e).__name__}: {e}", file=sys.stderr)
-        code = 1
-    sys.exit(code)
+def main(argv: list[str] | None = None) -> None:
+    """The `coll-perf` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-perf", run, argv)
 
 
 if __name__ == "__main__":

@@ -49,21 +49,19 @@ x0.. and y0...
 """
 import sys
 
+from coll.execution.measure import MAX_REPEAT, MAX_TIMEOUT  # timed runs per strategy, seconds per run
 from coll.ir import STRATEGIES
 
-from coll.execution.measure import MAX_REPEAT, MAX_TIMEOUT  # timed runs per strategy, seconds per run
 from .args import ArgumentParser
 from .argtypes import count, seed
+from .diagnostics import Failure, tool_main
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 
 
-class Failure(Exception):
-    """Diagnostics already formatted for stderr."""
-
-
 def _parser(backends):
     import argparse
+
     from coll.execution.measure import help_text
     p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end, check it and time it.",
                        epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -110,6 +108,7 @@ def _collectives_of(text, devices=False):
     """The names of the collectives in module `text` (and the devices they
     span, with `devices`)."""
     from mlir import ir
+
     from coll.collectives import COLLECTIVES
     from coll.ir import make_context
     from coll.ir.ops import view
@@ -142,6 +141,7 @@ def _agree(got, want, tolerances, elements=None):
     where `want` has NaN (bf16 read as floats where `elements` says so);
     the others exactly (the count of elements that differ)."""
     import numpy as np
+
     from coll.execution.check import as_float
     good, worst = True, 0.0
     for j, (y, r, tol) in enumerate(zip(got, want, tolerances)):
@@ -185,11 +185,13 @@ def _load(path, entry):
     input. Reads what coll-opt reads: a file or '-' (stdin), text (any bytes
     in comments) or bytecode."""
     from mlir import ir
+
+    from coll.execution.check import WholeProgram, describe
+    from coll.execution.signature import find_entry
     from coll.ir import make_context
     from coll.ir.errors import LocatedError
     from coll.ir.verifier import verify
-    from coll.execution.check import WholeProgram, describe
-    from coll.execution.signature import find_entry
+
     from .diagnostics import Collector, from_location
     from .parse_guard import SourceError, check_input
     from .source import parse, read_input
@@ -247,6 +249,7 @@ def _fits(problem):
     the float64 arrays of the check (a block of elements at a time where
     the collective is elementwise: execution/check.py Expected)."""
     import numpy as np
+
     from coll.execution.check import CHUNK, _elementwise
     from coll.execution.memory import require
     numel = int(np.prod(problem.shape, dtype=object))
@@ -302,10 +305,11 @@ def _depth(text, entry, strategy):
     collective to (execution/check.py: combine_depth), or None (the check's
     N-1 bound) when it cannot be had here."""
     from mlir import ir
-    from coll.ir import make_context
-    from coll.lowering import lower
+
     from coll.execution.check import combine_depth
     from coll.execution.signature import find_entry
+    from coll.ir import make_context
+    from coll.lowering import lower
     try:
         with make_context():
             module = ir.Module.parse(text)
@@ -393,9 +397,9 @@ class _CollectiveJob(_Job):
 
     def __init__(self, *a):
         super().__init__(*a)
-        from coll.ir.ops import OPS
         from coll.execution.check import make_inputs
         from coll.execution.measure import Runs
+        from coll.ir.ops import OPS
         problem, args = self.problem, self.args
 
         def load():
@@ -462,12 +466,14 @@ class _ProgramJob(_Job):
         p = self.prog
         n_in = len(p.specs) if p.n_inputs is None else p.n_inputs
         ins = ", ".join(str(s) for s in p.specs[:n_in]) or "none"
-        return (f"{self.shown}: a program (no one collective on its arguments), inputs {ins} -> {len(p.specs) - n_in} output(s), "
+        return (f"{self.shown}: a program (no one collective on its arguments), "
+                f"inputs {ins} -> {len(p.specs) - n_in} output(s), "
                 f"backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one; no reference "
                 "to check against" + ("" if self.args.strategy != "all" else ": every strategy against the first"))
 
     def _arrays(self, prog):
         import numpy as np
+
         from coll.execution.signature import NUMPY_DTYPES, aligned_zeros
         # Arguments the program does not classify (an input after an
         # output) are all passed in, its results read back from them.
@@ -492,7 +498,6 @@ class _ProgramJob(_Job):
         return xs, ys
 
     def measure(self, strategy):
-        import numpy as np
         from coll.execution.measure import Measurement
         from coll.execution.signature import aligned_copy, aligned_zeros
         prog = self.prog = self._compile(strategy)
@@ -514,7 +519,8 @@ class _ProgramJob(_Job):
             good, worst = _agree(got, self.first, _float_tolerances(got))
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
-        m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times], good, worst, None, "-",
+        m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times],
+                        good, worst, None, "-",
                         any(y.dtype.kind == "f" for y in got), chosen, checked=False)
         return self._row(m)
 
@@ -572,6 +578,7 @@ class _GlobalJob(_Job):
 
     def _inputs(self, prog):
         import numpy as np
+
         from coll.execution.signature import NUMPY_DTYPES
         names = self._names(prog.inputs, "x")
         if self.args.inputs:
@@ -644,18 +651,9 @@ class _GlobalJob(_Job):
         return self._row(m)
 
 
-def main():
-    try:
-        code = run(sys.argv[1:])
-    except Failure as f:
-        print(str(f), file=sys.stderr)
-        code = 1
-    except KeyboardInterrupt:
-        code = 130
-    except Exception as e:  # noqa: BLE001 - never a traceback
-        print(f"coll-run: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        code = 1
-    sys.exit(code)
+def main(argv: list[str] | None = None) -> None:
+    """The `coll-run` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-run", run, argv)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """MLIR-style diagnostics for the tools: collect, print, and check them
 against `// expected-error {{...}}` annotations (--verify-diagnostics)."""
+import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from coll.core.errors import take_notes
 
@@ -18,7 +21,8 @@ class Diag:
     located: bool = False  # a file location, even one at 0:0
 
     def format(self):
-        where = f"{self.file}:{self.line}:{self.col}: " if self.line or self.located else (f"{self.file}: " if self.file else "")
+        where = (f"{self.file}:{self.line}:{self.col}: " if self.line or self.located
+                 else f"{self.file}: " if self.file else "")
         out = [f"{where}{self.severity}: {self.message}"]
         out += [n.format() for n in self.notes]
         return "\n".join(out)
@@ -92,6 +96,7 @@ def diags_of(exc, filename):
     runtimes; its findings with their notes), else one error about the
     program as a whole (at 1:1)."""
     from mlir import ir
+
     from coll.ir.errors import LocatedError
     if isinstance(exc, ir.MLIRError):
         infos = getattr(exc, "error_diagnostics", None) or []
@@ -122,13 +127,23 @@ def print_warnings(filename, stream=None):
     print_diags([from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()], stream)
 
 
-def tool_main(prog, run, argv):
-    """Runs a tool's `run(argv)` and exits with its code. What no handler
-    caught still ends as one `prog: error:` line and exit 1, not a traceback
-    (COLL_TRACEBACK=1 shows it); a closed stdout pipe (`| head`) is quiet."""
-    import os
+class Failure(Exception):
+    """Diagnostics (or one message) already formatted for stderr: `main`
+    prints them and exits 1."""
+
+
+def main(prog: str, run: Callable[[list[str]], int], argv: list[str] | None = None) -> NoReturn:
+    """Every tool's `main`: runs `run(argv)` (default: the command line)
+    and exits with its code. A Failure is printed as it is, exit 1; what no
+    handler caught still ends as one `prog: error: internal error:` line and
+    exit 1, not a traceback (COLL_TRACEBACK=1 shows it); Ctrl-C is exit
+    130; a closed stdout pipe (`| head`) is quiet, exit 1."""
     try:
-        code = run(argv)
+        code = run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()  # here, so that a closed pipe is handled below, not at exit
+    except Failure as f:
+        print(str(f), file=sys.stderr)
+        code = 1
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:
@@ -140,3 +155,6 @@ def tool_main(prog, run, argv):
         print(f"{prog}: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         code = 1
     sys.exit(code)
+
+
+tool_main = main  # its old name
