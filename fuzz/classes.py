@@ -103,7 +103,8 @@ def partial_alias(rng):
     shift_in, shift_out = 0, rng.choice((0, 1, size // 2, size, size + 1, 2 * size))
     how = rng.choice(("subview", "reinterpret", "view"))
     total = 3 * size + 2
-    lines = [f"func.func @f(%a0: memref<{total}x{t}>, %a1: memref<{total}x{t}>) attributes {{llvm.emit_c_interface}} {{"]
+    lines = [f"func.func @f(%a0: memref<{total}x{t}>, %a1: memref<{total}x{t}>) "
+             "attributes {llvm.emit_c_interface} {"]
 
     def view(name, src, off, length):
         ty = f"memref<{length}x{t}, strided<[1], offset: {off}>>"
@@ -151,7 +152,8 @@ def in_loop(rng):
     outs = ["%x0", "%x1"] if k_in == k_out else ["%x1", "%x0"][:k_out]  # in place, or across devices
     return (f"func.func @f(%x0: memref<8x{t}>, %x1: memref<8x{t}>) attributes {{llvm.emit_c_interface}} {{\n" + head +
             f'    %t = "coll.{op}"({", ".join(ins + outs)}) {{devices = array<i64: 0, 1>, {attrs}, '
-            f"operandSegmentSizes = array<i32: {k_in}, {k_out}, 0>}} : ({', '.join([f'memref<8x{t}>'] * (k_in + k_out))})"
+            f"operandSegmentSizes = array<i32: {k_in}, {k_out}, 0>}} : "
+            f"({', '.join([f'memref<8x{t}>'] * (k_in + k_out))})"
             " -> !coll.token\n" + tail)
 
 

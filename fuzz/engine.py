@@ -33,8 +33,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..tools.argtypes import count, seconds, seed as seed_type
 from ..tools.args import ArgumentParser
+from ..tools.argtypes import count, seconds
+from ..tools.argtypes import seed as seed_type
 from .generate import corpus
 from .jobs import TOOLS, describe_job, make_job
 from .run import FAILURES, OUTCOMES, Runner

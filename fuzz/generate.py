@@ -31,6 +31,7 @@ def corpus(seed=0):
     """Valid modules to mutate: collective level (generated), their
     explicit programs (lowered), and the chunks of the lit tests."""
     from mlir import ir
+
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
     from coll.passes.lower_collectives import lower_collectives
@@ -295,7 +296,9 @@ def ir_mutation(text, rng):
     dependency, swap a buffer operand for another of its type, or duplicate
     a coll op. Returns the text unchanged when it does not parse."""
     from mlir import ir
+
     from coll.ir import make_context
+
     from ..tools.parse_guard import known_crashes
     if known_crashes(text):  # parsing it would abort this process
         return text
@@ -378,7 +381,9 @@ def parse_or_none(text):
     """(context, module) of `text`, or None when it does not parse (or
     would crash the parser)."""
     from mlir import ir
+
     from coll.ir import make_context
+
     from ..tools.parse_guard import known_crashes
     if known_crashes(text):
         return None

@@ -9,8 +9,17 @@ import random
 import re
 
 from . import classes
-from .generate import (INTERESTING, MUTATORS, STRATEGIES, STRUCTURED, WEIGHTS, corrupt_bytes, make_input,
-                       parse_or_none, random_pipeline)
+from .generate import (
+    INTERESTING,
+    MUTATORS,
+    STRATEGIES,
+    STRUCTURED,
+    WEIGHTS,
+    corrupt_bytes,
+    make_input,
+    parse_or_none,
+    random_pipeline,
+)
 
 TOOLS = ("opt", "run", "build", "gen")
 TOOL_WEIGHTS = (8, 2, 2, 1)
@@ -29,7 +38,9 @@ def npz_input(text, rng):
     """(npz bytes, what) for `text`'s problem: valid, or corrupted."""
     import pickle
     import zipfile
+
     import numpy as np
+
     from coll.execution.check import describe, make_inputs
     problem, parsed = None, parse_or_none(text)  # never parse a crashing text here
     if parsed is not None:

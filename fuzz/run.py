@@ -23,7 +23,8 @@ OUTCOMES = ("succeeded", "diagnosed", "check_failed", "unlocated", "tracebacks",
             "bad_exit", "partial_output")
 CHECK_FAILED = re.compile(r"^\S+ +\d+ .* FAIL \(", re.M)  # a coll-run table row: the program is wrong
 # A tool-level error names the file or the flag it is about.
-NAMED = re.compile(r"^coll-[\w-]+: error: (?!internal error).*(could not|'[^']+'|--[\w-]+|\S+\.(npz|npy|mlir|so))", re.M)
+NAMED = re.compile(r"^coll-[\w-]+: error: (?!internal error)"
+                   r".*(could not|'[^']+'|--[\w-]+|\S+\.(npz|npy|mlir|so))", re.M)
 USAGE = re.compile(r"^usage: (.*\n)*coll-[\w -]+: error: ", re.M)  # argparse (tools/args.py), exit 1
 FAILURES = ("unlocated", "tracebacks", "crashes", "hangs", "bad_exit", "partial_output")
 RESTART_EVERY = 500  # inputs per worker, to bound leaks
@@ -225,7 +226,8 @@ class Runner:
         line, _, self.buf = self.buf.partition(b"\n")
         result = json.loads(line)
         if result.get("partial"):
-            return "partial_output", f"exit code {result['rc']} but the output file was written\n{self.output()[-4000:]}"
+            return ("partial_output",
+                    f"exit code {result['rc']} but the output file was written\n{self.output()[-4000:]}")
         return classify(result["rc"], self.output(), job.get("tool", "opt"))
 
 

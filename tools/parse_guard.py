@@ -146,6 +146,7 @@ def _child(text):
         except (ImportError, ValueError, OSError):
             pass
         from mlir import ir
+
         from coll.ir import make_context
         from coll.ir.verifier import verify
         ctx = make_context()
@@ -237,7 +238,9 @@ class _Server:
 def serve():
     """The server's loop: length-prefixed texts in, one verdict line out."""
     import sys
+
     from mlir import ir  # noqa: F401 - imported once, before any fork
+
     import coll.ir  # noqa: F401
     import coll.ir.verifier  # noqa: F401
     inp, out = sys.stdin.buffer, sys.stdout.buffer

@@ -59,7 +59,8 @@ def parse(argv, options, max_positional=1, prog="coll-opt"):
                 elif value in _FALSE:
                     values[name] = False
                 else:
-                    raise UsageError(f"for the {spelled} option: '{value}' is invalid value for boolean argument! Try 0 or 1")
+                    raise UsageError(f"for the {spelled} option: '{value}' is invalid value for boolean "
+                                     "argument! Try 0 or 1")
                 continue
             if opt.kind == OPTIONAL:
                 value = value if eq else ""

@@ -73,7 +73,8 @@ def check_expectations(expects, diags, filename, only_expected=False):
             problems.append(Diag("error", f"unexpected {d.severity}: {d.message}", d.file or filename, d.line, d.col))
     for e in expects:
         if not e.matched:
-            problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced", filename, e.at, e.col))
+            problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced",
+                                 filename, e.at, e.col))
     return problems
 
 
