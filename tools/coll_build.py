@@ -25,7 +25,12 @@ gpu-lower-to-nvvm-pipeline). Stages:
           only when every rank succeeded; OUT --layout prints the note
 No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 """
+from __future__ import annotations
+
+import argparse
 import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from .args import ArgumentParser
 from .diagnostics import tool_main
@@ -33,7 +38,7 @@ from .diagnostics import tool_main
 STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
 
-def _parser():
+def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="coll-build", description=__doc__.split("\n\n")[0])
     p.add_argument("input", nargs="?", default="-")
     p.add_argument("-o", dest="output", default="-")
@@ -51,7 +56,7 @@ def _parser():
     return p
 
 
-def nvptx_chips():
+def nvptx_chips() -> list[str]:
     """The sm_NN names the wheel's NVPTX backend knows (`llc -mcpu=help`),
     sorted by number; [] when llc cannot be asked."""
     import re
@@ -66,7 +71,7 @@ def nvptx_chips():
     return sorted(names, key=lambda n: (int(re.sub(r"\D", "", n)), n))
 
 
-def _chip_problem(chip):
+def _chip_problem(chip: str) -> str | None:
     import re
     if not re.fullmatch(r"sm_\d+[a-z]?", chip):
         return f"--chip must be an NVPTX chip name such as sm_90, got '{chip}'"
@@ -76,7 +81,7 @@ def _chip_problem(chip):
     return None
 
 
-def build(data, args, filename="-", ctx=None):
+def build(data: bytes, args: argparse.Namespace, filename: str = "-", ctx: Any = None) -> str | None:
     """Returns the requested stage as text (or writes the library to
     args.output). `data` is the input's bytes (text or bytecode), parsed
     with `filename` in its locations."""
@@ -142,7 +147,7 @@ def build(data, args, filename="-", ctx=None):
         return None
 
 
-def print_layouts(boundary, frontend, filename):
+def print_layouts(boundary: Any, frontend: Any, filename: str) -> None:
     """Notes (stderr) on what the built program takes in place of a
     frontend's global arrays: each device's block of each of them, in
     the order of the SPMD function's arguments (inputs, then outputs)."""
@@ -165,7 +170,7 @@ def print_layouts(boundary, frontend, filename):
     print("\n".join(lines), file=sys.stderr)
 
 
-def print_rank_slots(prog, filename):
+def print_rank_slots(prog: Any, filename: str) -> None:
     """A note (stderr) on the files of an mpi-exe: what rank r reads from
     PREFIX<r>.bin and writes back (lowering/mpi/exe.py, whose tables the
     executable reads, and which `PROG --layout` prints in full)."""
@@ -174,18 +179,18 @@ def print_rank_slots(prog, filename):
     print("\n".join([f"{filename}: note: {lines[0]}"] + lines[1:]), file=sys.stderr)
 
 
-def _is_gpu_level(module_op):
+def _is_gpu_level(module_op: Any) -> bool:
     """True when no coll op is left to lower."""
     from coll.ir.walk import find_ops
     return not find_ops(module_op, lambda name: name.startswith("coll."))
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> NoReturn:
     """The `coll-build` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
     tool_main("coll-build", _main, argv)
 
 
-def _main(argv):
+def _main(argv: Sequence[str]) -> int:
     from .source import read_input
     args = _parser().parse_args(argv)
     if args.emit in ("so", "mpi-exe") and args.output == "-":
@@ -222,12 +227,13 @@ def _main(argv):
     return write_output("coll-build", args.output, out if out.endswith("\n") else out + "\n")
 
 
-def _fail(message):
+def _fail(message: str) -> int:
     print(f"coll-build: error: {message}", file=sys.stderr)
     return 1
 
 
-def _build_and_report(data, args, filename, want_text=False):
+def _build_and_report(data: bytes, args: argparse.Namespace, filename: str,
+                      want_text: bool = False) -> Any:
     """Runs build(); every failure becomes diagnostics on stderr and rc 1.
     Returns rc, or (rc, text) with want_text."""
     from mlir import ir

@@ -12,6 +12,8 @@ each with [--strategy S] (the op's strategies, or auto).
 """
 import re
 import sys
+from collections.abc import Sequence
+from typing import NoReturn
 
 from coll.collectives import COLLECTIVES
 from coll.ir import KINDS, MAX_DEVICES
@@ -24,7 +26,7 @@ from .diagnostics import tool_main
 COMMANDS = {cls.short_name().replace("_", "-"): cls for cls in COLLECTIVES}
 
 
-def _parser():
+def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="coll-gen", description="Print a collective-level coll module.")
     sub = p.add_subparsers(dest="collective", required=True)
     for command, cls in COMMANDS.items():
@@ -58,7 +60,7 @@ def _parser():
     return p
 
 
-def run(argv):
+def run(argv: Sequence[str]) -> int:
     from mlir import ir
 
     from coll.ir import make_context
@@ -132,7 +134,7 @@ def run(argv):
     return 0
 
 
-def _flag_of(message):
+def _flag_of(message: str) -> str | None:
     """The flag a verifier finding on the generated module is about."""
     for word, flag in (("pair", "--pairs"), ("destination", "--to-device"), ("threshold", "--threshold"),
                        ("bytes", "--shape"), ("kind", "--kind"), ("element type", "--dtype"),
@@ -142,7 +144,7 @@ def _flag_of(message):
     return "--devices"
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> NoReturn:
     """The `coll-gen` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
     tool_main("coll-gen", run, argv)
 

@@ -7,10 +7,14 @@ Options are spelled with one dash or two, as LLVM's command line takes
 them. Errors are MLIR diagnostics (file:line:col: error: ...) and exit code
 1; nothing is written to -o unless every chunk succeeded.
 """
+from __future__ import annotations
+
 import io
 import sys
+from collections.abc import Collection, Sequence
+from typing import Any, NoReturn
 
-from .diagnostics import tool_main
+from .diagnostics import Diag, tool_main
 from .opt import cl
 from .source import DEFAULT_MARKER
 
@@ -67,13 +71,20 @@ OPTIONS = [
 
 class Args:
     """The parsed options as attributes (`args.split_input_file`)."""
+    # Set by run() after parsing.
+    irdl_file_text: bytes | None
+    irdl_dialects: list[str]
+    pass_pipeline: str
 
-    def __init__(self, values):
+    def __init__(self, values: dict[str, Any]) -> None:
         for k, v in values.items():
             setattr(self, k.replace("-", "_"), v)
 
+    def __getattr__(self, name: str) -> Any:  # the type checker's view of the attributes set above
+        raise AttributeError(name)
 
-def _fail(message):
+
+def _fail(message: str) -> int:
     print(f"coll-opt: {message}", file=sys.stderr)
     return 1
 
@@ -85,7 +96,7 @@ def all_passes() -> list[str]:
     return names()
 
 
-def _is_pass(name, coll_names):
+def _is_pass(name: str, coll_names: Collection[str]) -> bool:
     """True when `name` is a coll pass or one the upstream registry knows."""
     import re
     if name in coll_names:
@@ -101,7 +112,7 @@ def _is_pass(name, coll_names):
     return True
 
 
-def _unknown(arg, coll_names):
+def _unknown(arg: str, coll_names: Collection[str]) -> int:
     import difflib
     msg = f"Unknown command line argument '{arg}'.  Try: 'coll-opt --help'"
     names = [o.name for o in OPTIONS if len(o.name) > 1] + sorted(coll_names)
@@ -111,7 +122,8 @@ def _unknown(arg, coll_names):
     return _fail(msg)
 
 
-def _pass_elements(flags, coll_names):
+def _pass_elements(flags: Sequence[tuple[str, str, str | None]],
+                   coll_names: Collection[str]) -> tuple[list[str] | None, str | None]:
     """[('--coll-x=strategy=ring', 'coll-x', 'strategy=ring')] -> pipeline
     elements ['coll-x{strategy=ring}'], or the unknown argument."""
     elems = []
@@ -123,7 +135,7 @@ def _pass_elements(flags, coll_names):
     return elems, None
 
 
-def _pretty_pipeline(text, indent=0):
+def _pretty_pipeline(text: str, indent: int = 0) -> str:
     """builtin.module(a,func.func(b)) the way --dump-pass-pipeline shows it."""
     from coll.core.pipeline import split_top
     pad = "  " * indent
@@ -135,7 +147,7 @@ def _pretty_pipeline(text, indent=0):
     return pad + text
 
 
-def _chunk_context(args):
+def _chunk_context(args: Args) -> Any:
     """A fresh coll context for one chunk, set up from the options."""
     from mlir import ir
     from mlir.dialects import irdl
@@ -152,7 +164,7 @@ def _chunk_context(args):
     return ctx
 
 
-def _configure(pm, args):
+def _configure(pm: Any, args: Args) -> tuple[set[str], set[str]] | None:
     """IR printing, statistics, timing on `pm`. Returns the dump filter
     (before, after) or None when every dump is wanted."""
     from mlir import passmanager
@@ -186,7 +198,7 @@ def _configure(pm, args):
     return before, after
 
 
-def _print(top, args):
+def _print(top: Any, args: Args) -> bytes:
     """The op as mlir-opt prints it (bytes): text or bytecode."""
     if args.emit_bytecode:
         buf = io.BytesIO()
@@ -201,7 +213,7 @@ def _print(top, args):
     return text.encode("utf-8", errors="surrogateescape") + b"\n"
 
 
-def _warnings(filename):
+def _warnings(filename: str) -> list[Diag]:
     """The passes' warnings (core/errors.py warn) as located diagnostics."""
     from coll.core.errors import take_warnings
 
@@ -209,7 +221,8 @@ def _warnings(filename):
     return [from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()]
 
 
-def process(data, filename, pipeline, args, chunk_start=None):
+def process(data: bytes, filename: str, pipeline: str, args: Args,
+            chunk_start: tuple[int, int] | None = None) -> tuple[bytes | None, list[Diag]]:
     """Runs one chunk (bytes). Returns (output bytes or None, diags).
     chunk_start: (line, col) of a later chunk, where mlir-opt locates its
     implicit module."""
@@ -276,7 +289,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
         col.detach()
 
 
-def _check_flags(args):
+def _check_flags(args: Args) -> str | None:
     """Option values mlir-opt would reject before reading any input."""
     limit = args.mlir_elide_elementsattrs_if_larger
     if limit is not None and not limit.isdigit():
@@ -290,7 +303,7 @@ def _check_flags(args):
     return None
 
 
-def run(argv):
+def run(argv: Sequence[str]) -> int:
     from .diagnostics import print_diags
     from .opt.verify import check_expectations, parse_expectations
     from .source import as_text, read_input, split_chunks
@@ -373,7 +386,7 @@ def run(argv):
     return write_output("coll-opt", args.o, data)
 
 
-def _irdl_problem(args):
+def _irdl_problem(args: Args) -> bool:
     """Reports an IRDL file that does not load (located, exit 1)."""
     from mlir import ir
     from mlir.dialects import irdl
@@ -387,6 +400,7 @@ def _irdl_problem(args):
     try:
         with ctx:
             try:
+                assert args.irdl_file_text is not None  # run() read it
                 module, top = parse(args.irdl_file_text, args.irdl_file)
                 names = _drop_loaded_dialects(top, args.irdl_file)
                 irdl.load_dialects(module)
@@ -405,12 +419,12 @@ def _irdl_problem(args):
 
 
 class _DialectClash(Exception):
-    def __init__(self, diag):
+    def __init__(self, diag: Diag) -> None:
         super().__init__(diag.message)
         self.diag = diag
 
 
-def _drop_loaded_dialects(top, filename):
+def _drop_loaded_dialects(top: Any, filename: str) -> list[str]:
     """The IRDL file's dialect names. coll's own definition (ir/coll.irdl.mlir,
     as given to upstream mlir-opt) is dropped: coll is always loaded, and
     registering a dialect twice aborts the process. A dialect named like an
@@ -434,14 +448,14 @@ def _drop_loaded_dialects(top, filename):
     return names
 
 
-def _show_dialects(args):
+def _show_dialects(args: Args) -> int:
     from .opt.upstream import dialects
     names = set(dialects()) | {"coll"} | set(getattr(args, "irdl_dialects", []))
     print("Available Dialects: " + ",".join(sorted(names)))
     return 0
 
 
-def _dump_pipeline(pipeline):
+def _dump_pipeline(pipeline: str) -> None:
     from coll.core.pipeline import PipelineError, describe, split_top
     from coll.ir import make_context
     with make_context():
@@ -454,7 +468,7 @@ def _dump_pipeline(pipeline):
     print(f"Pass Manager with {count} passes:\n{_pretty_pipeline(text)}\n", file=sys.stderr)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> NoReturn:
     """The `coll-opt` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
     tool_main("coll-opt", run, argv)
 

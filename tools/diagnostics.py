@@ -1,11 +1,13 @@
 """MLIR-style diagnostics for the tools: collect, print, and check them
 against `// expected-error {{...}}` annotations (--verify-diagnostics)."""
+from __future__ import annotations
+
 import os
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO
 
 from coll.core.errors import take_notes
 
@@ -17,10 +19,10 @@ class Diag:
     file: str = ""
     line: int = 0
     col: int = 0
-    notes: list = field(default_factory=list)
+    notes: list[Diag] = field(default_factory=list)
     located: bool = False  # a file location, even one at 0:0
 
-    def format(self):
+    def format(self) -> str:
         where = (f"{self.file}:{self.line}:{self.col}: " if self.line or self.located
                  else f"{self.file}: " if self.file else "")
         out = [f"{where}{self.severity}: {self.message}"]
@@ -31,7 +33,7 @@ class Diag:
 _SEVERITY = {"ERROR": "error", "WARNING": "warning", "NOTE": "note", "REMARK": "remark"}
 
 
-def _file_loc(loc):
+def _file_loc(loc: Any) -> tuple[str, int, int]:
     """The first file:line:col inside a (possibly nested) location."""
     text = str(loc)
     m = re.search(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)', text)
@@ -40,7 +42,7 @@ def _file_loc(loc):
     return "", 0, 0
 
 
-def from_mlir(d, filename):
+def from_mlir(d: Any, filename: str) -> Diag:
     """Diag from a binding diagnostic (handler) or DiagnosticInfo (MLIRError)."""
     sev = _SEVERITY.get(str(d.severity).split(".")[-1], "error")
     f, line, col = _file_loc(d.location)
@@ -53,7 +55,7 @@ def from_mlir(d, filename):
     return Diag(sev, d.message, f, line, col, notes, located)
 
 
-def from_location(loc, message, filename, severity="error"):
+def from_location(loc: Any, message: str, filename: str, severity: str = "error") -> Diag:
     f, line, col = _file_loc(loc)
     located = bool(f)
     if f == "-" or (f == "" and line):
@@ -65,19 +67,19 @@ class Collector:
     """Catches every diagnostic the context emits, so nothing reaches stderr
     unformatted."""
 
-    def __init__(self, ctx, filename):
+    def __init__(self, ctx: Any, filename: str) -> None:
         self.filename = filename
-        self.diags = []
+        self.diags: list[Diag] = []
         self.handle = ctx.attach_diagnostic_handler(self._on)
 
-    def _on(self, d):
+    def _on(self, d: Any) -> bool:
         self._add(from_mlir(d, self.filename))
         return True
 
-    def _add(self, d):
+    def _add(self, d: Diag) -> None:
         self.diags.append(d)
 
-    def add_error(self, err):
+    def add_error(self, err: Exception) -> None:
         """Adds the diagnostics carried by an MLIRError."""
         infos = getattr(err, "error_diagnostics", None) or []
         if infos:
@@ -86,11 +88,11 @@ class Collector:
         else:
             self.diags.append(Diag("error", str(err), self.filename))
 
-    def detach(self):
+    def detach(self) -> None:
         self.handle.detach()
 
 
-def diags_of(exc, filename):
+def diags_of(exc: BaseException, filename: str) -> list[Diag]:
     """The Diags of an error coll raises about a program: an MLIRError (its
     diagnostics), any LocatedError (ir/errors.py: verifier, passes, checks,
     runtimes; its findings with their notes), else one error about the
@@ -111,17 +113,17 @@ def diags_of(exc, filename):
     return [Diag("error", str(exc), filename, 1, 1)]
 
 
-def format_error(exc, filename):
+def format_error(exc: BaseException, filename: str) -> str:
     """`diags_of` as the text the tools print (one place formats them all)."""
     return "\n".join(d.format() for d in diags_of(exc, filename))
 
 
-def print_diags(diags, stream=None):
+def print_diags(diags: list[Diag], stream: TextIO | None = None) -> None:
     for d in diags:
         print(d.format(), file=stream or sys.stderr)  # the stderr of now (a test may swap it)
 
 
-def print_warnings(filename, stream=None):
+def print_warnings(filename: str, stream: TextIO | None = None) -> None:
     """Prints the passes' warnings (core/errors.py warn), located."""
     from coll.core.errors import take_warnings
     print_diags([from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()], stream)
