@@ -9,14 +9,32 @@ them. Errors are MLIR diagnostics (file:line:col: error: ...) and exit code
 """
 from __future__ import annotations
 
+import contextlib
+import difflib
 import io
+import re
 import sys
 from collections.abc import Collection, Sequence
 from typing import Any, NoReturn
 
-from .diagnostics import Diag, tool_main
+from mlir import ir, passmanager
+from mlir.dialects import irdl
+
+from coll.core.errors import take_warnings
+from coll.core.pipeline import PipelineError, build, describe, run_pm, split_top
+from coll.core.registry import load_all, names
+from coll.ir import make_context
+from coll.ir.errors import LocatedError
+from coll.ir.verifier import verify
+
+from .diagnostics import Collector, Diag, diags_of, from_location, print_diags, tool_main
 from .opt import cl
-from .source import DEFAULT_MARKER
+from .opt.ir_print import only_dumps_of
+from .opt.upstream import dialects, list_passes
+from .opt.verify import check_expectations, parse_expectations
+from .output import write_output
+from .parse_guard import SourceError, check_input
+from .source import DEFAULT_MARKER, as_text, parse, read_input, split_chunks
 
 USAGE = ("OVERVIEW: coll-opt: MLIR modular optimizer driver with the coll dialect and passes\n\n"
          "USAGE: coll-opt [options] <input file>\n\n"
@@ -92,18 +110,15 @@ def _fail(message: str) -> int:
 def all_passes() -> list[str]:
     """The name of every coll pass (core/registry.py: declared as data, so
     that no pass module is imported before a pipeline uses it)."""
-    from coll.core.registry import names
     return names()
 
 
 def _is_pass(name: str, coll_names: Collection[str]) -> bool:
     """True when `name` is a coll pass or one the upstream registry knows."""
-    import re
     if name in coll_names:
         return True
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", name):
         return False
-    from mlir import ir, passmanager
     with ir.Context():
         try:
             passmanager.PassManager.parse(f"builtin.module({name})")
@@ -113,7 +128,6 @@ def _is_pass(name: str, coll_names: Collection[str]) -> bool:
 
 
 def _unknown(arg: str, coll_names: Collection[str]) -> int:
-    import difflib
     msg = f"Unknown command line argument '{arg}'.  Try: 'coll-opt --help'"
     names = [o.name for o in OPTIONS if len(o.name) > 1] + sorted(coll_names)
     close = difflib.get_close_matches(arg.lstrip("-").partition("=")[0], names, n=1, cutoff=0.75)
@@ -137,7 +151,6 @@ def _pass_elements(flags: Sequence[tuple[str, str, str | None]],
 
 def _pretty_pipeline(text: str, indent: int = 0) -> str:
     """builtin.module(a,func.func(b)) the way --dump-pass-pipeline shows it."""
-    from coll.core.pipeline import split_top
     pad = "  " * indent
     if text.endswith(")") and "(" in text and ("{" not in text or text.index("(") < text.index("{")):
         anchor, _, inner = text.partition("(")
@@ -149,10 +162,7 @@ def _pretty_pipeline(text: str, indent: int = 0) -> str:
 
 def _chunk_context(args: Args) -> Any:
     """A fresh coll context for one chunk, set up from the options."""
-    from mlir import ir
-    from mlir.dialects import irdl
 
-    from coll.ir import make_context
     ctx = make_context()
     if args.allow_unregistered_dialect:
         ctx.allow_unregistered_dialects = True
@@ -167,7 +177,6 @@ def _chunk_context(args: Args) -> Any:
 def _configure(pm: Any, args: Args) -> tuple[set[str], set[str]] | None:
     """IR printing, statistics, timing on `pm`. Returns the dump filter
     (before, after) or None when every dump is wanted."""
-    from mlir import passmanager
     before_all = args.mlir_print_ir_before_all or bool(args.mlir_print_ir_before)
     after_all = args.mlir_print_ir_after_all or bool(args.mlir_print_ir_after)
     failure = args.mlir_print_ir_after_failure
@@ -215,9 +224,7 @@ def _print(top: Any, args: Args) -> bytes:
 
 def _warnings(filename: str) -> list[Diag]:
     """The passes' warnings (core/errors.py warn) as located diagnostics."""
-    from coll.core.errors import take_warnings
 
-    from .diagnostics import from_location
     return [from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()]
 
 
@@ -226,19 +233,9 @@ def process(data: bytes, filename: str, pipeline: str, args: Args,
     """Runs one chunk (bytes). Returns (output bytes or None, diags).
     chunk_start: (line, col) of a later chunk, where mlir-opt locates its
     implicit module."""
-    import contextlib
 
-    from mlir import ir
 
-    from coll.core.errors import take_warnings
-    from coll.core.pipeline import PipelineError, build, run_pm
-    from coll.ir.errors import LocatedError
-    from coll.ir.verifier import verify
 
-    from .diagnostics import Collector, Diag, diags_of, from_location
-    from .opt.ir_print import only_dumps_of
-    from .parse_guard import SourceError, check_input
-    from .source import parse
 
     ctx = _chunk_context(args)
     col = Collector(ctx, filename)
@@ -304,9 +301,6 @@ def _check_flags(args: Args) -> str | None:
 
 
 def run(argv: Sequence[str]) -> int:
-    from .diagnostics import print_diags
-    from .opt.verify import check_expectations, parse_expectations
-    from .source import as_text, read_input, split_chunks
     try:
         parsed = cl.parse(argv, OPTIONS)
     except cl.UsageError as e:
@@ -324,9 +318,6 @@ def run(argv: Sequence[str]) -> int:
             if not _is_pass(name, coll_passes):
                 return _fail(f"for the --{flag} option: Cannot find option named '{name}'!")
     if args.list_passes:
-        from coll.core.registry import load_all
-
-        from .opt.upstream import list_passes
         sys.stdout.write(list_passes(load_all()))
         return 0
     problem = _check_flags(args)
@@ -377,7 +368,6 @@ def run(argv: Sequence[str]) -> int:
         outputs.append(out or b"")
     # mlir-opt: every chunk's output, failed ones empty, joined by the marker.
     data = (args.output_split_marker.encode() + b"\n").join(outputs)
-    from .output import write_output
     if args.o == "-":
         rc = write_output("coll-opt", "-", data)  # like mlir-opt, what succeeded is shown
         return rc if ok else 1
@@ -388,13 +378,8 @@ def run(argv: Sequence[str]) -> int:
 
 def _irdl_problem(args: Args) -> bool:
     """Reports an IRDL file that does not load (located, exit 1)."""
-    from mlir import ir
-    from mlir.dialects import irdl
 
-    from coll.ir import make_context
 
-    from .diagnostics import Collector, print_diags
-    from .source import parse
     ctx = make_context()
     col = Collector(ctx, args.irdl_file)
     try:
@@ -429,8 +414,6 @@ def _drop_loaded_dialects(top: Any, filename: str) -> list[str]:
     as given to upstream mlir-opt) is dropped: coll is always loaded, and
     registering a dialect twice aborts the process. A dialect named like an
     upstream one is refused for the same reason."""
-    from .diagnostics import from_location
-    from .opt.upstream import dialects
     upstream, names = None, []
     for op in list(top.regions[0].blocks[0]):
         if op.name != "irdl.dialect":
@@ -449,15 +432,12 @@ def _drop_loaded_dialects(top: Any, filename: str) -> list[str]:
 
 
 def _show_dialects(args: Args) -> int:
-    from .opt.upstream import dialects
     names = set(dialects()) | {"coll"} | set(getattr(args, "irdl_dialects", []))
     print("Available Dialects: " + ",".join(sorted(names)))
     return 0
 
 
 def _dump_pipeline(pipeline: str) -> None:
-    from coll.core.pipeline import PipelineError, describe, split_top
-    from coll.ir import make_context
     with make_context():
         try:  # coll options spelled out and nesting kept (str(pm) has neither)
             text = describe(pipeline)
