@@ -15,9 +15,13 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from mlir import ir
+
 from coll.collectives import COLLECTIVES
-from coll.ir import KINDS, MAX_DEVICES
+from coll.ir import KINDS, MAX_DEVICES, make_context, peers
+from coll.ir.generate import collective_module, parse_shape
 from coll.ir.types import ELEMENT_TYPES
+from coll.ir.verifier import verify
 
 from .args import ArgumentParser
 from .diagnostics import tool_main
@@ -61,11 +65,6 @@ def _parser() -> ArgumentParser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from mlir import ir
-
-    from coll.ir import make_context
-    from coll.ir.generate import collective_module, parse_shape
-    from coll.ir.verifier import verify
     args = _parser().parse_args(argv)
     if not 1 <= args.devices <= MAX_DEVICES:
         print(f"coll-gen: error: --devices must be in 1..{MAX_DEVICES}, got {args.devices}", file=sys.stderr)
@@ -113,7 +112,6 @@ def run(argv: Sequence[str]) -> int:
                 in_place=getattr(args, "in_place", False), to_device=getattr(args, "to_device", None),
                 threshold=getattr(args, "threshold", None), name=args.name, **arrays)
             if getattr(args, "peer_access", False):
-                from coll.ir import peers
                 m = ir.Module.parse(text)
                 peers.enable(m.operation)
                 text = str(m)

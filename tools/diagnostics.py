@@ -9,7 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
-from coll.core.errors import take_notes
+from mlir import ir
+
+from coll.core.errors import take_notes, take_warnings
+from coll.ir.errors import LocatedError
 
 
 @dataclass
@@ -97,9 +100,6 @@ def diags_of(exc: BaseException, filename: str) -> list[Diag]:
     diagnostics), any LocatedError (ir/errors.py: verifier, passes, checks,
     runtimes; its findings with their notes), else one error about the
     program as a whole (at 1:1)."""
-    from mlir import ir
-
-    from coll.ir.errors import LocatedError
     if isinstance(exc, ir.MLIRError):
         infos = getattr(exc, "error_diagnostics", None) or []
         return [from_mlir(d, filename) for d in infos] or [Diag("error", str(exc), filename, 1, 1)]
@@ -125,7 +125,6 @@ def print_diags(diags: list[Diag], stream: TextIO | None = None) -> None:
 
 def print_warnings(filename: str, stream: TextIO | None = None) -> None:
     """Prints the passes' warnings (core/errors.py warn), located."""
-    from coll.core.errors import take_warnings
     print_diags([from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()], stream)
 
 
