@@ -300,6 +300,7 @@ def ir_mutation(text: str, rng: random.Random) -> str:
     from mlir import ir
 
     from coll.ir import make_context
+    from coll.ir.errors import MLIRError
 
     from ..tools.parse_guard import known_crashes
     if known_crashes(text):  # parsing it would abort this process
@@ -307,7 +308,7 @@ def ir_mutation(text: str, rng: random.Random) -> str:
     with make_context():
         try:
             m = ir.Module.parse(text)
-        except ir.MLIRError:
+        except MLIRError:
             return text
         ops = [o for o in _body_ops(m) if o.name in ("coll.copy", "coll.combine", "coll.join", "coll.wait")]
         if not ops:
@@ -385,6 +386,7 @@ def parse_or_none(text: str) -> Any:
     from mlir import ir
 
     from coll.ir import make_context
+    from coll.ir.errors import MLIRError
 
     from ..tools.parse_guard import known_crashes
     if known_crashes(text):
@@ -393,7 +395,7 @@ def parse_or_none(text: str) -> Any:
     with ctx:
         try:
             return ctx, ir.Module.parse(text)
-        except ir.MLIRError:
+        except MLIRError:
             return None
 
 

@@ -236,10 +236,9 @@ def _build_and_report(data: bytes, args: argparse.Namespace, filename: str,
                       want_text: bool = False) -> Any:
     """Runs build(); every failure becomes diagnostics on stderr and rc 1.
     Returns rc, or (rc, text) with want_text."""
-    from mlir import ir
 
     from coll.ir import make_context
-    from coll.ir.errors import LocatedError
+    from coll.ir.errors import LocatedError, MLIRError
 
     from .diagnostics import Collector, diags_of, print_diags
 
@@ -249,7 +248,7 @@ def _build_and_report(data: bytes, args: argparse.Namespace, filename: str,
     try:
         out = build(data, args, filename, ctx)
         rc = 1 if any(d.severity == "error" for d in col.diags) else 0
-    except ir.MLIRError as e:
+    except MLIRError as e:
         col.add_error(e)
     except LocatedError as e:
         col.diags += diags_of(e, filename)

@@ -24,7 +24,7 @@ from coll.core.errors import take_warnings
 from coll.core.pipeline import PipelineError, build, describe, run_pm, split_top
 from coll.core.registry import load_all, names
 from coll.ir import make_context
-from coll.ir.errors import LocatedError
+from coll.ir.errors import LocatedError, MLIRError
 from coll.ir.verifier import verify
 
 from .diagnostics import Collector, Diag, diags_of, from_location, print_diags, tool_main
@@ -253,7 +253,7 @@ def process(data: bytes, filename: str, pipeline: str, args: Args,
             try:
                 # _owner keeps the parsed module alive while `top` is used.
                 _owner, top = parse(data, filename, implicit_module=not args.no_implicit_module)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
                 return None, col.diags
             except LocatedError as e:  # a frontend's parse (the pretty form of StableHLO, ...)
@@ -275,7 +275,7 @@ def process(data: bytes, filename: str, pipeline: str, args: Args,
                 if pipeline or top.name == "builtin.module":
                     with only_dumps_of(*dumps) if dumps else contextlib.nullcontext():
                         run_pm(pm, top)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
                 return None, col.diags + _warnings(filename)
             col.diags.extend(_warnings(filename))
@@ -389,7 +389,7 @@ def _irdl_problem(args: Args) -> bool:
                 module, top = parse(args.irdl_file_text, args.irdl_file)
                 names = _drop_loaded_dialects(top, args.irdl_file)
                 irdl.load_dialects(module)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
             except _DialectClash as e:
                 col.diags.append(e.diag)

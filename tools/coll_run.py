@@ -190,12 +190,11 @@ def _load(path: str, entry: str | None) -> tuple[str, Any, str, Any]:
     program runs on global arrays, PROGRAM, or None); located diagnostics on bad
     input. Reads what coll-opt reads: a file or '-' (stdin), text (any bytes
     in comments) or bytecode."""
-    from mlir import ir
 
     from coll.execution.check import WholeProgram, describe
     from coll.execution.signature import find_entry
     from coll.ir import make_context
-    from coll.ir.errors import LocatedError
+    from coll.ir.errors import LocatedError, MLIRError
     from coll.ir.verifier import verify
 
     from .diagnostics import Collector, from_location
@@ -215,7 +214,7 @@ def _load(path: str, entry: str | None) -> tuple[str, Any, str, Any]:
         with ctx:
             try:
                 module, _top = parse(data, name)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
                 raise Failure(_diag_text(col.diags)) from None
             except LocatedError as e:  # a frontend's parse (the pretty form of StableHLO, ...)
@@ -235,7 +234,7 @@ def _load(path: str, entry: str | None) -> tuple[str, Any, str, Any]:
                 _fits(problem)
             except WholeProgram:  # local work, several collectives: run as a program
                 return text, None, name, PROGRAM
-            except ir.MLIRError as e:  # bufferizing the tensor form
+            except MLIRError as e:  # bufferizing the tensor form
                 raise Failure(_located(e, path)) from None
             except ValueError as e:
                 loc = getattr(e, "location", None) or find_entry(module, entry).location

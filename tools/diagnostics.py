@@ -9,10 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
-from mlir import ir
-
 from coll.core.errors import take_notes, take_warnings
-from coll.ir.errors import LocatedError
+from coll.ir.errors import LocatedError, MLIRError
 
 
 @dataclass
@@ -100,7 +98,7 @@ def diags_of(exc: BaseException, filename: str) -> list[Diag]:
     diagnostics), any LocatedError (ir/errors.py: verifier, passes, checks,
     runtimes; its findings with their notes), else one error about the
     program as a whole (at 1:1)."""
-    if isinstance(exc, ir.MLIRError):
+    if isinstance(exc, MLIRError):
         infos = getattr(exc, "error_diagnostics", None) or []
         return [from_mlir(d, filename) for d in infos] or [Diag("error", str(exc), filename, 1, 1)]
     if isinstance(exc, LocatedError):

@@ -152,13 +152,14 @@ def _child(text: str | bytes) -> NoReturn:
         from mlir import ir
 
         from coll.ir import make_context
+        from coll.ir.errors import MLIRError
         from coll.ir.verifier import verify
         ctx = make_context()
         ctx.enable_multithreading(False)
         with ctx:
             try:
                 module = ir.Module.parse(text)
-            except ir.MLIRError:
+            except MLIRError:
                 code = 1
             except RuntimeError:  # bytecode whose diagnostic is not UTF-8 (nanobind, 22.1.8)
                 code = 4
