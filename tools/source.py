@@ -122,7 +122,7 @@ def _rename_locations(root: ir.Operation, name: str) -> None:
                 for arg in block.arguments:
                     arg.set_location(fix(arg.location))
         return ir.WalkResult.ADVANCE
-    root.walk(visit)
+    root.walk(visit, ir.WalkOrder.POST_ORDER)  # the bindings' default, said
 
 
 def _renamed(loc: ir.Location, name: str) -> ir.Location:
