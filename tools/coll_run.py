@@ -375,7 +375,7 @@ class _Job:
         self.args, self.backend, self.options = args, backend, options
         self.text, self.problem, self.shown = text, problem, shown
         self.failed = False
-        self.first_outputs: dict[str, Any] | None = None
+        self.first_outputs: Any = None  # npz arrays by name, or a list of them
 
     def _compile(self, strategy: str, **extra: Any) -> Any:
         from .diagnostics import print_warnings
