@@ -2,14 +2,23 @@
 
 A pass is a plain function `fn(op: ir.Operation, **options)` that rewrites
 in place and raises PassError on failure. Modules in passes/, analysis/,
-frontends/ and lowering/ register theirs with `@register`; `load_all` imports them through
-the package entry points (pyproject `[project.entry-points."coll.passes"]`),
-the one place where modules are found by name, so that core never imports
-a layer above it.
+frontends/ and lowering/ register theirs with `@register`, and each of
+those layers declares its passes as data in its `register.py` (name ->
+"module:function"; pyproject `[project.entry-points."coll.passes"]` names
+the same modules). The registry reads those tables and imports a pass's
+module only when a pipeline uses the pass (`lookup`) or a listing needs its
+options (`load_all`): the one place where modules are found by name, so
+that core never imports a layer above it and a tool's start-up does not
+pay for every pass's dependencies. Which passes exist does not depend on
+what was imported first.
 """
+import importlib
+import importlib.util
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 # An option's type: parses its text (ValueError when bad); an `expected`
@@ -152,39 +161,103 @@ def register(name: str, description: str = "", anchor: Anchor = "any",
 
 ENTRY_POINT_GROUP = "coll.passes"
 PREFIX = "coll-"  # every coll pass's name starts with it; other names are upstream's
-_loaded = False
+# coll's own modules that declare passes: the entry points pyproject.toml
+# lists (tests/unit/test_registry.py checks the two agree), read here
+# without scanning the installed packages' entry points (an
+# importlib.metadata scan is a good share of a tool's start).
+DECLARING = ("coll.passes.register", "coll.analysis.register", "coll.frontends.register",
+             "coll.lowering.register")
+_ROOT = Path(__file__).resolve().parents[1]  # the `coll` package: the repository root
+
+_declared: dict[str, str] | None = None  # pass name -> "module:function"
+_scanned = False  # the entry points of other packages are loaded
+
+
+def _read(module: str) -> dict[str, str]:
+    """The PASSES table of a declaring module, read from its file without
+    importing its package: `coll.lowering`'s __init__ imports every back
+    end, and `coll.frontends`' every frontend (measured: most of coll-opt's
+    start-up when it still did)."""
+    loaded = sys.modules.get(module)
+    if loaded is None:
+        path = _ROOT.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        spec = importlib.util.spec_from_file_location(module, path)
+        assert spec is not None and spec.loader is not None, module
+        loaded = importlib.util.module_from_spec(spec)  # not in sys.modules: a plain import stays plain
+        spec.loader.exec_module(loaded)
+    return dict(loaded.PASSES)
+
+
+def declared() -> dict[str, str]:
+    """Every pass coll declares: name -> "module:function" (nothing imported
+    but the declaring modules' data)."""
+    global _declared
+    if _declared is None:
+        table: dict[str, str] = {}
+        for module in DECLARING:
+            table.update(_read(module))
+        _declared = table
+    return _declared
+
+
+def _import(name: str) -> PassInfo:
+    """Imports the module that implements declared pass `name` (its
+    `@register` fills PASSES) and checks it registered that function."""
+    where = declared()[name]
+    module, _, function = where.partition(":")
+    mod = importlib.import_module(module)
+    info = PASSES.get(name)
+    if info is None or info.fn is not getattr(mod, function, None):
+        raise LookupError(f"pass '{name}' is declared as '{where}', but that module does not register "
+                          f"that function under this name")
+    return info
+
+
+def names() -> list[str]:
+    """The name of every coll pass, without importing any pass module."""
+    return sorted(set(declared()) | set(PASSES))
+
+
+def _scan_entry_points() -> None:
+    """Loads the other packages' `coll.passes` entry points (an embedder's
+    own passes): a module that registers with @register, or that declares a
+    PASSES table as coll's do."""
+    global _scanned
+    if _scanned:
+        return
+    _scanned = True
+    from importlib.metadata import entry_points  # only for a name coll does not declare
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.value in DECLARING:
+            continue
+        mod = ep.load()
+        table = getattr(mod, "PASSES", None)
+        if isinstance(table, dict):
+            declared().update({k: v for k, v in table.items() if isinstance(v, str)})
 
 
 def load_all() -> dict[str, PassInfo]:
-    """Every registered pass (imports the registering modules once, through
-    the entry points). The tools import those modules themselves and call
-    `loaded()`, so that they never scan the installed packages' entry
-    points (an importlib.metadata scan is a good share of a tool's start)."""
-    global _loaded
-    if not _loaded:
-        # Here, not at the top: importlib.metadata is a start-up cost of coll-opt.
-        from importlib.metadata import entry_points
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            ep.load()
-        _loaded = True
+    """Every registered pass, with its options: imports every declared
+    pass's module (for a listing, a fuzzer, a test)."""
+    _scan_entry_points()
+    for name in declared():
+        if name not in PASSES:
+            _import(name)
     return PASSES
 
 
-def loaded() -> None:
-    """Says that every module that registers passes is imported."""
-    global _loaded
-    _loaded = True
-
-
 class _Lookup:
-    """PASSES by name for the pipeline builder: a coll pass not registered
-    yet loads the registering modules (an embedder that imported only coll
-    itself); an upstream name never does."""
+    """PASSES by name for the pipeline builder: a declared pass not
+    registered yet imports its one module; a `coll-` name nobody declares
+    loads the other packages' entry points; an upstream name does neither."""
 
     def get(self, name: str) -> PassInfo | None:
         info = PASSES.get(name)
-        if info is None and name.startswith(PREFIX) and not _loaded:
-            info = load_all().get(name)
+        if info is None and name in declared():
+            return _import(name)
+        if info is None and name.startswith(PREFIX) and not _scanned:
+            _scan_entry_points()
+            info = PASSES.get(name) or (_import(name) if name in declared() else None)
         return info
 
 

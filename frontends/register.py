@@ -1,3 +1,21 @@
-"""Imports every module of frontends/ that registers a pass (an entry point
-of the `coll.passes` group in pyproject.toml)."""
-from . import fusion, shard, spmd, stablehlo_import, stablehlo_partition, tensor  # noqa: F401
+"""The passes of frontends/, as data: pass name -> "module:function",
+the function that `@register` (core/registry.py) makes that pass, with its
+description, options and anchor. The registry imports a pass's module only
+when a pipeline uses the pass or a listing needs its options, so this file
+imports nothing (an entry point of the `coll.passes` group in
+pyproject.toml; the registry reads it without importing its package)."""
+
+PASSES = {
+    "coll-inits-as-inputs": "coll.frontends.fusion:inits_as_inputs",
+    "coll-from-shard": "coll.frontends.shard:from_shard",
+    "coll-shard-partition": "coll.frontends.shard:shard_partition",
+    "coll-unroll-collective-loops": "coll.frontends.spmd:unroll_collective_loops",
+    "coll-spmd-to-global": "coll.frontends.spmd:spmd_to_global",
+    "coll-from-stablehlo": "coll.frontends.stablehlo_import:from_stablehlo",
+    "coll-stablehlo-to-linalg": "coll.frontends.stablehlo_import:stablehlo_to_linalg",
+    "coll-xla-partition": "coll.frontends.stablehlo_partition:xla_partition",
+    "coll-bufferize": "coll.frontends.tensor:bufferize",
+    "coll-distinct-results": "coll.frontends.tensor:distinct_results",
+    "coll-free-local-buffers": "coll.frontends.tensor:free_local_buffers",
+    "coll-entry": "coll.frontends.tensor:entry",
+}

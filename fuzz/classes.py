@@ -11,6 +11,7 @@ The collectives, their attributes, buffer counts and output sizes come from
 the registry (coll.collectives COLLECTIVES and each class's facts), so a
 new collective is fuzzed without an edit here; the shard ops of
 `partitioned_shard` are the shard dialect's."""
+import random
 import re
 
 from ..collectives import COLLECTIVES
@@ -20,7 +21,7 @@ OPS = tuple(CLASSES)
 TYPES = ("f32", "i32", "f16", "i64")
 
 
-def _attrs(op, rng, n=2):
+def _attrs(op: str, rng: random.Random, n: int = 2) -> str:
     """The attributes of `op` over n devices, as text, from its class: its
     kind (HAS_KIND), root (ROOTED), axes (AXES, all 0) and arrays (ARRAYS,
     its default_arrays)."""
@@ -33,14 +34,14 @@ def _attrs(op, rng, n=2):
     return ", ".join(parts)
 
 
-def _out_len(op, n, size):
+def _out_len(op: str, n: int, size: int) -> int:
     """The output length of `op` over n devices on `size` elements (its
     axes all 0)."""
     cls = CLASSES[op]
     return cls.result_shape([size], n, [0] * len(cls.AXES))[0]
 
 
-def subgroups(rng):
+def subgroups(rng: random.Random) -> str:
     """An SPMD function whose collective runs over groups of a grid."""
     op = rng.choice(OPS)
     grid = rng.choice(((2, 2), (2, 3), (3, 2), (4, 1)))
@@ -73,7 +74,7 @@ def subgroups(rng):
             '  "coll.wait"(%t) : (!coll.token) -> ()\n  return\n}\n')
 
 
-def partitioned_shard(rng):
+def partitioned_shard(rng: random.Random) -> str:
     """A partitioned shard program (shard collectives on a 2x2 grid)."""
     axes = rng.choice(("[0]", "[1]", "[0, 1]", "[1, 0]"))
     g = 2 if axes in ("[0]", "[1]") else 4
@@ -94,7 +95,7 @@ def partitioned_shard(rng):
             f"  %0 = {body[0]}\n  return %0 : tensor<{body[1]}xi32>\n}}\n")
 
 
-def partial_alias(rng):
+def partial_alias(rng: random.Random) -> str:
     """A collective whose outputs are views of the buffers its inputs view:
     the same elements (in place through a view), disjoint parts, or a
     partial overlap, through subview, reinterpret_cast, cast or view."""
@@ -103,9 +104,10 @@ def partial_alias(rng):
     shift_in, shift_out = 0, rng.choice((0, 1, size // 2, size, size + 1, 2 * size))
     how = rng.choice(("subview", "reinterpret", "view"))
     total = 3 * size + 2
-    lines = [f"func.func @f(%a0: memref<{total}x{t}>, %a1: memref<{total}x{t}>) attributes {{llvm.emit_c_interface}} {{"]
+    lines = [f"func.func @f(%a0: memref<{total}x{t}>, %a1: memref<{total}x{t}>) "
+             "attributes {llvm.emit_c_interface} {"]
 
-    def view(name, src, off, length):
+    def view(name: str, src: str, off: int, length: int) -> tuple[str, str]:
         ty = f"memref<{length}x{t}, strided<[1], offset: {off}>>"
         if how == "reinterpret":
             lines.append(f"  {name} = memref.reinterpret_cast {src} to offset: [{off}], sizes: [{length}], "
@@ -133,7 +135,7 @@ def partial_alias(rng):
     return "\n".join(lines) + "\n"
 
 
-def in_loop(rng):
+def in_loop(rng: random.Random) -> str:
     """Collectives in an scf.for: in an SPMD function or the global view."""
     op = rng.choice([op for op in OPS if CLASSES[op].IN_PLACE])
     t = rng.choice(TYPES)
@@ -151,11 +153,12 @@ def in_loop(rng):
     outs = ["%x0", "%x1"] if k_in == k_out else ["%x1", "%x0"][:k_out]  # in place, or across devices
     return (f"func.func @f(%x0: memref<8x{t}>, %x1: memref<8x{t}>) attributes {{llvm.emit_c_interface}} {{\n" + head +
             f'    %t = "coll.{op}"({", ".join(ins + outs)}) {{devices = array<i64: 0, 1>, {attrs}, '
-            f"operandSegmentSizes = array<i32: {k_in}, {k_out}, 0>}} : ({', '.join([f'memref<8x{t}>'] * (k_in + k_out))})"
+            f"operandSegmentSizes = array<i32: {k_in}, {k_out}, 0>}} : "
+            f"({', '.join([f'memref<8x{t}>'] * (k_in + k_out))})"
             " -> !coll.token\n" + tail)
 
 
-def local_work(rng):
+def local_work(rng: random.Random) -> str:
     """Local work (linalg, loads and stores, a call) around a collective, in
     an SPMD function or the global view, before or after it."""
     t = rng.choice(("f32", "i32"))
@@ -191,7 +194,7 @@ GENERATORS = (subgroups, partitioned_shard, partial_alias, in_loop, local_work)
 _OP_LINE = re.compile(r'^( *)(%[\w.]+ = )?"coll\.(copy|combine|wait)"', re.M)
 
 
-def host_between(text, rng):
+def host_between(text: str, rng: random.Random) -> str:
     """A host memory op (store, fill, copy, dealloc) inserted between the
     coll ops of an explicit program, on a buffer defined before it,
     sometimes after a coll.wait of the token before it (so that it is
@@ -207,8 +210,8 @@ def host_between(text, rng):
     if not bufs:
         return text
     v, t = rng.choice(bufs)
-    el = re.search(r"x(f16|bf16|f32|f64|i1|i8|i16|i32|i64)[,>]", t)
-    el = el.group(1) if el else "f32"
+    found = re.search(r"x(f16|bf16|f32|f64|i1|i8|i16|i32|i64)[,>]", t)
+    el = found.group(1) if found else "f32"
     rank = t.count("x") - (0 if t.startswith("memref<") and re.match(r"memref<[a-z]", t) else 0)
     rank = len(re.findall(r"\d+x", t))
     cst = f"{'1.0' if el.startswith(('f', 'b')) else '1'}"
@@ -230,5 +233,5 @@ def host_between(text, rng):
     return before + op + text[at.start():]
 
 
-def generate(rng):
+def generate(rng: random.Random) -> str:
     return rng.choice(GENERATORS)(rng)

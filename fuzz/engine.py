@@ -31,25 +31,30 @@ import json
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from ..tools.argtypes import count, seconds, seed as seed_type
 from ..tools.args import ArgumentParser
+from ..tools.argtypes import count, seconds
+from ..tools.argtypes import seed as seed_type
 from .generate import corpus
 from .jobs import TOOLS, describe_job, make_job
 from .run import FAILURES, OUTCOMES, Runner
 
 
-def fuzz(count, seed=0, timeout=30.0, save=None, only=None, progress=None, tools=TOOLS):
+def fuzz(count: int, seed: int = 0, timeout: float = 30.0, save: str | None = None, only: int | None = None,
+         progress: int | None = None,
+         tools: Sequence[str] = TOOLS) -> tuple[dict[str, int], list[tuple[int, str, str, str, str]]]:
     """Runs `count` inputs over `tools`; returns ({outcome: n}, [(i,
     outcome, detail, input text, job description)]). `fuzz.table` holds
     the counts per tool, `fuzz.categories` the inputs per category."""
     seeds = corpus()
     counts = dict.fromkeys(OUTCOMES, 0)
     table = {t: dict.fromkeys(OUTCOMES, 0) for t in tools}
-    categories = collections.Counter()
-    messages = collections.Counter()
-    failures = []
+    categories: collections.Counter[str] = collections.Counter()
+    messages: collections.Counter[str] = collections.Counter()
+    failures: list[tuple[int, str, str, str, str]] = []
     runner = Runner(timeout)
     indices = [only] if only is not None else range(count)
     t0 = time.monotonic()
@@ -73,11 +78,12 @@ def fuzz(count, seed=0, timeout=30.0, save=None, only=None, progress=None, tools
     finally:
         runner.close()
     counts["tried"] = len(indices)
-    fuzz.messages, fuzz.table, fuzz.categories = messages, table, categories
+    # The last run's counts, on the function (main and tests/unit/test_fuzz.py read them).
+    fuzz.messages, fuzz.table, fuzz.categories = messages, table, categories  # type: ignore[attr-defined]
     return counts, failures
 
 
-def _save(directory, seed, i, outcome, detail, job):
+def _save(directory: str, seed: int, i: int, outcome: str, detail: str, job: dict[str, Any]) -> None:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     if "data" in job:
@@ -87,7 +93,7 @@ def _save(directory, seed, i, outcome, detail, job):
     (d / f"{seed}-{i}.txt").write_text(f"{outcome}\njob: {describe_job(job)[1]}\n\n{detail}\n")
 
 
-def format_table(table):
+def format_table(table: dict[str, dict[str, int]]) -> str:
     """The outcome counts per tool, as a Markdown table."""
     cols = ("succeeded", "diagnosed", "check_failed") + FAILURES
     lines = ["| tool | inputs | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
@@ -96,7 +102,7 @@ def format_table(table):
     return "\n".join(lines)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Usage errors exit 1; a count of 0 or less would run nothing and print
     # an all-zero table, as a clean run does.
@@ -115,12 +121,12 @@ def main(argv=None):
         p.error(f"--tools takes a list of {', '.join(TOOLS)}")
     t0 = time.monotonic()
     counts, failures = fuzz(args.count, args.seed, args.timeout, args.save, args.only, args.progress, tools)
-    for msg, n in fuzz.messages.most_common(args.top):
+    for msg, n in fuzz.messages.most_common(args.top):  # type: ignore[attr-defined]
         print(f"{n:6d}  {msg}", file=sys.stderr)
     for i, outcome, detail, _, what in failures[:20]:
         print(f"--- input {i}: {outcome} ({what[:300]})\n{detail.strip()[:2000]}", file=sys.stderr)
-    print(format_table(fuzz.table))
-    print("inputs per category: " + ", ".join(f"{k} {v}" for k, v in sorted(fuzz.categories.items())))
+    print(format_table(fuzz.table))  # type: ignore[attr-defined]
+    print("inputs per category: " + ", ".join(f"{k} {v}" for k, v in sorted(fuzz.categories.items())))  # type: ignore[attr-defined]
     print(json.dumps(dict(counts, seconds=round(time.monotonic() - t0, 1))))
     return 1 if failures else 0
 

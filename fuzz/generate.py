@@ -8,10 +8,12 @@ byte-level corruption; with the pass pipeline each input runs through.
 Input i depends only on (seed, i) (make_input)."""
 import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from . import classes
 from ..ir.ops import COLLECTIVE_NAMES
+from . import classes
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("auto", "naive", "ring", "all2all")
@@ -19,7 +21,7 @@ STRATEGIES = ("auto", "naive", "ring", "all2all")
 
 # -- seeds ----------------------------------------------------------------------
 
-def _valid_kinds(dtype):
+def _valid_kinds(dtype: str) -> tuple[str, ...]:
     if dtype == "i1":
         return ("and", "or", "xor")
     if dtype.startswith("i"):
@@ -27,15 +29,16 @@ def _valid_kinds(dtype):
     return ("sum", "prod", "max", "min")
 
 
-def corpus(seed=0):
+def corpus(seed: int = 0) -> list[str]:
     """Valid modules to mutate: collective level (generated), their
     explicit programs (lowered), and the chunks of the lit tests."""
     from mlir import ir
+
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
     from coll.passes.lower_collectives import lower_collectives
     rng = random.Random(seed)
-    shapes = ([7], [2, 3], [], [0], [64], [3, 1, 2], [5])
+    shapes: tuple[list[int], ...] = ([7], [2, 3], [], [0], [64], [3, 1, 2], [5])
     dtypes = ("f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64")
     out = []
     with make_context():
@@ -76,15 +79,15 @@ GENERIC_OP = re.compile(r'"coll\.\w+"\(([^)]*)\)')
 SSA = re.compile(r"%[\w.$-]+")
 
 
-def _pick(rng, matches):
+def _pick(rng: random.Random, matches: Sequence[re.Match[str]]) -> re.Match[str] | None:
     return rng.choice(matches) if matches else None
 
 
-def _sub_at(text, m, new, group=0):
+def _sub_at(text: str, m: re.Match[str], new: str, group: int = 0) -> str:
     return text[:m.start(group)] + new + text[m.end(group):]
 
 
-def m_number(text, rng):
+def m_number(text: str, rng: random.Random) -> str:
     m = _pick(rng, list(re.finditer(r"(?<![\w%#.])-?\d+(?![\w.])", text)))
     if m is None:
         return text
@@ -92,12 +95,12 @@ def m_number(text, rng):
     return _sub_at(text, m, v)
 
 
-def m_elemtype(text, rng):
+def m_elemtype(text: str, rng: random.Random) -> str:
     m = _pick(rng, list(re.finditer(r"\b(f16|bf16|f32|f64|i1|i8|i16|i32|i64)\b", text)))
     return text if m is None else _sub_at(text, m, rng.choice(TYPES))
 
 
-def m_device(text, rng):
+def m_device(text: str, rng: random.Random) -> str:
     ms = list(re.finditer(r"(, )?#coll\.device<(-?\d+)( : i64)?>", text))
     m = _pick(rng, ms)
     if m is None:
@@ -110,12 +113,12 @@ def m_device(text, rng):
     return _sub_at(text, m, rng.choice(INTERESTING), 2)
 
 
-def m_kind(text, rng):
+def m_kind(text: str, rng: random.Random) -> str:
     m = _pick(rng, list(re.finditer(r'kind = "(\w*)"', text)))
     return text if m is None else _sub_at(text, m, rng.choice(KINDS), 1)
 
 
-def m_attr(text, rng):
+def m_attr(text: str, rng: random.Random) -> str:
     """Drop, add or retype an attribute of a generic op."""
     ms = list(re.finditer(r"(\w+) = (array<[^>]*>|\"[^\"]*\"|-?\d+ : i\d+)(, )?", text))
     r = rng.random()
@@ -132,7 +135,7 @@ def m_attr(text, rng):
     return text
 
 
-def m_array(text, rng):
+def m_array(text: str, rng: random.Random) -> str:
     """Change an array<...> (devices, operandSegmentSizes): drop, repeat or
     change an entry."""
     m = _pick(rng, list(re.finditer(r"array<(i\d+)(: ([^>]*))?>", text)))
@@ -152,7 +155,7 @@ def m_array(text, rng):
     return _sub_at(text, m, f"array<{body}>")
 
 
-def m_operand(text, rng):
+def m_operand(text: str, rng: random.Random) -> str:
     """Drop, repeat or swap an operand of a generic coll op, with or without
     its type (the parser must catch the mismatch)."""
     m = _pick(rng, list(GENERIC_OP.finditer(text)))
@@ -184,7 +187,7 @@ def m_operand(text, rng):
     return text[:m.start()] + new_line + text[line_end:]
 
 
-def _split_types(s):
+def _split_types(s: str) -> list[str]:
     """'memref<3xf32, #x>, !coll.token' -> ['memref<3xf32, #x>', '!coll.token']."""
     out, depth, cur = [], 0, ""
     for ch in s:
@@ -199,7 +202,7 @@ def _split_types(s):
     return out
 
 
-def m_ssa(text, rng):
+def m_ssa(text: str, rng: random.Random) -> str:
     """Use another SSA value in place of one (tokens for buffers, ...)."""
     ms = list(SSA.finditer(text))
     if len(ms) < 2:
@@ -208,7 +211,7 @@ def m_ssa(text, rng):
     return _sub_at(text, m, rng.choice(ms).group())
 
 
-def m_shape(text, rng):
+def m_shape(text: str, rng: random.Random) -> str:
     m = _pick(rng, list(re.finditer(r"memref<((\d+|\?)x)+", text)))
     if m is None:
         return text
@@ -218,7 +221,7 @@ def m_shape(text, rng):
     return _sub_at(text, m, "memref<" + "".join(d + "x" for d in dims))
 
 
-def m_lines(text, rng):
+def m_lines(text: str, rng: random.Random) -> str:
     lines = text.split("\n")
     if len(lines) < 2:
         return text
@@ -233,11 +236,11 @@ def m_lines(text, rng):
     return "\n".join(lines)
 
 
-def m_truncate(text, rng):
+def m_truncate(text: str, rng: random.Random) -> str:
     return text[:rng.randrange(len(text) + 1)]
 
 
-def m_char(text, rng):
+def m_char(text: str, rng: random.Random) -> str:
     if not text:
         return rng.choice(SYNTAX)
     i = rng.randrange(len(text))
@@ -259,7 +262,7 @@ WEIGHTS = (3, 2, 3, 2, 3, 3, 4, 3, 2, 1, 0.5, 1)
 
 # -- IR-level mutations: still parse and verify, so they reach the passes ----
 
-def _body_ops(module):
+def _body_ops(module: Any) -> list[Any]:
     out = []
     for f in module.body.operations:
         for region in f.operation.regions:
@@ -268,7 +271,7 @@ def _body_ops(module):
     return out
 
 
-def _recreate(op, operands, attrs=None):
+def _recreate(op: Any, operands: list[Any], attrs: dict[str, Any] | None = None) -> Any:
     from mlir import ir
     attrs = attrs if attrs is not None else {n: op.attributes[n] for n in op.attributes}
     with ir.InsertionPoint(op):
@@ -280,7 +283,7 @@ def _recreate(op, operands, attrs=None):
     return new
 
 
-def _earlier_values(ops, op, type_):
+def _earlier_values(ops: list[Any], op: Any, type_: Any) -> list[Any]:
     """Values of `type_` defined before `op` in its block (or arguments)."""
     vals = [a for a in op.parent.regions[0].blocks[0].arguments if a.type == type_]
     for o in ops:
@@ -290,19 +293,22 @@ def _earlier_values(ops, op, type_):
     return vals
 
 
-def ir_mutation(text, rng):
+def ir_mutation(text: str, rng: random.Random) -> str:
     """One structural edit of a parsed module: drop or rewire a token
     dependency, swap a buffer operand for another of its type, or duplicate
     a coll op. Returns the text unchanged when it does not parse."""
     from mlir import ir
+
     from coll.ir import make_context
+    from coll.ir.errors import MLIRError
+
     from ..tools.parse_guard import known_crashes
     if known_crashes(text):  # parsing it would abort this process
         return text
     with make_context():
         try:
             m = ir.Module.parse(text)
-        except ir.MLIRError:
+        except MLIRError:
             return text
         ops = [o for o in _body_ops(m) if o.name in ("coll.copy", "coll.combine", "coll.join", "coll.wait")]
         if not ops:
@@ -337,7 +343,7 @@ def ir_mutation(text, rng):
         return str(m)
 
 
-def make_input(seeds, seed, i):
+def make_input(seeds: Sequence[str], seed: int, i: int) -> tuple[str, str]:
     """(text, pipeline) of input i: deterministic in (seed, i)."""
     rng = random.Random(f"{seed}:{i}")
     text = rng.choice(seeds)
@@ -356,7 +362,7 @@ FRONTS = ((), ("coll-from-shard",), ("coll-spmd-to-global",), ("coll-spmd-to-mpi
            "function-boundary-type-conversion=identity-layout-map}", "coll-spmd-to-global"))
 
 
-def random_pipeline(rng, text=None):
+def random_pipeline(rng: random.Random, text: str | None = None) -> str:
     elems = list(rng.choice(FRONTS)) if text is not None else []
     elems += [f"coll-lower-all-reduce{{strategy={rng.choice(STRATEGIES)}}}"]
     if rng.random() < 0.3:
@@ -367,18 +373,21 @@ def random_pipeline(rng, text=None):
     return "builtin.module(" + ",".join(elems) + ")"
 
 
-def _registered():
-    from coll.core.registry import load_all
-    return load_all()
+def _registered() -> list[str]:
+    from coll.core.registry import names
+    return names()
 
 
 # -- structure-aware categories ---------------------------------------------
 
-def parse_or_none(text):
+def parse_or_none(text: str) -> Any:
     """(context, module) of `text`, or None when it does not parse (or
     would crash the parser)."""
     from mlir import ir
+
     from coll.ir import make_context
+    from coll.ir.errors import MLIRError
+
     from ..tools.parse_guard import known_crashes
     if known_crashes(text):
         return None
@@ -386,14 +395,14 @@ def parse_or_none(text):
     with ctx:
         try:
             return ctx, ir.Module.parse(text)
-        except ir.MLIRError:
+        except MLIRError:
             return None
 
 
-def _coll_buffer_uses(m):
+def _coll_buffer_uses(m: Any) -> list[tuple[Any, int]]:
     """[(op, operand index)] of memref operands of coll.copy/combine and the collectives."""
     from mlir import ir
-    out = []
+    out: list[tuple[Any, int]] = []
     for op in _body_ops(m):
         if op.name in ("coll.copy", "coll.combine", *COLLECTIVE_NAMES):
             out += [(op, k) for k, v in enumerate(op.operands) if isinstance(v.type, ir.MemRefType)
@@ -401,7 +410,7 @@ def _coll_buffer_uses(m):
     return out
 
 
-def m_view_chain(text, rng):
+def m_view_chain(text: str, rng: random.Random) -> str:
     """A chain of 1-3 views (memref.cast, memory_space_cast, reinterpret
     or expand/collapse round trips) in front of a coll operand."""
     parsed = parse_or_none(text)
@@ -440,7 +449,7 @@ def m_view_chain(text, rng):
         return str(m)
 
 
-def m_strided_slice(text, rng):
+def m_strided_slice(text: str, rng: random.Random) -> str:
     """Replace the buffers of a rank-1 coll.copy by same-shaped strided
     slices of themselves: [off] [size] [stride] within bounds (sometimes
     not)."""
@@ -480,7 +489,7 @@ def m_strided_slice(text, rng):
 _SIG = re.compile(r"func\.func @[\w$.]+\(([^)]*)\)[^\n]*\{\n")
 
 
-def m_upstream_memory(text, rng):
+def m_upstream_memory(text: str, rng: random.Random) -> str:
     """Upstream memory ops on the entry's arguments: a store, a fill, a
     copy between arguments, a dealloc, a load."""
     m = _SIG.search(text)
@@ -491,8 +500,8 @@ def m_upstream_memory(text, rng):
         return text
     a, ta = rng.choice(args)
     b, tb = rng.choice(args)
-    el = re.search(r"x?(f16|bf16|f32|f64|i1|i8|i16|i32|i64)>", ta)
-    el = el.group(1) if el else "f32"
+    found = re.search(r"x?(f16|bf16|f32|f64|i1|i8|i16|i32|i64)>", ta)
+    el = found.group(1) if found else "f32"
     cst = f"%fz_c = arith.constant {'1.0' if el.startswith(('f', 'b')) else '1'} : {el}\n"
     rank = ta.count("x")
     idx = "[" + ", ".join(["%fz_i"] * rank) + "]"
@@ -512,7 +521,7 @@ def m_upstream_memory(text, rng):
     return text[:where] + body + text[where:]
 
 
-def m_deep_nesting(text, rng):
+def m_deep_nesting(text: str, rng: random.Random) -> str:
     """Nesting at depths around the guard's bound and far beyond it:
     modules, regions of a generic op, brackets, or nested types."""
     d = rng.choice((8, 64, 255, 256, 257, 1000, 20000))
@@ -532,24 +541,24 @@ def m_deep_nesting(text, rng):
 STRUCTURED = (m_view_chain, m_strided_slice, m_upstream_memory, m_deep_nesting, classes.host_between)
 
 
-def corrupt_bytes(data, rng):
+def corrupt_bytes(data: bytes, rng: random.Random) -> bytes:
     """Byte-level corruption: invalid UTF-8, NUL bytes, a BOM, flipped
     bits, truncation in the middle of a multi-byte character."""
-    data = bytearray(data)
+    buf = bytearray(data)
     for _ in range(rng.choice((1, 1, 2, 4))):
-        i = rng.randrange(len(data) + 1)
+        i = rng.randrange(len(buf) + 1)
         r = rng.random()
         if r < 0.25:
-            data[i:i] = rng.choice((b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\x80"))
+            buf[i:i] = rng.choice((b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\x80"))
         elif r < 0.4:
-            data[i:i] = b"\x00"
+            buf[i:i] = b"\x00"
         elif r < 0.5:
-            data[0:0] = b"\xef\xbb\xbf"
-        elif r < 0.7 and data:
-            j = min(i, len(data) - 1)
-            data[j] ^= 1 << rng.randrange(8)
+            buf[0:0] = b"\xef\xbb\xbf"
+        elif r < 0.7 and buf:
+            j = min(i, len(buf) - 1)
+            buf[j] ^= 1 << rng.randrange(8)
         elif r < 0.85:
-            data[i:i] = "é∀".encode()[: rng.choice((1, 2, 3, 5))]
+            buf[i:i] = "é∀".encode()[: rng.choice((1, 2, 3, 5))]
         else:
-            data = data[:i]
-    return bytes(data)
+            buf = buf[:i]
+    return bytes(buf)

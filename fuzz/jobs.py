@@ -7,10 +7,21 @@ import io
 import json
 import random
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from . import classes
-from .generate import (INTERESTING, MUTATORS, STRATEGIES, STRUCTURED, WEIGHTS, corrupt_bytes, make_input,
-                       parse_or_none, random_pipeline)
+from .generate import (
+    INTERESTING,
+    MUTATORS,
+    STRATEGIES,
+    STRUCTURED,
+    WEIGHTS,
+    corrupt_bytes,
+    make_input,
+    parse_or_none,
+    random_pipeline,
+)
 
 TOOLS = ("opt", "run", "build", "gen")
 TOOL_WEIGHTS = (8, 2, 2, 1)
@@ -18,18 +29,20 @@ TOOL_WEIGHTS = (8, 2, 2, 1)
 
 # -- npz inputs for coll-run ----------------------------------------------------
 
-def _npz(arrays):
+def _npz(arrays: dict[str, Any]) -> bytes:
     buf = io.BytesIO()
     import numpy as np
     np.savez(buf, **arrays)
     return buf.getvalue()
 
 
-def npz_input(text, rng):
+def npz_input(text: str, rng: random.Random) -> tuple[bytes, str]:
     """(npz bytes, what) for `text`'s problem: valid, or corrupted."""
     import pickle
     import zipfile
+
     import numpy as np
+
     from coll.execution.check import describe, make_inputs
     problem, parsed = None, parse_or_none(text)  # never parse a crashing text here
     if parsed is not None:
@@ -105,7 +118,7 @@ def npz_input(text, rng):
 
 # -- coll-gen's flags -------------------------------------------------------------
 
-def gen_argv(rng):
+def gen_argv(rng: random.Random) -> list[str]:
     from coll.ir import KINDS
     from coll.ir.types import ELEMENT_TYPES
     argv = ["all-reduce", "--devices", rng.choice(INTERESTING + ("5", "8"))]
@@ -132,7 +145,7 @@ def gen_argv(rng):
 FS_ERRORS = ("missing_input", "directory_input", "missing_output_dir", "full_disk")
 
 
-def make_job(seeds, seed, i, tools=TOOLS):
+def make_job(seeds: Sequence[str], seed: int, i: int, tools: Sequence[str] = TOOLS) -> dict[str, Any]:
     """The job of input i (a dict the worker runs): deterministic in (seed, i)."""
     rng = random.Random(f"{seed}:{i}:tools")
     weights = [w for t, w in zip(TOOLS, TOOL_WEIGHTS) if t in tools]
@@ -174,7 +187,7 @@ def make_job(seeds, seed, i, tools=TOOLS):
     return job
 
 
-def describe_job(job):
+def describe_job(job: dict[str, Any]) -> tuple[str, str]:
     """(input as text, the rest of the job in words)."""
     if job["tool"] == "gen":
         return " ".join(job["argv"]), "coll-gen " + " ".join(job["argv"])

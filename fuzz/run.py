@@ -16,14 +16,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 LOCATED = re.compile(r"^\S[^\n]*?:\d+:\d+: error: ", re.M)
 OUTCOMES = ("succeeded", "diagnosed", "check_failed", "unlocated", "tracebacks", "crashes", "hangs",
             "bad_exit", "partial_output")
 CHECK_FAILED = re.compile(r"^\S+ +\d+ .* FAIL \(", re.M)  # a coll-run table row: the program is wrong
 # A tool-level error names the file or the flag it is about.
-NAMED = re.compile(r"^coll-[\w-]+: error: (?!internal error).*(could not|'[^']+'|--[\w-]+|\S+\.(npz|npy|mlir|so))", re.M)
+NAMED = re.compile(r"^coll-[\w-]+: error: (?!internal error)"
+                   r".*(could not|'[^']+'|--[\w-]+|\S+\.(npz|npy|mlir|so))", re.M)
 USAGE = re.compile(r"^usage: (.*\n)*coll-[\w -]+: error: ", re.M)  # argparse (tools/args.py), exit 1
 FAILURES = ("unlocated", "tracebacks", "crashes", "hangs", "bad_exit", "partial_output")
 RESTART_EVERY = 500  # inputs per worker, to bound leaks
@@ -32,7 +35,7 @@ MEMORY_LIMIT = 4 << 30  # bytes of address space per worker
 
 # -- worker ---------------------------------------------------------------------
 
-def worker(result_fd, workdir):
+def worker(result_fd: int, workdir: str) -> None:
     """Reads one JSON job per stdin line; writes one JSON result per line to
     result_fd. Output of the tool goes to workdir/output (fds 1 and 2)."""
     import traceback
@@ -68,7 +71,7 @@ def worker(result_fd, workdir):
         results.flush()
 
 
-def run_job(job, workdir):
+def run_job(job: dict[str, Any], workdir: str) -> tuple[Any, str | None]:
     """Runs one job's tool in this process, as its command line would.
     Returns (exit code, the output file it may write)."""
     src = os.path.join(workdir, "input.mlir")
@@ -112,7 +115,7 @@ def run_job(job, workdir):
         cpu.clear_cache()  # compiled engines would pile up in the worker
 
 
-def _main(main, argv):
+def _main(main: Callable[[], Any], argv: list[str]) -> Any:
     saved = sys.argv
     sys.argv = argv
     try:
@@ -121,7 +124,7 @@ def _main(main, argv):
         sys.argv = saved
 
 
-def _exit_code(fn):
+def _exit_code(fn: Callable[[], Any]) -> Any:
     try:
         rc = fn()
     except SystemExit as e:
@@ -129,7 +132,7 @@ def _exit_code(fn):
     return 0 if rc is None else rc
 
 
-def _selftest(what):
+def _selftest(what: str) -> None:
     """Failures on demand, so tests can check that each one is detected."""
     if what == "abort":
         os.abort()
@@ -139,7 +142,7 @@ def _selftest(what):
         raise RuntimeError("selftest")
 
 
-def _limit_memory():
+def _limit_memory() -> None:
     try:
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
@@ -151,13 +154,13 @@ class Runner:
     """One worker subprocess, restarted after a crash, a hang, or
     RESTART_EVERY inputs."""
 
-    def __init__(self, timeout):
+    def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self.dir = tempfile.mkdtemp(prefix="coll-fuzz-")
-        self.proc = None
+        self.proc: subprocess.Popen[str] | None = None
         self.done = 0
 
-    def start(self):
+    def start(self) -> None:
         r, w = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coll.fuzz.run", str(w), self.dir],
@@ -168,12 +171,13 @@ class Runner:
         self.buf = b""
         self.done = 0
 
-    def stop(self):
+    def stop(self) -> None:
         if self.proc is None:
             return
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        assert self.proc.stdin is not None  # a pipe
         try:
             self.proc.stdin.close()
         except OSError:
@@ -181,29 +185,31 @@ class Runner:
         os.close(self.results)
         self.proc = None
 
-    def close(self):
+    def close(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def output(self):
+    def output(self) -> str:
         try:
             return Path(self.dir, "output").read_text(errors="replace")
         except OSError:
             return ""
 
-    def run(self, text, pipeline, selftest=None):
+    def run(self, text: str, pipeline: str, selftest: str | None = None) -> tuple[str, str]:
         """(outcome, detail) of coll-opt on `text`."""
         return self.run_job({"text": text, "pipeline": pipeline, "selftest": selftest})
 
-    def run_job(self, job):
+    def run_job(self, job: dict[str, Any]) -> tuple[str, str]:
         """(outcome, detail) of one job (see make_job)."""
         if self.proc is None or self.done >= RESTART_EVERY:
             self.stop()
             self.start()
         self.done += 1
+        proc = self.proc
+        assert proc is not None and proc.stdin is not None  # started above, with a pipe
         try:
-            self.proc.stdin.write(json.dumps(job) + "\n")
-            self.proc.stdin.flush()
+            proc.stdin.write(json.dumps(job) + "\n")
+            proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass
         deadline = time.monotonic() + self.timeout
@@ -215,7 +221,7 @@ class Runner:
                 return "hangs", f"no result after {self.timeout} s"
             chunk = os.read(self.results, 65536)
             if not chunk:
-                code = self.proc.wait()
+                code = proc.wait()
                 detail = self.output()
                 self.stop()
                 sig = -code if code < 0 else None
@@ -225,19 +231,21 @@ class Runner:
         line, _, self.buf = self.buf.partition(b"\n")
         result = json.loads(line)
         if result.get("partial"):
-            return "partial_output", f"exit code {result['rc']} but the output file was written\n{self.output()[-4000:]}"
+            return ("partial_output",
+                    f"exit code {result['rc']} but the output file was written\n{self.output()[-4000:]}")
         return classify(result["rc"], self.output(), job.get("tool", "opt"))
 
 
-def classify(rc, output, tool="opt"):
+def classify(rc: Any, output: str, tool: str = "opt") -> tuple[str, str]:
     if rc == "traceback" or "Traceback (most recent call last)" in output:
         return "tracebacks", output[-4000:]
     if rc == 0:
         return "succeeded", ""
     if "internal error" in output:
         return "unlocated", output[-4000:]
-    if rc == 1 and tool == "run" and CHECK_FAILED.search(output):
-        return "check_failed", CHECK_FAILED.search(output).group()
+    failed = CHECK_FAILED.search(output) if rc == 1 and tool == "run" else None
+    if failed:
+        return "check_failed", failed.group()
     if rc == 1 and USAGE.search(output):
         return "diagnosed", output.strip().split("\n")[-1]  # argparse: a flag it cannot take
     if rc == 1:

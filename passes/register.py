@@ -1,14 +1,19 @@
-"""Imports every module of passes/ that registers a pass (an entry point of
-the `coll.passes` group in pyproject.toml)."""
-from . import (  # noqa: F401
-               blas_contractions,
-               check_order,
-               check_results,
-               check_semantics,
-               choose_strategy,
-               lower_all_reduce,
-               lower_collectives,
-               predict,
-               shuffle,
-               widen_contractions,
-)
+"""The passes of passes/, as data: pass name -> "module:function",
+the function that `@register` (core/registry.py) makes that pass, with its
+description, options and anchor. The registry imports a pass's module only
+when a pipeline uses the pass or a listing needs its options, so this file
+imports nothing (an entry point of the `coll.passes` group in
+pyproject.toml; the registry reads it without importing its package)."""
+
+PASSES = {
+    "coll-blas-contractions": "coll.passes.blas_contractions:blas_contractions",
+    "coll-check-order": "coll.passes.check_order:check_order",
+    "coll-check-results": "coll.passes.check_results:check_results",
+    "coll-check-semantics": "coll.passes.check_semantics:check_semantics",
+    "coll-choose-strategy": "coll.passes.choose_strategy:choose_strategy_pass",
+    "coll-lower-all-reduce": "coll.passes.lower_all_reduce:lower_all_reduce_pass",
+    "coll-lower-collectives": "coll.passes.lower_collectives:lower_collectives_pass",
+    "coll-predict": "coll.passes.predict:predict",
+    "coll-shuffle": "coll.passes.shuffle:shuffle",
+    "coll-widen-contractions": "coll.passes.widen_contractions:widen_contractions",
+}

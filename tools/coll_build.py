@@ -25,14 +25,20 @@ gpu-lower-to-nvvm-pipeline). Stages:
           only when every rank succeeded; OUT --layout prints the note
 No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 """
+from __future__ import annotations
+
+import argparse
 import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from .args import ArgumentParser
+from .diagnostics import tool_main
 
 STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
 
-def _parser():
+def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="coll-build", description=__doc__.split("\n\n")[0])
     p.add_argument("input", nargs="?", default="-")
     p.add_argument("-o", dest="output", default="-")
@@ -50,11 +56,12 @@ def _parser():
     return p
 
 
-def nvptx_chips():
+def nvptx_chips() -> list[str]:
     """The sm_NN names the wheel's NVPTX backend knows (`llc -mcpu=help`),
     sorted by number; [] when llc cannot be asked."""
     import re
     import subprocess
+
     from coll.core.tools import tool
     try:
         r = subprocess.run([tool("llc"), "-march=nvptx64", "-mcpu=help"], capture_output=True, text=True, timeout=60)
@@ -64,7 +71,7 @@ def nvptx_chips():
     return sorted(names, key=lambda n: (int(re.sub(r"\D", "", n)), n))
 
 
-def _chip_problem(chip):
+def _chip_problem(chip: str) -> str | None:
     import re
     if not re.fullmatch(r"sm_\d+[a-z]?", chip):
         return f"--chip must be an NVPTX chip name such as sm_90, got '{chip}'"
@@ -74,19 +81,20 @@ def _chip_problem(chip):
     return None
 
 
-def build(data, args, filename="-", ctx=None):
+def build(data: bytes, args: argparse.Namespace, filename: str = "-", ctx: Any = None) -> str | None:
     """Returns the requested stage as text (or writes the library to
     args.output). `data` is the input's bytes (text or bytecode), parsed
     with `filename` in its locations."""
     from mlir import ir
 
+    from coll.core.errors import PassError
     from coll.ir import make_context
     from coll.ir.verifier import verify_or_raise
-    from coll.lowering.gpu import nvvm
     from coll.lowering import lower
+    from coll.lowering.gpu import nvvm
+
     from .diagnostics import print_warnings
     from .source import parse
-    from coll.core.errors import PassError
 
     with ctx or make_context():
         module, _top = parse(data, filename)  # implicit module: an ir.Module
@@ -139,7 +147,7 @@ def build(data, args, filename="-", ctx=None):
         return None
 
 
-def print_layouts(boundary, frontend, filename):
+def print_layouts(boundary: Any, frontend: Any, filename: str) -> None:
     """Notes (stderr) on what the built program takes in place of a
     frontend's global arrays: each device's block of each of them, in
     the order of the SPMD function's arguments (inputs, then outputs)."""
@@ -162,7 +170,7 @@ def print_layouts(boundary, frontend, filename):
     print("\n".join(lines), file=sys.stderr)
 
 
-def print_rank_slots(prog, filename):
+def print_rank_slots(prog: Any, filename: str) -> None:
     """A note (stderr) on the files of an mpi-exe: what rank r reads from
     PREFIX<r>.bin and writes back (lowering/mpi/exe.py, whose tables the
     executable reads, and which `PROG --layout` prints in full)."""
@@ -171,18 +179,18 @@ def print_rank_slots(prog, filename):
     print("\n".join([f"{filename}: note: {lines[0]}"] + lines[1:]), file=sys.stderr)
 
 
-def _is_gpu_level(module_op):
+def _is_gpu_level(module_op: Any) -> bool:
     """True when no coll op is left to lower."""
     from coll.ir.walk import find_ops
     return not find_ops(module_op, lambda name: name.startswith("coll."))
 
 
-def main(argv=None):
-    from .diagnostics import tool_main
-    tool_main("coll-build", _main, sys.argv[1:] if argv is None else argv)
+def main(argv: list[str] | None = None) -> NoReturn:
+    """The `coll-build` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-build", _main, argv)
 
 
-def _main(argv):
+def _main(argv: Sequence[str]) -> int:
     from .source import read_input
     args = _parser().parse_args(argv)
     if args.emit in ("so", "mpi-exe") and args.output == "-":
@@ -219,18 +227,19 @@ def _main(argv):
     return write_output("coll-build", args.output, out if out.endswith("\n") else out + "\n")
 
 
-def _fail(message):
+def _fail(message: str) -> int:
     print(f"coll-build: error: {message}", file=sys.stderr)
     return 1
 
 
-def _build_and_report(data, args, filename, want_text=False):
+def _build_and_report(data: bytes, args: argparse.Namespace, filename: str,
+                      want_text: bool = False) -> Any:
     """Runs build(); every failure becomes diagnostics on stderr and rc 1.
     Returns rc, or (rc, text) with want_text."""
-    from mlir import ir
 
     from coll.ir import make_context
-    from coll.ir.errors import LocatedError
+    from coll.ir.errors import LocatedError, MLIRError
+
     from .diagnostics import Collector, diags_of, print_diags
 
     ctx = make_context()
@@ -239,7 +248,7 @@ def _build_and_report(data, args, filename, want_text=False):
     try:
         out = build(data, args, filename, ctx)
         rc = 1 if any(d.severity == "error" for d in col.diags) else 0
-    except ir.MLIRError as e:
+    except MLIRError as e:
         col.add_error(e)
     except LocatedError as e:
         col.diags += diags_of(e, filename)

@@ -12,18 +12,25 @@ each with [--strategy S] (the op's strategies, or auto).
 """
 import re
 import sys
+from collections.abc import Sequence
+from typing import NoReturn
 
-from coll.ir import KINDS, MAX_DEVICES
+from mlir import ir
+
 from coll.collectives import COLLECTIVES
+from coll.ir import KINDS, MAX_DEVICES, make_context, peers
+from coll.ir.generate import collective_module, parse_shape
 from coll.ir.types import ELEMENT_TYPES
+from coll.ir.verifier import verify
 
 from .args import ArgumentParser
+from .diagnostics import tool_main
 
 # subcommand -> op class (its options beyond the common ones: cls.GEN)
 COMMANDS = {cls.short_name().replace("_", "-"): cls for cls in COLLECTIVES}
 
 
-def _parser():
+def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="coll-gen", description="Print a collective-level coll module.")
     sub = p.add_subparsers(dest="collective", required=True)
     for command, cls in COMMANDS.items():
@@ -57,11 +64,7 @@ def _parser():
     return p
 
 
-def run(argv):
-    from coll.ir import make_context
-    from coll.ir.generate import collective_module, parse_shape
-    from coll.ir.verifier import verify
-    from mlir import ir
+def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     if not 1 <= args.devices <= MAX_DEVICES:
         print(f"coll-gen: error: --devices must be in 1..{MAX_DEVICES}, got {args.devices}", file=sys.stderr)
@@ -77,7 +80,8 @@ def run(argv):
     if not re.fullmatch(r"[A-Za-z_][\w$.]*", args.name):
         print(f"coll-gen: error: invalid --name '{args.name}'; expected a symbol name like all_reduce", file=sys.stderr)
         return 1
-    for flag, v in (("--to-device", getattr(args, "to_device", None)), ("--threshold", getattr(args, "threshold", None)),
+    for flag, v in (("--to-device", getattr(args, "to_device", None)),
+                    ("--threshold", getattr(args, "threshold", None)),
                     ("--root", getattr(args, "root", None))):
         if v is not None and not -2 ** 63 <= v < 2 ** 63:
             print(f"coll-gen: error: {flag} {v} does not fit in 64 bits", file=sys.stderr)
@@ -108,7 +112,6 @@ def run(argv):
                 in_place=getattr(args, "in_place", False), to_device=getattr(args, "to_device", None),
                 threshold=getattr(args, "threshold", None), name=args.name, **arrays)
             if getattr(args, "peer_access", False):
-                from coll.ir import peers
                 m = ir.Module.parse(text)
                 peers.enable(m.operation)
                 text = str(m)
@@ -129,26 +132,19 @@ def run(argv):
     return 0
 
 
-def _flag_of(message):
+def _flag_of(message: str) -> str | None:
     """The flag a verifier finding on the generated module is about."""
-    for word, flag in (("pair", "--pairs"), ("destination", "--to-device"), ("threshold", "--threshold"), ("bytes", "--shape"),
-                       ("kind", "--kind"), ("element type", "--dtype"), ("strategy", "--strategy")):
+    for word, flag in (("pair", "--pairs"), ("destination", "--to-device"), ("threshold", "--threshold"),
+                       ("bytes", "--shape"), ("kind", "--kind"), ("element type", "--dtype"),
+                       ("strategy", "--strategy")):
         if word in message:
             return flag
     return "--devices"
 
 
-def main():
-    try:
-        code = run(sys.argv[1:])
-    except Exception as e:  # noqa: BLE001 - never a traceback
-        print(f"coll-gen: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        code = 1
-    try:
-        sys.stdout.flush()
-    except OSError:
-        pass
-    sys.exit(code)
+def main(argv: list[str] | None = None) -> NoReturn:
+    """The `coll-gen` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-gen", run, argv)
 
 
 if __name__ == "__main__":

@@ -7,11 +7,34 @@ Options are spelled with one dash or two, as LLVM's command line takes
 them. Errors are MLIR diagnostics (file:line:col: error: ...) and exit code
 1; nothing is written to -o unless every chunk succeeded.
 """
-import io
-import sys
+from __future__ import annotations
 
+import contextlib
+import difflib
+import io
+import re
+import sys
+from collections.abc import Collection, Sequence
+from typing import Any, NoReturn
+
+from mlir import ir, passmanager
+from mlir.dialects import irdl
+
+from coll.core.errors import take_warnings
+from coll.core.pipeline import PipelineError, build, describe, run_pm, split_top
+from coll.core.registry import load_all, names
+from coll.ir import make_context
+from coll.ir.errors import LocatedError, MLIRError
+from coll.ir.verifier import verify
+
+from .diagnostics import Collector, Diag, diags_of, from_location, print_diags, tool_main
 from .opt import cl
-from .source import DEFAULT_MARKER
+from .opt.ir_print import only_dumps_of
+from .opt.upstream import dialects, list_passes
+from .opt.verify import check_expectations, parse_expectations
+from .output import write_output
+from .parse_guard import SourceError, check_input
+from .source import DEFAULT_MARKER, as_text, parse, read_input, split_chunks
 
 USAGE = ("OVERVIEW: coll-opt: MLIR modular optimizer driver with the coll dialect and passes\n\n"
          "USAGE: coll-opt [options] <input file>\n\n"
@@ -54,7 +77,8 @@ OPTIONS = [
     cl.Option("mlir-print-ir-before-all", cl.FLAG, "Print IR before each pass"),
     cl.Option("mlir-print-ir-after-all", cl.FLAG, "Print IR after each pass"),
     cl.Option("mlir-print-ir-after-change", cl.FLAG, "When printing the IR after a pass, only print if the IR changed"),
-    cl.Option("mlir-print-ir-after-failure", cl.FLAG, "When printing the IR after a pass, only print if the pass failed"),
+    cl.Option("mlir-print-ir-after-failure", cl.FLAG,
+              "When printing the IR after a pass, only print if the pass failed"),
     cl.Option("mlir-print-ir-module-scope", cl.FLAG, "When printing IR for print-ir-[before|after]{-all} always "
               "print the top-level operation"),
     cl.Option("mlir-timing", cl.FLAG, "Display execution times"),
@@ -65,38 +89,36 @@ OPTIONS = [
 
 class Args:
     """The parsed options as attributes (`args.split_input_file`)."""
+    # Set by run() after parsing.
+    irdl_file_text: bytes | None
+    irdl_dialects: list[str]
+    pass_pipeline: str
 
-    def __init__(self, values):
+    def __init__(self, values: dict[str, Any]) -> None:
         for k, v in values.items():
             setattr(self, k.replace("-", "_"), v)
 
+    def __getattr__(self, name: str) -> Any:  # the type checker's view of the attributes set above
+        raise AttributeError(name)
 
-def _fail(message):
+
+def _fail(message: str) -> int:
     print(f"coll-opt: {message}", file=sys.stderr)
     return 1
 
 
-def all_passes():
-    """Every coll pass: the tool imports the modules that register them
-    (the pyproject entry points name the same modules, for embedders;
-    tests/unit/test_registry.py checks the two lists agree)."""
-    from coll.analysis import register as _analysis  # noqa: F401
-    from coll.lowering import register as _backends  # noqa: F401
-    from coll.core.registry import PASSES, loaded
-    from coll.frontends import register as _frontends  # noqa: F401
-    from coll.passes import register as _passes  # noqa: F401
-    loaded()
-    return PASSES
+def all_passes() -> list[str]:
+    """The name of every coll pass (core/registry.py: declared as data, so
+    that no pass module is imported before a pipeline uses it)."""
+    return names()
 
 
-def _is_pass(name, coll_names):
+def _is_pass(name: str, coll_names: Collection[str]) -> bool:
     """True when `name` is a coll pass or one the upstream registry knows."""
-    import re
     if name in coll_names:
         return True
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", name):
         return False
-    from mlir import ir, passmanager
     with ir.Context():
         try:
             passmanager.PassManager.parse(f"builtin.module({name})")
@@ -105,8 +127,7 @@ def _is_pass(name, coll_names):
     return True
 
 
-def _unknown(arg, coll_names):
-    import difflib
+def _unknown(arg: str, coll_names: Collection[str]) -> int:
     msg = f"Unknown command line argument '{arg}'.  Try: 'coll-opt --help'"
     names = [o.name for o in OPTIONS if len(o.name) > 1] + sorted(coll_names)
     close = difflib.get_close_matches(arg.lstrip("-").partition("=")[0], names, n=1, cutoff=0.75)
@@ -115,7 +136,8 @@ def _unknown(arg, coll_names):
     return _fail(msg)
 
 
-def _pass_elements(flags, coll_names):
+def _pass_elements(flags: Sequence[tuple[str, str, str | None]],
+                   coll_names: Collection[str]) -> tuple[list[str] | None, str | None]:
     """[('--coll-x=strategy=ring', 'coll-x', 'strategy=ring')] -> pipeline
     elements ['coll-x{strategy=ring}'], or the unknown argument."""
     elems = []
@@ -127,9 +149,8 @@ def _pass_elements(flags, coll_names):
     return elems, None
 
 
-def _pretty_pipeline(text, indent=0):
+def _pretty_pipeline(text: str, indent: int = 0) -> str:
     """builtin.module(a,func.func(b)) the way --dump-pass-pipeline shows it."""
-    from coll.core.pipeline import split_top
     pad = "  " * indent
     if text.endswith(")") and "(" in text and ("{" not in text or text.index("(") < text.index("{")):
         anchor, _, inner = text.partition("(")
@@ -139,12 +160,9 @@ def _pretty_pipeline(text, indent=0):
     return pad + text
 
 
-def _chunk_context(args):
+def _chunk_context(args: Args) -> Any:
     """A fresh coll context for one chunk, set up from the options."""
-    from mlir import ir
-    from mlir.dialects import irdl
 
-    from coll.ir import make_context
     ctx = make_context()
     if args.allow_unregistered_dialect:
         ctx.allow_unregistered_dialects = True
@@ -156,10 +174,9 @@ def _chunk_context(args):
     return ctx
 
 
-def _configure(pm, args):
+def _configure(pm: Any, args: Args) -> tuple[set[str], set[str]] | None:
     """IR printing, statistics, timing on `pm`. Returns the dump filter
     (before, after) or None when every dump is wanted."""
-    from mlir import passmanager
     before_all = args.mlir_print_ir_before_all or bool(args.mlir_print_ir_before)
     after_all = args.mlir_print_ir_after_all or bool(args.mlir_print_ir_after)
     failure = args.mlir_print_ir_after_failure
@@ -190,7 +207,7 @@ def _configure(pm, args):
     return before, after
 
 
-def _print(top, args):
+def _print(top: Any, args: Args) -> bytes:
     """The op as mlir-opt prints it (bytes): text or bytecode."""
     if args.emit_bytecode:
         buf = io.BytesIO()
@@ -205,29 +222,20 @@ def _print(top, args):
     return text.encode("utf-8", errors="surrogateescape") + b"\n"
 
 
-def _warnings(filename):
+def _warnings(filename: str) -> list[Diag]:
     """The passes' warnings (core/errors.py warn) as located diagnostics."""
-    from coll.core.errors import take_warnings
-    from .diagnostics import from_location
+
     return [from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()]
 
 
-def process(data, filename, pipeline, args, chunk_start=None):
+def process(data: bytes, filename: str, pipeline: str, args: Args,
+            chunk_start: tuple[int, int] | None = None) -> tuple[bytes | None, list[Diag]]:
     """Runs one chunk (bytes). Returns (output bytes or None, diags).
     chunk_start: (line, col) of a later chunk, where mlir-opt locates its
     implicit module."""
-    import contextlib
 
-    from mlir import ir
 
-    from coll.ir.verifier import verify
-    from coll.core.errors import take_warnings
-    from coll.core.pipeline import PipelineError, build, run_pm
-    from coll.ir.errors import LocatedError
-    from .diagnostics import Collector, Diag, diags_of, from_location
-    from .opt.ir_print import only_dumps_of
-    from .parse_guard import SourceError, check_input
-    from .source import parse
+
 
     ctx = _chunk_context(args)
     col = Collector(ctx, filename)
@@ -245,7 +253,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
             try:
                 # _owner keeps the parsed module alive while `top` is used.
                 _owner, top = parse(data, filename, implicit_module=not args.no_implicit_module)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
                 return None, col.diags
             except LocatedError as e:  # a frontend's parse (the pretty form of StableHLO, ...)
@@ -267,7 +275,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
                 if pipeline or top.name == "builtin.module":
                     with only_dumps_of(*dumps) if dumps else contextlib.nullcontext():
                         run_pm(pm, top)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
                 return None, col.diags + _warnings(filename)
             col.diags.extend(_warnings(filename))
@@ -278,7 +286,7 @@ def process(data, filename, pipeline, args, chunk_start=None):
         col.detach()
 
 
-def _check_flags(args):
+def _check_flags(args: Args) -> str | None:
     """Option values mlir-opt would reject before reading any input."""
     limit = args.mlir_elide_elementsattrs_if_larger
     if limit is not None and not limit.isdigit():
@@ -292,10 +300,7 @@ def _check_flags(args):
     return None
 
 
-def run(argv):
-    from .diagnostics import print_diags
-    from .opt.verify import check_expectations, parse_expectations
-    from .source import as_text, read_input, split_chunks
+def run(argv: Sequence[str]) -> int:
     try:
         parsed = cl.parse(argv, OPTIONS)
     except cl.UsageError as e:
@@ -313,8 +318,7 @@ def run(argv):
             if not _is_pass(name, coll_passes):
                 return _fail(f"for the --{flag} option: Cannot find option named '{name}'!")
     if args.list_passes:
-        from .opt.upstream import list_passes
-        sys.stdout.write(list_passes(coll_passes))
+        sys.stdout.write(list_passes(load_all()))
         return 0
     problem = _check_flags(args)
     if problem:
@@ -364,7 +368,6 @@ def run(argv):
         outputs.append(out or b"")
     # mlir-opt: every chunk's output, failed ones empty, joined by the marker.
     data = (args.output_split_marker.encode() + b"\n").join(outputs)
-    from .output import write_output
     if args.o == "-":
         rc = write_output("coll-opt", "-", data)  # like mlir-opt, what succeeded is shown
         return rc if ok else 1
@@ -373,23 +376,20 @@ def run(argv):
     return write_output("coll-opt", args.o, data)
 
 
-def _irdl_problem(args):
+def _irdl_problem(args: Args) -> bool:
     """Reports an IRDL file that does not load (located, exit 1)."""
-    from mlir import ir
-    from mlir.dialects import irdl
 
-    from coll.ir import make_context
-    from .diagnostics import Collector, print_diags
-    from .source import parse
+
     ctx = make_context()
     col = Collector(ctx, args.irdl_file)
     try:
         with ctx:
             try:
+                assert args.irdl_file_text is not None  # run() read it
                 module, top = parse(args.irdl_file_text, args.irdl_file)
                 names = _drop_loaded_dialects(top, args.irdl_file)
                 irdl.load_dialects(module)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
             except _DialectClash as e:
                 col.diags.append(e.diag)
@@ -404,18 +404,16 @@ def _irdl_problem(args):
 
 
 class _DialectClash(Exception):
-    def __init__(self, diag):
+    def __init__(self, diag: Diag) -> None:
         super().__init__(diag.message)
         self.diag = diag
 
 
-def _drop_loaded_dialects(top, filename):
+def _drop_loaded_dialects(top: Any, filename: str) -> list[str]:
     """The IRDL file's dialect names. coll's own definition (ir/coll.irdl.mlir,
     as given to upstream mlir-opt) is dropped: coll is always loaded, and
     registering a dialect twice aborts the process. A dialect named like an
     upstream one is refused for the same reason."""
-    from .diagnostics import from_location
-    from .opt.upstream import dialects
     upstream, names = None, []
     for op in list(top.regions[0].blocks[0]):
         if op.name != "irdl.dialect":
@@ -433,16 +431,13 @@ def _drop_loaded_dialects(top, filename):
     return names
 
 
-def _show_dialects(args):
-    from .opt.upstream import dialects
+def _show_dialects(args: Args) -> int:
     names = set(dialects()) | {"coll"} | set(getattr(args, "irdl_dialects", []))
     print("Available Dialects: " + ",".join(sorted(names)))
     return 0
 
 
-def _dump_pipeline(pipeline):
-    from coll.ir import make_context
-    from coll.core.pipeline import PipelineError, describe, split_top
+def _dump_pipeline(pipeline: str) -> None:
     with make_context():
         try:  # coll options spelled out and nesting kept (str(pm) has neither)
             text = describe(pipeline)
@@ -453,9 +448,9 @@ def _dump_pipeline(pipeline):
     print(f"Pass Manager with {count} passes:\n{_pretty_pipeline(text)}\n", file=sys.stderr)
 
 
-def main():
-    from .diagnostics import tool_main
-    tool_main("coll-opt", run, sys.argv[1:])
+def main(argv: list[str] | None = None) -> NoReturn:
+    """The `coll-opt` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-opt", run, argv)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,18 @@ strategy is compiled once, checked once against numpy on generated inputs
 (-c 1), then timed: -w calls discarded, -n timed (after the runtime's own
 untimed first call).
 """
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import sys
 import time
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from .args import ArgumentParser
+from .diagnostics import Failure, tool_main
 
 # nccl-tests' names of the element types that it has.
 NCCL_TYPES = {"f16": "half", "bf16": "bfloat16", "f32": "float", "f64": "double", "i8": "int8",
@@ -29,11 +34,7 @@ NCCL_TYPES = {"f16": "half", "bf16": "bfloat16", "f32": "float", "f64": "double"
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-class Failure(Exception):
-    """A message already formatted for stderr."""
-
-
-def _size(text):
+def _size(text: str) -> int:
     """'4K' -> 4096 (nccl-tests' -b/-e: bytes, optionally K, M, G or T)."""
     t = text.strip().upper()
     unit = t[-1:] if t[-1:] in UNITS and t[-1:] else ""
@@ -47,7 +48,7 @@ def _size(text):
     return n * UNITS[unit]
 
 
-def _parser():
+def _parser() -> ArgumentParser:
     from coll.execution.measure import help_text
     p = ArgumentParser(prog="coll-perf", description="Time collectives over a range of sizes, as nccl-tests does.",
                        epilog=help_text() + "\n\nIn each table, time is the median of the timed calls in us "
@@ -78,18 +79,18 @@ def _parser():
     return p
 
 
-def _usage(p, msg):
+def _usage(p: argparse.ArgumentParser, msg: str) -> NoReturn:
     p.error(msg)  # exits 1 with the usage
 
 
-def _lists(p, args):
+def _lists(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, ...]:
     """(backends, collective classes, strategies (None: all), element types,
     kinds) from the arguments; usage errors for anything unknown."""
+    from coll import lowering as registry
     from coll.collectives import COLLECTIVES
+    from coll.ir import MAX_DEVICES
     from coll.ir.kinds import ELEMENTS, KINDS
     from coll.ir.verifier import _kind_error as kind_error  # the verifier's rule, the one place it is
-    from coll.ir import MAX_DEVICES
-    from coll import lowering as registry
     names = {c.short_name(): c for c in COLLECTIVES}
     wanted = [c.replace("-", "_") for c in args.collectives] or ["all_reduce"]
     if "all" in wanted:
@@ -121,10 +122,10 @@ def _lists(p, args):
             _usage(p, f"-o {args.op}: {kind_error(args.op, bad[0])}")
     else:
         _usage(p, f"unknown op '{args.op}'; expected one of: {', '.join(KINDS)}, all")
-    strategies = None
+    strategies: list[str] | None = None
     if args.strategy != "all":
         strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
-        known = {s for c in classes for s in c.STRATEGIES} | {"auto"}
+        known: set[str] = {name for c in classes for name in c.STRATEGIES} | {"auto"}
         for s in strategies or [""]:
             if s not in known:
                 _usage(p, f"unknown strategy '{s}' for {', '.join(c.short_name() for c in classes)}; expected "
@@ -150,16 +151,17 @@ def _lists(p, args):
     return backends, classes, strategies, elements, kinds
 
 
-def sizes(lo, hi, factor=None, step=None):
+def sizes(lo: int, hi: int, factor: int | None = None, step: int | None = None) -> list[int]:
     """nccl-tests' sizes: lo, then times `factor` (or plus `step`) up to hi."""
-    out, s = [], lo
+    out: list[int] = []
+    s = lo
     while s <= hi:
         out.append(s)
         s = s + step if step else s * (factor or 4)
     return out
 
 
-def shape_of(cls, size, n, item):
+def shape_of(cls: Any, size: int, n: int, item: int) -> tuple[list[int], int]:
     """(per-device input shape, elements in nccl-tests' size) for `size`
     bytes: the blocked collectives hold a multiple of n elements (at least
     n), the others at least one."""
@@ -172,7 +174,7 @@ def shape_of(cls, size, n, item):
     return [count], count
 
 
-def _strategies(cls, backend, wanted):
+def _strategies(cls: Any, backend: Any, wanted: Sequence[str] | None) -> list[str]:
     """The strategies of `cls` to run on `backend`: those its capabilities
     meet (as coll-run's `all`)."""
     every = list(cls.runnable(backend.capabilities))
@@ -185,12 +187,12 @@ class Progress:
     """A progress line on stderr for sweeps that take a while: rewritten in
     place on a terminal, else a line every 10 s."""
 
-    def __init__(self, total, quiet):
+    def __init__(self, total: int, quiet: bool) -> None:
         self.total, self.done, self.quiet = total, 0, quiet
         self.t0 = self.last = time.monotonic()
         self.tty = sys.stderr.isatty()
 
-    def step(self, what):
+    def step(self, what: str) -> None:
         self.done += 1
         now = time.monotonic()
         if self.quiet or now - self.t0 < 2 or (not self.tty and now - self.last < 10):
@@ -199,16 +201,17 @@ class Progress:
         line = f"coll-perf: {self.done}/{self.total} measured, {now - self.t0:.0f} s; {what}"
         print("\r" + line + "\033[K" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
 
-    def clear(self):
+    def clear(self) -> None:
         """Before a line on stdout: a terminal's progress line erased."""
         if self.tty and not self.quiet:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
 
-    def close(self):
+    def close(self) -> None:
         self.clear()
 
 
-def _module(cls, n, shape, el, kind, strategy, root, in_place):
+def _module(cls: Any, n: int, shape: list[int], el: str, kind: str, strategy: str, root: int,
+            in_place: bool) -> Any:
     from coll.ir import make_context
     from coll.ir.generate import collective_module
     with make_context():  # 1-D buffers: every axis is 0
@@ -218,15 +221,17 @@ def _module(cls, n, shape, el, kind, strategy, root, in_place):
                                  axis=0, split_axis=0, concat_axis=0)
 
 
-def measure_point(backend, cls, n, size, el, kind, strategy, root, in_place, args):
+def measure_point(backend: Any, cls: Any, n: int, size: int, el: str, kind: str, strategy: str, root: int,
+                  in_place: bool, args: argparse.Namespace) -> Any:
     """A Measurement of one size (or None where the collective has no
     in-place form), checked unless -c 0, with the strategy it ran."""
     from mlir import ir
-    from coll.ir import make_context
+
     from coll.execution import check
     from coll.execution.measure import Runs, memory_needed
     from coll.execution.memory import require
     from coll.execution.signature import NUMPY_DTYPES
+    from coll.ir import make_context
     if in_place and not cls.IN_PLACE:
         return None
     item = NUMPY_DTYPES[el].itemsize
@@ -244,15 +249,16 @@ def measure_point(backend, cls, n, size, el, kind, strategy, root, in_place, arg
         backend.clear_cache()  # no size is measured twice: a long sweep would hold every engine
 
 
-def _check_memory(plan, n, largest, root):
+def _check_memory(plan: Any, n: int, largest: int, root: int) -> None:
     """Refuses, before anything is measured, a sweep whose largest size
     cannot fit in memory (execution/measure.py memory_needed)."""
     from mlir import ir
-    from coll.ir import make_context
+
     from coll.execution import check
     from coll.execution.measure import memory_needed
     from coll.execution.memory import MemoryLimit, require
     from coll.execution.signature import NUMPY_DTYPES
+    from coll.ir import make_context
     for cls, el, kind in dict.fromkeys((c, e, k) for _, c, _, e, k in plan):
         shape, _ = shape_of(cls, largest, n, NUMPY_DTYPES[el].itemsize)
         for in_place in (False, True) if cls.IN_PLACE else (False,):
@@ -264,12 +270,13 @@ def _check_memory(plan, n, largest, root):
                 raise Failure(f"coll-perf: error: -e {largest}: {e}") from None
 
 
-def _time_us(t):
+def _time_us(t: float) -> str:
     us = t * 1e6
     return f"{us:7.0f}" if us >= 10000 else f"{us:7.1f}" if us >= 100 else f"{us:7.2f}"
 
 
-def header(backend, cls, n, strategy, el, kind, args, sizes_):
+def header(backend: Any, cls: Any, n: int, strategy: str, el: str, kind: str, args: argparse.Namespace,
+           sizes_: list[int]) -> list[str]:
     backend = backend.name
     step = f"{args.stepbytes}(bytes)" if args.stepbytes else f"{args.stepfactor or 4}(factor)"
     return [
@@ -286,7 +293,7 @@ def header(backend, cls, n, strategy, el, kind, args, sizes_):
     ]
 
 
-def line(cls, el, kind, root, out, inp):
+def line(cls: Any, el: str, kind: str, root: int, out: Any, inp: Any) -> str:
     """One nccl-tests line: size, count, type, redop, root, then time,
     algbw, busbw, #wrong out of place and in place (N/A: none)."""
     m = out or inp
@@ -301,7 +308,7 @@ def line(cls, el, kind, root, out, inp):
     return text
 
 
-def run(argv):
+def run(argv: Sequence[str]) -> int:
     p = _parser()
     args = p.parse_args(argv)
     backends, classes, wanted, elements, kinds = _lists(p, args)
@@ -375,7 +382,7 @@ def run(argv):
     return 1 if total_wrong else 0
 
 
-def _write_json(args, argv, results, load0):
+def _write_json(args: argparse.Namespace, argv: Sequence[str], results: list[Any], load0: float) -> None:
     from .output import write_atomically
     doc = {"argv": list(argv), "load_average": [load0, os.getloadavg()[0]], "cpus": os.cpu_count(),
            "results": results}
@@ -385,7 +392,7 @@ def _write_json(args, argv, results, load0):
         raise Failure(f"coll-perf: error: could not write '{args.json}': {e.strerror}") from None
 
 
-def _write_plot(path, results):
+def _write_plot(path: str, results: list[Any]) -> None:
     """busbw against size, one line per strategy (and place), one panel per
     back end and collective."""
     import io
@@ -393,8 +400,9 @@ def _write_plot(path, results):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from .output import write_atomically
-    panels = {}
+    panels: dict[tuple[str, ...], dict[str, Any]] = {}
     for r in results:
         key = (r["backend"], r["op"], r["dtype"], r["redop"])
         label = r["requested"] + (" (in place)" if r["in_place"] else "")
@@ -420,18 +428,9 @@ def _write_plot(path, results):
         raise Failure(f"coll-perf: error: could not write '{path}': {e.strerror}") from None
 
 
-def main():
-    try:
-        code = run(sys.argv[1:])
-    except Failure as f:
-        print(str(f), file=sys.stderr)
-        code = 1
-    except KeyboardInterrupt:
-        code = 130
-    except Exception as e:  # noqa: BLE001 - never a traceback
-        print(f"coll-perf: error: {type(e).__name__}: {e}", file=sys.stderr)
-        code = 1
-    sys.exit(code)
+def main(argv: list[str] | None = None) -> NoReturn:
+    """The `coll-perf` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-perf", run, argv)
 
 
 if __name__ == "__main__":

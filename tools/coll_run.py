@@ -47,23 +47,26 @@ keys are JAX's names for the arguments and results where the export has
 them (exported with debug info: `w`, `params['w1']`, `result[0]`), else
 x0.. and y0...
 """
-import sys
+from __future__ import annotations
 
-from coll.ir import STRATEGIES
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from coll.execution.measure import MAX_REPEAT, MAX_TIMEOUT  # timed runs per strategy, seconds per run
+from coll.ir import STRATEGIES
+
 from .args import ArgumentParser
 from .argtypes import count, seed
+from .diagnostics import Failure, tool_main
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 
 
-class Failure(Exception):
-    """Diagnostics already formatted for stderr."""
-
-
-def _parser(backends):
+def _parser(backends: Any) -> ArgumentParser:
     import argparse
+
     from coll.execution.measure import help_text
     p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end, check it and time it.",
                        epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -89,7 +92,7 @@ def _parser(backends):
     return p
 
 
-def _backend_options(args, backend, backends):
+def _backend_options(args: argparse.Namespace, backend: Any, backends: Any) -> dict[str, Any]:
     """The compile options of `backend` given on the command line; an option
     of another back end is refused."""
     mine = {o.dest for o in backend.options}
@@ -106,10 +109,11 @@ def _backend_options(args, backend, backends):
     return given
 
 
-def _collectives_of(text, devices=False):
+def _collectives_of(text: str, devices: bool = False) -> Any:
     """The names of the collectives in module `text` (and the devices they
     span, with `devices`)."""
     from mlir import ir
+
     from coll.collectives import COLLECTIVES
     from coll.ir import make_context
     from coll.ir.ops import view
@@ -120,7 +124,7 @@ def _collectives_of(text, devices=False):
         return (names, {d for op in found for d in view(op).devices}) if devices else names
 
 
-def _every_strategy(names, backend, shown):
+def _every_strategy(names: Sequence[str], backend: Any, shown: str) -> list[str]:
     """--strategy=all on a program holding the collectives `names`: every
     strategy that each of them can run on `backend`; when there is none,
     a note says so (stderr) and auto runs alone."""
@@ -136,12 +140,14 @@ def _every_strategy(names, backend, shown):
     return ["auto"]
 
 
-def _agree(got, want, tolerances, elements=None):
+def _agree(got: Sequence[Any], want: Sequence[Any], tolerances: Sequence[float | None],
+           elements: Sequence[str] | None = None) -> tuple[bool, float]:
     """(whether arrays `got` match `want`, the worst difference): an output
     with a tolerance within it of the largest magnitude (at least 1), NaN
     where `want` has NaN (bf16 read as floats where `elements` says so);
     the others exactly (the count of elements that differ)."""
     import numpy as np
+
     from coll.execution.check import as_float
     good, worst = True, 0.0
     for j, (y, r, tol) in enumerate(zip(got, want, tolerances)):
@@ -158,19 +164,19 @@ def _agree(got, want, tolerances, elements=None):
     return good, worst
 
 
-def _float_tolerances(arrays):
+def _float_tolerances(arrays: Sequence[Any]) -> list[float | None]:
     return [1e-5 if y.dtype.kind == "f" else None for y in arrays]
 
 
-def _fail(msg):
+def _fail(msg: str) -> NoReturn:
     raise Failure(f"coll-run: error: {msg}")
 
 
-def _diag_text(diags):
+def _diag_text(diags: Sequence[Any]) -> str:
     return "\n".join(d.format() for d in diags)
 
 
-def _located(exc, filename):
+def _located(exc: BaseException, filename: str) -> str:
     """Formats the errors coll's lowering raises (with their locations)."""
     from .diagnostics import format_error
     return format_error(exc, filename)
@@ -179,17 +185,18 @@ def _located(exc, filename):
 PROGRAM = "program"  # _load's kind of a module that is more than one collective
 
 
-def _load(path, entry):
+def _load(path: str, entry: str | None) -> tuple[str, Any, str, Any]:
     """(module text, Problem or None, name for locations, the frontend whose
     program runs on global arrays, PROGRAM, or None); located diagnostics on bad
     input. Reads what coll-opt reads: a file or '-' (stdin), text (any bytes
     in comments) or bytecode."""
-    from mlir import ir
-    from coll.ir import make_context
-    from coll.ir.errors import LocatedError
-    from coll.ir.verifier import verify
+
     from coll.execution.check import WholeProgram, describe
     from coll.execution.signature import find_entry
+    from coll.ir import make_context
+    from coll.ir.errors import LocatedError, MLIRError
+    from coll.ir.verifier import verify
+
     from .diagnostics import Collector, from_location
     from .parse_guard import SourceError, check_input
     from .source import parse, read_input
@@ -207,7 +214,7 @@ def _load(path, entry):
         with ctx:
             try:
                 module, _top = parse(data, name)
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 col.add_error(e)
                 raise Failure(_diag_text(col.diags)) from None
             except LocatedError as e:  # a frontend's parse (the pretty form of StableHLO, ...)
@@ -227,7 +234,7 @@ def _load(path, entry):
                 _fits(problem)
             except WholeProgram:  # local work, several collectives: run as a program
                 return text, None, name, PROGRAM
-            except ir.MLIRError as e:  # bufferizing the tensor form
+            except MLIRError as e:  # bufferizing the tensor form
                 raise Failure(_located(e, path)) from None
             except ValueError as e:
                 loc = getattr(e, "location", None) or find_entry(module, entry).location
@@ -240,13 +247,14 @@ def _load(path, entry):
         col.detach()
 
 
-def _fits(problem):
+def _fits(problem: Any) -> None:
     """Refuses, before anything is allocated, a run whose arrays cannot fit
     in memory: the inputs and their copy the programs run on, the outputs
     (and the first strategy's, for --outputs, or the expected values), and
     the float64 arrays of the check (a block of elements at a time where
     the collective is elementwise: execution/check.py Expected)."""
     import numpy as np
+
     from coll.execution.check import CHUNK, _elementwise
     from coll.execution.memory import require
     numel = int(np.prod(problem.shape, dtype=object))
@@ -257,7 +265,7 @@ def _fits(problem):
                   f"{'x'.join(map(str, problem.shape)) or 'scalar'}x{problem.element}")
 
 
-def _read_inputs(path, problem):
+def _read_inputs(path: str, problem: Any) -> list[Any]:
     from coll.execution.npz import NpzError, load
     from coll.execution.signature import NUMPY_DTYPES
     want = NUMPY_DTYPES[problem.element]
@@ -272,7 +280,7 @@ def _read_inputs(path, problem):
     return [data[n] for n in names]
 
 
-def _finish(ok, path, outputs):
+def _finish(ok: bool, path: str | None, outputs: Sequence[Any] | dict[str, Any] | None) -> int:
     """Exit code 1 after a failed check (no output file), else 0 once
     `outputs` are written to --outputs `path` (when given)."""
     if not ok:
@@ -285,7 +293,7 @@ def _finish(ok, path, outputs):
     return 0
 
 
-def _write_outputs(path, outputs):
+def _write_outputs(path: str, outputs: Any) -> None:
     import io
 
     import numpy as np
@@ -297,15 +305,16 @@ def _write_outputs(path, outputs):
     write_atomically(path, buf.getvalue())
 
 
-def _depth(text, entry, strategy):
+def _depth(text: str, entry: str | None, strategy: str) -> int | None:
     """The combine depth of the explicit program `strategy` lowers the
     collective to (execution/check.py: combine_depth), or None (the check's
     N-1 bound) when it cannot be had here."""
     from mlir import ir
-    from coll.ir import make_context
-    from coll.lowering import lower
+
     from coll.execution.check import combine_depth
     from coll.execution.signature import find_entry
+    from coll.ir import make_context
+    from coll.lowering import lower
     try:
         with make_context():
             module = ir.Module.parse(text)
@@ -315,7 +324,7 @@ def _depth(text, entry, strategy):
         return None
 
 
-def problem_of(argv):
+def problem_of(argv: Sequence[str]) -> Any:
     """The Problem that coll-run `argv` would run (None: a program, or a
     frontend's global arrays), its arguments parsed and its input loaded
     as run() does: a usage error exits 1, bad input raises Failure. For
@@ -325,7 +334,7 @@ def problem_of(argv):
     return _load(args.file, args.entry)[1]
 
 
-def run(argv):
+def run(argv: Sequence[str]) -> int:
     from coll import lowering as backends
     args = _parser(backends).parse_args(argv)
     if args.outputs is not None:
@@ -342,6 +351,7 @@ def run(argv):
     if not ok:
         _fail(f"backend '{args.backend}' is not available here: {why}")
     text, problem, shown, frontend = _load(args.file, args.entry)
+    job: _Job
     if frontend is PROGRAM:
         job = _ProgramJob(args, backend, options, text, None, shown)
     elif frontend is not None:
@@ -360,12 +370,14 @@ class _Job:
     """What coll-run measures: per strategy, compile, run once, check, time;
     a row of the table each."""
 
-    def __init__(self, args, backend, options, text, problem, shown):
+    def __init__(self, args: argparse.Namespace, backend: Any, options: dict[str, Any], text: str, problem: Any,
+                 shown: str) -> None:
         self.args, self.backend, self.options = args, backend, options
         self.text, self.problem, self.shown = text, problem, shown
-        self.failed, self.first_outputs = False, None
+        self.failed = False
+        self.first_outputs: Any = None  # npz arrays by name, or a list of them
 
-    def _compile(self, strategy, **extra):
+    def _compile(self, strategy: str, **extra: Any) -> Any:
         from .diagnostics import print_warnings
         try:
             prog = self.backend.compile(self.text, self.args.entry, strategy=strategy, **extra, **self.options)
@@ -380,7 +392,7 @@ class _Job:
             print(prog.pipeline, file=sys.stderr)
         return prog
 
-    def _row(self, m):
+    def _row(self, m: Any) -> Any:
         """The table's row of Measurement `m` (execution/measure.py)."""
         from coll.execution.measure import row
         self.failed = self.failed or not m.ok
@@ -391,14 +403,14 @@ class _CollectiveJob(_Job):
     """A module of one collective (or an explicit program that claims one):
     per-device arrays x0.. in, checked against numpy, replicas bitwise."""
 
-    def __init__(self, *a):
+    def __init__(self, *a: Any) -> None:
         super().__init__(*a)
-        from coll.ir.ops import OPS
         from coll.execution.check import make_inputs
         from coll.execution.measure import Runs
+        from coll.ir.ops import OPS
         problem, args = self.problem, self.args
 
-        def load():
+        def load() -> list[Any]:
             return _read_inputs(args.inputs, problem) if args.inputs else make_inputs(problem, args.seed)
         # The reference is computed once, before any run, for every strategy;
         # a program that writes its inputs fails, and the next one gets them
@@ -406,21 +418,21 @@ class _CollectiveJob(_Job):
         self.runs = Runs(problem, load(), reload=load)
         self.cls = OPS["coll." + problem.op]
 
-    def strategies(self):
+    def strategies(self) -> list[str]:
         if not self.problem.collective:
             return [self.args.strategy]
         if self.args.strategy == "all":  # what this back end can run
             return list(self.cls.runnable(self.backend.capabilities))
         return [self.args.strategy]
 
-    def title(self):
+    def title(self) -> str:
         p = self.problem
         shape = "x".join(str(d) for d in p.shape)
         n_out = len(p.alias) if p.alias else p.n_outputs
         return (f"{self.shown}: {p.summary} of {p.n_inputs} x {shape or 'scalar'}x{p.element} -> "
                 f"{n_out} output(s), backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one")
 
-    def measure(self, strategy):
+    def measure(self, strategy: str) -> Any:
         p = self.problem
         prog = self._compile(strategy)
         chosen = (prog.strategies[0] if prog.strategies else "-") if p.collective else "-"
@@ -448,26 +460,28 @@ class _ProgramJob(_Job):
     with the first one's (bitwise on exact types, 1e-5 relative on floats),
     else FAIL."""
 
-    def __init__(self, *a):
+    def __init__(self, *a: Any) -> None:
         super().__init__(*a)
         self.names, devices = _collectives_of(self.text, devices=True)
         self.devices = max(devices) + 1 if devices else "-"
 
-    def strategies(self):
+    def strategies(self) -> list[str]:
         if self.args.strategy != "all":
             return [self.args.strategy]
         return _every_strategy(self.names, self.backend, self.shown)
 
-    def title(self):
+    def title(self) -> str:
         p = self.prog
         n_in = len(p.specs) if p.n_inputs is None else p.n_inputs
         ins = ", ".join(str(s) for s in p.specs[:n_in]) or "none"
-        return (f"{self.shown}: a program (no one collective on its arguments), inputs {ins} -> {len(p.specs) - n_in} output(s), "
+        return (f"{self.shown}: a program (no one collective on its arguments), "
+                f"inputs {ins} -> {len(p.specs) - n_in} output(s), "
                 f"backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one; no reference "
                 "to check against" + ("" if self.args.strategy != "all" else ": every strategy against the first"))
 
-    def _arrays(self, prog):
+    def _arrays(self, prog: Any) -> Any:
         import numpy as np
+
         from coll.execution.signature import NUMPY_DTYPES, aligned_zeros
         # Arguments the program does not classify (an input after an
         # output) are all passed in, its results read back from them.
@@ -491,8 +505,7 @@ class _ProgramJob(_Job):
         ys = [aligned_zeros(sp.shape, NUMPY_DTYPES[sp.element]) for sp in prog.specs[n_in:]]
         return xs, ys
 
-    def measure(self, strategy):
-        import numpy as np
+    def measure(self, strategy: str) -> Any:
         from coll.execution.measure import Measurement
         from coll.execution.signature import aligned_copy, aligned_zeros
         prog = self.prog = self._compile(strategy)
@@ -514,7 +527,8 @@ class _ProgramJob(_Job):
             good, worst = _agree(got, self.first, _float_tolerances(got))
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
         chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
-        m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times], good, worst, None, "-",
+        m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times],
+                        good, worst, None, "-",
                         any(y.dtype.kind == "f" for y in got), chosen, checked=False)
         return self._row(m)
 
@@ -531,7 +545,8 @@ class _GlobalJob(_Job):
     checked against the same program unpartitioned where the frontend
     gives one (shard), else `unchecked`."""
 
-    def __init__(self, args, backend, options, text, frontend, shown):
+    def __init__(self, args: argparse.Namespace, backend: Any, options: dict[str, Any], text: str, frontend: Any,
+                 shown: str) -> None:
         super().__init__(args, backend, options, text, None, shown)
         from coll.frontends.run import global_arrays as runner
         self.frontend = frontend
@@ -539,7 +554,7 @@ class _GlobalJob(_Job):
             _fail(f"{self.args.file}: a {frontend.NAME} program runs on --backend=mpi (one rank per process of "
                   f"its grid) or --backend=cpu (one simulated device per process), not '{self.args.backend}'")
 
-    def strategies(self):
+    def strategies(self) -> list[str]:
         if self.args.strategy != "all":
             return [self.args.strategy]
         from coll.frontends.run import global_arrays as runner
@@ -549,7 +564,7 @@ class _GlobalJob(_Job):
             raise Failure(_located(e, self.shown)) from None
         return _every_strategy(_collectives_of(text), self.backend, self.shown)
 
-    def _compile(self, strategy, **extra):
+    def _compile(self, strategy: str, **extra: Any) -> Any:
         from coll.frontends.run import global_arrays as runner
         try:
             prog = runner.compile(self.text, self.frontend, self.backend.name, strategy=strategy,
@@ -564,14 +579,15 @@ class _GlobalJob(_Job):
         return prog
 
     @staticmethod
-    def _names(layouts, prefix):
+    def _names(layouts: Sequence[Any], prefix: str) -> list[str]:
         """npz keys: the frontend's names (JAX's argument names) where it
         has them, else x0.. / y0.."""
         names = [lay.name or f"{prefix}{i}" for i, lay in enumerate(layouts)]
         return names if len(set(names)) == len(names) else [f"{prefix}{i}" for i in range(len(layouts))]
 
-    def _inputs(self, prog):
+    def _inputs(self, prog: Any) -> Any:
         import numpy as np
+
         from coll.execution.signature import NUMPY_DTYPES
         names = self._names(prog.inputs, "x")
         if self.args.inputs:
@@ -588,7 +604,7 @@ class _GlobalJob(_Job):
         return [(rng.uniform(-1, 1, lay.shape) if lay.element.startswith(("f", "b"))
                  else rng.integers(-8, 8, lay.shape)).astype(NUMPY_DTYPES[lay.element]) for lay in prog.inputs]
 
-    def title(self):
+    def title(self) -> str:
         p = self.prog
         grid = "x".join(map(str, p.grid))
         shapes = ", ".join("x".join(map(str, lay.shape)) + "x" + lay.element for lay in p.inputs)
@@ -598,7 +614,7 @@ class _GlobalJob(_Job):
         return (f"{self.shown}: {self.frontend.NAME} program over a grid of {grid} ({p.ranks} ranks), arguments "
                 f"{shapes}, backend {self.backend.name}, {self.args.repeat} timed run(s); {against}")
 
-    def _reference(self, prog, xs):
+    def _reference(self, prog: Any, xs: Any) -> Any:
         """The reference results (computed once: every strategy runs on the
         same inputs), or None where there is none or XLA cannot run the
         module (then said on stderr, and the table says unchecked)."""
@@ -615,7 +631,7 @@ class _GlobalJob(_Job):
                 raise Failure(_located(e, self.shown)) from None
         return self._ref or None
 
-    def measure(self, strategy):
+    def measure(self, strategy: str) -> Any:
         import numpy as np
         prog = self.prog = self._compile(strategy)
         xs = self._inputs(prog)
@@ -644,18 +660,9 @@ class _GlobalJob(_Job):
         return self._row(m)
 
 
-def main():
-    try:
-        code = run(sys.argv[1:])
-    except Failure as f:
-        print(str(f), file=sys.stderr)
-        code = 1
-    except KeyboardInterrupt:
-        code = 130
-    except Exception as e:  # noqa: BLE001 - never a traceback
-        print(f"coll-run: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        code = 1
-    sys.exit(code)
+def main(argv: list[str] | None = None) -> NoReturn:
+    """The `coll-run` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
+    tool_main("coll-run", run, argv)
 
 
 if __name__ == "__main__":

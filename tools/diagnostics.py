@@ -1,10 +1,16 @@
 """MLIR-style diagnostics for the tools: collect, print, and check them
 against `// expected-error {{...}}` annotations (--verify-diagnostics)."""
+from __future__ import annotations
+
+import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, NoReturn, TextIO
 
-from coll.core.errors import take_notes
+from coll.core.errors import take_notes, take_warnings
+from coll.ir.errors import LocatedError, MLIRError
 
 
 @dataclass
@@ -14,11 +20,12 @@ class Diag:
     file: str = ""
     line: int = 0
     col: int = 0
-    notes: list = field(default_factory=list)
+    notes: list[Diag] = field(default_factory=list)
     located: bool = False  # a file location, even one at 0:0
 
-    def format(self):
-        where = f"{self.file}:{self.line}:{self.col}: " if self.line or self.located else (f"{self.file}: " if self.file else "")
+    def format(self) -> str:
+        where = (f"{self.file}:{self.line}:{self.col}: " if self.line or self.located
+                 else f"{self.file}: " if self.file else "")
         out = [f"{where}{self.severity}: {self.message}"]
         out += [n.format() for n in self.notes]
         return "\n".join(out)
@@ -27,7 +34,7 @@ class Diag:
 _SEVERITY = {"ERROR": "error", "WARNING": "warning", "NOTE": "note", "REMARK": "remark"}
 
 
-def _file_loc(loc):
+def _file_loc(loc: Any) -> tuple[str, int, int]:
     """The first file:line:col inside a (possibly nested) location."""
     text = str(loc)
     m = re.search(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)', text)
@@ -36,7 +43,7 @@ def _file_loc(loc):
     return "", 0, 0
 
 
-def from_mlir(d, filename):
+def from_mlir(d: Any, filename: str) -> Diag:
     """Diag from a binding diagnostic (handler) or DiagnosticInfo (MLIRError)."""
     sev = _SEVERITY.get(str(d.severity).split(".")[-1], "error")
     f, line, col = _file_loc(d.location)
@@ -49,7 +56,7 @@ def from_mlir(d, filename):
     return Diag(sev, d.message, f, line, col, notes, located)
 
 
-def from_location(loc, message, filename, severity="error"):
+def from_location(loc: Any, message: str, filename: str, severity: str = "error") -> Diag:
     f, line, col = _file_loc(loc)
     located = bool(f)
     if f == "-" or (f == "" and line):
@@ -61,19 +68,19 @@ class Collector:
     """Catches every diagnostic the context emits, so nothing reaches stderr
     unformatted."""
 
-    def __init__(self, ctx, filename):
+    def __init__(self, ctx: Any, filename: str) -> None:
         self.filename = filename
-        self.diags = []
+        self.diags: list[Diag] = []
         self.handle = ctx.attach_diagnostic_handler(self._on)
 
-    def _on(self, d):
+    def _on(self, d: Any) -> bool:
         self._add(from_mlir(d, self.filename))
         return True
 
-    def _add(self, d):
+    def _add(self, d: Diag) -> None:
         self.diags.append(d)
 
-    def add_error(self, err):
+    def add_error(self, err: Exception) -> None:
         """Adds the diagnostics carried by an MLIRError."""
         infos = getattr(err, "error_diagnostics", None) or []
         if infos:
@@ -82,18 +89,16 @@ class Collector:
         else:
             self.diags.append(Diag("error", str(err), self.filename))
 
-    def detach(self):
+    def detach(self) -> None:
         self.handle.detach()
 
 
-def diags_of(exc, filename):
+def diags_of(exc: BaseException, filename: str) -> list[Diag]:
     """The Diags of an error coll raises about a program: an MLIRError (its
     diagnostics), any LocatedError (ir/errors.py: verifier, passes, checks,
     runtimes; its findings with their notes), else one error about the
     program as a whole (at 1:1)."""
-    from mlir import ir
-    from coll.ir.errors import LocatedError
-    if isinstance(exc, ir.MLIRError):
+    if isinstance(exc, MLIRError):
         infos = getattr(exc, "error_diagnostics", None) or []
         return [from_mlir(d, filename) for d in infos] or [Diag("error", str(exc), filename, 1, 1)]
     if isinstance(exc, LocatedError):
@@ -106,29 +111,38 @@ def diags_of(exc, filename):
     return [Diag("error", str(exc), filename, 1, 1)]
 
 
-def format_error(exc, filename):
+def format_error(exc: BaseException, filename: str) -> str:
     """`diags_of` as the text the tools print (one place formats them all)."""
     return "\n".join(d.format() for d in diags_of(exc, filename))
 
 
-def print_diags(diags, stream=None):
+def print_diags(diags: list[Diag], stream: TextIO | None = None) -> None:
     for d in diags:
         print(d.format(), file=stream or sys.stderr)  # the stderr of now (a test may swap it)
 
 
-def print_warnings(filename, stream=None):
+def print_warnings(filename: str, stream: TextIO | None = None) -> None:
     """Prints the passes' warnings (core/errors.py warn), located."""
-    from coll.core.errors import take_warnings
     print_diags([from_location(loc, msg, filename, "warning") for loc, msg in take_warnings()], stream)
 
 
-def tool_main(prog, run, argv):
-    """Runs a tool's `run(argv)` and exits with its code. What no handler
-    caught still ends as one `prog: error:` line and exit 1, not a traceback
-    (COLL_TRACEBACK=1 shows it); a closed stdout pipe (`| head`) is quiet."""
-    import os
+class Failure(Exception):
+    """Diagnostics (or one message) already formatted for stderr: `main`
+    prints them and exits 1."""
+
+
+def main(prog: str, run: Callable[[list[str]], int], argv: list[str] | None = None) -> NoReturn:
+    """Every tool's `main`: runs `run(argv)` (default: the command line)
+    and exits with its code. A Failure is printed as it is, exit 1; what no
+    handler caught still ends as one `prog: error: internal error:` line and
+    exit 1, not a traceback (COLL_TRACEBACK=1 shows it); Ctrl-C is exit
+    130; a closed stdout pipe (`| head`) is quiet, exit 1."""
     try:
-        code = run(argv)
+        code = run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()  # here, so that a closed pipe is handled below, not at exit
+    except Failure as f:
+        print(str(f), file=sys.stderr)
+        code = 1
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:
@@ -140,3 +154,6 @@ def tool_main(prog, run, argv):
         print(f"{prog}: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         code = 1
     sys.exit(code)
+
+
+tool_main = main  # its old name

@@ -1,14 +1,17 @@
 """All-or-nothing output for the tools: nothing is written on failure, and
 the file ends up as a plain open() would have left it."""
+from __future__ import annotations
+
 import os
 import stat
+import sys
+from typing import Literal
 
 
-def write_output(prog, path, data):
+def write_output(prog: str, path: str, data: str | bytes) -> int:
     """The tools' last step: `data` (str or bytes) to stdout ('-') or to
     `path` atomically. Returns the exit code; a failure is one
     `prog: error: could not write ...` line."""
-    import sys
     try:
         if path == "-":
             out = data if isinstance(data, bytes) else data.encode("utf-8", errors="surrogateescape")
@@ -25,7 +28,7 @@ def write_output(prog, path, data):
     return 0
 
 
-def write_atomically(path, data):
+def write_atomically(path: str, data: str | bytes) -> None:
     """Writes `data` (str or bytes) to `path` through a temp file renamed into
     place, so a failure never leaves a truncated file.
 
@@ -61,7 +64,7 @@ def write_atomically(path, data):
         raise
 
 
-def _create_temp(target):
+def _create_temp(target: str) -> tuple[str, int]:
     """A fresh file beside `target`, created with mode 0666 so that the
     kernel applies the umask exactly as for open(target, 'w')."""
     folder, base = os.path.split(target)
@@ -74,7 +77,7 @@ def _create_temp(target):
     raise FileExistsError(f"could not create a temporary file beside '{target}'")
 
 
-def _keep_attributes(fd, st):
+def _keep_attributes(fd: int, st: os.stat_result) -> None:
     os.fchmod(fd, stat.S_IMODE(st.st_mode))
     if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
         try:
@@ -94,7 +97,7 @@ class AtomicPath:
             ap.commit()
     """
 
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         self.path = path
         self.target = os.path.realpath(path)
         folder = os.path.dirname(self.target)
@@ -105,10 +108,10 @@ class AtomicPath:
         os.unlink(tmp)  # the producer creates it, with the mode it gives
         self.tmp = tmp
 
-    def __enter__(self):
+    def __enter__(self) -> AtomicPath:
         return self
 
-    def commit(self):
+    def commit(self) -> None:
         try:
             st = os.stat(self.target)
         except FileNotFoundError:
@@ -126,7 +129,7 @@ class AtomicPath:
                 os.close(fd)
         os.replace(self.tmp, self.target)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         try:
             os.unlink(self.tmp)
         except FileNotFoundError:

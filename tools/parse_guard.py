@@ -13,10 +13,15 @@ Three layers:
   with a bounded address space: a child killed by a signal is reported as
   an error instead of taking the tool down.
 """
+from __future__ import annotations
+
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
+from typing import BinaryIO, NoReturn
 
 MAX_NESTING = 256  # brackets deep; the recursive-descent parser overflows the stack far below 20,000
 CHILD_TIMEOUT = 120.0  # seconds for the child's parse
@@ -39,22 +44,21 @@ KNOWN_CRASHES = [
 class SourceError(Exception):
     """[(file, line, col, message)] that make the input unusable."""
 
-    def __init__(self, findings):
+    def __init__(self, findings: list[tuple[str, int, int, str]]) -> None:
         super().__init__(findings[0][3])
         self.findings = findings
 
-    def format(self):
+    def format(self) -> str:
         return "\n".join(f"{f}:{line}:{col}: error: {m}" if line else f"{f}: error: {m}"
                          for f, line, col, m in self.findings)
 
 
-def read_source(path, stdin=None):
+def read_source(path: str, stdin: BinaryIO | None = None) -> tuple[str, str]:
     """(text, display name) of `path` ('-': stdin). Raises SourceError for a
     file that cannot be read or is not UTF-8 (located at the first bad byte)."""
     name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
-            import sys
             data = (stdin or sys.stdin.buffer).read()
         else:
             with open(path, "rb") as f:
@@ -66,7 +70,7 @@ def read_source(path, stdin=None):
     return decode(data, name), name
 
 
-def decode(data, name):
+def decode(data: bytes | str, name: str) -> str:
     if isinstance(data, str):
         return data
     try:
@@ -78,7 +82,7 @@ def decode(data, name):
                                              "expected UTF-8 text")]) from None
 
 
-def mask(text):
+def mask(text: str) -> str:
     """`text` with the contents of string literals and `//` comments
     replaced by spaces (newlines kept), so patterns and brackets are found
     only in code, at their original offsets."""
@@ -104,12 +108,12 @@ def mask(text):
     return "".join(out)
 
 
-def _line_col(text, pos):
+def _line_col(text: str, pos: int) -> tuple[int, int]:
     start = text.rfind("\n", 0, pos) + 1
     return text.count("\n", 0, pos) + 1, pos - start + 1
 
 
-def known_crashes(text):
+def known_crashes(text: str) -> list[tuple[int, int, str]]:
     """[(line, col, message)] for every known parser crash in `text` and
     for nesting deeper than MAX_NESTING."""
     code = mask(text)
@@ -127,7 +131,7 @@ def known_crashes(text):
     return out
 
 
-def _child(text):
+def _child(text: str | bytes) -> NoReturn:
     """In a forked child: parse and walk `text`; exit 0 (parsed), 1 (a parse
     error, which the caller reports itself)."""
     code = 3
@@ -146,14 +150,16 @@ def _child(text):
         except (ImportError, ValueError, OSError):
             pass
         from mlir import ir
+
         from coll.ir import make_context
+        from coll.ir.errors import MLIRError
         from coll.ir.verifier import verify
         ctx = make_context()
         ctx.enable_multithreading(False)
         with ctx:
             try:
                 module = ir.Module.parse(text)
-            except ir.MLIRError:
+            except MLIRError:
                 code = 1
             except RuntimeError:  # bytecode whose diagnostic is not UTF-8 (nanobind, 22.1.8)
                 code = 4
@@ -167,7 +173,7 @@ def _child(text):
         os._exit(code)
 
 
-def _threads():
+def _threads() -> int:
     try:
         return len(os.listdir("/proc/self/task"))
     except OSError:
@@ -177,10 +183,9 @@ def _threads():
 _BASELINE = _threads()  # threads when the tool started (numpy's pool, ...)
 
 
-def _fork_and_wait(text, timeout):
+def _fork_and_wait(text: str | bytes, timeout: float) -> int | None:
     """Forks a child that parses `text`; its exit status, or None when it
     ran out of time (then it is killed)."""
-    import sys
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -198,7 +203,7 @@ def _fork_and_wait(text, timeout):
         time.sleep(0.002)
 
 
-def _verdict(status):
+def _verdict(status: int | None) -> str | None:
     if status is None:
         return f"parsing did not finish within {CHILD_TIMEOUT:.0f} s"
     if os.WIFSIGNALED(status):
@@ -212,20 +217,20 @@ class _Server:
     """A fresh interpreter that forks the parsing children, for a process
     that has started threads of its own (MLIR's pool, a JIT): forking it
     could copy a lock another thread holds, and the child would hang."""
-    proc = None
+    proc: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def ask(cls, text):
-        import subprocess
-        import sys
+    def ask(cls, text: str | bytes) -> str | None:
         if cls.proc is None or cls.proc.poll() is not None:
             cls.proc = subprocess.Popen([sys.executable, "-m", "coll.tools.parse_guard", "--server"],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        proc = cls.proc
+        assert proc.stdin is not None and proc.stdout is not None  # both pipes
         data = text if isinstance(text, bytes) else text.encode()
         try:
-            cls.proc.stdin.write(b"%d\n" % len(data) + data)
-            cls.proc.stdin.flush()
-            answer = cls.proc.stdout.readline().decode().strip()
+            proc.stdin.write(b"%d\n" % len(data) + data)
+            proc.stdin.flush()
+            answer = proc.stdout.readline().decode().strip()
         except OSError:
             answer = ""
         if not answer:
@@ -234,10 +239,11 @@ class _Server:
         return None if answer == "ok" else answer
 
 
-def serve():
+def serve() -> None:
     """The server's loop: length-prefixed texts in, one verdict line out."""
-    import sys
+
     from mlir import ir  # noqa: F401 - imported once, before any fork
+
     import coll.ir  # noqa: F401
     import coll.ir.verifier  # noqa: F401
     inp, out = sys.stdin.buffer, sys.stdout.buffer
@@ -251,7 +257,7 @@ def serve():
         out.flush()
 
 
-def crash_in_child(text):
+def crash_in_child(text: str | bytes) -> str | None:
     """None when `text` parses (or fails to parse) without killing a
     process; else why it would (a signal, or no answer in time)."""
     if not hasattr(os, "fork"):
@@ -261,7 +267,7 @@ def crash_in_child(text):
     return _verdict(_fork_and_wait(text, CHILD_TIMEOUT))
 
 
-def check_input(data, filename):
+def check_input(data: bytes, filename: str) -> None:
     """check_source for text; for bytecode (bytes), the parse in a child
     only: upstream's bytecode reader aborts on some corrupt inputs
     (StorageUniquer assertion, 22.1.8)."""
@@ -273,7 +279,7 @@ def check_input(data, filename):
         raise SourceError([(filename, 0, 0, f"{why}; the bytecode was not parsed: it is malformed")])
 
 
-def check_source(text, filename):
+def check_source(text: str, filename: str) -> None:
     """Raises SourceError when parsing `text` would crash the process."""
     found = known_crashes(text)
     if found:
@@ -284,6 +290,5 @@ def check_source(text, filename):
 
 
 if __name__ == "__main__":
-    import sys
     if sys.argv[1:] == ["--server"]:
         serve()

@@ -6,7 +6,9 @@ with an optional value take it only after `=` (`--split-input-file=// XX`).
 Anything else that starts with `-` is handed back in order as a candidate
 pass flag; the caller decides whether it names a pass.
 """
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 FLAG, VALUE, OPTIONAL, LIST = "flag", "value", "optional", "list"
 _TRUE, _FALSE = ("", "true", "TRUE", "True", "1"), ("false", "FALSE", "False", "0")
@@ -22,20 +24,23 @@ class Option:
     kind: str
     help: str = ""
     meta: str = ""            # how the value is shown in --help
-    choices: tuple = ()       # allowed values (empty: any)
-    default: object = None
+    choices: tuple[str, ...] = ()       # allowed values (empty: any)
+    default: Any = None
 
 
 @dataclass
 class Parsed:
-    values: dict
-    positional: list = field(default_factory=list)
-    passes: list = field(default_factory=list)  # [(spelling as given, name, value or None)]
+    values: dict[str, Any]
+    positional: list[str] = field(default_factory=list)
+    # [(spelling as given, name, value or None)]
+    passes: list[tuple[str, str, str | None]] = field(default_factory=list)
 
 
-def parse(argv, options, max_positional=1, prog="coll-opt"):
+def parse(argv: Sequence[str], options: Sequence[Option], max_positional: int = 1,
+          prog: str = "coll-opt") -> Parsed:
     table = {o.name: o for o in options}
-    values = {o.name: ([] if o.kind == LIST else False if o.kind == FLAG else o.default) for o in options}
+    values: dict[str, Any] = {o.name: ([] if o.kind == LIST else False if o.kind == FLAG else o.default)
+                              for o in options}
     out = Parsed(values)
     args = list(argv)
     only_positional = False
@@ -59,7 +64,8 @@ def parse(argv, options, max_positional=1, prog="coll-opt"):
                 elif value in _FALSE:
                     values[name] = False
                 else:
-                    raise UsageError(f"for the {spelled} option: '{value}' is invalid value for boolean argument! Try 0 or 1")
+                    raise UsageError(f"for the {spelled} option: '{value}' is invalid value for boolean "
+                                     "argument! Try 0 or 1")
                 continue
             if opt.kind == OPTIONAL:
                 value = value if eq else ""
@@ -79,7 +85,7 @@ def parse(argv, options, max_positional=1, prog="coll-opt"):
     return out
 
 
-def help_text(options, usage, width=44):
+def help_text(options: Sequence[Option], usage: str, width: int = 44) -> str:
     lines = [usage, "", "OPTIONS:"]
     for o in options:
         short = len(o.name) == 1

@@ -12,12 +12,13 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Container, Iterable, Iterator
 
 # "// -----// IR Dump After CSE (cse) ('func.func' operation: @f) //----- //"
 _HEADER = re.compile(r"// -----// IR Dump (Before|After) .*? \(([^()\s]+)\)")
 
 
-def keep_dump(header, before, after):
+def keep_dump(header: str, before: Container[str], after: Container[str]) -> bool:
     """Whether the dump under `header` is wanted; "*" in a set: every pass."""
     m = _HEADER.match(header)
     if not m:
@@ -26,7 +27,7 @@ def keep_dump(header, before, after):
     return "*" in names or m.group(2) in names
 
 
-def filter_dumps(text, before, after):
+def filter_dumps(text: str, before: Container[str], after: Container[str]) -> str:
     """Drops the dump blocks whose pass is not named in `before`/`after`.
     A block runs from its header to the next header or report banner."""
     out, keep = [], True
@@ -41,7 +42,7 @@ def filter_dumps(text, before, after):
 
 
 @contextlib.contextmanager
-def only_dumps_of(before, after):
+def only_dumps_of(before: Iterable[str], after: Iterable[str]) -> Iterator[None]:
     """While active, C++ stderr output is collected; on exit it is written
     to stderr without the dumps of other passes."""
     sys.stderr.flush()

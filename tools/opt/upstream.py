@@ -9,14 +9,17 @@ import importlib.util
 import os
 import re
 import subprocess
+from collections.abc import Mapping
+from typing import Any
 
 
-def mlir_bin(tool):
+def mlir_bin(tool: str) -> str:
     spec = importlib.util.find_spec("mlir")  # a namespace package: no origin
+    assert spec is not None and spec.submodule_search_locations is not None, "the mlir bindings are installed"
     return os.path.join(list(spec.submodule_search_locations)[0], "bin", tool)
 
 
-def _ask(flag):
+def _ask(flag: str) -> str:
     try:
         r = subprocess.run([mlir_bin("mlir-opt"), flag], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -24,10 +27,11 @@ def _ask(flag):
     return r.stdout if r.returncode == 0 else ""
 
 
-def pass_entries():
+def pass_entries() -> tuple[dict[str, list[str]], int]:
     """{name: [lines]} of `mlir-opt --list-passes` (a pass line plus its
     option lines), and the column where descriptions start."""
-    entries, column, cur = {}, 52, None
+    entries: dict[str, list[str]] = {}
+    column, cur = 52, None
     for line in _ask("--list-passes").splitlines():
         m = re.match(r"  --([\w.-]+)\s+- ", line)
         if m:
@@ -39,7 +43,7 @@ def pass_entries():
     return entries, column
 
 
-def _option_lines(key, typ, default, column):
+def _option_lines(key: str, typ: Any, default: Any, column: int) -> list[str]:
     expected = getattr(typ, "expected", "")
     meta = {"int": "int", "float": "number", "str": "string"}.get(getattr(typ, "__name__", ""), "value")
     flag = f"    --{key}=<{meta}>"
@@ -50,7 +54,7 @@ def _option_lines(key, typ, default, column):
     return lines
 
 
-def list_passes(coll_passes):
+def list_passes(coll_passes: Mapping[str, Any]) -> str:
     """The text of `coll-opt --list-passes`: upstream's list with the coll
     passes (and their options) merged in, sorted by name."""
     entries, column = pass_entries()
@@ -62,7 +66,7 @@ def list_passes(coll_passes):
     return "Passes:\n" + "".join(l + "\n" for name in sorted(entries) for l in entries[name])
 
 
-def dialects():
+def dialects() -> list[str]:
     """Dialect names upstream registers."""
     m = re.search(r"Available Dialects: (.*)", _ask("--show-dialects"))
     return [d.strip() for d in m.group(1).split(",") if d.strip()] if m else []

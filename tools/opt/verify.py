@@ -20,7 +20,7 @@ class Expect:
     col: int = 1  # column of "expected-...", where mlir-opt points
     count: int = 1  # `expected-note@+1 2 {{...}}`: that many diagnostics
 
-    def matches(self, d):
+    def matches(self, d: Diag) -> bool:
         if d.severity != self.severity or d.line != self.line:
             return False
         if self.regex:
@@ -31,7 +31,7 @@ class Expect:
         return self.text in d.message
 
 
-def parse_expectations(text, first_line=1):
+def parse_expectations(text: str, first_line: int = 1) -> list[Expect]:
     out = []
     lines = text.splitlines()
     for i, raw in enumerate(lines):
@@ -53,7 +53,8 @@ def parse_expectations(text, first_line=1):
     return out
 
 
-def check_expectations(expects, diags, filename, only_expected=False):
+def check_expectations(expects: list[Expect], diags: list[Diag], filename: str,
+                       only_expected: bool = False) -> list[Diag]:
     """Returns the problems as Diags (empty when everything matched).
     only_expected (--verify-diagnostics=only-expected): diagnostics that no
     annotation expects are not problems."""
@@ -73,7 +74,8 @@ def check_expectations(expects, diags, filename, only_expected=False):
             problems.append(Diag("error", f"unexpected {d.severity}: {d.message}", d.file or filename, d.line, d.col))
     for e in expects:
         if not e.matched:
-            problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced", filename, e.at, e.col))
+            problems.append(Diag("error", f"expected {e.severity} \"{e.text}\" was not produced",
+                                 filename, e.at, e.col))
     return problems
 
 
