@@ -40,7 +40,7 @@ SHUFFLE_SEEDS ?= 1 2 3
 # time the kills).
 MPI_TESTS := $(wildcard tests/unit/test_mpi_*.py) tests/unit/test_shard_mpi.py \
              tests/unit/test_strided_args.py tests/unit/test_tensor_programs.py
-test: setup
+test: setup lint
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/lit -sv tests/lit
 	$(BIN)/pytest -q -n auto $(addprefix --ignore=,$(MPI_TESTS)) tests/unit
 	$(BIN)/pytest -q $(MPI_TESTS)

@@ -30,7 +30,6 @@ import platform
 import sys
 
 import numpy as np
-
 from mlir import ir
 from mlir.dialects import func, memref
 
@@ -38,10 +37,9 @@ from coll.analysis.cost_model import output_path_error, save_profile
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
 from coll.lowering import cpu
-
-from coll.lowering.cpu.to_cpu import SPLIT
 from coll.lowering.cpu.fuse import TILE_BYTES  # scratch lives in one tile
 from coll.lowering.cpu.pointer_level import MAX_BUFFER_BYTES
+from coll.lowering.cpu.to_cpu import SPLIT
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -69,10 +69,11 @@ def profile(base, c, bandwidth, source):
 def predictions(pts, manifest, prof):
     """{id: predicted seconds} by the cost model with profile `prof`."""
     from mlir import ir
+
     from coll.analysis import cost_model
-    from coll.lowering import lower
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
+    from coll.lowering import lower
     entries = {f"{lib['file']}:{e['entry']}": e for lib in manifest["libraries"] if "error" not in lib
                for e in lib["entries"]}
     out = {}
@@ -90,6 +91,7 @@ def auto_picks(result, profile_path):
     """{"N:bytes": strategy} under the profile at `profile_path`, for the
     points of the results."""
     from mlir import ir
+
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
     from coll.passes.choose_strategy import choose_strategies

@@ -44,11 +44,18 @@ from mlir import ir
 from mlir.dialects import func, memref
 
 from coll.analysis import taskgraph
-from coll.analysis.cost_model import (COPY_CORES, TARGET_CORE, output_path_error, profile_from_dict, save_profile, simulate)
+from coll.analysis.cost_model import (
+    COPY_CORES,
+    TARGET_CORE,
+    output_path_error,
+    profile_from_dict,
+    save_profile,
+    simulate,
+)
 from coll.ir import builders, make_context
 from coll.ir.types import flat_type
-from coll.lowering.mpi.toolchain import find
 from coll.lowering import mpi
+from coll.lowering.mpi.toolchain import find
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count  # one validation for every script
 
@@ -166,9 +173,9 @@ def measure(programs, repeat, calls=1):
     """(median, fastest) seconds per call of each (kind, k, size), all in
     one mpirun, `calls` calls in a row per timed run."""
     runs = []
-    for text, count, numel in _programs(programs):
+    for text, n_bufs, numel in _programs(programs):
         prog = mpi.compile(text, timeout=600)
-        arrays = [np.random.rand(numel).astype(np.float32) for _ in range(count)]
+        arrays = [np.random.rand(numel).astype(np.float32) for _ in range(n_bufs)]
         runs.append((prog, arrays[:prog.n_inputs], arrays[prog.n_inputs:]))
     times = mpi.launch(runs, repeat, calls=calls)
     return [(float(np.median(t)), float(np.min(t))) for t in times]

@@ -15,11 +15,14 @@ from mlir import ir
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "unit"))
 from order_oracle import crosscheck  # noqa: E402
 
-from coll.ir import make_context  # noqa: E402
+from coll.ir import (
+    MAX_DEVICES,  # noqa: E402
+    make_context,  # noqa: E402
+)
 from coll.passes.check_order import check_module  # noqa: E402
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.ir import MAX_DEVICES  # noqa: E402
-from coll.tools.argtypes import count, seed as seed_type  # one validation for every script
+from coll.tools.argtypes import count  # one validation for every script
+from coll.tools.argtypes import seed as seed_type
 
 
 def main(argv=None):

@@ -13,13 +13,15 @@ import time
 
 from mlir import ir
 
-from coll.ir import make_context
+from coll.ir import (
+    MAX_DEVICES,  # noqa: E402
+    make_context,
+)
 from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS, OPS
 from coll.passes.check_semantics import check_module
 from coll.passes.lower_collectives import lower_collectives
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.ir import MAX_DEVICES  # noqa: E402
 from coll.tools.argtypes import count  # one validation for every script
 
 MAX_NUMEL = 1 << 28

@@ -38,15 +38,17 @@ import time
 import numpy as np
 from mlir import ir
 
-from coll.ir import make_context
+from coll.analysis.cost_model import load_profile
+from coll.collectives import AllReduce
+from coll.ir import (
+    MAX_DEVICES,  # noqa: E402
+    make_context,
+)
 from coll.ir.generate import collective_module
 from coll.ir.ops import OPS
-from coll.collectives import AllReduce
-from coll.passes.choose_strategy import choose_strategies
 from coll.lowering import cpu
+from coll.passes.choose_strategy import choose_strategies
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.analysis.cost_model import load_profile
-from coll.ir import MAX_DEVICES  # noqa: E402
 from coll.tools.argtypes import count, output_path  # one validation for every script
 
 MIB = 1 << 20
@@ -210,6 +212,7 @@ def static_scratch_bytes(text, strategy, tile=-1):
     JIT makes it resident when it loads the program, before the peak is
     reset, so the run adds none of it)."""
     import re
+
     from coll.lowering import lower
     from coll.lowering.cpu.scratch import PREFIX
     with make_context():

@@ -31,7 +31,7 @@ import time
 
 from coll.collectives import AllReduce
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.tools.argtypes import count, seconds, output_path  # one validation for every script
+from coll.tools.argtypes import count, output_path, seconds  # one validation for every script
 
 # Every allreduce strategy but the peer ones (they need GPUs that share memory).
 STRATEGIES = AllReduce.runnable(())
@@ -150,9 +150,10 @@ def _check(ys, ref):
 
 def stage_jit_run(d, n, numel):
     from mlir.execution_engine import ExecutionEngine
+
+    from coll.execution.signature import ArgSpec
     from coll.ir import make_context
     from coll.lowering.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
-    from coll.execution.signature import ArgSpec
     with make_context():
         m, parse_s = _parse(os.path.join(d, "llvm.mlir"))
 
@@ -186,8 +187,8 @@ def stage_e2e(d, n, strategy, numel):
 
 def stage_gpu(d):
     from coll.ir import make_context
-    from coll.lowering.gpu import nvvm
     from coll.lowering import lower
+    from coll.lowering.gpu import nvvm
     with make_context():
         m, parse_s = _parse(os.path.join(d, "explicit.mlir"))
         cpu = []

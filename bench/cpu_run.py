@@ -24,11 +24,13 @@ import time
 
 import numpy as np
 
-from coll.ir import make_context
+from coll.ir import (
+    MAX_DEVICES,  # noqa: E402
+    make_context,
+)
 from coll.ir.generate import all_reduce_module
 from coll.lowering import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.ir import MAX_DEVICES  # noqa: E402
 from coll.tools.argtypes import count, output_path  # one validation for every script
 
 STRATEGIES = ("naive", "ring", "all2all")

@@ -24,10 +24,10 @@ import time
 
 import numpy as np
 
-from coll.lowering import cpu
 from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.lowering import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count, output_path
 

@@ -100,6 +100,7 @@ def _explicit(e, peer):
     """(func op text, traffic bytes, scratch bytes, stats) of one entry at
     the explicit level, in a module of its own."""
     from mlir import ir
+
     from coll.analysis.stats import analyze
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
@@ -123,6 +124,7 @@ def _own_calls(llvm_ir, name):
 def build(lib, out_dir):
     """Builds one library; returns its manifest entry."""
     from mlir import ir
+
     from coll.core import routes
     from coll.core.pipeline import run
     from coll.ir import make_context, peers
@@ -189,6 +191,7 @@ def auto_choices(sizes=SIZES, devices=DEVICES):
     an f32 sum on logical devices of one GPU (peer access), by profile
     ("rule": the default threshold rule, no profile)."""
     from mlir import ir
+
     from coll.ir import make_context
     from coll.ir.generate import all_reduce_module
     from coll.passes.choose_strategy import choose_strategies
@@ -230,8 +233,8 @@ def tool_versions():
 
 def bundle_support(out_dir):
     """Copies the runtime pieces next to the programs."""
-    from coll.lowering.gpu.nvvm import cuda_runtime_library
     from coll.lowering.gpu import driver as cuda_driver
+    from coll.lowering.gpu.nvvm import cuda_runtime_library
     out_dir = Path(out_dir)
     shutil.copy2(cuda_runtime_library(), out_dir / "libmlir_cuda_runtime.so")
     # libmlir_cuda_runtime.so lists libLLVM.so but uses none of its symbols.

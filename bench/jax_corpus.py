@@ -61,7 +61,8 @@ def programs(devices=8, scale="test", names=None):
     jax = _jax(devices)
     import jax.numpy as jnp
     import numpy as np
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     d = devices
     big = scale == "bench"
@@ -300,10 +301,10 @@ def _median(xs):
 def time_table(names, scale, rounds, repeat, devices=8):
     """Prints the --time table (see the module's doc)."""
     import time
-    import numpy as np
+
     found = programs(devices, scale, names)
-    from coll.frontends.run import global_arrays
     from coll.frontends import stablehlo
+    from coll.frontends.run import global_arrays
     load = os.getloadavg()[0]
     print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end), scale {scale}, "
           f"{rounds} rounds x {repeat} calls, load {load:.2f}")

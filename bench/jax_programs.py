@@ -43,7 +43,8 @@ def programs(n, devices=DEVICES, names=None):
 
     import jax.numpy as jnp
     import numpy as np
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     d = devices
     mesh = jax.make_mesh((d,), ("x",))

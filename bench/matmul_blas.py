@@ -26,9 +26,9 @@ default) against as many threads as cores, interleaved.
 """
 import ctypes
 import os
-from typing import Callable
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -110,6 +110,7 @@ def transform_matmul(n: int) -> Callable[[list[np.ndarray]], None]:
     from mlir.execution_engine import ExecutionEngine
     from mlir.passmanager import PassManager
     from mlir.runtime import get_ranked_memref_descriptor
+
     from coll.lowering.cpu.route import CPU_TO_LLVM
     ctx = ir.Context()
     with ctx:

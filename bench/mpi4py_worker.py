@@ -13,7 +13,6 @@ import sys
 
 import numpy as np
 from mpi4py import MPI
-
 from side_by_side_inputs import expected, rank_input
 
 

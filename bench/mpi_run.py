@@ -25,14 +25,14 @@ import time
 import numpy as np
 
 from coll.analysis.cost_model import load_profile
-from coll.ir import make_context
-from coll.ir.generate import all_reduce_module
 from coll.collectives import AllReduce
-from coll.frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
-from coll.passes.choose_strategy import Instance, candidates, pick
 from coll.collectives.base import DEFAULT_THRESHOLD
 from coll.execution import check
+from coll.frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR
+from coll.ir import make_context
+from coll.ir.generate import all_reduce_module
 from coll.lowering import mpi
+from coll.passes.choose_strategy import Instance, candidates, pick
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count, output_path  # one validation for every script
 

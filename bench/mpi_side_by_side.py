@@ -30,16 +30,16 @@ import tempfile
 import time
 from pathlib import Path
 
+import mpi_run  # noqa: E402 - bench/: the MPI_Allreduce module of mpi_run.py
+
 from coll.collectives import AllReduce
+from coll.execution import check
+from coll.execution.measure import Measurement, human_size, seconds
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.execution import check
 from coll.lowering import mpi
-from coll.execution.measure import Measurement, human_size, seconds
 from coll.tools.args import ArgumentParser
 from coll.tools.argtypes import count, output_path  # one validation for every script
-
-import mpi_run  # noqa: E402 - bench/: the MPI_Allreduce module of mpi_run.py
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent

@@ -33,8 +33,9 @@ def peak_rss():
 
 def buffer_bytes(p):
     """Bytes of the argument buffers (inputs and outputs) of Problem `p`."""
-    from coll.execution.signature import NUMPY_DTYPES
     import numpy as np
+
+    from coll.execution.signature import NUMPY_DTYPES
     item = NUMPY_DTYPES[p.element].itemsize
     return (p.n_inputs * int(np.prod(p.shape)) + p.n_outputs * int(np.prod(p.output_shape))) * item
 

@@ -37,11 +37,11 @@ import compile_time  # noqa: E402
 import validate  # noqa: E402
 from mlir import ir  # noqa: E402
 
+from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.ir import make_context  # noqa: E402
 from coll.ir.generate import all_reduce_module, collective_module  # noqa: E402
 from coll.ir.ops import COLLECTIVE_NAMES, OPS  # noqa: E402
 from coll.ir.walk import find_ops  # noqa: E402
-from coll.analysis import cost_model, stats, taskgraph, timeline  # noqa: E402
 from coll.passes import choose_strategy  # noqa: E402
 from coll.passes.lower_collectives import lower_collectives  # noqa: E402
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
@@ -472,6 +472,7 @@ def mpi_section(quick=False):
     """bench/mpi_run.py's table (in a child: it starts mpirun per point);
     its points in report/mpi-run.json. Nothing to run without MPI."""
     import subprocess
+
     from coll.lowering import mpi
     ok, why = mpi.available()
     if not ok:

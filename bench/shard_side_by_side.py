@@ -21,9 +21,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
 import test_shard_mpi as programs  # noqa: E402  the programs and their numpy results
 
-from coll.lowering.mpi import toolchain as lowering_mpi  # noqa: E402
-from coll.lowering import mpi
 from coll.frontends.run import shard  # noqa: E402
+from coll.lowering import mpi
+from coll.lowering.mpi import toolchain as lowering_mpi  # noqa: E402
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count  # one validation for every script
 

@@ -31,12 +31,11 @@ import time
 
 import numpy as np
 
-from coll.execution.signature import aligned_copy, aligned_zeros  # (as coll-run allocates)
-
 from coll.collectives import AllReduce
+from coll.execution.signature import aligned_copy, aligned_zeros, descriptor  # (as coll-run allocates)
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.execution.signature import descriptor
+
 try:
     from coll.lowering import cpu
     from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'

@@ -12,13 +12,13 @@ import time
 
 import numpy as np
 
+from coll.analysis import cost_model
+from coll.collectives import AllReduce
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.analysis import cost_model
-from coll.passes import choose_strategy
-from coll.collectives import AllReduce
 from coll.ir.ops import PEER_ACCESS
 from coll.lowering import cpu
+from coll.passes import choose_strategy
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import output_path
 

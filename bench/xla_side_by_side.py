@@ -85,6 +85,7 @@ def xla_child(name, n, repeat, outdir):
 def coll_child(backend, name, repeat, outdir):
     """coll: the StableHLO XLA's child wrote, through coll on `backend`."""
     import numpy as np
+
     from coll.frontends import stablehlo
     from coll.frontends.run import global_arrays
     data = np.load(Path(outdir, f"{name}.npz"))
@@ -112,6 +113,7 @@ def gloo_child(ranks, n, repeat):
 
 def _gloo_rank(rank, ranks, n, repeat, rendezvous, out):
     import time
+
     import torch
     import torch.distributed as dist
     torch.set_num_threads(1)
@@ -137,6 +139,7 @@ def _gloo_rank(rank, ranks, n, repeat, rendezvous, out):
 def coll_mpi_all_reduce(ranks, n, repeat):
     """coll's own all_reduce (strategy auto) over `ranks` processes."""
     import numpy as np
+
     from coll.ir import generate, make_context
     from coll.lowering import mpi
     with make_context():

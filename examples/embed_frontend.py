@@ -13,8 +13,8 @@ from mlir.dialects import arith, func, linalg, memref
 from mlir.passmanager import PassManager
 
 import coll.ir
-from coll.ir import builders
 from coll.core.pipeline import add_pass
+from coll.ir import builders
 
 
 def build(devices, numel):

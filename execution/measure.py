@@ -131,7 +131,7 @@ def busbw(op: str, n: int, size: int, seconds: float) -> float | None:
 class Measurement:
     """One program on one problem: its timed calls and its check."""
     op: str
-    n: int
+    n: int | str              # devices ("-": not known)
     size: int                 # bytes, nccl-tests' size
     count: int                # elements in size
     times: list[float]        # seconds per timed call, warm-up excluded
@@ -163,7 +163,7 @@ class Measurement:
 
     @property
     def busbw(self) -> float | None:
-        return busbw(self.op, self.n, self.size, self.median)
+        return None if isinstance(self.n, str) else busbw(self.op, self.n, self.size, self.median)
 
     @property
     def status(self) -> str:

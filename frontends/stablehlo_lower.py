@@ -123,7 +123,7 @@ def _constant_of(value: ir.Value) -> int | None:
 
 
 def _index(n: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), n).result  # type: ignore[call-arg]
+    return arith.ConstantOp(ir.IndexType.get(), n).result
 
 
 # -- while -------------------------------------------------------------------
@@ -174,11 +174,11 @@ def _move_body(block: ir.Block, into: ir.Block, args: Sequence[ir.Value],
 def _while(op: ir.Operation) -> None:
     types = [r.type for r in op.results]
     counted = _counted(op)
-    loop: ir.OpView | ir.Operation
+    loop: Any  # an scf.for or scf.while (the dialect builders are not type-checked, pyproject.toml)
     with ir.InsertionPoint(op), op.location:
         if counted is not None:
             lower, upper = counted
-            loop = scf.ForOp(_index(lower), _index(max(lower, upper)), _index(1), list(op.operands))  # type: ignore[call-arg]
+            loop = scf.ForOp(_index(lower), _index(max(lower, upper)), _index(1), list(op.operands))
             _move_body(op.regions[1].blocks[0], loop.body, list(loop.inner_iter_args),
                        lambda vs: scf.YieldOp(vs))
         else:
@@ -327,7 +327,7 @@ def _scatter(op: ir.Operation) -> None:
         if ok is None:
             return combine()
         # An scf.if, not a select: an insert out of bounds writes past the buffer.
-        guard = scf.IfOp(ok, [acc.type], has_else=True)  # type: ignore[call-arg]
+        guard = scf.IfOp(ok, [acc.type], has_else=True)
         with ir.InsertionPoint(guard.then_block):
             scf.YieldOp([combine()])
         with ir.InsertionPoint(guard.else_block):
@@ -337,7 +337,7 @@ def _scatter(op: ir.Operation) -> None:
     def nest(acc: ir.Value, ivs: list[ir.Value]) -> ir.Value:
         if len(ivs) == len(ushape):
             return element(acc, ivs)
-        loop = scf.ForOp(_index(0), _index(ushape[len(ivs)]), _index(1), [acc])  # type: ignore[call-arg]
+        loop = scf.ForOp(_index(0), _index(ushape[len(ivs)]), _index(1), [acc])
         with ir.InsertionPoint(loop.body):
             scf.YieldOp([nest(loop.inner_iter_args[0], ivs + [loop.induction_variable])])
         return loop.results[0]
@@ -378,16 +378,16 @@ def _sort(op: ir.Operation) -> None:
 
     def line(accs: list[ir.Value], pos: list[ir.Value | None]) -> list[ir.Value]:
         """The bubble sort of the line through `pos` (pos[dim] unused)."""
-        outer = scf.ForOp(_index(0), _index(max(n - 1, 0)), _index(1), accs)  # type: ignore[call-arg]
+        outer = scf.ForOp(_index(0), _index(max(n - 1, 0)), _index(1), accs)
         with ir.InsertionPoint(outer.body):
             end = arith.SubIOp(_index(n - 1), outer.induction_variable).result
-            inner = scf.ForOp(_index(0), end, _index(1), list(outer.inner_iter_args))  # type: ignore[call-arg]
+            inner = scf.ForOp(_index(0), end, _index(1), list(outer.inner_iter_args))
             with ir.InsertionPoint(inner.body):
                 j = inner.induction_variable
                 cur = list(inner.inner_iter_args)
                 left = pos[:dim] + [j] + pos[dim + 1:]
                 right = pos[:dim] + [arith.AddIOp(j, _index(1)).result] + pos[dim + 1:]
-                swap = scf.IfOp(first(right, left, cur), [v.type for v in cur], has_else=True)  # type: ignore[call-arg]
+                swap = scf.IfOp(first(right, left, cur), [v.type for v in cur], has_else=True)
                 with ir.InsertionPoint(swap.then_block):
                     swapped: list[ir.Value] = []
                     for v in cur:
@@ -405,7 +405,7 @@ def _sort(op: ir.Operation) -> None:
             return line(accs, pos)
         if k == dim:
             return nest(accs, pos + [None], k + 1)
-        loop = scf.ForOp(_index(0), _index(shape[k]), _index(1), accs)  # type: ignore[call-arg]
+        loop = scf.ForOp(_index(0), _index(shape[k]), _index(1), accs)
         with ir.InsertionPoint(loop.body):
             scf.YieldOp(nest(list(loop.inner_iter_args), pos + [loop.induction_variable], k + 1))
         return list(loop.results)

@@ -225,8 +225,8 @@ def _fill_zeros(buf: ir.Value) -> None:
     from mlir.dialects import linalg  # its opdsl costs a tool's start-up 0.1 s: only here
     el = ir.MemRefType(buf.type).element_type
     value = ir.IntegerAttr.get(el, 0) if ELEMENTS[str(el)].integer else ir.FloatAttr.get(el, 0.0)
-    zero = arith.ConstantOp(el, value).result  # type: ignore[call-arg]  # arith.py's (type, value); mypy sees ODS's
-    linalg.fill(zero, outs=[buf])  # type: ignore[call-arg]  # opdsl's fill (what linalg exports), not ODS's
+    zero = arith.ConstantOp(el, value).result
+    linalg.fill(zero, outs=[buf])
 
 
 def _bufferize_one(op: ir.Operation, state: "_State") -> ir.Operation:

@@ -34,7 +34,7 @@ def load_dialect(ctx: ir.Context | None = None) -> ir.Context:
         return ctx
     with ctx, ir.Location.unknown():
         # load_dialects comes from the IRDL extension, which has no stub.
-        irdl.load_dialects(ir.Module.parse(_IRDL_TEXT))  # type: ignore[attr-defined]
+        irdl.load_dialects(ir.Module.parse(_IRDL_TEXT))
     try:
         setattr(ctx, "_coll_loaded", True)  # noqa: B010 - the stub has no such field
     except AttributeError:  # contexts without a __dict__: loading twice is harmless

@@ -9,13 +9,14 @@ from typing import Any
 from mlir import ir
 
 from ..analysis.stats import TRAFFIC_OPS, traffic_bytes
+from ..collectives import COLLECTIVES
 from ..core import routes
 from ..execution.program import Program
 from ..frontends import FRONTENDS
 from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import COLLECTIVE_NAMES, COLLECTIVE_OPS, DATA_OPS, PEER_ACCESS, OpView, view
+from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, PEER_ACCESS, OpView, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import OpIndex
 from ..passes import register as _passes  # noqa: F401
@@ -66,7 +67,7 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
     collectives = program.index.find(lambda name: name in COLLECTIVE_NAMES)
     asked = [strategy] + [_view(op).strategy for op in collectives]
     caps: frozenset[str] = getattr(backend, "capabilities", frozenset())
-    if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVE_OPS for s in asked):
+    if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVES for s in asked):
         peers.enable(module_op)
     # Our own lowering of a lone collective is ordered by construction; an
     # explicit program of theirs, or local work around collectives (host

@@ -347,7 +347,7 @@ def _materialize(op: ir.Operation, x: Operand, maps: list[ir.AffineMap]) -> ir.V
 def _constant(t: ir.Type, v: float) -> ir.Value:
     # arith.py redefines constant(result, value) over the generated
     # constant(value), and mypy reads the generated one.
-    return arith.constant(t, v)  # type: ignore[call-arg]
+    return arith.constant(t, v)
 
 
 def _index(v: int) -> ir.Value:
@@ -386,7 +386,7 @@ def _declare(module_op: ir.Operation, name: str, elem: ir.Type) -> None:
     args = [i32] * head + [elem, ptr, i32, ptr, i32, elem, ptr, i32]
     with ir.InsertionPoint.at_block_begin(body), module_op.location:
         # func.py's FuncOp takes `visibility`; mypy reads the generated class.
-        func.FuncOp(name, ir.FunctionType.get(args, []), visibility="private")  # type: ignore[call-arg]
+        func.FuncOp(name, ir.FunctionType.get(args, []), visibility="private")
 
 
 def _emit(g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
@@ -396,7 +396,7 @@ def _emit(g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
     if todo:
         size = next(o.size(todo[0]) for o in (g.a, g.b, g.out) if todo[0] in o.dims)
         # scf.py's ForOp(lower, upper, step); mypy reads the generated class.
-        loop = scf.ForOp(_index(0), _index(size), _index(1))  # type: ignore[call-arg]
+        loop = scf.ForOp(_index(0), _index(size), _index(1))
         with ir.InsertionPoint(loop.body):
             _emit(g, name, {**ivs, todo[0]: loop.induction_variable})
             scf.YieldOp([])

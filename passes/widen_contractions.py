@@ -107,7 +107,7 @@ def _widen(op: ir.Operation, t: ir.RankedTensorType) -> None:
                                         attributes=attrs, regions=1)
             # The named op's body, for its (now wider) output type; from the
             # bindings' C extension, which has no stub.
-            linalg.fill_builtin_region(named)  # type: ignore[attr-defined]
+            linalg.fill_builtin_region(named)
             wide = named.results[0]
         result = _map(wide, t32, narrow, f32, lambda x: arith.TruncFOp(narrow, x).result)
     op.results[0].replace_all_uses_with(result)

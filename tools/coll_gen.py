@@ -106,7 +106,7 @@ def run(argv: Sequence[str]) -> int:
     with make_context():
         try:
             text = collective_module(
-                op, args.devices, shape, args.dtype, kind=getattr(args, "kind", None),
+                op, args.devices, shape, args.dtype, kind=getattr(args, "kind", None) or "sum",
                 strategy=args.strategy, root=getattr(args, "root", None), axis=getattr(args, "axis", None),
                 split_axis=getattr(args, "split_axis", None), concat_axis=getattr(args, "concat_axis", None),
                 in_place=getattr(args, "in_place", False), to_device=getattr(args, "to_device", None),

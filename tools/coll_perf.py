@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ..lowering.base import Backend
 from .args import ArgumentParser
 from .diagnostics import Failure, tool_main
 
@@ -99,12 +100,14 @@ def _lists(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, .
         if c not in names:
             _usage(p, f"unknown collective '{c}'; expected one of: {', '.join(names)}, all")
     classes = [names[c] for c in dict.fromkeys(wanted)]
+    chosen = registry.get(args.backend)
+    backends: list[Backend]
     if args.backend == "all":
         backends = list(registry.BACKENDS.values())
-    elif registry.get(args.backend) is None:
+    elif chosen is None:
         _usage(p, f"unknown backend '{args.backend}'; expected one of: {', '.join(registry.names())}, all")
     else:
-        backends = [registry.get(args.backend)]
+        backends = [chosen]
     by_nccl = {v: k for k, v in NCCL_TYPES.items()}
     if args.datatype == "all":
         elements = [e for e in ELEMENTS if e != "i1"]

@@ -115,13 +115,13 @@ def _collectives_of(text: str, devices: bool = False) -> Any:
     from mlir import ir
 
     from coll.collectives import COLLECTIVES
+    from coll.frontends.spmd import collective_of
     from coll.ir import make_context
-    from coll.ir.ops import view
     from coll.ir.walk import find_ops
     with make_context():
         found = find_ops(ir.Module.parse(text).operation, lambda n: n in {c.NAME for c in COLLECTIVES})
         names = {op.name for op in found}
-        return (names, {d for op in found for d in view(op).devices}) if devices else names
+        return (names, {d for op in found for d in collective_of(op).devices}) if devices else names
 
 
 def _every_strategy(names: Sequence[str], backend: Any, shown: str) -> list[str]:
@@ -405,9 +405,9 @@ class _CollectiveJob(_Job):
 
     def __init__(self, *a: Any) -> None:
         super().__init__(*a)
+        from coll.collectives import BY_NAME
         from coll.execution.check import make_inputs
         from coll.execution.measure import Runs
-        from coll.ir.ops import OPS
         problem, args = self.problem, self.args
 
         def load() -> list[Any]:
@@ -416,7 +416,7 @@ class _CollectiveJob(_Job):
         # a program that writes its inputs fails, and the next one gets them
         # back; every strategy runs in the same buffers (Runs).
         self.runs = Runs(problem, load(), reload=load)
-        self.cls = OPS["coll." + problem.op]
+        self.cls = BY_NAME["coll." + problem.op]
 
     def strategies(self) -> list[str]:
         if not self.problem.collective:

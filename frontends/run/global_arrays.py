@@ -21,7 +21,7 @@ uint16 bit patterns; ml_dtypes.bfloat16 ones (JAX's) are taken as they are.
 import ctypes
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,7 @@ from ...ir import make_context
 from ...ir.verifier import verify_or_raise
 from ...lowering import cpu, mpi
 from ...lowering.cpu.runtime import CpuProgram
+from ...lowering.mpi.runtime import MpiProgram
 from ..shard import Boundary, Layout, ShardError
 from ..spmd import ranks_of
 
@@ -118,14 +119,16 @@ def compile(source: Any, frontend: ModuleType, backend: str = "cpu", strategy: s
         raise ValueError(f"@{boundary.entry} runs on one device (no mesh, no sharding): the mpi back end runs "
                          "programs over several ranks; expected backend='cpu' for it")
     program: Launcher
+    compiled: CpuProgram | MpiProgram  # (each back end's compile returns its own program class)
     if backend == "cpu":
-        compiled = cpu.compile(text, boundary.entry, strategy=strategy)
-        program = _OnCpu(compiled, ranks)
+        on_cpu = cast(CpuProgram, cpu.compile(text, boundary.entry, strategy=strategy))
+        compiled, program = on_cpu, _OnCpu(on_cpu, ranks)
     else:
-        compiled = program = mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout)
+        on_mpi = cast(MpiProgram, mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout))
+        compiled, program = on_mpi, cast(Launcher, on_mpi)
     # The whole route: the frontend's, then what the back end ran.
     pipeline = front[:-1] + "," + compiled.pipeline[len("builtin.module("):]
-    reference = cpu.compile(ref, boundary.entry) if ref is not None else None
+    reference = cast(CpuProgram, cpu.compile(ref, boundary.entry)) if ref is not None else None
     oracle = frontend.oracle(source_text, boundary) if reference is None and hasattr(frontend, "oracle") else None
     prog = GlobalProgram(program, reference, boundary.grid, boundary.inputs + boundary.outputs,
                          len(boundary.inputs), pipeline, oracle)

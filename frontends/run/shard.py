@@ -13,6 +13,7 @@ coll, for side-by-side comparison.
 """
 import re
 import subprocess
+from typing import cast
 
 from mlir import ir
 
@@ -75,7 +76,7 @@ def compile_partitioned(module_text: str, name: str, strategy: str = "auto",
         module = ir.Module.parse(module_text)
         run(module.operation, routes.pipeline(shard_frontend.route(partition=False)))
         text = str(module)
-    return mpi.compile(text, name, strategy=strategy, timeout=timeout)
+    return cast(MpiProgram, mpi.compile(text, name, strategy=strategy, timeout=timeout))
 
 
 def compile_upstream(module_text: str, name: str, ranks: int, timeout: float = mpi.DEFAULT_TIMEOUT) -> MpiProgram:
@@ -92,4 +93,4 @@ def compile_upstream(module_text: str, name: str, ranks: int, timeout: float = m
                              + f" (mlir-opt exit code {proc.returncode})")
     text = re.sub(r"^\s*shard\.grid .*$", "", proc.stdout, flags=re.M)
     text = _per_rank(text, name, ranks, routes.pipeline(tensor.route()))
-    return mpi.compile(text, name, timeout=timeout)
+    return cast(MpiProgram, mpi.compile(text, name, timeout=timeout))

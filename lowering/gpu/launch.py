@@ -71,7 +71,7 @@ def _binaries(module_op: ir.Operation) -> list[Binary]:
                     raise PassError(f"gpu.binary @{name}: offloading handler {handler} is not "
                                     "supported; expected the default #gpu.select_object",
                                     op.operation.location)
-            out.append((op.operation, name, gpu.ObjectAttr(objs[0])))  # type: ignore[attr-defined]  # (the C extension's; no stub)
+            out.append((op.operation, name, gpu.ObjectAttr(objs[0])))
     return out
 
 

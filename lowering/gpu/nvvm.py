@@ -136,7 +136,7 @@ def kernel_objects(module_op: ir.Operation) -> list[tuple[str, str, bytes]]:
         if op.name == "gpu.binary":
             name = ir.StringAttr(op.attributes["sym_name"]).value
             for attr in ir.ArrayAttr(op.attributes["objects"]):
-                obj = gpu.ObjectAttr(attr)  # type: ignore[attr-defined]  # (the C extension's; no stub)
+                obj = gpu.ObjectAttr(attr)
                 found.append((name, str(obj.target), bytes(obj.object)))
         return ir.WalkResult.ADVANCE
     module_op.walk(visit, ir.WalkOrder.POST_ORDER)

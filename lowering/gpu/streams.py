@@ -83,7 +83,7 @@ Clock = dict[Chain, int]  # per chain, the ops of it that a token follows
 
 
 def _token_type() -> ir.Type:
-    return gpu.AsyncTokenType.get()  # type: ignore[attr-defined]  # (the C extension's; no stub)
+    return gpu.AsyncTokenType.get()
 
 
 def _ptr() -> ir.Type:

@@ -398,6 +398,7 @@ def build_executable(prog: "MpiProgram", module_op: ir.Operation, executable: st
     strided = [i for i, s in enumerate(prog.rank_specs) if s.layout is not None]
     if strided:  # the main allocates each slot as a dense buffer of its shape
         s = prog.rank_specs[strided[0]]
+        assert s.layout is not None  # (strided: it has one)
         entry = ir.SymbolTable(module_op)[prog.entry]
         raise PassError(f"mpi-exe takes arguments with the identity layout; argument {strided[0]} of each rank is "
                         f"{s} with the static layout offset {s.layout[0]}, strides {list(s.layout[1])} (a window "

@@ -39,7 +39,7 @@ def _pointer_and_bytes(buf: ir.Value, op: ir.Operation) -> tuple[ir.Value, ir.Va
     meta = memref.ExtractStridedMetadataOp(buf)
     size = arith.ConstantOp(idx, element.bytes).result
     addr = arith.AddIOp(base, arith.MulIOp(meta.offset, size).result).result
-    ptr = llvm.IntToPtrOp(llvm.PointerType.get(), arith.IndexCastOp(i64, addr).result).result  # type: ignore[attr-defined]  # (the C extension's; no stub)
+    ptr = llvm.IntToPtrOp(llvm.PointerType.get(), arith.IndexCastOp(i64, addr).result).result
     return ptr, arith.ConstantOp(i64, expect * element.bytes).result
 
 
@@ -74,7 +74,7 @@ def lower_requests(module_op: ir.Operation) -> None:
     ops = find_ops(module_op, lambda n: n in _SHIM_CALLS)
     if not ops:
         return
-    ptr, i32, i64 = llvm.PointerType.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)  # type: ignore[attr-defined]  # (the C extension's; no stub)
+    ptr, i32, i64 = llvm.PointerType.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     requests: dict[ir.Value, ir.Value] = {}
     for op in ops:
         with ir.InsertionPoint(op), op.location:

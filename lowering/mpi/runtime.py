@@ -151,7 +151,7 @@ def launch(runs: Sequence[tuple[MpiProgram, Arrays, Arrays]], repeat: int, ranks
                                        for s in p.rank_specs]})
             for r in range(ranks):
                 given = {f"a{i}": arrays[j][g] for i, g in enumerate(p.rank_args(r)) if 0 <= g < p.n_inputs}
-                np.savez(job / f"in{j}_{r}.npz", **given)
+                np.savez(job / f"in{j}_{r}.npz", **given)  # type: ignore[arg-type]  # numpy's stub reads **kwds as allow_pickle
         (job / "job.json").write_text(json.dumps({"ranks": ranks, "repeat": repeat, "calls": calls,
                                                   "programs": programs,
                                                   "max_tag": max(p.max_tag for p, _, _ in runs)}))

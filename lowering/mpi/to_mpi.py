@@ -210,7 +210,7 @@ def _written_args(ops: list[ir.Operation]) -> set[int]:
     return found
 
 
-Regions = list[tuple[ir.Value, Any]] | None  # (root, byte box) per region; None: not static
+Regions = list[tuple[ir.Value | str, Any]] | None  # (root, byte box) per region; None: not static
 
 
 def _regions(op: ir.Operation, r: int, resolver: Resolver) -> Regions:
@@ -511,6 +511,7 @@ def to_mpi(module_op: ir.Operation, implementation: str = "OpenMPI", **options: 
                       if op.parent is not None and op.parent.operation != f]
             if nested:
                 op = nested[0]
+                assert op.parent is not None  # (nested: it has one)
                 raise PassError(f"'{op.name}' inside '{op.parent.name}' (a collective in a loop, lowered): "
                                 "coll-to-mpi projects a straight-line global-view program; expected coll ops at "
                                 "the top level of the function (unroll "
@@ -571,7 +572,9 @@ def _one_collective(op: ir.Operation, n: int, strategy: str, threshold: int, pro
         claim.erase()
     _project(f, counts=tag_counts, per_value=n)
     # Slot i holds the same value on every rank (per_value): rank 0's says which.
-    slots = [values[g // n] for g in attr_ints(f, GLOBAL_ARGS_ATTR)[:len(f.regions[0].blocks[0].arguments)]]
+    global_args = attr_ints(f, GLOBAL_ARGS_ATTR)
+    assert global_args is not None  # (_project sets it)
+    slots = [values[g // n] for g in global_args[:len(f.regions[0].blocks[0].arguments)]]
     return module, f, slots, chosen[:1]
 
 

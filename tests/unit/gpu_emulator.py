@@ -16,8 +16,8 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
-from coll.lowering.gpu import kernels as gpu_kernels
 from coll.lowering.gpu import driver as cuda_driver
+from coll.lowering.gpu import kernels as gpu_kernels
 
 HERE = Path(__file__).parent
 SONAME = "libmlir_cuda_runtime.so"

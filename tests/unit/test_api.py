@@ -9,10 +9,10 @@ from mlir.dialects import func
 from mlir.passmanager import PassManager
 
 import coll.ir
+from coll.core.pipeline import PipelineError, add_pass, build
 from coll.ir import builders
 from coll.ir.types import device_of, flat_type, token_type
 from coll.ir.verifier import verify
-from coll.core.pipeline import PipelineError, add_pass, build
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from coll.execution import check
+from coll.execution.signature import NUMPY_DTYPES, from_bf16, to_bf16
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.execution import check
 from coll.lowering import cpu
-from coll.execution.signature import NUMPY_DTYPES, from_bf16, to_bf16
 
 OPS = {  # op -> (shape, attributes)
     "all_reduce": ((5, 9), {}),

@@ -344,6 +344,7 @@ def wrong(plist):
 def direct_program(op, swap=False):
     """The text of a direct program for `op`; `swap`: output 0 wrong."""
     from mlir.dialects import func, memref
+
     from coll.ir import builders
     from coll.ir.types import flat_type
     pieces, out_size = _pieces(op)
@@ -438,6 +439,7 @@ def test_two_collectives_in_one_function(ctx):
     # z = allreduce(allreduce(x)): each claim covers its own program; the
     # second one's inputs are the first one's outputs.
     from mlir.dialects import func
+
     from coll.ir import builders
     with ir.Location.unknown():
         t = ir.MemRefType.get([10], ir.IntegerType.get_signless(32))

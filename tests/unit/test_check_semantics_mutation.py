@@ -19,14 +19,16 @@ import random
 
 import pytest
 from mlir import ir
+from registry_forms import forms as registry_forms
+from registry_forms import strategies
+from test_check_semantics import STRATEGIES as BASIC
+from test_check_semantics import judge_substitutions, mutants, pad, simulate
 
 from coll.collectives import AllReduce
 from coll.ir import peers
 from coll.ir.generate import collective_module
 from coll.passes.check_semantics import check_module
 from coll.passes.lower_collectives import lower_collectives
-from registry_forms import forms as registry_forms, strategies
-from test_check_semantics import STRATEGIES as BASIC, judge_substitutions, mutants, pad, simulate
 
 SAMPLE = 60
 

@@ -6,17 +6,18 @@ see test_check_semantics_mutation.py) is rejected, located, before anything
 runs or is written; a program without a claim runs with a warning that
 nothing proved it. In process (tools' run functions), to keep it fast."""
 import itertools
+
 import pytest
 from mlir import ir
+from test_check_semantics import apply, body_ops, mutants
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
+from coll.ir.ops import Implements
 from coll.passes.check_order import check_module as order_findings
 from coll.passes.check_semantics import check_module
 from coll.passes.lower_collectives import lower_collectives
 from coll.tools import coll_build, coll_run
-from coll.ir.ops import Implements
-from test_check_semantics import apply, body_ops, mutants
 
 FORMS = [("all_reduce", [8], {}, False), ("all_reduce", [8], {"to_device": 3}, False),
          ("reduce_scatter", [2, 6], {"axis": 1}, False), ("all_gather", [2, 3], {"axis": 1}, False),

@@ -10,10 +10,9 @@ import sys
 import pytest
 
 from coll.collectives import COLLECTIVES, Broadcast, Reduce
-
+from coll.execution import measure
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.execution import measure
 from coll.lowering import cpu
 from coll.lowering import gpu as cuda
 from coll.tools import coll_perf, coll_run

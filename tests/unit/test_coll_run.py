@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from coll.collectives import AllReduce
-from coll.lowering import cpu
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.lowering import cpu
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "allreduce_4x.mlir"
@@ -219,6 +219,7 @@ def test_bf16_tolerance_follows_the_combine_depth(tmp_path):
     # tree with one device added twice (and one never) is refused before it
     # runs, at its claim (with the N-1 bound it passed the numbers before).
     import re
+
     from coll.execution.signature import to_bf16
     gen = write_module(tmp_path / "c.mlir", 48, [64], "bf16", "sum", strategy="tree")
     r = subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", gen, "--coll-lower-all-reduce"],

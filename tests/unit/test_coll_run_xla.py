@@ -8,12 +8,12 @@ import sys
 
 import numpy as np
 import pytest
+from jax_exports import ROOT, export_corpus, needs_jax
 
 import coll.frontends.stablehlo as stablehlo
 import coll.frontends.tensor as tensor
 from coll.frontends.run import global_arrays
 from coll.tools import coll_run
-from jax_exports import ROOT, export_corpus, needs_jax
 
 sys.path.insert(0, str(ROOT / "bench"))
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from coll.collectives import COLLECTIVES
+from coll.execution import check
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS
-from coll.collectives import COLLECTIVES
-from coll.execution import check
 from coll.lowering import cpu
 
 

@@ -4,15 +4,15 @@ on the emulator of libmlir_cuda_runtime.so (gpu_emulator.py) in seeded
 orders of the streams, checked against numpy (execution/check.py)."""
 import numpy as np
 import pytest
+from gpu_emulator import Emulator
 from mlir import ir
 
+from coll.execution import check
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.lowering.gpu.to_gpu import to_gpu
 from coll.lowering.gpu.nvvm import compile_module
+from coll.lowering.gpu.to_gpu import to_gpu
 from coll.passes.lower_collectives import lower_collectives
-from coll.execution import check
-from gpu_emulator import Emulator
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,6 @@ def test_two_programs_with_one_entry_name_in_one_process(emu, tmp_path):
     --strategy=all loads them) each run their own code: the libraries bind
     their own symbols (-Bsymbolic), or the second would run the first."""
     from coll.lowering.gpu import driver as cuda_driver
-    libs = {}
     for kind in ("sum", "max"):
         with make_context():
             m = ir.Module.parse(collective_module("all_reduce", 2, [8], "f32", kind=kind,
@@ -110,6 +109,7 @@ def test_coll_run_cuda_every_collective_in_place(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
+
     from test_cuda_runtime import EMULATED_RUN
     script = EMULATED_RUN.split("rng = np.random.default_rng(0)")[0] + IN_PLACE_ON_CUDA
     r = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(Path(__file__).parent)],

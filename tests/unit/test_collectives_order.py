@@ -8,14 +8,14 @@ outside the group, in place at N = 5; so a new collective or strategy is in
 it without an edit."""
 import pytest
 from mlir import ir
+from registry_forms import forms, strategies
+from test_order_mutation import body_ops, drop_operand, reaches, token_edges
 
 from coll.collectives import AllReduce
 from coll.ir import peers
 from coll.ir.generate import collective_module
 from coll.passes.check_order import check_module
 from coll.passes.lower_collectives import lower_collectives
-from registry_forms import forms, strategies
-from test_order_mutation import body_ops, drop_operand, reaches, token_edges
 
 CASES = [(cls, s, shape, attrs, False, n) for cls, s in strategies() if cls is not AllReduce for n in (3, 4)
          for _, shape, attrs, in_place in forms(cls, n) if not in_place] + \

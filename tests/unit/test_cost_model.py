@@ -14,11 +14,11 @@ import sys
 import pytest
 from mlir import ir
 
-from coll.collectives import AllReduce
-from coll.ir.generate import all_reduce_module
 from coll.analysis import cost_model
-from coll.passes import choose_strategy
+from coll.collectives import AllReduce
 from coll.core.pipeline import build
+from coll.ir.generate import all_reduce_module
+from coll.passes import choose_strategy
 
 # A tiny profile whose numbers are easy to add up by hand.
 HAND = {"name": "hand", "resources": "ports", "order": "ready",

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from coll.lowering import cpu
-from coll.lowering.cpu import fuse
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.lowering import cpu
+from coll.lowering.cpu import fuse
 from coll.passes.lower_collectives import lower_collectives
 
 

@@ -42,15 +42,16 @@ COLL_SHUFFLE_SEED=K adds K to every seed (other orders on another run).
 import os
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mlir import ir
 
 from coll.collectives import COLLECTIVES
+from coll.execution import check
 from coll.ir import KINDS, make_context
 from coll.ir.generate import collective_module
 from coll.ir.types import ELEMENT_TYPES
 from coll.ir.verifier import _kind_error
-from coll.execution import check
 from coll.lowering import cpu
 
 BASE = int(os.environ.get("COLL_SHUFFLE_SEED") or 0)

@@ -5,13 +5,13 @@ import re
 import pytest
 from mlir import ir
 
+from coll.core.errors import PassError
+from coll.core.registry import load_all
 from coll.ir.generate import all_reduce_module
 from coll.lowering.cpu import fuse as cpu_fuse
 from coll.lowering.cpu.to_cpu import cpu_to_llvm, to_cpu
 from coll.lowering.stored_types import stored_type
 from coll.passes.lower_collectives import lower_collectives
-from coll.core.registry import load_all
-from coll.core.errors import PassError
 
 
 def explicit(n, shape, strategy, dtype="f32", kind="sum", to_device=None):

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from coll.collectives import AllReduce
+from coll.execution import check
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module, collective_module
-from coll.execution import check
 from coll.lowering import cpu
-from coll.collectives import AllReduce
 
 
 def test_tiled_and_untiled_agree_bitwise():

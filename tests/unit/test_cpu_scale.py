@@ -8,20 +8,19 @@ inline loops unsplit (the reference), shared kernels unsplit, the
 pointer-level program in parts of 4 ops, and tiled loops split into
 functions of 8 ops (buffers in the table, induction variable passed).
 """
-import numpy as np
 import pytest
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from coll.execution import check
+from coll.execution.program import read
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
-from coll.lowering.cpu.to_cpu import cpu_to_llvm, to_cpu
-from coll.passes.lower_collectives import lower_collectives
-from coll.execution import check
 from coll.lowering import cpu
 from coll.lowering.cpu import runtime as cpu_runtime
-from coll.execution.program import read
+from coll.lowering.cpu.to_cpu import cpu_to_llvm, to_cpu
+from coll.passes.lower_collectives import lower_collectives
 
 STRATEGIES = ("naive", "ring", "all2all")
 MIX = [("f32", "sum"), ("f16", "sum"), ("bf16", "prod"), ("f64", "min"), ("i32", "prod"),

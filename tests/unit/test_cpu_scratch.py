@@ -47,6 +47,7 @@ def test_scratch_is_allocated_once_per_program():
     """The lowered program of a static form has no malloc; the heap form does."""
     with make_context():
         from mlir import ir
+
         from coll.lowering import lower
         for scratch, mallocs in (("static", False), ("heap", True)):
             m = ir.Module.parse(_module(3, 1000))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from coll.frontends.run import global_arrays
-from coll.lowering import mpi
 from coll.frontends.shard import Layout
+from coll.lowering import mpi
 
 
 class Fake:

@@ -5,7 +5,8 @@ internal error, crash, hang or partial output file."""
 import base64
 import random
 
-from coll.fuzz import engine as fuzz, generate, jobs, run
+from coll.fuzz import engine as fuzz
+from coll.fuzz import generate, jobs, run
 
 GOOD = """func.func @f(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
   %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token

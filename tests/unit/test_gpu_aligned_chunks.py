@@ -9,15 +9,15 @@ under the old rule (granule 1 for an odd size) 7 of 8 chunks started
 misaligned and took the scalar loop throughout."""
 import numpy as np
 import pytest
+from gpu_emulator import Emulator, Kernels
 from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.lowering.gpu import kernels as gpu_kernels
-from coll.lowering.gpu.to_gpu import to_gpu
 from coll.lowering.gpu.nvvm import compile_module
+from coll.lowering.gpu.to_gpu import to_gpu
 from coll.passes.lower_collectives import lower_collectives
-from gpu_emulator import Emulator, Kernels
 
 KERNELS = Kernels()
 NAME = gpu_kernels.kernel_name("sum", "f32", 2)

@@ -168,6 +168,7 @@ def test_calibrate_gpu_recovers_the_profile(tmp_path):
     and bandwidth: calibrate_gpu.py fits them back, writes a profile that
     loads, and auto under it picks the fastest at every point."""
     import calibrate_gpu
+
     from coll.analysis import cost_model
     base = json.loads((Path(cost_model.PROFILE_DIR) / "h200-one-gpu.json").read_text())
     truth = cost_model.profile_from_dict(dict(base, link_latency_s=2e-6, kernel_launch_s=2e-6,

@@ -7,15 +7,15 @@ import sys
 import pytest
 from mlir import ir
 
+from coll.analysis.stats import analyze
+from coll.core import tools
+from coll.core.errors import PassError
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.ir.walk import find_ops
 from coll.lowering.gpu import nvvm
-from coll.core import tools
 from coll.lowering.gpu.to_gpu import parse_device_map, to_gpu
 from coll.passes.lower_collectives import lower_collectives
-from coll.core.errors import PassError
-from coll.analysis.stats import analyze
 
 
 def _lowered(n, shape, dtype="f32", kind="sum", strategy="ring", **options):
@@ -226,6 +226,7 @@ def test_kernel_objects_embedded_byte_for_byte(fmt):
     object's bytes unchanged (PTX with its NUL, or the cubin), its target
     and format kept, every launch through the function table."""
     from mlir.passmanager import PassManager
+
     from coll.lowering.gpu.launch import FUNCTIONS, embedded_objects, own_launches
     if fmt == "bin" and not nvvm.have_ptxas():
         pytest.skip("no ptxas on PATH")

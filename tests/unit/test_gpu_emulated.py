@@ -4,15 +4,15 @@ libmlir_cuda_runtime.so that runs queued work in seeded orders (see
 gpu_emulator.py). Checks results, stream/event hygiene and call counts."""
 import numpy as np
 import pytest
+from gpu_emulator import Emulator, reference
 from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
-from coll.lowering.gpu.to_gpu import to_gpu
 from coll.lowering import lower
 from coll.lowering.gpu.nvvm import compile_module
+from coll.lowering.gpu.to_gpu import to_gpu
 from coll.passes.lower_collectives import lower_collectives
-from gpu_emulator import Emulator, reference
 
 STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
 PEER = ("oneshot", "twoshot")  # logical devices on one GPU: peer access holds

@@ -3,10 +3,10 @@ vector main loop, scalar head and tail, offsets that share or break
 16-byte alignment, grid sizes that leave threads idle."""
 import numpy as np
 import pytest
+from gpu_emulator import Kernels, reference
 from mlir import ir
 
 from coll.lowering.gpu import kernels as gpu_kernels
-from gpu_emulator import Kernels, reference
 
 KERNELS = Kernels()
 

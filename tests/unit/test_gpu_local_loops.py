@@ -16,11 +16,11 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 from mlir.runtime import get_ranked_memref_descriptor
 
-from coll.lowering import cpu, gpu
 from coll.core import routes
 from coll.core.pipeline import run
 from coll.ir import make_context
 from coll.ir.walk import find_ops
+from coll.lowering import cpu, gpu
 
 PROGRAM = """
 #id2 = affine_map<(i, j) -> (i, j)>

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from gpu_emulator import build_emulator
 
 HERE = Path(__file__).resolve().parent
@@ -290,6 +289,7 @@ def test_argument_types_agree_with_coll_tools():
     the same messages (one validation, copied only because the bundle runs
     without the package)."""
     import argparse
+
     from coll.tools import argtypes
 
     def outcome(parse, text):

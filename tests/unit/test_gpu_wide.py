@@ -7,15 +7,15 @@ computes. Inputs start one element past a 16-byte boundary, so the vector
 loops run only if the accumulator is skewed like the inputs."""
 import numpy as np
 import pytest
+from gpu_emulator import Emulator
 from mlir import ir
 
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.lowering.gpu import kernels as gpu_kernels
-from coll.lowering.gpu.to_gpu import to_gpu
 from coll.lowering.gpu.nvvm import compile_module
+from coll.lowering.gpu.to_gpu import to_gpu
 from coll.passes.lower_collectives import lower_collectives
-from gpu_emulator import Emulator
 
 M = gpu_kernels.MAX_ARITY
 
@@ -33,7 +33,7 @@ def test_chain_folds_in_device_order():
     assert [(k.name, start, take) for k, start, take in steps] == [
         (f"combine_sum_f16_x{M}_tof32", 0, M),
         (f"combine_sum_f16_x{M}_fromf32_tof32", M, M - 1),
-        (f"combine_sum_f16_x5_fromf32", 2 * M - 1, 4)]
+        ("combine_sum_f16_x5_fromf32", 2 * M - 1, 4)]
     # i1 is stored as i8, and an accumulator of the element type needs no variant.
     assert [k.name for k, _, _ in gpu_kernels.chain("or", "i1", M + 1)] == [
         f"combine_or_i8_x{M}", "combine_or_i8_x2"]

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from coll.lowering import mpi
 from coll.execution.check import Problem, check
+from coll.lowering import mpi
 
 SHAPE = 4  # per rank
 CASES = {  # op: (attributes, output length per rank)

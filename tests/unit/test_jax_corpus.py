@@ -9,10 +9,10 @@ tests/lit/stablehlo)."""
 import sys
 
 import pytest
-
-from coll.frontends.run import global_arrays
-from coll.frontends import stablehlo
 from jax_exports import ROOT, export_corpus, matches, needs_jax
+
+from coll.frontends import stablehlo
+from coll.frontends.run import global_arrays
 
 sys.path.insert(0, str(ROOT / "bench"))
 import jax_corpus  # noqa: E402

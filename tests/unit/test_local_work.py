@@ -14,8 +14,8 @@ import pytest
 from mlir import ir
 
 from coll.collectives import AllReduce
-from coll.lowering import cpu, mpi
 from coll.ir import make_context
+from coll.lowering import cpu, mpi
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)  # the tools beside the interpreter: any venv, any clone
@@ -182,8 +182,9 @@ TENSOR = """func.func @f(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>
 
 def test_dumped_route_of_tensor_input_replays_and_reproduces_the_run(tmp_path):
     from mlir.execution_engine import ExecutionEngine
-    from coll.lowering.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
+
     from coll.execution.signature import ArgSpec
+    from coll.lowering.cpu.runtime import OPT_LEVEL, CpuProgram, _runner_utils
     src = tmp_path / "t.mlir"
     src.write_text(TENSOR)
     xs = [np.linspace(-1, 1, 8, dtype=np.float32), np.linspace(3, 5, 8, dtype=np.float32)]

@@ -1,16 +1,17 @@
 """Structure of the explicit programs that coll-lower-all-reduce emits."""
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mlir import ir
 
+from coll.analysis.stats import analyze, ring_edges
+from coll.collectives.all_reduce import AllReduce
+from coll.collectives.chunking import chunks, granule
 from coll.ir.generate import all_reduce_module
 from coll.ir.types import device_of
 from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
-from coll.collectives.chunking import chunks, granule
-from coll.collectives.all_reduce import AllReduce
 from coll.passes.lower_collectives import lower_collectives
-from coll.analysis.stats import analyze, ring_edges
 
 
 def lowered(n, shape, strategy, dtype="f32", kind="sum", to_device=None):

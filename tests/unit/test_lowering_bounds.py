@@ -25,10 +25,10 @@ import pytest
 from mlir import ir
 
 from coll.collectives import spec
+from coll.collectives.base import buffer_ops
 from coll.collectives.emit import block_pairs
 from coll.ir import make_context, peers
 from coll.ir.generate import collective_module, output_shape
-from coll.collectives.base import buffer_ops
 from coll.ir.ops import COLLECTIVE_OPS, view
 from coll.ir.walk import find_ops
 from coll.passes.lower_collectives import MAX_OPS, lower_collectives

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from coll.execution import check, measure
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.execution import check, measure
 from coll.tools import coll_run
 
 ROOT = Path(__file__).resolve().parents[2]

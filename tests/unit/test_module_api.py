@@ -9,8 +9,7 @@ from mlir import ir
 import coll.ir
 from coll.core import pipeline, routes
 from coll.ir import generate
-from coll.lowering import cpu
-from coll.lowering import mpi
+from coll.lowering import cpu, mpi
 
 
 def _own_context_module(devices=4, shape=(64,)):

@@ -29,10 +29,10 @@ import pytest
 from mlir import ir
 
 from coll.collectives import by_short_name
+from coll.execution import check
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.ops import COLLECTIVE_OPS
-from coll.execution import check
 from coll.lowering import mpi
 
 OK, WHY = mpi.available()

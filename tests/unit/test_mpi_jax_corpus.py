@@ -5,11 +5,11 @@ the corpus's tolerances."""
 import sys
 
 import pytest
+from jax_exports import ROOT, export_corpus, matches, needs_jax
 
+from coll.frontends import stablehlo
 from coll.frontends.run import global_arrays
 from coll.lowering import mpi
-from coll.frontends import stablehlo
-from jax_exports import ROOT, export_corpus, matches, needs_jax
 
 sys.path.insert(0, str(ROOT / "bench"))
 import jax_corpus  # noqa: E402

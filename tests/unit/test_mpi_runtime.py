@@ -21,10 +21,10 @@ import time
 import numpy as np
 import pytest
 
-from coll.ir import make_context
 from coll.collectives import AllReduce
-from coll.ir.generate import all_reduce_module
 from coll.execution import check
+from coll.ir import make_context
+from coll.ir.generate import all_reduce_module
 from coll.lowering import mpi
 
 OK, WHY = mpi.available()
@@ -171,9 +171,10 @@ def test_a_library_that_does_not_load_reports_each_ranks_own_error(tmp_path):
 
 
 def test_a_helper_no_library_defines_fails_the_link_naming_it(tmp_path):
-    from coll.lowering.mpi import toolchain
     from mlir import ir
+
     from coll.core.errors import PassError
+    from coll.lowering.mpi import toolchain
     with make_context():
         m = ir.Module.parse("llvm.func @coll_no_such_helper(f32) -> f32\n"
                             "llvm.func @f(%x: f32) -> f32 {\n"
@@ -324,6 +325,7 @@ def test_mpi_exe_of_a_jax_export_and_of_a_global_view_with_local_work(tmp_path):
     # rank r reading its blocks (and saying so on stderr). The global view's
     # MLP: rank r reads its own x_r, then the weight every rank reads.
     import os
+
     from coll.lowering.mpi.toolchain import find
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     rng = np.random.default_rng(2)

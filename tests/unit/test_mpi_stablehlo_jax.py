@@ -7,11 +7,11 @@ that several ranks hold must agree). Bitwise on exact data, within 1e-5
 relative with f32 compute (the MLPs)."""
 import numpy as np
 import pytest
+from jax_exports import export, needs_jax, relative_error
 
 from coll.frontends import stablehlo
 from coll.frontends.run import global_arrays
 from coll.lowering import mpi
-from jax_exports import export, needs_jax, relative_error
 
 OK, WHY = mpi.available()
 pytestmark = [needs_jax, pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")]

@@ -9,9 +9,9 @@ import collections
 import re
 
 from mlir import ir
+from order_oracle import HOST_OP_NAMES, VIEW_OP_NAMES, crosscheck
 
 from coll.passes.check_order import check_module
-from order_oracle import HOST_OP_NAMES, VIEW_OP_NAMES, crosscheck
 
 COUNT = 300
 

@@ -7,18 +7,18 @@ strategies of the CPU back end)."""
 import pytest
 from mlir import ir
 
-from coll.collectives import AllReduce
 from coll.analysis import cost_model, taskgraph
+from coll.collectives import AllReduce
 from coll.core.errors import PassError
+from coll.execution import check
 from coll.ir import make_context, peers
 from coll.ir.generate import all_reduce_module
 from coll.ir.ops import Combine, Copy
 from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
+from coll.lowering import cpu
 from coll.passes import choose_strategy
 from coll.passes.lower_collectives import lower_collectives
-from coll.execution import check
-from coll.lowering import cpu
 
 PEER = tuple(s for s in AllReduce.STRATEGIES if AllReduce.needs(s))  # the peer-access ones
 

@@ -19,11 +19,11 @@ import pytest
 from mlir import ir
 
 from coll.collectives.permute import Permute, pairs_error
+from coll.execution import check
 from coll.ir import make_context
 from coll.ir.generate import collective_module
-from coll.passes.check_semantics import check_module
 from coll.lowering import cpu, mpi
-from coll.execution import check
+from coll.passes.check_semantics import check_module
 
 ROOT = Path(__file__).resolve().parents[2]
 TYPES = ("f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64")
@@ -317,8 +317,8 @@ def test_gpu_route_on_the_emulated_runtime(emu, tmp_path, flat):
     targets keeps its sentinel (the tensor form's fill is a local-work
     kernel, which the emulator does not run: tests/lit/gpu/permute.mlir
     checks its PTX)."""
-    from coll.lowering.gpu.to_gpu import to_gpu
     from coll.lowering.gpu.nvvm import compile_module
+    from coll.lowering.gpu.to_gpu import to_gpu
     from coll.passes.lower_collectives import lower_collectives
     with make_context():
         m = ir.Module.parse(module(3, [4, 5], "f32", flat))

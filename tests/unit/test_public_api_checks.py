@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from coll.lowering import cpu, mpi
 from coll.ir import make_context
 from coll.ir.generate import collective_module
+from coll.lowering import cpu, mpi
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -4,8 +4,9 @@ function its declaration names, a pipeline imports only its own passes'
 modules, and a pipeline that names a coll pass finds it without the tool."""
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,9 +52,10 @@ def test_an_embedder_pipeline_finds_coll_passes_without_the_tool():
 
 
 def test_an_unknown_coll_pass_is_a_pipeline_error():
+    import pytest
+
     from coll.core.errors import PipelineError
     from coll.core.pipeline import build
     from coll.ir import make_context
-    import pytest
     with make_context(), pytest.raises(PipelineError, match="coll-nope"):
         build("builtin.module(coll-nope)")

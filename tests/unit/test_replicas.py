@@ -12,12 +12,12 @@ import pytest
 from mlir import ir
 
 from coll.collectives import COLLECTIVES
-from coll.ir import make_context
-from coll.ir.generate import collective_module
 from coll.execution import check
-from coll.lowering import cpu
 from coll.execution.check import Problem
 from coll.execution.signature import NUMPY_DTYPES, from_bf16, to_bf16
+from coll.ir import make_context
+from coll.ir.generate import collective_module
+from coll.lowering import cpu
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 KINDS = ("sum", "prod", "max", "min")

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coll.lowering import mpi
 from coll.frontends.run import shard
+from coll.lowering import mpi
 
 OK, WHY = mpi.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")

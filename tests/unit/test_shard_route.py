@@ -9,8 +9,8 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from coll.core import routes
-from coll.frontends import shard
 from coll.core.pipeline import add_pass, run
+from coll.frontends import shard
 from coll.ir import make_context
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mlp_shard_2x2.mlir"

@@ -8,13 +8,13 @@ import pytest
 from mlir import ir
 
 from coll.collectives import AllReduce
-from coll.lowering import cpu
+from coll.execution.signature import from_bf16, to_bf16
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.lowering import cpu
 from coll.passes.check_order import check_module
 from coll.passes.lower_collectives import lower_collectives
 from coll.passes.shuffle import shuffle
-from coll.execution.signature import from_bf16, to_bf16
 
 SEEDS = (1, 2, 3)
 
@@ -188,8 +188,9 @@ def test_shuffle_exposes_a_missing_dependency():
     # The test above can fail: with one token edge of a ring program dropped
     # (a hop copied before the combine that feeds it), some shuffles run the
     # copy too early and the CPU result is wrong.
-    from coll.lowering.cpu import compile
     from test_order_mutation import body_ops, drop_operand
+
+    from coll.lowering.cpu import compile
     n, numel = 3, 30
     xs = [np.arange(numel, dtype=np.int32) * (i + 1) for i in range(n)]
     want = sum(xs)

@@ -44,9 +44,10 @@ def test_spmd_reduce_and_broadcast_are_checked_by_their_root():
     """In the SPMD form every rank holds an input and an output: a reduce
     defines only the root's output, a broadcast sends only the root's input
     (coll-run's reference check reads them so)."""
-    from coll.ir import make_context
     from mlir import ir
+
     from coll.execution.check import check, describe
+    from coll.ir import make_context
     for op, kind in (("reduce", 'kind = "sum", '), ("broadcast", "")):
         for root in (0, 2):
             text = ROOTED.format(op=op, kind=kind, root=root)

@@ -17,8 +17,8 @@ from mlir import ir
 import coll.ir
 from coll.core import pipeline, routes
 from coll.frontends import stablehlo, tensor
-from coll.frontends.stablehlo import StableHLOError
 from coll.frontends.run import global_arrays
+from coll.frontends.stablehlo import StableHLOError
 
 INPUTS = Path(__file__).resolve().parents[1] / "lit" / "stablehlo" / "Inputs"
 

@@ -12,10 +12,10 @@ shard_maps also as GSPMD lowers them. The same programs under mpirun:
 test_mpi_stablehlo_jax.py."""
 import numpy as np
 import pytest
+from jax_exports import export, needs_jax, relative_error
 
 from coll.frontends import stablehlo
 from coll.frontends.run import global_arrays
-from jax_exports import export, needs_jax, relative_error
 
 pytestmark = needs_jax
 EXACT = ["psum", "no_collective", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "psum_2d",

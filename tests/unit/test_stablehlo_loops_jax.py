@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from jax_exports import export, needs_jax, relative_error
 
+from coll.frontends import stablehlo
 from coll.frontends.run import global_arrays
 from coll.lowering import mpi
-from coll.frontends import stablehlo
-from jax_exports import export, needs_jax, relative_error
 
 pytestmark = needs_jax
 DEVICES = 4

@@ -13,15 +13,15 @@ import sys
 
 import numpy as np
 import pytest
+from jax_exports import ROOT, TIMEOUT, needs_jax, relative_error
 from mlir import ir
 
-from coll.frontends.run import global_arrays
-from coll.lowering import mpi
 from coll.core.pipeline import run
 from coll.frontends import stablehlo
+from coll.frontends.run import global_arrays
 from coll.frontends.stablehlo_lower import LINALG_ONLY, OPS, table
 from coll.ir import make_context
-from jax_exports import ROOT, TIMEOUT, needs_jax, relative_error
+from coll.lowering import mpi
 
 DOC = ROOT / "docs" / "frontends.md"
 BEGIN, END = "<!-- stablehlo ops: begin -->\n", "<!-- stablehlo ops: end -->\n"

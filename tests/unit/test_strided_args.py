@@ -11,9 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from coll.lowering import mpi
 from coll.execution.signature import ArgSpec, staged
-
+from coll.lowering import mpi
 
 GEN = {
     "all_reduce": ["all-reduce", "--kind", "sum"],

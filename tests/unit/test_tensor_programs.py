@@ -13,10 +13,9 @@ import pytest
 from mlir import ir
 
 from coll.core.errors import PassError
-from coll.ir import make_context
 from coll.frontends.spmd import spmd_to_global
-from coll.lowering import cpu
-from coll.lowering import mpi
+from coll.ir import make_context
+from coll.lowering import cpu, mpi
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,8 +196,8 @@ def test_spmd_local_work_on_the_gpu_route_compiles_to_ptx():
     """The single-process GPU route (no GPU here: to PTX): the local work of
     every rank becomes kernels launched in host order, before the
     collective's copies and after its final wait."""
-    from coll.lowering.gpu import nvvm
     from coll.lowering import lower
+    from coll.lowering.gpu import nvvm
     text = SPMD_MEMREF.replace("RANKS", "2").replace("DEVICES", "0, 1")
     with make_context():
         module = ir.Module.parse(text)
@@ -299,8 +298,8 @@ def test_shard_partitioned_mlp_on_the_gpu_route_compiles_to_ptx():
     """Its local buffers in device memory (slots of the program's pool, made
     at load: no allocation per call), its linalg ops as kernels, its
     collectives on coll's streams; the host code makes no stream per call."""
-    from coll.lowering.gpu import nvvm
     from coll.lowering import lower
+    from coll.lowering.gpu import nvvm
     with make_context():
         module = ir.Module.parse(_partitioned("mlp_shard_4.mlir"))
         lower(module.operation, "gpu")
@@ -343,6 +342,7 @@ def test_a_frontend_builds_the_tensor_form_from_python():
     """builders.tensor_collective from a frontend's own builder code: a
     reduce_scatter on tensors in a function it returns; verified, then run."""
     from mlir.dialects import func
+
     from coll.ir import builders
     from coll.ir.verifier import verify_or_raise
     with make_context(), ir.Location.unknown():

@@ -2,8 +2,11 @@
     python tests/lit/gpu/Inputs/host_calls_gen.py ring,all2all,oneshot,twoshot > tests/lit/gpu/host_calls.mlir
 Each expected count comes from the host LLVM IR; the memcpy and launch counts
 are asserted here to equal the explicit level's coll.copy and coll.combine."""
-import re, subprocess, sys
+import re
+import subprocess
+import sys
 from collections import Counter
+
 configs = [(s, n) for s in sys.argv[1].split(",") for n in (4, 8)]
 head = """// Host LLVM IR, per call vs once: for each strategy at N = 4 and 8 (1000
 // floats per device; the peer strategies on logical devices of one GPU,
@@ -81,7 +84,7 @@ for s, n in configs:
 // {p}-INIT-COUNT-{i['mgpuStreamCreate']}: call ptr @mgpuStreamCreate()
 // {p}-INIT-NOT: @mgpuStreamCreate(""" + (f"""
 // {p}-INIT-COUNT-{i['mgpuEventCreate']}: call ptr @mgpuEventCreate()
-// {p}-INIT-NOT: @mgpuEventCreate(""" if i['mgpuEventCreate'] else "") + f"""
+// {p}-INIT-NOT: @mgpuEventCreate(""" if i['mgpuEventCreate'] else "") + """
 """ + (f"""
 // {p}-INIT: call ptr @mgpuMemAlloc(""" if i['mgpuMemAlloc'] else f"""
 // {p}-INIT-NOT: @mgpuMemAlloc(""") + f"""
