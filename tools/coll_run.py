@@ -50,24 +50,48 @@ x0.. and y0...
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from coll.execution.measure import MAX_REPEAT, MAX_TIMEOUT  # timed runs per strategy, seconds per run
-from coll.ir import STRATEGIES
+import numpy as np
+from mlir import ir
+
+from coll.collectives import BY_NAME, COLLECTIVES
+from coll.execution.check import CHUNK, WholeProgram, _elementwise, as_float, combine_depth, describe, make_inputs
+from coll.execution.measure import (
+    MAX_REPEAT,  # timed runs per strategy
+    MAX_TIMEOUT,  # seconds per run
+    Measurement,
+    Runs,
+    help_text,
+    row,
+    table,
+)
+from coll.execution.memory import require
+from coll.execution.npz import NpzError, load
+from coll.execution.signature import NUMPY_DTYPES, aligned_copy, aligned_zeros, find_entry
+from coll.frontends import FRONTENDS
+from coll.frontends.spmd import collective_of
+from coll.frontends.stablehlo_xla import XlaError
+from coll.ir import STRATEGIES, make_context
+from coll.ir.errors import LocatedError, MLIRError
+from coll.ir.verifier import verify
+from coll.ir.walk import find_ops
 
 from .args import ArgumentParser
 from .argtypes import count, seed
-from .diagnostics import Failure, tool_main
+from .diagnostics import Collector, Failure, format_error, from_location, print_warnings, tool_main
+from .output import write_atomically
+from .parse_guard import SourceError, check_input
+from .source import parse, read_input
 
 STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 
 
 def _parser(backends: Any) -> ArgumentParser:
-    import argparse
-
-    from coll.execution.measure import help_text
     p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end, check it and time it.",
                        epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="input .mlir file")
@@ -112,12 +136,6 @@ def _backend_options(args: argparse.Namespace, backend: Any, backends: Any) -> d
 def _collectives_of(text: str, devices: bool = False) -> Any:
     """The names of the collectives in module `text` (and the devices they
     span, with `devices`)."""
-    from mlir import ir
-
-    from coll.collectives import COLLECTIVES
-    from coll.frontends.spmd import collective_of
-    from coll.ir import make_context
-    from coll.ir.walk import find_ops
     with make_context():
         found = find_ops(ir.Module.parse(text).operation, lambda n: n in {c.NAME for c in COLLECTIVES})
         names = {op.name for op in found}
@@ -128,7 +146,6 @@ def _every_strategy(names: Sequence[str], backend: Any, shown: str) -> list[str]
     """--strategy=all on a program holding the collectives `names`: every
     strategy that each of them can run on `backend`; when there is none,
     a note says so (stderr) and auto runs alone."""
-    from coll.collectives import COLLECTIVES
     runnable = [set(c.runnable(backend.capabilities)) for c in COLLECTIVES if c.NAME in names]
     common = [s for s in STRATEGIES if s != "auto" and runnable and all(s in r for r in runnable)]
     if common:
@@ -146,9 +163,6 @@ def _agree(got: Sequence[Any], want: Sequence[Any], tolerances: Sequence[float |
     with a tolerance within it of the largest magnitude (at least 1), NaN
     where `want` has NaN (bf16 read as floats where `elements` says so);
     the others exactly (the count of elements that differ)."""
-    import numpy as np
-
-    from coll.execution.check import as_float
     good, worst = True, 0.0
     for j, (y, r, tol) in enumerate(zip(got, want, tolerances)):
         if tol is not None:
@@ -178,7 +192,6 @@ def _diag_text(diags: Sequence[Any]) -> str:
 
 def _located(exc: BaseException, filename: str) -> str:
     """Formats the errors coll's lowering raises (with their locations)."""
-    from .diagnostics import format_error
     return format_error(exc, filename)
 
 
@@ -191,15 +204,6 @@ def _load(path: str, entry: str | None) -> tuple[str, Any, str, Any]:
     input. Reads what coll-opt reads: a file or '-' (stdin), text (any bytes
     in comments) or bytecode."""
 
-    from coll.execution.check import WholeProgram, describe
-    from coll.execution.signature import find_entry
-    from coll.ir import make_context
-    from coll.ir.errors import LocatedError, MLIRError
-    from coll.ir.verifier import verify
-
-    from .diagnostics import Collector, from_location
-    from .parse_guard import SourceError, check_input
-    from .source import parse, read_input
     try:
         data, name = read_input(path)
     except OSError as e:
@@ -223,7 +227,6 @@ def _load(path: str, entry: str | None) -> tuple[str, Any, str, Any]:
             if findings:
                 raise Failure(_diag_text(col.diags + [from_location(l, m, name) for l, m in findings]))
             text = module.operation.get_asm(enable_debug_info=True)
-            from coll.frontends import FRONTENDS
             from coll.frontends.shard import partitioned  # one rank's program: per-device arrays
             frontend = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
                              and not partitioned(module.operation)), None)
@@ -253,10 +256,6 @@ def _fits(problem: Any) -> None:
     (and the first strategy's, for --outputs, or the expected values), and
     the float64 arrays of the check (a block of elements at a time where
     the collective is elementwise: execution/check.py Expected)."""
-    import numpy as np
-
-    from coll.execution.check import CHUNK, _elementwise
-    from coll.execution.memory import require
     numel = int(np.prod(problem.shape, dtype=object))
     b = problem.bytes_per_device if numel < 2 ** 62 else numel
     block = min(numel, CHUNK) if _elementwise(problem) else numel
@@ -266,8 +265,6 @@ def _fits(problem: Any) -> None:
 
 
 def _read_inputs(path: str, problem: Any) -> list[Any]:
-    from coll.execution.npz import NpzError, load
-    from coll.execution.signature import NUMPY_DTYPES
     want = NUMPY_DTYPES[problem.element]
     names = [f"x{i}" for i in range(problem.n_inputs)]
     hint = " (bf16 as uint16 bits)" if problem.element == "bf16" else ""
@@ -294,11 +291,6 @@ def _finish(ok: bool, path: str | None, outputs: Sequence[Any] | dict[str, Any] 
 
 
 def _write_outputs(path: str, outputs: Any) -> None:
-    import io
-
-    import numpy as np
-
-    from .output import write_atomically
     buf = io.BytesIO()
     named = outputs if isinstance(outputs, dict) else {f"y{j}": y for j, y in enumerate(outputs)}
     np.savez(buf, **named)
@@ -309,12 +301,7 @@ def _depth(text: str, entry: str | None, strategy: str) -> int | None:
     """The combine depth of the explicit program `strategy` lowers the
     collective to (execution/check.py: combine_depth), or None (the check's
     N-1 bound) when it cannot be had here."""
-    from mlir import ir
-
-    from coll.execution.check import combine_depth
-    from coll.execution.signature import find_entry
-    from coll.ir import make_context
-    from coll.lowering import lower
+    from coll.lowering import lower  # lazy: coll.lowering adds ~60 ms to coll-run's start-up
     try:
         with make_context():
             module = ir.Module.parse(text)
@@ -329,16 +316,15 @@ def problem_of(argv: Sequence[str]) -> Any:
     frontend's global arrays), its arguments parsed and its input loaded
     as run() does: a usage error exits 1, bad input raises Failure. For
     bench/profile_run.py, before it profiles anything."""
-    from coll import lowering as backends
+    from coll import lowering as backends  # lazy: ~60 ms of start-up (all back ends)
     args = _parser(backends).parse_args(argv)
     return _load(args.file, args.entry)[1]
 
 
 def run(argv: Sequence[str]) -> int:
-    from coll import lowering as backends
+    from coll import lowering as backends  # lazy: ~60 ms of start-up (all back ends)
     args = _parser(backends).parse_args(argv)
     if args.outputs is not None:
-        import os
         for flag, other in (("the program", args.file), ("--inputs", args.inputs)):
             if other is not None and other != "-" and os.path.exists(args.outputs) and os.path.exists(other) \
                     and os.path.samefile(args.outputs, other):
@@ -358,7 +344,6 @@ def run(argv: Sequence[str]) -> int:
         job = _GlobalJob(args, backend, options, text, frontend, shown)
     else:
         job = _CollectiveJob(args, backend, options, text, problem, shown)
-    from coll.execution.measure import table
     rows = [job.measure(strategy) for strategy in job.strategies()]
     print(job.title())
     for line in table(rows):
@@ -378,7 +363,6 @@ class _Job:
         self.first_outputs: Any = None  # npz arrays by name, or a list of them
 
     def _compile(self, strategy: str, **extra: Any) -> Any:
-        from .diagnostics import print_warnings
         try:
             prog = self.backend.compile(self.text, self.args.entry, strategy=strategy, **extra, **self.options)
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
@@ -394,7 +378,6 @@ class _Job:
 
     def _row(self, m: Any) -> Any:
         """The table's row of Measurement `m` (execution/measure.py)."""
-        from coll.execution.measure import row
         self.failed = self.failed or not m.ok
         return row(m)
 
@@ -405,9 +388,6 @@ class _CollectiveJob(_Job):
 
     def __init__(self, *a: Any) -> None:
         super().__init__(*a)
-        from coll.collectives import BY_NAME
-        from coll.execution.check import make_inputs
-        from coll.execution.measure import Runs
         problem, args = self.problem, self.args
 
         def load() -> list[Any]:
@@ -480,16 +460,12 @@ class _ProgramJob(_Job):
                 "to check against" + ("" if self.args.strategy != "all" else ": every strategy against the first"))
 
     def _arrays(self, prog: Any) -> Any:
-        import numpy as np
-
-        from coll.execution.signature import NUMPY_DTYPES, aligned_zeros
         # Arguments the program does not classify (an input after an
         # output) are all passed in, its results read back from them.
         n_in = len(prog.specs) if prog.n_inputs is None else prog.n_inputs
         specs = prog.specs[:n_in]
         names = [f"x{i}" for i in range(len(specs))]
         if self.args.inputs:
-            from coll.execution.npz import NpzError, load
             try:
                 data = load(self.args.inputs, {n: (tuple(sp.shape), NUMPY_DTYPES[sp.element])
                                                for n, sp in zip(names, specs)})
@@ -506,8 +482,6 @@ class _ProgramJob(_Job):
         return xs, ys
 
     def measure(self, strategy: str) -> Any:
-        from coll.execution.measure import Measurement
-        from coll.execution.signature import aligned_copy, aligned_zeros
         prog = self.prog = self._compile(strategy)
         xs, ys = self._arrays(prog)
         try:
@@ -548,7 +522,7 @@ class _GlobalJob(_Job):
     def __init__(self, args: argparse.Namespace, backend: Any, options: dict[str, Any], text: str, frontend: Any,
                  shown: str) -> None:
         super().__init__(args, backend, options, text, None, shown)
-        from coll.frontends.run import global_arrays as runner
+        from coll.frontends.run import global_arrays as runner  # lazy: ~120 ms of start-up
         self.frontend = frontend
         if self.backend.name not in runner.BACKENDS:
             _fail(f"{self.args.file}: a {frontend.NAME} program runs on --backend=mpi (one rank per process of "
@@ -557,7 +531,7 @@ class _GlobalJob(_Job):
     def strategies(self) -> list[str]:
         if self.args.strategy != "all":
             return [self.args.strategy]
-        from coll.frontends.run import global_arrays as runner
+        from coll.frontends.run import global_arrays as runner  # lazy: ~120 ms of start-up
         try:  # its SPMD function: the collectives the strategies apply to
             text = runner.lower(self.text, self.frontend, self.args.entry)[0]
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
@@ -565,7 +539,7 @@ class _GlobalJob(_Job):
         return _every_strategy(_collectives_of(text), self.backend, self.shown)
 
     def _compile(self, strategy: str, **extra: Any) -> Any:
-        from coll.frontends.run import global_arrays as runner
+        from coll.frontends.run import global_arrays as runner  # lazy: ~120 ms of start-up
         try:
             prog = runner.compile(self.text, self.frontend, self.backend.name, strategy=strategy,
                                   entry=self.args.entry, **self.options)
@@ -586,12 +560,8 @@ class _GlobalJob(_Job):
         return names if len(set(names)) == len(names) else [f"{prefix}{i}" for i in range(len(layouts))]
 
     def _inputs(self, prog: Any) -> Any:
-        import numpy as np
-
-        from coll.execution.signature import NUMPY_DTYPES
         names = self._names(prog.inputs, "x")
         if self.args.inputs:
-            from coll.execution.npz import NpzError, load
             want = {n: (lay.shape, NUMPY_DTYPES[lay.element]) for n, lay in zip(names, prog.inputs)}
             try:
                 data = load(self.args.inputs, want)
@@ -618,7 +588,6 @@ class _GlobalJob(_Job):
         """The reference results (computed once: every strategy runs on the
         same inputs), or None where there is none or XLA cannot run the
         module (then said on stderr, and the table says unchecked)."""
-        from coll.frontends.stablehlo_xla import XlaError
         if not prog.checked_against:
             return None
         if getattr(self, "_ref", None) is None:
@@ -632,7 +601,6 @@ class _GlobalJob(_Job):
         return self._ref or None
 
     def measure(self, strategy: str) -> Any:
-        import numpy as np
         prog = self.prog = self._compile(strategy)
         xs = self._inputs(prog)
         try:
