@@ -18,6 +18,7 @@ untimed first call).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -25,9 +26,24 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from mlir import ir
+
+from coll import lowering as registry
+from coll.analysis.cost_model import output_path_error
+from coll.collectives import COLLECTIVES
+from coll.execution import check
+from coll.execution.measure import Runs, help_text, memory_needed
+from coll.execution.memory import MemoryLimit, require
+from coll.execution.signature import NUMPY_DTYPES
+from coll.ir import MAX_DEVICES, make_context
+from coll.ir.generate import collective_module
+from coll.ir.kinds import ELEMENTS, KINDS
+from coll.ir.verifier import _kind_error as kind_error  # the verifier's rule, the one place it is
+
 from ..lowering.base import Backend
 from .args import ArgumentParser
 from .diagnostics import Failure, tool_main
+from .output import write_atomically
 
 # nccl-tests' names of the element types that it has.
 NCCL_TYPES = {"f16": "half", "bf16": "bfloat16", "f32": "float", "f64": "double", "i8": "int8",
@@ -50,7 +66,6 @@ def _size(text: str) -> int:
 
 
 def _parser() -> ArgumentParser:
-    from coll.execution.measure import help_text
     p = ArgumentParser(prog="coll-perf", description="Time collectives over a range of sizes, as nccl-tests does.",
                        epilog=help_text() + "\n\nIn each table, time is the median of the timed calls in us "
                        "(nccl-tests prints their mean); N/A: no in-place form, or -c 0.",
@@ -87,11 +102,6 @@ def _usage(p: argparse.ArgumentParser, msg: str) -> NoReturn:
 def _lists(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, ...]:
     """(backends, collective classes, strategies (None: all), element types,
     kinds) from the arguments; usage errors for anything unknown."""
-    from coll import lowering as registry
-    from coll.collectives import COLLECTIVES
-    from coll.ir import MAX_DEVICES
-    from coll.ir.kinds import ELEMENTS, KINDS
-    from coll.ir.verifier import _kind_error as kind_error  # the verifier's rule, the one place it is
     names = {c.short_name(): c for c in COLLECTIVES}
     wanted = [c.replace("-", "_") for c in args.collectives] or ["all_reduce"]
     if "all" in wanted:
@@ -147,7 +157,6 @@ def _lists(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, .
         _usage(p, f"-f must be >= 2, got {args.stepfactor}")
     for flag, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:
-            from coll.analysis.cost_model import output_path_error
             why = output_path_error(path)
             if why:
                 _usage(p, f"{flag}: {why}")
@@ -215,8 +224,6 @@ class Progress:
 
 def _module(cls: Any, n: int, shape: list[int], el: str, kind: str, strategy: str, root: int,
             in_place: bool) -> Any:
-    from coll.ir import make_context
-    from coll.ir.generate import collective_module
     with make_context():  # 1-D buffers: every axis is 0
         return collective_module(cls.short_name(), n, shape, el, kind=kind,
                                  strategy=None if strategy == "auto" else strategy,
@@ -228,13 +235,6 @@ def measure_point(backend: Any, cls: Any, n: int, size: int, el: str, kind: str,
                   in_place: bool, args: argparse.Namespace) -> Any:
     """A Measurement of one size (or None where the collective has no
     in-place form), checked unless -c 0, with the strategy it ran."""
-    from mlir import ir
-
-    from coll.execution import check
-    from coll.execution.measure import Runs, memory_needed
-    from coll.execution.memory import require
-    from coll.execution.signature import NUMPY_DTYPES
-    from coll.ir import make_context
     if in_place and not cls.IN_PLACE:
         return None
     item = NUMPY_DTYPES[el].itemsize
@@ -255,13 +255,6 @@ def measure_point(backend: Any, cls: Any, n: int, size: int, el: str, kind: str,
 def _check_memory(plan: Any, n: int, largest: int, root: int) -> None:
     """Refuses, before anything is measured, a sweep whose largest size
     cannot fit in memory (execution/measure.py memory_needed)."""
-    from mlir import ir
-
-    from coll.execution import check
-    from coll.execution.measure import memory_needed
-    from coll.execution.memory import MemoryLimit, require
-    from coll.execution.signature import NUMPY_DTYPES
-    from coll.ir import make_context
     for cls, el, kind in dict.fromkeys((c, e, k) for _, c, _, e, k in plan):
         shape, _ = shape_of(cls, largest, n, NUMPY_DTYPES[el].itemsize)
         for in_place in (False, True) if cls.IN_PLACE else (False,):
@@ -315,7 +308,6 @@ def run(argv: Sequence[str]) -> int:
     p = _parser()
     args = p.parse_args(argv)
     backends, classes, wanted, elements, kinds = _lists(p, args)
-    from coll.ir.verifier import _kind_error as kind_error
     sweep = sizes(args.minbytes, args.maxbytes, args.stepfactor, args.stepbytes)
     ready = []
     for b in backends:
@@ -386,7 +378,6 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _write_json(args: argparse.Namespace, argv: Sequence[str], results: list[Any], load0: float) -> None:
-    from .output import write_atomically
     doc = {"argv": list(argv), "load_average": [load0, os.getloadavg()[0]], "cpus": os.cpu_count(),
            "results": results}
     try:
@@ -398,13 +389,10 @@ def _write_json(args: argparse.Namespace, argv: Sequence[str], results: list[Any
 def _write_plot(path: str, results: list[Any]) -> None:
     """busbw against size, one line per strategy (and place), one panel per
     back end and collective."""
-    import io
-
-    import matplotlib
+    import matplotlib  # matplotlib: optional (--plot only) and ~100 ms to import
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg")
 
-    from .output import write_atomically
     panels: dict[tuple[str, ...], dict[str, Any]] = {}
     for r in results:
         key = (r["backend"], r["op"], r["dtype"], r["redop"])
