@@ -28,12 +28,26 @@ No GPU is needed. Errors are printed as `file:line:col: error: ...`, exit 1.
 from __future__ import annotations
 
 import argparse
+import re
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from mlir import ir
+
+from coll.core.errors import PassError
+from coll.core.tools import tool
+from coll.ir import make_context
+from coll.ir.errors import LocatedError, MLIRError
+from coll.ir.verifier import verify_or_raise
+from coll.ir.walk import find_ops
+
 from .args import ArgumentParser
-from .diagnostics import tool_main
+from .diagnostics import Collector, diags_of, print_diags, print_warnings, tool_main
+from .output import AtomicPath, write_output
+from .parse_guard import SourceError, check_input
+from .source import parse, read_input
 
 STAGES = ("gpu", "llvm", "ptx", "llvmir", "so", "mpi-exe")
 
@@ -59,10 +73,6 @@ def _parser() -> ArgumentParser:
 def nvptx_chips() -> list[str]:
     """The sm_NN names the wheel's NVPTX backend knows (`llc -mcpu=help`),
     sorted by number; [] when llc cannot be asked."""
-    import re
-    import subprocess
-
-    from coll.core.tools import tool
     try:
         r = subprocess.run([tool("llc"), "-march=nvptx64", "-mcpu=help"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
@@ -72,7 +82,6 @@ def nvptx_chips() -> list[str]:
 
 
 def _chip_problem(chip: str) -> str | None:
-    import re
     if not re.fullmatch(r"sm_\d+[a-z]?", chip):
         return f"--chip must be an NVPTX chip name such as sm_90, got '{chip}'"
     known = nvptx_chips()
@@ -85,16 +94,8 @@ def build(data: bytes, args: argparse.Namespace, filename: str = "-", ctx: Any =
     """Returns the requested stage as text (or writes the library to
     args.output). `data` is the input's bytes (text or bytecode), parsed
     with `filename` in its locations."""
-    from mlir import ir
-
-    from coll.core.errors import PassError
-    from coll.ir import make_context
-    from coll.ir.verifier import verify_or_raise
-    from coll.lowering import lower
-    from coll.lowering.gpu import nvvm
-
-    from .diagnostics import print_warnings
-    from .source import parse
+    from coll.lowering import lower  # lazy: coll.lowering adds ~140 ms to coll-build's start-up
+    from coll.lowering.gpu import nvvm  # lazy: as coll.lowering
 
     with ctx or make_context():
         module, _top = parse(data, filename)  # implicit module: an ir.Module
@@ -103,18 +104,18 @@ def build(data: bytes, args: argparse.Namespace, filename: str = "-", ctx: Any =
         if nested:  # gpu-lower-to-nvvm-pipeline crashes (SIGSEGV) on them
             raise PassError("nested modules are not supported by the GPU route; expected the "
                             "functions at the top level of the module", nested[0].location)
-        from coll.frontends import FRONTENDS
-        from coll.frontends.shard import partitioned
+        from coll.frontends import FRONTENDS  # lazy: ~40 ms of start-up
+        from coll.frontends.shard import partitioned  # lazy: as coll.frontends
         glob = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
                      and not partitioned(module.operation)), None)
         if glob is not None:  # global arrays: build the SPMD function on each device's blocks
-            from coll.frontends.run.global_arrays import lower as to_spmd
-            from coll.lowering import get
+            from coll.frontends.run.global_arrays import lower as to_spmd  # lazy: ~200 ms of start-up
+            from coll.lowering import get  # lazy: as coll.lowering
             text, boundary, _, _ = to_spmd(module, glob, backend=get("mpi" if args.emit == "mpi-exe" else "gpu"))
             module = ir.Module.parse(text)
             print_layouts(boundary, glob, filename)
         if args.emit == "mpi-exe":
-            from coll.lowering import mpi
+            from coll.lowering import mpi  # lazy: as coll.lowering
             # Text with its locations: diagnostics name the input's lines
             # (printed without them, they named the printed module's).
             prog = mpi.compile(module.operation.get_asm(enable_debug_info=True), strategy=args.strategy,
@@ -174,14 +175,13 @@ def print_rank_slots(prog: Any, filename: str) -> None:
     """A note (stderr) on the files of an mpi-exe: what rank r reads from
     PREFIX<r>.bin and writes back (lowering/mpi/exe.py, whose tables the
     executable reads, and which `PROG --layout` prints in full)."""
-    from coll.lowering.mpi.exe import FileLayout
+    from coll.lowering.mpi.exe import FileLayout  # lazy: as coll.lowering
     lines = FileLayout.of(prog).note()
     print("\n".join([f"{filename}: note: {lines[0]}"] + lines[1:]), file=sys.stderr)
 
 
 def _is_gpu_level(module_op: Any) -> bool:
     """True when no coll op is left to lower."""
-    from coll.ir.walk import find_ops
     return not find_ops(module_op, lambda name: name.startswith("coll."))
 
 
@@ -191,7 +191,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 
 def _main(argv: Sequence[str]) -> int:
-    from .source import read_input
     args = _parser().parse_args(argv)
     if args.emit in ("so", "mpi-exe") and args.output == "-":
         return _fail(f"--emit={args.emit} needs -o <output path>")
@@ -202,14 +201,12 @@ def _main(argv: Sequence[str]) -> int:
         data, filename = read_input(args.input)
     except OSError as e:
         return _fail(f"could not open input file '{args.input}': {e.strerror}")
-    from .parse_guard import SourceError, check_input
     try:  # known parser crashes, then a parse in a child process
         check_input(data, filename)
     except SourceError as e:
         print(e.format(), file=sys.stderr)
         return 1
     if args.emit in ("so", "mpi-exe"):
-        from .output import AtomicPath
         try:
             with AtomicPath(args.output) as ap:
                 final, args.output = args.output, ap.tmp
@@ -223,7 +220,6 @@ def _main(argv: Sequence[str]) -> int:
     rc, out = _build_and_report(data, args, filename, want_text=True)
     if rc:
         return rc
-    from .output import write_output
     return write_output("coll-build", args.output, out if out.endswith("\n") else out + "\n")
 
 
@@ -236,11 +232,6 @@ def _build_and_report(data: bytes, args: argparse.Namespace, filename: str,
                       want_text: bool = False) -> Any:
     """Runs build(); every failure becomes diagnostics on stderr and rc 1.
     Returns rc, or (rc, text) with want_text."""
-
-    from coll.ir import make_context
-    from coll.ir.errors import LocatedError, MLIRError
-
-    from .diagnostics import Collector, diags_of, print_diags
 
     ctx = make_context()
     col = Collector(ctx, filename)
