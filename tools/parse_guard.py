@@ -15,6 +15,7 @@ Three layers:
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import signal
@@ -22,6 +23,14 @@ import subprocess
 import sys
 import time
 from typing import BinaryIO, NoReturn
+
+from mlir import ir
+
+from coll.ir import make_context
+from coll.ir.errors import MLIRError
+from coll.ir.verifier import verify
+
+from .source import as_text, is_bytecode
 
 MAX_NESTING = 256  # brackets deep; the recursive-descent parser overflows the stack far below 20,000
 CHILD_TIMEOUT = 120.0  # seconds for the child's parse
@@ -137,7 +146,6 @@ def _child(text: str | bytes) -> NoReturn:
     code = 3
     try:
         try:  # Linux: die with the parent (a tool killed on a timeout leaves no child behind)
-            import ctypes
             ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):
             pass
@@ -145,15 +153,10 @@ def _child(text: str | bytes) -> NoReturn:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         try:
-            import resource
+            import resource  # POSIX only: its ImportError is caught
             resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY, CHILD_MEMORY))
         except (ImportError, ValueError, OSError):
             pass
-        from mlir import ir
-
-        from coll.ir import make_context
-        from coll.ir.errors import MLIRError
-        from coll.ir.verifier import verify
         ctx = make_context()
         ctx.enable_multithreading(False)
         with ctx:
@@ -240,12 +243,8 @@ class _Server:
 
 
 def serve() -> None:
-    """The server's loop: length-prefixed texts in, one verdict line out."""
-
-    from mlir import ir  # noqa: F401 - imported once, before any fork
-
-    import coll.ir  # noqa: F401
-    import coll.ir.verifier  # noqa: F401
+    """The server's loop: length-prefixed texts in, one verdict line out
+    (mlir and coll.ir, imported at the top, are imported once, before any fork)."""
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
         line = inp.readline()
@@ -271,7 +270,6 @@ def check_input(data: bytes, filename: str) -> None:
     """check_source for text; for bytecode (bytes), the parse in a child
     only: upstream's bytecode reader aborts on some corrupt inputs
     (StorageUniquer assertion, 22.1.8)."""
-    from .source import as_text, is_bytecode
     if not is_bytecode(data):
         return check_source(as_text(data), filename)
     why = crash_in_child(data)
