@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlir import ir
+
+from coll.core.registry import names
+from coll.ir import make_context
+from coll.ir.errors import MLIRError
+from coll.ir.generate import all_reduce_module
+from coll.passes.lower_collectives import lower_collectives
+
 from ..ir.ops import COLLECTIVE_NAMES
+from ..tools.parse_guard import known_crashes
 from . import classes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,11 +41,6 @@ def _valid_kinds(dtype: str) -> tuple[str, ...]:
 def corpus(seed: int = 0) -> list[str]:
     """Valid modules to mutate: collective level (generated), their
     explicit programs (lowered), and the chunks of the lit tests."""
-    from mlir import ir
-
-    from coll.ir import make_context
-    from coll.ir.generate import all_reduce_module
-    from coll.passes.lower_collectives import lower_collectives
     rng = random.Random(seed)
     shapes: tuple[list[int], ...] = ([7], [2, 3], [], [0], [64], [3, 1, 2], [5])
     dtypes = ("f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64")
@@ -272,7 +276,6 @@ def _body_ops(module: Any) -> list[Any]:
 
 
 def _recreate(op: Any, operands: list[Any], attrs: dict[str, Any] | None = None) -> Any:
-    from mlir import ir
     attrs = attrs if attrs is not None else {n: op.attributes[n] for n in op.attributes}
     with ir.InsertionPoint(op):
         new = ir.Operation.create(op.name, results=[r.type for r in op.results],
@@ -297,12 +300,6 @@ def ir_mutation(text: str, rng: random.Random) -> str:
     """One structural edit of a parsed module: drop or rewire a token
     dependency, swap a buffer operand for another of its type, or duplicate
     a coll op. Returns the text unchanged when it does not parse."""
-    from mlir import ir
-
-    from coll.ir import make_context
-    from coll.ir.errors import MLIRError
-
-    from ..tools.parse_guard import known_crashes
     if known_crashes(text):  # parsing it would abort this process
         return text
     with make_context():
@@ -374,7 +371,6 @@ def random_pipeline(rng: random.Random, text: str | None = None) -> str:
 
 
 def _registered() -> list[str]:
-    from coll.core.registry import names
     return names()
 
 
@@ -383,12 +379,6 @@ def _registered() -> list[str]:
 def parse_or_none(text: str) -> Any:
     """(context, module) of `text`, or None when it does not parse (or
     would crash the parser)."""
-    from mlir import ir
-
-    from coll.ir import make_context
-    from coll.ir.errors import MLIRError
-
-    from ..tools.parse_guard import known_crashes
     if known_crashes(text):
         return None
     ctx = make_context()
@@ -401,7 +391,6 @@ def parse_or_none(text: str) -> Any:
 
 def _coll_buffer_uses(m: Any) -> list[tuple[Any, int]]:
     """[(op, operand index)] of memref operands of coll.copy/combine and the collectives."""
-    from mlir import ir
     out: list[tuple[Any, int]] = []
     for op in _body_ops(m):
         if op.name in ("coll.copy", "coll.combine", *COLLECTIVE_NAMES):
@@ -417,7 +406,6 @@ def m_view_chain(text: str, rng: random.Random) -> str:
     if parsed is None:
         return text
     ctx, m = parsed
-    from mlir import ir
     with ctx, ir.Location.unknown():
         uses = _coll_buffer_uses(m)
         if not uses:
@@ -457,7 +445,6 @@ def m_strided_slice(text: str, rng: random.Random) -> str:
     if parsed is None:
         return text
     ctx, m = parsed
-    from mlir import ir
     with ctx, ir.Location.unknown():
         copies = [op for op in _body_ops(m) if op.name in ("coll.copy", "coll.combine")]
         if not copies:

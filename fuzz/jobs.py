@@ -5,10 +5,17 @@ on (seed, i)."""
 import base64
 import io
 import json
+import pickle
 import random
 import re
+import zipfile
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
+
+from coll.ir import KINDS
+from coll.ir.types import ELEMENT_TYPES
 
 from . import classes
 from .generate import (
@@ -31,19 +38,13 @@ TOOL_WEIGHTS = (8, 2, 2, 1)
 
 def _npz(arrays: dict[str, Any]) -> bytes:
     buf = io.BytesIO()
-    import numpy as np
     np.savez(buf, **arrays)
     return buf.getvalue()
 
 
 def npz_input(text: str, rng: random.Random) -> tuple[bytes, str]:
     """(npz bytes, what) for `text`'s problem: valid, or corrupted."""
-    import pickle
-    import zipfile
-
-    import numpy as np
-
-    from coll.execution.check import describe, make_inputs
+    from coll.execution.check import describe, make_inputs  # lazy: ~60 ms of start-up (fuzz/run.py's workers)
     problem, parsed = None, parse_or_none(text)  # never parse a crashing text here
     if parsed is not None:
         with parsed[0]:
@@ -119,8 +120,6 @@ def npz_input(text: str, rng: random.Random) -> tuple[bytes, str]:
 # -- coll-gen's flags -------------------------------------------------------------
 
 def gen_argv(rng: random.Random) -> list[str]:
-    from coll.ir import KINDS
-    from coll.ir.types import ELEMENT_TYPES
     argv = ["all-reduce", "--devices", rng.choice(INTERESTING + ("5", "8"))]
     if rng.random() < 0.8:
         argv += ["--shape", rng.choice(("4x100", "", "scalar", "0", "7", "3x0x2", "99999999999",

@@ -16,9 +16,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from coll.tools import coll_build
 
 LOCATED = re.compile(r"^\S[^\n]*?:\d+:\d+: error: ", re.M)
 OUTCOMES = ("succeeded", "diagnosed", "check_failed", "unlocated", "tracebacks", "crashes", "hangs",
@@ -38,7 +41,6 @@ MEMORY_LIMIT = 4 << 30  # bytes of address space per worker
 def worker(result_fd: int, workdir: str) -> None:
     """Reads one JSON job per stdin line; writes one JSON result per line to
     result_fd. Output of the tool goes to workdir/output (fds 1 and 2)."""
-    import traceback
     out = os.path.join(workdir, "output")
     results = os.fdopen(result_fd, "w")
     for line in sys.stdin:
@@ -80,7 +82,7 @@ def run_job(job: dict[str, Any], workdir: str) -> tuple[Any, str | None]:
     for path in (src, dst, os.path.join(workdir, "inputs.npz")):
         if os.path.isfile(path):
             os.unlink(path)
-    from ..tools import coll_gen, coll_run
+    from ..tools import coll_gen, coll_run  # lazy: coll_run adds ~75 ms to each start of this module
     tool = job.get("tool", "opt")
     if tool == "gen":
         return _exit_code(lambda: _main(coll_gen.main, ["coll-gen"] + job["argv"])), None
@@ -97,10 +99,9 @@ def run_job(job: dict[str, Any], workdir: str) -> tuple[Any, str | None]:
     elif fs == "full_disk":
         dst = "/dev/full"
     if tool == "opt":
-        from coll.tools import coll_opt
+        from coll.tools import coll_opt  # lazy: ~20 ms of start-up
         return coll_opt.run([src, "--pass-pipeline=" + job["pipeline"], "-o", dst]), dst
     if tool == "build":
-        from coll.tools import coll_build
         return coll_build.main([src, f"--emit={job['emit']}", f"--strategy={job['strategy']}", "-o", dst]), dst
     argv = ["coll-run", src, "--backend=cpu", f"--strategy={job['strategy']}", "--repeat=1", "--outputs", dst]
     if "npz" in job:
@@ -111,7 +112,7 @@ def run_job(job: dict[str, Any], workdir: str) -> tuple[Any, str | None]:
     try:
         return _exit_code(lambda: _main(coll_run.main, argv)), dst
     finally:
-        from coll.lowering import cpu
+        from coll.lowering import cpu  # lazy: ~120 ms of start-up
         cpu.clear_cache()  # compiled engines would pile up in the worker
 
 
@@ -144,7 +145,7 @@ def _selftest(what: str) -> None:
 
 def _limit_memory() -> None:
     try:
-        import resource
+        import resource  # POSIX only: its ImportError is caught
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     except (ImportError, ValueError, OSError):
         pass
