@@ -57,7 +57,7 @@ def _copy_color(t: taskgraph.Task) -> str:
 def draw_graph(ax: "Axes", graph: taskgraph.Graph, title: str, profile: cost_model.Profile | None = None) -> None:
     # matplotlib here, not at the top: only a picture needs it, and it is slow to import.
     from matplotlib.collections import LineCollection
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Rectangle  # matplotlib: as above (~130 ms with collections)
 
     lane: dict[int | None, int] = {d: i for i, d in enumerate(graph.devices)}
     place = placement(graph, profile)
@@ -108,7 +108,7 @@ def draw_graph(ax: "Axes", graph: taskgraph.Graph, title: str, profile: cost_mod
 def _legend(ax: "Axes") -> None:
     # matplotlib here, not at the top: as in draw_graph.
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # matplotlib: as above
     ax.legend(handles=[Line2D([], [], color=COLORS["scratch"], marker=">", label="copy into scratch"),
                        Line2D([], [], color=COLORS["result"], marker=">", label="copy into result"),
                        Patch(color=COLORS["combine"], label="combine (kernel)")],
@@ -120,7 +120,7 @@ def draw(items: list[tuple[str, taskgraph.Graph]], path: str, profile: cost_mode
     # matplotlib here, not at the top: as in draw_graph (and the back end is chosen first).
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"); pyplot: ~300 ms to import
 
     lanes = max((len(g.devices) for _, g in items), default=1)
     height = max(2.2, 0.35 * min(lanes, 32) + 1.4)

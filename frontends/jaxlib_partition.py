@@ -54,7 +54,7 @@ def compile_partitioned(text: str, n: int) -> tuple[Any, list[Any]]:
     runs a module with. XLA_FLAGS must give n host devices before jax starts."""
     # jax here, not at the top: it reads XLA_FLAGS when it starts (main sets them first)
     from jax._src import xla_bridge
-    from jax._src.lib import xla_client as xc
+    from jax._src.lib import xla_client as xc  # jax: as above
     backend = xla_bridge.get_backend("cpu")
     devices = backend.devices()[:n]
     options = xc.CompileOptions()
@@ -79,10 +79,10 @@ def main() -> int:
             "--xla_enable_rgv3_materialization=false"])
         os.environ["JAX_PLATFORMS"] = "cpu"
         try:  # after the flags; jaxlib may be missing (exit status 3)
-            from jax._src.interpreters import mlir as jax_mlir
-            from jax._src.lib import xla_client as xc
-            from jax._src.lib.mlir import ir
-            from jax._src.sharding_impls import GSPMDSharding
+            from jax._src.interpreters import mlir as jax_mlir  # jax: optional, ~0.9 s to import
+            from jax._src.lib import xla_client as xc  # jax: as above
+            from jax._src.lib.mlir import ir  # jax: as above
+            from jax._src.sharding_impls import GSPMDSharding  # jax: as above
         except ImportError as e:
             print(f"{type(e).__name__}: {e}", file=sys.stderr)
             return 3

@@ -69,9 +69,9 @@ def run(text: str, devices: int, xs: Sequence[np.ndarray], inputs: Sequence[str]
 def _child(d: str) -> None:
     # jax in the child only: it starts slowly and takes its device count from XLA_FLAGS then
     import jax
-    import ml_dtypes
+    import ml_dtypes  # with jax (~0.9 s to import), in the child only
     jax.config.update("jax_enable_x64", True)  # f64 and i64 arrays stay what they are
-    from jax._src.sharding_impls import GSPMDSharding
+    from jax._src.sharding_impls import GSPMDSharding  # jax: in the child only, as above
 
     with open(os.path.join(d, "spec.json")) as f:
         spec = json.load(f)

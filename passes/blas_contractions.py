@@ -81,8 +81,8 @@ NAMED_MAPS = {
 def library() -> Path | None:
     """libscipy_openblas.so of the scipy-openblas32 wheel, or None when it is
     not installed."""
-    try:  # here, not at the top: an optional wheel
-        import scipy_openblas32
+    try:
+        import scipy_openblas32  # an optional wheel (~20 ms to import): here, not at the top
     except ImportError:
         return None
     lib = Path(scipy_openblas32.get_lib_dir()) / f"lib{scipy_openblas32.get_library()}.so"
