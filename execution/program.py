@@ -26,7 +26,8 @@ from .signature import ArgSpec, _inputs_of, find_entry, read_signature, to_buffe
 
 @dataclass
 class Program:
-    module: ir.Module
+    operation: ir.Operation         # the module's operation: what the passes run on
+    module: ir.Module | None = None  # the ir.Module, where read() parsed it: what the runtimes compile
     entry: str = ""                 # the entry function's name ("": not read from text)
     specs: list[ArgSpec] = field(default_factory=list)  # its arguments
     n_inputs: int | None = None     # how many leading arguments are inputs
@@ -47,11 +48,14 @@ class Program:
         the caller parsed (nothing read from it yet)."""
         if isinstance(target, Program):
             return target
-        return _Wrapped(target.operation)
+        return cls(target.operation, target if isinstance(target, ir.Module) else None)
 
     @property
-    def operation(self) -> ir.Operation:
-        return self.module.operation
+    def parsed(self) -> ir.Module:
+        """The ir.Module read() parsed (a Program made by `of` around an
+        operation has none)."""
+        assert self.module is not None, "this Program holds an operation, not a parsed ir.Module"
+        return self.module
 
     @property
     def index(self) -> OpIndex:
@@ -79,20 +83,7 @@ class Program:
 
     @property
     def entry_op(self) -> ir.OpView:
-        return find_entry(self.module, self.entry or None)
-
-
-class _Wrapped(Program):
-    """A Program around a module operation the caller holds (lower() called
-    on a module rather than on a program `read` made)."""
-
-    def __init__(self, op: ir.Operation) -> None:
-        super().__init__(module=None)  # type: ignore[arg-type]  # no Module: `operation` is the op held
-        self._op = op
-
-    @property
-    def operation(self) -> ir.Operation:
-        return self._op
+        return find_entry(self.parsed, self.entry or None)
 
 
 def read(module_text: str, entry: str | None = None, keep_local_work: bool = False) -> Program:
@@ -104,7 +95,7 @@ def read(module_text: str, entry: str | None = None, keep_local_work: bool = Fal
     gets the C interface the runtimes call."""
     module = ir.Module.parse(module_text)
     verify_or_raise(module.operation)
-    prog = Program(module)
+    prog = Program(module.operation, module)
     tensor_inputs = to_buffers(module, entry, prog.front, prog.detected(tensor))
     if tensor_inputs is not None:
         prog.changed()

@@ -177,7 +177,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     back end's (auto by the cost model), "": none (the reference rule)."""
     if nontemporal is None:
         nontemporal = NONTEMPORAL
-    module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
+    module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     low = lower(program, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
                 nontemporal=nontemporal or None, blas=blas)

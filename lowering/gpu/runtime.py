@@ -148,7 +148,7 @@ class CudaProgram:
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, chip: str | None,
           device_map: str | None, workspace: str, streams: str, fmt: str, out_dir: str | Path | None) -> CudaProgram:
     """The CudaProgram of `program` (read, in the current Context)."""
-    module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
+    module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     laid = [i for i, s in enumerate(specs) if s.layout is not None]
     if laid:  # the CPU and MPI runtimes stage these (signature.staged); this one not yet
         raise ValueError(f"argument #{laid[0]} has a strided layout with an offset ({specs[laid[0]].layout}); "

@@ -290,7 +290,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     mpi = toolchain.find()
     if mpi is None:
         raise ValueError(available()[1])
-    module, name, specs, n_inputs = program.module, program.entry, program.specs, program.n_inputs
+    module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     entry_op = program.entry_op
     per_rank = program.ranks is not None  # SPMD (local work) or already projected
     # An SPMD function's inputs, as the program uses them (in place: also

@@ -54,7 +54,7 @@ def test_what_lowering_learnt_stays_on_the_program():
     text = _generated("all_reduce")
     from mlir import ir
     with api.make_context():
-        program = Program(ir.Module.parse(text))
+        program = Program.of(ir.Module.parse(text))
         low = api.lower(program, "cpu", strategy="ring")
         assert program.strategies == low.strategies == ["ring"]
         assert program.traffic == low.traffic > 0 and program.pipeline == low.pipeline
