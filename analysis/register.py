@@ -1,9 +1,5 @@
-"""The passes of analysis/ (coll-stats, coll-timeline), as data: pass name -> "module:function",
-the function that `@register` (core/registry.py) makes that pass, with its
-description, options and anchor. The registry imports a pass's module only
-when a pipeline uses the pass or a listing needs its options, so this file
-imports nothing (an entry point of the `coll.passes` group in
-pyproject.toml; the registry reads it without importing its package)."""
+"""The passes of analysis/ as data: pass name -> "module:function" (core/registry.py
+reads this table and imports a module only when its pass is used)."""
 
 PASSES = {
     "coll-stats": "coll.analysis.stats:coll_stats",
