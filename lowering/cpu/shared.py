@@ -10,7 +10,8 @@ body times the number of combines. The body is the loop the inline form
 emits (Combine.emit), so each element sees the same operations in the same
 order: results are bitwise the same.
 """
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref, scf, vector
@@ -116,30 +117,37 @@ class Kernels:
         if name in self.funcs:
             return name
         kernel = Combine(kind, elem)
+        with self._declared(name, [ptr_type()] * (arity + len(outs)) + [i64()]) as entry:
+            *ptrs, n = entry.arguments
+            t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], elem)
+            views = [view_of(p, t, n) for p in ptrs]
+            ins, out_views = views[:arity], views[arity:]
+            if any(outs):
+                kernel.emit_1d_streaming(ins, list(zip(out_views, outs)),
+                                         arith.index_cast(ir.IndexType.get(), n),
+                                         lambda d, s, b: self.copy_streaming(pointer_of(d), pointer_of(s), b))
+            elif len(outs) == 1:
+                kernel.emit(ins, out_views[0])
+            else:
+                kernel.emit_1d([(v, None) for v in ins], [(v, None) for v in out_views],
+                               arith.index_cast(ir.IndexType.get(), n))
+        return name
+
+    @contextmanager
+    def _declared(self, name: str, args: list[ir.Type]) -> Iterator[ir.Block]:
+        """Declares private function `name` (never inlined: one copy of its
+        code however many calls) at the top of the module; the body is built
+        at the yielded entry block, and the return added after it."""
         first = next(iter(self.body.operations), None)
         ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
         with ip, ir.Location.unknown():
-            f = func.FuncOp(name, ir.FunctionType.get([ptr_type()] * (arity + len(outs)) + [i64()], []),
-                            visibility="private")
+            f = func.FuncOp(name, ir.FunctionType.get(args, []), visibility="private")
             no_inline(f)
             entry = f.add_entry_block()
             with ir.InsertionPoint(entry):
-                *ptrs, n = entry.arguments
-                t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], elem)
-                views = [view_of(p, t, n) for p in ptrs]
-                ins, out_views = views[:arity], views[arity:]
-                if any(outs):
-                    kernel.emit_1d_streaming(ins, list(zip(out_views, outs)),
-                                             arith.index_cast(ir.IndexType.get(), n),
-                                             lambda d, s, b: self.copy_streaming(pointer_of(d), pointer_of(s), b))
-                elif len(outs) == 1:
-                    kernel.emit(ins, out_views[0])
-                else:
-                    kernel.emit_1d([(v, None) for v in ins], [(v, None) for v in out_views],
-                                   arith.index_cast(ir.IndexType.get(), n))
+                yield entry
                 func.ReturnOp([])
         self.funcs[name] = f
-        return name
 
     def copy(self, dst: ir.Value, src: ir.Value, nbytes: ir.Value) -> None:
         """Emits a call of the shared copy: memcpy on a size known only at
@@ -147,17 +155,8 @@ class Kernels:
         copies nor turns small ones into byte loops."""
         name = "coll_copy"
         if name not in self.funcs:
-            first = next(iter(self.body.operations), None)
-            ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
-            with ip, ir.Location.unknown():
-                f = func.FuncOp(name, ir.FunctionType.get([ptr_type(), ptr_type(), i64()], []),
-                                visibility="private")
-                no_inline(f)
-                entry = f.add_entry_block()
-                with ir.InsertionPoint(entry):
-                    create("llvm.intr.memcpy", [], list(entry.arguments), isVolatile=ir.BoolAttr.get(False))
-                    func.ReturnOp([])
-            self.funcs[name] = f
+            with self._declared(name, [ptr_type(), ptr_type(), i64()]) as entry:
+                create("llvm.intr.memcpy", [], list(entry.arguments), isVolatile=ir.BoolAttr.get(False))
         func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
 
     def copy_streaming(self, dst: ir.Value, src: ir.Value, nbytes: ir.Value) -> None:
@@ -170,17 +169,8 @@ class Kernels:
         above its non-temporal threshold, but not for copies of a tile."""
         name = "coll_copy_streaming"
         if name not in self.funcs:
-            first = next(iter(self.body.operations), None)
-            ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.body)
-            with ip, ir.Location.unknown():
-                f = func.FuncOp(name, ir.FunctionType.get([ptr_type(), ptr_type(), i64()], []),
-                                visibility="private")
-                no_inline(f)
-                entry = f.add_entry_block()
-                with ir.InsertionPoint(entry):
-                    _streaming_copy_body(*entry.arguments)
-                    func.ReturnOp([])
-            self.funcs[name] = f
+            with self._declared(name, [ptr_type(), ptr_type(), i64()]) as entry:
+                _streaming_copy_body(*entry.arguments)
         func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
 
     def call_ptrs(self, kind: str, elem: ir.Type, ptrs: Sequence[ir.Value], count: ir.Value,
