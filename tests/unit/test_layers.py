@@ -150,8 +150,6 @@ def _identity_branches(tree, classes, names):
             return True
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return any(names_a_collective(e) for e in node.elts)
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "short_name":
-            return False
         return False
 
     found = []
