@@ -53,13 +53,13 @@ from ..ir.kinds import ELEMENTS
 from ..ir.walk import all_ops
 from . import stablehlo_xla, tensor
 from .shard import Boundary, Layout
+from .sniff import BYTECODE_MAGIC, claimed_by
 from .spmd import BackendFacts
 
 # How to get the generic form out of JAX: said with every refusal of another form.
 GENERIC_HINT = ("print the generic form from JAX: jax.jit(f).lower(*args).compiler_ir('stablehlo')"
                 ".operation.get_asm(print_generic_op_form=True, enable_debug_info=True), or hand that "
                 "module to coll.frontends.stablehlo.parse as it is")
-BYTECODE_MAGIC = b"ML\xefR"
 PREFIXES = ("stablehlo.", "sdy.", "mhlo.", "chlo.")
 
 # The one op of a reduction region -> coll's kind (ir/kinds.py).
@@ -317,15 +317,12 @@ def oracle(text: str | bytes, boundary: Boundary) -> Callable[[Sequence[np.ndarr
 
 # -- parsing -----------------------------------------------------------------
 
-_SNIFF = re.compile(rb'"(?:sdy|stablehlo|mhlo|chlo)\.|^\s*(?:sdy|stablehlo|mhlo|chlo)\.|mhlo\.num_partitions', re.M)
-
-
 def sniff(data: bytes) -> bool:
     """Whether input bytes look like StableHLO (generic or pretty), for a
     tool deciding, before it parses, to parse with `parse` (which allows
     the unregistered dialects and refuses the pretty form with advice).
     MLIR bytecode says nothing about its dialects here: False."""
-    return not data.startswith(BYTECODE_MAGIC) and _SNIFF.search(data) is not None
+    return claimed_by(data) == NAME
 
 
 def parse(source: Any, context: ir.Context | None = None) -> ir.Module:

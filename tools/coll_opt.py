@@ -449,8 +449,10 @@ def _dump_pipeline(pipeline: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """The `coll-opt` command (tools/diagnostics.py main: exit codes, errors, `| head`)."""
-    tool_main("coll-opt", run, argv)
+    """The `coll-opt` command (tools/diagnostics.py main: exit codes, errors,
+    `| head`); as a command, it skips the interpreter's teardown (a
+    transform: its output is written when `run` returns)."""
+    tool_main("coll-opt", run, argv, quick_exit=True)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 against `// expected-error {{...}}` annotations (--verify-diagnostics)."""
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
@@ -131,12 +133,15 @@ class Failure(Exception):
     prints them and exits 1."""
 
 
-def main(prog: str, run: Callable[[list[str]], int], argv: list[str] | None = None) -> NoReturn:
+def main(prog: str, run: Callable[[list[str]], int], argv: list[str] | None = None,
+         quick_exit: bool = False) -> NoReturn:
     """Every tool's `main`: runs `run(argv)` (default: the command line)
     and exits with its code. A Failure is printed as it is, exit 1; what no
     handler caught still ends as one `prog: error: internal error:` line and
     exit 1, not a traceback (COLL_TRACEBACK=1 shows it); Ctrl-C is exit
-    130; a closed stdout pipe (`| head`) is quiet, exit 1."""
+    130; a closed stdout pipe (`| head`) is quiet, exit 1. `quick_exit`:
+    a command (not a call with `argv`) ends without the interpreter's
+    teardown (_exit_now)."""
     try:
         code = run(sys.argv[1:] if argv is None else argv)
         sys.stdout.flush()  # here, so that a closed pipe is handled below, not at exit
@@ -153,7 +158,26 @@ def main(prog: str, run: Callable[[list[str]], int], argv: list[str] | None = No
             raise
         print(f"{prog}: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         code = 1
+    if quick_exit and argv is None:
+        _exit_now(code)
     sys.exit(code)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """Exits with `code` once the atexit handlers have run, skipping the
+    interpreter's teardown: destroying the bindings' modules and types takes
+    20-40 ms, a third of coll-opt's time over `import mlir.ir`
+    (bench/startup.py), and there is nothing left to write. With another
+    thread alive (work that may not be over), the normal exit."""
+    if threading.active_count() > 1:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed, or a pipe nobody reads: nothing more to say
+            pass
+    os._exit(code)
 
 
 tool_main = main  # its old name

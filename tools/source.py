@@ -9,7 +9,8 @@ from typing import Any
 
 from mlir import ir
 
-BYTECODE_MAGIC = b"ML\xefR"
+from coll.frontends.sniff import BYTECODE_MAGIC, claimed_by
+
 DEFAULT_MARKER = "// -----"
 STDIN_NAME = "<stdin>"  # what mlir-opt calls it in locations
 
@@ -70,11 +71,11 @@ def as_text(data: bytes) -> str:
 def sniffed(data: bytes | str) -> ModuleType | None:
     """The frontend that says, from the bytes, that it parses this input
     itself (its `sniff`: JAX's StableHLO), or None."""
-    # Here, not at the top: frontends/__init__ imports every frontend (measured ~35 ms of
-    # coll-opt's start); only parse() needs them.
-    from coll.frontends import FRONTENDS
-    raw = data if isinstance(data, bytes) else data.encode()
-    return next((f for f in FRONTENDS if hasattr(f, "sniff") and f.sniff(raw)), None)
+    name = claimed_by(data if isinstance(data, bytes) else data.encode())
+    if name is None:
+        return None
+    from coll.frontends import BY_NAME  # loads the frontends, only for input one of them claims
+    return BY_NAME[name]
 
 
 def parse(data: bytes, name: str, implicit_module: bool = True) -> tuple[Any, ir.Operation]:
