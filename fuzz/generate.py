@@ -20,12 +20,16 @@ from coll.ir.errors import MLIRError
 from coll.ir.generate import all_reduce_module
 from coll.passes.lower_collectives import lower_collectives
 
+from ..collectives import BY_NAME
 from ..ir.ops import COLLECTIVE_NAMES
 from ..tools.parse_guard import known_crashes
 from . import classes
 
 ROOT = Path(__file__).resolve().parent.parent
-STRATEGIES = ("auto", "naive", "ring", "all2all")
+# The all_reduce strategies a module without peer access can take (the
+# registry's, so a new one is fuzzed with no edit), and `auto`.
+STRATEGIES = ("auto",) + tuple(s for s in BY_NAME["coll.all_reduce"].STRATEGIES
+                               if not BY_NAME["coll.all_reduce"].needs(s))
 
 
 # -- seeds ----------------------------------------------------------------------

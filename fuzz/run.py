@@ -26,7 +26,7 @@ from coll.tools import coll_build
 LOCATED = re.compile(r"^\S[^\n]*?:\d+:\d+: error: ", re.M)
 OUTCOMES = ("succeeded", "diagnosed", "check_failed", "unlocated", "tracebacks", "crashes", "hangs",
             "bad_exit", "partial_output")
-CHECK_FAILED = re.compile(r"^\S+ +\d+ .* FAIL \(", re.M)  # a coll-run table row: the program is wrong
+CHECK_FAILED = re.compile(r"^\S+ +\d+ .* FAIL \([^\n]*", re.M)  # a coll-run table row (and why): the program is wrong
 # A tool-level error names the file or the flag it is about.
 NAMED = re.compile(r"^coll-[\w-]+: error: (?!internal error)"
                    r".*(could not|'[^']+'|--[\w-]+|\S+\.(npz|npy|mlir|so))", re.M)
