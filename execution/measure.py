@@ -171,9 +171,9 @@ class Measurement:
         if self.ok:
             return "ok" if self.checked else "unchecked"
         why = []
-        if self.wrong or self.worst:
+        if self.wrong or self.worst:  # every output's wrong elements, replicas too (as #wrong)
             why.append(f"FAIL (max error {self.worst:.3g})" if self.floating
-                       else f"FAIL ({self.worst:.0f} elements differ)")
+                       else f"FAIL ({self.wrong} elements differ)")
         if self.replicas == "DIFFER":
             why.append("replicas differ")
         if self.wrote_inputs:
@@ -338,9 +338,15 @@ def table(rows: list[tuple[str, ...]]) -> list[str]:
             for r in [HEADER] + rows]
 
 
-def help_text() -> str:
-    """The columns, for a tool's --help epilog."""
+# coll-run's table (`table`) has every column but these two, which coll-perf prints.
+PERF_ONLY = ("count", "#wrong")
+
+
+def help_text(names: Sequence[str] = tuple(COLUMNS)) -> str:
+    """The columns `names` (default: all), for a tool's --help epilog."""
     lines = ["columns:"]
     for name, what in COLUMNS.items():
+        if name not in names:
+            continue
         lines += textwrap.wrap(what, 78, initial_indent=f"  {name:<9} ", subsequent_indent=" " * 12)
     return "\n".join(lines)

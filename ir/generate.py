@@ -60,51 +60,51 @@ def _class(op: str) -> type[CollectiveOp]:
     return cls
 
 
-def _axes(cls: type[CollectiveOp], axis: int | None, split_axis: int | None,
-          concat_axis: int | None) -> dict[str, int | None]:
-    """{axis attribute: value}: `axis` is the one axis of a collective
-    that has one (coll-gen --axis), split/concat those of all_to_all."""
-    given = {"split_axis": split_axis, "concat_axis": concat_axis}
-    return {a: given.get(a, axis) if len(cls.AXES) > 1 else axis for a in cls.AXES}
+def axis_attributes(cls: type[CollectiveOp], axis: int | None = None, **named: Any) -> dict[str, int | None]:
+    """{axis attribute: value} of `cls` (its AXES): each one given by its
+    name (all_to_all's split_axis=...), else `axis` (coll-gen --axis: the
+    one axis of a collective that has one, the default of the others).
+    Names that are not axes of `cls` are ignored."""
+    return {a: named[a] if named.get(a) is not None else axis for a in cls.AXES}
 
 
-def output_shape(op: str, shape: list[int], devices: int, axis: int | None = None, split_axis: int | None = None,
-                 concat_axis: int | None = None) -> list[int]:
+def output_shape(op: str, shape: list[int], devices: int, axis: int | None = None, **named: Any) -> list[int]:
     """The output shape of collective `op` (a name like 'reduce_scatter')
-    over `devices` inputs of `shape`."""
+    over `devices` inputs of `shape` (axes as in axis_attributes)."""
     cls = _class(op)
     # An axis left out (None) raises in result_shape, as it always did.
-    axes = cast(list[int], list(_axes(cls, axis, split_axis, concat_axis).values()))
+    axes = cast(list[int], list(axis_attributes(cls, axis, **named).values()))
     return cls.result_shape(list(shape), devices, axes)
 
 
 def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind: str = "sum",
                       strategy: str | None = None, root: int | None = None, axis: int | None = None,
-                      split_axis: int | None = None, concat_axis: int | None = None, in_place: bool = False,
-                      to_device: int | None = None, threshold: int | None = None, name: str | None = None,
-                      **arrays: list[int]) -> str:
+                      in_place: bool = False, to_device: int | None = None, threshold: int | None = None,
+                      name: str | None = None, **named: Any) -> str:
     """Text of a module with one function @name(x0.., y0..) running
     collective `op` (all_reduce, reduce_scatter, all_gather, reduce,
     broadcast, all_to_all, permute). In place, the outputs are the inputs
     (the function takes no argument for them). `arrays`: the collective's
-    own array attributes (its ARRAYS, e.g. pairs=[0, 1, 1, 0]; absent: its
+    own axis attributes by name (its AXES, e.g. split_axis=0; else `axis`)
+    and array attributes (its ARRAYS, e.g. pairs=[0, 1, 1, 0]; absent: its
     default_arrays). Needs a current Context; axes must be in range (the
     verifier reports the rest)."""
     load_dialect()
     cls = _class(op)
+    arrays = {k: v for k, v in named.items() if k not in cls.AXES}
     unknown = sorted(set(arrays) - set(cls.ARRAYS))
     if unknown:
         raise ValueError(f"{op} has no attribute '{unknown[0]}'")
     arrays = {**cls.default_arrays(devices), **arrays}
     name = name or op
     n_in, n_out = cls.buffers(devices, to_device)
-    out_shape = output_shape(op, shape, devices, axis, split_axis, concat_axis)
+    out_shape = output_shape(op, shape, devices, axis, **named)
     attrs: dict[str, Any] = dict(strategy=strategy, to_device=to_device, threshold=threshold)
     if cls.HAS_KIND:
         attrs["kind"] = kind
     if cls.ROOTED:
         attrs["root"] = root
-    attrs.update(_axes(cls, axis, split_axis, concat_axis))
+    attrs.update(axis_attributes(cls, axis, **named))
     attrs.update(arrays)
     with ir.Location.unknown():
         module = ir.Module.create()

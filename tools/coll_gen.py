@@ -53,9 +53,8 @@ def _parser() -> ArgumentParser:
             a.add_argument("--root", type=int, required=True, help="the root device (reduce: may be outside the group)")
         if "axis" in opts:
             a.add_argument("--axis", type=int, default=0, help="the scatter/gather axis (default 0)")
-        if "split_axis" in opts:
-            a.add_argument("--split-axis", type=int, default=0)
-            a.add_argument("--concat-axis", type=int, default=0)
+        for key in (k for k in opts if k in cls.AXES):  # axes by their attribute names (all_to_all's)
+            a.add_argument(f"--{key.replace('_', '-')}", type=int, default=0)
         if "in_place" in opts:
             a.add_argument("--in-place", action="store_true", help="outputs are the inputs")
         for key, meaning in cls.ARRAYS.items():  # the collective's own arrays (cls.parse_array reads them)
@@ -87,13 +86,13 @@ def run(argv: Sequence[str]) -> int:
             print(f"coll-gen: error: {flag} {v} does not fit in 64 bits", file=sys.stderr)
             return 1
     op = COMMANDS[args.collective].short_name()
-    for key in ("axis", "split_axis", "concat_axis"):
-        a = getattr(args, key, None)
+    cls = COMMANDS[args.collective]
+    axes = {k: getattr(args, k) for k in cls.AXES if hasattr(args, k)}
+    for key, a in [("axis", getattr(args, "axis", None)), *axes.items()]:
         if a is not None and not 0 <= a < len(shape):
             print(f"coll-gen: error: --{key.replace('_', '-')} {a} is out of range for shape "
                   f"'{args.shape}'; expected 0 <= axis < {len(shape)}", file=sys.stderr)
             return 1
-    cls = COMMANDS[args.collective]
     arrays = {}
     for key in cls.ARRAYS:
         given = getattr(args, key, None)
@@ -108,7 +107,7 @@ def run(argv: Sequence[str]) -> int:
             text = collective_module(
                 op, args.devices, shape, args.dtype, kind=getattr(args, "kind", None) or "sum",
                 strategy=args.strategy, root=getattr(args, "root", None), axis=getattr(args, "axis", None),
-                split_axis=getattr(args, "split_axis", None), concat_axis=getattr(args, "concat_axis", None),
+                **axes,
                 in_place=getattr(args, "in_place", False), to_device=getattr(args, "to_device", None),
                 threshold=getattr(args, "threshold", None), name=args.name, **arrays)
             if getattr(args, "peer_access", False):

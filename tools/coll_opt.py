@@ -449,10 +449,16 @@ def _dump_pipeline(pipeline: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """The `coll-opt` command (tools/diagnostics.py main: exit codes, errors,
-    `| head`); as a command, it skips the interpreter's teardown (a
-    transform: its output is written when `run` returns)."""
-    tool_main("coll-opt", run, argv, quick_exit=True)
+    """coll-opt as a call (tools/diagnostics.py main: exit codes, errors,
+    `| head`): raises SystemExit."""
+    tool_main("coll-opt", run, argv)
+
+
+def command() -> NoReturn:
+    """The `coll-opt` executable (pyproject's script): `main` that ends the
+    process without the interpreter's teardown (a transform: its output is
+    written when `run` returns)."""
+    tool_main("coll-opt", run, quick_exit=True)
 
 
 if __name__ == "__main__":

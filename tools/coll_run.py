@@ -62,8 +62,10 @@ from mlir import ir
 from coll.collectives import BY_NAME, COLLECTIVES
 from coll.execution.check import CHUNK, WholeProgram, _elementwise, as_float, combine_depth, describe, make_inputs
 from coll.execution.measure import (
+    COLUMNS,
     MAX_REPEAT,  # timed runs per strategy
     MAX_TIMEOUT,  # seconds per run
+    PERF_ONLY,
     Measurement,
     Runs,
     help_text,
@@ -93,7 +95,8 @@ STRATEGY_CHOICES = tuple(STRATEGIES) + ("all",)
 
 def _parser(backends: Any) -> ArgumentParser:
     p = ArgumentParser(prog="coll-run", description="Run a collective module on a back end, check it and time it.",
-                       epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=help_text([c for c in COLUMNS if c not in PERF_ONLY]),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="input .mlir file")
     p.add_argument("--backend", required=True, help=", ".join(backends.names()))
     p.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)

@@ -139,9 +139,9 @@ def main(prog: str, run: Callable[[list[str]], int], argv: list[str] | None = No
     and exits with its code. A Failure is printed as it is, exit 1; what no
     handler caught still ends as one `prog: error: internal error:` line and
     exit 1, not a traceback (COLL_TRACEBACK=1 shows it); Ctrl-C is exit
-    130; a closed stdout pipe (`| head`) is quiet, exit 1. `quick_exit`:
-    a command (not a call with `argv`) ends without the interpreter's
-    teardown (_exit_now)."""
+    130; a closed stdout pipe (`| head`) is quiet, exit 1. `quick_exit`
+    (an executable's entry point, never a call that catches SystemExit):
+    the process ends without the interpreter's teardown (_exit_now)."""
     try:
         code = run(sys.argv[1:] if argv is None else argv)
         sys.stdout.flush()  # here, so that a closed pipe is handled below, not at exit
@@ -158,7 +158,7 @@ def main(prog: str, run: Callable[[list[str]], int], argv: list[str] | None = No
             raise
         print(f"{prog}: error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         code = 1
-    if quick_exit and argv is None:
+    if quick_exit:
         _exit_now(code)
     sys.exit(code)
 

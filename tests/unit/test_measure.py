@@ -101,13 +101,37 @@ def test_a_program_that_writes_its_inputs_fails_and_the_next_gets_them_back():
         runs.measure(_Sum(clobber=True), 1)
 
 
+class _OffByOne:
+    """A 'program' whose every output element is its all_to_all value + 1."""
+
+    def run(self, inputs, outputs):
+        n = len(inputs)
+        for j, y in enumerate(outputs):
+            y[...] = np.concatenate([np.split(x, n)[j] for x in inputs]) + 1
+
+    def time(self, inputs, outputs, repeat):
+        return [1e-3] * repeat
+
+
+def test_the_check_counts_every_wrong_element_of_every_output():
+    """3 outputs of 6 i32, all wrong: 18 elements differ (not the worst
+    output's 6)."""
+    from mlir import ir
+    with make_context():
+        problem = check.describe(ir.Module.parse(collective_module("all_to_all", 3, [6], "i32", split_axis=0,
+                                                                   concat_axis=0)))
+    m = measure.Runs(problem, check.make_inputs(problem, 0)).measure(_OffByOne(), 1)
+    assert (m.ok, m.wrong, m.status) == (False, 18, "FAIL (18 elements differ)")
+
+
 def test_help_and_the_docs_define_every_column(capsys):
     with pytest.raises(SystemExit):
         coll_run.run(["--help"])
     text = capsys.readouterr().out
     readme = (ROOT / "docs" / "running.md").read_text()
     for name, what in measure.COLUMNS.items():
-        assert re.search(rf"^  {re.escape(name)}\s", text, re.M), name
+        listed = re.search(rf"^  {re.escape(name)}\s", text, re.M)
+        assert bool(listed) == (name not in measure.PERF_ONLY), name  # the columns it prints, only those
         assert f"| `{name}` | {what} |" in readme, name  # the same words as execution/measure.py
 
 
