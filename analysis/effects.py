@@ -36,6 +36,8 @@ WHOLE_VIEW = ("vector.transfer_read", "vector.transfer_write", "vector.maskedloa
               "vector.maskedstore", "vector.gather", "vector.scatter", "vector.expandload",
               "vector.compressstore", "affine.load", "affine.store", "affine.vector_load",
               "affine.vector_store")
+WHOLE_VIEW_WRITES = ("vector.transfer_write", "vector.maskedstore", "vector.scatter", "vector.compressstore",
+                     "affine.store", "affine.vector_store")  # the others of WHOLE_VIEW read
 
 
 class Unresolved(Exception):
@@ -301,8 +303,7 @@ def effects(op: ir.Operation) -> Effects | None:
         return ([a], []) if base == 0 else ([], [a])
     if name in WHOLE_VIEW:
         mems: list[Access] = [(v, None, False) for v in operands if isinstance(v.type, ir.MemRefType)]
-        writes = "store" in name or "write" in name or "scatter" in name
-        return ([], mems) if writes else (mems, [])
+        return ([], mems) if name in WHOLE_VIEW_WRITES else (mems, [])
     if name.startswith("linalg."):
         return _linalg(op)
     if name in ("func.call", "func.call_indirect"):

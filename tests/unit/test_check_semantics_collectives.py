@@ -12,9 +12,10 @@ piece, a lowering's pieces are N^2 blocks at most)."""
 import pytest
 from mlir import ir
 from mlir.dialects import func
+from registry_forms import forms as registry_forms
 
 from coll.ir import builders, peers
-from coll.ir.generate import collective_module
+from coll.ir.generate import axis_attributes, collective_module
 from coll.ir.ops import OPS, Implements, attr_ints, view
 from coll.passes.check_semantics import check_module, unclaimed
 from coll.passes.lower_collectives import lower_collectives
@@ -23,24 +24,29 @@ from coll.passes.shuffle import shuffle
 NS = (1, 2, 3, 4, 5, 7, 8, 12, 16)  # up to 16, odd and even, powers of two and not
 
 
-def variants(op, n):
-    """(shape, attrs, in_place) of each form of `op` at n devices."""
-    if op == "all_reduce":
-        return [([37], {}, False), ([5], {"to_device": 0}, False), ([3, 4], {"to_device": n}, False),
-                ([37], {}, True), ([37], {"to_device": n - 1}, True)]
-    if op == "reduce_scatter":
+# Axis and pair choices the registry's samples do not reach, where a
+# collective has axes or pairs to choose: blocks along a leading and an inner
+# axis, split along one axis and gathered along another; partial pairs,
+# identity pairs and none.
+def more_forms(cls, n):
+    if len(cls.AXES) == 1:  # reduce_scatter, all_gather, ...: both axes of a 2-D buffer
         return [([2, 2 * n], {"axis": 1}, False), ([n, 3], {"axis": 0}, False)]
-    if op == "all_gather":
-        return [([2, 3], {"axis": 1}, False), ([5], {"axis": 0}, False)]
-    if op == "all_to_all":
-        return [([n, 2 * n], {"split_axis": 0, "concat_axis": 1}, False),
-                ([2, n], {"split_axis": 1, "concat_axis": 0}, False),
-                ([2 * n, 1], {"split_axis": 0, "concat_axis": 0}, False)]
-    if op == "permute":  # a ring shift (the default), partial pairs, identity pairs, none
-        return [([37], {}, False), ([2, 3], {"pairs": partial_pairs(n)}, False),
+    if len(cls.AXES) == 2:  # all_to_all: the two axes crossed, and both leading
+        split, concat = cls.AXES
+        return [([n, 2 * n], {split: 0, concat: 1}, False), ([2, n], {split: 1, concat: 0}, False),
+                ([2 * n, 1], {split: 0, concat: 0}, False)]
+    if "pairs" in cls.ARRAYS:
+        return [([2, 3], {"pairs": partial_pairs(n)}, False),
                 ([5], {"pairs": [v for i in range(n) for v in (i, i)]}, False), ([4], {"pairs": []}, False)]
-    # reduce, broadcast: the root in the group, outside it, and in place.
-    return [([37], {"root": n // 2}, False), ([6], {"root": n}, False), ([37], {"root": n - 1}, True)]
+    return []
+
+
+def variants(cls, n):
+    """(shape, attrs, in_place) of each form of `cls` at n devices: the
+    registry's (registry_forms.py: its sample, small sample, roots inside and
+    outside the group, to_device, in place) and more_forms."""
+    out = [(shape, attrs, in_place) for _, shape, attrs, in_place in registry_forms(cls, n)]
+    return out + [v for v in more_forms(cls, n) if v not in out]
 
 
 def partial_pairs(n):
@@ -77,13 +83,12 @@ CASES = [(cls.NAME[len("coll."):], s) for cls in OPS.values() if hasattr(cls, "S
 def test_every_lowering_is_proved(ctx, op, strategy):
     cls = OPS["coll." + op]
     for n in NS:
-        for shape, attrs, in_place in variants(op, n):
+        for shape, attrs, in_place in variants(cls, n):
             m = lowered(op, n, strategy, shape, attrs, in_place)
             where = f"{op} {strategy} N={n} {shape} {attrs} in_place={in_place}"
             (c,) = claims(m)
             assert c.collective == op and c.devices == list(range(n)), where
-            assert c.axes == ([attrs[k] for k in ("axis", "split_axis", "concat_axis") if k in attrs]
-                              or None), where
+            assert c.axes == (list(axis_attributes(cls, **attrs).values()) or None), where
             assert (c.root, c.to_device) == (attrs.get("root"), attrs.get("to_device")), where
             assert (c.kind is not None) == cls.HAS_KIND, where
             assert {a: attr_ints(c.operation, a) for a in cls.ARRAYS} == \
@@ -96,7 +101,7 @@ def test_every_lowering_is_proved(ctx, op, strategy):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_shuffled_programs_are_proved(ctx, op, strategy, seed):
     for n in (3, 4, 6):
-        for shape, attrs, in_place in variants(op, n):
+        for shape, attrs, in_place in variants(OPS["coll." + op], n):
             m = lowered(op, n, strategy, shape, attrs, in_place)
             before = str(m)
             shuffle(m.operation, seed)

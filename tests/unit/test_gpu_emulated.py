@@ -7,15 +7,19 @@ import pytest
 from gpu_emulator import Emulator, reference
 from mlir import ir
 
+from coll.collectives import BY_NAME
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.ir.ops import PEER_ACCESS
 from coll.lowering import lower
 from coll.lowering.gpu.nvvm import compile_module
 from coll.lowering.gpu.to_gpu import to_gpu
 from coll.passes.lower_collectives import lower_collectives
 
-STRATEGIES = ("naive", "ring", "all2all", "oneshot", "twoshot")
-PEER = ("oneshot", "twoshot")  # logical devices on one GPU: peer access holds
+# Every all_reduce strategy of the registry; those that need peer access run
+# with it (logical devices on one GPU: it holds).
+STRATEGIES = BY_NAME["coll.all_reduce"].STRATEGIES
+PEER = tuple(s for s in STRATEGIES if PEER_ACCESS in BY_NAME["coll.all_reduce"].needs(s))
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +28,18 @@ def emu(tmp_path_factory):
 
 
 _count = [0]
+_built = {}  # (text, strategy, options) -> build's result: the same program is compiled once
 
 
 def build(emu, out_dir, text, strategy="auto", **options):
     """-> (library path, entry, workspace bytes, explicit-level op counts)."""
+    key = (text, strategy, tuple(sorted(options.items())))
+    if key not in _built:
+        _built[key] = _build(emu, out_dir, text, strategy, **options)
+    return _built[key]
+
+
+def _build(emu, out_dir, text, strategy, **options):
     _count[0] += 1
     path = out_dir / f"libprog{_count[0]}.so"
     with make_context():
