@@ -80,3 +80,26 @@ def test_a_nested_old_path_warns_once_with_the_place_that_exists(statement, says
     assert r.returncode == 0, r.stderr
     lines = [line.split(": FutureWarning: ")[1] for line in r.stderr.splitlines() if ": FutureWarning: " in line]
     assert lines == [f"{s}; import that instead" for s in says], r.stderr
+
+
+def _collective_classes():
+    from coll.collectives import COLLECTIVES
+    from coll.collectives.base import Collective
+    return [*COLLECTIVES, Collective]
+
+
+@pytest.mark.parametrize("cls", _collective_classes(), ids=lambda c: c.__name__)
+def test_a_collective_class_still_answers_in_ir_ops_and_says_where_it_went(cls):
+    # They were coll.ir.ops.AllReduce, ...: ir/ finds them among the
+    # registered classes, importing nothing above it (test_layers.py).
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    with pytest.warns(FutureWarning, match=f"coll.ir.ops.{cls.__name__} moved to {where}; import that instead"):
+        exec(f"from coll.ir.ops import {cls.__name__} as got", ns := {})
+    assert ns["got"] is cls
+
+
+def test_ir_ops_answers_an_unknown_name_as_a_module_does():
+    import coll.ir.ops as ops
+    assert not hasattr(ops, "Nope") and getattr(ops, "Nope", None) is None
+    with pytest.raises(ImportError, match="cannot import name 'Nope' from 'coll.ir.ops'"):
+        exec("from coll.ir.ops import Nope", {})
