@@ -13,6 +13,10 @@ with a FutureWarning (coll/__init__.py MOVED).
 
 It sits above every layer (docs/architecture.md) and holds no logic of
 its own beyond choosing a back end by name."""
+from typing import Any
+
+from mlir import ir
+
 from .core import routes
 from .core.errors import PassError, PipelineError
 from .core.pipeline import add_pass, run_pm
@@ -27,6 +31,7 @@ from .ir.verifier import VerifyError
 from .lowering import BACKENDS, lower
 from .lowering import get as backend
 from .lowering import names as backend_names
+from .lowering.base import Runnable
 
 __all__ = [
     "BACKENDS", "GlobalProgram", "PassError", "PipelineError", "VerifyError", "add_pass", "backend",
@@ -35,7 +40,8 @@ __all__ = [
 ]
 
 
-def compile(module, backend="cpu", entry=None, strategy="auto", threshold=None, **options):
+def compile(module: str | ir.Module, backend: str = "cpu", entry: str | None = None, strategy: str = "auto",
+            threshold: int | None = None, **options: Any) -> Runnable:
     """`module` (MLIR text or an ir.Module: collective, explicit or lower
     level, tensor or memref form, global view or SPMD) compiled for the back
     end named `backend` (backend_names()): a program with run(inputs,
