@@ -21,12 +21,14 @@ from .core import routes
 from .core.errors import PassError, PipelineError
 from .core.pipeline import add_pass, run_pm
 from .core.pipeline import run as run_pipeline
+from .execution.signature import from_bf16, to_bf16
 from .frontends import shard, stablehlo, tensor
 from .frontends.run.global_arrays import GlobalProgram
 from .frontends.run.global_arrays import compile as compile_global
 from .frontends.run.shard import compile as compile_shard
 from .ir import builders, load_dialect, make_context
 from .ir.generate import collective_module
+from .ir.ops import view
 from .ir.verifier import VerifyError
 from .lowering import BACKENDS, lower
 from .lowering import get as backend
@@ -34,9 +36,10 @@ from .lowering import names as backend_names
 from .lowering.base import Runnable
 
 __all__ = [
-    "BACKENDS", "GlobalProgram", "PassError", "PipelineError", "VerifyError", "add_pass", "backend",
-    "backend_names", "builders", "collective_module", "compile", "compile_global", "compile_shard", "load_dialect",
-    "lower", "make_context", "routes", "run_pipeline", "run_pm", "shard", "stablehlo", "tensor",
+    "BACKENDS", "GlobalProgram", "PassError", "PipelineError", "Runnable", "VerifyError", "add_pass", "backend",
+    "backend_names", "builders", "collective_module", "compile", "compile_global", "compile_shard", "from_bf16",
+    "load_dialect", "lower", "make_context", "routes", "run_pipeline", "run_pm", "shard", "stablehlo", "tensor",
+    "to_bf16", "view",
 ]
 
 

@@ -14,6 +14,7 @@ self-contained.
   notes that used to live beside it), and every relative link in README.md
   and docs/*.md names a file that exists (and a heading of it, after `#`).
 """
+import ast
 import os
 import re
 import subprocess
@@ -52,6 +53,25 @@ def test_the_readme_is_short_and_starts_with_the_two_commands():
     first = _blocks(ROOT / "README.md", "sh")[0][1]
     assert first.startswith("make demo ") and "\nmake test " in first
     assert _console_blocks(ROOT / "README.md"), "the README's tour is tool output, checked here"
+
+
+def test_the_embedding_guide_imports_coll_through_api_alone():
+    """docs/embedding.md teaches the public entry points (coll.api), not
+    the package's inside; an old import path (coll/__init__.py MOVED) may
+    appear where the guide shows that it still works."""
+    from coll import MOVED
+    found = []
+    for line, block in _blocks(ROOT / "docs" / "embedding.md", "python"):
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] if node.module != "coll" else [f"coll.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            found += [f"line {line + node.lineno - 1}: {n}" for n in names
+                      if (n == "coll" or n.startswith("coll.")) and n != "coll.api" and n not in MOVED]
+    assert not found, found
 
 
 @pytest.mark.parametrize("path", [p for p in DOCUMENTS if _blocks(p, "python")], ids=lambda p: p.name)
