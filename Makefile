@@ -49,7 +49,8 @@ test: setup lint
 	  COLL_SHUFFLE_SEED=$$s $(BIN)/pytest -q tests/unit/test_mpi_collectives.py || exit 1; \
 	done
 
-# the package's subpackages (-p coll would recurse through build/typecheck/coll)
+# the package's subpackages (-p coll would recurse through build/typecheck/coll);
+# its modules outside them (coll, coll.api) go by -m
 PACKAGES := ir core collectives passes analysis frontends execution lowering tools fuzz
 
 # The linter and the type checker (pyproject.toml [tool.ruff], [tool.mypy]).
@@ -57,7 +58,7 @@ PACKAGES := ir core collectives passes analysis frontends execution lowering too
 lint: setup
 	@mkdir -p build/typecheck && ln -sfn $(CURDIR) build/typecheck/coll
 	$(BIN)/ruff check .
-	$(BIN)/mypy -m coll $(addprefix -p coll.,$(PACKAGES))
+	$(BIN)/mypy -m coll -m coll.api $(addprefix -p coll.,$(PACKAGES))
 
 # bench/report.md + bench/report/*.png: calibrates the CPU profile, then
 # schedule quality, compile time, CPU runs and the auto validation grid.

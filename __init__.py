@@ -56,37 +56,88 @@ def moved_to(name: str) -> str | None:
     return None
 
 
+def _split(name: str) -> bool:
+    """Whether some module under the old package `name` went elsewhere than
+    under where `name` went (coll.runtime: coll.runtime.cpu is not
+    coll.execution.cpu)."""
+    return any(k.startswith(name + ".") for k in MOVED)
+
+
+def _warn(old: str, new: str, stacklevel: int) -> None:
+    warnings.warn(f"{old} moved to {new}; import that instead", FutureWarning, stacklevel=stacklevel + 1)
+
+
 class _Alias:
-    """Imports the module an old path names, under the old name too, and
-    warns (FutureWarning) where it went: code written against the old
-    layout keeps working and learns the new path."""
+    """The loader of an old path: the module is the new module itself,
+    under its old name too (`coll.backends.cpu is coll.lowering.cpu`), and
+    a FutureWarning says where it went: code written against the old layout
+    keeps working and learns the new path. The import system sets the
+    module's `__spec__` to the old name's; exec_module puts the new one
+    back, so the module stays what it is under its own name.
+
+    A package whose modules went to different places (coll.runtime) cannot
+    be the new package: `from coll.runtime import cpu` would look for
+    coll.execution.cpu. It is a stand-in (_stand_in) that reads what the new
+    package holds and imports each moved module by its old path."""
 
     def __init__(self, target: str) -> None:
         self.target = target
+        self.spec: ModuleSpec | None = None
 
     def create_module(self, spec: ModuleSpec) -> types.ModuleType:
-        warnings.warn(f"{spec.name} moved to {self.target}; import that instead", FutureWarning, stacklevel=2)
+        if _split(spec.name):
+            return _stand_in(spec.name, self.target)
         new = importlib.import_module(self.target)
-        if not any(k.startswith(spec.name + ".") for k in MOVED):
-            return new
-        # A package whose modules went to different places (coll.runtime):
-        # a stand-in that imports each by its old path (`from coll.runtime
-        # import cpu`) and reads anything else from where the package went.
-        shim = types.ModuleType(spec.name, f"moved to {self.target}")
-        shim.__path__ = []
-
-        def attr(name: str) -> Any:  # whatever the module holds
-            if name.startswith("__"):
-                raise AttributeError(name)
-            if f"{spec.name}.{name}" in MOVED or not hasattr(new, name):
-                return importlib.import_module(f"{spec.name}.{name}")
-            return getattr(new, name)
-        # A module reads a missing attribute through its __getattr__ (PEP 562).
-        shim.__getattr__ = attr  # type: ignore[method-assign]
-        return shim
+        self.spec = new.__spec__
+        # One warning per import: a module under an old path that was the
+        # new module already warned when its parent was imported (and this
+        # one is where it said).
+        parent = spec.name.rpartition(".")[0]
+        if moved_to(parent) is None or _split(parent):
+            _warn(spec.name, self.target, stacklevel=2)
+        return new
 
     def exec_module(self, module: types.ModuleType) -> None:
-        pass
+        if self.spec is not None:
+            module.__spec__ = self.spec
+
+
+def _stand_in(old: str, target: str) -> types.ModuleType:
+    """The old package `old`, whose modules went to several places: an
+    empty package that imports each of them by its old path and reads
+    anything else from `target`, as a module does (an AttributeError for a
+    name neither has). It warns when it is read, not when it is imported:
+    importing one of its modules (coll.runtime.cpu) warns of that module
+    alone, with the place it went."""
+    new = importlib.import_module(target)
+    shim = types.ModuleType(old, f"{old} moved to {target}")
+    shim.__path__ = []
+    warned: list[bool] = []
+
+    def attr(name: str) -> Any:
+        child = f"{old}.{name}"
+        if child in MOVED or _split(child):
+            return importlib.import_module(child)
+        if name == "__all__":  # `from old import *`: what `from new import *` gives
+            names = getattr(new, "__all__", None)
+            found = list(names) if names is not None else [k for k in vars(new) if not k.startswith("_")]
+        elif not name.startswith("__") and hasattr(new, name):
+            found = getattr(new, name)
+        else:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        if not warned:
+            warned.append(True)
+            _warn(old, target, stacklevel=2)
+        return found
+
+    def names() -> list[str]:
+        return sorted(set(vars(shim)) | set(dir(new)))
+
+    # A module reads a missing attribute through its __getattr__, dir()
+    # through its __dir__ (PEP 562).
+    shim.__getattr__ = attr  # type: ignore[method-assign]
+    shim.__dir__ = names  # type: ignore[method-assign]
+    return shim
 
 
 class _Moved:
@@ -98,6 +149,11 @@ class _Moved:
                   target: types.ModuleType | None = None) -> ModuleSpec | None:
         where = moved_to(name)
         if where is None:
+            return None
+        try:  # a name under an old path that is nowhere now: no module, as for any other name
+            if importlib.util.find_spec(where) is None:
+                return None
+        except ModuleNotFoundError:
             return None
         # _Alias has what a loader needs (create_module, exec_module).
         return importlib.util.spec_from_loader(name, cast("Loader", _Alias(where)))

@@ -13,29 +13,38 @@ with a FutureWarning (coll/__init__.py MOVED).
 
 It sits above every layer (docs/architecture.md) and holds no logic of
 its own beyond choosing a back end by name."""
+from typing import Any
+
+from mlir import ir
+
 from .core import routes
 from .core.errors import PassError, PipelineError
 from .core.pipeline import add_pass, run_pm
 from .core.pipeline import run as run_pipeline
+from .execution.signature import from_bf16, to_bf16
 from .frontends import shard, stablehlo, tensor
 from .frontends.run.global_arrays import GlobalProgram
 from .frontends.run.global_arrays import compile as compile_global
 from .frontends.run.shard import compile as compile_shard
 from .ir import builders, load_dialect, make_context
 from .ir.generate import collective_module
+from .ir.ops import view
 from .ir.verifier import VerifyError
 from .lowering import BACKENDS, lower
 from .lowering import get as backend
 from .lowering import names as backend_names
+from .lowering.base import Runnable
 
 __all__ = [
-    "BACKENDS", "GlobalProgram", "PassError", "PipelineError", "VerifyError", "add_pass", "backend",
-    "backend_names", "builders", "collective_module", "compile", "compile_global", "compile_shard", "load_dialect",
-    "lower", "make_context", "routes", "run_pipeline", "run_pm", "shard", "stablehlo", "tensor",
+    "BACKENDS", "GlobalProgram", "PassError", "PipelineError", "Runnable", "VerifyError", "add_pass", "backend",
+    "backend_names", "builders", "collective_module", "compile", "compile_global", "compile_shard", "from_bf16",
+    "load_dialect", "lower", "make_context", "routes", "run_pipeline", "run_pm", "shard", "stablehlo", "tensor",
+    "to_bf16", "view",
 ]
 
 
-def compile(module, backend="cpu", entry=None, strategy="auto", threshold=None, **options):
+def compile(module: str | ir.Module, backend: str = "cpu", entry: str | None = None, strategy: str = "auto",
+            threshold: int | None = None, **options: Any) -> Runnable:
     """`module` (MLIR text or an ir.Module: collective, explicit or lower
     level, tensor or memref form, global view or SPMD) compiled for the back
     end named `backend` (backend_names()): a program with run(inputs,

@@ -9,9 +9,10 @@ and STRATEGIES are filled in place when `coll` is imported (coll/__init__.py
 loads the collectives first), so a module that imported them early still
 sees every op.
 """
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from mlir import ir
 from mlir._mlir_libs import _mlir as _cext
@@ -506,3 +507,22 @@ def view(op: ir.Operation | ir.OpView) -> OpView | None:
     op = getattr(op, "operation", op)
     cls = OPS.get(op.name)
     return cls(op) if cls is not None else None
+
+
+if not TYPE_CHECKING:  # mypy keeps reporting a misspelt name of this module
+    def __getattr__(name: str) -> type:
+        """The collective op classes were here (`coll.ir.ops.AllReduce`);
+        they live in coll.collectives now, one file each, and register
+        themselves (COLLECTIVE_OPS): the old name still answers, with a
+        FutureWarning that says where the class went. Found among the
+        registered classes and their bases (Collective), so ir/ imports
+        nothing above it."""
+        for cls in COLLECTIVE_OPS:
+            for found in cls.__mro__:
+                if found.__name__ == name and found.__module__.startswith("coll.collectives"):
+                    where = f"{found.__module__}.{found.__qualname__}"
+                    by_name = " (or coll.collectives.BY_NAME by op name)" if found is cls else ""
+                    warnings.warn(f"coll.ir.ops.{name} moved to {where}; import that instead{by_name}",
+                                  FutureWarning, stacklevel=2)
+                    return found
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

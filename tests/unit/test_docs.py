@@ -14,6 +14,8 @@ self-contained.
   notes that used to live beside it), and every relative link in README.md
   and docs/*.md names a file that exists (and a heading of it, after `#`).
 """
+import ast
+import inspect
 import os
 import re
 import subprocess
@@ -52,6 +54,45 @@ def test_the_readme_is_short_and_starts_with_the_two_commands():
     first = _blocks(ROOT / "README.md", "sh")[0][1]
     assert first.startswith("make demo ") and "\nmake test " in first
     assert _console_blocks(ROOT / "README.md"), "the README's tour is tool output, checked here"
+
+
+def test_the_embedding_guide_imports_coll_through_api_alone():
+    """docs/embedding.md teaches the public entry points (coll.api), not
+    the package's inside; an old import path (coll/__init__.py MOVED) may
+    appear where the guide shows that it still works."""
+    from coll import MOVED
+    found = []
+    for line, block in _blocks(ROOT / "docs" / "embedding.md", "python"):
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] if node.module != "coll" else [f"coll.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            found += [f"line {line + node.lineno - 1}: {n}" for n in names
+                      if (n == "coll" or n.startswith("coll.")) and n != "coll.api" and n not in MOVED]
+    assert not found, found
+
+
+def test_the_architecture_names_the_registries_as_the_code_has_them():
+    # The frontends row of the registry table: FRONTENDS, in order.
+    from coll.frontends import FRONTENDS
+    from coll.lowering import BACKENDS
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| frontends |"))
+    assert row.rsplit("|", 2)[1].strip() == ", ".join(f"`{f.NAME}`" for f in FRONTENDS), row
+    # "A back end": build's signature as every back end's method has it
+    # (its leading parameters; each back end's options follow).
+    section = text.split("### A back end", 1)[1].split("\n### ", 1)[0]
+    said = re.findall(r"`build\(([^)]*)\)`", section)
+    assert said, "the back end section gives build's signature"
+    leading = [p.strip() for p in said[0].split(",") if p.strip() not in ("...", "")]
+    for b in BACKENDS.values():
+        params = list(inspect.signature(b.build).parameters)
+        assert params[:len(leading)] == leading, f"docs: build({said[0]}); {b.name}: build({', '.join(params)})"
+        named = re.findall(r"`(\w+)`", section)
+        assert params[len(leading)] in named, f"{b.name}'s first option {params[len(leading)]} is not named"
 
 
 @pytest.mark.parametrize("path", [p for p in DOCUMENTS if _blocks(p, "python")], ids=lambda p: p.name)

@@ -83,7 +83,7 @@ def test_compile_names_the_bad_argument(call, says):
 @pytest.mark.parametrize("statement, old, where, module", [
     ("import coll.runtime.cpu as m", "coll.runtime.cpu", "coll.lowering.cpu", None),  # the docs' path before
     ("from coll.runtime import cpu as m", "coll.runtime.cpu", "coll.lowering.cpu", None),
-    ("from coll.backends import mpi as m", "coll.backends", "coll.lowering", "coll.lowering.mpi"),
+    ("from coll.backends import mpi as m", "coll.backends.mpi", "coll.lowering.mpi", None),
     ("import coll.backends.frontend as m", "coll.backends.frontend", "coll.frontends.run.global_arrays", None),
     ("import coll.backends.mpi.project as m", "coll.backends.mpi.project", "coll.lowering.mpi.to_mpi", None),
     ("from coll.passes import cost_model as m", "coll.passes.cost_model", "coll.analysis.cost_model", None),
