@@ -138,10 +138,8 @@ with make_context():
         for strategy in cls.STRATEGIES:
             for n in ns:
                 kw = {"root": 1 % n} if cls.ROOTED else {}
-                if len(cls.AXES) > 1:
-                    kw.update(split_axis=0, concat_axis=0)
-                elif cls.AXES:
-                    kw["axis"] = 0
+                if cls.AXES:
+                    kw["axis"] = 0  # every axis of the collective
                 try:
                     text = collective_module(op, n, [n * 12], "f32", strategy=strategy, **kw)
                 except ValueError as e:

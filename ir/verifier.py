@@ -279,9 +279,9 @@ class _Verifier:
                                       "element type on every device")
             if list(_buffer_type(v).shape) != want:
                 base = "tensor" if tensor else "memref"
-                return self.error(op, f"{role} is {_shaped(v)} but {what} of {_shape_text(ref)} inputs over {n} "
-                                      f"devices gives {base}<{'x'.join(map(str, want)) or 'scalar'}>; expected that "
-                                      "shape")
+                dims = "".join(f"{d}x" for d in want)
+                return self.error(op, f"{role} is {_shaped(v)} but {what} over {n} devices of {ref} inputs gives "
+                                      f"{base}<{dims}{ref.element_type}>; expected that shape")
         if not tensor and self.aliasing(op, c, ins, outs):
             return
         self.tokens(op, c.deps)

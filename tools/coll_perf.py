@@ -71,7 +71,7 @@ def _parser() -> ArgumentParser:
                        "(nccl-tests prints their mean); N/A: no in-place form, or -c 0.",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("collectives", nargs="*", metavar="COLLECTIVE",
-                   help="all_reduce (default), reduce_scatter, all_gather, reduce, broadcast, all_to_all, or all")
+                   help=f"{', '.join(c.short_name() for c in COLLECTIVES)} (default: all_reduce), or all")
     p.add_argument("--backend", default="cpu", help="cpu (default), mpi, gpu (cuda), or all (those not available "
                    "here are skipped with the reason)")
     p.add_argument("-b", "--minbytes", type=_size, default=_size("4K"), help="smallest size (default 4K)")
@@ -224,11 +224,10 @@ class Progress:
 
 def _module(cls: Any, n: int, shape: list[int], el: str, kind: str, strategy: str, root: int,
             in_place: bool) -> Any:
-    with make_context():  # 1-D buffers: every axis is 0
+    with make_context():  # 1-D buffers: every axis is 0 (`axis`: each axis a collective has)
         return collective_module(cls.short_name(), n, shape, el, kind=kind,
                                  strategy=None if strategy == "auto" else strategy,
-                                 root=root if cls.ROOTED else None, in_place=in_place,
-                                 axis=0, split_axis=0, concat_axis=0)
+                                 root=root if cls.ROOTED else None, in_place=in_place, axis=0)
 
 
 def measure_point(backend: Any, cls: Any, n: int, size: int, el: str, kind: str, strategy: str, root: int,

@@ -1,6 +1,18 @@
+from pathlib import Path
+
 import pytest
 
+import coll
 from coll.ir import make_context
+
+
+# The package under test must be this checkout's: a venv's editable install
+# may point at another clone, whose code would be tested silently.
+def pytest_configure(config):
+    here, imported = Path(__file__).resolve().parents[2], Path(coll.__file__).resolve().parent
+    if imported != here:
+        pytest.exit(f"these tests are {here}'s, but `import coll` gives {imported}: run them with this "
+                    "checkout's own venv (`make setup` here, then .venv/bin/pytest)", returncode=4)
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ func.func @result_element(%t0: tensor<8xf32>, %t1: tensor<8xf32>) {
 
 // -----
 func.func @scatter_shape(%t0: tensor<8xf32>, %t1: tensor<8xf32>) {
-  // expected-error @+1 {{result #1 is tensor<8xf32> but reduce_scatter of 8 inputs over 2 devices gives tensor<4>; expected that shape}}
+  // expected-error @+1 {{result #1 is tensor<8xf32> but reduce_scatter over 2 devices of tensor<8xf32> inputs gives tensor<4xf32>; expected that shape}}
   %tok, %r0, %r1 = "coll.reduce_scatter"(%t0, %t1) {devices = array<i64: 0, 1>, kind = "sum", scatter_axis = 0 : i64, operandSegmentSizes = array<i32: 2, 0, 0>}
       : (tensor<8xf32>, tensor<8xf32>) -> (!coll.token, tensor<8xf32>, tensor<8xf32>)
   return

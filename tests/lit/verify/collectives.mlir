@@ -18,7 +18,7 @@ func.func @scatter_axis_range(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memre
 
 // -----
 func.func @scatter_output_shape(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
-  // expected-error @+1 {{output #0 is memref<8xf32> but reduce_scatter of 8 inputs over 2 devices gives memref<4>; expected that shape}}
+  // expected-error @+1 {{output #0 is memref<8xf32> but reduce_scatter over 2 devices of memref<8xf32> inputs gives memref<4xf32>; expected that shape}}
   %t = "coll.reduce_scatter"(%x0, %x1, %y0, %y1) {kind = "sum", devices = array<i64: 0, 1>, scatter_axis = 0 : i64, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
   return
 }
@@ -32,7 +32,7 @@ func.func @scatter_no_in_place(%x0: memref<4xf32>) {
 
 // -----
 func.func @gather_output_shape(%x0: memref<2x3xf32>, %x1: memref<2x3xf32>, %y0: memref<4x3xf32>, %y1: memref<4x3xf32>) {
-  // expected-error @+1 {{output #0 is memref<4x3xf32> but all_gather of 2x3 inputs over 2 devices gives memref<2x6>; expected that shape}}
+  // expected-error @+1 {{output #0 is memref<4x3xf32> but all_gather over 2 devices of memref<2x3xf32> inputs gives memref<2x6xf32>; expected that shape}}
   %t = "coll.all_gather"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, gather_axis = 1 : i64, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<2x3xf32>, memref<2x3xf32>, memref<4x3xf32>, memref<4x3xf32>) -> !coll.token
   return
 }
@@ -119,7 +119,7 @@ func.func @all_to_all_split(%x0: memref<3x2xf32>, %x1: memref<3x2xf32>, %y0: mem
 
 // -----
 func.func @all_to_all_shape(%x0: memref<4x2xf32>, %x1: memref<4x2xf32>, %y0: memref<4x2xf32>, %y1: memref<4x2xf32>) {
-  // expected-error @+1 {{output #0 is memref<4x2xf32> but all_to_all of 4x2 inputs over 2 devices gives memref<2x4>; expected that shape}}
+  // expected-error @+1 {{output #0 is memref<4x2xf32> but all_to_all over 2 devices of memref<4x2xf32> inputs gives memref<2x4xf32>; expected that shape}}
   %t = "coll.all_to_all"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, split_axis = 0 : i64, concat_axis = 1 : i64, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<4x2xf32>, memref<4x2xf32>, memref<4x2xf32>, memref<4x2xf32>) -> !coll.token
   return
 }
