@@ -54,3 +54,10 @@ int32_t coll_mpi_count(int32_t flag) {
   MPI_Allreduce(&in, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   return sum;
 }
+/* For mpi-exe's main: whether the ranks hold different `value`s (known to
+   every rank: its arguments' hash, which every rank must share). */
+int32_t coll_mpi_differ(int64_t value) {
+  long long v[2] = {value, -value}, m[2] = {0, 0};
+  MPI_Allreduce(v, m, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return m[0] != -m[1];
+}

@@ -7,8 +7,11 @@ cannot write leaves no output file on any rank, ranks in separate working
 directories, usage errors. Each mpirun is about 1-2 s on 2 cores."""
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -143,7 +146,8 @@ def test_ranks_in_separate_directories_and_an_output_one_rank_cannot_write(tmp_p
     os.rmdir(dirs[1] / "res")
     rc, out = mpmd("res/y")
     assert rc == 1 and re.search(r"rank 1: error: cannot write res/y1.bin.coll-tmp-\d+", out), out
-    assert "error: 1 rank(s) could not write their outputs (see above): no output file was written" in out
+    # Found out before the run (its temporary file is made first).
+    assert "error: 1 rank(s) could not write their outputs (see above): nothing was run, no file was written" in out
     assert [os.listdir(d / "res") for d in (dirs[0], dirs[2])] == [[], []]
 
 
@@ -181,3 +185,120 @@ func.func @f(%x0: {t}, %x1: {t}) attributes {{llvm.emit_c_interface}} {{
     assert r.returncode == 1 and not exe.exists(), r.stderr
     assert r.stderr.startswith(f"{src}:2:1: error: mpi-exe takes arguments with the identity layout; argument 0 of "
                                "each rank is memref<4xf32> with the static layout offset 4, strides [1]"), r.stderr
+
+
+def _mpmd(exe, dirs, args_of, user=None):
+    """One rank per directory (MPMD syntax), rank r's arguments args_of(r);
+    `user`: as that user (setpriv), e.g. one that cannot replace a file."""
+    from coll.lowering.mpi.toolchain import find
+    base = mpi.mpirun_command(find(), len(dirs))[:-2]
+    if user is not None:
+        base = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "env", "HOME=/tmp"] + \
+            [a for a in base if a != "--allow-run-as-root"]
+    cmd = list(base)
+    for r, d in enumerate(dirs):
+        cmd += ([":"] if r else []) + ["-n", "1", "-wdir", str(d), str(exe), *args_of(r)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    return r.returncode, r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    """An in-place all_reduce of 2 x 4xf32, and a directory per rank with its input."""
+    tmp = tmp_path_factory.mktemp("pair")
+    exe, _ = _build(tmp, _gen("all-reduce", "--devices", "2", "--shape", "4", "--dtype", "f32", "--in-place"))
+    return exe
+
+
+def _dirs(root, n=2):
+    dirs = [root / f"d{r}" for r in range(n)]
+    for r, d in enumerate(dirs):
+        d.mkdir()
+        (np.arange(4, dtype=np.float32) * (r + 1)).tofile(d / f"in{r}.bin")
+    return dirs
+
+
+def test_the_ranks_must_be_given_the_same_arguments(pair, tmp_path):
+    # Found by an outside attack: --in on rank 0 alone ran (rank 1 took the
+    # default inputs) and exited 0; another --repeat per rank hung.
+    dirs = _dirs(tmp_path)
+    for args_of in (lambda r: ["--in", "in"] if r == 0 else [],
+                    lambda r: ["--in", "in", "--repeat", str(2 + 3 * r)],
+                    lambda r: ["--in", "in"] + (["--out", "out"] if r == 1 else [])):
+        rc, out = _mpmd(pair, dirs, args_of)
+        assert rc == 2 and "error: the ranks were given different arguments" in out, out
+        assert sorted(os.listdir(dirs[0]) + os.listdir(dirs[1])) == ["in0.bin", "in1.bin"], out
+
+
+def test_a_usage_error_on_one_rank_is_said_by_that_rank(pair, tmp_path):
+    # Found by an outside attack: only rank 0 said usage errors, so one on
+    # rank 1 alone exited 2 with no message.
+    dirs = _dirs(tmp_path)
+    rc, out = _mpmd(pair, dirs, lambda r: ["--repeat", "x"] if r == 1 else [])
+    assert rc == 2 and "rank 1: " in out and "error: --repeat takes an integer from 0 to 1000000000, got 'x'" in out, out
+
+
+def test_i1_inputs_hold_0_or_1(tmp_path):
+    # Found by an outside attack: bytes 02 and ff in an i1 file ran (and an
+    # xor wrote bytes that are no booleans).
+    exe, _ = _build(tmp_path, _gen("all-reduce", "--devices", "2", "--shape", "4", "--dtype", "i1", "--kind", "xor"))
+    dirs = _dirs(tmp_path)
+    np.array([1, 0, 1, 1], np.uint8).tofile(dirs[0] / "in0.bin")
+    np.array([0, 1, 0x02, 1], np.uint8).tofile(dirs[1] / "in1.bin")
+    rc, out = _mpmd(exe, dirs, lambda r: ["--in", "in", "--out", "out"])
+    assert rc == 1 and "rank 1: error: in1.bin holds byte 0x02 at offset 2, in an i1 argument; expected 0 or 1" in out
+    assert "out0.bin" not in os.listdir(dirs[0]), out
+
+
+def test_an_output_path_that_is_no_file_stops_every_rank_before_the_run(pair, tmp_path):
+    dirs = _dirs(tmp_path)
+    (dirs[1] / "out1.bin").mkdir()
+    rc, out = _mpmd(pair, dirs, lambda r: ["--in", "in", "--out", "out", "--repeat", "1"])
+    assert rc == 1 and "rank 1: error: out1.bin exists and is not a regular file" in out, out
+    assert "slowest of" not in out and os.listdir(dirs[0]) == ["in0.bin"], out
+
+
+def test_an_existing_output_keeps_its_mode_and_a_link_stays_a_link(pair, tmp_path):
+    # coll-opt and coll-build write through a link and keep a file's mode: so does mpi-exe.
+    dirs = _dirs(tmp_path)
+    (dirs[0] / "out0.bin").write_bytes(b"old")
+    os.chmod(dirs[0] / "out0.bin", 0o600)
+    (tmp_path / "shared").mkdir()
+    os.symlink(tmp_path / "shared" / "res1.bin", dirs[1] / "out1.bin")
+    rc, out = _mpmd(pair, dirs, lambda r: ["--in", "in", "--out", "out"])
+    assert rc == 0, out
+    want = np.arange(4, dtype=np.float32) * 3
+    assert np.array_equal(np.fromfile(dirs[0] / "out0.bin", np.float32), want)
+    assert os.stat(dirs[0] / "out0.bin").st_mode & 0o777 == 0o600
+    assert os.path.islink(dirs[1] / "out1.bin")
+    assert np.array_equal(np.fromfile(tmp_path / "shared" / "res1.bin", np.float32), want)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root to run the ranks as another user (setpriv)")
+def test_an_output_one_rank_cannot_replace_leaves_every_output_as_it_was():
+    # Found by an outside attack: when one rank could not rename its file
+    # into place (a sticky directory holding another user's old output),
+    # the other ranks' new files stayed, and their old ones were lost.
+    root = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        os.chmod(root, 0o755)
+        exe = root / "ip"
+        shutil.copy(_build(root, _gen("all-reduce", "--devices", "2", "--shape", "4", "--dtype", "f32",
+                                      "--in-place"), "prog")[0], exe)
+        dirs = _dirs(root)
+        os.chmod(dirs[0], 0o777)
+        os.chmod(dirs[1], 0o1777)  # sticky: nobody cannot move root's file
+        (dirs[0] / "out0.bin").write_bytes(b"STALE")
+        os.chmod(dirs[0] / "out0.bin", 0o666)
+        (dirs[1] / "out1.bin").write_bytes(b"old")
+        for d in dirs:
+            for f in d.iterdir():
+                os.chmod(f, os.stat(f).st_mode | 0o444)
+        rc, out = _mpmd(exe, dirs, lambda r: ["--in", "in", "--out", "out"], user=65534)
+        assert rc == 1 and "rank 1: error: cannot replace out1.bin: Operation not permitted" in out, out
+        assert "every output file is as it was" in out
+        assert (dirs[0] / "out0.bin").read_bytes() == b"STALE" and (dirs[1] / "out1.bin").read_bytes() == b"old"
+        assert sorted(os.listdir(dirs[0])) == ["in0.bin", "out0.bin"], os.listdir(dirs[0])
+    finally:
+        shutil.rmtree(root)
