@@ -86,7 +86,7 @@ from coll.ir.walk import find_ops
 from .args import ArgumentParser
 from .argtypes import count, seed
 from .diagnostics import Collector, Failure, format_error, from_location, print_warnings, tool_main
-from .output import write_atomically
+from .output import check_writable, write_atomically
 from .parse_guard import SourceError, check_input
 from .source import parse, read_input
 
@@ -332,6 +332,10 @@ def run(argv: Sequence[str]) -> int:
             if other is not None and other != "-" and os.path.exists(args.outputs) and os.path.exists(other) \
                     and os.path.samefile(args.outputs, other):
                 _fail(f"--outputs '{args.outputs}' is {flag}; expected another file")
+        try:  # said now, not after the runs
+            check_writable(args.outputs)
+        except OSError as e:
+            _fail(f"could not write '{args.outputs}': {e.strerror}")
     backend = backends.get(args.backend)
     if backend is None:
         _fail(f"unknown backend '{args.backend}'; expected one of: {', '.join(backends.names())}")

@@ -64,6 +64,20 @@ def write_atomically(path: str, data: str | bytes) -> None:
         raise
 
 
+def check_writable(path: str) -> None:
+    """Raises OSError when write_atomically(path, ...) could not write
+    (a directory, a missing or read-only folder), found by making and
+    removing its temporary file: for a tool to say so before its work."""
+    target = os.path.realpath(path)
+    if os.path.isdir(target):
+        raise IsADirectoryError(21, "Is a directory", path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        return  # a special file (/dev/null, a fifo): written directly
+    tmp, fd = _create_temp(target)
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def _create_temp(target: str) -> tuple[str, int]:
     """A fresh file beside `target`, created with mode 0666 so that the
     kernel applies the umask exactly as for open(target, 'w')."""

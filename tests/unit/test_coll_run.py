@@ -304,3 +304,12 @@ def test_cuda_without_gpu_is_a_clear_error():
     assert r.returncode != 0
     assert r.stderr.startswith("coll-run: error: backend 'cuda' is not available here")
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("where, why", [("nodir/o.npz", "No such file or directory"), (".", "Is a directory")])
+def test_an_outputs_path_it_cannot_write_is_said_before_anything_runs(tmp_path, where, why):
+    # Found by an outside attack: a missing folder was said after every run.
+    mod = write_module(tmp_path / "m.mlir", 2, [8], "f32", "sum")
+    r = coll_run(mod, "--backend=cpu", "--strategy=all", "--outputs", tmp_path / where)
+    assert r.returncode == 1 and r.stdout == "", r.stdout
+    assert r.stderr == f"coll-run: error: could not write '{tmp_path / where}': {why}\n", r.stderr
