@@ -302,3 +302,17 @@ def test_an_output_one_rank_cannot_replace_leaves_every_output_as_it_was():
         assert sorted(os.listdir(dirs[0])) == ["in0.bin", "out0.bin"], os.listdir(dirs[0])
     finally:
         shutil.rmtree(root)
+
+
+def test_in_for_a_program_that_reads_no_file_is_a_usage_error(tmp_path):
+    # Found by an outside attack: a per-rank program in place (coll-to-mpi's
+    # output) reads no file, and --in was ignored silently (zeros out, exit 0).
+    src = tmp_path / "g.mlir"
+    src.write_text(_gen("all-reduce", "--devices", "2", "--shape", "4", "--dtype", "f32", "--in-place"))
+    per_rank = subprocess.run([sys.executable, "-m", "coll.tools.coll_opt", str(src), "--coll-lower-collectives",
+                               "--coll-to-mpi"], capture_output=True, text=True, check=True).stdout
+    exe, note = _build(tmp_path, per_rank, "pr")
+    assert "rank 0: in [] (0 bytes)" in note, note
+    rc, out = _mpirun(2, exe, "--in", tmp_path / "x", cwd=tmp_path)
+    assert rc == 2 and "error: --in " in out and "this program reads no input file" in out, out
+    assert out.count("this program reads no input file") == 1
