@@ -6,7 +6,8 @@
                    the pool is a trailing `memref<Bxi8>` argument instead
                    (the caller keeps it across runs) and the function gets
                    `coll.workspace_bytes = B`.
-  coll.copy     -> `gpu.memcpy async`. A slice at an offset is handed over
+  coll.copy     -> `gpu.memcpy async` (a copy of strided views, a block's
+                   rows, first becomes one copy per row: rows.py). A slice at an offset is handed over
                    as an identity-layout memref starting at the slice
                    (`memcpy-views=true`, the default; built on the memref
                    descriptor with llvm ops): upstream gpu-to-llvm rejects a
@@ -65,6 +66,7 @@ from ..stored_types import strip_types
 from . import kernels
 from .kernels import KERNEL_MODULE, Kernel, add_kernels
 from .legalize_memcpy import legalize_memcpy
+from .rows import split_rows
 from .streams import Chain, Chains, Program, _Tok, _token_type
 
 THREADS = 256      # per block; grids: kernels.grid_blocks (occupancy on the chip)
@@ -490,6 +492,7 @@ def to_gpu(module_op: ir.Operation, device_map: str = "", chip: str = "sm_90", w
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
+        split_rows(module_op)  # gpu.memcpy and the kernels take contiguous buffers
         funcs = []
         for op in module_op.regions[0].blocks[0].operations:
             if op.operation.name == "func.func" and _has_coll(op.operation):
