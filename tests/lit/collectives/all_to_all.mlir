@@ -11,7 +11,7 @@
 // GEN: empty = coll-gen all-to-all --devices 3 --shape 0x3 --split-axis 1 --concat-axis 0
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_to_all.empty.mlir | FileCheck %s --check-prefix=EMPTY
 // GEN: huge = coll-gen all-to-all --devices 2 --shape 300000x2 --dtype i8 --split-axis 0 --concat-axis 1
-// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_to_all.huge.mlir | FileCheck %s --check-prefix=HUGE
+// RUN: coll-opt --coll-lower-collectives --coll-check-order < %S/Inputs/gen/all_to_all.huge.mlir | FileCheck %s --check-prefix=HUGE
 
 // x0 = 4x2, block 1 = rows 2-3 = elements [4, 8) (2 rows of 2, 2 apart);
 // y1 = 2x4, block 0 = columns 0-1 = elements [0, 2) and [4, 6) (2 rows of
@@ -38,7 +38,8 @@
 
 // 300000x2 i8 over 2 devices: 150000 rows per block, still one copy per
 // pair of devices (the block of x_i is contiguous, that of y_j, 150000x4,
-// two columns: rows of 2, 4 apart).
+// two columns: rows of 2, 4 apart). coll-check-order tells the blocks of
+// one output apart by their offsets alone (analysis/regions.py).
 // HUGE: "coll.copy"({{.*}}) : (memref<150000x2xi8, strided<[2, 1]>, #coll.device<0 : i64>>, memref<150000x2xi8, strided<[4, 1]>, #coll.device<0 : i64>>)
 // HUGE-COUNT-3: "coll.copy"
 // HUGE-NOT: "coll.copy"
