@@ -202,4 +202,5 @@ def test_a_huge_block_of_one_piece_costs_no_memory_per_element(op, shape, args):
     with make_context():
         text = collective_module(op, 8, shape, "f32", **args)
     outcome, _, peak = lowering_bounds.lower_in_child(text, 300)
-    assert outcome == "lowered" and peak < 400, (outcome, peak)  # MiB: the interpreter and MLIR, not the buffers
+    assert outcome == "lowered, 64 ops" if op != "reduce_scatter" else outcome.startswith("lowered"), outcome
+    assert peak < 400, (outcome, peak)  # MiB: the interpreter and MLIR, not the buffers
