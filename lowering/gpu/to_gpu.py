@@ -58,7 +58,7 @@ from mlir.dialects import arith, gpu, memref
 from ...core.errors import PassError
 from ...core.registry import register
 from ...ir.ops import Combine, Copy, Implements
-from ...ir.types import device_of
+from ...ir.types import contiguous, device_of
 from ...ir.verifier import token_escapes
 from ...ir.walk import find_ops
 from ..cpu.split import PURE, split_function
@@ -129,14 +129,9 @@ def _static_alloc(op: ir.Operation) -> bool:
 
 
 def _check_contiguous(v: ir.Value, what: str, loc: ir.Location) -> None:
-    mt = ir.MemRefType(v.type)
-    strides, _ = mt.get_strides_and_offset()
-    expect = 1
-    for d, s in zip(reversed(list(mt.shape)), reversed(list(strides))):
-        if d != 1 and s != expect:
-            raise PassError(f"{what} is not contiguous ({mt}); gpu.memcpy and the "
-                            "combine kernels need contiguous slices", loc)
-        expect *= d
+    if not contiguous(v.type):
+        raise PassError(f"{what} is not contiguous ({v.type}); gpu.memcpy and the "
+                        "combine kernels need contiguous slices", loc)
 
 
 class _Function:
