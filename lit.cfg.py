@@ -64,6 +64,8 @@ config.substitutions.append(("%mlir-opt", os.path.join(mlir_bin, "mlir-opt")))
 config.substitutions.append(("%llc", os.path.join(llvm_bin, "llc")))
 if shutil.which("ptxas"):
     config.available_features.add("ptxas")
+if shutil.which("mpirun") and shutil.which("mpicc"):  # coll-run --backend=mpi
+    config.available_features.add("mpi")
 # jaxlib runs stablehlo-legalize-to-linalg for the StableHLO frontend (the
 # `jax` extra of pyproject.toml, which make setup installs).
 if importlib.util.find_spec("jaxlib") is not None:

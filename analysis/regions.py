@@ -123,12 +123,35 @@ def _union(intervals: Iterable[Interval]) -> list[Interval]:
     return out
 
 
+def _hits(d: int, b: Box, k: int, budget: list[int]) -> bool:
+    """Is d = sum_{m >= k} t_m * s_m + w for some |t_m| < n_m, |w| < run
+    (dims[k:] of `b`)? Then a copy of `b` shifted by d meets `b`. Only the
+    t_k that leave d within the inner dims' reach are tried; raises
+    TooComplex past `budget` of them."""
+    if k == len(b.dims):
+        return abs(d) < b.run
+    n, s = b.dims[k]
+    reach = b.ext[k + 1] - 1  # |sum over the inner dims and the run| is at most this
+    t0, t1 = max(-(n - 1), -((reach - d) // s)), min(n - 1, (d + reach) // s)
+    budget[0] -= max(0, t1 - t0 + 1)
+    if budget[0] < 0:
+        raise TooComplex()
+    return any(_hits(d - t * s, b, k + 1, budget) for t in range(t0, t1 + 1))
+
+
 def overlaps(a: Box, b: Box) -> bool:
-    """Do boxes a and b share a byte? (True when too complex to tell.)"""
+    """Do boxes a and b share a byte? (True when too complex to tell.)
+    Two boxes of one shape (a block's strided views side by side, however
+    many rows) are told apart by their bases alone (_hits), in a few steps."""
     if a.hi <= b.lo or b.hi <= a.lo:
         return False
     if not a.dims and not b.dims:
         return True
+    if a.dims == b.dims and a.run == b.run:
+        try:
+            return _hits(b.base - a.base, a, 0, [BUDGET])
+        except TooComplex:
+            return True
     lo, hi = max(a.lo, b.lo), min(a.hi, b.hi)
     try:
         ra = _union(runs(a, lo, hi))

@@ -1,5 +1,4 @@
 """coll.all_gather: outputs[j] = the inputs concatenated along `gather_axis`."""
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -7,7 +6,7 @@ import numpy as np
 from ..ir.ops import Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
-from .emit import Emitter, block_pairs, blocked_estimate
+from .emit import Emitter, block_pairs
 from .spec import Claim, Spec
 
 
@@ -33,13 +32,6 @@ class AllGather(Collective):
                                       None, [i])]
         return {j: every for j in range(n)}
 
-    @classmethod
-    def estimated_ops(cls, strategy: str, n: int, shape: Sequence[int],
-                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
-        """x_i, whole, against block i along gather_axis of each output."""
-        out = cls.result_shape(shape, n, axes)
-        return blocked_estimate(n, spec.segment_count((shape, None, 1), (out, axes[0], n)))
-
     @staticmethod
     def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
                   n_out: int) -> Expected:
@@ -51,8 +43,8 @@ def _all_gather(e: Emitter, how: str) -> None:
     each; `ring` hop by hop from i around the ring."""
     n = e.n
     for i in range(n):
-        ys, xs = block_pairs(spec.runs(list(e.out_type.shape), e.c.axis("gather_axis"), i, n),
-                             spec.runs(list(e.in_type.shape), None, 0, 1))
+        ys, xs = block_pairs((list(e.out_type.shape), e.c.axis("gather_axis"), n), i,
+                             (list(e.in_type.shape), None, 1), 0)
         if not xs:
             continue
         src = e.pieces(e.x[i], xs)

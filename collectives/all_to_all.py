@@ -1,6 +1,5 @@
 """coll.all_to_all: outputs[j] = block j (along `split_axis`) of every
 input, concatenated in device order along `concat_axis`."""
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -8,7 +7,7 @@ import numpy as np
 from ..ir.ops import Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
-from .emit import Emitter, block_pairs, blocked_estimate
+from .emit import Emitter, block_pairs
 from .spec import Claim, Spec
 
 
@@ -34,15 +33,6 @@ class AllToAll(Collective):
                                                              spec.block(shape, split, j, n), None, [i])]
                 for j in range(n)}
 
-    @classmethod
-    def estimated_ops(cls, strategy: str, n: int, shape: Sequence[int],
-                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
-        """Block j along split_axis of x_i against block i along
-        concat_axis of y_j: as many pieces as the more cut of the two."""
-        split, concat = axes
-        out = cls.result_shape(shape, n, axes)
-        return blocked_estimate(n, spec.segment_count((shape, split, n), (out, concat, n)))
-
     @staticmethod
     def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
                   n_out: int) -> Expected:
@@ -58,5 +48,5 @@ def direct(e: Emitter) -> None:
     split, concat = e.c.axis("split_axis"), e.c.axis("concat_axis")
     for i in range(n):
         for j in range(n):
-            xs, ys = block_pairs(spec.runs(ins, split, j, n), spec.runs(outs, concat, i, n))
+            xs, ys = block_pairs((ins, split, n), j, (outs, concat, n), i)
             e.copy(e.pieces(e.x[i], xs), e.pieces(e.y[j], ys))

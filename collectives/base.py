@@ -97,9 +97,10 @@ class Collective(CollectiveOp):
         """(an upper bound on the ops its lowering emits, what the limit
         message says of the lowering, the advice it gives). The default, for
         collectives that move whole buffers: at most N^2 copies, a few ops
-        each. A collective that moves blocks along axes counts its real
-        pieces instead (collectives/emit.py blocked_estimate)."""
-        return 4 * n * n + buffer_ops(n), f"({n} devices)", "fewer devices"
+        each. That holds for a collective that moves blocks along axes too:
+        each block is one strided view, whatever its rows (collectives/emit.py
+        block_pairs). The advice: what else helps, if anything ("": nothing)."""
+        return 4 * n * n + buffer_ops(n), f"({n} devices)", ""
 
     def emit(self, e: Emitter, strategy: str) -> None:
         """Emits strategy `strategy` with emitter `e` (self.EMITTER(op))."""

@@ -3,11 +3,13 @@ buffers, slices, scratch, copies and combines with token tracking, and the
 final join (`finish`). The strategies (collectives/*.py) are written in
 these.
 
-A "part" is a list of memref pieces (slices) that together hold one block
-of data; copy and combine accept parts as well as single buffers and emit
-one op per piece (a block along a non-leading axis is several contiguous
-runs). Every op that waits for nothing else waits for the collective's own
-`deps`, so a collective starts only after them.
+A "part" is a list of memref pieces that together hold one block of data;
+copy and combine accept parts as well as single buffers and emit one op per
+piece. A block along a non-leading axis is one piece too: a strided view
+(rank 2 or 3, `view`) of its rows, so a lowering's size does not grow with
+the rows it moves (collectives/spec.py `strided_pair`). Every op that
+waits for nothing else waits for the collective's own `deps`, so a
+collective starts only after them.
 """
 from collections.abc import Iterable, Iterator, Sequence
 from typing import cast, overload
@@ -19,7 +21,7 @@ from ..core.errors import PassError
 from ..ir import builders
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import CollectiveOp, Implements, view
-from ..ir.types import device_of, flat_type
+from ..ir.types import device_attr, device_of, flat_type
 from ..ir.types import numel as numel_of
 from ..ir.verifier import SPMD_RANKS
 from ..ir.views import same_memory
@@ -77,6 +79,7 @@ class Emitter:
         self.consumed: set[ir.Value] = set()  # tokens some emitted op waits for
         self._flat: dict[tuple[ir.Value, int], ir.Value] = {}
         self._slices: dict[tuple[ir.Value, int, int], ir.Value] = {}
+        self._views: dict[tuple[ir.Value, int, tuple[int, ...], tuple[int, ...]], ir.Value] = {}
         self._len: dict[ir.Value, int] = {}
         self._where: dict[ir.Value, tuple[int, int | None]] = {}
         self.x = [self.flat(v, d) for v, d in zip(c.inputs, c.input_devices)]
@@ -120,33 +123,56 @@ class Emitter:
             return buf
         key = (buf, start, size)
         if key not in self._slices:
-            where = self._where.get(buf)
-            if where is None:  # (offset, device) of the few buffers sliced
-                t = buf.type
-                where = self._where[buf] = (_offset(t), device_of(t))
+            where = self._place(buf)
             rt = flat_type(self.elem, size, where[1], offset=where[0] + start)
             self._slices[key] = builders.subview(buf, [start], [size], rt)
         return self._slices[key]
 
-    def pieces(self, buf: ir.Value, region: Iterable[tuple[int, int]]) -> list[ir.Value]:
-        """The part of `buf` that `region` ([(start, size)]) names."""
-        return [self.slice(buf, s, n) for s, n in region]
+    def _place(self, buf: ir.Value) -> tuple[int, int | None]:
+        """(offset, device) of flat `buf`, once per buffer (few are sliced)."""
+        where = self._where.get(buf)
+        if where is None:
+            t = buf.type
+            where = self._where[buf] = (_offset(t), device_of(t))
+        return where
+
+    def view(self, buf: ir.Value, v: spec.View) -> ir.Value:
+        """The strided view `v` (offset, sizes, strides) of flat `buf`: a
+        slice when it is contiguous, else a memref.reinterpret_cast."""
+        offset, sizes, strides = v
+        if len(sizes) == 1:
+            return self.slice(buf, offset, sizes[0])
+        key = (buf, offset, sizes, strides)
+        if key not in self._views:
+            start, device = self._place(buf)
+            layout = ir.StridedLayoutAttr.get(start + offset, list(strides))
+            rt = ir.MemRefType.get(list(sizes), self.elem, layout, ir.MemRefType(buf.type).memory_space)
+            self._views[key] = builders.reinterpret(buf, start + offset, sizes, strides, rt)
+        return self._views[key]
+
+    def pieces(self, buf: ir.Value, region: Iterable[tuple[int, int] | spec.View]) -> list[ir.Value]:
+        """The part of `buf` that `region` ([(start, size)] or [View]) names."""
+        return [self.view(buf, r) if len(r) == 3 else self.slice(buf, *r) for r in region]
 
     @overload
     def scratch(self, device: int, size: int) -> ir.Value: ...
     @overload
-    def scratch(self, device: int, size: list[int]) -> list[ir.Value]: ...
+    def scratch(self, device: int, size: list[int] | list[tuple[int, ...]]) -> list[ir.Value]: ...
 
-    def scratch(self, device: int, size: int | list[int]) -> Buf:
-        """A scratch buffer on `device`; a list of sizes gives a part."""
+    def scratch(self, device: int, size: int | list[int] | list[tuple[int, ...]]) -> Buf:
+        """A scratch buffer on `device`; a list of sizes (or of shapes) gives a part."""
         if isinstance(size, list):
             return [self.scratch_buffer(device, s) for s in size]
         return self.scratch_buffer(device, size)
 
-    def scratch_buffer(self, device: int, size: int) -> ir.Value:
-        """One scratch buffer of `size` elements on `device`."""
-        buf = builders.alloc(flat_type(self.elem, size, device))
-        self._len[buf] = size
+    def scratch_buffer(self, device: int, size: int | tuple[int, ...]) -> ir.Value:
+        """One scratch buffer of `size` elements on `device`, or of that
+        shape (the sizes of a strided view it stands for)."""
+        if isinstance(size, tuple) and len(size) > 1:
+            return builders.alloc(ir.MemRefType.get(list(size), self.elem, None, device_attr(device)))
+        length = size[0] if isinstance(size, tuple) else size
+        buf = builders.alloc(flat_type(self.elem, length, device))
+        self._len[buf] = length
         return buf
 
     # -- async ops, tracked so the final join names only terminal tokens ----
@@ -223,20 +249,13 @@ def replace(op: ir.Operation, final: ir.Value) -> None:
 
 
 # -- blocks along an axis ---------------------------------------------------
-def block_pairs(src: list[spec.Run], dst: list[spec.Run]) -> tuple[list[spec.Run], list[spec.Run]]:
-    """([(start, size)] in the source, the same in the target) for two run
-    lists of one length (collectives/spec.py `runs`): the longest pieces
-    contiguous in both, O(pieces) time and memory whatever the shape."""
-    pairs = list(spec.aligned([src, dst]))
-    return [(p[0], size) for p, size in pairs], [(p[1], size) for p, size in pairs]
-
-
-def blocked_estimate(n: int, pieces: int) -> tuple[int, str, str]:
-    """estimated_ops of a blocked collective (ir/ops.py): at most N^2
-    blocks of `pieces` pieces each (spec.segment_count, the decomposition
-    block_pairs makes), a few ops a piece."""
-    return 4 * n * n * max(pieces, 1) + buffer_ops(n), f"({n} devices, {pieces} pieces per block)", \
-        "a leading axis"
+def block_pairs(src: spec.Block, k: int, dst: spec.Block, m: int) -> tuple[list[spec.View], list[spec.View]]:
+    """([view in the source], [view in the target]) of block k of `src`
+    and block m of `dst` (each (shape, axis, n), collectives/spec.py
+    `strided_pair`): one piece each, a strided view of equal sizes, or
+    none when the blocks are empty; O(1) whatever the shape."""
+    pair = spec.strided_pair(src, k, dst, m)
+    return ([pair[0]], [pair[1]]) if pair is not None else ([], [])
 
 
 def require_memref_form(op: ir.Operation) -> None:

@@ -140,7 +140,7 @@ class Permute(Collective):
     @staticmethod
     def estimated_ops(strategy: str, n: int, shape: Sequence[int],
                       axes: Sequence[int] = ()) -> tuple[int, str, str]:
-        return 2 * n + buffer_ops(n), f"({n} devices)", "fewer devices"
+        return 2 * n + buffer_ops(n), f"({n} devices)", ""
 
     @staticmethod
     def spec(claim: Claim, shape: list[int]) -> Spec:

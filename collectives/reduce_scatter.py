@@ -1,9 +1,8 @@
 """coll.reduce_scatter: outputs[j] = block j of (+)_i inputs[i] along `scatter_axis`.
 
-A block of a non-leading axis is several contiguous runs, moved as one
-part (collectives/emit.py).
+A block of a non-leading axis is one strided view, moved by one copy or
+combine (collectives/emit.py).
 """
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from ..ir.ops import Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
-from .emit import Emitter, block_pairs, blocked_estimate
+from .emit import Emitter, block_pairs
 from .spec import Claim, Spec
 
 
@@ -34,13 +33,6 @@ class ReduceScatter(Collective):
         return {j: spec.pieces(spec.block(out, None, 0, 1), spec.block(shape, claim.axis(0), j, n), kind, range(n))
                 for j in range(n)}
 
-    @classmethod
-    def estimated_ops(cls, strategy: str, n: int, shape: Sequence[int],
-                      axes: Sequence[int] = ()) -> tuple[int, str, str]:
-        """Block c along scatter_axis of each x_i against y_c, whole."""
-        out = cls.result_shape(shape, n, axes)
-        return blocked_estimate(n, spec.segment_count((shape, axes[0], n), (out, None, 1)))
-
     @staticmethod
     def reference(x: list[np.ndarray], values: list[np.ndarray], fold: Fold, attrs: dict[str, Any], n: int,
                   n_out: int) -> Expected:
@@ -49,10 +41,10 @@ class ReduceScatter(Collective):
         return [(p, [np.split(v, n, axis=ax)[j] for v in x]) for j, p in enumerate(parts)]
 
 
-def _scatter_blocks(e: Emitter, axis: int | None) -> list[tuple[list[spec.Run], list[spec.Run]]]:
-    """[(region of block c in the inputs, region in output c)] for each c."""
+def _scatter_blocks(e: Emitter, axis: int | None) -> list[tuple[list[spec.View], list[spec.View]]]:
+    """[(view of block c in the inputs, view of output c)] for each c."""
     shape, out = list(e.in_type.shape), list(e.out_type.shape)
-    return [block_pairs(spec.runs(shape, axis, c, e.n), spec.runs(out, None, 0, 1)) for c in range(e.n)]
+    return [block_pairs((shape, axis, e.n), c, (out, None, 1), 0) for c in range(e.n)]
 
 
 def _reduce_scatter(e: Emitter, how: str) -> None:
@@ -62,7 +54,7 @@ def _reduce_scatter(e: Emitter, how: str) -> None:
     for c, (xs, ys) in enumerate(_scatter_blocks(e, e.c.axis("scatter_axis"))):
         if not xs:
             continue
-        sizes, out = [size for _, size in ys], e.pieces(e.y[c], ys)
+        sizes, out = [sizes for _, sizes, _ in ys], e.pieces(e.y[c], ys)
         mine = lambda i: e.pieces(e.x[i], xs)  # noqa: E731, B023 - used in this iteration only
         if n == 1:
             e.copy(mine(0), out)

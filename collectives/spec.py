@@ -71,34 +71,63 @@ def block(shape: Sequence[int], axis: int | None, k: int, n: int) -> list[Run]:
     return [(o * span + k * w * inner, w * inner) for o in range(numel(shape[:axis]))] if w * inner else []
 
 
-def runs(shape: Sequence[int], axis: int | None, k: int, n: int) -> list[Run]:
-    """block(shape, axis, k, n) with adjacent runs merged: the fewest
-    contiguous runs that hold it (what a lowering copies piece by piece)."""
-    out: list[Run] = []
-    for start, length in block(shape, axis, k, n):
-        if out and out[-1][0] + out[-1][1] == start:
-            out[-1] = (out[-1][0], out[-1][1] + length)
-        else:
-            out.append((start, length))
-    return out
+# A strided view of a flat buffer: (offset, sizes, strides), row-major, the
+# last stride 1: the elements offset + sum_k i_k * strides[k].
+View = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 
-def run_count(shape: Sequence[int], axis: int | None, n: int) -> int:
-    """len(runs(shape, axis, k, n)) for every k, without building them: the
-    rows before `axis`, one when they are adjacent (n == 1) or one row."""
+def rows(shape: Sequence[int], axis: int | None, k: int, n: int) -> tuple[int, int, int, int] | None:
+    """Block k of n along `axis` as (offset, rows, width, span): `rows` runs
+    of `width` elements, `span` apart (what `block` lists, merged where
+    adjacent, in O(1)); None when it is empty."""
+    size = numel(shape)
     if axis is None:
-        return 1 if numel(shape) else 0
-    if numel(shape) == 0 or shape[axis] // n == 0:
-        return 0
-    rows = numel(shape[:axis])
-    return 1 if n == 1 else rows
+        return (0, 1, size, size) if k == 0 and size else None
+    inner, w = numel(shape[axis + 1:]), shape[axis] // n
+    count = numel(shape[:axis])
+    if not (w * inner * count):
+        return None
+    if count == 1 or n == 1:  # one run
+        return k * w * inner, 1, count * w * inner, count * w * inner
+    return k * w * inner, count, w * inner, shape[axis] * inner
 
 
-def segment_count(src: Block, dst: Block) -> int:
-    """How many pieces aligned([runs a, runs b]) yields for two blocks of one
-    shape, each given as (shape, axis, n), without building them: their run
-    lengths are suffix products of that shape, so the shorter ones cut both."""
-    return max(run_count(*src), run_count(*dst))
+def strided_pair(src: Block, k: int, dst: Block, m: int) -> tuple[View, View] | None:
+    """Block k of `src` and block m of `dst` (each (shape, axis, n), blocks
+    of one shape) as two strided views of equal sizes, rank 3
+    at most: one copy moves one into the other, whatever the number of runs.
+    None when the blocks are empty. Their widths are suffix products of that
+    shape, so the narrower divides the wider: the wider one's rows are cut
+    into narrower rows, an inner dimension of its view."""
+    a, b = rows(*src[:2], k, src[2]), rows(*dst[:2], m, dst[2])
+    if a is None or b is None:
+        return None
+    width = min(a[2], b[2])
+    if max(a[2], b[2]) % width:
+        raise ValueError(f"blocks of widths {a[2]} and {b[2]}: expected one to divide the other")
+    # per side: [(size, stride)] outermost first
+    dims = [[(count, span), (wide // width, width), (width, 1)] for _, count, wide, span in (a, b)]
+    # The narrower side's rows are (rows of the wider) x (cut): regroup them.
+    (ca, sa), (ma, _), _ = dims[0]
+    (cb, sb), (mb, _), _ = dims[1]
+    if ma > 1:
+        dims[1] = [(ca, ma * sb), (ma, sb), (width, 1)]
+    elif mb > 1:
+        dims[0] = [(cb, mb * sa), (mb, sa), (width, 1)]
+    sizes: list[int] = []
+    strides_a: list[int] = []
+    strides_b: list[int] = []
+    for k, ((d, s), (_, t)) in enumerate(zip(dims[0], dims[1])):
+        if d == 1 and k < 2:  # (the innermost stays: its stride 1 is the view's contract)
+            continue
+        if sizes and strides_a[-1] == d * s and strides_b[-1] == d * t:  # contiguous in both: merged
+            sizes[-1] *= d
+            strides_a[-1], strides_b[-1] = s, t
+            continue
+        sizes.append(d)
+        strides_a.append(s)
+        strides_b.append(t)
+    return (a[0], tuple(sizes), tuple(strides_a)), (b[0], tuple(sizes), tuple(strides_b))
 
 
 def aligned(runlists: Iterable[Iterable[Run]]) -> Iterator[tuple[list[int], int]]:

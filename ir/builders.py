@@ -153,6 +153,21 @@ def subview(source: ir.Value, offsets: Iterable[int], sizes: Sequence[int],
                                attributes=attrs).result
 
 
+def reinterpret(source: ir.Value, offset: int, sizes: Sequence[int], strides: Sequence[int],
+                result_type: ir.Type) -> ir.Value:
+    """memref.reinterpret_cast with a static offset, sizes and strides: a
+    strided view of `source`'s memory (a block along a non-leading axis,
+    one view whatever its number of rows)."""
+    attrs = {
+        "static_offsets": _i64s([offset]),
+        "static_sizes": _i64s(sizes),
+        "static_strides": _i64s(strides),
+        "operandSegmentSizes": _segments((1, 0, 0, 0)),
+    }
+    return ir.Operation.create("memref.reinterpret_cast", results=[result_type], operands=[source],
+                               attributes=attrs).result
+
+
 def implements(inputs: Sequence[ir.Value], outputs: Sequence[ir.Value], token: ir.Value, collective: str,
                **attrs: AttrValue) -> ir.Operation:
     """coll.implements(inputs..., outputs..., token): the claim that the

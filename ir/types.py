@@ -113,6 +113,23 @@ def numel(type_: ir.Type) -> int:
     return n
 
 
+def contiguous(type_: ir.Type) -> bool:
+    """A static-strided memref whose elements follow each other row-major
+    (unit dimensions aside), at any offset: one memcpy, one message. A
+    block's strided view (collectives/emit.py) is not."""
+    m = ir.MemRefType(type_)
+    try:
+        strides, _ = m.get_strides_and_offset()
+    except (ValueError, TypeError):  # a layout that is not strided
+        return False
+    want = 1
+    for d, s in reversed(list(zip(m.shape, strides))):
+        if d != 1 and s != want:
+            return False
+        want *= d
+    return True
+
+
 # (context, elem, length, device, offset) -> type: parsing is slow
 _FLAT: dict[tuple[ir.Context | None, ir.Type, int, int | None, int | None], ir.MemRefType] = {}
 

@@ -14,7 +14,10 @@ be split or moved without touching its value:
 Items are sorted and the first has r = 0, so equal values compare equal. A
 copy moves pieces (s += distance); a combine merges the multisets of its
 aligned operand pieces. Both cost per piece, not per element: a program's
-pieces are its chunks.
+pieces are its chunks. A strided view (a block along a non-leading axis,
+one op whatever its rows: collectives/emit.py) is followed run by run, so
+its op costs per row here (at most MAX_RUNS runs a view, past which the
+check says it cannot follow it): correct, but not O(1) per op.
 
 The ops a claim covers are those its token depends on (token operands, and
 every op before an earlier coll.wait), minus those an earlier claim covers;

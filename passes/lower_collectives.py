@@ -53,7 +53,7 @@ def size_problem(op: ir.Operation, strategy: str) -> str | None:
     size, what, advice = c.estimated_ops(strategy, n, shape, cast(list[int], c.axes))  # the verifier: integers
     if size > MAX_OPS:
         return (f"lowering this {op.name} {what} would emit about {size} ops, above the limit of "
-                f"{MAX_OPS}; use fewer devices or {advice}")
+                f"{MAX_OPS}; use fewer devices" + (f" or {advice}" if advice else ""))
     return None
 
 

@@ -82,6 +82,32 @@ def copy_1d(src: tuple[ir.Value, Index], dst: tuple[ir.Value, Index], count: int
     memref.copy(window(src[0], src[1], count), window(dst[0], dst[1], count))
 
 
+def copy_strided(src: ir.Value, dst: ir.Value) -> None:
+    """dst = src for static strided views of one shape with unit inner
+    strides (a block's rows): one memcpy per row in a loop nest, where
+    memref.copy would call memrefCopy, an element at a time, from a library
+    the MPI executables do not link."""
+    m = ir.MemRefType(src.type)
+    shape = list(m.shape)
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+
+    def row(v: ir.Value, idx: list[ir.Value]) -> ir.Value:
+        vt = ir.MemRefType(v.type)
+        rt = ir.MemRefType.get([shape[-1]], vt.element_type, ir.StridedLayoutAttr.get(dyn, [1]), vt.memory_space)
+        offsets: list[ir.Value | int] = [*idx, 0]
+        return memref.subview(v, offsets, [1] * (len(shape) - 1) + [shape[-1]], [1] * len(shape), result_type=rt)
+
+    def nest(idx: list[ir.Value]) -> None:
+        if len(idx) == len(shape) - 1:
+            memref.copy(row(src, idx), row(dst, idx))
+            return
+        loop = scf.ForOp(index(0), index(shape[len(idx)]), index(1))
+        with ir.InsertionPoint(loop.body):
+            nest(idx + [loop.induction_variable])
+            scf.YieldOp([])
+    nest([])
+
+
 class Combine:
     """Emits the loops of a combine of `kind` on elements of type `elem`."""
 

@@ -35,6 +35,7 @@ from ...core.pipeline import run_pm
 from ...core.registry import choice, register
 from ...ir.ops import OPS, Alloc, Copy, Implements, Join, Wait
 from ...ir.ops import Combine as CombineView
+from ...ir.types import contiguous
 from ...ir.views import VIEW_OPS
 from ...ir.walk import find_ops
 from ..stored_types import strip_types
@@ -42,7 +43,7 @@ from . import fuse as cpu_fuse
 from . import pointer_level as cpu_program
 from . import shared as cpu_shared
 from . import split as cpu_split
-from .kernels import Combine
+from .kernels import Combine, copy_strided, unit_inner_stride
 from .route import CPU_TO_LLVM
 from .scratch import MODES as SCRATCH_MODES
 from .scratch import Scratch
@@ -154,7 +155,11 @@ class _Lowering:
             if ir.MemRefType(src.type).shape != ir.MemRefType(dst.type).shape:
                 raise PassError("coll.copy source and target shapes differ", op.location)
             with ir.InsertionPoint(op), op.location:
-                memref.copy(src, dst)
+                if contiguous(src.type) and contiguous(dst.type) or not all(
+                        unit_inner_stride(v.type) and ir.MemRefType(v.type).has_static_shape for v in (src, dst)):
+                    memref.copy(src, dst)
+                else:  # a block's rows (collectives/emit.py view)
+                    copy_strided(src, dst)
         self._replace(op, rewriter)
 
     def combine(self, op: Op, rewriter: PatternRewriter) -> None:

@@ -6,7 +6,8 @@
                    the pool is a trailing `memref<Bxi8>` argument instead
                    (the caller keeps it across runs) and the function gets
                    `coll.workspace_bytes = B`.
-  coll.copy     -> `gpu.memcpy async`. A slice at an offset is handed over
+  coll.copy     -> `gpu.memcpy async` (a copy of strided views, a block's
+                   rows, first becomes one copy per row: rows.py). A slice at an offset is handed over
                    as an identity-layout memref starting at the slice
                    (`memcpy-views=true`, the default; built on the memref
                    descriptor with llvm ops): upstream gpu-to-llvm rejects a
@@ -57,7 +58,7 @@ from mlir.dialects import arith, gpu, memref
 from ...core.errors import PassError
 from ...core.registry import register
 from ...ir.ops import Combine, Copy, Implements
-from ...ir.types import device_of
+from ...ir.types import contiguous, device_of
 from ...ir.verifier import token_escapes
 from ...ir.walk import find_ops
 from ..cpu.split import PURE, split_function
@@ -65,6 +66,7 @@ from ..stored_types import strip_types
 from . import kernels
 from .kernels import KERNEL_MODULE, Kernel, add_kernels
 from .legalize_memcpy import legalize_memcpy
+from .rows import split_rows
 from .streams import Chain, Chains, Program, _Tok, _token_type
 
 THREADS = 256      # per block; grids: kernels.grid_blocks (occupancy on the chip)
@@ -127,14 +129,9 @@ def _static_alloc(op: ir.Operation) -> bool:
 
 
 def _check_contiguous(v: ir.Value, what: str, loc: ir.Location) -> None:
-    mt = ir.MemRefType(v.type)
-    strides, _ = mt.get_strides_and_offset()
-    expect = 1
-    for d, s in zip(reversed(list(mt.shape)), reversed(list(strides))):
-        if d != 1 and s != expect:
-            raise PassError(f"{what} is not contiguous ({mt}); gpu.memcpy and the "
-                            "combine kernels need contiguous slices", loc)
-        expect *= d
+    if not contiguous(v.type):
+        raise PassError(f"{what} is not contiguous ({v.type}); gpu.memcpy and the "
+                        "combine kernels need contiguous slices", loc)
 
 
 class _Function:
@@ -490,6 +487,7 @@ def to_gpu(module_op: ir.Operation, device_map: str = "", chip: str = "sm_90", w
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
+        split_rows(module_op)  # gpu.memcpy and the kernels take contiguous buffers
         funcs = []
         for op in module_op.regions[0].blocks[0].operations:
             if op.operation.name == "func.func" and _has_coll(op.operation):

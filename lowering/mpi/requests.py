@@ -13,6 +13,7 @@ from mlir.dialects import arith, func, llvm, memref
 from ...core.errors import PassError
 from ...core.registry import register
 from ...ir.kinds import ELEMENTS
+from ...ir.types import contiguous, numel
 from ...ir.walk import find_ops
 from .abi import implementation_of
 
@@ -23,12 +24,7 @@ def _pointer_and_bytes(buf: ir.Value, op: ir.Operation) -> tuple[ir.Value, ir.Va
     """(!llvm.ptr to the first element, i64 byte count) of a contiguous
     memref: a message is the buffer's bytes."""
     m = ir.MemRefType(buf.type)
-    strides, _ = m.get_strides_and_offset()
-    expect, contiguous = 1, m.has_static_shape
-    for d, s in reversed(list(zip(m.shape, strides))):
-        contiguous = contiguous and (d == 1 or s == expect)
-        expect *= d
-    if not contiguous:
+    if not (m.has_static_shape and contiguous(m)):
         raise PassError(f"{op.name}: the buffer {m} is not a contiguous static memref; "
                         "expected one message per contiguous buffer or slice", op.location)
     element = ELEMENTS.get(str(m.element_type))
@@ -40,7 +36,7 @@ def _pointer_and_bytes(buf: ir.Value, op: ir.Operation) -> tuple[ir.Value, ir.Va
     size = arith.ConstantOp(idx, element.bytes).result
     addr = arith.AddIOp(base, arith.MulIOp(meta.offset, size).result).result
     ptr = llvm.IntToPtrOp(llvm.PointerType.get(), arith.IndexCastOp(i64, addr).result).result
-    return ptr, arith.ConstantOp(i64, expect * element.bytes).result
+    return ptr, arith.ConstantOp(i64, numel(m) * element.bytes).result
 
 
 def hoist_rank_queries(module_op: ir.Operation) -> None:

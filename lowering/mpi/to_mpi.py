@@ -46,9 +46,9 @@ from ...analysis.regions import box, overlaps
 from ...core.errors import PassError
 from ...core.registry import choice, register
 from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, global_collectives, ranks_of
-from ...ir import STRATEGIES
+from ...ir import STRATEGIES, builders
 from ...ir.ops import COLLECTIVE_NAMES, DATA_OPS, Copy, Implements, OpView, attr_ints, segment_sizes, view
-from ...ir.types import device_of, on_device
+from ...ir.types import contiguous, device_of, on_device
 from ...ir.views import VIEW_OPS, constant_int, root_of, same_memory
 from ...ir.walk import clone_remapped, find_ops
 from ...passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
@@ -258,6 +258,7 @@ class _Rank:
         self.regions: dict[ir.Operation, Regions] = {}  # global op -> its regions on r
         self.deferred: dict[ir.Operation, list[ir.Operation]] = {}  # global op -> reached ops it did not wait for
         self.pending: list[ir.Value] = []  # requests not waited for yet, in order
+        self.unpack: dict[ir.Value, tuple[ir.Value, ir.Value]] = {}  # receive -> (packed, strided view)
         self._reach: dict[ir.Operation, list[ir.Operation]] = {}
 
     def reach(self, op: ir.Operation) -> list[ir.Operation]:
@@ -273,6 +274,13 @@ class _Rank:
         self._reach[op] = found
         return found
 
+    def wait(self, req: ir.Value) -> None:
+        """mpi.wait of `req`, then the unpacking of what it received, if any."""
+        self.pending.remove(req)
+        _mpi("mpi.wait", [], [req])
+        if req in self.unpack:
+            builders.copy(*self.unpack.pop(req))
+
     def wait_for(self, op: ir.Operation) -> None:
         """mpi.wait for what `op` (about to be emitted on r) must follow."""
         mine = self.regions[op] = _regions(op, self.r, self.resolver)
@@ -283,16 +291,14 @@ class _Rank:
                 if req is None or req not in self.pending:
                     continue
                 if _overlap(self.regions[o], mine):
-                    self.pending.remove(req)
-                    _mpi("mpi.wait", [], [req])
+                    self.wait(req)
                 elif o not in deferred:
                     deferred.append(o)
         self.deferred[op] = deferred
 
     def wait_all(self) -> None:
-        for req in self.pending:
-            _mpi("mpi.wait", [], [req])
-        self.pending = []
+        for req in list(self.pending):
+            self.wait(req)
 
 
 def _mpi(name: str, results: Sequence[ir.Type], operands: Sequence[ir.Value],
@@ -353,8 +359,18 @@ def _emit(op: ir.Operation, rank: _Rank, tags: dict[ir.Operation, int]) -> None:
     buf = _value(rank, v.source if send else v.target)
     peer = _device(v.target if send else v.source)
     assert peer is not None  # (a copy between ranks: both ends are a device's)
+    message = buf
+    if not contiguous(buf.type):
+        # A block's strided view (collectives/emit.py): one message of it
+        # packed into scratch, unpacked once its receive is waited for.
+        t = ir.MemRefType(buf.type)
+        message = builders.alloc(ir.MemRefType.get(t.shape, t.element_type, None, t.memory_space))
+        if send:
+            builders.copy(buf, message)
     req = _mpi("mpi.isend" if send else "mpi.irecv", [ir.Type.parse("!mpi.request")],
-               [buf, const(tags[op]), const(peer), rank.comm]).results[0]
+               [message, const(tags[op]), const(peer), rank.comm]).results[0]
+    if message is not buf and not send:
+        rank.unpack[req] = (message, buf)
     rank.pending.append(req)
     rank.done[op] = req
 

@@ -47,3 +47,28 @@ def test_strided_columns_do_not_overlap():
     assert not overlaps(even, odd)
     assert overlaps(even, box(8, [(4, 32), (2, 8)], 4))
     assert covered(box(0, [(4, 32)], 16), [even, odd])
+
+
+def test_boxes_of_one_shape_match_enumeration():
+    # The exact test of two boxes of one shape (a block's views side by side).
+    r = random.Random(34)
+    checked = 0
+    for _ in range(5000):
+        dims = [(r.randint(1, 4), r.randint(-9, 12)) for _ in range(r.randint(1, 3))]
+        run = r.choice([1, 2, 3, 4])
+        a, b = (r.randint(0, 30), dims, run), (r.randint(0, 30), dims, run)
+        A, B = box(*a), box(*b)
+        if A is None or B is None or A.dims != B.dims:
+            continue
+        assert overlaps(A, B) == bool(elements(*a) & elements(*b)), (a, b)
+        checked += 1
+    assert checked > 3000
+
+
+def test_many_interleaved_rows_are_told_apart_without_listing_them():
+    # Issue 34's all_to_all: 2-byte columns of 75000 rows, 8 bytes apart, far
+    # past the listing budget (which answers "may overlap").
+    cols = [box(c, [(75000, 8)], 2) for c in (0, 2, 4, 6)]
+    assert not any(overlaps(a, b) for a, b in itertools.combinations(cols, 2))
+    assert overlaps(cols[0], box(8 * 7000, [(75000, 8)], 2))
+    assert overlaps(cols[0], box(1, [(75000, 8)], 2))

@@ -15,6 +15,9 @@
 // GEN: axis1 = coll-gen all-gather --devices 4 --shape 2x3 --axis 1 --strategy direct
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.axis1.mlir | FileCheck %s --check-prefix=AXIS1
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.axis1.mlir | FileCheck %s --check-prefix=AXIS1N
+// GEN: axis1ring = coll-gen all-gather --devices 3 --shape 4x2 --axis 1 --strategy ring
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.axis1ring.mlir | FileCheck %s --check-prefix=AXIS1RING
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.axis1ring.mlir | FileCheck %s --check-prefix=AXIS1RINGN
 // GEN: empty = coll-gen all-gather --devices 3 --shape 0 --axis 0 --strategy ring
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/all_gather.empty.mlir | FileCheck %s --check-prefix=EMPTY
 
@@ -44,11 +47,21 @@
 // DIRECT2: "coll.copy"({{.*}}) : (memref<3xf32, #coll.device<1 : i64>>, memref<3xf32, strided<[1], offset: 3>, #coll.device<1 : i64>>)
 // DIRECT2-NOT: "coll.copy"
 
-// Along axis 1, block i of a 2x12 output is one run of 3 per row: each
-// input moves to each output in two pieces.
-// AXIS1: memref.subview %{{.*}}[3] [3] [1] : memref<24xf32, #coll.device<0 : i64>> to memref<3xf32, strided<[1], offset: 3>, #coll.device<0 : i64>>
-// AXIS1N-COUNT-32: "coll.copy"
+// Along axis 1, block i of a 2x12 output is one run of 3 per row, 12
+// apart: each input moves to each output in one copy, into a 2x3 strided
+// view of the output (x_i itself viewed as 2x3), never one copy per row.
+// AXIS1: %[[X0:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 3], strides: [3, 1] : memref<6xf32, #coll.device<0 : i64>> to memref<2x3xf32, strided<[3, 1]>, #coll.device<0 : i64>>
+// AXIS1: %[[B0:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 3], strides: [12, 1] : memref<24xf32, #coll.device<0 : i64>> to memref<2x3xf32, strided<[12, 1]>, #coll.device<0 : i64>>
+// AXIS1: "coll.copy"(%[[X0]], %[[B0]])
+// AXIS1: memref.reinterpret_cast %{{.*}} to offset: [3], sizes: [2, 3], strides: [12, 1] : memref<24xf32, #coll.device<0 : i64>> to memref<2x3xf32, strided<[12, 1], offset: 3>, #coll.device<0 : i64>>
+// AXIS1N-COUNT-16: "coll.copy"
 // AXIS1N-NOT: "coll.copy"
+
+// The ring forwards the strided block from output to output: 4x6 outputs,
+// block i = 4 rows of 2, 6 apart; each hop one copy between two such views.
+// AXIS1RING: "coll.copy"({{.*}}) : (memref<4x2xf32, strided<[6, 1], offset: 2>, #coll.device<2 : i64>>, memref<4x2xf32, strided<[6, 1], offset: 2>, #coll.device<0 : i64>>, !coll.token)
+// AXIS1RINGN-COUNT-9: "coll.copy"
+// AXIS1RINGN-NOT: "coll.copy"
 
 // EMPTY-NOT: "coll.copy"
 // EMPTY: "coll.join"() : () -> !coll.token

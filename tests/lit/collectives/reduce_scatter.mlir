@@ -45,15 +45,19 @@
 // DIRECT4-COUNT-3: "coll.copy"
 // DIRECT4: "coll.combine"{{.*}}kind = "max", operandSegmentSizes = array<i32: 1, 3, 1, 3>
 
-// Along axis 1 a block is one run per row: two pieces, moved and combined
-// piece by piece.
-// AXIS1: memref.subview %{{.*}}[0] [2] [1] : memref<8xf32, #coll.device<1 : i64>>
-// AXIS1: memref.subview %{{.*}}[4] [2] [1] : memref<8xf32, #coll.device<1 : i64>> to memref<2xf32, strided<[1], offset: 4>, #coll.device<1 : i64>>
-// AXIS1-COUNT-2: "coll.copy"
-// AXIS1-COUNT-2: "coll.combine"
-// AXIS1-COUNT-2: "coll.copy"
-// AXIS1-COUNT-2: "coll.combine"
+// Along axis 1 a block (2 rows of 2, 4 apart) is one strided view: one
+// copy into a 2x2 scratch and one combine (own block first) into y_c,
+// viewed 2x2 as well, per device; never one op per row.
+// AXIS1: %[[Y0:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 2], strides: [2, 1] : memref<4xf32, #coll.device<0 : i64>> to memref<2x2xf32, strided<[2, 1]>, #coll.device<0 : i64>>
+// AXIS1: %[[R:.*]] = "coll.alloc"() : () -> memref<2x2xf32, #coll.device<0 : i64>>
+// AXIS1: %[[B1:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 2], strides: [4, 1] : memref<8xf32, #coll.device<1 : i64>> to memref<2x2xf32, strided<[4, 1]>, #coll.device<1 : i64>>
+// AXIS1: %[[T:.*]] = "coll.copy"(%[[B1]], %[[R]])
+// AXIS1: %[[B0:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 2], strides: [4, 1] : memref<8xf32, #coll.device<0 : i64>> to memref<2x2xf32, strided<[4, 1]>, #coll.device<0 : i64>>
+// AXIS1: "coll.combine"(%[[B0]], %[[R]], %[[Y0]], %[[T]]) {kind = "sum"
+// AXIS1-COUNT-1: "coll.copy"
+// AXIS1-COUNT-1: "coll.combine"
 // AXIS1-NOT: "coll.copy"
+// AXIS1-NOT: "coll.combine"
 
 // No element, no work: the token is an empty join.
 // EMPTY-NOT: "coll.copy"
