@@ -3,6 +3,7 @@ reads this table and imports a module only when its pass is used)."""
 
 PASSES = {
     "coll-inits-as-inputs": "coll.frontends.fusion:inits_as_inputs",
+    "coll-transposes-into-producers": "coll.frontends.fusion:transposes_into_producers",
     "coll-from-shard": "coll.frontends.shard:from_shard",
     "coll-shard-partition": "coll.frontends.shard:shard_partition",
     "coll-unroll-collective-loops": "coll.frontends.spmd:unroll_collective_loops",

@@ -293,9 +293,11 @@ def route(module_op: ir.Operation | None = None, backend: BackendFacts | None = 
     # Elementwise ops fused, splat constants folded into their bodies: one
     # kernel per chain on the GPU route, and no constant buffer
     # (memref.get_global) that device code cannot read. coll-inits-as-inputs
-    # first: upstream's fusion miscompiles producers that read their inits.
-    return front + ["canonicalize", "cse", "coll-inits-as-inputs", "linalg-fuse-elementwise-ops"] + \
-        tensor.route() + ["canonicalize", "cse"]
+    # first: upstream's fusion miscompiles producers that read their inits;
+    # coll-transposes-into-producers: a contraction writes its transposed
+    # result itself, not through a strided copy (frontends/fusion.py).
+    return front + ["canonicalize", "cse", "coll-inits-as-inputs", "linalg-fuse-elementwise-ops",
+                    "coll-transposes-into-producers", "canonicalize"] + tensor.route() + ["canonicalize", "cse"]
 
 
 def oracle(text: str | bytes, boundary: Boundary) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]] | None:

@@ -7,7 +7,10 @@ results against numpy. The FileCheck of the rewrite:
 tests/lit/cpu/blas_contractions.mlir."""
 import numpy as np
 import pytest
+from mlir import ir
 
+from coll.core.pipeline import run as run_pipeline
+from coll.ir import make_context
 from coll.lowering import cpu, mpi
 from coll.passes.blas_contractions import library
 
@@ -167,3 +170,38 @@ def test_a_fused_factor_is_computed_first():
     assert "coll-blas-contractions" in prog.pipeline
     prog.run([x, z, g, d, w], [])
     assert np.array_equal(w, want)
+
+
+def test_a_fused_factor_into_a_transposed_output():
+    """The same weight gradient as coll-transposes-into-producers leaves it
+    (frontends/fusion.py): the parameter's (in, out) layout written by the
+    contraction itself, wt^T += select(x > z, g, z)^T @ d, one call."""
+    text = """func.func @f(%x: memref<64x32xf32>, %z: memref<64x32xf32>, %g: memref<64x32xf32>, %d: memref<64x16xf32>,
+                        %wt: memref<16x32xf32>) attributes {llvm.emit_c_interface} {
+      linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, m)>,
+                                       affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>,
+                                       affine_map<(m, n, k) -> (n, m)>],
+                      iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%x, %z, %g, %d : memref<64x32xf32>, memref<64x32xf32>, memref<64x32xf32>, memref<64x16xf32>)
+          outs(%wt : memref<16x32xf32>) {
+      ^bb0(%a: f32, %b: f32, %c: f32, %e: f32, %o: f32):
+        %gt = arith.cmpf ogt, %a, %b : f32
+        %s = arith.select %gt, %c, %b : f32
+        %p = arith.mulf %s, %e : f32
+        %r = arith.addf %o, %p : f32
+        linalg.yield %r : f32
+      }
+      return
+    }"""
+    rng = np.random.default_rng(9)
+    x, z, g = (rng.integers(-3, 4, (64, 32)).astype(np.float32) for _ in range(3))
+    d, wt = rng.integers(-3, 4, (64, 16)).astype(np.float32), rng.integers(-3, 4, (16, 32)).astype(np.float32)
+    want = wt + (np.where(x > z, g, z).T @ d).T
+    prog = cpu.compile(text)
+    prog.run([x, z, g, d, wt], [])
+    assert np.array_equal(wt, want)
+    with make_context():
+        low = ir.Module.parse(text)
+        run_pipeline(low.operation, "builtin.module(coll-blas-contractions)")
+        calls = [line for line in str(low).splitlines() if "call @scipy_cblas_sgemm" in line]
+        assert len(calls) == 1, str(low)  # the factor's copy, then one call: no loops around it
