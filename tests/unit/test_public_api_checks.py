@@ -200,3 +200,35 @@ def test_collective_module_takes_what_coll_gen_takes():
     assert "memref<4x8xf32>" in _module("all_to_all", shape=(4, 8), split_axis=1, concat_axis=0)
     assert "memref<8xi32>" in _module(shape=[np.int64(8)], dtype="i32", kind="xor")  # numpy ints are ints
     assert "memref<f32>" in _module(shape=[])  # a scalar
+
+
+# -- api.compile_global: the frontend by module or by name -----------------------
+
+SHARD_PROGRAM = os.path.join(ROOT, "examples", "mlp_shard_4.mlir")
+
+
+def test_compile_global_takes_the_frontends_name():
+    # Found by the attack: AttributeError at frontends/run/global_arrays.py.
+    from coll import api
+    text = open(SHARD_PROGRAM).read()
+    assert api.compile_global(text, "shard", backend="cpu").ranks == 4
+    assert api.compile_global(text, api.shard, backend="cpu").ranks == 4
+
+
+@pytest.mark.parametrize("frontend, error, says", [
+    ("nope", ValueError, "frontend 'nope' is not one whose arguments are global arrays; expected one of: "
+                         "stablehlo, shard"),
+    ("tensor", ValueError, "frontend 'tensor' is not one whose arguments are global arrays"),
+    ("module:tensor", ValueError, "frontend 'tensor' is not one whose arguments are global arrays"),
+    (3, TypeError, "frontend must be one of coll.frontends (stablehlo, shard: the module or its name) or one of "
+                   "your own (parse, layouts, route), got int 3"),
+])
+def test_compile_global_refuses_what_is_no_frontend(frontend, error, says):
+    from coll import api
+    if frontend == "module:tensor":
+        frontend = api.tensor
+    with pytest.raises(error) as e:
+        api.compile_global(open(SHARD_PROGRAM).read(), frontend, backend="cpu")
+    assert str(e.value).startswith(says), str(e.value)
+    with pytest.raises(TypeError, match="^source must be the program as text, bytes or an ir.Module, got int"):
+        api.compile_global(5, "shard", backend="cpu")
