@@ -232,3 +232,20 @@ def test_compile_global_refuses_what_is_no_frontend(frontend, error, says):
     assert str(e.value).startswith(says), str(e.value)
     with pytest.raises(TypeError, match="^source must be the program as text, bytes or an ir.Module, got int"):
         api.compile_global(5, "shard", backend="cpu")
+
+
+# -- a back end's own options: only their documented values ----------------------
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_compile_refuses_a_blas_value_it_does_not_document(backend):
+    # Found by the attack: blas="maybe" was taken (and meant on).
+    from coll import api
+    for value in ("maybe", 1, "ON"):
+        with pytest.raises(ValueError, match=f"^blas must be one of: 'on', 'off' [(]or True/False[)], got {value!r}"):
+            api.compile(_all_reduce(), backend=backend, blas=value)
+
+
+def test_compile_takes_the_documented_blas_values():
+    from coll import api
+    for value in (True, False, "on", "off", None):
+        assert api.compile(_all_reduce(), backend="cpu", blas=value).strategies
