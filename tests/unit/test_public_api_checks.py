@@ -249,3 +249,23 @@ def test_compile_takes_the_documented_blas_values():
     from coll import api
     for value in (True, False, "on", "off", None):
         assert api.compile(_all_reduce(), backend="cpu", blas=value).strategies
+
+
+# -- the other api calls: a TypeError naming what they take ----------------------
+
+def test_the_other_api_calls_refuse_arguments_of_another_kind():
+    from mlir import ir
+
+    from coll import api
+    with api.make_context():
+        text = _all_reduce()
+        with pytest.raises(TypeError, match="^module_op must be an ir.Module or an operation, got str"):
+            api.run_pipeline(text, "builtin.module(cse)")  # was AttributeError: 'str' has no 'operation'
+        with pytest.raises(TypeError, match="^text must be pipeline text like 'builtin.module[(]cse[)]', got int 5"):
+            api.run_pipeline(ir.Module.parse(text).operation, 5)
+        with pytest.raises(TypeError, match=r"^view takes an operation \(ir.Operation or an OpView\), got str"):
+            api.view("coll.all_reduce")
+    with pytest.raises(TypeError, match="^from_bf16 takes uint16 bf16 bit patterns .*, got float32"):
+        api.from_bf16(np.ones(3, np.float32))  # was: cannot reshape array of size 6 into shape (3,)
+    with pytest.raises(TypeError, match="^load_dialect takes an ir.Context .*, got int"):
+        api.load_dialect(5)
