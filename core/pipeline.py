@@ -318,7 +318,12 @@ def run(module_op: ir.Operation | ir.Module, text: str) -> None:
     """Runs pipeline `text` on `module_op` (an ir.Module or its operation)
     in place, in the module's context.
 
-    Raises ir.MLIRError with every diagnostic when a pass fails."""
-    op = module_op.operation
+    Raises ir.MLIRError with every diagnostic when a pass fails, TypeError
+    for arguments of another kind."""
+    op = getattr(module_op, "operation", None)
+    if not isinstance(op, ir.Operation):
+        raise TypeError(f"module_op must be an ir.Module or an operation, got {type(module_op).__name__}")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be pipeline text like 'builtin.module(cse)', got {type(text).__name__} {text!r}")
     GENERATION[0] += 1  # the module may change (ir/walk.py: walks are counted per state)
     run_pm(build(text, op.context), op)

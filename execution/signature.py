@@ -44,6 +44,9 @@ def to_bf16(values: npt.ArrayLike) -> np.ndarray:
 def from_bf16(bits: npt.ArrayLike) -> np.ndarray:
     """uint16 bf16 bit patterns (or an ml_dtypes.bfloat16 array) -> float32."""
     b = np.asarray(bits)
+    if b.dtype != np.uint16 and b.dtype.name != "bfloat16":
+        raise TypeError(f"from_bf16 takes uint16 bf16 bit patterns (or ml_dtypes.bfloat16), got {b.dtype} "
+                        "(to_bf16 makes them from floats)")
     flat = np.ascontiguousarray(b).reshape(-1).view(np.uint16)  # 1-d: arithmetic on 0-d gives scalars
     return (flat.astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
 

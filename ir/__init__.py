@@ -27,6 +27,8 @@ def load_dialect(ctx: ir.Context | None = None) -> ir.Context:
 
     Idempotent: a Context that already knows coll is left alone.
     """
+    if ctx is not None and not isinstance(ctx, ir.Context):
+        raise TypeError(f"load_dialect takes an ir.Context (or None: the current one), got {type(ctx).__name__}")
     ctx = ctx or ir.Context.current
     if ctx is None:
         raise ValueError("load_dialect: no Context given and none is current")

@@ -1,12 +1,30 @@
 """Collective-level modules for the common case (used by coll-gen and tests)."""
+import operator
+import re
+from collections.abc import Sequence
 from typing import Any, cast
 
 from mlir import ir
 from mlir.dialects import func
 
-from . import builders, load_dialect, peers
+from . import MAX_DEVICES, builders, load_dialect, peers
+from .kinds import ELEMENTS, KINDS
 from .ops import COLLECTIVE_OPS, OPS, CollectiveOp
 from .types import ELEMENT_TYPES
+from .verifier import verify
+
+SYMBOL_NAME = re.compile(r"[A-Za-z_][\w$.]*")  # a function name collective_module (and coll-gen --name) takes
+MAX_DIM = 2 ** 62  # a dimension at or above it overflows the byte counts
+
+
+class GenerateError(ValueError):
+    """What the verifier finds wrong with the module collective_module's
+    arguments make (a group that does not divide an axis, a bitwise kind
+    on floats, ...): `findings`, its messages."""
+
+    def __init__(self, findings: Sequence[str]) -> None:
+        super().__init__("; ".join(findings))
+        self.findings = list(findings)
 
 
 def parse_shape(text: str) -> list[int]:
@@ -91,6 +109,8 @@ def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind:
     verifier reports the rest)."""
     load_dialect()
     cls = _class(op)
+    axis = _check_arguments(cls, devices, shape, dtype, kind, strategy, root, axis, in_place, to_device,
+                            threshold, name, named)
     arrays = {k: v for k, v in named.items() if k not in cls.AXES}
     unknown = sorted(set(arrays) - set(cls.ARRAYS))
     if unknown:
@@ -126,7 +146,66 @@ def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind:
                 tok = builders.collective(op, ins, outs, list(range(devices)), **attrs)
                 builders.wait([tok])
                 func.ReturnOp([])
+        findings = verify(module.operation)
+        if findings:
+            raise GenerateError([m for _, m in findings])
         return str(module)
+
+
+def _integer(value: Any) -> bool:
+    """An int (numpy's too), not a bool."""
+    if isinstance(value, bool):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _check_arguments(cls: type[CollectiveOp], devices: Any, shape: Any, dtype: Any, kind: Any, strategy: Any,
+                     root: Any, axis: Any, in_place: Any, to_device: Any, threshold: Any, name: Any,
+                     named: dict[str, Any]) -> int | None:
+    """Refuses collective_module's arguments that cannot make a module (a
+    TypeError or ValueError naming the argument and what it expects);
+    what the module's verifier checks (a group that divides the axis, a
+    kind for the element type, pairs, ...) is left to it. Returns `axis`
+    (0 where the collective has an axis and none is given, as coll-gen's
+    --axis)."""
+    op = cls.short_name()
+    if not _integer(devices):
+        raise TypeError(f"devices must be an int in 1..{MAX_DEVICES}, got {type(devices).__name__} {devices!r}")
+    if not 1 <= devices <= MAX_DEVICES:
+        raise ValueError(f"devices must be in 1..{MAX_DEVICES}, got {devices}")
+    if not isinstance(shape, (list, tuple)) or not all(_integer(d) for d in shape):
+        raise TypeError(f"shape must be a list of non-negative ints (e.g. [4, 100]; [] for a scalar), got {shape!r}")
+    if any(not 0 <= d < MAX_DIM for d in shape):
+        raise ValueError(f"shape must be a list of non-negative ints below 2^62, got {list(shape)!r}")
+    if not isinstance(dtype, str) or dtype not in ELEMENT_TYPES:
+        raise ValueError(f"dtype must be one of {', '.join(ELEMENT_TYPES)}, got {dtype!r}")
+    if cls.HAS_KIND and (not isinstance(kind, str) or kind not in KINDS):
+        valid = [k for k, v in KINDS.items() if not v.bitwise or ELEMENTS[dtype].integer]
+        raise ValueError(f"kind must be one of the reduction kinds valid for {dtype}: {', '.join(valid)}; "
+                         f"got {kind!r}")
+    if strategy is not None and strategy not in ("auto",) + cls.STRATEGIES:
+        raise ValueError(f"strategy must be one of {op}'s: {', '.join(('auto',) + cls.STRATEGIES)} (or None); "
+                         f"got {strategy!r}")
+    if cls.ROOTED and root is None:
+        raise ValueError(f"{op} needs root (the root device)")
+    for arg, v in (("root", root), ("to_device", to_device), ("threshold", threshold)):
+        if v is not None and not (_integer(v) and -2 ** 63 <= v < 2 ** 63):
+            raise TypeError(f"{arg} must be None or an int that fits in 64 bits, got {v!r}")
+    if not isinstance(in_place, bool):
+        raise TypeError(f"in_place must be a bool, got {type(in_place).__name__} {in_place!r}")
+    if name is not None and not (isinstance(name, str) and SYMBOL_NAME.fullmatch(name)):
+        raise ValueError(f"name must be a symbol name like {op}, got {name!r}")
+    if cls.AXES and axis is None:
+        axis = 0
+    for key, a in [("axis", axis)] * bool(cls.AXES) + [(k, named[k]) for k in cls.AXES if named.get(k) is not None]:
+        if not (_integer(a) and 0 <= a < len(shape)):
+            raise ValueError(f"{key} must be an int with 0 <= {key} < {len(shape)} (the rank of shape "
+                             f"{list(shape)!r}), got {a!r}")
+    return cast(int | None, axis)
 
 
 def _in_place_outputs(cls: type[CollectiveOp], ins: list[int], n_out: int, devices: int, root: int | None,

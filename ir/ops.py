@@ -505,6 +505,8 @@ DATA_OPS = (Copy.NAME, Combine.NAME)
 def view(op: ir.Operation | ir.OpView) -> OpView | None:
     """The op-layer view of any coll op, or None for another op."""
     op = getattr(op, "operation", op)
+    if not isinstance(op, ir.Operation):
+        raise TypeError(f"view takes an operation (ir.Operation or an OpView), got {type(op).__name__}")
     cls = OPS.get(op.name)
     return cls(op) if cls is not None else None
 

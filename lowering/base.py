@@ -124,6 +124,14 @@ class Backend:
         unknown = sorted(set(options) - set(known))
         if unknown and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
             raise ValueError(f"{self.name}.compile has no option '{unknown[0]}'; expected one of: {', '.join(known)}")
+        for o in self.options:  # the documented values of each of its own options
+            v = options.get(o.dest)
+            if v is None or not o.choices or v in o.choices:
+                continue
+            switch = set(o.choices) == {"on", "off"}  # on/off: True/False too
+            if not (switch and isinstance(v, bool)):
+                raise ValueError(f"{o.dest} must be one of: {', '.join(map(repr, o.choices))}"
+                                 f"{' (or True/False)' if switch else ''}, got {v!r}")
         timeout = options.get("timeout")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or math.isnan(timeout) or not 0 < timeout <= MAX_TIMEOUT):

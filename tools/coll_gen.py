@@ -10,7 +10,6 @@
   coll-gen permute        --devices 4 --shape 8 [--pairs 0:1,1:2 | shift:K | none]
 each with [--strategy S] (the op's strategies, or auto).
 """
-import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -19,9 +18,8 @@ from mlir import ir
 
 from coll.collectives import COLLECTIVES
 from coll.ir import KINDS, MAX_DEVICES, make_context, peers
-from coll.ir.generate import collective_module, parse_shape
+from coll.ir.generate import SYMBOL_NAME, GenerateError, collective_module, parse_shape
 from coll.ir.types import ELEMENT_TYPES
-from coll.ir.verifier import verify
 
 from .args import ArgumentParser
 from .diagnostics import tool_main
@@ -76,7 +74,7 @@ def run(argv: Sequence[str]) -> int:
     if any(d >= 2 ** 62 for d in shape):
         print(f"coll-gen: error: invalid --shape '{args.shape}': a dimension is 2^62 or more", file=sys.stderr)
         return 1
-    if not re.fullmatch(r"[A-Za-z_][\w$.]*", args.name):
+    if not SYMBOL_NAME.fullmatch(args.name):
         print(f"coll-gen: error: invalid --name '{args.name}'; expected a symbol name like all_reduce", file=sys.stderr)
         return 1
     for flag, v in (("--to-device", getattr(args, "to_device", None)),
@@ -114,14 +112,13 @@ def run(argv: Sequence[str]) -> int:
                 m = ir.Module.parse(text)
                 peers.enable(m.operation)
                 text = str(m)
+        except GenerateError as e:  # the verifier's findings on the module: by the flag they are about
+            for msg in e.findings:
+                print(f"coll-gen: error: {msg} ({_flag_of(msg)})", file=sys.stderr)
+            return 1
         except ValueError as e:
             print(f"coll-gen: error: {e}", file=sys.stderr)
             return 1
-        findings = verify(ir.Module.parse(text).operation)
-    if findings:
-        for _, msg in findings:
-            print(f"coll-gen: error: {msg} ({_flag_of(msg)})", file=sys.stderr)
-        return 1
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

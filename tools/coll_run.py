@@ -9,7 +9,10 @@ FILE is at the collective level (one coll.all_reduce, reduce_scatter,
 all_gather, reduce, broadcast or all_to_all) or the explicit level.
 --strategy (other than auto) overrides the module's strategy attribute; `all`
 runs every strategy of the collective the back end can run, in turn (an
-in-place one gets fresh copies of the inputs for every run). Inputs come
+in-place one gets fresh copies of the inputs for every run), and says in a
+note on stderr which of its strategies it did not run and why (a capability
+the back end lacks; in a program of several collectives, one strategy not
+applying to all of them, as --strategy sets each one's). Inputs come
 from --inputs (npz keys x0..x{N-1}) or are generated from --seed; --outputs
 receives y0..y{M-1} of the first strategy run, and only when everything
 succeeded. bf16 arrays are uint16 bit patterns. The table's columns (time
@@ -147,17 +150,37 @@ def _collectives_of(text: str, devices: bool = False) -> Any:
 
 def _every_strategy(names: Sequence[str], backend: Any, shown: str) -> list[str]:
     """--strategy=all on a program holding the collectives `names`: every
-    strategy that each of them can run on `backend`; when there is none,
-    a note says so (stderr) and auto runs alone."""
-    runnable = [set(c.runnable(backend.capabilities)) for c in COLLECTIVES if c.NAME in names]
-    common = [s for s in STRATEGIES if s != "auto" and runnable and all(s in r for r in runnable)]
-    if common:
-        return common
-    why = ("the program has no collective" if not runnable else
-           f"no strategy runs every one of its collectives ({', '.join(sorted(n[len('coll.'):] for n in names))}) "
-           f"on --backend={backend.name}")
-    print(f"{shown}: note: --strategy=all: {why}; running auto only", file=sys.stderr)
-    return ["auto"]
+    strategy that each of them can run on `backend` (--strategy forces one
+    strategy on all of them). The strategies of its collectives that it
+    does not run are said in one note on stderr, with why (a capability
+    the back end lacks, a collective the strategy does not apply to); when
+    none is left, auto runs alone."""
+    classes = [c for c in COLLECTIVES if c.NAME in names]
+    caps = backend.capabilities
+    runs = [s for s in STRATEGIES if s != "auto" and classes and all(s in c.runnable(caps) for c in classes)]
+    skipped: dict[str, list[str]] = {}  # why -> the strategies
+    for s in STRATEGIES:
+        having = [c for c in classes if s in c.STRATEGIES]
+        if s == "auto" or s in runs or not having:
+            continue
+        lacking = sorted(set().union(*(c.needs(s) for c in having)) - caps)
+        if lacking:
+            why = (f"need{{s}} {', '.join(n.replace('_', ' ') for n in lacking)}, "
+                   f"which the {backend.name} back end does not offer")
+        else:
+            why = f"do{{es}} not apply to {', '.join(c.short_name() for c in classes if s not in c.STRATEGIES)}"
+        skipped.setdefault(why, []).append(s)
+    one = {"s": "s", "es": "es"}  # the verb of one strategy
+    parts = [f"{', '.join(ss)}: {why.format(**(one if len(ss) == 1 else {'s': '', 'es': ''}))}"
+             for why, ss in skipped.items()]
+    if not runs:
+        parts.append("the program has no collective" if not classes else
+                     f"no strategy runs every one of its collectives "
+                     f"({', '.join(sorted(c.short_name() for c in classes))}) on --backend={backend.name}")
+    if parts:
+        print(f"{shown}: note: --strategy=all: {'; '.join(parts)}" + ("" if runs else "; running auto only"),
+              file=sys.stderr)
+    return runs or ["auto"]
 
 
 def _agree(got: Sequence[Any], want: Sequence[Any], tolerances: Sequence[float | None],
@@ -406,11 +429,14 @@ class _CollectiveJob(_Job):
         self.cls = BY_NAME["coll." + problem.op]
 
     def strategies(self) -> list[str]:
-        if not self.problem.collective:
+        if self.args.strategy != "all":
             return [self.args.strategy]
-        if self.args.strategy == "all":  # what this back end can run
-            return list(self.cls.runnable(self.backend.capabilities))
-        return [self.args.strategy]
+        if not self.problem.collective:  # its algorithm is the one written
+            print(f"{self.shown}: note: --strategy=all: the program is at the explicit level (its copies and "
+                  "combines are the algorithm, there is no strategy to choose); running it as written",
+                  file=sys.stderr)
+            return ["auto"]
+        return _every_strategy([self.cls.NAME], self.backend, self.shown)  # what this back end can run
 
     def title(self) -> str:
         p = self.problem
@@ -507,7 +533,9 @@ class _ProgramJob(_Job):
         else:  # the same program by another strategy: the same results
             good, worst = _agree(got, self.first, _float_tolerances(got))
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
-        chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
+        # A route that does not report what it chose (the mpi one lowers
+        # each collective in place) ran the strategy it was given.
+        chosen = ",".join(dict.fromkeys(prog.strategies)) or (strategy if strategy != "auto" else "-")
         m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times],
                         good, worst, None, "-",
                         any(y.dtype.kind == "f" for y in got), chosen, checked=False)
@@ -626,7 +654,9 @@ class _GlobalJob(_Job):
         elif ref is None:  # unchecked: another strategy must give the first one's results
             good, worst = _agree(ys, self.first, [FLOATS.get(e) for e in elements], elements)
         nbytes = sum(int(np.prod(lay.local)) * np.dtype(x.dtype).itemsize for lay, x in zip(prog.inputs, xs))
-        chosen = ",".join(dict.fromkeys(prog.strategies)) or "-"
+        # A route that does not report what it chose (the mpi one lowers
+        # each collective in place) ran the strategy it was given.
+        chosen = ",".join(dict.fromkeys(prog.strategies)) or (strategy if strategy != "auto" else "-")
         # A whole program (its collectives and local work): size is its
         # inputs per device, and there is no one collective's bus factor.
         from coll.execution.measure import Measurement

@@ -100,14 +100,45 @@ def lower(source: Any, frontend: ModuleType, entry: str | None = None, context: 
         return str(module.operation.get_asm(enable_debug_info=True)), boundary, text, ref
 
 
-def compile(source: Any, frontend: ModuleType, backend: str = "cpu", strategy: str = "auto",
+def frontend_of(frontend: object) -> ModuleType:
+    """The frontend `frontend` names: one whose arguments are global arrays
+    (GLOBAL: coll.frontends' stablehlo and shard, or your own with
+    `parse`, `layouts` and `route`, docs/frontends.md), or the NAME of one
+    of coll.frontends; TypeError or ValueError otherwise (an outside attack
+    passed the name and met an AttributeError deep inside)."""
+    from .. import BY_NAME, FRONTENDS  # (loaded on first use)
+    names = ", ".join(f.NAME for f in FRONTENDS if f.GLOBAL)
+    if isinstance(frontend, str):
+        found = BY_NAME.get(frontend)
+        if found is None or not found.GLOBAL:
+            raise ValueError(f"frontend {frontend!r} is not one whose arguments are global arrays; expected one "
+                             f"of: {names}")
+        return found
+    if frontend in FRONTENDS and not getattr(frontend, "GLOBAL", False):
+        raise ValueError(f"frontend {getattr(frontend, 'NAME', frontend)!r} is not one whose arguments are "
+                         f"global arrays; expected one of: {names}")
+    if not all(callable(getattr(frontend, a, None)) for a in ("parse", "layouts", "route")):
+        raise TypeError(f"frontend must be one of coll.frontends ({names}: the module or its name) or one of "
+                        f"your own (parse, layouts, route), got {type(frontend).__name__} {frontend!r}")
+    if not getattr(frontend, "GLOBAL", False):
+        raise ValueError(f"frontend {getattr(frontend, 'NAME', frontend)!r} is not one whose arguments are "
+                         f"global arrays (GLOBAL); expected one of: {names}, or your own with GLOBAL = True")
+    return cast(ModuleType, frontend)
+
+
+def compile(source: Any, frontend: ModuleType | str, backend: str = "cpu", strategy: str = "auto",
             timeout: float = mpi.DEFAULT_TIMEOUT, entry: str | None = None) -> "GlobalProgram":
     """A GlobalProgram of `source` (whatever `frontend.parse` takes: text or
     a module) for `backend`: `cpu` (one simulated device per rank) or `mpi`
-    (one process per rank under mpirun). `prog.inputs`/`prog.outputs` are
-    the Layouts, `prog.pipeline` the whole route. Cached per arguments."""
+    (one process per rank under mpirun). `frontend`: a module of
+    coll.frontends with GLOBAL (stablehlo, shard), or its name.
+    `prog.inputs`/`prog.outputs` are the Layouts, `prog.pipeline` the whole
+    route. Cached per arguments."""
+    frontend = frontend_of(frontend)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend '{backend}'; expected one of: {', '.join(BACKENDS)}")
+    if not isinstance(source, (str, bytes)) and not hasattr(getattr(source, "operation", None), "get_asm"):
+        raise TypeError(f"source must be the program as text, bytes or an ir.Module, got {type(source).__name__}")
     text = source if isinstance(source, (str, bytes)) else str(source.operation.get_asm(enable_debug_info=True))
     key = (text, frontend.__name__, backend, strategy, timeout, entry)
     if key in _CACHE:

@@ -65,6 +65,62 @@ def test_example_every_strategy():
         assert row[-2] == "identical"  # every replica holds the same bits
 
 
+def _rows(stdout):
+    return [line.split()[0] for line in stdout.splitlines()[2:]]
+
+
+def test_strategy_all_says_what_the_mpi_back_end_does_not_run(tmp_path):
+    # Found by the attack (issue 34 item 3): oneshot and twoshot were
+    # dropped in silence.
+    from coll.lowering import mpi
+    if not mpi.available()[0]:
+        pytest.skip(mpi.available()[1])
+    mod = write_module(tmp_path / "m.mlir", 4, [64], "f32", "sum")
+    r = coll_run(mod, "--backend=mpi", "--strategy=all", "--repeat=1")
+    assert r.returncode == 0, r.stderr
+    assert _rows(r.stdout) == ["naive", "ring", "all2all", "rhd", "tree"], r.stdout
+    assert r.stderr == (f"{mod}: note: --strategy=all: oneshot, twoshot: need peer access, which the mpi back "
+                        "end does not offer\n")
+
+
+SHARD = ROOT / "examples" / "mlp_shard_4.mlir"  # an all_reduce (layer 1) and an all_gather (layer 2)
+SHARD_NOTE = (f"{SHARD}: note: --strategy=all: naive, all2all, rhd, tree, oneshot, twoshot: do not apply to "
+              "all_gather; direct: does not apply to all_reduce\n")
+
+
+def test_strategy_all_on_a_shard_program_says_what_it_does_not_run():
+    # Found by the attack: one row, ring, and no word of the others.
+    r = coll_run(SHARD, "--backend=cpu", "--strategy=all", "--repeat=1")
+    assert r.returncode == 0, r.stderr
+    assert _rows(r.stdout) == ["ring"] and r.stdout.split()[-1] == "ok", r.stdout
+    assert r.stderr == SHARD_NOTE
+
+
+def test_strategy_all_on_a_shard_program_under_mpi_names_its_strategy():
+    # Found by the attack: a single row `-` (the mpi route lowers each
+    # collective in place and reports no strategy).
+    from coll.lowering import mpi
+    if not mpi.available()[0]:
+        pytest.skip(mpi.available()[1])
+    r = coll_run(SHARD, "--backend=mpi", "--ranks=4", "--strategy=all", "--repeat=1")
+    assert r.returncode == 0, r.stderr
+    assert _rows(r.stdout) == ["ring"] and r.stdout.split()[-1] == "ok", r.stdout
+    assert r.stderr == SHARD_NOTE.replace(
+        "naive, all2all, rhd, tree, oneshot, twoshot: do not apply to all_gather",
+        "naive, all2all, rhd, tree: do not apply to all_gather; oneshot, twoshot: need peer access, which the mpi "
+        "back end does not offer")
+
+
+def test_strategy_all_on_an_explicit_program_runs_it_as_written():
+    # It was `error: unknown strategy 'all'`.
+    grid = ROOT / "examples" / "allreduce_2x2_grid.mlir"
+    r = coll_run(grid, "--backend=cpu", "--strategy=all", "--repeat=1")
+    assert r.returncode == 0, r.stderr
+    assert _rows(r.stdout) == ["-"] and r.stdout.split()[-1] == "ok", r.stdout
+    assert r.stderr == (f"{grid}: note: --strategy=all: the program is at the explicit level (its copies and "
+                        "combines are the algorithm, there is no strategy to choose); running it as written\n")
+
+
 @pytest.mark.parametrize("dtype,kind,make", [
     ("i32", "xor", lambda rng: rng.integers(-2 ** 31, 2 ** 31, (3, 5), dtype=np.int32)),
     ("bf16", "max", lambda rng: rng.integers(0, 0x7F80, (3, 5)).astype(np.uint16)),  # finite, >= 0

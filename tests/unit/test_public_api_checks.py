@@ -144,3 +144,128 @@ def test_time_leaves_the_result_of_one_run_in_place(backend):
     want = xs[0] + xs[1]
     assert len(b.compile(text).time(xs, [], 3)) == 3
     assert np.array_equal(xs[0], want) and np.array_equal(xs[1], want), xs
+
+
+# -- api.collective_module: its arguments, refused where they are wrong ----------
+# (found by the attack: an empty module for devices=0, invalid text for
+# kind="avg", IndexError, TypeError deep inside the bindings)
+
+def _module(op="all_reduce", devices=2, shape=(8,), dtype="f32", **kw):
+    from coll import api
+    with api.make_context():
+        return api.collective_module(op, devices=devices, shape=shape if not isinstance(shape, tuple) else list(shape),
+                                     dtype=dtype, **kw)
+
+
+@pytest.mark.parametrize("kw, error, says", [
+    (dict(devices=0), ValueError, "devices must be in 1..1024, got 0"),
+    (dict(devices=-1), ValueError, "devices must be in 1..1024, got -1"),
+    (dict(devices=1025), ValueError, "devices must be in 1..1024, got 1025"),
+    (dict(devices=2.0), TypeError, "devices must be an int in 1..1024, got float 2.0"),
+    (dict(devices=True), TypeError, "devices must be an int in 1..1024, got bool True"),
+    (dict(kind="avg"), ValueError, "kind must be one of the reduction kinds valid for f32: sum, prod, max, min; "
+                                   "got 'avg'"),
+    (dict(kind="avg", dtype="i32"), ValueError, "kind must be one of the reduction kinds valid for i32: sum, prod, "
+                                                "max, min, and, or, xor; got 'avg'"),
+    (dict(kind="xor"), ValueError, "bitwise reduction kind 'xor' needs an integer or i1 element type, got f32"),
+    (dict(op="all_gather", axis=5), ValueError, "axis must be an int with 0 <= axis < 1 (the rank of shape [8]), "
+                                                "got 5"),
+    (dict(op="all_gather", axis=-1), ValueError, "axis must be an int with 0 <= axis < 1"),
+    (dict(op="all_to_all", shape=(8, 8), split_axis=3), ValueError, "split_axis must be an int with "
+                                                                    "0 <= split_axis < 2"),
+    (dict(op="reduce_scatter", devices=3), ValueError, "scatter_axis 0 has size 8, which the 3 devices do not "
+                                                       "divide; expected a multiple of 3"),
+    (dict(shape=8), TypeError, "shape must be a list of non-negative ints (e.g. [4, 100]; [] for a scalar), got 8"),
+    (dict(shape=[2.5]), TypeError, "shape must be a list of non-negative ints (e.g. [4, 100]; [] for a scalar), "
+                                   "got [2.5]"),
+    (dict(shape=[float("nan")]), TypeError, "shape must be a list of non-negative ints"),
+    (dict(shape=[-1]), ValueError, "shape must be a list of non-negative ints below 2^62, got [-1]"),
+    (dict(dtype="f99"), ValueError, "dtype must be one of f16, bf16, f32, f64, i1, i8, i16, i32, i64, got 'f99'"),
+    (dict(strategy="bogus"), ValueError, "strategy must be one of all_reduce's: auto, naive, ring, all2all, rhd, "
+                                         "tree, oneshot, twoshot (or None); got 'bogus'"),
+    (dict(op="reduce"), ValueError, "reduce needs root (the root device)"),
+    (dict(in_place="yes"), TypeError, "in_place must be a bool, got str 'yes'"),
+    (dict(name="a b"), ValueError, "name must be a symbol name like all_reduce, got 'a b'"),
+    (dict(threshold=-1), ValueError, "'threshold' must be a non-negative integer (elements)"),
+    (dict(op="permute", pairs=[0, 5]), ValueError, "pair #0 (0, 5) names target position 5, outside the group"),
+])
+def test_collective_module_refuses_bad_arguments(kw, error, says):
+    with pytest.raises(error) as e:
+        _module(**kw)
+    assert str(e.value).startswith(says), str(e.value)
+
+
+def test_collective_module_takes_what_coll_gen_takes():
+    assert '"coll.all_gather"' in _module("all_gather")  # axis: 0 by default, as coll-gen's --axis
+    assert "memref<4x8xf32>" in _module("all_to_all", shape=(4, 8), split_axis=1, concat_axis=0)
+    assert "memref<8xi32>" in _module(shape=[np.int64(8)], dtype="i32", kind="xor")  # numpy ints are ints
+    assert "memref<f32>" in _module(shape=[])  # a scalar
+
+
+# -- api.compile_global: the frontend by module or by name -----------------------
+
+SHARD_PROGRAM = os.path.join(ROOT, "examples", "mlp_shard_4.mlir")
+
+
+def test_compile_global_takes_the_frontends_name():
+    # Found by the attack: AttributeError at frontends/run/global_arrays.py.
+    from coll import api
+    text = open(SHARD_PROGRAM).read()
+    assert api.compile_global(text, "shard", backend="cpu").ranks == 4
+    assert api.compile_global(text, api.shard, backend="cpu").ranks == 4
+
+
+@pytest.mark.parametrize("frontend, error, says", [
+    ("nope", ValueError, "frontend 'nope' is not one whose arguments are global arrays; expected one of: "
+                         "stablehlo, shard"),
+    ("tensor", ValueError, "frontend 'tensor' is not one whose arguments are global arrays"),
+    ("module:tensor", ValueError, "frontend 'tensor' is not one whose arguments are global arrays"),
+    (3, TypeError, "frontend must be one of coll.frontends (stablehlo, shard: the module or its name) or one of "
+                   "your own (parse, layouts, route), got int 3"),
+])
+def test_compile_global_refuses_what_is_no_frontend(frontend, error, says):
+    from coll import api
+    if frontend == "module:tensor":
+        frontend = api.tensor
+    with pytest.raises(error) as e:
+        api.compile_global(open(SHARD_PROGRAM).read(), frontend, backend="cpu")
+    assert str(e.value).startswith(says), str(e.value)
+    with pytest.raises(TypeError, match="^source must be the program as text, bytes or an ir.Module, got int"):
+        api.compile_global(5, "shard", backend="cpu")
+
+
+# -- a back end's own options: only their documented values ----------------------
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_compile_refuses_a_blas_value_it_does_not_document(backend):
+    # Found by the attack: blas="maybe" was taken (and meant on).
+    from coll import api
+    for value in ("maybe", 1, "ON"):
+        with pytest.raises(ValueError, match=f"^blas must be one of: 'on', 'off' [(]or True/False[)], got {value!r}"):
+            api.compile(_all_reduce(), backend=backend, blas=value)
+
+
+def test_compile_takes_the_documented_blas_values():
+    from coll import api
+    for value in (True, False, "on", "off", None):
+        assert api.compile(_all_reduce(), backend="cpu", blas=value).strategies
+
+
+# -- the other api calls: a TypeError naming what they take ----------------------
+
+def test_the_other_api_calls_refuse_arguments_of_another_kind():
+    from mlir import ir
+
+    from coll import api
+    with api.make_context():
+        text = _all_reduce()
+        with pytest.raises(TypeError, match="^module_op must be an ir.Module or an operation, got str"):
+            api.run_pipeline(text, "builtin.module(cse)")  # was AttributeError: 'str' has no 'operation'
+        with pytest.raises(TypeError, match="^text must be pipeline text like 'builtin.module[(]cse[)]', got int 5"):
+            api.run_pipeline(ir.Module.parse(text).operation, 5)
+        with pytest.raises(TypeError, match=r"^view takes an operation \(ir.Operation or an OpView\), got str"):
+            api.view("coll.all_reduce")
+    with pytest.raises(TypeError, match="^from_bf16 takes uint16 bf16 bit patterns .*, got float32"):
+        api.from_bf16(np.ones(3, np.float32))  # was: cannot reshape array of size 6 into shape (3,)
+    with pytest.raises(TypeError, match="^load_dialect takes an ir.Context .*, got int"):
+        api.load_dialect(5)
