@@ -75,7 +75,7 @@ def test_strategy_all_says_what_the_mpi_back_end_does_not_run(tmp_path):
     from coll.lowering import mpi
     if not mpi.available()[0]:
         pytest.skip(mpi.available()[1])
-    mod = write_module(tmp_path / "m.mlir", 4, [64], "f32", "sum")
+    mod = write_module(tmp_path / "m.mlir", 2, [64], "f32", "sum")  # 2 ranks: 5 mpiruns on 2 cores
     r = coll_run(mod, "--backend=mpi", "--strategy=all", "--repeat=1")
     assert r.returncode == 0, r.stderr
     assert _rows(r.stdout) == ["naive", "ring", "all2all", "rhd", "tree"], r.stdout

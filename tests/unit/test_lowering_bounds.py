@@ -120,7 +120,7 @@ def _lowered_ops(cls, op, n, shape, axes, strategy):
 def test_every_lowering_stays_within_its_estimate_whatever_the_shape():
     rng = random.Random(2034)
     seen = set()
-    for _ in range(400):
+    for _ in range(160):  # every (collective, strategy) is seen (asserted below)
         cls, op, n, shape, axes = _case(rng)
         for strategy in cls.STRATEGIES:
             emitted, est = _lowered_ops(cls, op, n, shape, axes, strategy)
