@@ -142,64 +142,45 @@ def test_random_floats_within_f32_rounding():
     assert np.abs(c - want).max() < 1e-4
 
 
-def test_a_fused_factor_is_computed_first():
+def _weight_gradient(transposed):
     """dp_mlp_step's weight gradient after linalg-fuse-elementwise-ops: w +=
-    select(x > z, g, z)^T @ d, one factor an expression of three inputs."""
-    text = """func.func @f(%x: memref<64x32xf32>, %z: memref<64x32xf32>, %g: memref<64x32xf32>, %d: memref<64x16xf32>,
-                        %w: memref<32x16xf32>) attributes {llvm.emit_c_interface} {
-      linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, m)>,
+    select(x > z, g, z)^T @ d, one factor an expression of three inputs;
+    `transposed`: as coll-transposes-into-producers (frontends/fusion.py)
+    leaves it, the parameter's (in, out) layout written by the contraction
+    itself, wt^T += ..."""
+    out_map, out = ("(n, m)", "16x32") if transposed else ("(m, n)", "32x16")
+    return f"""func.func @f(%x: memref<64x32xf32>, %z: memref<64x32xf32>, %g: memref<64x32xf32>, %d: memref<64x16xf32>,
+                        %w: memref<{out}xf32>) attributes {{llvm.emit_c_interface}} {{
+      linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, m)>,
                                        affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>,
-                                       affine_map<(m, n, k) -> (m, n)>],
-                      iterator_types = ["parallel", "parallel", "reduction"]}
+                                       affine_map<(m, n, k) -> {out_map}>],
+                      iterator_types = ["parallel", "parallel", "reduction"]}}
           ins(%x, %z, %g, %d : memref<64x32xf32>, memref<64x32xf32>, memref<64x32xf32>, memref<64x16xf32>)
-          outs(%w : memref<32x16xf32>) {
+          outs(%w : memref<{out}xf32>) {{
       ^bb0(%a: f32, %b: f32, %c: f32, %e: f32, %o: f32):
         %gt = arith.cmpf ogt, %a, %b : f32
         %s = arith.select %gt, %c, %b : f32
         %p = arith.mulf %s, %e : f32
         %r = arith.addf %o, %p : f32
         linalg.yield %r : f32
-      }
+      }}
       return
-    }"""
-    rng = np.random.default_rng(8)
+    }}"""
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_fused_factor_is_computed_first_then_one_call(transposed):
+    text = _weight_gradient(transposed)
+    rng = np.random.default_rng(8 + transposed)
     x, z, g = (rng.integers(-3, 4, (64, 32)).astype(np.float32) for _ in range(3))
-    d, w = rng.integers(-3, 4, (64, 16)).astype(np.float32), rng.integers(-3, 4, (32, 16)).astype(np.float32)
-    want = w + np.where(x > z, g, z).T @ d
+    d = rng.integers(-3, 4, (64, 16)).astype(np.float32)
+    w = rng.integers(-3, 4, (16, 32) if transposed else (32, 16)).astype(np.float32)
+    grad = np.where(x > z, g, z).T @ d
+    want = w + (grad.T if transposed else grad)
     prog = cpu.compile(text)
     assert "coll-blas-contractions" in prog.pipeline
     prog.run([x, z, g, d, w], [])
     assert np.array_equal(w, want)
-
-
-def test_a_fused_factor_into_a_transposed_output():
-    """The same weight gradient as coll-transposes-into-producers leaves it
-    (frontends/fusion.py): the parameter's (in, out) layout written by the
-    contraction itself, wt^T += select(x > z, g, z)^T @ d, one call."""
-    text = """func.func @f(%x: memref<64x32xf32>, %z: memref<64x32xf32>, %g: memref<64x32xf32>, %d: memref<64x16xf32>,
-                        %wt: memref<16x32xf32>) attributes {llvm.emit_c_interface} {
-      linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, m)>,
-                                       affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>,
-                                       affine_map<(m, n, k) -> (n, m)>],
-                      iterator_types = ["parallel", "parallel", "reduction"]}
-          ins(%x, %z, %g, %d : memref<64x32xf32>, memref<64x32xf32>, memref<64x32xf32>, memref<64x16xf32>)
-          outs(%wt : memref<16x32xf32>) {
-      ^bb0(%a: f32, %b: f32, %c: f32, %e: f32, %o: f32):
-        %gt = arith.cmpf ogt, %a, %b : f32
-        %s = arith.select %gt, %c, %b : f32
-        %p = arith.mulf %s, %e : f32
-        %r = arith.addf %o, %p : f32
-        linalg.yield %r : f32
-      }
-      return
-    }"""
-    rng = np.random.default_rng(9)
-    x, z, g = (rng.integers(-3, 4, (64, 32)).astype(np.float32) for _ in range(3))
-    d, wt = rng.integers(-3, 4, (64, 16)).astype(np.float32), rng.integers(-3, 4, (16, 32)).astype(np.float32)
-    want = wt + (np.where(x > z, g, z).T @ d).T
-    prog = cpu.compile(text)
-    prog.run([x, z, g, d, wt], [])
-    assert np.array_equal(wt, want)
     with make_context():
         low = ir.Module.parse(text)
         run_pipeline(low.operation, "builtin.module(coll-blas-contractions)")
