@@ -6,8 +6,9 @@
                    the pool is a trailing `memref<Bxi8>` argument instead
                    (the caller keeps it across runs) and the function gets
                    `coll.workspace_bytes = B`.
-  coll.copy     -> `gpu.memcpy async` (a copy of strided views, a block's
-                   rows, first becomes one copy per row: rows.py). A slice at an offset is handed over
+  coll.copy     -> `gpu.memcpy async`; a copy of strided views (a block's
+                   rows) is one launch of a strided copy kernel
+                   (kernels.py). A slice at an offset is handed over
                    as an identity-layout memref starting at the slice
                    (`memcpy-views=true`, the default; built on the memref
                    descriptor with llvm ops): upstream gpu-to-llvm rejects a
@@ -20,7 +21,10 @@
                    per (kind, type, arity), given each operand's address;
                    above kernels.MAX_ARITY inputs, a chain of launches
                    that folds them into the device's accumulator (in the
-                   pool) in device order. Grids: kernels.grid_blocks.
+                   pool) in device order. With a strided view among
+                   its operands: `strided_<kind>_<type>_x<arity>`, the
+                   same chain, one launch per kernel whatever the rows.
+                   Grids: kernels.grid_blocks.
   coll.join     -> folded: its tokens are the dependencies of what waits on it
   coll.wait     -> one host sync (`mgpuStreamSynchronize`) after every live
                    stream joined one
@@ -66,7 +70,6 @@ from ..stored_types import strip_types
 from . import kernels
 from .kernels import KERNEL_MODULE, Kernel, add_kernels
 from .legalize_memcpy import legalize_memcpy
-from .rows import split_rows
 from .streams import Chain, Chains, Program, _Tok, _token_type
 
 THREADS = 256      # per block; grids: kernels.grid_blocks (occupancy on the chip)
@@ -128,10 +131,27 @@ def _static_alloc(op: ir.Operation) -> bool:
     return ir.MemRefType(op.results[0].type).has_static_shape
 
 
-def _check_contiguous(v: ir.Value, what: str, loc: ir.Location) -> None:
-    if not contiguous(v.type):
-        raise PassError(f"{what} is not contiguous ({v.type}); gpu.memcpy and the "
-                        "combine kernels need contiguous slices", loc)
+def _index_space(bufs: list[ir.Value], loc: ir.Location) -> tuple[list[int], list[int]]:
+    """The strided kernels' index space (d0, d1, w) of an op on `bufs`, some
+    of them strided views (rank 3 at most, of one shape, innermost stride
+    1), and each operand's strides (s0, s1), flattened in operand order. A
+    contiguous operand is walked row-major over that space."""
+    shape = next(list(ir.MemRefType(b.type).shape) for b in bufs if not contiguous(b.type))
+    if len(shape) > 3:
+        raise PassError(f"strided views of rank {len(shape)}: the strided kernels take rank 3 at most", loc)
+    d0, d1, w = ([1, 1] + shape)[-3:]
+    out: list[int] = []
+    for b in bufs:
+        mt = ir.MemRefType(b.type)
+        if contiguous(b.type):
+            out += [d1 * w, w]
+            continue
+        strides, _ = mt.get_strides_and_offset()
+        if list(mt.shape) != shape or strides[-1] != 1 or any(mt.is_dynamic_stride_or_offset(s) for s in strides):
+            raise PassError(f"operand {mt} of a strided op: the strided kernels need views of one shape "
+                            f"({shape}) with static strides, the innermost 1", loc)
+        out += ([0, 0] + strides)[-3:-1]
+    return [d0, d1, w], out
 
 
 class _Function:
@@ -291,20 +311,42 @@ class _Function:
 
     def _copy(self, op: ir.Operation, dev: int) -> None:
         c = Copy.of(op)
-        _check_contiguous(c.source, "copy source", op.location)
-        _check_contiguous(c.target, "copy target", op.location)
-        src, dst = _flat(c.source), _flat(c.target)
         deps = self._deps(c.deps)
-        if _numel(dst.type) == 0:
+        if _numel(c.target.type) == 0:
             self.tokens[op.results[0]] = deps
             return
+        if not (contiguous(c.source.type) and contiguous(c.target.type)):
+            sizes, strides = _index_space([c.source, c.target], op.location)
+            esize = kernels.ELEMENT_BYTES[kernels.stored_element(_elem(c.target.type))]
+            args = [self._address(b, esize) for b in (c.source, c.target)]
+            args += [self._const(x) for x in strides + sizes]
+            kernel = kernels.copy_kernel(_elem(c.target.type))
+            self.tokens[op.results[0]] = [self._launch(dev, deps, kernel, args, _numel(c.target.type))]
+            return
+        src, dst = _flat(c.source), _flat(c.target)
 
         def make(dep: ir.Value) -> ir.Value:
             return gpu.MemcpyOp(_token_type(), [dep], dst, src).result
         self.tokens[op.results[0]] = [self.chains.issue(self._chain(dev), deps, make)]
 
+    def _launch(self, dev: int, deps: list[_Tok], kernel: Kernel, args: list[ir.Value], n: int) -> _Tok:
+        """One launch of `kernel` over `n` elements on device `dev`'s chain,
+        after `deps`; its grid: kernels.grid_blocks, at most one element
+        (vector, where the kernel has vectors) per thread."""
+        self.kernels_needed[kernel.name] = kernel
+        one = self._const(1)
+        block = (self._const(THREADS), one, one)
+        per_block = THREADS * (1 if kernel.strided else kernels.lanes(kernel.elem))
+        blocks = min(kernels.grid_blocks(self.chip, kernel.arity, THREADS), -(-n // per_block))
+        grid = (self._const(max(1, blocks)), one, one)
+
+        def make(dep: ir.Value) -> ir.Value:
+            return gpu.LaunchFuncOp([KERNEL_MODULE, kernel.name], grid, block, args,
+                                    async_dependencies=[dep]).results[0]
+        return self.chains.issue(self._chain(dev), deps, make)
+
     def _address(self, v: ir.Value, esize: int) -> ir.Value:
-        """Address of element 0 of the rank-1 memref `v`, as an index."""
+        """Address of element 0 of the memref `v` (any rank and layout), as an index."""
         base = memref.extract_aligned_pointer_as_index(v)
         mt = ir.MemRefType(v.type)
         _, offset = mt.get_strides_and_offset()
@@ -337,36 +379,31 @@ class _Function:
         if n == 0:
             self.tokens[op.results[0]] = deps
             return
-        for b in bufs:
-            _check_contiguous(b, "combine operand", op.location)
         try:
             kernels.combine_op(kind, kernels.stored_element(elem))
         except (KeyError, ValueError) as e:
             raise PassError(f"no combine kernel for kind '{kind}' on {elem}: {e}",
                             op.location) from None
+        strided = not all(contiguous(b.type) for b in bufs)
+        # Strided: each operand's strides, then the sizes, follow the addresses.
+        sizes, strides = _index_space(bufs, op.location) if strided else ([], [])
         esize = kernels.ELEMENT_BYTES[kernels.stored_element(elem)]
         addresses: dict[ir.Value, ir.Value] = {}  # an operand that is also the output (in place): addressed once
         for b in bufs:
             if b not in addresses:
-                addresses[b] = self._address(_flat(b), esize)
+                addresses[b] = self._address(b if strided else _flat(b), esize)
         ptrs = [addresses[b] for b in bufs]
-        one = self._const(1)
-        block = (self._const(THREADS), one, one)
-        per_block = kernels.lanes(elem) * THREADS
-        steps = kernels.chain(kind, elem, n_in)
-        acc = self._accumulator(dev, ptrs[0], elem) if len(steps) > 1 else None
+        steps = kernels.chain(kind, elem, n_in, strided)
+        # A chain's accumulator (a chain of one kernel has none: the output stands in)
+        acc = self._accumulator(dev, ptrs[0], elem) if len(steps) > 1 else ptrs[-1]
+        acc_strides = [sizes[1] * sizes[2], sizes[2]] if strided else []  # contiguous, in the pool
+        tail = [self._const(x) for x in sizes] if strided else [self._const(n)]
         for k, (kernel, start, take) in enumerate(steps):
-            self.kernels_needed[kernel.name] = kernel
-            args = ([acc] if k else []) + ptrs[start:start + take] + \
-                [acc if k < len(steps) - 1 else ptrs[-1], self._const(n)]
-            blocks = min(kernels.grid_blocks(self.chip, kernel.arity, THREADS), -(-n // per_block))
-            grid = (self._const(max(1, blocks)), one, one)
-
-            def make(dep: ir.Value, name: str = kernel.name, grid: tuple[ir.Value, ...] = grid,
-                     args: list[Any] = args) -> ir.Value:
-                return gpu.LaunchFuncOp([KERNEL_MODULE, name], grid, block, args,
-                                        async_dependencies=[dep]).results[0]
-            deps = [self.chains.issue(self._chain(dev), deps, make)]
+            last = k == len(steps) - 1
+            args = ([acc] if k else []) + ptrs[start:start + take] + [ptrs[-1] if last else acc]
+            st = (acc_strides if k else []) + strides[2 * start:2 * (start + take)] + \
+                (strides[-2:] if last else acc_strides)
+            deps = [self._launch(dev, deps, kernel, args + [self._const(x) for x in st] + tail, n)]
         self.tokens[op.results[0]] = deps
 
     # -- local work ------------------------------------------------------------------
@@ -487,7 +524,6 @@ def to_gpu(module_op: ir.Operation, device_map: str = "", chip: str = "sm_90", w
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
-        split_rows(module_op)  # gpu.memcpy and the kernels take contiguous buffers
         funcs = []
         for op in module_op.regions[0].blocks[0].operations:
             if op.operation.name == "func.func" and _has_coll(op.operation):

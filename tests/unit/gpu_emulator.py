@@ -45,15 +45,15 @@ def build_emulator(directory, soname=SONAME, flags=()):
 
 def kernel_harness(kernel):
     """Text of a module running `kernel` (a gpu_kernels.Kernel) for every
-    thread of a grid: @run(in..., out, n, bdim, gdim), all addresses and
-    counts as index."""
-    args = [f"%in{k}" for k in range(kernel.arity)] + ["%out"]
-    sig = ", ".join(f"{a}: index" for a in args)
-    types = ", ".join(["index"] * (kernel.arity + 6))
-    call = ", ".join(args + ["%n", "%t", "%b", "%bdim", "%gdim"])
+    thread of a grid: @run(params..., bdim, gdim), all addresses, counts
+    and strides as index."""
+    params = [f"%{p}" for p in kernel.params()]
+    sig = ", ".join(f"{a}: index" for a in params)
+    types = ", ".join(["index"] * (len(params) + 4))
+    call = ", ".join(params + ["%t", "%b", "%bdim", "%gdim"])
     return f"""module {{
 {gpu_kernels.cpu_func_text(kernel)}
-func.func @run({sig}, %n: index, %bdim: index, %gdim: index) attributes {{llvm.emit_c_interface}} {{
+func.func @run({sig}, %bdim: index, %gdim: index) attributes {{llvm.emit_c_interface}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.for %b = %c0 to %gdim step %c1 {{
@@ -67,7 +67,7 @@ func.func @run({sig}, %n: index, %bdim: index, %gdim: index) attributes {{llvm.e
 
 
 class Kernels:
-    """CPU builds of the combine kernels, by name, compiled on first use."""
+    """CPU builds of the kernels, by name, compiled on first use."""
 
     def __init__(self):
         self.ctx = ir.Context()
@@ -80,20 +80,21 @@ class Kernels:
             with self.ctx:
                 m = ir.Module.parse(kernel_harness(kernel))
                 PassManager.parse(CPU_PIPELINE).run(m.operation)
-                self.engines[name] = (ExecutionEngine(m, opt_level=2), kernel.arity)
+                self.engines[name] = (ExecutionEngine(m, opt_level=2), len(kernel.params()))
         return self.engines[name]
 
     def run(self, name, params, grid, block):
-        """params: the address of every buffer's element 0, then n."""
-        eng, arity = self.engine(name)
-        if len(params) != arity + 2:
-            raise ValueError(f"{name} takes {arity + 2} parameters, got {len(params)}")
+        """params: as Kernel.params() names them (the address of every
+        buffer's element 0, then n; or strides and sizes)."""
+        eng, count = self.engine(name)
+        if len(params) != count:
+            raise ValueError(f"{name} takes {count} parameters, got {len(params)}")
         args = [ctypes.pointer(ctypes.c_int64(v)) for v in list(params) + [block, grid]]
         eng.invoke("run", *args)
 
     def run_thread(self, name, params, tid, bid, bdim, gdim):
         """Runs one thread of a kernel (the others do nothing)."""
-        eng, arity = self.engine(name)
+        eng, _ = self.engine(name)
         args = [ctypes.pointer(ctypes.c_int64(v)) for v in list(params) + [tid, bid, bdim, gdim]]
         eng.invoke(name, *args)
 
@@ -101,6 +102,13 @@ class Kernels:
         """Runs a kernel on numpy buffers viewed at element `offsets`."""
         params = [b.ctypes.data + off * b.itemsize for b, off in zip(buffers, offsets)]
         self.run(name, params + [n], grid, block)
+
+    def run_strided(self, name, buffers, views, sizes, grid=2, block=32):
+        """Runs a strided kernel on flat numpy buffers, each viewed as
+        `views`' (offset, s0, s1) over the index space `sizes` (d0, d1, w)."""
+        params = [b.ctypes.data + off * b.itemsize for b, (off, _, _) in zip(buffers, views)]
+        strides = [s for _, s0, s1 in views for s in (s0, s1)]
+        self.run(name, params + strides + list(sizes), grid, block)
 
 
 _LOADED = []

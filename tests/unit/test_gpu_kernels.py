@@ -99,3 +99,61 @@ def test_kernel_text_parses_for_every_kind_and_type():
                                 + gpu_kernels.gpu_func_text(kind, elem, 2) + " } }")
     with pytest.raises(ValueError, match="not valid"):
         gpu_kernels.gpu_func_text("xor", "f32", 2)
+
+
+def _view(buf, offset, s0, s1, sizes):
+    """numpy's view of flat `buf` that a strided kernel sees."""
+    size = buf.itemsize
+    return np.lib.stride_tricks.as_strided(buf[offset:], shape=sizes, strides=(s0 * size, s1 * size, size))
+
+
+# (d0, d1, w) and each operand's (offset, s0, s1), the output's last: rank 2
+# (d0 = 1), rank 3, rows of one element, odd widths, an output wider apart
+# than its inputs and an input at the same place as the output (in place).
+STRIDED = [((1, 3, 5), [(1, 0, 7), (4, 0, 5), (3, 0, 6)]),
+           ((2, 3, 3), [(3, 13, 4), (0, 9, 3), (5, 20, 6)]),
+           ((4, 5, 1), [(0, 10, 2), (1, 15, 3), (2, 5, 1)]),
+           ((3, 2, 7), [(2, 30, 8), (2, 30, 8), (2, 30, 8)])]
+
+
+@pytest.mark.parametrize("sizes,views", STRIDED)
+@pytest.mark.parametrize("grid,block", [(1, 1), (2, 7), (5, 32)])
+def test_strided_kernels(sizes, views, grid, block):
+    """Each strided kernel writes the output view's elements, from the same
+    elements of the input views, and nothing else; any grid covers them."""
+    rng = np.random.default_rng(sum(sizes))
+    inplace = views[0] == views[-1]
+    for kind, elem, dtype in (("sum", "f32", np.float32), ("max", "bf16", np.uint16), ("or", "i1", np.bool_)):
+        if dtype == np.uint16:  # bf16 bits of small integers: sums and maxima are exact
+            ins = [(rng.integers(-50, 50, 256).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+                   for _ in range(2)]
+        else:
+            ins = [rng.integers(0, 2, 256).astype(dtype) for _ in range(2)]
+        out = ins[0] if inplace else np.zeros(256, dtype)
+
+        def f32(a):
+            return (a.astype(np.uint32) << 16).view(np.float32) if dtype == np.uint16 else a
+        ref = reference(kind, [_view(f32(b), *v, sizes) for b, v in zip(ins, views)])
+        if dtype == np.uint16:
+            ref = (ref.view(np.uint32) >> 16).astype(np.uint16)
+        want = out.copy()
+        _view(want, *views[-1], sizes)[...] = ref
+        name = gpu_kernels.kernel_name(kind, elem, 2, strided=True)
+        KERNELS.run_strided(name, ins + [out], views, sizes, grid, block)
+        np.testing.assert_array_equal(out, want, err_msg=name)
+    for dtype in (np.int8, np.uint16, np.float32, np.float64):
+        src = rng.integers(0, 100, 256).astype(dtype)
+        dst = np.zeros(256, dtype) if not inplace else src
+        want = dst.copy()
+        _view(want, *views[-1], sizes)[...] = _view(src, *views[0], sizes)
+        name = gpu_kernels.copy_kernel({1: "i8", 2: "bf16", 4: "f32", 8: "f64"}[src.itemsize]).name
+        KERNELS.run_strided(name, [src, dst], [views[0], views[-1]], sizes, grid, block)
+        np.testing.assert_array_equal(dst, want, err_msg=name)
+
+
+def test_strided_kernel_names():
+    """One copy kernel per element size; strided names parse back."""
+    assert gpu_kernels.copy_kernel("bf16") == gpu_kernels.copy_kernel("f16")
+    assert gpu_kernels.copy_kernel("i1").name == "strided_copy_i8_x1"
+    for k in (gpu_kernels.copy_kernel("f64"), gpu_kernels.Kernel.make("sum", "f16", 5, True, True, True)):
+        assert gpu_kernels.Kernel.parse(k.name) == k

@@ -1,8 +1,9 @@
-"""The combine kernels' resources, from ptxas itself (no GPU needed).
+"""The kernels' resources, from ptxas itself (no GPU needed).
 
 Every distinct kernel the GPU route can launch (every kind and element type
 it applies to, every arity a chain of kernels uses, the f32-accumulator
-variants of f16 and bf16) is compiled in one gpu.module for sm_90, and
+variants of f16 and bf16, each contiguous and strided, and the strided
+copies) is compiled in one gpu.module for sm_90, and
 `ptxas -v` must report for each: no stack frame and no spills, and at most
 the registers per thread of its arity's bound. The lowering sizes its grids
 by that bound (gpu_kernels.grid_blocks: blocks that fill every
@@ -20,7 +21,7 @@ from coll.lowering.gpu import nvvm
 
 CHIP = "sm_90"
 # Registers per thread, by arity: what the grids assume (register_bound).
-BOUND = {a: 32 + 8 * a for a in range(2, K.MAX_ARITY + 1)}
+BOUND = {a: 32 + 8 * a for a in range(1, K.MAX_ARITY + 1)}  # 1: the strided copies
 
 _PROPS = re.compile(
     r"Compiling entry function '(\w+)' for '\w+'\n.*?Function properties for \1\n"
@@ -39,7 +40,9 @@ def test_every_kernel_is_listed():
     every = set(K.every_kernel())
     for kind, elem in (("sum", "f16"), ("max", "bf16"), ("xor", "i1"), ("prod", "f64")):
         for arity in (2, 3, K.MAX_ARITY, K.MAX_ARITY + 1, 100, 257, MAX_DEVICES):
-            assert {k for k, _, _ in K.chain(kind, elem, arity)} <= every
+            for strided in (False, True):
+                assert {k for k, _, _ in K.chain(kind, elem, arity, strided)} <= every
+    assert {K.copy_kernel(elem) for elem in ("i1", "bf16", "f32", "f64")} <= every
 
 
 @pytest.fixture(scope="module")

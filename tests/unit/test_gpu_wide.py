@@ -75,8 +75,10 @@ def _inputs(dtype, count, size, rng):
 
 
 def _build(emu, tmp_path, op, n, size, dtype, kind, strategy, in_place=False, **attrs):
+    """`size`: elements, or a shape."""
     with make_context():
-        text = collective_module(op, n, [size], dtype, kind=kind, strategy=strategy,
+        shape = [size] if isinstance(size, int) else size
+        text = collective_module(op, n, shape, dtype, kind=kind, strategy=strategy,
                                  in_place=in_place, **attrs)
         m = ir.Module.parse(text)
         if strategy in ("oneshot", "twoshot"):
@@ -86,7 +88,7 @@ def _build(emu, tmp_path, op, n, size, dtype, kind, strategy, in_place=False, **
         m.operation.walk(lambda o: (combines.append(len(o.operands)) if o.name == "coll.combine"
                                     else None) or ir.WalkResult.ADVANCE)
         to_gpu(m.operation)
-        path = tmp_path / f"lib_{op}_{strategy}_{n}_{dtype}.so"
+        path = tmp_path / f"lib_{op}_{strategy}_{n}_{dtype}_{len(shape)}.so"
         compile_module(m.operation, path, fmt="isa", runtime_dir=emu.dir)
         entry = ir.StringAttr(m.body.operations[0].attributes["sym_name"]).value \
             if "sym_name" in m.body.operations[0].attributes else op
@@ -157,3 +159,20 @@ def test_wide_strategies(emu, tmp_path, op, strategy):
     emu.run(path, entry, xs + ys, seed=1)
     for y, want in zip(ys, wants):
         np.testing.assert_array_equal(y, want)
+
+
+def test_wide_strided_chain(emu, tmp_path):
+    """reduce_scatter along axis 1: each device's combine of n strided
+    blocks is a chain of strided kernels through the (contiguous, f32)
+    accumulator, one launch per kernel; bits as the left fold."""
+    n = M + 2
+    path, entry = _build(emu, tmp_path, "reduce_scatter", n, [2, 3 * n], "f16", "sum", "direct", axis=1)
+    xs = [x.reshape(2, 3 * n) for x in _inputs("f16", n, 6 * n, np.random.default_rng(6))]
+    ys = [np.zeros((2, 3), np.float16) for _ in range(n)]
+    emu.run(path, entry, xs + ys, seed=2)
+    for c, y in enumerate(ys):
+        np.testing.assert_array_equal(y, _left_fold("sum", "f16", _own_first([x[:, 3 * c:3 * c + 3] for x in xs], c)))
+    steps = [k.name for k, _, _ in gpu_kernels.chain("sum", "f16", n, strided=True)]
+    assert steps == [f"strided_sum_f16_x{M}_tof32", "strided_sum_f16_x3_fromf32"]
+    launched = [name for name, *_ in emu.launches if not name.startswith("strided_copy")]
+    assert sorted(launched) == sorted(steps * n)
