@@ -21,7 +21,7 @@ from ..core.errors import PassError
 from ..ir import builders
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import CollectiveOp, Implements, view
-from ..ir.types import device_attr, device_of, flat_type
+from ..ir.types import device_attr, device_of, flat_offset, flat_type
 from ..ir.types import numel as numel_of
 from ..ir.verifier import SPMD_RANKS
 from ..ir.views import same_memory
@@ -107,8 +107,7 @@ class Emitter:
                                    ir.Attribute.parse(f"#coll.device<{device}>"))
         v = memref.memory_space_cast(placed, value)
         size, rank = numel_of(mt), len(mt.shape)
-        off = _offset(mt) if size else 0
-        flat = flat_type(self.elem, size, device, offset=off if off else None)
+        flat = flat_type(self.elem, size, device, offset=flat_offset(mt) if size else None)
         if rank == 0:
             v = memref.expand_shape(flat, v, [], [], [1])
         elif rank > 1:

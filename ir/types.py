@@ -130,6 +130,18 @@ def contiguous(type_: ir.Type) -> bool:
     return True
 
 
+def flat_offset(type_: ir.Type) -> int | None:
+    """The `offset` flat_type takes for the rank-1 view memref.collapse_shape
+    (or expand_shape) makes of contiguous `type_`: None for an identity
+    layout (the view keeps it), else the static offset, 0 included (a
+    strided source collapses to `strided<[1]>` even at offset 0)."""
+    m = ir.MemRefType(type_)
+    layout = m.layout
+    if isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(m.rank):
+        return None
+    return int(m.get_strides_and_offset()[1])
+
+
 # (context, elem, length, device, offset) -> type: parsing is slow
 _FLAT: dict[tuple[ir.Context | None, ir.Type, int, int | None, int | None], ir.MemRefType] = {}
 

@@ -35,7 +35,7 @@ from ..ir.kinds import ELEMENTS
 from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_collectives import check_size, lower_collectives, size_problem
+from .lower_collectives import check_size, count_ops, lower_collectives, size_problem
 
 
 @dataclass(frozen=True)
@@ -196,8 +196,10 @@ def choose_strategies(root: ir.Operation, strategy: str = "auto", threshold: int
     caps = parse_capabilities(capabilities) if isinstance(capabilities, str) else tuple(capabilities)
     prof = load_profile(profile)
     chosen: list[str] = []
+    total = 0  # the program's ops so far: refused past the limit before the next op is costed
     for op in find_ops(root, lambda name: name in COLLECTIVE_NAMES):
         s = choose(op, strategy, threshold, prof, caps)
+        total = count_ops(total, op, s)
         module = _module(op)
         if PEER_ACCESS in BY_NAME[op.name].needs(s) and PEER_ACCESS in caps and module is not None:
             peers.enable(module)

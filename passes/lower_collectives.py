@@ -64,6 +64,46 @@ def check_size(op: ir.Operation, strategy: str) -> None:
         raise PassError(problem, op.location)
 
 
+def choose(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD) -> str:
+    """The strategy collective `op` is lowered by: its own, else `strategy`
+    (auto: the collective's default rule); a located error for one it has not."""
+    c = cast(Collective, view(op))
+    chosen = c.strategy if c.strategy not in (None, "auto") else strategy
+    if chosen in (None, "auto"):
+        t = c.threshold if c.threshold is not None else threshold
+        chosen = c.reference_rule(len(c.devices), numel(c.inputs[0].type), t)
+    if chosen not in c.STRATEGIES:
+        raise PassError(f"unknown strategy '{chosen}' for {op.name}; expected one of: "
+                        f"{', '.join(c.STRATEGIES)}", op.location)
+    return chosen
+
+
+def count_ops(total: int, op: ir.Operation, strategy: str) -> int:
+    """`total` plus the ops collective `op` emits by `strategy` (its
+    estimate); refuses (located, at `op`) when that crosses MAX_OPS: the
+    limit bounds what one program builds, not each collective alone."""
+    check_size(op, strategy)  # one collective above it: its own message
+    c = cast(Collective, view(op))
+    size, _, _ = c.estimated_ops(strategy, len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape),
+                                 cast(list[int], c.axes))
+    if total + size > MAX_OPS:
+        raise PassError(f"lowering this program's collectives up to this {op.name} would emit about "
+                        f"{total + size} ops, above the limit of {MAX_OPS} for one program; use fewer "
+                        "devices or split the program", op.location)
+    return total + size
+
+
+def check_program_size(ops: list[ir.Operation], strategy: str, threshold: int) -> None:
+    """Refuses a program whose collectives together are above MAX_OPS
+    (count_ops), before any is built."""
+    total = 0
+    for op in ops:
+        c = cast(Collective, view(op))
+        if not all(isinstance(v.type, ir.MemRefType) for v in c.inputs) or len(c.inputs) != len(c.input_devices):
+            continue  # the tensor or SPMD form: lower_op refuses it, located
+        total = count_ops(total, op, choose(op, strategy, threshold))
+
+
 def lower_op(op: ir.Operation | ir.OpView, strategy: str = "auto",
              threshold: int = DEFAULT_THRESHOLD) -> tuple[str, ir.Value]:
     """Replaces one collective with its explicit program; returns the
@@ -73,14 +113,8 @@ def lower_op(op: ir.Operation | ir.OpView, strategy: str = "auto",
     require_global_view(op)
     c = cast(Collective, view(op))  # a collective: its class is collectives/
     check_global_form(op, c)
-    chosen = c.strategy if c.strategy not in (None, "auto") else strategy
+    chosen = choose(op, strategy, threshold)
     n = len(c.devices)
-    if chosen in (None, "auto"):
-        t = c.threshold if c.threshold is not None else threshold
-        chosen = c.reference_rule(n, numel(c.inputs[0].type), t)
-    if chosen not in c.STRATEGIES:
-        raise PassError(f"unknown strategy '{chosen}' for {op.name}; expected one of: "
-                        f"{', '.join(c.STRATEGIES)}", op.location)
     check_size(op, chosen)
     if PEER_ACCESS in c.needs(chosen) and n > 1 and not peers.enabled(op):
         raise PassError(f"strategy '{chosen}' reads buffers of other devices in place; the "
@@ -115,7 +149,9 @@ def lower_collectives(module_op: ir.Operation, strategy: str = "auto", threshold
     """Lowers every collective under module_op (`only`: of those names), in
     program order; returns the strategies used."""
     used: list[str] = []
-    if find_ops(module_op, lambda name: name in NAMES):
+    ops = find_ops(module_op, lambda name: name in NAMES and (only is None or name in only))
+    if ops:
+        check_program_size(ops, strategy, threshold)
         walk_and_apply_patterns(module_op, patterns(strategy, threshold, only, used))
     return used
 

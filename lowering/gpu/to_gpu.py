@@ -62,7 +62,7 @@ from mlir.dialects import arith, gpu, memref
 from ...core.errors import PassError
 from ...core.registry import register
 from ...ir.ops import Combine, Copy, Implements
-from ...ir.types import contiguous, device_of
+from ...ir.types import contiguous, device_of, flat_offset
 from ...ir.verifier import token_escapes
 from ...ir.walk import find_ops
 from ..cpu.split import PURE, split_function
@@ -117,7 +117,8 @@ def _flat(v: ir.Value) -> ir.Value:
     if mt.rank == 1:
         return v
     n = _numel(mt)
-    flat = ir.MemRefType.get([n], mt.element_type)
+    off = flat_offset(mt)
+    flat = ir.MemRefType.get([n], mt.element_type, None if off is None else ir.StridedLayoutAttr.get(off, [1]))
     if mt.rank == 0:
         return memref.expand_shape(flat, v, [], [], [1])
     try:

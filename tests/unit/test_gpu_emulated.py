@@ -239,26 +239,45 @@ def test_graph_of_a_program_with_waits(emu, tmp_path):
         assert [c["syncs"] for c in got["per_call"]] == [1, 1]
 
 
-@pytest.mark.parametrize("dtype,kind", [("bf16", "max"), ("f16", "prod"), ("f64", "min"),
-                                        ("i1", "xor"), ("i8", "sum"), ("i16", "and"),
-                                        ("i32", "or"), ("i64", "prod")])
-def test_types(emu, tmp_path, dtype, kind):
-    for strategy in STRATEGIES:
+TYPES = [("bf16", "max"), ("f16", "prod"), ("f64", "min"), ("i1", "xor"), ("i8", "sum"), ("i16", "and"),
+         ("i32", "or"), ("i64", "prod")]
+
+
+def rotated(i, k):
+    """k consecutive strategies from the (k * i)-th, round the registry's
+    list: over the parameters i = 0, 1, ... every strategy is taken (the
+    kernels and the element handling do not depend on the strategy; the
+    product of both cost a build each, most of this file's time)."""
+    return [STRATEGIES[(k * i + j) % len(STRATEGIES)] for j in range(k)]
+
+
+def test_rotations_take_every_strategy():
+    assert {s for i in range(len(TYPES)) for s in rotated(i, 2)} == set(STRATEGIES)
+    assert {s for i in range(len(OPTIONS)) for s in rotated(i, 3)} == set(STRATEGIES)
+
+
+@pytest.mark.parametrize("i", range(len(TYPES)), ids=[f"{d}-{k}" for d, k in TYPES])
+def test_types(emu, tmp_path, i):
+    dtype, kind = TYPES[i]
+    for strategy in rotated(i, 2):
         run(emu, tmp_path, 3, [33], dtype, kind, strategy, seed=5)
 
 
 # split=8: the host code in parts of 8 calls (buffers through the pointer
 # table, the pool an argument with workspace=arg), run in random orders.
-@pytest.mark.parametrize("options", [{"workspace": "arg"}, {"streams": "single"},
-                                     {"workspace": "arg", "streams": "single"},
-                                     {"split": 8}, {"split": 8, "workspace": "arg"}])
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_options(emu, tmp_path, options, strategy):
-    calls, _ = run(emu, tmp_path, 4, [1000], "f32", "sum", strategy, seed=3, **options)
-    if options.get("workspace") == "arg":
-        assert calls["allocs"] == 0
-    if options.get("streams") == "single":
-        assert calls["streams"] == 1 and calls["events"] == 0
+OPTIONS = [{"workspace": "arg"}, {"streams": "single"}, {"workspace": "arg", "streams": "single"},
+           {"split": 8}, {"split": 8, "workspace": "arg"}]
+
+
+@pytest.mark.parametrize("i", range(len(OPTIONS)), ids=[str(o) for o in OPTIONS])
+def test_options(emu, tmp_path, i):
+    options = OPTIONS[i]
+    for strategy in rotated(i, 3):
+        calls, _ = run(emu, tmp_path, 4, [1000], "f32", "sum", strategy, seed=3, **options)
+        if options.get("workspace") == "arg":
+            assert calls["allocs"] == 0
+        if options.get("streams") == "single":
+            assert calls["streams"] == 1 and calls["events"] == 0
 
 
 def test_single_device_output(emu, tmp_path):

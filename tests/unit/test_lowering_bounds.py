@@ -202,3 +202,29 @@ def test_a_huge_block_of_one_piece_costs_no_memory_per_element(op, shape, args):
     outcome, _, peak = lowering_bounds.lower_in_child(text, 300)
     assert outcome == "lowered, 64 ops" if op != "reduce_scatter" else outcome.startswith("lowered"), outcome
     assert peak < 400, (outcome, peak)  # MiB: the interpreter and MLIR, not the buffers
+
+
+def test_the_limit_bounds_the_program_not_each_collective(monkeypatch):
+    """Three collectives each under the limit, together above it: refused at
+    the one where the sum crosses it, before anything is built (an outside
+    attack lowered three all_to_all of 1.44 M ops each for minutes)."""
+    from coll.core.errors import PassError
+    from coll.passes import lower_collectives as lc
+    with make_context():
+        one = collective_module("all_to_all", 4, [8, 2], "f32", split_axis=0, concat_axis=1)
+        (c,) = find_ops(ir.Module.parse(one).operation, lambda name: name == "coll.all_to_all")
+        est, _, _ = view(c).estimated_ops("direct", 4, [8, 2], [0, 1])
+        lines = one.splitlines()
+        k = next(i for i, line in enumerate(lines) if "coll.all_to_all" in line)
+        again = [line.replace("%0", f"%t{j}") for j in range(2) for line in lines[k:k + 2]]
+        module = ir.Module.parse("\n".join(lines[:k + 2] + again + lines[k + 2:]))  # three of it, one function
+        monkeypatch.setattr(lc, "MAX_OPS", 2 * est)
+        before = _count(module)
+        with pytest.raises(PassError, match=rf"up to this coll.all_to_all would emit about {3 * est} ops, "
+                                            rf"above the limit of {2 * est} for one program") as e:
+            lower_collectives(module.operation)
+        assert _count(module) == before  # nothing was lowered
+        assert str(e.value.location) == "loc(\"-\":7:11)"  # the third collective (line 7)
+        monkeypatch.setattr(lc, "MAX_OPS", 3 * est)
+        lower_collectives(module.operation)  # at the limit: lowered
+        assert not find_ops(module.operation, lambda name: name == "coll.all_to_all")

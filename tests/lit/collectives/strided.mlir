@@ -15,6 +15,19 @@ func.func @offset_inputs(%a0: memref<256xf32>, %a1: memref<256xf32>, %y0: memref
   return
 }
 
+// The first row block (offset 0, layout strided<[4, 1]>) collapses to
+// strided<[1]>, not to the identity layout collapse_shape would refuse
+// (an outside attack found every collective refused with invalid IR here).
+// CHECK-LABEL: func.func @offset_0_2d
+// CHECK: memref.collapse_shape {{.*}} : memref<2x4xf32, strided<[4, 1]>, #coll.device<0 : i64>> into memref<8xf32, strided<[1]>, #coll.device<0 : i64>>
+func.func @offset_0_2d(%a: memref<4x4xf32>, %b: memref<4x4xf32>) {
+  %x0 = memref.subview %a[0, 0] [2, 4] [1, 1] : memref<4x4xf32> to memref<2x4xf32, strided<[4, 1]>>
+  %x1 = memref.subview %b[0, 0] [2, 4] [1, 1] : memref<4x4xf32> to memref<2x4xf32, strided<[4, 1]>>
+  %t = "coll.all_reduce"(%x0, %x1, %x0, %x1) {kind = "sum", devices = array<i64: 0, 1>, strategy = "ring", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<2x4xf32, strided<[4, 1]>>, memref<2x4xf32, strided<[4, 1]>>, memref<2x4xf32, strided<[4, 1]>>, memref<2x4xf32, strided<[4, 1]>>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+
 // A 2-D row block at an offset collapses to one run at that offset.
 // CHECK-LABEL: func.func @offset_2d
 // CHECK: memref.collapse_shape {{.*}} : memref<2x4xf32, strided<[4, 1], offset: 8>, #coll.device<1 : i64>> into memref<8xf32, strided<[1], offset: 8>, #coll.device<1 : i64>>
