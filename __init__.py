@@ -123,8 +123,11 @@ def _stand_in(old: str, target: str) -> types.ModuleType:
             found = list(names) if names is not None else [k for k in vars(new) if not k.startswith("_")]
         elif not name.startswith("__") and hasattr(new, name):
             found = getattr(new, name)
-        else:
-            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        else:  # (a submodule not imported yet is not an attribute, as in any package: say where it is)
+            sub = f"{target}.{name}"
+            hint = f"; {old} moved to {target}" + (f": import {sub}" if not name.startswith("_")
+                                                   and importlib.util.find_spec(sub) else "")
+            raise AttributeError(f"module {old!r} has no attribute {name!r}{hint}")
         if not warned:
             warned.append(True)
             _warn(old, target, stacklevel=2)

@@ -41,7 +41,7 @@ from coll.core.tools import tool
 from coll.ir import make_context
 from coll.ir.errors import LocatedError, MLIRError
 from coll.ir.verifier import verify_or_raise
-from coll.ir.walk import find_ops
+from coll.ir.walk import find_ops, is_public
 
 from .args import ArgumentParser
 from .diagnostics import Collector, diags_of, print_diags, print_warnings, tool_main
@@ -100,6 +100,10 @@ def build(data: bytes, args: argparse.Namespace, filename: str = "-", ctx: Any =
     with ctx or make_context():
         module, _top = parse(data, filename)  # implicit module: an ir.Module
         verify_or_raise(module.operation)
+        if not any(op.operation.name in ("func.func", "llvm.func") and len(op.regions[0].blocks) and is_public(op)
+                   for op in module.body.operations):  # (an empty library or PTX would build)
+            raise PassError("the module has no public func.func with a body to build",
+                            ir.Location.file(filename, 1, 1))
         nested = [op for op in module.body.operations if op.operation.name == "builtin.module"]
         if nested:  # gpu-lower-to-nvvm-pipeline crashes (SIGSEGV) on them
             raise PassError("nested modules are not supported by the GPU route; expected the "

@@ -351,6 +351,8 @@ def run(argv: Sequence[str]) -> int:
     from coll import lowering as backends  # lazy: ~60 ms of start-up (all back ends)
     args = _parser(backends).parse_args(argv)
     if args.outputs is not None:
+        if not args.outputs:
+            _fail("--outputs needs a file path (.npz), got ''")
         for flag, other in (("the program", args.file), ("--inputs", args.inputs)):
             if other is not None and other != "-" and os.path.exists(args.outputs) and os.path.exists(other) \
                     and os.path.samefile(args.outputs, other):

@@ -369,3 +369,11 @@ def test_an_outputs_path_it_cannot_write_is_said_before_anything_runs(tmp_path, 
     r = coll_run(mod, "--backend=cpu", "--strategy=all", "--outputs", tmp_path / where)
     assert r.returncode == 1 and r.stdout == "", r.stdout
     assert r.stderr == f"coll-run: error: could not write '{tmp_path / where}': {why}\n", r.stderr
+
+
+def test_an_empty_outputs_path_is_said_as_such(tmp_path):
+    # An outside attack: `--outputs ""` said "could not write '': Is a directory".
+    mod = write_module(tmp_path / "m.mlir", 2, [8], "f32", "sum")
+    r = coll_run(mod, "--backend=cpu", "--outputs", "")
+    assert r.returncode == 1 and r.stdout == "", r.stdout
+    assert r.stderr == "coll-run: error: --outputs needs a file path (.npz), got ''\n", r.stderr

@@ -344,6 +344,19 @@ def test_shard_file_without_a_function_is_located(tmp_path):
     assert r.stderr.decode() == f"{path}:1:1: error: the module has no func.func to run\n"
 
 
+@pytest.mark.parametrize("text", ["", "module {\n  func.func private @f()\n}\n"], ids=["empty", "declaration"])
+def test_coll_build_refuses_a_module_with_nothing_to_build(tmp_path, text):
+    # An outside attack: --emit=ptx and so wrote a 1-byte PTX and an empty
+    # library, mpi-exe said so without a location; coll-run locates it.
+    path = tmp_path / "g.mlir"
+    path.write_text(text)
+    for emit in ("ptx", "so", "mpi-exe"):
+        out = tmp_path / f"out.{emit}"
+        r = tool("build", path, f"--emit={emit}", "-o", out)
+        assert r.returncode == 1 and not out.exists(), (emit, r.stderr)
+        assert r.stderr.decode() == f"{path}:1:1: error: the module has no public func.func with a body to build\n"
+
+
 def test_gpu_host_code_of_local_work_builds(tmp_path):
     # Found by bench/fuzz.py: an SPMD function with local work gave an
     # unlocated error from the host-code check of the GPU route. Its host

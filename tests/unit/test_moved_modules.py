@@ -103,3 +103,16 @@ def test_ir_ops_answers_an_unknown_name_as_a_module_does():
     assert not hasattr(ops, "Nope") and getattr(ops, "Nope", None) is None
     with pytest.raises(ImportError, match="cannot import name 'Nope' from 'coll.ir.ops'"):
         exec("from coll.ir.ops import Nope", {})
+
+
+def test_a_stand_in_says_where_a_name_it_lacks_went():
+    # An outside attack read `coll.runtime.signature` after `import
+    # coll.runtime`: a submodule not imported yet is no attribute (as in
+    # any package), but the error names the module to import.
+    r = subprocess.run([sys.executable, "-c", "import coll.runtime as r\ntry:\n    r.signature\n"
+                        "except AttributeError as e:\n    print(e)\ntry:\n    r.nothing\n"
+                        "except AttributeError as e:\n    print(e)"], capture_output=True, text=True, timeout=120)
+    assert r.stdout.splitlines() == [
+        "module 'coll.runtime' has no attribute 'signature'; coll.runtime moved to coll.execution: "
+        "import coll.execution.signature",
+        "module 'coll.runtime' has no attribute 'nothing'; coll.runtime moved to coll.execution"], r.stderr
