@@ -21,11 +21,14 @@ MPI ranks under mpirun). Every block is one strided view
   run       `coll-run --repeat 1` on the CPU and under MPI (when mpirun is
             here) of issue 34's all_to_all on 2 and 4 devices and of the
             worst shapes: the whole route to a checked run;
+  gpu       coll-to-gpu of the worst shapes (no GPU needed): each strided
+            block one launch of a strided kernel, so the launches and
+            memcpys do not grow with the rows either;
   route     (not by default) `coll-run --backend=cpu --repeat 1` of
             all_to_all split 1 / concat 0 on 4 devices at 1024 x 1024 f32
             (4 MiB per device, 1024 rows per block).
 
-  python bench/lowering_bounds.py [--rows 4194304] [--only issue,huge,worst,many,run,route] [--timeout 600]
+  python bench/lowering_bounds.py [--rows 4194304] [--only issue,huge,worst,many,gpu,run,route] [--timeout 600]
 """
 import os
 import shutil
@@ -40,7 +43,8 @@ from coll.passes.lower_collectives import MAX_OPS
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
 from coll.tools.argtypes import count, seconds  # one validation for every script
 
-GROUPS = ("issue", "huge", "worst", "many", "run", "route")
+GROUPS = ("issue", "huge", "worst", "many", "gpu", "run", "route")
+TO_GPU = "--pass-pipeline=builtin.module(coll-lower-collectives,coll-to-gpu{graph=false})"
 # TOOL ARGS..., then two lines last on stderr: the peak resident memory (KiB)
 # of this process image (VmHWM: ru_maxrss keeps a forking parent's across
 # exec) and the largest of its children's (ru_maxrss, KiB: mpirun's ranks).
@@ -88,7 +92,11 @@ def _child(text, timeout, tool):
         if r.returncode == 0:
             if tool[0] == "coll-opt":
                 with open(out) as f:
-                    ops = sum(line.count('"coll.copy"') + line.count('"coll.combine"') for line in f)
+                    text = f.read()
+                if TO_GPU in tool:
+                    return (f"{text.count('gpu.launch_func')} launches, {text.count('gpu.memcpy')} memcpys", secs,
+                            own, children)
+                ops = text.count('"coll.copy"') + text.count('"coll.combine"')
                 return f"lowered, {ops} ops", secs, own, children
             return "ran, " + r.stdout.split()[-1], secs, own, children
     said = next((line for line in lines if "error:" in line), "failed")
@@ -109,6 +117,7 @@ def cases(rows):
              ("reduce_scatter", 2, [rows, 2], "i8", dict(axis=1))]
     out += [("worst", *w, None) for w in worst]
     out += [("many", "all_to_all", 720, [720, 2], "i8", a2a, None)]
+    out += [("gpu", *w, "gpu") for w in worst]
     backends = ["cpu"] + (["mpi"] if shutil.which("mpirun") else [])
     for backend in backends:
         out += [("run", "all_to_all", n, [300000, 2], "i8", a2a, backend) for n in (2, 4)]
@@ -121,15 +130,15 @@ def main(argv=None):
     ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=count(1, 1 << 26), default=1 << 22,
                     help="rows per block of the worst cases (1 or 2 bytes each)")
-    ap.add_argument("--only", default="issue,huge,worst,many,run", help="comma-separated groups (route: also)")
+    ap.add_argument("--only", default="issue,huge,worst,many,gpu,run", help="comma-separated groups (route: also)")
     ap.add_argument("--timeout", type=seconds(), default=600.0, help="seconds a case may take before it is killed")
     args = ap.parse_args(argv)
     groups = set(args.only.split(","))
     unknown = groups - set(GROUPS)
     if unknown:
         ap.error(f"--only: unknown group(s) {', '.join(sorted(unknown))}; expected {', '.join(GROUPS)}")
-    print(f"coll-lower-collectives, or coll-run --repeat 1 (run, route), one child process per case "
-          f"(op limit {MAX_OPS}); peak: the tool's VmHWM / its children's ru_maxrss (MPI ranks)")
+    print(f"coll-lower-collectives (then coll-to-gpu: gpu), or coll-run --repeat 1 (run, route), one child "
+          f"process per case (op limit {MAX_OPS}); peak: the tool's VmHWM / its children's ru_maxrss (MPI ranks)")
     print(f"{'case':6} {'collective':15} {'N':>3} {'shape':>12} {'type':4} {'axes':22} {'bytes/dev':>10} "
           f"{'tool':8} {'outcome':20} {'time':>8} {'peak':>17}")
     for group, op, n, shape, dtype, attrs, backend in cases(args.rows):
@@ -137,8 +146,8 @@ def main(argv=None):
             continue
         with make_context():
             text = collective_module(op, n, shape, dtype, **attrs)
-        tool = ("coll-opt", "--coll-lower-collectives") if backend is None else \
-            ("coll-run", f"--backend={backend}", "--repeat", "1")
+        tool = ("coll-opt", "--coll-lower-collectives") if backend is None else ("coll-opt", TO_GPU) \
+            if backend == "gpu" else ("coll-run", f"--backend={backend}", "--repeat", "1")
         outcome, secs, own, children = _child(text, args.timeout, tool)
         nbytes = {"i8": 1, "f32": 4}[dtype]
         for d in shape:

@@ -32,7 +32,7 @@ def bench(script, *args):
     ("mpi_run.py", ["--bogus"], "unrecognized arguments: --bogus"),
     ("lowering_bounds.py", ["--rows", "0"], "argument --rows: 0 is out of range; expected 1.."),
     ("lowering_bounds.py", ["--timeout", "-1"], "argument --timeout: -1 is out of range; expected seconds > 0"),
-    ("lowering_bounds.py", ["--only", "bogus"], "--only: unknown group(s) bogus; expected issue, huge, worst, many, run, route"),
+    ("lowering_bounds.py", ["--only", "bogus"], "--only: unknown group(s) bogus; expected issue, huge, worst, many, gpu, run, route"),
     ("compile_time.py", ["--ns", "abc"], "--ns must be comma-separated device counts"),
     ("compile_time.py", ["--ns", "0"], "--ns counts must be 1..1024"),
     ("compile_time.py", ["--strategies", "bogus"], "unknown strategy 'bogus'"),
