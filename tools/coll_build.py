@@ -100,14 +100,14 @@ def build(data: bytes, args: argparse.Namespace, filename: str = "-", ctx: Any =
     with ctx or make_context():
         module, _top = parse(data, filename)  # implicit module: an ir.Module
         verify_or_raise(module.operation)
-        if not any(op.operation.name in ("func.func", "llvm.func") and len(op.regions[0].blocks) and is_public(op)
-                   for op in module.body.operations):  # (an empty library or PTX would build)
-            raise PassError("the module has no public func.func with a body to build",
-                            ir.Location.file(filename, 1, 1))
         nested = [op for op in module.body.operations if op.operation.name == "builtin.module"]
         if nested:  # gpu-lower-to-nvvm-pipeline crashes (SIGSEGV) on them
             raise PassError("nested modules are not supported by the GPU route; expected the "
                             "functions at the top level of the module", nested[0].location)
+        if not any(op.operation.name in ("func.func", "llvm.func") and len(op.regions[0].blocks) and is_public(op)
+                   for op in module.body.operations):  # (an empty library or PTX would build)
+            raise PassError("the module has no public func.func with a body to build",
+                            ir.Location.file(filename, 1, 1))
         from coll.frontends import FRONTENDS  # lazy: ~40 ms of start-up
         from coll.frontends.shard import partitioned  # lazy: as coll.frontends
         glob = next((f for f in FRONTENDS if f.GLOBAL and f.detect(module.operation)
