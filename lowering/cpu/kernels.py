@@ -4,7 +4,8 @@ A combine is one loop: vector loads of every operand, the reduction, one
 vector store per step, then a scalar tail. Explicit vectors (rather than
 relying on the LLVM loop vectorizer) because the output may alias an input,
 which would make LLVM guard its vector loop with run-time alias checks, one
-per operand. f16 and bf16 are combined in f32 and rounded once per store.
+per operand. f16 and bf16 are combined in f32, rounded to their type after
+every operation (the bits of the type's own arithmetic, whatever the arity).
 """
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -103,6 +104,15 @@ class Combine:
             v = arith.extf(self._like(vtype, self.compute), v)
         return v
 
+    def _exact(self, value: ir.Value, vtype: ir.VectorType | None) -> ir.Value:
+        """`value` rounded to the element type and back: each step of a
+        combine rounds as the element type's own operation would (exact for
+        f16/bf16 through f32, 2p + 2 <= 24), so N operands in one kernel
+        give the bits of N - 1 binary combines in a chain."""
+        if self.compute == self.elem:
+            return value
+        return arith.extf(self._like(vtype, self.compute), self._round(value, vtype))
+
     def _round(self, value: ir.Value, vtype: ir.VectorType | None) -> ir.Value:
         if self.compute != self.elem:
             value = arith.truncf(self._like(vtype, self.elem), value)
@@ -135,7 +145,7 @@ class Combine:
         acc: ir.Value | None = None
         for view, base in ins:
             v = self._load(view, at(base), vtype)
-            acc = v if acc is None else self.fn(acc, v)
+            acc = v if acc is None else self._exact(self.fn(acc, v), vtype)
         assert acc is not None  # (a combine has inputs)
         result = self._round(acc, vtype)
         for view, base, nontemporal in outs:

@@ -17,8 +17,9 @@ combine is a left fold over a chain of kernels on one stream (`chain`):
 the first combines MAX_ARITY inputs into an accumulator, each next one the
 accumulator and MAX_ARITY - 1 more inputs, the last writes the output: the
 same operations in the same order as one wide kernel, so the bits are the
-same. f16 and bf16 are combined in f32 and rounded once, so their
-accumulator is f32 (kernels `..._tof32`, `..._fromf32`).
+same. f16 and bf16 are combined in f32 and rounded to their type after
+every operation (the bits of a chain of binary combines); their
+accumulator between kernels is f32 (kernels `..._tof32`, `..._fromf32`).
 
 Body: a grid-stride loop over 16-byte vectors (`llvm.load {alignment =
 16}` through a global-space pointer: `ld.global.v4.b32`-style loads),
@@ -289,6 +290,10 @@ def _body(k: Kernel, space: int) -> list[str]:
             else:
                 out.append(f"%r{j}{suffix} = {op} {acc}, {x} : {ty(ct)}")
                 acc = f"%r{j}{suffix}"
+                if ct != t:  # each step rounds as t's own operation (lowering/cpu/kernels.py _exact)
+                    out.append(f"%q{j}{suffix} = arith.truncf {acc} : {ty(ct)} to {ty(t)}")
+                    out.append(f"%u{j}{suffix} = arith.extf %q{j}{suffix} : {ty(t)} to {ty(ct)}")
+                    acc = f"%u{j}{suffix}"
         if out_t != ct:
             out.append(f"%rt{suffix} = arith.truncf {acc} : {ty(ct)} to {ty(out_t)}")
             acc = f"%rt{suffix}"
