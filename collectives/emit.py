@@ -19,8 +19,8 @@ from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.kinds import ELEMENTS
-from ..ir.ops import CollectiveOp, Implements, view
+from ..ir.kinds import ELEMENTS, order_matters, partials_round
+from ..ir.ops import CANONICAL, CollectiveOp, Implements, view
 from ..ir.types import device_attr, device_of, flat_type
 from ..ir.types import numel as numel_of
 from ..ir.verifier import SPMD_RANKS
@@ -60,6 +60,28 @@ def _offset(type_: ir.Type) -> int:
     return offset
 
 
+def device_order_path(n: int, end: int) -> list[int]:
+    """Device positions for a partial that picks up one contribution per
+    hop in device order: 0, 1, .., N-1; or 1, 0 when it should end at 0
+    over two devices (x_1 + x_0 has the bits of x_0 + x_1)."""
+    return [1, 0] if n == 2 and end == 0 else list(range(n))
+
+
+def _one_type(values: list[ir.Value]) -> list[ir.Value]:
+    """`values` as one type (a combine's rhs group is one IRDL type): a
+    slice or a block's strided view next to scratch is cast to a dynamic
+    offset and outer strides (the innermost stays 1, so kernels vectorize)."""
+    if len({v.type for v in values}) <= 1:
+        return values
+    out = []
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    for v in values:
+        mt = ir.MemRefType(v.type)
+        layout = ir.StridedLayoutAttr.get(dyn, [dyn] * (mt.rank - 1) + [1])
+        out.append(memref.cast(ir.MemRefType.get(mt.shape, mt.element_type, layout, mt.memory_space), v))
+    return out
+
+
 class Emitter:
     """Emits the explicit program of one collective `op` before it."""
 
@@ -74,6 +96,14 @@ class Emitter:
         self.elem = self.in_type.element_type
         self.numel = numel_of(self.in_type)
         self.elem_bytes = ELEMENTS[str(self.elem)].bytes  # chunk boundaries follow it
+        # Combine in device order, ((x_0 (+) x_1) (+) x_2) ..., the same bits
+        # for every strategy (ir/ops.py ORDERS), where the association changes
+        # the bits; else each strategy associates as it runs fastest.
+        self.canonical = (self.kind is not None and c.order == CANONICAL
+                          and order_matters(self.kind, str(self.elem)))
+        # ... and with one rounding at the end: no partial result may pass
+        # between devices in the element type (Collective.defines `gathers`).
+        self.one_combine = self.canonical and partials_round(cast(str, self.kind), str(self.elem))
         self.entry = list(c.deps)
         self.tokens: list[ir.Value] = []     # every token emitted, in order
         self.consumed: set[ir.Value] = set()  # tokens some emitted op waits for
@@ -215,6 +245,18 @@ class Emitter:
             return Tokens(self.combine_one(lhs_[p], [r[p] for r in rhs_], out[p], self._deps(deps, p, len(out)))
                           for p in range(len(out)))
         return self.combine_one(cast(ir.Value, lhs), cast(Sequence[ir.Value], rhs), out, deps)
+
+    def in_order(self, operands: Sequence[Buf], out: Buf, deps: Iterable[Dep] = ()) -> ir.Value | Tokens:
+        """One combine of `operands`, the contributions in device order
+        x_0 .. x_{N-1} (a buffer or part each): every device that runs it
+        gets the same bits. Its rhs group is cast to one type (IRDL)."""
+        if isinstance(out, list):
+            parts = cast(Sequence[list[ir.Value]], operands)
+            return Tokens(self.combine_one(parts[0][p], _one_type([r[p] for r in parts[1:]]), out[p],
+                                           self._deps(deps, p, len(out)))
+                          for p in range(len(out)))
+        bufs = cast(Sequence[ir.Value], operands)
+        return self.combine_one(bufs[0], _one_type(list(bufs[1:])), out, deps)
 
     def combine_one(self, lhs: ir.Value, rhs: Sequence[ir.Value], out: ir.Value, deps: Iterable[Dep] = ()) -> ir.Value:
         """One combine of buffers."""

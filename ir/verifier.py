@@ -17,7 +17,7 @@ from mlir import ir
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
 from .errors import LocatedError
 from .kinds import ELEMENTS
-from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, CollectiveOp, Combine, Implements
+from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, ORDERS, CollectiveOp, Combine, Implements
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .views import root_of, span
 
@@ -231,6 +231,13 @@ class _Verifier:
             if s not in ("auto",) + c.STRATEGIES:
                 return self.error(op, f"unknown strategy {_get(attrs, 'strategy')} for {what}; expected one of: "
                                       f"{', '.join(('auto',) + c.STRATEGIES)}")
+        if "order" in attrs:
+            oa = as_(ir.StringAttr, _get(attrs, "order"))
+            if not c.HAS_KIND:
+                return self.error(op, f"'order' applies to reducing collectives only; {what} does not reduce")
+            if oa is None or oa.value not in ORDERS:
+                return self.error(op, f"unknown order {_get(attrs, 'order')} for {what}; expected one of: "
+                                      f"{', '.join(ORDERS)}")
         if "threshold" in attrs:
             t = as_(ir.IntegerAttr, _get(attrs, "threshold"))
             if t is None or t.value < 0:

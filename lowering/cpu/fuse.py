@@ -108,6 +108,9 @@ Accesses = dict[Op, list[Access]]  # per op, its reads then its writes
 def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
     """(root, start) of a rank-1, unit-stride, static-offset view of a
     contiguous block argument or coll.alloc; None otherwise."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.name == "memref.cast":
+        return _trace(owner.operands[0])  # a cast that forgot a static layout (one combine's rhs type)
     m = ir.MemRefType(value.type)
     if m.rank != 1:
         return None

@@ -117,7 +117,12 @@ def _flat(v: ir.Value) -> ir.Value:
     if mt.rank == 1:
         return v
     n = _numel(mt)
-    flat = ir.MemRefType.get([n], mt.element_type)
+    # A strided layout stays one (e.g. a block's view strided<[2, 1]> that is
+    # contiguous): collapse_shape's result type keeps it, at its offset.
+    layout = None
+    if isinstance(mt.layout, ir.StridedLayoutAttr):
+        layout = ir.StridedLayoutAttr.get(mt.get_strides_and_offset()[1], [1])
+    flat = ir.MemRefType.get([n], mt.element_type, layout, mt.memory_space)
     if mt.rank == 0:
         return memref.expand_shape(flat, v, [], [], [1])
     try:
@@ -142,6 +147,8 @@ def _index_space(bufs: list[ir.Value], loc: ir.Location) -> tuple[list[int], lis
     d0, d1, w = ([1, 1] + shape)[-3:]
     out: list[int] = []
     for b in bufs:
+        while not isinstance(b.owner, ir.Block) and b.owner.operation.name == "memref.cast":
+            b = b.owner.operands[0]  # it only forgets a static layout (Emitter.in_order's rhs)
         mt = ir.MemRefType(b.type)
         if contiguous(b.type):
             out += [d1 * w, w]
