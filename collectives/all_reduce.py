@@ -21,7 +21,7 @@ from . import spec
 from .base import DEFAULT_THRESHOLD, Collective, Expected, Fold, buffer_ops
 from .broadcast import broadcast_tree
 from .chunking import chunks
-from .emit import Dep, Emitter, device_order_path
+from .emit import Buf, Dep, Emitter, device_order_path
 from .reduce import reduce_tree
 from .spec import Claim, Spec
 
@@ -106,7 +106,7 @@ class AllReduce(Collective):
             if e.numel:
                 identity(e)
         else:
-            self.lowering(strategy, e.one_combine)(e)
+            self.lowering(strategy)(e)
 
     @staticmethod
     def spec(claim: Claim, shape: list[int]) -> Spec:
@@ -170,7 +170,7 @@ def naive(e: _Emitter) -> None:
     e.in_order(srcs, y, deps)
 
 
-@AllReduce.defines("ring", gathers="all2all")
+@AllReduce.defines("ring")
 def ring(e: _Emitter) -> None:
     """Chunk c's partial starts on device c and picks up one device's slice
     per hop around the ring; in device order (canonical) every chunk runs
@@ -181,15 +181,15 @@ def ring(e: _Emitter) -> None:
         if size == 0:
             continue
         path = device_order_path(n, (c - 1) % n) if e.canonical else [(c + k) % n for k in range(n)]
-        partial, tok = e.slice(e.x[path[0]], s, size), None
+        partial: Buf = e.slice(e.x[path[0]], s, size)
+        tok: Dep = None
         for k, dst in enumerate(path[1:], 1):
-            r = e.scratch(devs[dst], size)
-            tok = e.copy(partial, r, [tok])
-            out = e.result_slice(devs[dst], s, size, default=r) if k == n - 1 else r
-            tok = e.combine(r, [e.slice(e.x[dst], s, size)], out, [tok])
-            partial = out
+            last = k == n - 1
+            out = e.result_slice(devs[dst], s, size, default=cast(ir.Value, None)) if last else None
+            own = lambda: e.slice(e.x[dst], s, size)  # noqa: E731, B023 - called in this iteration
+            partial, tok = e.hop(partial, devs[dst], size, own, last, out, [tok])
         end = path[-1]
-        e.deliver(devs[end], partial, s, size, tok, hops=[
+        e.deliver(devs[end], cast(ir.Value, partial), s, size, tok, hops=[  # (a slice: one buffer)
             ((end + k - 1) % n, (end + k) % n) for k in range(1, n)], chain=True)
 
 

@@ -39,8 +39,8 @@ class Collective(CollectiveOp):
     EMITTER: ClassVar[type[Emitter] | None] = None
     # Filled by @defines, per class: its strategy names in the order they
     # were declared (the first is the default of the cost model's ties),
-    # and name -> (function, needs, the strategy it gathers as or None).
-    _STRATEGIES: ClassVar[dict[str, tuple[Strategy, frozenset[str], str | None]]] = {}
+    # and name -> (function, needs).
+    _STRATEGIES: ClassVar[dict[str, tuple[Strategy, frozenset[str]]]] = {}
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -48,16 +48,11 @@ class Collective(CollectiveOp):
 
     # -- strategies ------------------------------------------------------------
     @classmethod
-    def defines(cls, name: str, needs: Iterable[str] = (), gathers: str | None = None
-                ) -> Callable[[Strategy], Strategy]:
+    def defines(cls, name: str, needs: Iterable[str] = ()) -> Callable[[Strategy], Strategy]:
         """Decorator: `fn(emitter)` emits strategy `name`; `needs` are the
-        capabilities (PEER_ACCESS, ...) a back end must offer to run it.
-        `gathers`: a strategy that passes partial results between devices
-        runs that strategy's program (one combine of the contributions)
-        where a partial would round once too often (Emitter.one_combine), and
-        is then no candidate of the cost model."""
+        capabilities (PEER_ACCESS, ...) a back end must offer to run it."""
         def add(fn: Strategy) -> Strategy:
-            cls._STRATEGIES[name] = (fn, frozenset(needs), gathers)
+            cls._STRATEGIES[name] = (fn, frozenset(needs))
             cls.STRATEGIES = tuple(cls._STRATEGIES)
             return fn
         return add
@@ -69,19 +64,14 @@ class Collective(CollectiveOp):
         return entry[1] if entry else frozenset()
 
     @classmethod
-    def runnable(cls, capabilities: Iterable[str], one_combine: bool = False) -> tuple[str, ...]:
-        """The strategies whose needs `capabilities` meet, in order (with
-        `one_combine`, those that keep their own program under it)."""
+    def runnable(cls, capabilities: Iterable[str]) -> tuple[str, ...]:
+        """The strategies whose needs `capabilities` meet, in order."""
         caps = frozenset(capabilities)
-        return tuple(s for s, (_, needs, gathers) in cls._STRATEGIES.items()
-                     if needs <= caps and not (one_combine and gathers))
+        return tuple(s for s, (_, needs) in cls._STRATEGIES.items() if needs <= caps)
 
     @classmethod
-    def lowering(cls, name: str, one_combine: bool = False) -> Strategy:
-        """The function that emits strategy `name` (`one_combine`: the one
-        it gathers as, if any)."""
-        _, _, gathers = cls._STRATEGIES[name]
-        return cls._STRATEGIES[gathers if one_combine and gathers else name][0]
+    def lowering(cls, name: str) -> Strategy:
+        return cls._STRATEGIES[name][0]
 
     @classmethod
     def choose(cls, requested: str | None, n: int, numel: int, threshold: int = DEFAULT_THRESHOLD) -> str:
@@ -114,7 +104,7 @@ class Collective(CollectiveOp):
 
     def emit(self, e: Emitter, strategy: str) -> None:
         """Emits strategy `strategy` with emitter `e` (self.EMITTER(op))."""
-        self.lowering(strategy, e.one_combine)(e)
+        self.lowering(strategy)(e)
 
     @staticmethod
     def spec(claim: Claim, shape: list[int]) -> Spec:

@@ -11,7 +11,7 @@ the rows it moves (collectives/spec.py `strided_pair`). Every op that
 waits for nothing else waits for the collective's own `deps`, so a
 collective starts only after them.
 """
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import cast, overload
 
 from mlir import ir
@@ -104,6 +104,8 @@ class Emitter:
         # ... and with one rounding at the end: no partial result may pass
         # between devices in the element type (Collective.defines `gathers`).
         self.one_combine = self.canonical and partials_round(cast(str, self.kind), str(self.elem))
+        # The type a partial result between devices is kept in.
+        self.partial = ir.Type.parse(ELEMENTS[str(self.elem)].compute) if self.one_combine else self.elem
         self.entry = list(c.deps)
         self.tokens: list[ir.Value] = []     # every token emitted, in order
         self.consumed: set[ir.Value] = set()  # tokens some emitted op waits for
@@ -185,25 +187,47 @@ class Emitter:
         return [self.view(buf, r) if len(r) == 3 else self.slice(buf, *r) for r in region]
 
     @overload
-    def scratch(self, device: int, size: int) -> ir.Value: ...
+    def scratch(self, device: int, size: int, elem: ir.Type | None = None) -> ir.Value: ...
     @overload
-    def scratch(self, device: int, size: list[int] | list[tuple[int, ...]]) -> list[ir.Value]: ...
+    def scratch(self, device: int, size: list[int] | list[tuple[int, ...]],
+                elem: ir.Type | None = None) -> list[ir.Value]: ...
 
-    def scratch(self, device: int, size: int | list[int] | list[tuple[int, ...]]) -> Buf:
-        """A scratch buffer on `device`; a list of sizes (or of shapes) gives a part."""
+    def scratch(self, device: int, size: int | list[int] | list[tuple[int, ...]],
+                elem: ir.Type | None = None) -> Buf:
+        """A scratch buffer on `device` (of `elem`, default the element
+        type); a list of sizes (or of shapes) gives a part."""
         if isinstance(size, list):
-            return [self.scratch_buffer(device, s) for s in size]
-        return self.scratch_buffer(device, size)
+            return [self.scratch_buffer(device, s, elem) for s in size]
+        return self.scratch_buffer(device, size, elem)
 
-    def scratch_buffer(self, device: int, size: int | tuple[int, ...]) -> ir.Value:
+    def scratch_buffer(self, device: int, size: int | tuple[int, ...], elem: ir.Type | None = None) -> ir.Value:
         """One scratch buffer of `size` elements on `device`, or of that
         shape (the sizes of a strided view it stands for)."""
+        elem = elem or self.elem
         if isinstance(size, tuple) and len(size) > 1:
-            return builders.alloc(ir.MemRefType.get(list(size), self.elem, None, device_attr(device)))
+            return builders.alloc(ir.MemRefType.get(list(size), elem, None, device_attr(device)))
         length = size[0] if isinstance(size, tuple) else size
-        buf = builders.alloc(flat_type(self.elem, length, device))
+        buf = builders.alloc(flat_type(elem, length, device))
         self._len[buf] = length
         return buf
+
+    def hop(self, part: Buf, device: int, size: int | list[tuple[int, ...]], own: Callable[[], Buf],
+            last: bool, out: Buf | None = None, deps: Iterable[Dep] = ()) -> tuple[Buf, ir.Value | Tokens]:
+        """One hop of a chain of partial results: `part` (a partial, or the
+        first contribution; `size` as scratch() takes it) is copied to
+        `device`, which combines its own contribution `own()` (its view
+        made after the copy, as the op order runs) into it. Not
+        the `last` hop: into a partial in `self.partial` (f32 for f16 and
+        bf16 under one_combine, so the chain rounds once, at its end). The
+        last: into `out`, or (None) a scratch of the element type. Returns
+        (where the result is, its token)."""
+        first = part[0] if isinstance(part, list) else part
+        elem = ir.MemRefType(first.type).element_type
+        r = self.scratch(device, size, elem)
+        tok = self.copy(part, r, deps)
+        want = self.elem if last else self.partial
+        dst = out if last and out is not None else r if elem == want else self.scratch(device, size, want)
+        return dst, self.combine(r, [own()], dst, [tok])
 
     # -- async ops, tracked so the final join names only terminal tokens ----
     def _deps(self, deps: Iterable[Dep], piece: int | None = None, pieces: int | None = None) -> list[ir.Value]:

@@ -18,7 +18,7 @@ from ..ir.peers import peer_view
 from . import spec
 from .base import Collective, Expected, Fold
 from .chunking import chunks
-from .emit import Dep, Emitter, device_order_path
+from .emit import Buf, Dep, Emitter, device_order_path
 from .spec import Claim, Spec
 
 
@@ -38,7 +38,7 @@ class Reduce(Collective):
 
     def emit(self, e: Emitter, strategy: str) -> None:
         if e.numel:
-            self.lowering(strategy, e.one_combine)(e, e.x, e.devices, e.y[0], self.root)
+            self.lowering(strategy)(e, e.x, e.devices, e.y[0], self.root)
 
     @staticmethod
     def spec(claim: Claim, shape: list[int]) -> Spec:
@@ -65,7 +65,7 @@ def reduce_direct(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Val
     return [e.in_order(parts, out, deps + list(after))]
 
 
-@Reduce.defines("ring", gathers="direct")
+@Reduce.defines("ring")
 def reduce_ring(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value, root: int,
                 after: Sequence[Dep] = ()) -> list[Dep]:
     """Chunk by chunk along the ring that ends at the root (in device
@@ -80,13 +80,13 @@ def reduce_ring(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value
         if not size:
             continue
         target = e.slice(out, s, size)
-        part, tok = e.slice(srcs[order[0]], s, size), list(after)
+        part: Buf = e.slice(srcs[order[0]], s, size)
+        tok: Dep = list(after)
         for k, i in enumerate(order[1:], 1):
-            r = e.scratch(devs[i], size)
-            tok = e.copy(part, r, [tok])
-            dst = target if k == n - 1 and devs[i] == root else r
-            tok = e.combine(r, [e.slice(srcs[i], s, size)], dst, [tok])
-            part = dst
+            last = k == n - 1
+            own = lambda: e.slice(srcs[i], s, size)  # noqa: E731, B023 - called in this iteration
+            part, tok = e.hop(part, devs[i], size, own, last,
+                              target if last and devs[i] == root else None, [tok])
         if part != target:
             tok = e.copy(part, target, [tok])
         done.append(tok)

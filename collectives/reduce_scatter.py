@@ -10,7 +10,7 @@ import numpy as np
 from ..ir.ops import Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
-from .emit import Emitter, block_pairs, device_order_path
+from .emit import Buf, Dep, Emitter, block_pairs, device_order_path
 from .spec import Claim, Spec
 
 
@@ -66,18 +66,17 @@ def _reduce_scatter(e: Emitter, how: str) -> None:
             e.in_order(parts, out, deps)
         else:
             path = device_order_path(n, c) if e.canonical else [(c + 1 + k) % n for k in range(n)]
-            part, tok = mine(path[0]), None
-            for i in path[1:]:
-                r = e.scratch(devs[i], sizes)
-                tok = e.copy(part, r, [tok])
-                dst = out if i == c == path[-1] else r
-                tok = e.combine(r, [mine(i)], dst, [tok])
-                part = dst
+            part: Buf = mine(path[0])
+            tok: Dep = None
+            for k, i in enumerate(path[1:], 1):
+                last = k == n - 1
+                own = lambda: mine(i)  # noqa: E731, B023 - called in this iteration
+                part, tok = e.hop(part, devs[i], sizes, own, last, out if last and i == c else None, [tok])
             if part is not out:
                 e.copy(part, out, [tok])
 
 
-@ReduceScatter.defines("ring", gathers="direct")
+@ReduceScatter.defines("ring")
 def ring(e: Emitter) -> None:
     _reduce_scatter(e, "ring")
 

@@ -33,8 +33,8 @@ from ..collectives.emit import require_global_view, require_memref_form
 from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, builders, make_context, peers
-from ..ir.kinds import ELEMENTS, partials_round
-from ..ir.ops import CANONICAL, CAPABILITIES, COLLECTIVE_NAMES, ORDERS, PEER_ACCESS, view
+from ..ir.kinds import ELEMENTS
+from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, ORDERS, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
 from .lower_collectives import check_size, lower_collectives, set_order, size_problem
@@ -80,16 +80,9 @@ class Instance:
     def capabilities(self) -> tuple[str, ...]:
         return (PEER_ACCESS,) if self.peer_access else ()
 
-    @property
-    def one_combine(self) -> bool:
-        """Emitter.one_combine: no partial result may pass between devices."""
-        return ((self.order or CANONICAL) == CANONICAL and self.kind is not None and self.elem in ELEMENTS
-                and partials_round(self.kind, self.elem))
-
     def strategies(self) -> tuple[str, ...]:
-        """The candidate strategies: those whose needs the module meets and
-        that run their own program (Collective.defines `gathers`)."""
-        return BY_NAME[self.op].runnable(self.capabilities, self.one_combine)
+        """The candidate strategies: those whose needs the module meets."""
+        return BY_NAME[self.op].runnable(self.capabilities)
 
     def nbytes(self) -> int:
         return self.numel * ELEMENTS[self.elem].bytes if self.elem in ELEMENTS else 0

@@ -31,7 +31,7 @@ from mlir.dialects import arith, llvm, scf
 
 from ...ir.ops import Implements, OpView, view
 from ...ir.views import VIEW_OPS
-from .kernels import Combine, Index, Operand, copy_1d, element_bytes, index, window
+from .kernels import Combine, Index, Operand, combine_element, copy_1d, element_bytes, index, window
 from .scratch import Scratch
 from .shared import Kernels, create, pointer_of, ptr_type
 
@@ -145,6 +145,8 @@ def _accesses(op: Op, memo: dict[ir.Value, tuple[ir.Value, int] | None] | None =
     (`memo`: traced views, shared by the ops of a block)."""
     v = _view(op)
     views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
+    if combine_element([b for b, _ in views])[1]:
+        return None  # a partial in the accumulator type: tiles and kernels take one element type
     out = []
     for value, write in views:
         if memo is None:

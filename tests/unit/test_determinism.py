@@ -13,11 +13,13 @@ types f32, f16, bf16 and two sizes (uneven chunks) rotating with N and the
 family; all_reduce also to one device and in place. Inputs span 16
 binades, so any other association rounds differently somewhere.
 """
+import math
+
 import numpy as np
 import pytest
 from mlir import ir
 
-from coll.analysis import cost_model
+from coll.analysis import cost_model, taskgraph
 from coll.collectives import COLLECTIVES
 from coll.collectives.reduce_scatter import ReduceScatter
 from coll.execution import check
@@ -139,27 +141,36 @@ def test_only_a_rounding_float_kind_has_an_order_to_fix():
     assert texts[0] == texts[1]
 
 
-def _lowered(op, element, strategy, order=None, n=4, numel=64):
+def _ring(op, element, order=None, n=4, numel=64):
+    """(element types of the copies, (lhs, output) element types of the
+    combines) of `op`'s ring, and its task graph's bytes copied."""
     with make_context():
         attrs = {"root": 1} if op == "reduce" else {"axis": 0} if op == "reduce_scatter" else {}
-        m = ir.Module.parse(collective_module(op, n, [numel], element, strategy=strategy, order=order, **attrs))
+        m = ir.Module.parse(collective_module(op, n, [numel], element, strategy="ring", order=order, **attrs))
         lower_collectives(m.operation)
-        return [len(Combine.of(c).inputs) for c in find_ops(m.operation, lambda name: name == "coll.combine")]
+        f = next(iter(find_ops(m.operation, lambda name: name == "func.func")))
+        ty = lambda v: str(ir.MemRefType(v.type).element_type)  # noqa: E731
+        copies = [(ty(c.operands[0]), math.prod(ir.MemRefType(c.operands[0].type).shape))
+                  for c in find_ops(m.operation, lambda name: name == "coll.copy")]
+        combines = [(ty(Combine.of(c).inputs[0]), ty(Combine.of(c).out))
+                    for c in find_ops(m.operation, lambda name: name == "coll.combine")]
+        return copies, combines, sum(t.bytes for t in taskgraph.from_function(f).tasks if t.kind == "copy")
 
 
-@pytest.mark.parametrize("op,gathers", [("all_reduce", "all2all"), ("reduce", "direct"),
-                                        ("reduce_scatter", "direct")])
-def test_a_16_bit_ring_gathers_instead_of_passing_partials(op, gathers):
+@pytest.mark.parametrize("op", ["all_reduce", "reduce", "reduce_scatter"])
+def test_a_16_bit_chain_carries_f32_partials(op):
     """A partial sum stored in bf16 between devices would round at every
-    hop: under the contract a bf16 (f16) sum's ring runs the program of the
-    strategy it gathers as (N-ary combines, one rounding), and the cost
-    model does not cost it; f32 and order = "any" keep the chain."""
-    assert _lowered(op, "bf16", "ring") == _lowered(op, "bf16", gathers)
-    assert set(_lowered(op, "bf16", "ring")) == {4}
-    assert set(_lowered(op, "f32", "ring")) == set(_lowered(op, "bf16", "ring", order="any")) == {2}
-    cls = next(c for c in REDUCING if c.short_name() == op)
-    assert "ring" not in choose_strategy.Instance((0, 1, 2, 3), 64, "f16", "sum", op=cls.NAME).strategies()
-    assert "ring" in choose_strategy.Instance((0, 1, 2, 3), 64, "f32", "sum", op=cls.NAME).strategies()
+    hop: under the contract a bf16 chain keeps its partials in f32 (the
+    first hop moves a contribution, the last combine rounds once to bf16),
+    and the cost model counts the f32 bytes they move; order = "any"
+    keeps them in bf16."""
+    copies, combines, nbytes = _ring(op, "bf16")
+    assert {t for t, _ in copies} == {"f32", "bf16"}
+    assert ("bf16", "f32") in combines and ("f32", "bf16") in combines
+    assert all(lhs == "f32" for lhs, out in combines if out == "bf16")  # one rounding, at the end
+    any_copies, any_combines, any_bytes = _ring(op, "bf16", order="any")
+    assert {t for t, _ in any_copies} == {"bf16"} and set(any_combines) == {("bf16", "bf16")}
+    assert nbytes == sum(k * (4 if t == "f32" else 2) for t, k in copies) > any_bytes
 
 
 @pytest.mark.parametrize("strategy", ReduceScatter.STRATEGIES)
@@ -176,3 +187,23 @@ def test_a_strided_block_is_reduced_in_device_order(strategy, element):
     cpu.compile(text).run(xs, ys)
     want = np.split(check.canonical("sum", element, [x.ravel() for x in xs]).reshape(shape), n, axis=1)
     assert all(same_bits(y, np.ascontiguousarray(w)) for y, w in zip(ys, want))
+
+
+@pytest.mark.parametrize("op,element", [("all_reduce", "bf16"), ("reduce_scatter", "f16")])
+def test_mpi_ranks_get_the_canonical_bits(op, element):
+    """Under MPI the ring's f32 partials are messages between ranks; the
+    bits are still the canonical sum's."""
+    from coll.lowering import mpi
+    ok, why = mpi.available()
+    if not ok:
+        pytest.skip(why)
+    n, numel = 3, 4098
+    xs = inputs(n, numel, element, seed=4)
+    with make_context():
+        text = collective_module(op, n, [numel], element, strategy="ring",
+                                 **({"axis": 0} if op == "reduce_scatter" else {}))
+    ys = [np.zeros(numel // n if op == "reduce_scatter" else numel, xs[0].dtype) for _ in range(n)]
+    mpi.compile(text).run(xs, ys)
+    want = check.canonical("sum", element, xs)
+    wants = np.split(want, n) if op == "reduce_scatter" else [want] * n
+    assert all(same_bits(y, w) for y, w in zip(ys, wants))

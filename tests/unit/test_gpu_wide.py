@@ -165,3 +165,21 @@ def test_wide_strided_chain(emu, tmp_path):
     assert steps == [f"strided_sum_f16_x{M}_tof32", "strided_sum_f16_x3_fromf32"]
     launched = [name for name, *_ in emu.launches if not name.startswith("strided_copy")]
     assert sorted(launched) == sorted(steps * n)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter"])
+def test_ring_carries_f32_partials(emu, tmp_path, op):
+    """A bf16 ring under the order contract keeps its partials in f32
+    between devices (kernels `..._tof32`, then `..._fromf32` at the last
+    hop): the bits of the one left fold in f32, rounded once."""
+    n, k = 5, 7
+    path, entry = _build(emu, tmp_path, op, n, n * k, "bf16", "sum", "ring",
+                         **({"axis": 0} if op == "reduce_scatter" else {}))
+    xs = _inputs("bf16", n, n * k, np.random.default_rng(8))
+    want = _left_fold("sum", "bf16", xs)
+    ys = [np.zeros(k if op == "reduce_scatter" else n * k, np.uint16) for _ in range(n)]
+    emu.run(path, entry, xs + ys, seed=3)
+    for c, y in enumerate(ys):
+        np.testing.assert_array_equal(y, want[c * k:c * k + k] if op == "reduce_scatter" else want)
+    launched = {name for name, *_ in emu.launches}
+    assert {"combine_sum_bf16_x2_tof32", "combine_sum_bf16_x2_fromf32"} <= launched
