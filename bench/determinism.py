@@ -1,8 +1,8 @@
 """Determinism of the reductions (issue 37): every allreduce strategy, under
 the default order contract and under order = "any", against numpy's
-device-order sum ((x_0 + x_1) + x_2) ... (execution/check.py canonical), bit
-for bit; its error against the float64 sum; and the time of the fastest
-strategy of each contract.
+device-order sum ((x_0 + x_1) + x_2) ..., f16/bf16 accumulated in f32 and
+rounded once (execution/check.py canonical), bit for bit; its error against
+the float64 sum; and the time of the fastest strategy of each contract.
 
 Inputs: N random arrays over 16 binades (standard normal times 2^k, k in
 [-8, 8)), so an association other than device order rounds differently

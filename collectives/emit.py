@@ -101,11 +101,11 @@ class Emitter:
         # the bits; else each strategy associates as it runs fastest.
         self.canonical = (self.kind is not None and c.order == CANONICAL
                           and order_matters(self.kind, str(self.elem)))
-        # ... and with one rounding at the end: no partial result may pass
-        # between devices in the element type (Collective.defines `gathers`).
-        self.one_combine = self.canonical and partials_round(cast(str, self.kind), str(self.elem))
-        # The type a partial result between devices is kept in.
-        self.partial = ir.Type.parse(ELEMENTS[str(self.elem)].compute) if self.one_combine else self.elem
+        # ... and rounded once, at the end: a partial result passed between
+        # devices is kept in the type the kernels combine in (f32 for f16
+        # and bf16), not rounded to the element type at every hop.
+        wide = self.canonical and partials_round(cast(str, self.kind), str(self.elem))
+        self.partial = ir.Type.parse(ELEMENTS[str(self.elem)].compute) if wide else self.elem
         self.entry = list(c.deps)
         self.tokens: list[ir.Value] = []     # every token emitted, in order
         self.consumed: set[ir.Value] = set()  # tokens some emitted op waits for
@@ -218,7 +218,8 @@ class Emitter:
         `device`, which combines its own contribution `own()` (its view
         made after the copy, as the op order runs) into it. Not
         the `last` hop: into a partial in `self.partial` (f32 for f16 and
-        bf16 under one_combine, so the chain rounds once, at its end). The
+        bf16 under the canonical contract: the chain rounds once, at its
+        end). The
         last: into `out`, or (None) a scratch of the element type. Returns
         (where the result is, its token)."""
         first = part[0] if isinstance(part, list) else part
