@@ -52,11 +52,13 @@ def _root(value: ir.Value) -> ir.Value:
 def _span(value: ir.Value) -> Span:
     """(root, first byte, end byte) of a view: its static offset in the
     root (the whole root when the offset is dynamic)."""
-    r = _root(value)
+    r, chain = root_of(value)
     size = nbytes(value.type)
     t = ir.MemRefType(value.type)
     _, off = t.get_strides_and_offset()
     _, root_off = ir.MemRefType(r.type).get_strides_and_offset()
+    if t.is_dynamic_stride_or_offset(off) and chain and chain[-1].name == "memref.cast":
+        return _span(chain[-1].operands[0])  # a cast that forgot a static layout (one combine's rhs type)
     if t.is_dynamic_stride_or_offset(off) or t.is_dynamic_stride_or_offset(root_off):
         return r, 0, nbytes(r.type)
     lo = (off - root_off) * (size // max(_numel(t), 1))

@@ -4,15 +4,16 @@ Everything that is the all_reduce's: its op class, its strategies (the
 reference compiler's naive, ring and all2all, docs/algorithm.md; rhd and
 tree; oneshot and twoshot where devices address each other's memory), its
 default rule, its specification and numpy reference, its shard mapping.
-Every replica combines in device order x_0 .. x_{N-1}, so replicas agree
-bit for bit.
+Under the default order contract (ir/ops.py ORDERS, docs/algorithm.md)
+every strategy sums in device order, ((x_0 + x_1) + x_2) ..., so the bits
+depend on no strategy; ring, rhd and tree have a device-order form and
+their own (order = "any"). Replicas agree bit for bit either way.
 """
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import memref
 
 from ..ir.ops import EACH, EACH_OR_TO_DEVICE, PEER_ACCESS, Placement, register_op
 from ..ir.peers import peer_view
@@ -20,7 +21,7 @@ from . import spec
 from .base import DEFAULT_THRESHOLD, Collective, Expected, Fold, buffer_ops
 from .broadcast import broadcast_tree
 from .chunking import chunks
-from .emit import Dep, Emitter
+from .emit import Buf, Dep, Emitter, device_order_path
 from .reduce import reduce_tree
 from .spec import Claim, Spec
 
@@ -127,25 +128,6 @@ def identity(e: Emitter) -> None:
         e.copy(e.x[0], e.y[0])
 
 
-def _one_type(values: list[ir.Value]) -> list[ir.Value]:
-    """`values` as one type (a combine's rhs group is one IRDL type): a
-    strided input next to scratch is cast to the dynamic-offset layout."""
-    if len({v.type for v in values}) <= 1:
-        return values
-    out = []
-    for v in values:
-        mt = ir.MemRefType(v.type)
-        dyn = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(), [1])
-        out.append(memref.cast(ir.MemRefType.get(mt.shape, mt.element_type, dyn, mt.memory_space), v))
-    return out
-
-
-def _combine_in_order(e: Emitter, operands: list[ir.Value], out: ir.Value, deps: Iterable[Dep]) -> ir.Value:
-    """One combine of `operands` in device order x_0 .. x_{N-1}: every
-    device computes the same expression, so every replica rounds alike."""
-    return e.combine(operands[0], _one_type(operands[1:]), out, deps)
-
-
 @AllReduce.defines("naive")
 def naive(e: _Emitter) -> None:
     n, devs = e.n, e.devices
@@ -170,7 +152,7 @@ def naive(e: _Emitter) -> None:
                     into[j].append(t)
                     out_of[i].append(t)
             for j in group:
-                _combine_in_order(e, operands[j], e.y[j], into[j] + (out_of[j] if in_place else []))
+                e.in_order(operands[j], e.y[j], into[j] + (out_of[j] if in_place else []))
         return
     # Device order here too; when the target holds no input, x_0's copy
     # lands in the output and is the first operand.
@@ -185,29 +167,30 @@ def naive(e: _Emitter) -> None:
         dst = y if i == 0 and not holds else e.scratch(t, e.numel)
         deps.append(e.copy(e.x[i], dst))
         srcs.append(dst)
-    _combine_in_order(e, srcs, y, deps)
+    e.in_order(srcs, y, deps)
 
 
 @AllReduce.defines("ring")
 def ring(e: _Emitter) -> None:
+    """Chunk c's partial starts on device c and picks up one device's slice
+    per hop around the ring; in device order (canonical) every chunk runs
+    along d0 -> d1 -> ... -> d(N-1) instead, the chunks pipelined. Then the
+    allgather forwards each reduced chunk hop by hop from where it ends."""
     n, devs = e.n, e.devices
     for c, (s, size) in enumerate(chunks(e.numel, n, e.elem_bytes)):
         if size == 0:
             continue
-        partial, tok = e.slice(e.x[c], s, size), None
-        for k in range(n - 1):
-            dst = (c + k + 1) % n
-            r = e.scratch(devs[dst], size)
-            tok = e.copy(partial, r, [tok])
-            out = r
-            if k == n - 2:
-                out = e.result_slice(devs[dst], s, size, default=r)
-            tok = e.combine(r, [e.slice(e.x[dst], s, size)], out, [tok])
-            partial = out
-        start = (c - 1) % n
-        # Allgather hop by hop around the ring, each after the one before.
-        e.deliver(devs[start], partial, s, size, tok, hops=[
-            ((start + k - 1) % n, (start + k) % n) for k in range(1, n)], chain=True)
+        path = device_order_path(n, (c - 1) % n) if e.canonical else [(c + k) % n for k in range(n)]
+        partial: Buf = e.slice(e.x[path[0]], s, size)
+        tok: Dep = None
+        for k, dst in enumerate(path[1:], 1):
+            last = k == n - 1
+            out = e.result_slice(devs[dst], s, size, default=cast(ir.Value, None)) if last else None
+            own = lambda: e.slice(e.x[dst], s, size)  # noqa: E731, B023 - called in this iteration
+            partial, tok = e.hop(partial, devs[dst], size, own, last, out, [tok])
+        end = path[-1]
+        e.deliver(devs[end], cast(ir.Value, partial), s, size, tok, hops=[  # (a slice: one buffer)
+            ((end + k - 1) % n, (end + k) % n) for k in range(1, n)], chain=True)
 
 
 @AllReduce.defines("all2all")
@@ -217,14 +200,16 @@ def all2all(e: _Emitter) -> None:
         if size == 0:
             continue
         owner = devs[c]
-        recv, deps = [], []
+        # Device order: the owner's own slice (read in place) at position c.
+        parts, deps = [], []
         for j in range(n):
-            if j != c:
-                r = e.scratch(owner, size)
-                deps.append(e.copy(e.slice(e.x[j], s, size), r))
-                recv.append(r)
-        out = e.result_slice(owner, s, size, default=recv[0])
-        done = e.combine(e.slice(e.x[c], s, size), recv, out, deps)
+            if j == c:
+                parts.append(e.slice(e.x[c], s, size))
+                continue
+            parts.append(e.scratch(owner, size))
+            deps.append(e.copy(e.slice(e.x[j], s, size), parts[-1]))
+        out = e.result_slice(owner, s, size, default=parts[1 if c == 0 else 0])
+        done = e.in_order(parts, out, deps)
         e.deliver(owner, out, s, size, done, hops=[(c, j) for j in range(n) if j != c])
 
 
@@ -233,37 +218,18 @@ def rhd(e: _Emitter) -> None:
     """Recursive halving reduce-scatter, then recursive doubling allgather,
     over the largest power of two p <= N (ranks in device order); the first
     2(N - p) devices fold in pairwise first (2i sends to 2i+1) and get the
-    result back at the end."""
+    result back at the end. In device order (canonical) the halving moves
+    the contributions themselves and each rank combines its chunk's N at the
+    end (`_halve_contributions`)."""
     n, devs, multi = e.n, e.devices, e.to_device is None
     p = 1 << (n.bit_length() - 1)
     extra = n - p
     at = [2 * i + 1 for i in range(extra)] + list(range(2 * extra, n))  # rank -> device index
     acc = [e.y[i] if multi else e.scratch(devs[i], e.numel) for i in at]  # its partials
-    part = [e.x[i] for i in at]
-    tok: list[list[Dep]] = [[] for _ in at]
-    for q in range(extra):  # fold-in, operands in device order
-        r = e.scratch(devs[at[q]], e.numel)
-        tok[q] = [e.combine(r, [e.x[at[q]]], acc[q], [e.copy(e.x[at[q] - 1], r)])]
-        part[q] = acc[q]
     cuts = [s for s, _ in chunks(e.numel, p, e.elem_bytes)] + [e.numel]
     span = lambda lo, hi: (cuts[lo], cuts[hi] - cuts[lo])  # noqa: E731
-    held = [(0, p)] * p  # the chunks rank q is responsible for
-    d = p // 2
-    while d:  # halving: get the partner's partial of the half it keeps, combine
-        recv = {}
-        for q in range(p):
-            lo, hi = held[q]
-            held[q] = (lo, (lo + hi) // 2) if q & d == 0 else ((lo + hi) // 2, hi)
-            s, size = span(*held[q])
-            if size:
-                r = e.scratch(devs[at[q]], size)
-                recv[q] = (r, e.copy(e.slice(part[q ^ d], s, size), r, [tok[q ^ d]]))
-        for q, (r, t) in recv.items():
-            s, size = span(*held[q])
-            pair = (r, e.slice(part[q], s, size))[:: 1 if q ^ d < q else -1]
-            tok[q] = [e.combine(pair[0], [pair[1]], e.slice(acc[q], s, size), [t, tok[q]])]
-        part = list(acc)  # only the (non-empty) ranges written above are read
-        d //= 2
+    halve = _halve_contributions if e.canonical else _halve_partials
+    held, tok = halve(e, at, acc, span)
     if not multi:  # each rank's reduced chunk to the target
         for q in range(p):
             s, size = span(*held[q])
@@ -284,11 +250,81 @@ def rhd(e: _Emitter) -> None:
         e.copy(e.y[at[q]], e.y[at[q] - 1], [tok[q]])
 
 
+Span = Callable[[int, int], tuple[int, int]]  # chunks [lo, hi) -> (start, size)
+Halving = tuple[list[tuple[int, int]], list[list[Dep]]]  # each rank's chunks, its tokens
+
+
+def _halve_partials(e: _Emitter, at: list[int], acc: list[ir.Value], span: Span) -> Halving:
+    """Fold-in, then halving: each rank gets its partner's partial of the
+    half it keeps and combines (the lower rank's operand first)."""
+    p, devs = len(at), e.devices
+    part = [e.x[i] for i in at]
+    tok: list[list[Dep]] = [[] for _ in at]
+    for q in range(e.n - p):  # fold-in, operands in device order
+        r = e.scratch(devs[at[q]], e.numel)
+        tok[q] = [e.combine(r, [e.x[at[q]]], acc[q], [e.copy(e.x[at[q] - 1], r)])]
+        part[q] = acc[q]
+    held = [(0, p)] * p  # the chunks rank q is responsible for
+    d = p // 2
+    while d:
+        recv = {}
+        for q in range(p):
+            lo, hi = held[q]
+            held[q] = (lo, (lo + hi) // 2) if q & d == 0 else ((lo + hi) // 2, hi)
+            s, size = span(*held[q])
+            if size:
+                r = e.scratch(devs[at[q]], size)
+                recv[q] = (r, e.copy(e.slice(part[q ^ d], s, size), r, [tok[q ^ d]]))
+        for q, (r, t) in recv.items():
+            s, size = span(*held[q])
+            pair = (r, e.slice(part[q], s, size))[:: 1 if q ^ d < q else -1]
+            tok[q] = [e.combine(pair[0], [pair[1]], e.slice(acc[q], s, size), [t, tok[q]])]
+        part = list(acc)  # only the (non-empty) ranges written above are read
+        d //= 2
+    return held, tok
+
+
+def _halve_contributions(e: _Emitter, at: list[int], acc: list[ir.Value], span: Span) -> Halving:
+    """Fold-in and halving that move the contributions as they are (no
+    partial sums): rank q ends with all N of its chunk and combines them in
+    device order. The same rounds and copies as partials; only the copies
+    of a round carry every contribution the partner holds of the half."""
+    p, devs = len(at), e.devices
+    have = [{i: (e.x[i], 0)} for i in at]  # rank -> {device index: (buffer, its offset)}
+    tok: list[list[Dep]] = [[] for _ in at]
+    for q in range(e.n - p):  # fold-in: 2q's input to 2q+1
+        r = e.scratch(devs[at[q]], e.numel)
+        tok[q] = [e.copy(e.x[at[q] - 1], r)]
+        have[q][at[q] - 1] = (r, 0)
+    held = [(0, p)] * p
+    d = p // 2
+    while d:
+        after = []
+        for q in range(p):
+            lo, hi = held[q]
+            keep = (lo, (lo + hi) // 2) if q & d == 0 else ((lo + hi) // 2, hi)
+            s, size = span(*keep)
+            got, t = dict(have[q]), list(tok[q])
+            for i, (buf, base) in have[q ^ d].items() if size else ():
+                r = e.scratch(devs[at[q]], size)
+                t.append(e.copy(e.slice(buf, s - base, size), r, tok[q ^ d]))
+                got[i] = (r, s)
+            after.append((keep, got, t))
+        held, have, tok = [a[0] for a in after], [a[1] for a in after], [a[2] for a in after]
+        d //= 2
+    for q in range(p):
+        s, size = span(*held[q])
+        if size:
+            parts = [e.slice(buf, s - base, size) for _, (buf, base) in sorted(have[q].items())]
+            tok[q] = [e.in_order(parts, e.slice(acc[q], s, size), tok[q])]
+    return held, tok
+
+
 @AllReduce.defines("tree")
 def tree(e: _Emitter) -> None:
     """Binomial tree reduce to the first device (or the target), then a
     binomial tree broadcast from it: every replica gets the same bits."""
-    if e.to_device is not None:
+    if e.to_device is not None:  # (canonical: reduce_tree gathers in device order)
         reduce_tree(e, e.x, e.devices, e.y[0], e.to_device)
         return
     done = reduce_tree(e, e.x, e.devices, e.y[0], e.devices[0])

@@ -11,7 +11,7 @@ the rows it moves (collectives/spec.py `strided_pair`). Every op that
 waits for nothing else waits for the collective's own `deps`, so a
 collective starts only after them.
 """
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import cast, overload
 
 from mlir import ir
@@ -19,8 +19,8 @@ from mlir.dialects import memref
 
 from ..core.errors import PassError
 from ..ir import builders
-from ..ir.kinds import ELEMENTS
-from ..ir.ops import CollectiveOp, Implements, view
+from ..ir.kinds import ELEMENTS, order_matters, partials_round
+from ..ir.ops import CANONICAL, CollectiveOp, Implements, view
 from ..ir.types import device_attr, device_of, flat_offset, flat_type
 from ..ir.types import numel as numel_of
 from ..ir.verifier import SPMD_RANKS
@@ -60,6 +60,28 @@ def _offset(type_: ir.Type) -> int:
     return offset
 
 
+def device_order_path(n: int, end: int) -> list[int]:
+    """Device positions for a partial that picks up one contribution per
+    hop in device order: 0, 1, .., N-1; or 1, 0 when it should end at 0
+    over two devices (x_1 + x_0 has the bits of x_0 + x_1)."""
+    return [1, 0] if n == 2 and end == 0 else list(range(n))
+
+
+def _one_type(values: list[ir.Value]) -> list[ir.Value]:
+    """`values` as one type (a combine's rhs group is one IRDL type): a
+    slice or a block's strided view next to scratch is cast to a dynamic
+    offset and outer strides (the innermost stays 1, so kernels vectorize)."""
+    if len({v.type for v in values}) <= 1:
+        return values
+    out = []
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    for v in values:
+        mt = ir.MemRefType(v.type)
+        layout = ir.StridedLayoutAttr.get(dyn, [dyn] * (mt.rank - 1) + [1])
+        out.append(memref.cast(ir.MemRefType.get(mt.shape, mt.element_type, layout, mt.memory_space), v))
+    return out
+
+
 class Emitter:
     """Emits the explicit program of one collective `op` before it."""
 
@@ -74,6 +96,16 @@ class Emitter:
         self.elem = self.in_type.element_type
         self.numel = numel_of(self.in_type)
         self.elem_bytes = ELEMENTS[str(self.elem)].bytes  # chunk boundaries follow it
+        # Combine in device order, ((x_0 (+) x_1) (+) x_2) ..., the same bits
+        # for every strategy (ir/ops.py ORDERS), where the association changes
+        # the bits; else each strategy associates as it runs fastest.
+        self.canonical = (self.kind is not None and c.order == CANONICAL
+                          and order_matters(self.kind, str(self.elem)))
+        # ... and rounded once, at the end: a partial result passed between
+        # devices is kept in the type the kernels combine in (f32 for f16
+        # and bf16), not rounded to the element type at every hop.
+        wide = self.canonical and partials_round(cast(str, self.kind), str(self.elem))
+        self.partial = ir.Type.parse(ELEMENTS[str(self.elem)].compute) if wide else self.elem
         self.entry = list(c.deps)
         self.tokens: list[ir.Value] = []     # every token emitted, in order
         self.consumed: set[ir.Value] = set()  # tokens some emitted op waits for
@@ -154,25 +186,48 @@ class Emitter:
         return [self.view(buf, r) if len(r) == 3 else self.slice(buf, *r) for r in region]
 
     @overload
-    def scratch(self, device: int, size: int) -> ir.Value: ...
+    def scratch(self, device: int, size: int, elem: ir.Type | None = None) -> ir.Value: ...
     @overload
-    def scratch(self, device: int, size: list[int] | list[tuple[int, ...]]) -> list[ir.Value]: ...
+    def scratch(self, device: int, size: list[int] | list[tuple[int, ...]],
+                elem: ir.Type | None = None) -> list[ir.Value]: ...
 
-    def scratch(self, device: int, size: int | list[int] | list[tuple[int, ...]]) -> Buf:
-        """A scratch buffer on `device`; a list of sizes (or of shapes) gives a part."""
+    def scratch(self, device: int, size: int | list[int] | list[tuple[int, ...]],
+                elem: ir.Type | None = None) -> Buf:
+        """A scratch buffer on `device` (of `elem`, default the element
+        type); a list of sizes (or of shapes) gives a part."""
         if isinstance(size, list):
-            return [self.scratch_buffer(device, s) for s in size]
-        return self.scratch_buffer(device, size)
+            return [self.scratch_buffer(device, s, elem) for s in size]
+        return self.scratch_buffer(device, size, elem)
 
-    def scratch_buffer(self, device: int, size: int | tuple[int, ...]) -> ir.Value:
+    def scratch_buffer(self, device: int, size: int | tuple[int, ...], elem: ir.Type | None = None) -> ir.Value:
         """One scratch buffer of `size` elements on `device`, or of that
         shape (the sizes of a strided view it stands for)."""
+        elem = elem or self.elem
         if isinstance(size, tuple) and len(size) > 1:
-            return builders.alloc(ir.MemRefType.get(list(size), self.elem, None, device_attr(device)))
+            return builders.alloc(ir.MemRefType.get(list(size), elem, None, device_attr(device)))
         length = size[0] if isinstance(size, tuple) else size
-        buf = builders.alloc(flat_type(self.elem, length, device))
+        buf = builders.alloc(flat_type(elem, length, device))
         self._len[buf] = length
         return buf
+
+    def hop(self, part: Buf, device: int, size: int | list[tuple[int, ...]], own: Callable[[], Buf],
+            last: bool, out: Buf | None = None, deps: Iterable[Dep] = ()) -> tuple[Buf, ir.Value | Tokens]:
+        """One hop of a chain of partial results: `part` (a partial, or the
+        first contribution; `size` as scratch() takes it) is copied to
+        `device`, which combines its own contribution `own()` (its view
+        made after the copy, as the op order runs) into it. Not
+        the `last` hop: into a partial in `self.partial` (f32 for f16 and
+        bf16 under the canonical contract: the chain rounds once, at its
+        end). The
+        last: into `out`, or (None) a scratch of the element type. Returns
+        (where the result is, its token)."""
+        first = part[0] if isinstance(part, list) else part
+        elem = ir.MemRefType(first.type).element_type
+        r = self.scratch(device, size, elem)
+        tok = self.copy(part, r, deps)
+        want = self.elem if last else self.partial
+        dst = out if last and out is not None else r if elem == want else self.scratch(device, size, want)
+        return dst, self.combine(r, [own()], dst, [tok])
 
     # -- async ops, tracked so the final join names only terminal tokens ----
     def _deps(self, deps: Iterable[Dep], piece: int | None = None, pieces: int | None = None) -> list[ir.Value]:
@@ -214,6 +269,18 @@ class Emitter:
             return Tokens(self.combine_one(lhs_[p], [r[p] for r in rhs_], out[p], self._deps(deps, p, len(out)))
                           for p in range(len(out)))
         return self.combine_one(cast(ir.Value, lhs), cast(Sequence[ir.Value], rhs), out, deps)
+
+    def in_order(self, operands: Sequence[Buf], out: Buf, deps: Iterable[Dep] = ()) -> ir.Value | Tokens:
+        """One combine of `operands`, the contributions in device order
+        x_0 .. x_{N-1} (a buffer or part each): every device that runs it
+        gets the same bits. Its rhs group is cast to one type (IRDL)."""
+        if isinstance(out, list):
+            parts = cast(Sequence[list[ir.Value]], operands)
+            return Tokens(self.combine_one(parts[0][p], _one_type([r[p] for r in parts[1:]]), out[p],
+                                           self._deps(deps, p, len(out)))
+                          for p in range(len(out)))
+        bufs = cast(Sequence[ir.Value], operands)
+        return self.combine_one(bufs[0], _one_type(list(bufs[1:])), out, deps)
 
     def combine_one(self, lhs: ir.Value, rhs: Sequence[ir.Value], out: ir.Value, deps: Iterable[Dep] = ()) -> ir.Value:
         """One combine of buffers."""

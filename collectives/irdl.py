@@ -38,7 +38,7 @@ HEADER = """\
 //
 // Collective level: every collective has the operand groups (inputs,
 // outputs, deps) and returns a token; its optional attributes (strategy,
-// threshold, to_device, groups) are checked in Python. In the tensor form
+// threshold, to_device, groups, order) are checked in Python. In the tensor form
 // (value semantics, for frontends) `outputs` is empty and the op returns its
 // token and one tensor per output. `inputs` are irdl.any, checked in Python to
 // be memrefs or ranked tensors: in LLVM 22.1.8 an irdl.any_of over two

@@ -8,7 +8,7 @@ srcs[i] lives on devs[i]; each returns the tokens that finish writing the
 output; `after` are tokens to start after.
 """
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from mlir import ir
@@ -18,7 +18,7 @@ from ..ir.peers import peer_view
 from . import spec
 from .base import Collective, Expected, Fold
 from .chunking import chunks
-from .emit import Dep, Emitter
+from .emit import Buf, Dep, Emitter, device_order_path
 from .spec import Claim, Spec
 
 
@@ -55,38 +55,38 @@ class Reduce(Collective):
 @Reduce.defines("direct")
 def reduce_direct(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value, root: int,
                   after: Sequence[Dep] = ()) -> list[Dep]:
-    """Every source not on the root is copied there; one combine: the
-    root's own input (read in place) first, then the copies in device order
-    (IRDL: the rhs group holds one type)."""
+    """Every source not on the root is copied there; one combine of them
+    all in device order, the root's own input read in place at its
+    position."""
     if len(srcs) == 1:
         return [] if srcs[0] == out else [e.copy(srcs[0], out, after)]
-    own = [s for s, d in zip(srcs, devs) if d == root]
-    recv = [e.scratch(root, e.numel) for d in devs if d != root]
-    deps = [e.copy(s, r, after) for s, r in zip([s for s, d in zip(srcs, devs) if d != root], recv)]
-    parts = own + recv
-    return [e.combine(parts[0], parts[1:], out, deps + list(after))]
+    parts = [s if d == root else e.scratch(root, e.numel) for s, d in zip(srcs, devs)]
+    deps = [e.copy(s, part, after) for s, part in zip(srcs, parts) if part is not s]
+    return [e.in_order(parts, out, deps + list(after))]
 
 
 @Reduce.defines("ring")
 def reduce_ring(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value, root: int,
                 after: Sequence[Dep] = ()) -> list[Dep]:
-    """Chunk by chunk along the ring that ends at the root (or at devs[-1],
-    then one copy to the root): each hop copies the partial to the next
-    device, which combines its own slice into it."""
+    """Chunk by chunk along the ring that ends at the root (in device
+    order, canonical, or with the root outside the group: along devs[0] ..
+    devs[-1], then one copy to the root): each hop copies the partial to
+    the next device, which combines its own slice into it."""
     n = len(srcs)
-    order = [(devs.index(root) + 1 + k) % n for k in range(n)] if root in devs else list(range(n))
+    end = devs.index(root) if root in devs else n - 1
+    order = device_order_path(n, end) if e.canonical else [(end + 1 + k) % n for k in range(n)]
     done: list[Dep] = []
     for s, size in chunks(e.numel, n, e.elem_bytes):
         if not size:
             continue
         target = e.slice(out, s, size)
-        part, tok = e.slice(srcs[order[0]], s, size), list(after)
+        part: Buf = e.slice(srcs[order[0]], s, size)
+        tok: Dep = list(after)
         for k, i in enumerate(order[1:], 1):
-            r = e.scratch(devs[i], size)
-            tok = e.copy(part, r, [tok])
-            dst = target if k == n - 1 and devs[i] == root else r
-            tok = e.combine(r, [e.slice(srcs[i], s, size)], dst, [tok])
-            part = dst
+            last = k == n - 1
+            own = lambda: e.slice(srcs[i], s, size)  # noqa: E731, B023 - called in this iteration
+            part, tok = e.hop(part, devs[i], size, own, last,
+                              target if last and devs[i] == root else None, [tok])
         if part != target:
             tok = e.copy(part, target, [tok])
         done.append(tok)
@@ -98,7 +98,10 @@ def reduce_tree(e: Emitter, srcs: list[ir.Value], devs: list[int], out: ir.Value
                 after: Sequence[Dep] = ()) -> list[Dep]:
     """Binomial tree rooted at the root (rank q is devs[(r + q) % n]): in
     round d, rank q + d sends its partial to rank q, which combines
-    (lower ranks first)."""
+    (lower ranks first). In device order (canonical) no tree sums in it:
+    the sources are gathered at the root (`reduce_direct`)."""
+    if e.canonical:
+        return cast(list[Dep], reduce_direct(e, srcs, devs, out, root, after))  # (a Strategy returns object)
     n = len(srcs)
     r = devs.index(root) if root in devs else 0
     at = [(r + q) % n for q in range(n)]

@@ -10,7 +10,7 @@ import numpy as np
 from ..ir.ops import Placement, register_op
 from . import spec
 from .base import Collective, Expected, Fold
-from .emit import Emitter, block_pairs
+from .emit import Buf, Dep, Emitter, block_pairs, device_order_path
 from .spec import Claim, Spec
 
 
@@ -49,7 +49,9 @@ def _scatter_blocks(e: Emitter, axis: int | None) -> list[tuple[list[spec.View],
 
 def _reduce_scatter(e: Emitter, how: str) -> None:
     """Block c is reduced into y_c: `direct` copies every other device's
-    block to device c; `ring` passes the partial from c+1 around to c."""
+    block to device c, which combines them in device order; `ring` passes
+    the partial from c+1 around to c (in device order, canonical: along
+    d0 -> .. -> d(N-1), then one copy to c)."""
     n, devs = e.n, e.devices
     for c, (xs, ys) in enumerate(_scatter_blocks(e, e.c.axis("scatter_axis"))):
         if not xs:
@@ -58,19 +60,20 @@ def _reduce_scatter(e: Emitter, how: str) -> None:
         mine = lambda i: e.pieces(e.x[i], xs)  # noqa: E731, B023 - used in this iteration only
         if n == 1:
             e.copy(mine(0), out)
-        elif how == "direct":  # own block read in place (IRDL: rhs of one type)
-            recv = [e.scratch(devs[c], sizes) for i in range(n) if i != c]
-            deps = [e.copy(mine(i), r) for i, r in zip([i for i in range(n) if i != c], recv)]
-            e.combine(mine(c), recv, out, deps)
+        elif how == "direct":  # own block read in place, at its position
+            parts = [mine(i) if i == c else e.scratch(devs[c], sizes) for i in range(n)]
+            deps = [e.copy(mine(i), parts[i]) for i in range(n) if i != c]
+            e.in_order(parts, out, deps)
         else:
-            part, tok = mine((c + 1) % n), None
-            for k in range(2, n + 1):
-                i = (c + k) % n
-                r = e.scratch(devs[i], sizes)
-                tok = e.copy(part, r, [tok])
-                dst = out if i == c else r
-                tok = e.combine(r, [mine(i)], dst, [tok])
-                part = dst
+            path = device_order_path(n, c) if e.canonical else [(c + 1 + k) % n for k in range(n)]
+            part: Buf = mine(path[0])
+            tok: Dep = None
+            for k, i in enumerate(path[1:], 1):
+                last = k == n - 1
+                own = lambda: mine(i)  # noqa: E731, B023 - called in this iteration
+                part, tok = e.hop(part, devs[i], sizes, own, last, out if last and i == c else None, [tok])
+            if part is not out:
+                e.copy(part, out, [tok])
 
 
 @ReduceScatter.defines("ring")

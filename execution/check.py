@@ -21,7 +21,7 @@ from mlir import ir
 from ..collectives import BY_NAME
 from ..collectives.base import Collective
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
-from ..ir.kinds import ELEMENTS, KINDS
+from ..ir.kinds import ELEMENTS, KINDS, order_matters
 from ..ir.ops import COLLECTIVE_NAMES, EACH_OR_TO_DEVICE, OPS, Combine, Copy, Implements, attr_ints, view
 from ..ir.views import VIEW_OPS, root_of
 from ..ir.walk import find_ops
@@ -388,6 +388,29 @@ def reference(problem: Problem, inputs: Arrays) -> np.ndarray:
 
 
 _fold = reference  # what _expect reduces each output from
+
+
+def canonical(kind: str, element: str, inputs: Arrays) -> np.ndarray:
+    """What the order contract (ir/ops.py ORDERS) computes, bit for bit:
+    the contributions folded in device order, ((x_0 (+) x_1) (+) x_2) ...,
+    in the type the kernels combine the element in (f32 for f16 and bf16,
+    ir/kinds.py `compute`; else the type itself), rounded once to the
+    element type at the end; stored as the inputs are (bf16: uint16 bits).
+    Integers wrap. Float max and min have no order to fix: ValueError."""
+    fn, xs = _UFUNC[kind], list(inputs)
+    if ELEMENTS[element].integer:
+        acc = np.array(xs[0], copy=True)
+        for x in xs[1:]:
+            fn(acc, x, out=acc)
+        return acc
+    if not order_matters(kind, element):
+        raise ValueError(f"{kind} on {element} does not depend on the order; use reference()")
+    wide = NUMPY_DTYPES[ELEMENTS[element].compute or element]  # numpy rounds each step to it
+    acc = as_float(xs[0], element).astype(wide)
+    with np.errstate(all="ignore"):
+        for x in xs[1:]:
+            acc = fn(acc, as_float(x, element).astype(wide))
+    return _stored(acc.astype(np.float64), element)
 
 
 def _odd_part(a: np.ndarray) -> np.ndarray:

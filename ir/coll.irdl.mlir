@@ -14,7 +14,7 @@
 //
 // Collective level: every collective has the operand groups (inputs,
 // outputs, deps) and returns a token; its optional attributes (strategy,
-// threshold, to_device, groups) are checked in Python. In the tensor form
+// threshold, to_device, groups, order) are checked in Python. In the tensor form
 // (value semantics, for frontends) `outputs` is empty and the op returns its
 // token and one tensor per output. `inputs` are irdl.any, checked in Python to
 // be memrefs or ranked tensors: in LLVM 22.1.8 an irdl.any_of over two
@@ -174,7 +174,9 @@ irdl.dialect @coll {
 
   // Explicit level: %t = coll.combine(lhs, rhs..., output, deps...): output =
   // lhs (+) rhs[0] (+) ... elementwise, one kernel on one device, after `deps`.
-  // The output may alias an input.
+  // The output may alias an input. The lhs and the output may hold the
+  // accumulator type of the rhs's element type (f32 for f16 and bf16): a
+  // partial result carried between devices, rounded once.
   irdl.operation @combine {
     %lhs = irdl.base "!builtin.memref"
     %rhs = irdl.base "!builtin.memref"

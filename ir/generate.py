@@ -98,7 +98,7 @@ def output_shape(op: str, shape: list[int], devices: int, axis: int | None = Non
 def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind: str = "sum",
                       strategy: str | None = None, root: int | None = None, axis: int | None = None,
                       in_place: bool = False, to_device: int | None = None, threshold: int | None = None,
-                      name: str | None = None, **named: Any) -> str:
+                      name: str | None = None, order: str | None = None, **named: Any) -> str:
     """Text of a module with one function @name(x0.., y0..) running
     collective `op` (all_reduce, reduce_scatter, all_gather, reduce,
     broadcast, all_to_all, permute). In place, the outputs are the inputs
@@ -122,6 +122,7 @@ def collective_module(op: str, devices: int, shape: list[int], dtype: str, kind:
     attrs: dict[str, Any] = dict(strategy=strategy, to_device=to_device, threshold=threshold)
     if cls.HAS_KIND:
         attrs["kind"] = kind
+        attrs["order"] = order  # (None: absent, the canonical contract)
     if cls.ROOTED:
         attrs["root"] = root
     attrs.update(axis_attributes(cls, axis, **named))

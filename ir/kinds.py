@@ -17,6 +17,9 @@ class Kind:
     # x (+) x == x: a contribution counted twice is still exact (max, min,
     # and, or); coll-check-semantics compares such values as sets.
     idempotent: bool = False
+    # On floats each step rounds, so how the contributions associate changes
+    # the bits (sum, prod): what the order contract (ir/ops.py ORDERS) fixes.
+    rounds: bool = False
 
     def arith_op(self, element: str) -> str:
         """'arith.addf', ... for an element type name; ValueError if the kind
@@ -30,8 +33,8 @@ class Kind:
 # max/min on floats are arith.maximumf/minimumf: IEEE maximum/minimum, NaN
 # propagates and -0 < +0, so the result never depends on operand order.
 KINDS = {k.name: k for k in (
-    Kind("sum", False, "arith.addf", "arith.addi", "add"),
-    Kind("prod", False, "arith.mulf", "arith.muli", "multiply"),
+    Kind("sum", False, "arith.addf", "arith.addi", "add", rounds=True),
+    Kind("prod", False, "arith.mulf", "arith.muli", "multiply", rounds=True),
     Kind("max", False, "arith.maximumf", "arith.maxsi", "maximum", idempotent=True),
     Kind("min", False, "arith.minimumf", "arith.minsi", "minimum", idempotent=True),
     Kind("and", True, "", "arith.andi", "bitwise_and", idempotent=True),
@@ -70,3 +73,18 @@ ELEMENTS = {e.name: e for e in (
     Element("i64", 8, "int64", True),
 )}
 ELEMENT_TYPES = tuple(ELEMENTS)
+
+
+def order_matters(kind: str, element: str) -> bool:
+    """Whether the association of the contributions changes the bits: a
+    rounding kind on floats (integers wrap exactly; max, min and the bitwise
+    kinds never depend on it)."""
+    return KINDS[kind].rounds and not ELEMENTS[element].integer
+
+
+def partials_round(kind: str, element: str) -> bool:
+    """Whether a partial result passed between devices would round once
+    more than the order contract's one rounding: an order that matters on
+    an element combined in a wider type (f16, bf16 in f32) while buffers
+    hold the element type."""
+    return order_matters(kind, element) and bool(ELEMENTS[element].compute)

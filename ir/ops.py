@@ -34,6 +34,13 @@ EACH = "each"                  # one buffer per device of the group, in `devices
 ROOT = "root"                  # one buffer, on the `root` device (in the group or not)
 EACH_OR_TO_DEVICE = "each_or_to_device"  # EACH, or one buffer on `to_device` where the op names it
 
+# The contract of a reducing collective's `order` attribute (absent:
+# CANONICAL): every element is one fixed association of the device
+# contributions, ((x_0 (+) x_1) (+) x_2) ..., whatever the strategy, size, N
+# or back end; ANY lets a strategy associate as it runs fastest.
+CANONICAL, ANY_ORDER = "canonical", "any"
+ORDERS = (CANONICAL, ANY_ORDER)
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -307,6 +314,11 @@ class CollectiveOp(OpView):
         cls.AXES = p.axes
         cls.DIVIDED_AXES = (p.scatters,) if p.scatters else ()
         cls.PER_DEVICE = "outputs" if p.inputs == ROOT else "inputs"
+        # Every reducing collective, and only those, follows the order contract.
+        cls.ATTRS = {k: v for k, v in cls.ATTRS.items() if k != "order"}
+        if cls.HAS_KIND:
+            cls.ATTRS["order"] = (f"{' or '.join(ORDERS)}: how the contributions associate (canonical, "
+                                  "the default: in device order, the same bits for every strategy)")
 
     @classmethod
     def short_name(cls) -> str:
@@ -368,6 +380,11 @@ class CollectiveOp(OpView):
     root = property(lambda self: attr_int(self.operation, "root"))
     to_device = property(lambda self: attr_int(self.operation, "to_device"))
 
+    @property
+    def order(self) -> str:
+        """Its reduction order contract (ORDERS; CANONICAL when absent)."""
+        return attr_str(self.operation, "order") or CANONICAL
+
     def axis(self, name: str) -> int | None:
         return attr_int(self.operation, name)
 
@@ -427,7 +444,9 @@ class Copy(OpView):
 class Combine(OpView):
     """Explicit level: %t = coll.combine(lhs, rhs..., output, deps...):
     output = lhs (+) rhs[0] (+) ... elementwise, one kernel on one device,
-    after `deps`. The output may alias an input."""
+    after `deps`. The output may alias an input. The lhs and the output
+    may hold the accumulator type of the rhs's element type (f32 for f16
+    and bf16): a partial result carried between devices, rounded once."""
     NAME = "coll.combine"
     GROUPS = (("lhs_", 1), ("rhs", VARIADIC), ("outs", 1), ("deps", VARIADIC))
     READS, WRITES = ("lhs_", "rhs"), ("outs",)

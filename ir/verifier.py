@@ -17,7 +17,7 @@ from mlir import ir
 from . import BITWISE_KINDS, KINDS, MAX_DEVICES, peers
 from .errors import LocatedError
 from .kinds import ELEMENTS
-from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, CollectiveOp, Combine, Implements
+from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, ORDERS, CollectiveOp, Combine, Implements
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
 from .views import root_of, span
 
@@ -231,6 +231,13 @@ class _Verifier:
             if s not in ("auto",) + c.STRATEGIES:
                 return self.error(op, f"unknown strategy {_get(attrs, 'strategy')} for {what}; expected one of: "
                                       f"{', '.join(('auto',) + c.STRATEGIES)}")
+        if "order" in attrs:
+            oa = as_(ir.StringAttr, _get(attrs, "order"))
+            if not c.HAS_KIND:
+                return self.error(op, f"'order' applies to reducing collectives only; {what} does not reduce")
+            if oa is None or oa.value not in ORDERS:
+                return self.error(op, f"unknown order {_get(attrs, 'order')} for {what}; expected one of: "
+                                      f"{', '.join(ORDERS)}")
         if "threshold" in attrs:
             t = as_(ir.IntegerAttr, _get(attrs, "threshold"))
             if t is None or t.value < 0:
@@ -534,14 +541,26 @@ class _Verifier:
         if len(set(devs)) != 1:
             self.error(op, f"combine touches devices {sorted(set(devs))}; expected all its buffers on one device")
             return False
-        ref = self.shape_of(bufs[-1].type)
-        for v, role in zip(bufs, roles):
-            if self.shape_of(v.type) != ref:
-                mt, rt = ir.MemRefType(v.type), ir.MemRefType(bufs[-1].type)  # placed: memrefs
-                self.error(op, f"combine {role} is memref<{_shape_text(mt)}x{mt.element_type}> but the output is "
-                               f"memref<{_shape_text(rt)}x{rt.element_type}>; expected the same shape and element type")
+        # The element type is the rhs's (without rhs, the output's). The lhs
+        # and the output may hold its accumulator type instead (ir/kinds.py
+        # `compute`, f32 for f16 and bf16): a partial result carried between
+        # devices in it rounds once, where a combine writes the element type.
+        shape = self.shape_of(bufs[-1].type)[0]
+        by = 1 if len(bufs) > 2 else -1  # the buffer whose element type is the combine's
+        elem = self.shape_of(bufs[by].type)[1]
+        acc = ELEMENTS[element_name(elem)].compute if element_name(elem) in ELEMENTS else ""
+        for k, (v, role) in enumerate(zip(bufs, roles)):
+            got = self.shape_of(v.type)
+            wide = acc and k in (0, len(bufs) - 1) and element_name(got[1]) == acc
+            if got[0] != shape or (got[1] != elem and not wide):
+                ref = -1 if got[0] != shape else by
+                mt, rt = ir.MemRefType(v.type), ir.MemRefType(bufs[ref].type)  # placed: memrefs
+                also = f" (or {acc} for the lhs and the output: a partial result)" if acc else ""
+                self.error(op, f"combine {role} is memref<{_shape_text(mt)}x{mt.element_type}> but "
+                               f"{'the output' if ref == -1 else roles[ref]} is memref<{_shape_text(rt)}x"
+                               f"{rt.element_type}>; expected the same shape and element type{also}")
                 return False
-        msg = _kind_error(ir.StringAttr(kind).value, element_name(ref[1]))
+        msg = _kind_error(ir.StringAttr(kind).value, element_name(elem))
         if msg:
             self.error(op, msg)
             return False

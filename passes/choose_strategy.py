@@ -13,7 +13,9 @@ back end's, `capabilities=peer_access,...` (each Backend.capabilities, which
 lowering/driver.py passes: the CPU's simulated devices share one memory,
 logical devices on one GPU too; MPI ranks do not). A
 peer strategy chosen by that capability sets coll.peer_access, which then
-holds.
+holds. The candidates are lowered under each op's order contract
+(`order`, ir/ops.py ORDERS; the pass option `order=any|canonical` writes
+it first): by default the device-order forms are costed.
 """
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,10 +34,10 @@ from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, builders, make_context, peers
 from ..ir.kinds import ELEMENTS
-from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, PEER_ACCESS, view
+from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, ORDERS, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_collectives import check_size, count_ops, lower_collectives, size_problem
+from .lower_collectives import check_size, count_ops, lower_collectives, set_order, size_problem
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Instance:
     # ((name, value), ...): root, axes, arrays (as tuples)
     attrs: tuple[tuple[str, int | tuple[int, ...] | None], ...] = ()
     peer_access: bool = False  # coll.peer_access: the peer strategies are candidates
+    order: str | None = None  # a reducing collective's order contract (ir/ops.py ORDERS)
 
     @staticmethod
     def of(op: ir.Operation, capabilities: Iterable[str] = ()) -> "Instance":
@@ -70,7 +73,8 @@ class Instance:
             shapes = (tuple(mt.shape), tuple(ir.MemRefType(c.outputs[0].type).shape),
                       len(c.inputs), len(c.outputs))
         return Instance(tuple(c.devices), numel(mt), str(mt.element_type),
-                        c.kind if c.HAS_KIND else None, c.to_device, op.name, shapes, attrs, access)
+                        c.kind if c.HAS_KIND else None, c.to_device, op.name, shapes, attrs, access,
+                        c.order if c.HAS_KIND else None)
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -89,7 +93,8 @@ def _build(coll: Instance, strategy: str, args: list[ir.Value]) -> ir.Value:
     cls = BY_NAME[coll.op]
     n_in = cls.buffers(len(coll.devices), coll.to_device)[0]
     return builders.collective(cls.short_name(), args[:n_in], args[n_in:], list(coll.devices),
-                               (), kind=coll.kind, strategy=strategy, to_device=coll.to_device, **dict(coll.attrs))
+                               (), kind=coll.kind, strategy=strategy, to_device=coll.to_device, order=coll.order,
+                               **dict(coll.attrs))
 
 
 @lru_cache(maxsize=64)
@@ -188,11 +193,14 @@ def parse_capabilities(text: str) -> tuple[str, ...]:
 
 
 def choose_strategies(root: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
-                      profile: str = "", capabilities: str | Iterable[str] = "") -> list[str]:
+                      profile: str = "", capabilities: str | Iterable[str] = "", order: str = "") -> list[str]:
     """Writes `strategy` on every collective under `root`; returns them.
-    `capabilities`: the back end's (names, or their comma-separated text)."""
+    `capabilities`: the back end's (names, or their comma-separated text);
+    `order`: every reducing collective's order contract, written first (the
+    candidates are costed under it)."""
     if threshold < 0:
         raise PassError(f"threshold must be >= 0, got {threshold}")
+    set_order(root, order)
     caps = parse_capabilities(capabilities) if isinstance(capabilities, str) else tuple(capabilities)
     prof = load_profile(profile)
     chosen: list[str] = []
@@ -219,9 +227,10 @@ def _module(op: ir.Operation | ir.OpView) -> ir.Operation | None:
 @register("coll-choose-strategy",
           "Write the strategy attribute of every collective: the reference threshold rule, "
           "or the cost model's fastest with profile=NAME|FILE (strategy=S forces S) among the "
-          "strategies whose needs the module and capabilities=peer_access,... (the back end's) meet",
+          "strategies whose needs the module and capabilities=peer_access,... (the back end's) meet; "
+          "order=canonical|any sets every reducing collective's order contract first",
           strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
-          profile=(str, ""), capabilities=(str, ""))
+          profile=(str, ""), capabilities=(str, ""), order=(choice(*ORDERS), ""))
 def choose_strategy_pass(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
-                         profile: str = "", capabilities: str = "") -> None:
-    choose_strategies(op, strategy, threshold, profile, capabilities)
+                         profile: str = "", capabilities: str = "", order: str = "") -> None:
+    choose_strategies(op, strategy, threshold, profile, capabilities, order)

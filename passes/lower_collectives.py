@@ -22,7 +22,7 @@ from ..core.errors import PassError
 from ..core.registry import choice, register
 from ..ir import STRATEGIES, peers
 from ..ir.ops import COLLECTIVE_NAMES as NAMES
-from ..ir.ops import PEER_ACCESS, view
+from ..ir.ops import ORDERS, PEER_ACCESS, view
 from ..ir.types import numel
 from ..ir.walk import find_ops
 
@@ -144,10 +144,22 @@ def patterns(strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD, only: I
     return s.freeze()
 
 
+def set_order(root: ir.Operation, order: str) -> None:
+    """Writes `order` (ir/ops.py ORDERS; '' leaves each op's own) on every
+    reducing collective under `root`: the pass option of coll-choose-strategy
+    and coll-lower-collectives."""
+    if not order:
+        return
+    for op in find_ops(root, lambda name: name in NAMES):
+        if BY_NAME[op.name].HAS_KIND:
+            op.attributes["order"] = ir.StringAttr.get(order, op.context)
+
+
 def lower_collectives(module_op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
-                      only: Iterable[str] | None = None) -> list[str]:
+                      only: Iterable[str] | None = None, order: str = "") -> list[str]:
     """Lowers every collective under module_op (`only`: of those names), in
-    program order; returns the strategies used."""
+    program order; returns the strategies used. `order`: set_order first."""
+    set_order(module_op, order)
     used: list[str] = []
     ops = find_ops(module_op, lambda name: name in NAMES and (only is None or name in only))
     if ops:
@@ -159,8 +171,11 @@ def lower_collectives(module_op: ir.Operation, strategy: str = "auto", threshold
 @register("coll-lower-collectives",
           f"Lower every collective ({', '.join(cls.short_name() for cls in COLLECTIVES)}) to explicit "
           "copies, combines and tokens, by its strategy attribute "
-          "(ops without one: strategy=S, or the default rule for auto)",
-          strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD))
-def lower_collectives_pass(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD) -> None:
-    lower_collectives(op, strategy, threshold)
+          "(ops without one: strategy=S, or the default rule for auto); order=canonical|any sets every "
+          "reducing collective's order contract first",
+          strategy=(choice(*STRATEGIES), "auto"), threshold=(int, DEFAULT_THRESHOLD),
+          order=(choice(*ORDERS), ""))
+def lower_collectives_pass(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_THRESHOLD,
+                           order: str = "") -> None:
+    lower_collectives(op, strategy, threshold, order=order)
 

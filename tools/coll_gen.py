@@ -19,6 +19,7 @@ from mlir import ir
 from coll.collectives import COLLECTIVES
 from coll.ir import KINDS, MAX_DEVICES, make_context, peers
 from coll.ir.generate import SYMBOL_NAME, GenerateError, collective_module, parse_shape
+from coll.ir.ops import ORDERS
 from coll.ir.types import ELEMENT_TYPES
 
 from .args import ArgumentParser
@@ -41,6 +42,8 @@ def _parser() -> ArgumentParser:
         opts = cls.GEN
         if "kind" in opts:
             a.add_argument("--kind", default="sum", choices=KINDS)
+            a.add_argument("--order", default=None, choices=ORDERS,
+                           help="the order contract (default: none written, canonical)")
         if "to_device" in opts:
             a.add_argument("--to-device", type=int, default=None, help="single-device output on this device")
             a.add_argument("--peer-access", action="store_true",
@@ -107,7 +110,8 @@ def run(argv: Sequence[str]) -> int:
                 strategy=args.strategy, root=getattr(args, "root", None), axis=getattr(args, "axis", None),
                 **axes,
                 in_place=getattr(args, "in_place", False), to_device=getattr(args, "to_device", None),
-                threshold=getattr(args, "threshold", None), name=args.name, **arrays)
+                threshold=getattr(args, "threshold", None), name=args.name, order=getattr(args, "order", None),
+                **arrays)
             if getattr(args, "peer_access", False):
                 m = ir.Module.parse(text)
                 peers.enable(m.operation)

@@ -31,7 +31,7 @@ from mlir.dialects import arith, llvm, scf
 
 from ...ir.ops import Implements, OpView, view
 from ...ir.views import VIEW_OPS
-from .kernels import Combine, Index, Operand, copy_1d, element_bytes, index, window
+from .kernels import Combine, Index, Operand, combine_element, copy_1d, element_bytes, index, window
 from .scratch import Scratch
 from .shared import Kernels, create, pointer_of, ptr_type
 
@@ -108,6 +108,9 @@ Accesses = dict[Op, list[Access]]  # per op, its reads then its writes
 def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
     """(root, start) of a rank-1, unit-stride, static-offset view of a
     contiguous block argument or coll.alloc; None otherwise."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.name == "memref.cast":
+        return _trace(owner.operands[0])  # a cast that forgot a static layout (one combine's rhs type)
     m = ir.MemRefType(value.type)
     if m.rank != 1:
         return None
@@ -142,6 +145,8 @@ def _accesses(op: Op, memo: dict[ir.Value, tuple[ir.Value, int] | None] | None =
     (`memo`: traced views, shared by the ops of a block)."""
     v = _view(op)
     views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
+    if combine_element([b for b, _ in views])[1]:
+        return None  # a partial in the accumulator type: tiles and kernels take one element type
     out = []
     for value, write in views:
         if memo is None:

@@ -4,7 +4,9 @@ A combine is one loop: vector loads of every operand, the reduction, one
 vector store per step, then a scalar tail. Explicit vectors (rather than
 relying on the LLVM loop vectorizer) because the output may alias an input,
 which would make LLVM guard its vector loop with run-time alias checks, one
-per operand. f16 and bf16 are combined in f32 and rounded once per store.
+per operand. f16 and bf16 are combined in f32 and rounded once per store;
+an operand or output may hold f32 itself (a partial result carried between
+devices, coll.combine's accumulator type): it is read and written as is.
 """
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -108,6 +110,15 @@ def copy_strided(src: ir.Value, dst: ir.Value) -> None:
     nest([])
 
 
+def combine_element(bufs: Sequence[ir.Value]) -> tuple[ir.Type, bool]:
+    """(the element type, whether another type is in it) of a combine's
+    buffers (inputs, then outputs): its rhs's type (without rhs, the
+    output's); the lhs and the output may hold the accumulator type."""
+    types = [ir.MemRefType(b.type).element_type for b in bufs]
+    elem = types[1] if len(types) > 2 else types[-1]
+    return elem, any(t != elem for t in types)
+
+
 class Combine:
     """Emits the loops of a combine of `kind` on elements of type `elem`."""
 
@@ -124,14 +135,19 @@ class Combine:
         return elem if vtype is None else ir.VectorType.get(vtype.shape, elem)
 
     def _load(self, view: ir.Value, idx: list[ir.Value], vtype: ir.VectorType | None) -> ir.Value:
-        v = memref.load(view, idx) if vtype is None else vector.load(vtype, view, idx)
-        if self.compute != self.elem:
+        elem = ir.MemRefType(view.type).element_type
+        vt = None if vtype is None else ir.VectorType.get(vtype.shape, elem)
+        v = memref.load(view, idx) if vt is None else vector.load(vt, view, idx)
+        if self.compute != elem:
             v = arith.extf(self._like(vtype, self.compute), v)
         return v
 
-    def _round(self, value: ir.Value, vtype: ir.VectorType | None) -> ir.Value:
-        if self.compute != self.elem:
-            value = arith.truncf(self._like(vtype, self.elem), value)
+    def _round(self, value: ir.Value, vtype: ir.VectorType | None, elem: ir.Type | None = None) -> ir.Value:
+        """`value` rounded to `elem` (default the element type; the compute
+        type itself stays as it is)."""
+        elem = elem or self.elem
+        if self.compute != elem:
+            value = arith.truncf(self._like(vtype, elem), value)
         return value
 
     def _store(self, value: ir.Value, view: ir.Value, idx: list[ir.Value], vtype: ir.VectorType | None,
@@ -163,9 +179,12 @@ class Combine:
             v = self._load(view, at(base), vtype)
             acc = v if acc is None else self.fn(acc, v)
         assert acc is not None  # (a combine has inputs)
-        result = self._round(acc, vtype)
+        rounded: dict[ir.Type, ir.Value] = {}  # per output element type
         for view, base, nontemporal in outs:
-            self._store(result, view, at(base), vtype, nontemporal and vtype is not None)
+            elem = ir.MemRefType(view.type).element_type
+            if elem not in rounded:
+                rounded[elem] = self._round(acc, vtype, elem)
+            self._store(rounded[elem], view, at(base), vtype, nontemporal and vtype is not None)
 
     def _loop(self, lo: Index, hi: Index, step: Index, ins: Sequence[Operand], outs: Sequence[Output],
               outer: list[ir.Value], vtype: ir.VectorType | None) -> None:
@@ -250,7 +269,7 @@ class Combine:
         """The whole combine: out = (+)_i ins[i], any rank and layout."""
         t = ir.MemRefType(out.type)
         if t.rank == 0:
-            self._store(self._round(self._reduce_scalar(ins), None), out, [], None)
+            self._store(self._round(self._reduce_scalar(ins), None, t.element_type), out, [], None)
             return
         vectorize = all(unit_inner_stride(v.type) for v in ins + [out])
         self._nest(t, 0, [], [(v, None) for v in ins], (out, None), vectorize)

@@ -43,7 +43,7 @@ from . import fuse as cpu_fuse
 from . import pointer_level as cpu_program
 from . import shared as cpu_shared
 from . import split as cpu_split
-from .kernels import Combine, copy_strided, unit_inner_stride
+from .kernels import Combine, combine_element, copy_strided, unit_inner_stride
 from .route import CPU_TO_LLVM
 from .scratch import MODES as SCRATCH_MODES
 from .scratch import Scratch
@@ -94,9 +94,11 @@ PLACEHOLDER = "builtin.unrealized_conversion_cast"
 def _combine(op: Op, ins: list[ir.Value], out: ir.Value, kernels: cpu_shared.Kernels | None) -> None:
     try:
         kind = ir.StringAttr(op.attributes["kind"]).value
-        if kernels is not None and kernels.call(kind, ins, out):
+        elem, mixed = combine_element(ins + [out])
+        # (the shared kernels take one element type)
+        if kernels is not None and not mixed and kernels.call(kind, ins, out):
             return
-        Combine(kind, ir.MemRefType(out.type).element_type).emit(ins, out)
+        Combine(kind, elem).emit(ins, out)
     except ValueError as e:
         raise PassError(str(e), op.location) from None
 

@@ -117,8 +117,9 @@ def _flat(v: ir.Value) -> ir.Value:
     if mt.rank == 1:
         return v
     n = _numel(mt)
-    off = flat_offset(mt)
-    flat = ir.MemRefType.get([n], mt.element_type, None if off is None else ir.StridedLayoutAttr.get(off, [1]))
+    off = flat_offset(mt)  # a strided layout stays one, at its offset (0 included)
+    flat = ir.MemRefType.get([n], mt.element_type, None if off is None else ir.StridedLayoutAttr.get(off, [1]),
+                             mt.memory_space)
     if mt.rank == 0:
         return memref.expand_shape(flat, v, [], [], [1])
     try:
@@ -143,6 +144,8 @@ def _index_space(bufs: list[ir.Value], loc: ir.Location) -> tuple[list[int], lis
     d0, d1, w = ([1, 1] + shape)[-3:]
     out: list[int] = []
     for b in bufs:
+        while not isinstance(b.owner, ir.Block) and b.owner.operation.name == "memref.cast":
+            b = b.owner.operands[0]  # it only forgets a static layout (Emitter.in_order's rhs)
         mt = ir.MemRefType(b.type)
         if contiguous(b.type):
             out += [d1 * w, w]
@@ -375,7 +378,10 @@ class _Function:
         bufs = c.inputs + [c.out]
         deps = self._deps(c.deps)
         kind = c.kind
-        elem = _elem(bufs[-1].type)
+        # The element type is the rhs's; the lhs and the output may be its
+        # accumulator (a partial between devices): the kernel's acc_in/acc_out.
+        elem = _elem(bufs[1 if n_in > 1 else -1].type)
+        acc_in, acc_out = _elem(bufs[0].type) != elem, _elem(bufs[-1].type) != elem
         n = _numel(bufs[-1].type)
         if n == 0:
             self.tokens[op.results[0]] = deps
@@ -388,13 +394,18 @@ class _Function:
         strided = not all(contiguous(b.type) for b in bufs)
         # Strided: each operand's strides, then the sizes, follow the addresses.
         sizes, strides = _index_space(bufs, op.location) if strided else ([], [])
-        esize = kernels.ELEMENT_BYTES[kernels.stored_element(elem)]
         addresses: dict[ir.Value, ir.Value] = {}  # an operand that is also the output (in place): addressed once
         for b in bufs:
             if b not in addresses:
+                esize = kernels.ELEMENT_BYTES[kernels.stored_element(_elem(b.type))]
                 addresses[b] = self._address(b if strided else _flat(b), esize)
         ptrs = [addresses[b] for b in bufs]
         steps = kernels.chain(kind, elem, n_in, strided)
+        if acc_in or acc_out:
+            if len(steps) > 1:
+                raise PassError(f"a combine of more than {kernels.MAX_ARITY} inputs with a partial in the "
+                                "accumulator type; expected one kernel", op.location)
+            steps = [(kernels.Kernel.make(kind, elem, n_in, acc_in, acc_out, strided), 0, n_in)]
         # A chain's accumulator (a chain of one kernel has none: the output stands in)
         acc = self._accumulator(dev, ptrs[0], elem) if len(steps) > 1 else ptrs[-1]
         acc_strides = [sizes[1] * sizes[2], sizes[2]] if strided else []  # contiguous, in the pool

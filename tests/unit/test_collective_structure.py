@@ -1,5 +1,7 @@
 """Copies and copy rounds (cross-device copies on the longest dependency
-chain, analysis/stats.py) of every collective strategy, from the lowered IR."""
+chain, analysis/stats.py) of every collective strategy, from the lowered IR.
+The partial-sum forms of ring, rhd and tree are pinned with order = "any";
+their device-order forms (the default contract) are checked beside them."""
 import math
 
 import pytest
@@ -12,9 +14,9 @@ from coll.ir.walk import find_ops
 from coll.passes.lower_collectives import lower_collectives
 
 
-def stats(op, n, shape, strategy, **attrs):
+def stats(op, n, shape, strategy, order=None, **attrs):
     with make_context():
-        m = ir.Module.parse(collective_module(op, n, shape, "f32", strategy=strategy, **attrs))
+        m = ir.Module.parse(collective_module(op, n, shape, "f32", strategy=strategy, order=order, **attrs))
         lower_collectives(m.operation)
         f = find_ops(m.operation, "func.func")[0]
         s = analyze_function(f)
@@ -31,32 +33,46 @@ def tree_rounds(ranks):
 
 @pytest.mark.parametrize("n", (2, 4, 8, 16, 32))
 def test_rhd_power_of_two(n):
-    s = stats("all_reduce", n, [64 * n], "rhd")
+    s = stats("all_reduce", n, [64 * n], "rhd", order="any")
     assert s["rounds"] == 2 * int(math.log2(n))
     assert s["copies"] == 2 * n * int(math.log2(n))
     # Each device sends about 2(N-1)/N of its buffer: the bandwidth bound.
     assert s["max_bytes_sent"] == 2 * (n - 1) * 64 * 4
+    # In device order the same rounds carry the contributions themselves:
+    # more bytes (at N > 2), no more rounds.
+    canon = stats("all_reduce", n, [64 * n], "rhd")
+    assert canon["rounds"] == s["rounds"]
+    assert canon["max_bytes_sent"] >= s["max_bytes_sent"]
 
 
 @pytest.mark.parametrize("n", (3, 5, 6, 7, 12))
 def test_rhd_folds_the_extra_devices(n):
     p = 1 << (n.bit_length() - 1)
-    s = stats("all_reduce", n, [64 * n], "rhd")
+    s = stats("all_reduce", n, [64 * n], "rhd", order="any")
     assert s["rounds"] == 2 * int(math.log2(p)) + 2
+    assert stats("all_reduce", n, [64 * n], "rhd")["rounds"] == s["rounds"]
     assert s["copies"] == 2 * p * int(math.log2(p)) + 2 * (n - p)
 
 
 @pytest.mark.parametrize("n", (2, 3, 4, 5, 8))
 def test_tree_all_reduce(n):
-    s = stats("all_reduce", n, [8], "tree")
+    s = stats("all_reduce", n, [8], "tree", order="any")
     assert (s["copies"], s["rounds"], s["kernels"]) == (2 * (n - 1), 2 * tree_rounds(n), n - 1)
+    # Device order: gathered at the root (one round, one combine), then the tree broadcast.
+    canon = stats("all_reduce", n, [8], "tree")
+    assert (canon["copies"], canon["rounds"], canon["kernels"]) == (2 * (n - 1), 1 + tree_rounds(n), 1)
 
 
 @pytest.mark.parametrize("n", (2, 3, 4, 6))
 def test_reduce_scatter(n):
-    ring = stats("reduce_scatter", n, [2 * n], "ring", axis=0)
+    ring = stats("reduce_scatter", n, [2 * n], "ring", order="any", axis=0)
     assert (ring["copies"], ring["rounds"], ring["kernels"]) == (n * (n - 1), n - 1, n * (n - 1))
     assert ring["edges"] == {(i, (i + 1) % n) for i in range(n)}
+    # Device order: every block along d0 -> .. -> d(N-1), then one copy
+    # from d(N-1) to its owner (at N = 2 block 0 runs d1 -> d0: none).
+    canon = stats("reduce_scatter", n, [2 * n], "ring", axis=0)
+    extra = n - 1 if n > 2 else 0
+    assert (canon["copies"], canon["kernels"]) == (n * (n - 1) + extra, n * (n - 1))
     direct = stats("reduce_scatter", n, [2 * n], "direct", axis=0)
     assert (direct["copies"], direct["rounds"], direct["kernels"]) == (n * (n - 1), 1, n)
 
@@ -78,11 +94,14 @@ def test_reduce(n):
     numel = 32 * n  # n chunks of 32: none empty
     direct = stats("reduce", n, [numel], "direct", root=0)
     assert (direct["copies"], direct["rounds"], direct["kernels"]) == (n - 1, 1, 1)
-    tree = stats("reduce", n, [numel], "tree", root=n - 1)
+    tree = stats("reduce", n, [numel], "tree", order="any", root=n - 1)
     assert (tree["copies"], tree["rounds"], tree["kernels"]) == (n - 1, tree_rounds(n), n - 1)
-    ring = stats("reduce", n, [numel], "ring", root=1)
+    # Device order: tree is direct's gather.
+    canon = stats("reduce", n, [numel], "tree", root=n - 1)
+    assert (canon["copies"], canon["rounds"], canon["kernels"]) == (n - 1, 1, 1)
+    ring = stats("reduce", n, [numel], "ring", order="any", root=1)
     assert (ring["copies"], ring["rounds"]) == (n * (n - 1), n - 1)
-    outside = stats("reduce", n, [numel], "tree", root=n)
+    outside = stats("reduce", n, [numel], "tree", order="any", root=n)
     assert (outside["copies"], outside["rounds"]) == (n, tree_rounds(n) + 1)
 
 

@@ -155,7 +155,7 @@ def test_switch_shares_only_what_is_shared(ctx):
     # ring on 3 devices, 3 KB: every device sends one chunk at a time to one
     # peer, so nothing is shared: each copy runs at full bandwidth, and the
     # switch schedule equals the contention-free critical path.
-    coll = choose_strategy.Instance((0, 1, 2), 768, "f32", "sum")
+    coll = choose_strategy.Instance((0, 1, 2), 768, "f32", "sum", order="any")  # the ring of any order
     g = choose_strategy.candidate_graph(coll, "ring")
     switch = cost_model.profile_from_dict(dict(HAND, resources="switch"))
     free = cost_model.profile_from_dict(dict(HAND, resources="none"))
@@ -187,9 +187,10 @@ def test_predictions_are_monotone_in_size(profile):
             assert times[-1] > 4 * times[-2], (n, s, times)
 
 
-def _predicted(n, numel, nv):
-    """{strategy: predicted seconds} of an all_reduce of numel f32 over n."""
-    coll = choose_strategy.Instance(tuple(range(n)), numel, "f32", "sum")
+def _predicted(n, numel, nv, order=None):
+    """{strategy: predicted seconds} of an all_reduce of numel f32 over n
+    (`order`: its order contract, None the default)."""
+    coll = choose_strategy.Instance(tuple(range(n)), numel, "f32", "sum", order=order)
     return {c["strategy"]: c["predicted_s"] for c in choose_strategy.candidates(coll, nv)}
 
 
@@ -197,9 +198,12 @@ def _predicted(n, numel, nv):
 def test_naive_beats_chunked_when_tiny_and_loses_when_large(n):
     """Latency-bound (16 elements): naive's one step beats ring's and
     all2all's; bandwidth-bound (16M): both chunked strategies beat naive.
-    Said between these strategies, so a new one changes nothing here."""
+    Said between these strategies, so a new one changes nothing here; of
+    the ring that associates freely (order=any): the device-order ring runs
+    every chunk along one chain, which at N = 4 the model puts behind naive
+    (the default contract then picks all2all)."""
     nv = cost_model.load_profile("nvlink-h200")
-    tiny, large = _predicted(n, 16, nv), _predicted(n, 1 << 24, nv)
+    tiny, large = _predicted(n, 16, nv, "any"), _predicted(n, 1 << 24, nv, "any")
     assert tiny["naive"] < min(tiny["ring"], tiny["all2all"])
     assert max(large["ring"], large["all2all"]) < large["naive"]
 
@@ -371,13 +375,13 @@ def test_wakeup_waits_once_per_step_with_more_ranks_than_cores(ctx):
 
 
 def test_ranks_run_on_any_idle_core(ctx):
-    # tree on 4 ranks, 2 cores: its first round sends 1 -> 0 and 3 -> 2 at
+    # tree (the binomial one, order=any) on 4 ranks, 2 cores: its first round sends 1 -> 0 and 3 -> 2 at
     # once. Cores are a pool (ranks are not pinned when there are more of
     # them than cores): the two receives run side by side, where a fixed
     # rank -> core map (d mod 2) put both receivers on core 0.
     b = 4096
     copy = 1e-6 + b / 1e9
-    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum", order="any"), "tree")
     prof = cost_model.profile_from_dict(dict(HAND, cores=2, copy_cores="target"))
     s = cost_model.simulate(g, prof)
     first = [i for i, t in enumerate(g.tasks) if t.kind == "copy" and (t.src, t.device) in ((1, 0), (3, 2))]
@@ -386,13 +390,13 @@ def test_ranks_run_on_any_idle_core(ctx):
 
 
 def test_wakeup_only_in_crowded_rounds(ctx):
-    # tree on 4 ranks, 2 cores: round 1 (1 -> 0, 3 -> 2) and round 3
+    # tree (the binomial one, order=any) on 4 ranks, 2 cores: round 1 (1 -> 0, 3 -> 2) and round 3
     # (0 -> 1, 0 -> 2) involve more ranks than cores (receivers wait to be
     # scheduled), rounds 2 (2 -> 0) and 4 (1 -> 3) two: each of them holds
     # a core, no wakeup.
     b = 4096
     cores = dict(HAND, cores=2, copy_cores="target")
-    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum"), "tree")
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), b // 4, "f32", "sum", order="any"), "tree")
     delays = cost_model.wakeup_delays(g, cost_model.profile_from_dict(dict(cores, wakeup_s=5e-6)))
     waits = sorted((t.src, t.device) for t, d in zip(g.tasks, delays) if d)
     assert waits == [(0, 1), (0, 2), (1, 0), (3, 2)]

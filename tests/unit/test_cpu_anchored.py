@@ -18,10 +18,12 @@ def test_rhd_halves_are_anchored_groups():
     """N = 8, 1000 elements (chunks of 128 x 4, then 120, 120, 124, 124):
     the first halving step splits the devices' work into [0, 512) and
     [512, 1000), which never meet again: two groups, each of ops on a half,
-    a quarter and an eighth of the buffer."""
+    a quarter and an eighth of the buffer. (order = "any": the rhd of
+    partial sums; the device-order form moves the contributions, more
+    copies in the same two groups.)"""
     with make_context():
         m = ir.Module.parse(all_reduce_module(8, [1000], "f32", "sum"))
-        lower_collectives(m.operation, "rhd")
+        lower_collectives(m.operation, "rhd", order="any")
         groups, acc = fuse.plan(m.body.operations[0].regions[0].blocks[0])
         assert [(len(g.ops), g.length) for g in groups] == [(36, 512), (36, 488)]
         assert all(g.anchors is not None for g in groups)

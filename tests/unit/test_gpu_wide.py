@@ -124,37 +124,25 @@ def test_naive_in_place(emu, tmp_path):
         np.testing.assert_array_equal(x, want)
 
 
-def _own_first(xs, c):
-    """Operand order of a combine on the device that owns the result: its own
-    input first, then the others in device order."""
-    return [xs[c]] + xs[:c] + xs[c + 1:]
-
-
 @pytest.mark.parametrize("op,strategy", [("all_reduce", "all2all"), ("all_reduce", "oneshot"),
                                          ("all_reduce", "twoshot"), ("reduce", "direct"),
                                          ("reduce_scatter", "direct")])
 def test_wide_strategies(emu, tmp_path, op, strategy):
     """The other strategies with one combine over all n inputs; each checked
-    against the left fold in its own operand order."""
-    from coll.collectives.chunking import chunks
+    against the left fold in device order (the order contract)."""
     n, root = M + 2, 3
     size = n * 3
     attrs = {"root": root} if op == "reduce" else {"axis": 0} if op == "reduce_scatter" else {}
     path, entry = _build(emu, tmp_path, op, n, size, "f32", "sum", strategy, **attrs)
     xs = _inputs("f32", n, size, np.random.default_rng(5))
+    want = _left_fold("sum", "f32", xs)
     if op == "reduce":
-        ys = [np.zeros(size, np.float32)]
-        wants = [_left_fold("sum", "f32", _own_first(xs, root))]
+        ys, wants = [np.zeros(size, np.float32)], [want]
     elif op == "reduce_scatter":
         ys = [np.zeros(3, np.float32) for _ in range(n)]
-        wants = [_left_fold("sum", "f32", _own_first([x[3 * c:3 * c + 3] for x in xs], c))
-                 for c in range(n)]
+        wants = [want[3 * c:3 * c + 3] for c in range(n)]
     else:
         ys = [np.zeros(size, np.float32) for _ in range(n)]
-        want = _left_fold("sum", "f32", xs)
-        if strategy == "all2all":
-            want = np.concatenate([_left_fold("sum", "f32", _own_first([x[s:s + k] for x in xs], c))
-                                   for c, (s, k) in enumerate(chunks(size, n, 4))])
         wants = [want] * n
     emu.run(path, entry, xs + ys, seed=1)
     for y, want in zip(ys, wants):
@@ -164,15 +152,34 @@ def test_wide_strategies(emu, tmp_path, op, strategy):
 def test_wide_strided_chain(emu, tmp_path):
     """reduce_scatter along axis 1: each device's combine of n strided
     blocks is a chain of strided kernels through the (contiguous, f32)
-    accumulator, one launch per kernel; bits as the left fold."""
+    accumulator, one launch per kernel (its own block among the received
+    ones, cast to one type); bits as the left fold in device order."""
     n = M + 2
     path, entry = _build(emu, tmp_path, "reduce_scatter", n, [2, 3 * n], "f16", "sum", "direct", axis=1)
     xs = [x.reshape(2, 3 * n) for x in _inputs("f16", n, 6 * n, np.random.default_rng(6))]
     ys = [np.zeros((2, 3), np.float16) for _ in range(n)]
     emu.run(path, entry, xs + ys, seed=2)
     for c, y in enumerate(ys):
-        np.testing.assert_array_equal(y, _left_fold("sum", "f16", _own_first([x[:, 3 * c:3 * c + 3] for x in xs], c)))
+        np.testing.assert_array_equal(y, _left_fold("sum", "f16", [x[:, 3 * c:3 * c + 3] for x in xs]))
     steps = [k.name for k, _, _ in gpu_kernels.chain("sum", "f16", n, strided=True)]
     assert steps == [f"strided_sum_f16_x{M}_tof32", "strided_sum_f16_x3_fromf32"]
     launched = [name for name, *_ in emu.launches if not name.startswith("strided_copy")]
     assert sorted(launched) == sorted(steps * n)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter"])
+def test_ring_carries_f32_partials(emu, tmp_path, op):
+    """A bf16 ring under the order contract keeps its partials in f32
+    between devices (kernels `..._tof32`, then `..._fromf32` at the last
+    hop): the bits of the one left fold in f32, rounded once."""
+    n, k = 5, 7
+    path, entry = _build(emu, tmp_path, op, n, n * k, "bf16", "sum", "ring",
+                         **({"axis": 0} if op == "reduce_scatter" else {}))
+    xs = _inputs("bf16", n, n * k, np.random.default_rng(8))
+    want = _left_fold("sum", "bf16", xs)
+    ys = [np.zeros(k if op == "reduce_scatter" else n * k, np.uint16) for _ in range(n)]
+    emu.run(path, entry, xs + ys, seed=3)
+    for c, y in enumerate(ys):
+        np.testing.assert_array_equal(y, want[c * k:c * k + k] if op == "reduce_scatter" else want)
+    launched = {name for name, *_ in emu.launches}
+    assert {"combine_sum_bf16_x2_tof32", "combine_sum_bf16_x2_fromf32"} <= launched

@@ -38,10 +38,15 @@
 // A2A-COUNT-9: gpu.launch_func async [%{{.*}}] @coll_kernels::@strided_copy_i32_x1
 // A2A-NOT: gpu.launch_func
 
+// Canonical rhd over 3: x0 is copied to d1 (no partial sum), then each of
+// the 2 ranks combines its chunk's 3 contributions in device order.
 // RHD-NOT: "coll.
-// RHD-COUNT-3: gpu.launch_func
+// RHD-COUNT-2: gpu.launch_func{{.*}}combine_sum_f32_x3
 // RHD-NOT: gpu.launch_func
 
 // TREE-NOT: "coll.
 // TREE-LABEL: func.func @all_reduce(%arg0: memref<8xf32>, %arg1: memref<8xf32>, %arg2: memref<8xf32>)
-// TREE-COUNT-2: gpu.launch_func
+// Canonical tree: gathered on d0, one combine in device order, a binomial
+// broadcast (order=any: the binomial reduce's 2 combines).
+// TREE-COUNT-1: gpu.launch_func{{.*}}combine_sum_f32_x3
+// TREE-NOT: gpu.launch_func

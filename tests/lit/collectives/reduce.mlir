@@ -1,7 +1,9 @@
 // coll.reduce to `root` (in the group or not). direct: every other input is
-// copied to the root, one combine (the root's own input first); ring: chunk
-// by chunk along the ring that ends at the root, pipelined; tree: binomial,
-// rank q = devices[(root + q) mod N].
+// copied to the root, one combine in device order (the root's own input at
+// its position); ring: chunk by chunk along the ring that ends at the root,
+// pipelined (canonical: along d0 .. d(N-1), then a copy to the root); tree:
+// binomial, rank q = devices[(root + q) mod N] (canonical: direct). The
+// ring and tree checks below run under order=any; CANON the default.
 // GEN: direct3 = coll-gen reduce --devices 3 --shape 4 --root 1 --strategy direct
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.direct3.mlir | FileCheck %s --check-prefix=DIRECT3
 // GEN: outside2 = coll-gen reduce --devices 2 --shape 4 --root 2 --strategy direct
@@ -11,17 +13,19 @@
 // GEN: ring2 = coll-gen reduce --devices 2 --shape 64 --root 0 --strategy ring
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ring2.mlir | FileCheck %s --check-prefix=RING2
 // GEN: ring3 = coll-gen reduce --devices 3 --shape 4 --root 1 --strategy ring
-// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ring3.mlir | FileCheck %s --check-prefix=RING3
+// RUN: coll-opt --coll-lower-collectives=order=any < %S/Inputs/gen/reduce.ring3.mlir | FileCheck %s --check-prefix=RING3
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ring3.mlir | FileCheck %s --check-prefix=CANON-RING3
+// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.tree3.mlir | FileCheck %s --check-prefix=DIRECT3
 // GEN: ring4 = coll-gen reduce --devices 4 --shape 64 --kind max --root 0 --strategy ring
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ring4.mlir | FileCheck %s --check-prefix=RING4
 // GEN: ringout = coll-gen reduce --devices 4 --shape 64 --root 4 --strategy ring
 // RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.ringout.mlir | FileCheck %s --check-prefix=RINGOUT
 // GEN: tree3 = coll-gen reduce --devices 3 --shape 4 --root 1 --strategy tree
-// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.tree3.mlir | FileCheck %s --check-prefix=TREE3
+// RUN: coll-opt --coll-lower-collectives=order=any < %S/Inputs/gen/reduce.tree3.mlir | FileCheck %s --check-prefix=TREE3
 // GEN: tree4 = coll-gen reduce --devices 4 --shape 4 --root 0 --strategy tree
-// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.tree4.mlir | FileCheck %s --check-prefix=TREE4
+// RUN: coll-opt --coll-lower-collectives=order=any < %S/Inputs/gen/reduce.tree4.mlir | FileCheck %s --check-prefix=TREE4
 // GEN: inplace = coll-gen reduce --devices 2 --shape 4 --root 1 --strategy tree --in-place
-// RUN: coll-opt --coll-lower-collectives < %S/Inputs/gen/reduce.inplace.mlir | FileCheck %s --check-prefix=INPLACE
+// RUN: coll-opt --coll-lower-collectives=order=any < %S/Inputs/gen/reduce.inplace.mlir | FileCheck %s --check-prefix=INPLACE
 
 // DIRECT3: %[[X0:.*]] = memref.memory_space_cast %arg0 : memref<4xf32> to memref<4xf32, #coll.device<0 : i64>>
 // DIRECT3: %[[X1:.*]] = memref.memory_space_cast %arg1 : memref<4xf32> to memref<4xf32, #coll.device<1 : i64>>
@@ -29,7 +33,7 @@
 // DIRECT3: %[[Y:.*]] = memref.memory_space_cast %arg3 : memref<4xf32> to memref<4xf32, #coll.device<1 : i64>>
 // DIRECT3: %[[A:.*]] = "coll.copy"(%[[X0]], %[[R0:.*]]) :
 // DIRECT3: %[[B:.*]] = "coll.copy"(%[[X2]], %[[R2:.*]]) :
-// DIRECT3: "coll.combine"(%[[X1]], %[[R0]], %[[R2]], %[[Y]], %[[A]], %[[B]]) {kind = "sum", operandSegmentSizes = array<i32: 1, 2, 1, 2>}
+// DIRECT3: "coll.combine"(%[[R0]], %[[X1]], %[[R2]], %[[Y]], %[[A]], %[[B]]) {kind = "sum", operandSegmentSizes = array<i32: 1, 2, 1, 2>}
 
 // DIRECT4-COUNT-3: "coll.copy"({{.*}}, memref<4xf32, #coll.device<3 : i64>>) -> !coll.token
 // DIRECT4: "coll.combine"({{.*}}operandSegmentSizes = array<i32: 1, 3, 1, 3>}
@@ -47,6 +51,15 @@
 // RING3: %[[T1:.*]] = "coll.copy"(%[[P]], %{{.*}}, %[[K0]]) : (memref<4xf32, #coll.device<0 : i64>>, memref<4xf32, #coll.device<1 : i64>>, !coll.token)
 // RING3: "coll.combine"(%{{.*}}, %{{.*}}, %[[Y]], %[[T1]])
 // RING3-NOT: "coll.copy"
+
+// Canonical ring to root 1: d0 -> d1 -> d2 (device order), then d2 -> d1.
+// CANON-RING3: %[[Y:.*]] = memref.memory_space_cast %arg3 : memref<4xf32> to memref<4xf32, #coll.device<1 : i64>>
+// CANON-RING3: "coll.copy"({{.*}}) : (memref<4xf32, #coll.device<0 : i64>>, memref<4xf32, #coll.device<1 : i64>>)
+// CANON-RING3: "coll.combine"
+// CANON-RING3: "coll.copy"({{.*}}) : (memref<4xf32, #coll.device<1 : i64>>, memref<4xf32, #coll.device<2 : i64>>
+// CANON-RING3: %[[K:.*]] = "coll.combine"
+// CANON-RING3: "coll.copy"(%{{.*}}, %[[Y]], %[[K]]) : (memref<4xf32, #coll.device<2 : i64>>, memref<4xf32, #coll.device<1 : i64>>
+// CANON-RING3-NOT: "coll.copy"
 
 // Two chunks of 32, each one hop d1 -> d0 and a combine into the output.
 // RING2: %[[Y:.*]] = memref.memory_space_cast %arg2 : memref<64xf32> to memref<64xf32, #coll.device<0 : i64>>

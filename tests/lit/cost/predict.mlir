@@ -16,14 +16,16 @@
 // SMALL-NEXT: @all_reduce all_reduce #0: N=4 numel=1024 f32 (4096 B per device): pick naive (reference rule: naive)
 // SMALL-NEXT: strategy copies kernels steps max_sent_B predicted_us
 // SMALL-NEXT: naive 12 4 2 12288 {{[0-9.]+}}
-// SMALL-NEXT: ring 24 12 9 6144 {{[0-9.]+}}
+// In device order (the default) every chunk of the ring runs d0 -> .. -> d3,
+// so d3 sends every chunk once in the allgather and d1, d2 twice (8192 B).
+// SMALL-NEXT: ring 24 12 9 8192 {{[0-9.]+}}
 // SMALL-NEXT: all2all 24 4 3 6144 {{[0-9.]+}}
 
 // 64 MB on 8 GPUs: bandwidth-bound, the reference rule says ring, the
 // model (3 steps instead of 21 at the same bytes per port) all2all.
 // LARGE: N=8 numel=16777216 f32 (67108864 B per device): pick all2all (reference rule: ring)
 // LARGE: naive 56 8 2 469762048
-// LARGE: ring 112 56 21 117440512
+// LARGE: ring 112 56 21 134217728
 // LARGE: all2all 112 8 3 117440512
 
 // MODEL: "copies": 112,

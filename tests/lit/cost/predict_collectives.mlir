@@ -14,7 +14,9 @@
 
 // RS: @reduce_scatter reduce_scatter #0: N=4 numel=1024 f32 (4096 B per device): pick {{ring|direct}} (reference rule: direct)
 // RS-NEXT: strategy copies kernels steps max_sent_B predicted_us
-// RS-NEXT: ring 12 12 6 3072 {{[0-9.]+}}
+// ring in device order: every block runs d0 -> .. -> d3, then blocks 0-2
+// one copy more from d3.
+// RS-NEXT: ring 15 12 7 4096 {{[0-9.]+}}
 // RS-NEXT: direct 12 4 2 3072 {{[0-9.]+}}
 
 // AG: @all_gather all_gather #0: N=4 numel=1024 f32 (4096 B per device): pick {{ring|direct}} (reference rule: direct)

@@ -7,10 +7,11 @@
 // boundary (scalars up to it, aligned vector stores, a fence), else it
 // stores into the first and copies from there. Without streaming nothing
 // folds: in cache, a combine and memcpys are faster (bench/cpu_strategies.py).
-// tree on 2 and 4 devices, 1000 elements, tiles of 128.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree},coll-to-cpu{tile=128 split=0 nontemporal=1})' | FileCheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree},coll-to-cpu{tile=128 split=0})' | FileCheck %s --check-prefix=PLAIN
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree},coll-to-cpu{tile=128 nontemporal=1},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
+// tree on 2 and 4 devices, 1000 elements, tiles of 128; order=any: the
+// tree of partial sums (its device-order form gathers at the root).
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree order=any},coll-to-cpu{tile=128 split=0 nontemporal=1})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree order=any},coll-to-cpu{tile=128 split=0})' | FileCheck %s --check-prefix=PLAIN
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=tree order=any},coll-to-cpu{tile=128 nontemporal=1},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
 
 // Four devices: the root's result holds partial sums first, so its last
 // store is plain; the three copies to the others stream.

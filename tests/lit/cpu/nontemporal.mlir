@@ -6,11 +6,12 @@
 // each line before writing it. Other copies stay plain; with nontemporal=0
 // (the default) nothing streams.
 // rhd on 4 devices, 1000 elements (32000 bytes of arguments, more of
-// scratch), tiles of 128.
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd},coll-to-cpu{tile=128 split=0 nontemporal=32000})' | FileCheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd},coll-to-cpu{tile=128 split=0 nontemporal=99999})' | FileCheck %s --check-prefix=SMALL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd},coll-to-cpu{tile=128 split=0})' | FileCheck %s --check-prefix=SMALL
-// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd},coll-to-cpu{tile=128 nontemporal=1},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
+// scratch), tiles of 128; order=any: the rhd of partial sums these checks
+// describe.
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd order=any},coll-to-cpu{tile=128 split=0 nontemporal=32000})' | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd order=any},coll-to-cpu{tile=128 split=0 nontemporal=99999})' | FileCheck %s --check-prefix=SMALL
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd order=any},coll-to-cpu{tile=128 split=0})' | FileCheck %s --check-prefix=SMALL
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=rhd order=any},coll-to-cpu{tile=128 nontemporal=1},coll-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-to-cpu{nontemporal=-1})' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CHECK-LABEL: func.func private @coll_copy_streaming(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: i64)

@@ -5,7 +5,8 @@
 // work is in a private body, where every chain other than the first forks
 // from the first stream (the capture's origin) and joins it at the end, and
 // nothing syncs the host (a sync is not allowed inside a capture).
-// RUN: coll-gen all-reduce --devices 3 --shape 12 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring},coll-to-gpu)' > %t
+// (order=any: the ring of old, whose three chains end on three streams.)
+// RUN: coll-gen all-reduce --devices 3 --shape 12 | coll-opt --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=ring order=any},coll-to-gpu)' > %t
 // RUN: FileCheck %s < %t
 // RUN: FileCheck %s --check-prefix=BODY < %t
 // RUN: FileCheck %s --check-prefix=ONCE < %t

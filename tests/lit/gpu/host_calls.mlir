@@ -54,12 +54,12 @@
 // RING4-BODY-NOT: call {.*}@mgpuMemAlloc(
 // RING4-BODY-LABEL: define internal void @__coll_init()
 // RING4-INIT-LABEL: define internal void @__coll_body_all_reduce(
-// RING4-INIT-COUNT-21: call void @mgpuEventRecord(
+// RING4-INIT-COUNT-22: call void @mgpuEventRecord(
 // RING4-INIT-NOT: call void @mgpuEventRecord(
 // RING4-INIT-LABEL: define internal void @__coll_init()
 // RING4-INIT-COUNT-4: call ptr @mgpuStreamCreate()
 // RING4-INIT-NOT: @mgpuStreamCreate(
-// RING4-INIT-COUNT-21: call ptr @mgpuEventCreate()
+// RING4-INIT-COUNT-22: call ptr @mgpuEventCreate()
 // RING4-INIT-NOT: @mgpuEventCreate(
 
 // RING4-INIT: call ptr @mgpuMemAlloc(

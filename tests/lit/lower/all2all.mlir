@@ -13,18 +13,20 @@
 // CHECK-DAG: %[[X1:.*]] = memref.memory_space_cast %arg1 {{.*}}#coll.device<1 : i64>>
 // CHECK-DAG: %[[Y0:.*]] = memref.memory_space_cast %arg3 {{.*}}#coll.device<0 : i64>>
 // CHECK-DAG: %[[Y1:.*]] = memref.memory_space_cast %arg4 {{.*}}#coll.device<1 : i64>>
+// Device order: the owner's own slice is read in place at its position.
+// CHECK: %[[X0C0:.*]] = memref.subview %[[X0]][0] [336] [1]
 // CHECK: %[[R1:.*]] = "coll.alloc"() : () -> memref<336xf16, #coll.device<0 : i64>>
 // CHECK: %[[S1:.*]] = memref.subview %[[X1]][0] [336] [1]
 // CHECK: %[[T1:.*]] = "coll.copy"(%[[S1]], %[[R1]])
 // CHECK: %[[R2:.*]] = "coll.alloc"() : () -> memref<336xf16, #coll.device<0 : i64>>
 // CHECK: %[[T2:.*]] = "coll.copy"(%{{.*}}, %[[R2]])
 // CHECK: %[[Y0C0:.*]] = memref.subview %[[Y0]][0] [336] [1]
-// CHECK: %[[X0C0:.*]] = memref.subview %[[X0]][0] [336] [1]
 // CHECK: %[[K0:.*]] = "coll.combine"(%[[X0C0]], %[[R1]], %[[R2]], %[[Y0C0]], %[[T1]], %[[T2]]) {kind = "sum", operandSegmentSizes = array<i32: 1, 2, 1, 2>}
 // CHECK: %[[Y1C0:.*]] = memref.subview %[[Y1]][0] [336] [1]
 // CHECK: "coll.copy"(%[[Y0C0]], %[[Y1C0]], %[[K0]])
 // CHECK: "coll.copy"(%[[Y0C0]], %{{.*}}, %[[K0]])
 // CHECK: memref.subview %[[X0]][336] [336] [1]
+// CHECK: "coll.combine"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {kind = "sum"
 // CHECK: "coll.alloc"() : () -> memref<328xf16, #coll.device<2 : i64>>
 // CHECK: memref.subview %[[X0]][672] [328] [1]
 // CHECK: "coll.join"

@@ -21,9 +21,9 @@
 // CHECK: %[[T0:.*]] = "coll.copy"(%[[X0C0]], %[[R1]]) :
 // CHECK: %[[X1C0:.*]] = memref.subview %[[X1]][0] [32] [1]
 // CHECK: %[[K0:.*]] = "coll.combine"(%[[R1]], %[[X1C0]], %[[R1]], %[[T0]]) {kind = "min"
+// CHECK: %[[Y2C0:.*]] = memref.subview %[[Y2]][0] [32] [1]
 // CHECK: %[[R2:.*]] = "coll.alloc"() : () -> memref<32xi8, #coll.device<2 : i64>>
 // CHECK: %[[T1:.*]] = "coll.copy"(%[[R1]], %[[R2]], %[[K0]])
-// CHECK: %[[Y2C0:.*]] = memref.subview %[[Y2]][0] [32] [1]
 // CHECK: %[[X2C0:.*]] = memref.subview %[[X2]][0] [32] [1]
 // CHECK: %[[K1:.*]] = "coll.combine"(%[[R2]], %[[X2C0]], %[[Y2C0]], %[[T1]])
 // CHECK: %[[Y0C0:.*]] = memref.subview %[[Y0]][0] [32] [1]

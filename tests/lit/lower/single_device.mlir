@@ -8,7 +8,8 @@
 // RUN: coll-opt --coll-lower-all-reduce=strategy=naive < %S/Inputs/gen/single_device.host.mlir | FileCheck %s --check-prefix=HOST
 // ring/all2all: reduce-scatter, then each reduced chunk is copied straight into the output slice; no allgather.
 // GEN: ring = coll-gen all-reduce --devices 4 --shape 4x100 --to-device 2
-// RUN: coll-opt --coll-lower-all-reduce=strategy=ring < %S/Inputs/gen/single_device.ring.mlir | FileCheck %s --check-prefix=RING
+// RUN: coll-opt --coll-lower-all-reduce="strategy=ring order=any" < %S/Inputs/gen/single_device.ring.mlir | FileCheck %s --check-prefix=RING
+// RUN: coll-opt --coll-lower-all-reduce=strategy=ring < %S/Inputs/gen/single_device.ring.mlir | FileCheck %s --check-prefix=CANON
 // GEN: a2a = coll-gen all-reduce --devices 4 --shape 4x100 --to-device 0
 // RUN: coll-opt --coll-lower-all-reduce=strategy=all2all < %S/Inputs/gen/single_device.a2a.mlir | FileCheck %s --check-prefix=A2A
 
@@ -32,6 +33,9 @@
 // target (chunk 3 ends on device 2 itself and is written in place).
 // RING-COUNT-15: "coll.copy"
 // RING-NOT: "coll.copy"
+// In device order every chunk ends on d3: 12 + 4 copies.
+// CANON-COUNT-16: "coll.copy"
+// CANON-NOT: "coll.copy"
 
 // All2all: chunk 0 is reduced on the target itself.
 // A2A-COUNT-15: "coll.copy"

@@ -5,8 +5,9 @@
 // RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-lower-collectives,coll-to-mpi,canonicalize,cse)' | FileCheck %s
 
 // A reduce to rank 1 of 3 (direct): only the root holds the output, and it
-// receives both partials (tag 0: the first message from each rank) before
-// the one combine; the other ranks only send.
+// receives both inputs (tag 0: the first message from each rank) before
+// the one combine, in device order (rank 0's, its own, rank 2's); the
+// other ranks only send.
 // CHECK-LABEL: func.func @reduce(%arg0: memref<6xf32>, %arg1: memref<6xf32>)
 // CHECK-SAME: coll.global_args = array<i64: 0, -1, 1, 3, 2, -1>, coll.max_tag = 0 : i64, coll.rank_inputs = 1 : i64, coll.ranks = 3 : i64
 // CHECK: case 0 {
@@ -20,7 +21,7 @@
 // CHECK-NEXT: mpi.wait(%[[A]])
 // CHECK-NEXT: mpi.wait(%[[B]])
 // CHECK: %[[Y:.*]] = memref.memory_space_cast %arg1 : memref<6xf32> to memref<6xf32, #coll.device<1 : i64>>
-// CHECK: "coll.combine"(%{{.*}}, %[[SA]], %[[SB]], %[[Y]])
+// CHECK: "coll.combine"(%[[SA]], %{{.*}}, %[[SB]], %[[Y]])
 // CHECK: case 2 {
 // CHECK-NOT: %arg1
 // CHECK: default {

@@ -10,6 +10,12 @@
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_scatter.mlir | FileCheck %s --check-prefix=SCATTER
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/all_to_all.mlir | FileCheck %s --check-prefix=A2A
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d.mlir | FileCheck %s --check-prefix=MESH2D
+// The reductions are under the default order contract (no `order`: the
+// same bits whatever strategy lowers them).
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum.mlir | FileCheck %s --check-prefix=ORDER
+// RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_scatter.mlir | FileCheck %s --check-prefix=ORDER
+// ORDER: "coll.{{all_reduce|reduce_scatter}}"
+// ORDER-NOT: order =
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/axis_index.mlir | FileCheck %s --check-prefix=RANK
 // RUN: coll-opt --allow-unregistered-dialect --coll-from-stablehlo %S/Inputs/psum_2d_gspmd.mlir | FileCheck %s --check-prefix=GSPMD
 

@@ -25,7 +25,7 @@
 // ANCHOR: error: can't run 'func.func' pass manager on 'builtin.module' op
 // UNKNOWN: coll-opt: error: invalid pass pipeline: invalid pipeline element 'coll-lower-everything': 'coll-lower-everything' does not refer to a registered pass or pass pipeline
 // STRATEGY: invalid value 'bogus' for option 'strategy' of pass 'coll-lower-all-reduce'; expected one of: auto, naive, ring, all2all
-// OPTION: unknown option 'chunks' for pass 'coll-lower-all-reduce'; expected one of: profile, strategy, threshold
+// OPTION: unknown option 'chunks' for pass 'coll-lower-all-reduce'; expected one of: order, profile, strategy, threshold
 // VALUE: invalid value 'many' for option 'threshold' of pass 'coll-lower-all-reduce'; expected an integer (int64)
 // FLAG: coll-opt: Unknown command line argument '--bogus-flag'.  Try: 'coll-opt --help'
 // KIND: bad_kind.mlir:2:8: error: '"mean"' does not satisfy the constraint

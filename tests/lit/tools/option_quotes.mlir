@@ -14,7 +14,7 @@
 // The cost model (profile cpu) picks tree here, the reference rule naive.
 // CHECK: strategy = "tree"
 // RULE: strategy = "naive"
-// DUMP: coll-choose-strategy{strategy=auto threshold=256000 profile={{[{]}}{{.*}}sp ace/p,1.json{{[}]}} capabilities=}
+// DUMP: coll-choose-strategy{strategy=auto threshold=256000 profile={{[{]}}{{.*}}sp ace/p,1.json{{[}]}} capabilities= order=}
 
 func.func @f(%x0: memref<5x7xi8>, %x1: memref<5x7xi8>, %x2: memref<5x7xi8>, %y0: memref<5x7xi8>, %y1: memref<5x7xi8>, %y2: memref<5x7xi8>) {
   %t = "coll.all_reduce"(%x0, %x1, %x2, %y0, %y1, %y2) {kind = "max", devices = array<i64: 0, 1, 2>, operandSegmentSizes = array<i32: 3, 3, 0>} : (memref<5x7xi8>, memref<5x7xi8>, memref<5x7xi8>, memref<5x7xi8>, memref<5x7xi8>, memref<5x7xi8>) -> !coll.token

@@ -59,6 +59,30 @@ func.func @combine_shapes(%a: memref<8xf32, #coll.device<0>>, %b: memref<8xf32, 
 }
 
 // -----
+// A partial result in the accumulator type (f32 for bf16): the lhs and the
+// output may hold it; the rhs (the contributions) hold the element type.
+func.func @combine_partial_f32(%a: memref<8xbf16, #coll.device<0>>, %b: memref<8xbf16, #coll.device<0>>, %p: memref<8xf32, #coll.device<0>>, %o: memref<8xbf16, #coll.device<0>>) {
+  %t = "coll.combine"(%a, %b, %p) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<8xbf16, #coll.device<0>>, memref<8xbf16, #coll.device<0>>, memref<8xf32, #coll.device<0>>) -> !coll.token
+  %u = "coll.combine"(%p, %b, %o, %t) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8xf32, #coll.device<0>>, memref<8xbf16, #coll.device<0>>, memref<8xbf16, #coll.device<0>>, !coll.token) -> !coll.token
+  "coll.wait"(%u) : (!coll.token) -> ()
+  return
+}
+
+// -----
+func.func @combine_partial_in_rhs(%a: memref<8xbf16, #coll.device<0>>, %p: memref<8xf32, #coll.device<0>>, %o: memref<8xbf16, #coll.device<0>>) {
+  // expected-error @+1 {{combine lhs is memref<8xbf16> but rhs #0 is memref<8xf32>; expected the same shape and element type}}
+  %t = "coll.combine"(%a, %p, %o) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<8xbf16, #coll.device<0>>, memref<8xf32, #coll.device<0>>, memref<8xbf16, #coll.device<0>>) -> !coll.token
+  return
+}
+
+// -----
+func.func @combine_f32_has_no_wider_partial(%p: memref<8xf64, #coll.device<0>>, %b: memref<8xf32, #coll.device<0>>, %o: memref<8xf32, #coll.device<0>>) {
+  // expected-error @+1 {{combine lhs is memref<8xf64> but rhs #0 is memref<8xf32>; expected the same shape and element type}}
+  %t = "coll.combine"(%p, %b, %o) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<8xf64, #coll.device<0>>, memref<8xf32, #coll.device<0>>, memref<8xf32, #coll.device<0>>) -> !coll.token
+  return
+}
+
+// -----
 func.func @combine_bitwise_float(%a: memref<8xf16, #coll.device<0>>, %o: memref<8xf16, #coll.device<0>>) {
   // expected-error @+1 {{bitwise reduction kind 'and' needs an integer or i1 element type, got f16}}
   %t = "coll.combine"(%a, %o) {kind = "and", operandSegmentSizes = array<i32: 1, 0, 1, 0>} : (memref<8xf16, #coll.device<0>>, memref<8xf16, #coll.device<0>>) -> !coll.token
