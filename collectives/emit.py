@@ -215,11 +215,10 @@ class Emitter:
         """One hop of a chain of partial results: `part` (a partial, or the
         first contribution; `size` as scratch() takes it) is copied to
         `device`, which combines its own contribution `own()` (its view
-        made after the copy, as the op order runs) into it. Not
-        the `last` hop: into a partial in `self.partial` (f32 for f16 and
-        bf16 under the canonical contract: the chain rounds once, at its
-        end). The
-        last: into `out`, or (None) a scratch of the element type. Returns
+        made after the copy, as the op order runs) into it: into a partial
+        of `self.partial` (f32 for f16 and bf16 under the canonical
+        contract: the chain rounds once, at its end), or, at the `last`
+        hop, into `out` (None: a scratch of the element type). Returns
         (where the result is, its token)."""
         first = part[0] if isinstance(part, list) else part
         elem = ir.MemRefType(first.type).element_type

@@ -44,13 +44,19 @@ def check_global_form(op: ir.Operation, c: Collective) -> None:
                         "collective needs coll-spmd-to-global first)", op.location)
 
 
+def estimate(op: ir.Operation, strategy: str) -> tuple[int, str, str]:
+    """(ops, what, advice): collective `op`'s estimate by `strategy`
+    (Collective.estimated_ops, from the real decomposition)."""
+    c = cast(Collective, view(op))  # a collective: its class is collectives/
+    n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
+    return c.estimated_ops(strategy, n, shape, cast(list[int], c.axes))  # the verifier: integers
+
+
 def size_problem(op: ir.Operation, strategy: str) -> str | None:
     """The limit message when lowering collective `op` by `strategy` would
     emit more than MAX_OPS ops (its estimate, from the real decomposition),
     else None; nothing is built to know it."""
-    c = cast(Collective, view(op))  # a collective: its class is collectives/
-    n, shape = len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape)
-    size, what, advice = c.estimated_ops(strategy, n, shape, cast(list[int], c.axes))  # the verifier: integers
+    size, what, advice = estimate(op, strategy)
     if size > MAX_OPS:
         return (f"lowering this {op.name} {what} would emit about {size} ops, above the limit of "
                 f"{MAX_OPS}; use fewer devices" + (f" or {advice}" if advice else ""))
@@ -83,9 +89,7 @@ def count_ops(total: int, op: ir.Operation, strategy: str) -> int:
     estimate); refuses (located, at `op`) when that crosses MAX_OPS: the
     limit bounds what one program builds, not each collective alone."""
     check_size(op, strategy)  # one collective above it: its own message
-    c = cast(Collective, view(op))
-    size, _, _ = c.estimated_ops(strategy, len(c.devices), list(ir.MemRefType(c.inputs[0].type).shape),
-                                 cast(list[int], c.axes))
+    size = estimate(op, strategy)[0]
     if total + size > MAX_OPS:
         raise PassError(f"lowering this program's collectives up to this {op.name} would emit about "
                         f"{total + size} ops, above the limit of {MAX_OPS} for one program; use fewer "
