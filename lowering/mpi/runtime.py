@@ -36,6 +36,7 @@ from typing import Any, cast
 import numpy as np
 from mlir import ir
 
+from ...core.errors import PassError
 from ...core.tools import tool
 from ...execution.measure import check_repeat
 from ...execution.program import Program
@@ -300,6 +301,9 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     low = lower(program, backend, strategy, threshold, profile, check_order=not per_rank,
                 implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas)
     attrs = ir.SymbolTable(module.operation)[name].attributes
+    if RANKS_ATTR not in attrs:  # (no collective, no coll.ranks: nothing says how many)
+        raise PassError(f"@{name} has no collective and no {RANKS_ATTR}: the MPI back end needs to know its "
+                        "ranks; expected a collective over devices or an SPMD function", entry_op.location)
     ranks = ir.IntegerAttr(attrs[RANKS_ATTR]).value
     global_args = list(ir.DenseI64ArrayAttr(attrs[GLOBAL_ARGS_ATTR]))
     rank_inputs = ir.IntegerAttr(attrs[RANK_INPUTS_ATTR]).value

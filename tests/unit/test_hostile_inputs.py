@@ -12,6 +12,7 @@ import pytest
 
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
+from coll.lowering import mpi
 
 MODULES = {"opt": "coll.tools.coll_opt", "build": "coll.tools.coll_build",
            "run": "coll.tools.coll_run", "gen": "coll.tools.coll_gen"}
@@ -355,6 +356,20 @@ def test_coll_build_refuses_a_module_with_nothing_to_build(tmp_path, text):
         r = tool("build", path, f"--emit={emit}", "-o", out)
         assert r.returncode == 1 and not out.exists(), (emit, r.stderr)
         assert r.stderr.decode() == f"{path}:1:1: error: the module has no public func.func with a body to build\n"
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="MPI back end not available")
+def test_mpi_refuses_a_function_without_collectives_located(tmp_path):
+    # An outside attack: mpi-exe and coll-run --backend=mpi gave a KeyError
+    # (nothing says how many ranks a function without a collective has).
+    path = tmp_path / "f.mlir"
+    path.write_text("module {\n  func.func @f() {\n    return\n  }\n}\n")
+    want = (f"{path}:2:3: error: @f has no collective and no coll.ranks: the MPI back end needs to know its "
+            "ranks; expected a collective over devices or an SPMD function\n")
+    r = tool("build", path, "--emit=mpi-exe", "-o", tmp_path / "x")
+    assert (r.returncode, r.stderr.decode()) == (1, want) and not (tmp_path / "x").exists()
+    r = tool("run", path, "--backend=mpi", "--repeat=1")
+    assert (r.returncode, r.stderr.decode()) == (1, want)
 
 
 def test_gpu_host_code_of_local_work_builds(tmp_path):
