@@ -37,7 +37,7 @@ from ..ir.kinds import ELEMENTS
 from ..ir.ops import CAPABILITIES, COLLECTIVE_NAMES, ORDERS, PEER_ACCESS, view
 from ..ir.types import flat_type, numel
 from ..ir.walk import find_ops
-from .lower_collectives import check_size, count_ops, lower_collectives, set_order, size_problem
+from .lower_collectives import check_size, count_ops, estimate, lower_collectives, set_order, size_problem
 
 
 @dataclass(frozen=True)
@@ -203,9 +203,14 @@ def choose_strategies(root: ir.Operation, strategy: str = "auto", threshold: int
     set_order(root, order)
     caps = parse_capabilities(capabilities) if isinstance(capabilities, str) else tuple(capabilities)
     prof = load_profile(profile)
+    ops = find_ops(root, lambda name: name in COLLECTIVE_NAMES)
+    if prof is not None:  # costing builds every candidate: a program over the limit is refused first
+        total = 0
+        for op in ops:
+            total = count_ops(total, op, fewest_ops(op, strategy), at_least=True)
     chosen: list[str] = []
     total = 0  # the program's ops so far: refused past the limit before the next op is costed
-    for op in find_ops(root, lambda name: name in COLLECTIVE_NAMES):
+    for op in ops:
         s = choose(op, strategy, threshold, prof, caps)
         total = count_ops(total, op, s)
         module = _module(op)
@@ -214,6 +219,18 @@ def choose_strategies(root: ir.Operation, strategy: str = "auto", threshold: int
         op.attributes["strategy"] = ir.StringAttr.get(s, op.context)
         chosen.append(s)
     return chosen
+
+
+def fewest_ops(op: ir.Operation, strategy: str = "auto") -> str:
+    """The strategy `op` is lowered by when it is fixed (forced or the op's
+    own), else the one of its strategies whose lowering emits fewest ops:
+    a lower bound on what the cost model can pick, known without building."""
+    require_memref_form(op)
+    require_global_view(op)
+    c = cast(Collective, view(op))
+    if strategy != "auto" or c.strategy not in (None, "auto"):
+        return choose(op, strategy)
+    return min(c.STRATEGIES, key=lambda s: estimate(op, s)[0])
 
 
 def _module(op: ir.Operation | ir.OpView) -> ir.Operation | None:

@@ -84,14 +84,17 @@ def choose(op: ir.Operation, strategy: str = "auto", threshold: int = DEFAULT_TH
     return chosen
 
 
-def count_ops(total: int, op: ir.Operation, strategy: str) -> int:
+def count_ops(total: int, op: ir.Operation, strategy: str, at_least: bool = False) -> int:
     """`total` plus the ops collective `op` emits by `strategy` (its
     estimate); refuses (located, at `op`) when that crosses MAX_OPS: the
-    limit bounds what one program builds, not each collective alone."""
+    limit bounds what one program builds, not each collective alone.
+    `at_least`: `strategy` is the op's fewest, not its choice (the message
+    says so)."""
     check_size(op, strategy)  # one collective above it: its own message
     size = estimate(op, strategy)[0]
     if total + size > MAX_OPS:
-        raise PassError(f"lowering this program's collectives up to this {op.name} would emit about "
+        raise PassError(f"lowering this program's collectives up to this {op.name} would emit "
+                        f"{'at least' if at_least else 'about'} "
                         f"{total + size} ops, above the limit of {MAX_OPS} for one program; use fewer "
                         "devices or split the program", op.location)
     return total + size

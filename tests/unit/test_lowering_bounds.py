@@ -228,3 +228,30 @@ def test_the_limit_bounds_the_program_not_each_collective(monkeypatch):
         monkeypatch.setattr(lc, "MAX_OPS", 3 * est)
         lower_collectives(module.operation)  # at the limit: lowered
         assert not find_ops(module.operation, lambda name: name == "coll.all_to_all")
+
+
+def test_the_cost_model_is_not_run_on_a_program_over_the_limit(monkeypatch):
+    """Two public functions, each under the limit, together above it, costed
+    by a profile (as coll-run does): refused at the second collective before
+    any candidate is built (an outside attack's module spent 68 s and 1.2 GB
+    building the first one's candidates before the count refused it)."""
+    from coll.core.errors import PassError
+    from coll.passes import choose_strategy as cs
+    from coll.passes import lower_collectives as lc
+    with make_context():
+        one = collective_module("all_to_all", 4, [8], "f32")
+        body = one[one.index("func.func"):one.rindex("}")]
+        module = ir.Module.parse("module {\n" + body + body.replace("@all_to_all", "@again") + "}\n")
+        ops = find_ops(module.operation, lambda name: name == "coll.all_to_all")
+        fewest = min(lc.estimate(ops[0], s)[0] for s in view(ops[0]).STRATEGIES)
+        monkeypatch.setattr(lc, "MAX_OPS", 2 * fewest - 1)
+
+        def built(*args):
+            raise AssertionError("a candidate was built for a program over the limit")
+        monkeypatch.setattr(cs, "candidate_graph", built)
+        with pytest.raises(PassError, match=rf"would emit at least {2 * fewest} ops, above the limit") as e:
+            cs.choose_strategies(module.operation, profile="cpu")
+        assert e.value.location == ops[1].location  # the second function's collective
+        assert "strategy" not in ops[0].attributes  # nothing written
+        monkeypatch.undo()  # the real limit and candidates: both chosen
+        assert len(cs.choose_strategies(module.operation, profile="cpu")) == 2
