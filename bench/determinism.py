@@ -16,11 +16,15 @@ strategies that lower alike under both contracts (naive, all2all, oneshot,
 twoshot: one combine in device order) run once. The summary gives, per
 point, the fastest canonical strategy over the fastest any-order one (goal:
 <= 1.1 from 1 MiB on the CPU) and what the CPU's cost model picks under
-each contract. --mpi adds the bits (no times) of every MPI strategy under
-both contracts, and of `auto` (the mpi profile's pick), at 2..4 ranks.
+each contract. --mpi adds every MPI strategy under both contracts, and
+`auto` (the mpi profile's pick), at 2..4 ranks: their bits, and their
+median times from one mpirun per point (interleaved; naive, all2all run
+once, as on the CPU), the fastest
+canonical over the fastest any-order (goal: <= 1.2 from 1 MiB per rank).
 
   python bench/determinism.py [--devices 2 4 8] [--kib 1 64 1024 16384] [--types f32 bf16 f16]
-                              [--full] [--rounds 3] [--naive-max-kib 16384] [--mpi] [--json out.json]
+                              [--full] [--rounds 3] [--naive-max-kib 16384] [--json out.json]
+                              [--mpi [--mpi-ranks 2 3 4] [--mpi-numel 4099 262144 4194304] [--mpi-types f32]]
 
 --full: N = 2..8 and 1 KiB .. 64 MiB (every power of 4).
 """
@@ -119,32 +123,66 @@ def summarize(rows, picks):
                 pick_canonical=picks[CANONICAL], pick_any=picks[ANY_ORDER])
 
 
-def mpi_points(ranks_list, sizes, element="f32"):
-    """Bits of every MPI strategy (and auto) under both contracts."""
+def mpi_points(ranks_list, sizes, types=("f32",), repeat=5):
+    """Bits and times of every MPI strategy (and auto, the mpi profile's
+    pick) under both contracts: one mpirun per point runs them all,
+    interleaved (lowering/mpi launch), so the times compare within a run."""
     from coll.lowering import mpi
     ok, why = mpi.available()
     if not ok:
         print(f"MPI: not available ({why})")
-        return []
-    out = []
+        return [], []
+    out, summary = [], []
     for ranks in ranks_list:
         for numel in sizes:
-            xs = inputs(ranks, numel, element)
-            want = check.canonical("sum", element, xs)
-            for s in ("auto",) + AllReduce.runnable(()):
-                for order in (CANONICAL, ANY_ORDER):
-                    prog = mpi.compile(module(ranks, numel, element, None if s == "auto" else s, order))
-                    ys = [np.zeros_like(xs[0]) for _ in range(ranks)]
-                    prog.run(xs, ys)
+            for element in types:
+                xs = inputs(ranks, numel, element)
+                want = check.canonical("sum", element, xs)
+                names = [(s, o) for s in ("auto",) + AllReduce.runnable(())
+                         for o in ((CANONICAL,) if s in SAME_UNDER_BOTH else (CANONICAL, ANY_ORDER))]
+                progs = [mpi.compile(module(ranks, numel, element, None if s == "auto" else s, o),
+                                     timeout=120 + numel * ranks * 1e-6 * repeat) for s, o in names]
+                runs = [(p, xs, [np.zeros_like(xs[0]) for _ in range(ranks)]) for p in progs]
+                # Short points: 16 calls in a row per timed run (the barrier's skew swamps one).
+                times = mpi.launch(runs, repeat, calls=16 if numel * ELEMENTS[element].bytes < 1 << 20 else 1)
+                rows = []
+                for (s, order), (prog, _, ys), ts in zip(names, runs, times):
                     differ, err = judge(xs, ys, element, want)
-                    out.append(dict(ranks=ranks, numel=numel, strategy=s, ran=prog.strategies[0], order=order,
-                                    differ=differ, err_eps=err))
-                    print(f"mpi N={ranks} numel={numel:>8} {s:>8} ({prog.strategies[0]:>7}) {order:>9}: "
-                          f"differ {differ:>6}  err {err:.3f} eps")
+                    for o in [CANONICAL, ANY_ORDER] if s in SAME_UNDER_BOTH else [order]:
+                        rows.append(dict(ranks=ranks, numel=numel, type=element, strategy=s,
+                                         ran=prog.strategies[0], order=o, differ=differ, err_eps=err,
+                                         ms=float(np.median(ts)) * 1e3))
+                    print(f"mpi N={ranks} {element:>4} numel={numel:>8} {s:>8} ({prog.strategies[0]:>7}) "
+                          f"{order:>9}: differ {differ:>6}  err {err:.3f} eps  {rows[-1]['ms']:9.3f} ms",
+                          flush=True)
+                out += rows
+
+                def best(order):
+                    r = min((r for r in rows if r["order"] == order and r["strategy"] != "auto"),
+                            key=lambda r: r["ms"])
+                    return r["strategy"], r["ms"]
+                auto = {r["order"]: r for r in rows if r["strategy"] == "auto"}
+                c, y = best(CANONICAL), best(ANY_ORDER)
+                summary.append(dict(ranks=ranks, numel=numel, type=element,
+                                    bytes=numel * ELEMENTS[element].bytes, canonical=c, any=y, ratio=c[1] / y[1],
+                                    auto=(auto[CANONICAL]["ran"], auto[CANONICAL]["ms"], auto[ANY_ORDER]["ran"],
+                                          auto[ANY_ORDER]["ms"])))
     for order in (CANONICAL, ANY_ORDER):
-        runs = [r for r in out if r["order"] == order]
-        print(f"mpi {order}: {sum(1 for r in runs if r['differ'])} of {len(runs)} runs differ from canonical")
-    return out
+        runs_ = [r for r in out if r["order"] == order]
+        print(f"mpi {order}: {sum(1 for r in runs_ if r['differ'])} of {len(runs_)} runs differ from canonical")
+    print("\nmpi summary: median ms of the fastest canonical and the fastest any-order strategy "
+          "(goal <= 1.2x from 1 MiB per rank), auto's picks")
+    print(f"{'N':>2} {'type':>4} {'numel':>8} {'canonical':>19} {'any':>19} {'ratio':>5} {'auto canonical':>19} "
+          f"{'auto any':>19}")
+    for m in summary:
+        cells = [f"{b[0]:>8} {b[1]:>8.3f}ms" for b in (m["canonical"], m["any"])]
+        a = m["auto"]
+        print(f"{m['ranks']:>2} {m['type']:>4} {m['numel']:>8} {cells[0]} {cells[1]} {m['ratio']:>5.2f} "
+              f"{a[0]:>8} {a[1]:>8.3f}ms {a[2]:>8} {a[3]:>8.3f}ms")
+    big = [m["ratio"] for m in summary if m["bytes"] >= 1 << 20]
+    if big:
+        print(f"mpi time canonical / any from 1 MiB: worst {max(big):.2f}x, median {float(np.median(big)):.2f}x")
+    return out, summary
 
 
 def main():
@@ -156,7 +194,11 @@ def main():
     p.add_argument("--rounds", type=count(), default=3)
     p.add_argument("--naive-max-kib", type=count(), default=16384,
                    help="naive only up to this size (its scratch is N(N-1) buffers)")
-    p.add_argument("--mpi", action="store_true", help="also the bits under MPI, 2..4 ranks")
+    p.add_argument("--mpi", action="store_true", help="also MPI: bits and times, 2..4 ranks")
+    p.add_argument("--mpi-ranks", type=count(), nargs="+", default=[2, 3, 4])
+    p.add_argument("--mpi-numel", type=count(), nargs="+", default=[4099, 1 << 18, 1 << 22],
+                   help="elements per rank under MPI (4099: where auto picked tree; 1 and 16 MiB of f32)")
+    p.add_argument("--mpi-types", nargs="+", default=["f32"], choices=["f32", "bf16", "f16"])
     p.add_argument("--json", type=output_path(), default=None)
     a = p.parse_args()
     if a.full:
@@ -193,10 +235,11 @@ def main():
         if big:
             print(f"time canonical / any from 1 MiB, {what}: worst {max(big):.2f}x, "
                   f"median {float(np.median(big)):.2f}x")
-    mpi_rows = mpi_points([2, 3, 4], [4099, 1 << 20]) if a.mpi else []
+    mpi_rows, mpi_summary = (mpi_points(a.mpi_ranks, a.mpi_numel, a.mpi_types, 4 * a.rounds) if a.mpi
+                             else ([], []))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(rows=rows, summary=summary, mpi=mpi_rows), f, indent=1)
+            json.dump(dict(rows=rows, summary=summary, mpi=mpi_rows, mpi_summary=mpi_summary), f, indent=1)
 
 
 if __name__ == "__main__":

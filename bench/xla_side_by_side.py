@@ -10,9 +10,13 @@ under coll, and torch.distributed's gloo against coll's MPI back end.
    the inputs already placed, to `block_until_ready`: dispatch, the 8
    device threads' collective and a fresh output, as a JAX user runs it),
    then the same StableHLO through coll on the CPU back end (8 simulated
-   devices in one process: the compiled function on preallocated buffers)
-   and on the MPI back end (8 processes under mpirun, each call after a
-   barrier, the slowest rank). Every measurement is its own process, in
+   devices in one process), timed twice: the user's call (`prog.run(xs)`:
+   the global arrays in, scattered to the devices' blocks, the compiled
+   function, the results gathered into global arrays with the replica
+   check: the region XLA's time covers) and the bare compiled function on
+   preallocated buffers ("bare"); and on the MPI back end (8 processes
+   under mpirun, each call after a barrier, the slowest rank: bare only, as
+   a user's call there is one mpirun). Every measurement is its own process, in
    that order, `--rounds` times (interleaved: the three see the same
    machine); coll's outputs are checked against XLA's (bitwise on the
    collectives' small-integer data, within 1e-5 relative for the MLPs). Peak
@@ -96,8 +100,16 @@ def coll_child(backend, name, repeat, outdir):
     worst = max(float(np.max(np.abs(y.astype(np.float64) - data[f"y{j}"]), initial=0.0))
                 / (float(np.max(np.abs(data[f"y{j}"]), initial=0.0)) or 1.0) for j, y in enumerate(ys))
     same = worst <= 1e-5
+    call = []
+    if backend == "cpu":  # the user's call: global arrays in, global arrays out (on MPI each call is an mpirun)
+        import time
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            prog.run(xs)
+            call.append(time.perf_counter() - t0)
     peak = max(_peak_mib(), _peak_mib(resource.RUSAGE_CHILDREN))
-    return {"seconds": _median(times), "peak_mib": peak, "same": same, "strategies": prog.strategies}
+    return {"seconds": _median(times), "peak_mib": peak, "same": same, "strategies": prog.strategies,
+            **({"call_seconds": _median(call)} if call else {})}
 
 
 def gloo_child(ranks, n, repeat):
@@ -190,6 +202,8 @@ def _rounds(fns, rounds):
             continue
         merged = dict(ok[-1], seconds=_median([r["seconds"] for r in ok]),
                       peak_mib=max(r["peak_mib"] for r in ok))
+        if all("call_seconds" in r for r in ok):
+            merged["call_seconds"] = _median([r["call_seconds"] for r in ok])
         merged["same"] = all(r.get("same", True) for r in ok)
         out.append(merged)
     return out
@@ -200,7 +214,8 @@ def xla_table(args):
           "peak MiB; ratio = coll / XLA)\n")
     cols = ["program", "KiB/device", "load", "XLA ms", "XLA MiB"]
     for b in args.backends:
-        cols += [f"coll {b} ms", f"coll {b} MiB", f"{b} / XLA"]
+        cols += ([f"coll {b} call ms", "call / XLA", "call / bare"] if b == "cpu" else [])
+        cols += [f"coll {b} bare ms", f"coll {b} MiB", "bare / XLA"]
     print("| " + " | ".join(cols) + " |")
     print("|" + " --- |" * len(cols))
     with tempfile.TemporaryDirectory(prefix="xla-side-by-side-") as tmp:
@@ -212,8 +227,11 @@ def xla_table(args):
                 fns += [lambda b=b: _measure(sys.executable, "coll", b, name, args.repeat, tmp) for b in args.backends]
                 xla, *ours = _rounds(fns, args.rounds)
                 row = [name, str(kib), f"{load:.1f}", _ms(xla), f"{xla.get('peak_mib', 0):.0f}"]
-                for r in ours:
+                for b, r in zip(args.backends, ours):
                     flag = "" if r.get("same", True) else " (DIFFERS from XLA)"
+                    if b == "cpu":
+                        call = {"seconds": r["call_seconds"]} if "call_seconds" in r else {}
+                        row += [_ms(call), _ratio(call, xla), _ratio(call, r)]
                     row += [_ms(r) + flag, f"{r.get('peak_mib', 0):.0f}", _ratio(r, xla)]
                 print("| " + " | ".join(row) + " |", flush=True)
                 for r in [xla] + ours:

@@ -11,7 +11,9 @@ Covering design, per (collective, strategy) family (from the registry, so a
 new strategy is in it without a test edit): N = 2, 3, 5, 8, the element
 types f32, f16, bf16 and two sizes (uneven chunks) rotating with N and the
 family; all_reduce also to one device and in place. Inputs span 16
-binades, so any other association rounds differently somewhere.
+binades, so any other association rounds differently somewhere. Under
+mpirun, every family MPI ranks can run, each at one N of 2..4, one mpirun
+per N.
 """
 import math
 
@@ -207,3 +209,35 @@ def test_mpi_ranks_get_the_canonical_bits(op, element):
     want = check.canonical("sum", element, xs)
     wants = np.split(want, n) if op == "reduce_scatter" else [want] * n
     assert all(same_bits(y, w) for y, w in zip(ys, wants))
+
+
+def test_every_mpi_strategy_gives_the_canonical_bits():
+    """The MPI grid: every strategy MPI ranks can run (no peer access) of
+    every reducing collective, under mpirun, bitwise the canonical sum; each
+    family at one of N = 2, 3, 4 and one element type (rotating), one
+    mpirun per N."""
+    from coll.lowering import mpi
+    ok, why = mpi.available()
+    if not ok:
+        pytest.skip(why)
+    groups: dict[int, list] = {}
+    for f, (cls, s) in enumerate((cls, s) for cls in REDUCING for s in cls.runnable(mpi.BACKEND.capabilities)):
+        op, n, element = cls.short_name(), (2, 3, 4)[f % 3], TYPES[f // 3 % 3]
+        numel = 4098 // n * n if op == "reduce_scatter" else 4099
+        attrs = {"root": (n - 1) // 2} if op == "reduce" else {"axis": 0} if op == "reduce_scatter" else {}
+        with make_context():
+            text = collective_module(op, n, [numel], element, strategy=s, **attrs)
+        xs = inputs(n, numel, element, seed=f)
+        size, count = (numel // n, n) if op == "reduce_scatter" else (numel, 1 if op == "reduce" else n)
+        ys = [np.zeros(size, xs[0].dtype) for _ in range(count)]
+        groups.setdefault(n, []).append((f"{op}-{s}-n{n}-{element}", mpi.compile(text), xs, ys))
+    for n, runs in groups.items():
+        mpi.launch([(p, xs, ys) for _, p, xs, ys in runs], 0)
+    bad = []
+    for runs in groups.values():
+        for name, _, xs, ys in runs:
+            want = check.canonical("sum", name.rsplit("-", 1)[1], xs)
+            wants = np.split(want, len(xs)) if name.startswith("reduce_scatter") else [want] * len(ys)
+            if not all(same_bits(y, w) for y, w in zip(ys, wants)):
+                bad.append(name)
+    assert sum(len(r) for r in groups.values()) >= 9 and not bad, bad
