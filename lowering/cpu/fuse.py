@@ -88,16 +88,16 @@ class Group:
         again)."""
         if fixed > 0:
             return fixed
+        # The widest element sizes the tile (a 16-bit chain's f32 partials).
+        esize = max(element_bytes(ir.MemRefType(v.type).element_type) for op in self.ops for v in _views(op))
         if self.anchors is not None:  # a tile touches T elements of each buffer at most
             roots = {a.root for op in self.ops for a in accesses[op]}
-            elem = ir.MemRefType(self.ops[0].operands[1].type).element_type
-            t = TILE_BYTES // (len(roots) * element_bytes(elem))
+            t = TILE_BYTES // (len(roots) * esize)
             return max(1 << max(t.bit_length() - 1, 0), MIN_TILE)
         every = [(a.root, a.start) for op in self.ops for a in accesses[op]]
         views = set(every)
         budget = SHARED_TILE_BYTES if len(every) >= REUSE * len(views) else TILE_BYTES
-        elem = ir.MemRefType(self.ops[0].operands[1].type).element_type
-        t = budget // (len(views) * element_bytes(elem))
+        t = budget // (len(views) * esize)
         t = 1 << max(t.bit_length() - 1, 0)  # a power of two: whole vectors
         return max(t, MIN_TILE)
 
@@ -145,8 +145,6 @@ def _accesses(op: Op, memo: dict[ir.Value, tuple[ir.Value, int] | None] | None =
     (`memo`: traced views, shared by the ops of a block)."""
     v = _view(op)
     views = [(r, False) for r in v.reads] + [(w, True) for w in v.writes]
-    if combine_element([b for b, _ in views])[1]:
-        return None  # a partial in the accumulator type: tiles and kernels take one element type
     out = []
     for value, write in views:
         if memo is None:
@@ -470,7 +468,7 @@ def _emit_op(op: Op, accesses: Accesses, tiles: dict[ir.Value, ir.Value], base: 
                      tuple(w in stream for w in [op, *folded]))
         return
     operands: list[Operand] = list(outs)
-    Combine(kind, ir.MemRefType(op.operands[0].type).element_type).emit_1d(ins, operands, count)
+    Combine(kind, combine_element([v for v, _ in views])[0]).emit_1d(ins, operands, count)
 
 
 def _views(op: Op) -> list[ir.Value]:
@@ -488,8 +486,6 @@ def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels
     assert anchors is not None  # (emit sends only such groups here)
     L = group.length
     T = min(group.tile(accesses, tile), L)
-    elem = ir.MemRefType(group.ops[0].operands[1].type).element_type
-    esize = element_bytes(elem)
     tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
              for s in group.scratch}
     ptrs: dict[ir.Value, ir.Value] = {}  # base pointers, made once before the loop
@@ -509,20 +505,24 @@ def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels
             hi = arith.minsi(end, index(o + n))
             count = arith.maxsi(arith.subi(hi, lo), index(0))
             at = []
-            for v, a in zip(_views(op), accesses[op]):
+            views = _views(op)
+            types = [ir.MemRefType(v.type).element_type for v in views]
+            for v, a, t_ in zip(views, accesses[op], types):
                 if a.root in tiles:  # element e is at e - t of the tile
                     first, base = arith.subi(lo, t), ptrs[tiles[a.root]]
                 else:  # element e is at e - o of the op's view
                     first, base = arith.subi(lo, index(o)), ptrs[v]
-                addr = arith.addi(base, arith.muli(first, index(esize)))
+                addr = arith.addi(base, arith.muli(first, index(element_bytes(t_))))
                 (p,) = create("llvm.inttoptr", [ptr_type()], [arith.index_cast(i64, addr)])
                 at.append(p)
-            nbytes = arith.index_cast(i64, arith.muli(count, index(esize)))
             if op.name == "coll.copy":
+                nbytes = arith.index_cast(i64, arith.muli(count, index(element_bytes(types[0]))))
                 (kernels.copy_streaming if op in stream else kernels.copy)(at[1], at[0], nbytes)
             else:
                 kind = ir.StringAttr(op.attributes["kind"]).value
-                kernels.call_ptrs(kind, elem, at, arith.index_cast(i64, count), (op in stream,))
+                elem, mixed = combine_element(views)
+                kernels.call_ptrs(kind, elem, at, arith.index_cast(i64, count), (op in stream,),
+                                  types if mixed else ())
         scf.YieldOp([])
     for buf in tiles.values():
         scratch.free(buf)

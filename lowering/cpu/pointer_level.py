@@ -21,7 +21,7 @@ from mlir.dialects import arith, func, llvm, memref
 
 from . import fuse as cpu_fuse
 from .fuse import Access
-from .kernels import element_bytes
+from .kernels import combine_element, element_bytes
 from .scratch import Scratch
 from .shared import Kernels, create, i64, inline_entry, no_inline, ptr_type
 
@@ -53,6 +53,11 @@ def _plan(block: ir.Block, limit: int, max_bytes: int) -> tuple[list[ir.Operatio
     if any(_bytes(r.type) > max_bytes or _bytes(r.type) >= 2**31 for r in roots):
         return None  # large buffers: tiling (cpu_fuse.py) pays off
     return ops, list(zip(work, accesses))
+
+
+def _types(op: ir.Operation) -> list[ir.Type]:
+    """The element type of each of `op`'s accesses (reads, then writes)."""
+    return [ir.MemRefType(v.type).element_type for v in cpu_fuse._views(op)]
 
 
 def _bytes(t: ir.Type) -> int:
@@ -109,7 +114,8 @@ def lower(func_op: ir.Operation, kernels: Kernels, limit: int, max_bytes: int, s
         if op.name == "coll.combine":
             kind = ir.StringAttr(op.attributes["kind"]).value
             try:
-                kernels.function(kind, ir.MemRefType(op.operands[0].type).element_type, len(acc) - 1)
+                elem, mixed = combine_element(cpu_fuse._views(op))
+                kernels.function(kind, elem, len(acc) - 1, types=_types(op) if mixed else ())
             except ValueError as e:
                 raise ValueError(str(e), op) from None
     offsets, arena_bytes = _arena(work)
@@ -196,11 +202,12 @@ class _Part:
     def emit(self, work: Work) -> None:
         for op, acc in work:
             with op.location:
-                elem = ir.MemRefType(op.operands[0].type).element_type
-                ptrs = [self._at(a, elem) for a in acc]
+                types = _types(op)  # per access (a 16-bit chain's partials are f32)
+                ptrs = [self._at(a, t) for a, t in zip(acc, types)]
                 n = acc[0].length
                 if op.name == "coll.copy":
-                    self.kernels.copy(ptrs[1], ptrs[0], self._const(n * element_bytes(elem)))
+                    self.kernels.copy(ptrs[1], ptrs[0], self._const(n * element_bytes(types[0])))
                 else:
                     kind = ir.StringAttr(op.attributes["kind"]).value
-                    self.kernels.call_ptrs(kind, elem, ptrs, self._const(n))
+                    elem, mixed = combine_element(cpu_fuse._views(op))
+                    self.kernels.call_ptrs(kind, elem, ptrs, self._const(n), types=types if mixed else ())

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref, scf, vector
 
-from .kernels import Combine, element_bytes, index, unit_inner_stride
+from .kernels import Combine, combine_element, element_bytes, index, unit_inner_stride
 
 # LLVM would inline a small private function at each of its thousands of
 # call sites and undo the sharing.
@@ -106,12 +106,19 @@ class Kernels:
         self.body = module_op.regions[0].blocks[0]
         self.funcs: dict[str, func.FuncOp] = {}
 
-    def function(self, kind: str, elem: ir.Type, arity: int, outs: Sequence[bool] = (False,)) -> str:
+    def function(self, kind: str, elem: ir.Type, arity: int, outs: Sequence[bool] = (False,),
+                 types: Sequence[ir.Type] = ()) -> str:
         """The name of the kernel of this signature (raises ValueError for
         a kind the element type has not). `outs`: one flag per output, True
         where its stores are non-temporal (Combine.emit_1d_streaming); more
-        than one output: copies of the result folded into the combine."""
+        than one output: copies of the result folded into the combine.
+        `types`: each operand's element type where they differ (a 16-bit
+        combine with an f32 partial, kernels.combine_element), else `elem`."""
+        every = list(types) or [elem] * (arity + len(outs))
+        assert not any(outs) or all(t == elem for t in every[arity:])  # (a streamed result is a result's type)
         name = f"coll_combine_{kind}_{elem}_x{arity}"
+        if any(t != elem for t in every):
+            name += "_" + "_".join(str(t) for t in every)
         if tuple(outs) != (False,):
             name += "_to_" + "".join("s" if nt else "p" for nt in outs)
         if name in self.funcs:
@@ -119,8 +126,8 @@ class Kernels:
         kernel = Combine(kind, elem)
         with self._declared(name, [ptr_type()] * (arity + len(outs)) + [i64()]) as entry:
             *ptrs, n = entry.arguments
-            t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], elem)
-            views = [view_of(p, t, n) for p in ptrs]
+            views = [view_of(p, ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], t), n)
+                     for p, t in zip(ptrs, every)]
             ins, out_views = views[:arity], views[arity:]
             if any(outs):
                 kernel.emit_1d_streaming(ins, list(zip(out_views, outs)),
@@ -174,10 +181,10 @@ class Kernels:
         func.call([], ir.FlatSymbolRefAttr.get(name), [dst, src, nbytes])
 
     def call_ptrs(self, kind: str, elem: ir.Type, ptrs: Sequence[ir.Value], count: ir.Value,
-                  outs: Sequence[bool] = (False,)) -> None:
+                  outs: Sequence[bool] = (False,), types: Sequence[ir.Type] = ()) -> None:
         """Emits the call on pointers (`ptrs`: inputs then outputs, one per
-        flag of `outs` (function); `count`: an i64 Value)."""
-        name = self.function(kind, elem, len(ptrs) - len(outs), outs)
+        flag of `outs`; `types`: as in `function`; `count`: an i64 Value)."""
+        name = self.function(kind, elem, len(ptrs) - len(outs), outs, types)
         func.call([], ir.FlatSymbolRefAttr.get(name), list(ptrs) + [count])
 
     def call(self, kind: str, ins: list[ir.Value], out: ir.Value | list[ir.Value],
@@ -189,12 +196,14 @@ class Kernels:
         if not all(ir.MemRefType(v.type).rank == 1 and unit_inner_stride(v.type) for v in views):
             return False
         m = ir.MemRefType(views[-1].type)
-        self.function(kind, m.element_type, len(ins), outs)  # errors before any op is emitted
+        elem, mixed = combine_element(views)
+        types = [ir.MemRefType(v.type).element_type for v in views] if mixed else []
+        self.function(kind, elem, len(ins), outs, types)  # errors before any op is emitted
         if m.is_dynamic_dim(0):
             count = arith.index_cast(i64(), memref.dim(views[-1], index(0)))
         else:
             count = arith.constant(i64(), m.shape[0])
-        self.call_ptrs(kind, m.element_type, [pointer_of(v) for v in views], count, outs)
+        self.call_ptrs(kind, elem, [pointer_of(v) for v in views], count, outs, types)
         return True
 
 

@@ -94,9 +94,8 @@ PLACEHOLDER = "builtin.unrealized_conversion_cast"
 def _combine(op: Op, ins: list[ir.Value], out: ir.Value, kernels: cpu_shared.Kernels | None) -> None:
     try:
         kind = ir.StringAttr(op.attributes["kind"]).value
-        elem, mixed = combine_element(ins + [out])
-        # (the shared kernels take one element type)
-        if kernels is not None and not mixed and kernels.call(kind, ins, out):
+        elem = combine_element(ins + [out])[0]
+        if kernels is not None and kernels.call(kind, ins, out):
             return
         Combine(kind, elem).emit(ins, out)
     except ValueError as e:

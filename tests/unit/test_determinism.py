@@ -241,3 +241,13 @@ def test_every_mpi_strategy_gives_the_canonical_bits():
             if not all(same_bits(y, w) for y, w in zip(ys, wants)):
                 bad.append(name)
     assert sum(len(r) for r in groups.values()) >= 9 and not bad, bad
+
+
+@pytest.mark.parametrize("strategy", ["ring", "tree"])
+def test_the_pointer_level_keeps_the_canonical_bits(strategy):
+    """N = 64: the CPU route emits the program on pointers
+    (lowering/cpu/pointer_level.py), the 16-bit chain's f32 partials through
+    shared kernels of mixed operand types."""
+    xs, ys, _ = run("all_reduce", 64, 4099, "bf16", strategy, seed=1)
+    want = check.canonical("sum", "bf16", xs)
+    assert all(same_bits(y, want) for y in ys)
