@@ -221,7 +221,8 @@ def test_every_mpi_strategy_gives_the_canonical_bits():
     if not ok:
         pytest.skip(why)
     groups: dict[int, list] = {}
-    for f, (cls, s) in enumerate((cls, s) for cls in REDUCING for s in cls.runnable(mpi.BACKEND.capabilities)):
+    families = [(c, s) for c in REDUCING for s in c.runnable(mpi.BACKEND.capabilities)]
+    for f, (cls, s) in enumerate(families):
         op, n, element = cls.short_name(), (2, 3, 4)[f % 3], TYPES[f // 3 % 3]
         numel = 4098 // n * n if op == "reduce_scatter" else 4099
         attrs = {"root": (n - 1) // 2} if op == "reduce" else {"axis": 0} if op == "reduce_scatter" else {}
