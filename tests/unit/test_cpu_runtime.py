@@ -249,3 +249,25 @@ def test_tools_allocate_buffers_on_cache_lines(shape, dtype):
     c = aligned_copy(x[()] if shape == () else x[::-1] if len(shape) == 1 else x)
     assert (c.size == 0 or c.ctypes.data % BUFFER_ALIGN == 0) and c.flags.c_contiguous
     np.testing.assert_array_equal(c, x[()] if shape == () else x[::-1] if len(shape) == 1 else x)
+
+
+def test_the_same_arrays_again_reuse_the_packed_call_and_see_new_values():
+    """CpuProgram caches the last call's checked and packed arguments for
+    the same array objects: values written in place since are seen, and an
+    array reshaped in place or made read-only is checked again (refused)."""
+    with make_context():
+        prog = cpu.compile(all_reduce_module(2, [8], "f32", "sum"))
+    xs = [np.ones(8, np.float32), np.full(8, 2, np.float32)]
+    ys = [np.zeros(8, np.float32) for _ in range(2)]
+    prog.run(xs, ys)
+    assert all(np.all(y == 3) for y in ys)
+    xs[0][:] = 10
+    prog.run(xs, ys)
+    assert all(np.all(y == 12) for y in ys)
+    xs[1].shape = (2, 4)
+    with pytest.raises(ValueError, match="input 1"):
+        prog.run(xs, ys)
+    xs[1].shape = (8,)
+    ys[1].flags.writeable = False
+    with pytest.raises(ValueError, match="output 1"):
+        prog.run(xs, ys)

@@ -4,7 +4,9 @@ costs are bounded (output blocks made once and reused, each block copied
 out once, replicas compared with memcmp over a moving window after a full
 comparison at the first call), and none of that lets a difference between
 replicas through: a replica that differs anywhere is found at the first
-call, and a later difference within REPLICA_WINDOWS calls."""
+call, and a later difference within REPLICA_WINDOWS calls. What a call
+reuses (the last call's input blocks and packed arguments, a result the
+caller dropped) never shows a caller a stale or overwritten value."""
 import numpy as np
 import pytest
 
@@ -96,3 +98,44 @@ def test_a_scalar_argument_stays_a_scalar():
     prog = global_arrays.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
     (y,) = prog.run([np.float32(0.5)])
     assert seen == [()] * 4 and y.tolist() == [0.0, 0.5, 1.0, 1.5]
+
+
+def test_a_dropped_result_is_reused_and_a_held_one_is_not():
+    prog = _program(_sum)
+    x = np.arange(256, dtype=np.float32)
+    (y,) = prog.run([x])
+    where = y.ctypes.data
+    del y
+    (y,) = prog.run([x + 1])  # nothing referred to the last result: its memory is written again
+    assert y.ctypes.data == where and np.array_equal(y, (x + 1).reshape(4, 64).sum(0))
+    part = y[:5]  # a view of it is held: the next call must not write there
+    del y
+    (y2,) = prog.run([x + 2])
+    assert y2.ctypes.data != where and np.array_equal(part, (x + 1).reshape(4, 64).sum(0)[:5])
+    assert np.array_equal(y2, (x + 2).reshape(4, 64).sum(0))
+
+
+def test_inputs_written_in_place_between_calls_are_seen():
+    """The same array object again, its values changed in place: the cached
+    blocks are views (they see it) or copied again (a block along an inner
+    axis is not contiguous in its array)."""
+    lay_in = Layout((4, 8), (4, 2), "f32", [[], [0]])  # each rank: 2 columns
+    lay_out = Layout((4, 8), (4, 2), "f32", [[], [0]])
+
+    def write(call, ins, outs):
+        for r, o in enumerate(outs):
+            o[...] = ins[r] + r
+    prog = global_arrays.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    ranks = np.repeat(np.arange(4, dtype=np.float32), 2)
+    (y,) = prog.run([x])
+    assert np.array_equal(y, x + ranks)
+    x *= 3  # in place: the same object
+    (y,) = prog.run([x])
+    assert np.array_equal(y, x + ranks)
+    row = _program(_sum)
+    z = np.ones(256, np.float32)
+    (s1,) = row.run([z])
+    z[:64] = 5  # a contiguous block: a view
+    (s2,) = row.run([z])
+    assert np.all(s1 == 4) and np.all(s2 == 8)
