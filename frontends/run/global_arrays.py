@@ -302,7 +302,8 @@ class GlobalProgram:
                 y = aligned_zeros(lay.shape, dtype)  # (aligned as the ranks' buffers: the kernels' fast path)
                 direct = {}
                 for b, r, _ in plan:
-                    v = y[(*b, ...)]  # (a view, also of a 0-d result)
+                    at: tuple[Any, ...] = (*b, Ellipsis)  # (a view, also of a 0-d result)
+                    v = y[at]
                     if v.flags.c_contiguous and v.shape == tuple(lay.local):
                         direct[r] = v
                 last = self._ys[j] = (y, direct)
