@@ -6,12 +6,18 @@ for exp and tanh, reductions in order) and with it ("route": f32 exp/tanh
 inline, reductions reassoc, so that LLVM's -O3 vectorizes the loops).
 
     python bench/elementwise.py [--n 1024] [--rounds 3] [--repeat 7] [--names sgd,tanh,...]
+    python bench/elementwise.py --mpi [--ranks 2] [--n 1024] [--rounds 3] [--repeat 7] [--names ...]
 
 CPU time of the calling thread per call (time.thread_time: the time a
 shared machine's other work takes the core is left out; every call here
 runs on one thread), the median of --repeat calls per round, the median
 over rounds, interleaved round by round. numpy writes into preallocated
 outputs (`out=`), its temporaries included.
+
+`--mpi`: each kernel on each of --ranks ranks under mpirun (the MPI route's
+shared library: the SPMD form, an all_reduce of one element after the
+kernel), wall ms per call of the slowest rank, median over rounds; run it
+with the checkout before a change on PYTHONPATH to compare.
 """
 import ctypes
 import os
@@ -80,11 +86,15 @@ KERNELS: dict[str, tuple[dict[str, bool], list[str], list[tuple]]] = {
 }
 
 
-def program(name: str, n: int) -> str:
+def program(name: str, n: int, ranks: int | None = None) -> str:
+    """func @f; with `ranks`, in SPMD form with an all_reduce of %sync after
+    the kernel (the MPI route needs a collective)."""
     params, _, ops = KERNELS[name]
     types = {p: f"memref<{n}xf32>" if row else f"memref<{n}x{n}xf32>" for p, row in params.items()}
-    lines = [f"func.func @f({', '.join(f'%{p}: {t}' for p, t in types.items())}) "
-             "attributes {llvm.emit_c_interface} {"]
+    sync = "" if ranks is None else ", %sync: memref<1xf32>"
+    attrs = "llvm.emit_c_interface" if ranks is None else f"coll.ranks = {ranks} : i64, llvm.emit_c_interface"
+    lines = [f"func.func @f({', '.join(f'%{p}: {t}' for p, t in types.items())}{sync}) "
+             f"attributes {{{attrs}}} {{"]
     for i, op in enumerate(ops):
         if op[0] == "fill":
             _, buf, value = op
@@ -99,6 +109,11 @@ def program(name: str, n: int) -> str:
                   f"outs(%{out} : {types[out]}) {{",
                   f"  ^bb0({', '.join(f'%x{k}: f32' for k in range(len(ins)))}, %y: f32):"]
         lines += [f"    {b}" for b in body] + [f"    linalg.yield {last} : f32", "  }"]
+    if ranks is not None:
+        devices = ", ".join(map(str, range(ranks)))
+        lines += [f'  %t = "coll.all_reduce"(%sync, %sync) {{devices = array<i64: {devices}>, kind = "sum",',
+                  '      operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<1xf32>, memref<1xf32>) -> !coll.token',
+                  '  "coll.wait"(%t) : (!coll.token) -> ()']
     return "\n".join(lines + ["  return", "}"])
 
 
@@ -218,6 +233,22 @@ def table(names: list[str], n: int, rounds: int, repeat: int) -> None:
               f"{ms['loops'] / ms['route']:12.2f} {ms['route'] / ms['numpy']:12.2f} {err:18.3g}", flush=True)
 
 
+def mpi_table(names: list[str], n: int, ranks: int, rounds: int, repeat: int) -> None:
+    from coll.lowering import mpi
+    print(f"# f32 {n} x {n} on each of {ranks} ranks (mpirun, the MPI route's library), wall ms per call of the "
+          f"slowest rank, {rounds} rounds x {repeat} calls, median; load {os.getloadavg()[0]:.2f}, "
+          f"{os.cpu_count()} cpus")
+    rng = np.random.default_rng(n)
+    for name in names:
+        params, inputs, _ = KERNELS[name]
+        prog = mpi.compile(program(name, n, ranks))
+        ins = [rng.standard_normal((n, n)).astype(np.float32) * 3 for p in inputs for _ in range(ranks)]
+        outs = [np.zeros(n if row else (n, n), np.float32) for p, row in params.items() if p not in inputs
+                for _ in range(ranks)] + [np.zeros(1, np.float32) for _ in range(ranks)]
+        times = [_median(prog.launch(ins, outs, repeat)) for _ in range(rounds)]
+        print(f"{name:10s} {_median(times) * 1e3:8.3f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     from coll.tools.args import ArgumentParser
     from coll.tools.argtypes import count
@@ -226,11 +257,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=count(1, 100), default=3)
     ap.add_argument("--repeat", type=count(1, 10000), default=7)
     ap.add_argument("--names", default=",".join(KERNELS), help=f"comma-separated, of: {', '.join(KERNELS)}")
+    ap.add_argument("--mpi", action="store_true", help="under mpirun, the MPI route (see above)")
+    ap.add_argument("--ranks", type=count(1, 8), default=2)
     a = ap.parse_args(argv)
     names = a.names.split(",")
     if bad := [x for x in names if x not in KERNELS]:
         ap.error(f"--names: unknown {', '.join(bad)}; expected some of {', '.join(KERNELS)}")
-    table(names, a.n, a.rounds, a.repeat)
+    if a.mpi:
+        mpi_table(names, a.n, a.ranks, a.rounds, a.repeat)
+    else:
+        table(names, a.n, a.rounds, a.repeat)
     return 0
 
 
