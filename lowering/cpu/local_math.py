@@ -172,4 +172,4 @@ def _iterators(op: ir.Operation) -> list[ir.Attribute]:
           "Mark the float arithmetic of linalg reductions fastmath<reassoc>, so that LLVM vectorizes "
           "their loops (local work only: combines keep their order)")
 def reassociate_local_reductions(module_op: ir.Operation) -> None:
-    module_op.walk(_reassoc)
+    module_op.walk(_reassoc, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)
