@@ -20,7 +20,8 @@ block_until_ready: as a JAX user calls it), coll's call as a user makes it
 (global numpy arrays in, global arrays out: scatter, run, gather, the
 replica check) and coll's bare compiled call (the SPMD function on
 preallocated per-device buffers), medians of --repeat calls, the median
-over rounds, and the ratios to XLA. A program coll refuses is listed with
+over rounds, and the ratios to XLA; last, the bare call's CPU time
+(time.thread_time: what a shared machine's other work does not inflate). A program coll refuses is listed with
 its error.
 """
 import os
@@ -308,7 +309,8 @@ def time_table(names, scale, rounds, repeat, devices=8):
     load = os.getloadavg()[0]
     print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end), scale {scale}, "
           f"{rounds} rounds x {repeat} calls, load {load:.2f}")
-    print(f"{'program':16s} {'XLA ms':>9s} {'coll call':>10s} {'coll bare':>10s} {'call/XLA':>9s} {'bare/XLA':>9s}")
+    print(f"{'program':16s} {'XLA ms':>9s} {'coll call':>10s} {'coll bare':>10s} {'call/XLA':>9s} {'bare/XLA':>9s}"
+          f" {'bare CPU ms':>12s}")
     for name, (f, xs, placed) in found.items():
         try:
             prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu")
@@ -335,7 +337,12 @@ def time_table(names, scale, rounds, repeat, devices=8):
             t = time.perf_counter()
             bare.run(ins, outs)
             return time.perf_counter() - t
-        fns = {"xla": xla, "call": call, "bare": compiled}
+
+        def compiled_cpu():  # the CPU route runs on this thread (OpenBLAS: one thread, this one)
+            t = time.thread_time()
+            bare.run(ins, outs)
+            return time.thread_time() - t
+        fns = {"xla": xla, "call": call, "bare": compiled, "cpu": compiled_cpu}
         for fn in fns.values():  # warm: compile, first-touch
             fn()
         per = {k: [] for k in fns}
@@ -344,7 +351,7 @@ def time_table(names, scale, rounds, repeat, devices=8):
                 per[k].append(_median([fn() for _ in range(repeat)]))
         t = {k: _median(v) * 1e3 for k, v in per.items()}
         print(f"{name:16s} {t['xla']:9.3f} {t['call']:10.3f} {t['bare']:10.3f} {t['call'] / t['xla']:9.2f} "
-              f"{t['bare'] / t['xla']:9.2f}", flush=True)
+              f"{t['bare'] / t['xla']:9.2f} {t['cpu']:12.3f}", flush=True)
 
 
 def main(argv=None):

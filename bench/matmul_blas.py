@@ -111,8 +111,10 @@ def transform_matmul(n: int) -> Callable[[list[np.ndarray]], None]:
     from mlir.passmanager import PassManager
     from mlir.runtime import get_ranked_memref_descriptor
 
+    from coll.core.pipeline import run
+    from coll.ir import make_context
     from coll.lowering.cpu.route import CPU_TO_LLVM
-    ctx = ir.Context()
+    ctx = make_context()
     with ctx:
         m = ir.Module.parse(TRANSFORM.format(matmul=MATMUL.format(n=n)))
         PassManager.parse("builtin.module(transform-interpreter)").run(m.operation)
@@ -121,7 +123,7 @@ def transform_matmul(n: int) -> Callable[[list[np.ndarray]], None]:
                 op.operation.erase()
         passes = list(CPU_TO_LLVM)
         passes.insert(passes.index("reconcile-unrealized-casts"), "convert-ub-to-llvm")  # vector's ub.poison
-        PassManager.parse(f"builtin.module({','.join(passes)})").run(m.operation)
+        run(m.operation, f"builtin.module({','.join(passes)})")
         engine = ExecutionEngine(m, opt_level=3)
 
     def call(arrays: list[np.ndarray]) -> None:

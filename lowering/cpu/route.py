@@ -11,11 +11,16 @@ from ...passes.blas_contractions import library
 # conversions into integer arithmetic: no compiler-rt helper (__truncsfbf2,
 # which GCC 12's libgcc lacks) is called, by the JIT or a linked library;
 # expand-strided-metadata emits affine.apply, hence lower-affine after it.
+# Local work is left to LLVM's loop vectorizer (local_math.py): reductions
+# marked reassoc before their loops exist, f32 exp/tanh as inline
+# arithmetic instead of libm calls once bf16 math is f32.
 CPU_TO_LLVM = (
     "canonicalize",
     "cse",
+    "coll-reassociate-local-reductions",
     "convert-linalg-to-loops",
     "math-extend-to-supported-types",
+    "coll-approximate-math",
     "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
     "arith-expand{include-bf16=true}",
     "convert-vector-to-scf",

@@ -78,6 +78,22 @@ def shim_object(mpi: Mpi) -> Path:
     return obj
 
 
+def target_cpu() -> str:
+    """The CPU the library is compiled for: COLL_MPI_CPU (an llc -mcpu name,
+    e.g. x86-64-v3 for a cluster's oldest node), else the building host's."""
+    return os.environ.get("COLL_MPI_CPU") or "native"
+
+
+@cache
+def default_triple() -> str:
+    """llc's default target triple (`llc --version`: the host's)."""
+    out = subprocess.run([tool("llc"), "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"Default target:\s*(\S+)", out)
+    if m is None:
+        raise PassError(f"llc --version names no default target: {out.strip()}")
+    return m.group(1)
+
+
 def build(module_op: ir.Operation, out: str | Path, mpi: Mpi, executable_main: str | Path | None = None) -> Path:
     """An LLVM-dialect module -> shared library `out`, linked by mpicc with
     the shim (or an executable, given the object of a `main`)."""
@@ -85,9 +101,16 @@ def build(module_op: ir.Operation, out: str | Path, mpi: Mpi, executable_main: s
         _rename_main(module_op)
     text = host_llvm_ir(module_op)
     with tempfile.TemporaryDirectory() as tmp:
-        ll, obj = Path(tmp) / "prog.ll", Path(tmp) / "prog.o"
+        ll, bc, obj = Path(tmp) / "prog.ll", Path(tmp) / "prog.bc", Path(tmp) / "prog.o"
         ll.write_text(text)
-        _run([tool("llc"), "-O2", "-filetype=obj", "-relocation-model=pic", str(ll), "-o", str(obj)])
+        # opt first: llc alone runs no loop optimizations, so the local work
+        # (lowering/cpu/local_math.py) would stay scalar. Both for the
+        # building host's CPU, as the CPU route's JIT (AVX-512 there: tanh
+        # 0.48 ms on 1024 x 1024 against 2.9 for llc's generic x86-64);
+        # COLL_MPI_CPU names another for ranks on other machines.
+        cpu = f"-mcpu={target_cpu()}"
+        _run([tool("opt"), "-O2", f"-mtriple={default_triple()}", cpu, str(ll), "-o", str(bc)])
+        _run([tool("llc"), "-O2", cpu, "-filetype=obj", "-relocation-model=pic", str(bc), "-o", str(obj)])
         cmd = [mpi.mpicc, "-o", str(out), str(obj), str(shim_object(mpi))]
         # -Bsymbolic: several programs loaded in one process keep their own
         # (same-named) symbols; -z defs: a symbol no linked library defines

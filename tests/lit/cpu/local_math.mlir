@@ -1,0 +1,75 @@
+// Local work for LLVM's loop vectorizer (lowering/cpu/local_math.py).
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-approximate-math)' | FileCheck %s --check-prefix=MATH
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-reassociate-local-reductions)' | FileCheck %s --check-prefix=REASSOC
+
+// f32 tanh and exp become inline arithmetic (no libm call is left to
+// stop a loop from vectorizing); f64 keeps math (libm).
+// MATH-LABEL: func.func @math
+// MATH-NOT: math.tanh {{.*}} : f32
+// MATH-NOT: math.exp {{.*}} : f32
+// MATH: arith.divf
+// MATH: arith.fptosi {{.*}} : f32 to i32
+// MATH: arith.shli
+// MATH: arith.bitcast {{.*}} : i32 to f32
+// MATH: math.tanh {{.*}} : f64
+// MATH: math.exp {{.*}} : f64
+func.func @math(%x: f32, %y: f64) -> (f32, f32, f64, f64) {
+  %t = math.tanh %x : f32
+  %e = math.exp %x : f32
+  %u = math.tanh %y : f64
+  %f = math.exp %y : f64
+  return %t, %e, %u, %f : f32, f32, f64, f64
+}
+
+// -----
+
+// Vectors of f32 too, with splat constants.
+// MATH-LABEL: func.func @vector
+// MATH-NOT: math.
+// MATH: arith.constant dense<{{.*}}> : vector<8xf32>
+// MATH: arith.divf {{.*}} : vector<8xf32>
+func.func @vector(%x: vector<8xf32>) -> vector<8xf32> {
+  %t = math.tanh %x : vector<8xf32>
+  return %t : vector<8xf32>
+}
+
+// -----
+
+// A row sum's add is marked reassoc (LLVM may split it into lanes); the
+// elementwise op beside it is not.
+// REASSOC-LABEL: func.func @rows
+// REASSOC: arith.mulf %{{.*}}, %{{.*}} : f32
+// REASSOC-NOT: fastmath
+// REASSOC: linalg.generic
+// REASSOC: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @rows(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %s: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x8xf32>) outs(%b : memref<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.mulf %x, %x : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%b : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// linalg.reduce (the StableHLO frontend's reductions) too.
+// REASSOC-LABEL: func.func @reduce
+// REASSOC: arith.maximumf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+func.func @reduce(%a: memref<4x8xf32>, %s: memref<4xf32>) {
+  linalg.reduce ins(%a : memref<4x8xf32>) outs(%s : memref<4xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %m = arith.maximumf %x, %acc : f32
+      linalg.yield %m : f32
+    }
+  return
+}
