@@ -78,10 +78,12 @@ def shim_object(mpi: Mpi) -> Path:
     return obj
 
 
-def target_cpu() -> str:
-    """The CPU the library is compiled for: COLL_MPI_CPU (an llc -mcpu name,
-    e.g. x86-64-v3 for a cluster's oldest node), else the building host's."""
-    return os.environ.get("COLL_MPI_CPU") or "native"
+def target_cpu(portable: bool = False) -> str:
+    """The CPU the code is compiled for: COLL_MPI_CPU (an llc -mcpu name,
+    e.g. x86-64-v3 for a cluster's oldest node), else the building host's;
+    `portable` (an mpi-exe, built to be copied to other machines): the
+    target's generic CPU, which any node runs."""
+    return os.environ.get("COLL_MPI_CPU") or ("generic" if portable else "native")
 
 
 @cache
@@ -107,8 +109,10 @@ def build(module_op: ir.Operation, out: str | Path, mpi: Mpi, executable_main: s
         # (lowering/cpu/local_math.py) would stay scalar. Both for the
         # building host's CPU, as the CPU route's JIT (AVX-512 there: tanh
         # 0.48 ms on 1024 x 1024 against 2.9 for llc's generic x86-64);
-        # COLL_MPI_CPU names another for ranks on other machines.
-        cpu = f"-mcpu={target_cpu()}"
+        # an mpi-exe, made to be copied to a cluster, for the generic CPU
+        # (a login node's CPU may be newer than the ranks'); COLL_MPI_CPU
+        # names one for either.
+        cpu = f"-mcpu={target_cpu(portable=executable_main is not None)}"
         _run([tool("opt"), "-O2", f"-mtriple={default_triple()}", cpu, str(ll), "-o", str(bc)])
         _run([tool("llc"), "-O2", cpu, "-filetype=obj", "-relocation-model=pic", str(bc), "-o", str(obj)])
         cmd = [mpi.mpicc, "-o", str(out), str(obj), str(shim_object(mpi))]

@@ -316,3 +316,37 @@ def test_in_for_a_program_that_reads_no_file_is_a_usage_error(tmp_path):
     rc, out = _mpirun(2, exe, "--in", tmp_path / "x", cwd=tmp_path)
     assert rc == 2 and "error: --in " in out and "this program reads no input file" in out, out
     assert out.count("this program reads no input file") == 1
+
+
+def test_an_mpi_exe_is_built_for_any_node_and_a_library_for_this_host(tmp_path, monkeypatch):
+    """An mpi-exe is copied to a cluster: opt and llc target the generic CPU
+    (a newer builder's instructions would fault on older ranks); a library
+    run here (coll-run's mpi back end) targets this host; COLL_MPI_CPU
+    names the CPU of either."""
+    from coll.ir import make_context
+    from coll.ir.generate import collective_module
+    from coll.lowering.mpi import toolchain
+    from coll.tools import coll_build
+    seen = []
+    real = toolchain._run
+
+    def record(cmd, *a, **k):
+        seen.extend(c for c in cmd if str(c).startswith("-mcpu="))
+        return real(cmd, *a, **k)
+    monkeypatch.setattr(toolchain, "_run", record)
+    monkeypatch.delenv("COLL_MPI_CPU", raising=False)
+    with make_context():
+        text = collective_module("all_reduce", 2, [8], "f32")
+    src = tmp_path / "p.mlir"
+    src.write_text(text)
+    with pytest.raises(SystemExit) as done:
+        coll_build.main([str(src), "--emit=mpi-exe", "-o", str(tmp_path / "p")])
+    assert done.value.code == 0 and seen[-2:] == ["-mcpu=generic"] * 2  # (the executable's: after the library's)
+    seen.clear()
+    mpi.compile(text)
+    assert seen == ["-mcpu=native"] * 2
+    seen.clear()
+    monkeypatch.setenv("COLL_MPI_CPU", "x86-64-v2")
+    with pytest.raises(SystemExit) as done:
+        coll_build.main([str(src), "--emit=mpi-exe", "-o", str(tmp_path / "q")])
+    assert done.value.code == 0 and set(seen) == {"-mcpu=x86-64-v2"}
