@@ -297,13 +297,16 @@ class Emitter:
 def claim(c: CollectiveOp, final: ir.Value) -> ir.Operation:
     """The coll.implements of collective `c` (an ir/ops.py view) over the
     program ending in `final`: what that program computes, with the
-    collective's own attributes, for coll-check-semantics."""
+    collective's own attributes, for coll-check-semantics; a reducing
+    collective under the canonical order claims that order as well."""
     op = builders.implements(
         c.inputs, c.outputs, final, c.op.name[len("coll."):], kind=c.kind if c.HAS_KIND else None,
         devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root,
         axes=cast(list[int], c.axes) or None,  # integers: the verifier checked them
         **c.arrays)
     op.attributes[Implements.LOWERED] = ir.UnitAttr.get()  # of this op, not of its function
+    if c.HAS_KIND and c.order == CANONICAL:  # the order contract is claimed too (ir/ops.py ORDERS)
+        op.attributes["order"] = ir.StringAttr.get(CANONICAL)
     return op
 
 

@@ -617,6 +617,11 @@ class _Verifier:
             if kind is None or kind.value not in KINDS:
                 return self.error(op, f"unknown reduction kind {_get(attrs, 'kind')}; expected one of: "
                                       f"{', '.join(KINDS)}")
+        if "order" in attrs:
+            order = as_(ir.StringAttr, _get(attrs, "order"))
+            if order is None or order.value not in ORDERS:
+                return self.error(op, f"unknown order {_get(attrs, 'order')} for the claim; expected one of: "
+                                      f"{', '.join(ORDERS)}")
         claim = Implements.of(op)
         # As on the collective: a broadcast names its outputs' devices.
         cls = OPS.get("coll." + (claim.collective or ""))
