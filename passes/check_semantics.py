@@ -205,7 +205,7 @@ def _fold(kind: str, values: Sequence[Value], rounds_to: str | None, at: tuple[i
     # The operand that holds a partial rounded to 16 bits (named by the error).
     rounded_at = next((k for k, v in enumerate(values) if len(v) > 4 and v[3] is not None), None)
     spine: list[tuple[Any, ...]] = []  # items with absolute shifts
-    for k, v in enumerate(values):
+    for v in values:
         kind_v, s, items = v[0], v[1], v[2]
         rounded = v[3] if len(v) > 4 else None
         if kind_v is None or (kind_v == kind and rounded is None):
@@ -811,12 +811,13 @@ class _Claim:
                 for a, b, got, writer in self.mem.read(root, lo + base, hi + base):
                     if _same(got, want) or got is POISON:  # poison: reported at its read
                         continue
-                    if got is not None and want is not None and len(want) > 4:
-                        if not _opaque(got) and _unordered(got) == _unordered(want):
+                    said = want
+                    if want is not None and len(want) > 4:  # ordered: the multiset first
+                        if got is not None and not _opaque(got) and _unordered(got) == _unordered(want):
                             self.misordered(j, got, want, writer, a - base, b - base, a, b)
                             continue
-                        got, want = _unordered(got), _unordered(want)
-                    w = (a - base, b - base, got, want, writer, a, b)
+                        got, said = None if got is None else _unordered(got), _unordered(want)
+                    w = (a - base, b - base, got, said, writer, a, b)
                     if wrong and wrong[-1][1] == w[0] and wrong[-1][2:5] == w[2:5]:
                         w = (wrong[-1][0],) + w[1:5] + (wrong[-1][5], b)
                         wrong[-1] = w
