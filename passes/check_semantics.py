@@ -204,37 +204,38 @@ def _fold(kind: str, values: Sequence[Value], rounds_to: str | None, at: tuple[i
             broke = v[4]  # the earliest op that broke it
     # The operand that holds a partial rounded to 16 bits (named by the error).
     rounded_at = next((k for k, v in enumerate(values) if len(v) > 4 and v[3] is not None), None)
-    spine: list[tuple[Any, ...]] = []  # items with absolute shifts
+    spine: list[tuple[Any, ...]] = []  # its items, relative to `base` (the first at 0)
+    base = 0
     for v in values:
         kind_v, s, items = v[0], v[1], v[2]
         rounded = v[3] if len(v) > 4 else None
-        if kind_v is None or (kind_v == kind and rounded is None):
-            term = [(it[0], s + it[1]) + it[2:] for it in items]
-        else:  # another kind, or a rounded partial: one item, not on the spine
-            term = [(-1, s, kind_v, items, rounded)]
+        if not (kind_v is None or (kind_v == kind and rounded is None)):
+            items = ((-1, 0, kind_v, items, rounded),)  # another kind, or a rounded partial: not on the spine
         why = None
         if not spine:
-            spine = term
+            spine, base = list(items), s
             continue
-        if len(spine) == 1 and len(term) == 1:  # the bottom of the fold: its operands commute
-            spine = sorted(spine + term, key=lambda it: (it[0] >= 0, it[0], it[1], repr(it) if it[0] < 0 else ""))
+        if len(spine) == 1 and len(items) == 1:  # the bottom of the fold: its operands commute
+            both = [(spine[0][0], base + spine[0][1]) + spine[0][2:], (items[0][0], s + items[0][1]) + items[0][2:]]
+            pair = sorted(both, key=lambda it: (it[0] >= 0, it[0], it[1], repr(it) if it[0] < 0 else ""))
+            base = pair[0][1]
+            spine = [(it[0], it[1] - base) + it[2:] for it in pair]
             new = spine
         elif len(spine) == 1:  # a contribution (+) a partial: the partial is the spine
-            spine, new = term + spine, spine
-        elif len(term) == 1:
-            spine.append(term[0])
-            new = term
+            new = [(spine[0][0], base + spine[0][1] - s) + spine[0][2:]]
+            spine, base = list(items) + new, s
+        elif len(items) == 1:
+            new = [(items[0][0], s + items[0][1] - base) + items[0][2:]]
+            spine += new
         else:
-            spine.append((-1, s, kind_v, items, rounded))
+            spine.append((-1, s - base, kind_v, items, rounded))
             why = "it combines two partial results, which reassociates the fold"
         if broke is None and at is not None:
             why = why or _off_prefix(spine, new)
             if why is not None:
                 other = writers[rounded_at] if rounded_at is not None and rounded_at < len(writers) else None
                 broke = (at[0], at[1], why, other if "rounded" in why else None)
-    base = spine[0][1]
-    items_out = tuple((it[0], it[1] - base) + it[2:] for it in spine)
-    return (kind, base, items_out, rounds_to if len(items_out) > 1 else None, broke)
+    return (kind, base, tuple(spine), rounds_to if len(spine) > 1 else None, broke)
 
 
 def _off_prefix(spine: Sequence[tuple[Any, ...]], new: Sequence[tuple[Any, ...]]) -> str | None:
@@ -812,11 +813,13 @@ class _Claim:
                     if _same(got, want) or got is POISON:  # poison: reported at its read
                         continue
                     said = want
-                    if want is not None and len(want) > 4:  # ordered: the multiset first
-                        if got is not None and not _opaque(got) and _unordered(got) == _unordered(want):
+                    if self.ordered:  # the multiset first: a wrong input is said as without the order
+                        if (want is not None and len(want) > 4 and got is not None and not _opaque(got)
+                                and _unordered(got) == _unordered(want)):
                             self.misordered(j, got, want, writer, a - base, b - base, a, b)
                             continue
-                        got, said = None if got is None else _unordered(got), _unordered(want)
+                        got = None if got is None else _unordered(got)
+                        said = None if want is None else _unordered(want)
                     w = (a - base, b - base, got, said, writer, a, b)
                     if wrong and wrong[-1][1] == w[0] and wrong[-1][2:5] == w[2:5]:
                         w = (wrong[-1][0],) + w[1:5] + (wrong[-1][5], b)

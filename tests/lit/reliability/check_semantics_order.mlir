@@ -194,3 +194,20 @@ func.func @integers_associate(%a0: !a, %a1: !a, %a2: !a, %b: !a) {
   "coll.wait"(%s) : (!t) -> ()
   return
 }
+
+// -----
+// One device: the output must be x0 itself; a combine of x0 with itself is
+// said as a multiset (a doubled contribution), under the order claim too.
+!a = memref<4xf32>
+!d0 = memref<4xf32, #coll.device<0>>
+!t = !coll.token
+func.func @one_device_doubled(%a0: !a, %b: !a) {
+  %x0 = memref.memory_space_cast %a0 : !a to !d0
+  %y = memref.memory_space_cast %b : !a to !d0
+  // expected-note @+1 {{last written by this coll.combine}}
+  %s = "coll.combine"(%x0, %x0, %y) {kind = "sum", operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (!d0, !d0, !d0) -> !t
+  // expected-error @+1 {{output #0 (%arg1 on device 0) [0, 4) holds sum(x0[0:4], x0[0:4]) but should hold x0[0:4]}}
+  "coll.implements"(%a0, %b, %s) {op = "all_reduce", kind = "sum", order = "canonical", devices = array<i64: 0>, operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !t) -> ()
+  "coll.wait"(%s) : (!t) -> ()
+  return
+}
