@@ -182,8 +182,9 @@ def order_mutants(text):
         k_in = len(Combine.of(ops[i]).inputs)
         for a, b in itertools.combinations(range(k_in), 2):
             out.append(("permute", [(i, a, b), (i, b, a)]))
+    partials = {Combine.of(ops[c]).out for c in combines}
     out += [("reroute", [("sub", i, k, r)]) for i, k, r in mutants(text)
-            if ops[i].name == Combine.NAME or ops[i].operands[0] in {ops[c].operands[-1] for c in combines}]
+            if ops[i].name == Combine.NAME or ops[i].operands[0] in partials]
     return out
 
 
