@@ -264,8 +264,9 @@ def test_every_order_mutation_is_reported_or_harmless(ctx, cls, strategy, n):
             counts = judge_order(text, op, n, attrs, f"{op} {strategy} N={n} {label} {dtype}: ")
             print(f"{op} {strategy} N={n} {label} {dtype}: {counts} (reported, harmless, missed by the "
                   "multiset check)")
-            # Permuting one combine's operands keeps its multiset: every one
-            # reported (three operands or more) is one the multiset check misses.
+            # Exchanging two operands of one combine keeps its multiset: every
+            # one reported (not the first two: they commute) is one the
+            # multiset check misses.
             reported, _, missed = counts.get("permute", (0, 0, 0))
             assert reported == missed
 
