@@ -503,7 +503,8 @@ class _Claim:
         self._resolver: Resolver | None = None
         # The canonical order is claimed where it changes the bits (sum and
         # prod on floats): values are then ordered associations (_fold).
-        elem = str(ir.MemRefType(claim.inputs[0].type).element_type) if claim.inputs else ""
+        elem = (str(ir.MemRefType(claim.inputs[0].type).element_type)
+                if claim.inputs and isinstance(claim.inputs[0].type, ir.MemRefType) else "")
         self.ordered = (claim.order == CANONICAL and claim.kind in KINDS and elem in ELEMENTS
                         and order_matters(claim.kind, elem))
         self.applied = 0  # ops applied so far: which combine broke the order first
