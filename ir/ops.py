@@ -495,7 +495,7 @@ class Implements(OpView):
     `order = "canonical"` claims the association too: every element of a
     sum or prod on floats is ((x_0 (+) x_1) (+) x_2) ... in device order,
     its f16/bf16 partials held in f32 and rounded once, at the end (the
-    lowering of a reducing collective under the default order sets it;
+    lowering of a float sum or prod under the default order sets it;
     absent or "any": only which inputs each element combines is claimed).
     Its buffers carry no placement (a program on placed buffers names them
     through memref.memory_space_cast). coll-check-semantics proves it; the

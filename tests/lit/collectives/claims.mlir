@@ -1,7 +1,8 @@
 // Every collective's lowering ends in its claim (coll.implements), with the
-// collective's own attributes, and coll-check-semantics proves it. A
-// reducing collective under the default (canonical) order claims that order
-// too (`order = "canonical"`); the others have no order.
+// collective's own attributes, and coll-check-semantics proves it. A float
+// sum or prod under the default (canonical) order claims that order too
+// (`order = "canonical"`); a max (RS) lowers alike under either order and
+// claims none.
 // GEN: a2a = coll-gen all-to-all --devices 3 --shape 2x6 --split-axis 1 --concat-axis 0
 // RUN: coll-opt --coll-lower-collectives --coll-check-semantics < %S/Inputs/gen/claims.a2a.mlir | FileCheck %s --check-prefix=A2A
 // GEN: rs = coll-gen reduce-scatter --devices 2 --shape 3x4 --axis 1 --kind max --strategy ring
@@ -14,7 +15,7 @@
 
 // A2A: %[[J:.*]] = "coll.join"
 // A2A: "coll.implements"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %[[J]]) {axes = array<i64: 1, 0>, devices = array<i64: 0, 1, 2>, lowered, op = "all_to_all", operandSegmentSizes = array<i32: 3, 3, 1>}
-// RS: "coll.implements"(%arg0, %arg1, %arg2, %arg3, %{{.*}}) {axes = array<i64: 1>, devices = array<i64: 0, 1>, kind = "max", lowered, op = "reduce_scatter"
+// RS: "coll.implements"(%arg0, %arg1, %arg2, %arg3, %{{.*}}) {axes = array<i64: 1>, devices = array<i64: 0, 1>, kind = "max", lowered, op = "reduce_scatter", operandSegmentSizes = array<i32: 2, 2, 1>}
 // REDUCE: "coll.implements"(%arg0, %arg1, %arg2, %arg3, %{{.*}}) {devices = array<i64: 0, 1, 2>, kind = "sum", lowered, op = "reduce", operandSegmentSizes = array<i32: 3, 1, 1>, order = "canonical", root = 3 : i64}
 // BCAST: "coll.implements"(%arg0, %{{.*}}) {devices = array<i64: 0, 1, 2>, lowered, op = "broadcast", operandSegmentSizes = array<i32: 1, 3, 1>, root = 2 : i64}
 
