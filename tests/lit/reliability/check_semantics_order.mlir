@@ -23,6 +23,11 @@
 // CLAIMED: error: coll-check-semantics: coll.combine breaks the canonical order: it starts a partial with x1 and x2; in device order a partial starts with x0 and x1; output #0 (%arg4 on device 0) [8, 16) holds ((x1[8:16] + x2[8:16]) + x3[8:16]) + x0[8:16] but the claimed all_reduce (order = "canonical") is ((x0[8:16] + x1[8:16]) + x2[8:16]) + x3[8:16]
 // CLAIMED: note: the claim
 
+// The hand-written 2x2 grid all-reduce (rows, then columns) is proved as a
+// multiset; it sums (x0 + x1) + (x2 + x3), so claimed canonical it is refused.
+// RUN: sed 's/op = "all_reduce"/op = "all_reduce", order = "canonical"/' %root/examples/allreduce_2x2_grid.mlir | not coll-opt --coll-check-semantics 2>&1 | FileCheck %s --check-prefix=GRID
+// GRID: error: coll-check-semantics: coll.combine breaks the canonical order: it starts a partial with x2 and x3; in device order a partial starts with x0 and x1; output #0 (%arg4 on device 0) [0, 4) holds (x0[0:4] + x1[0:4]) + (x2[0:4] + x3[0:4])
+
 !a = memref<4xf32>
 !d0 = memref<4xf32, #coll.device<0>>
 !d1 = memref<4xf32, #coll.device<1>>
