@@ -297,13 +297,19 @@ class Emitter:
 def claim(c: CollectiveOp, final: ir.Value) -> ir.Operation:
     """The coll.implements of collective `c` (an ir/ops.py view) over the
     program ending in `final`: what that program computes, with the
-    collective's own attributes, for coll-check-semantics."""
+    collective's own attributes, for coll-check-semantics; a float sum or
+    prod under the canonical order claims that order as well."""
     op = builders.implements(
         c.inputs, c.outputs, final, c.op.name[len("coll."):], kind=c.kind if c.HAS_KIND else None,
         devices=c.devices, to_device=getattr(c, "to_device", None), root=c.root,
         axes=cast(list[int], c.axes) or None,  # integers: the verifier checked them
         **c.arrays)
     op.attributes[Implements.LOWERED] = ir.UnitAttr.get()  # of this op, not of its function
+    # The order contract is claimed too (ir/ops.py ORDERS) where it fixes the
+    # bits: a max, or an integer sum, lowers alike under either contract.
+    elem = str(ir.MemRefType(c.inputs[0].type).element_type) if c.inputs else ""
+    if c.HAS_KIND and c.order == CANONICAL and elem in ELEMENTS and order_matters(c.kind, elem):
+        op.attributes["order"] = ir.StringAttr.get(CANONICAL)
     return op
 
 

@@ -213,10 +213,14 @@ irdl.dialect @coll {
   // Explicit level: coll.implements(inputs..., outputs..., token), the claim
   // that the program ending in `token` computes the collective named by `op`
   // ("all_reduce", ...) from inputs into outputs, with the collective's other
-  // attributes (kind, devices, to_device, root, axes). Its buffers carry no
-  // placement (a program on placed buffers names them through
-  // memref.memory_space_cast). coll-check-semantics proves it; the back ends
-  // erase it.
+  // attributes (kind, devices, to_device, root, axes). `order = "canonical"`
+  // claims the association too: every element of a sum or prod on floats is
+  // ((x_0 (+) x_1) (+) x_2) ... in device order, its f16/bf16 partials held in
+  // f32 and rounded once, at the end (the lowering of a float sum or prod under
+  // the default order sets it; absent or "any": only which inputs each element
+  // combines is claimed). Its buffers carry no placement (a program on placed
+  // buffers names them through memref.memory_space_cast). coll-check-semantics
+  // proves it; the back ends erase it.
   irdl.operation @implements {
     %inputs = irdl.base "!builtin.memref"
     %outputs = irdl.base "!builtin.memref"

@@ -492,6 +492,11 @@ class Implements(OpView):
     claim that the program ending in `token` computes the collective named
     by `op` ("all_reduce", ...) from inputs into outputs, with the
     collective's other attributes (kind, devices, to_device, root, axes).
+    `order = "canonical"` claims the association too: every element of a
+    sum or prod on floats is ((x_0 (+) x_1) (+) x_2) ... in device order,
+    its f16/bf16 partials held in f32 and rounded once, at the end (the
+    lowering of a float sum or prod under the default order sets it;
+    absent or "any": only which inputs each element combines is claimed).
     Its buffers carry no placement (a program on placed buffers names them
     through memref.memory_space_cast). coll-check-semantics proves it; the
     back ends erase it."""
@@ -507,6 +512,10 @@ class Implements(OpView):
     to_device = property(lambda self: attr_int(self.operation, "to_device"))
     root = property(lambda self: attr_int(self.operation, "root"))
     axes = property(lambda self: attr_ints(self.operation, "axes"))
+    # CANONICAL where the program claims the canonical order too (the
+    # lowering of a collective whose order is canonical sets it); None or
+    # ANY_ORDER: only which inputs each element combines is claimed.
+    order = property(lambda self: attr_str(self.operation, "order"))
     token = property(lambda self: None)  # it returns none
     final = property(lambda self: self.tokens[0])
     # Set by the lowering on the claim of a collective it lowered: a claim

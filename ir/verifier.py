@@ -617,6 +617,13 @@ class _Verifier:
             if kind is None or kind.value not in KINDS:
                 return self.error(op, f"unknown reduction kind {_get(attrs, 'kind')}; expected one of: "
                                       f"{', '.join(KINDS)}")
+        if "order" in attrs:
+            order = as_(ir.StringAttr, _get(attrs, "order"))
+            if order is None or order.value not in ORDERS:
+                return self.error(op, f"unknown order {_get(attrs, 'order')} for the claim; expected one of: "
+                                      f"{', '.join(ORDERS)}")
+            if "kind" not in attrs:
+                return self.error(op, "'order' applies to a claim of a reduction only; this claim has no 'kind'")
         claim = Implements.of(op)
         # As on the collective: a broadcast names its outputs' devices.
         cls = OPS.get("coll." + (claim.collective or ""))

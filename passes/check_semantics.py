@@ -13,8 +13,30 @@ be split or moved without touching its value:
 
 Items are sorted and the first has r = 0, so equal values compare equal. A
 copy moves pieces (s += distance); a combine merges the multisets of its
-aligned operand pieces. Both cost per piece, not per element: a program's
-pieces are its chunks. A strided view (a block along a non-leading axis,
+aligned operand pieces.
+
+A claim of the canonical order (`order = "canonical"`, ir/ops.py ORDERS)
+of a kind whose association changes the bits (sum, prod on floats) is
+followed as an ordered association instead: a combination is
+
+  (kind, s, items, rounded, broke)
+
+with its items in fold order, ((it0 (+) it1) (+) it2) ..., a nested
+partial that is not on the spine an item (-1, r, kind, items, rounded);
+the first two items are sorted (x0 (+) x1 and x1 (+) x0 are the same bits:
+IEEE addition and multiplication commute, association does not).
+`rounded` names the 16-bit type a combine rounded the partial to (None: held
+in the accumulator type, or a single contribution); `broke` is
+(op index, op, why, other op or None) of the first combine in its history
+whose result is no prefix x0 (+) .. (+) xk of the canonical fold (or that
+combines a partial already rounded: the contract rounds once, at the end),
+None where there is none. Appending to the spine costs as merging a
+multiset, per piece; an output is the canonical fold of the spec's sources
+(device order), compared with its multiset first, so that a wrong input is
+reported as before and a wrong association at the combine that made it.
+
+Both representations cost per piece, not per element: a program's pieces
+are its chunks. A strided view (a block along a non-leading axis,
 one op whatever its rows: collectives/emit.py) is followed run by run, so
 its op costs per row here (at most MAX_RUNS runs a view, past which the
 check says it cannot follow it): correct, but not O(1) per op.
@@ -45,8 +67,8 @@ from ..collectives.spec import aligned as _aligned
 from ..core.errors import PassError, warn
 from ..core.registry import register
 from ..ir.errors import Finding, Note
-from ..ir.kinds import KINDS
-from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, Combine, Copy, Implements, OpView, attr_ints, view
+from ..ir.kinds import ELEMENTS, KINDS, order_matters
+from ..ir.ops import CANONICAL, COLLECTIVE_NAMES, DATA_OPS, Combine, Copy, Implements, OpView, attr_ints, view
 from ..ir.types import device_of, token_type
 from ..ir.views import root_of
 from ..ir.walk import find_ops
@@ -129,7 +151,7 @@ def _opaque(v: Value) -> bool:
 
 
 def _moved(v: Value, d: int) -> Value:
-    return v if _opaque(v) else (v[0], v[1] + d, v[2])
+    return v if _opaque(v) else (v[0], v[1] + d) + v[2:]
 
 
 def _shifted(items: Sequence[tuple[Any, ...]], d: int) -> Sequence[tuple[Any, ...]]:
@@ -157,6 +179,122 @@ def _combined(kind: str | None, values: Iterable[Value]) -> Value:
     items.sort()
     first = items[0][1]
     return (kind, base + first, tuple(_shifted(items, -first)))
+
+
+# -- ordered values (a claim of the canonical order) --------------------------------
+# (op index, op, why, another op to note or None): where a value first left
+# the canonical association.
+Broke = tuple[int, ir.Operation, str, ir.Operation | None]
+
+
+def _fold(kind: str, values: Sequence[Value], rounds_to: str | None, at: tuple[int, ir.Operation] | None,
+          writers: Sequence[ir.Operation | None] = ()) -> Value:
+    """The ordered value of ((v0 (+) v1) (+) v2) ... (a combine's operands
+    in order: lhs, rhs...), held in a buffer of `rounds_to` (a 16-bit type
+    whose kernels combine in f32) or of the accumulator type (None). `at`:
+    (index, op) of the combine, recorded where the association breaks first
+    here; `writers`: the op that last wrote each operand (a rounding error
+    names it)."""
+    if len(values) == 1:
+        v = values[0]
+        return v if len(v) < 5 or rounds_to is None else v[:3] + (rounds_to, v[4])
+    broke: Broke | None = None
+    for v in values:
+        if len(v) > 4 and v[4] is not None and (broke is None or v[4][0] < broke[0]):
+            broke = v[4]  # the earliest op that broke it
+    # The operand that holds a partial rounded to 16 bits (named by the error).
+    rounded_at = next((k for k, v in enumerate(values) if len(v) > 4 and v[3] is not None), None)
+    spine: list[tuple[Any, ...]] = []  # its items, relative to `base` (the first at 0)
+    base = 0
+    for v in values:
+        kind_v, s, items = v[0], v[1], v[2]
+        rounded = v[3] if len(v) > 4 else None
+        if not (kind_v is None or (kind_v == kind and rounded is None)):
+            items = ((-1, 0, kind_v, items, rounded),)  # another kind, or a rounded partial: not on the spine
+        why = None
+        if not spine:
+            spine, base = list(items), s
+            continue
+        if len(spine) == 1 and len(items) == 1:  # the bottom of the fold: its operands commute
+            both = [(spine[0][0], base + spine[0][1]) + spine[0][2:], (items[0][0], s + items[0][1]) + items[0][2:]]
+            pair = sorted(both, key=lambda it: (it[0] >= 0, it[0], it[1], repr(it) if it[0] < 0 else ""))
+            base = pair[0][1]
+            spine = [(it[0], it[1] - base) + it[2:] for it in pair]
+            new = spine
+        elif len(spine) == 1:  # a contribution (+) a partial: the partial is the spine
+            new = [(spine[0][0], base + spine[0][1] - s) + spine[0][2:]]
+            spine, base = list(items) + new, s
+        elif len(items) == 1:
+            new = [(items[0][0], s + items[0][1] - base) + items[0][2:]]
+            spine += new
+        else:
+            spine.append((-1, s - base, kind_v, items, rounded))
+            why = "it combines two partial results, which reassociates the fold"
+        if broke is None and at is not None:
+            why = why or _off_prefix(spine, new)
+            if why is not None:
+                other = writers[rounded_at] if rounded_at is not None and rounded_at < len(writers) else None
+                broke = (at[0], at[1], why, other if "rounded" in why else None)
+    return (kind, base, tuple(spine), rounds_to if len(spine) > 1 else None, broke)
+
+
+def _off_prefix(spine: Sequence[tuple[Any, ...]], new: Sequence[tuple[Any, ...]]) -> str | None:
+    """Why a spine that items `new` just joined is no prefix x0 (+) x1
+    (+) .. of the canonical fold, or None."""
+    for it in new:
+        if it[0] < 0 and it[4] is not None:
+            return (f"it combines a partial result already rounded to {it[4]} (see the note): the canonical "
+                    "order rounds once, at the end; keep partials in the accumulator type "
+                    f"({ELEMENTS[it[4]].compute})")
+        if it[0] < 0:
+            return f"it combines a nested '{it[2]}' result into the fold"
+    k = len(spine) - 1
+    if k == 1 and [it[0] for it in spine] != [0, 1]:
+        return (f"it starts a partial with x{spine[0][0]} and x{spine[1][0]}; in device order a partial "
+                "starts with x0 and x1")
+    if k > 1 and spine[-1][0] != k:
+        return f"it adds x{spine[-1][0]} to the partial of x0 .. x{k - 1}; the next in device order is x{k}"
+    return None
+
+
+def _unordered(v: Value) -> Value:
+    """The multiset value of an ordered one (what it combines, not how)."""
+    if _opaque(v) or len(v) < 5:
+        return v
+    kind, s, items = v[0], v[1], v[2]
+    parts = [(None, s + it[1], ((it[0], 0),)) if it[0] >= 0
+             else _unordered((it[2], s + it[1], it[3], it[4], None)) for it in items]
+    return _combined(kind, parts)
+
+
+def _same(got: Value | None, want: Value | None) -> bool:
+    """Whether an output holds what it should: ordered values by their
+    association (where it was rounded aside: the output is the element
+    type, the one rounding)."""
+    if got is None or want is None or len(got) < 5 or len(want) < 5:
+        return got == want
+    return got[:3] == want[:3] and got[4] is None
+
+
+_SIGNS = {"sum": "+", "prod": "*"}
+
+
+def _fold_text(v: Value, a: int, b: int) -> str:
+    """An ordered value at [a, b) as its association, e.g.
+    '(x0[0:4] + x2[0:4]) + x1[0:4]', a partial rounded to bf16 as
+    'bf16(x0[0:4] + x1[0:4])'."""
+    kind, s, items = v[0], v[1], v[2]
+    sign = _SIGNS.get(kind, kind)
+    text = ""
+    for k, it in enumerate(items):
+        t = s + it[1]
+        if it[0] >= 0:
+            part = f"x{it[0]}[{a - t}:{b - t}]"
+        else:
+            part = _fold_text((it[2], t, it[3]), a, b)
+            part = f"{it[4]}({part})" if it[4] else f"({part})"
+        text = part if k == 0 else f"({text}) {sign} {part}" if k > 1 else f"{text} {sign} {part}"
+    return text
 
 
 def _describe(v: Value | None, a: int, b: int) -> str:
@@ -363,6 +501,14 @@ class _Claim:
         self.tail = tail  # ops after the claim that no claim covers
         self.in_tail = False
         self._resolver: Resolver | None = None
+        # The canonical order is claimed where it changes the bits (sum and
+        # prod on floats): values are then ordered associations (_fold).
+        elem = (str(ir.MemRefType(claim.inputs[0].type).element_type)
+                if claim.inputs and isinstance(claim.inputs[0].type, ir.MemRefType) else "")
+        self.ordered = (claim.order == CANONICAL and claim.kind in KINDS and elem in ELEMENTS
+                        and order_matters(claim.kind, elem))
+        self.applied = 0  # ops applied so far: which combine broke the order first
+        self.reported_order: set[ir.Operation | None] = set()  # combines reported for the order
 
     def report(self, loc: ir.Location | None, message: str, notes: Iterable[Note] = ()) -> None:
         if len(self.findings) < MAX_FINDINGS:
@@ -576,36 +722,72 @@ class _Claim:
 
     def combine(self, c: Combine) -> None:
         regions = [self.region(c.op, v) for v in c.inputs + [c.out]]
-        kind, writes, bad = c.kind, [], None
+        kind, writes, bad = cast(str, c.kind), [], None  # the verifier requires a kind
+        at: tuple[int, ir.Operation] | None = None
+        rounds_to: str | None = None
+        if self.ordered:
+            self.applied += 1
+            at = (self.applied, c.op)
+            out = str(ir.MemRefType(c.out.type).element_type)
+            rounds_to = out if out in ELEMENTS and ELEMENTS[out].compute else None
         for pos, n in _aligned([runs for _, runs in regions]):
             q = pos[-1]
             # Each input's pieces, moved to the output positions.
             per_input, cuts = [], {q, q + n}
             for (root, _), p, v in zip(regions, pos, c.inputs):
                 got = []
-                for a, b, val, _ in self.mem.read(root, p, p + n):
+                for a, b, val, w in self.mem.read(root, p, p + n):
                     if val is None:
                         bad = bad or (v, a, b)
                         val = self.missing(c.op)
-                    got.append((a + q - p, b + q - p, _moved(val, q - p)))
+                    got.append((a + q - p, b + q - p, _moved(val, q - p), w))
                     cuts.add(a + q - p)
                 per_input.append(got)
             bounds = sorted(cuts)
             idx = [0] * len(per_input)
             new = []
             for a, b in zip(bounds, bounds[1:]):
-                vals = []
+                vals, writers = [], []
                 for k, got in enumerate(per_input):
                     while got[idx[k]][1] <= a:
                         idx[k] += 1
                     vals.append(got[idx[k]][2])
-                v = next((x for x in vals if _opaque(x)), None) or _combined(kind, vals)
+                    writers.append(got[idx[k]][3])
+                v = next((x for x in vals if _opaque(x)), None)
+                if v is None:
+                    v = _fold(kind, vals, rounds_to, at, writers) if self.ordered else _combined(kind, vals)
                 new.append((a, b, v, c.op))
             writes.append(new)
         if bad and not self.in_tail:
             self.unwritten(c.op, *bad)
         for new in writes:
             self.mem.write(regions[-1][0], new)
+
+    def misordered(self, j: int, got: Value, want: Value, writer: ir.Operation | None,
+                   la: int, lb: int, a: int, b: int) -> None:
+        """Output #j [la, lb) combines the right inputs in another association
+        than the claimed canonical one: reported at the first combine that
+        broke it (once per combine)."""
+        broke = got[4] if len(got) > 4 else None
+        key = broke[1] if broke is not None else writer
+        if key in self.reported_order:
+            return
+        self.reported_order.add(key)
+        value = self.claim.outputs[j]
+        devs = self.out_devices
+        dev = f" on device {devs[j]}" if j < len(devs) and devs[j] is not None else ""
+        what = (f"output #{j} ({_name(value)}{dev}) [{la}, {lb}) holds {_fold_text(got, a, b)} but the claimed "
+                f"{self.claim.collective} (order = \"{CANONICAL}\") is {_fold_text(want, a, b)}")
+        notes: list[Note] = [(self.claim.location, "the claim")]
+        if broke is None:  # not expected: every combine records where it breaks the order
+            self.report(self.claim.location, f"{what}: the association differs", notes)
+            return
+        _, op, why, other = broke
+        if other is not None:
+            notes.insert(0, (other.location, f"this {other.name} rounded it"))
+        if writer is not None and writer != op:
+            notes.append((writer.location, f"output #{j} last written by this {writer.name}"))
+        self.report(op.location, f"{op.name} breaks the canonical order: {why}; {what}", notes)
 
     def check_output(self, j: int, region: Region, pieces: list[SpecPiece]) -> None:
         root, runs = region
@@ -625,11 +807,21 @@ class _Claim:
                     continue
                 base = p - logical  # position of logical element e: e + base
                 # No sources: the output keeps what it held (nothing writes it).
-                want = _combined(kind, [_leaf(i, base + d) for i, d in sources]) if sources else None
+                leaves = [_leaf(i, base + d) for i, d in sources]
+                want = (None if not sources else _fold(kind, leaves, None, None)
+                        if self.ordered and kind is not None and len(leaves) > 1 else _combined(kind, leaves))
                 for a, b, got, writer in self.mem.read(root, lo + base, hi + base):
-                    if got == want or got is POISON:  # poison: reported at its read
+                    if _same(got, want) or got is POISON:  # poison: reported at its read
                         continue
-                    w = (a - base, b - base, got, want, writer, a, b)
+                    said = want
+                    if self.ordered:  # the multiset first: a wrong input is said as without the order
+                        if (want is not None and len(want) > 4 and got is not None and not _opaque(got)
+                                and _unordered(got) == _unordered(want)):
+                            self.misordered(j, got, want, writer, a - base, b - base, a, b)
+                            continue
+                        got = None if got is None else _unordered(got)
+                        said = None if want is None else _unordered(want)
+                    w = (a - base, b - base, got, said, writer, a, b)
                     if wrong and wrong[-1][1] == w[0] and wrong[-1][2:5] == w[2:5]:
                         w = (wrong[-1][0],) + w[1:5] + (wrong[-1][5], b)
                         wrong[-1] = w

@@ -1,5 +1,6 @@
 """coll-check-semantics on lowered programs: every strategy, N and output
-kind passes (also after coll-shuffle), and a mutation test: every
+kind passes (also after coll-shuffle; a float sum in the canonical order it
+claims), and a mutation test: every
 single-operand substitution in a copy or combine (one buffer operand
 replaced by another buffer or view of the same type defined before it) is
 reported exactly when it changes what the program computes, as judged by an
@@ -44,6 +45,23 @@ def test_every_lowering_is_proved(ctx, strategy, n, to_device):
     for numel in (3, 64 * n + 5):  # with and without empty chunks
         m = lowered(n, strategy, to, numel)
         assert [op.name for op in body_ops(m)].count(Implements.NAME) == 1
+        assert check_module(m.operation) == []
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_every_lowering_is_proved_in_order(ctx, strategy, dtype):
+    """A float sum lowered under the canonical order claims it and is
+    proved in order: N up to 16, on every device or one outside the group,
+    with and without empty chunks, and shuffled."""
+    for n in range(1, 17):
+        for to in (None, n):
+            for numel in (3, 8 * n + 5):
+                m = lowered(n, strategy, to, numel, dtype=dtype)
+                (claim,) = [Implements.of(op) for op in body_ops(m) if op.name == Implements.NAME]
+                assert claim.order == "canonical"
+                assert check_module(m.operation) == []
+        shuffle(m.operation, n)
         assert check_module(m.operation) == []
 
 

@@ -51,3 +51,27 @@ func.func @broadcast_devices_per_output(%a: !a, %b0: !a, %b1: !a) {
   "coll.implements"(%a, %b0, %b1, %t) {op = "broadcast", root = 0, devices = array<i64: 0>, operandSegmentSizes = array<i32: 1, 2, 1>} : (!a, !a, !a, !coll.token) -> ()
   return
 }
+
+// -----
+!a = memref<4xf32>
+!d0 = memref<4xf32, #coll.device<0>>
+func.func @unknown_order(%a: !a, %b: !a) {
+  %x = memref.memory_space_cast %a : !a to !d0
+  %y = memref.memory_space_cast %b : !a to !d0
+  %t = "coll.copy"(%x, %y) : (!d0, !d0) -> !coll.token
+  // expected-error @+1 {{unknown order "fastest" for the claim; expected one of: canonical, any}}
+  "coll.implements"(%a, %b, %t) {op = "all_reduce", kind = "sum", order = "fastest", operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !coll.token) -> ()
+  return
+}
+
+// -----
+!a = memref<4xf32>
+!d0 = memref<4xf32, #coll.device<0>>
+func.func @order_without_kind(%a: !a, %b: !a) {
+  %x = memref.memory_space_cast %a : !a to !d0
+  %y = memref.memory_space_cast %b : !a to !d0
+  %t = "coll.copy"(%x, %y) : (!d0, !d0) -> !coll.token
+  // expected-error @+1 {{'order' applies to a claim of a reduction only; this claim has no 'kind'}}
+  "coll.implements"(%a, %b, %t) {op = "all_gather", order = "canonical", operandSegmentSizes = array<i32: 1, 1, 1>} : (!a, !a, !coll.token) -> ()
+  return
+}
