@@ -3,6 +3,7 @@ reads this table and imports a module only when its pass is used)."""
 
 PASSES = {
     "coll-ieee-minmax": "coll.lowering.cpu.ieee_minmax:ieee_minmax",
+    "coll-fp8-conversions": "coll.lowering.cpu.fp8:fp8_conversions",
     "coll-to-cpu": "coll.lowering.cpu.to_cpu:to_cpu",
     "coll-cpu-to-llvm": "coll.lowering.cpu.to_cpu:cpu_to_llvm",
     "coll-gpu-legalize-memcpy": "coll.lowering.gpu.legalize_memcpy:legalize_memcpy_pass",

@@ -27,11 +27,10 @@ from collections.abc import Collection, Iterator
 
 from mlir import ir
 from mlir.dialects import memref
-from mlir.passmanager import PassManager
 from mlir.rewrite import FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, walk_and_apply_patterns
 
 from ...core.errors import PassError
-from ...core.pipeline import run_pm
+from ...core.pipeline import build, run_pm
 from ...core.registry import choice, register
 from ...ir.ops import OPS, Alloc, Copy, Implements, Join, Wait
 from ...ir.ops import Combine as CombineView
@@ -301,7 +300,7 @@ def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", spl
           "the upstream passes of the cpu route (core/routes.py)", anchor="builtin.module")
 def cpu_to_llvm(module_op: ir.Operation) -> None:
     """memref/scf/vector/arith/func -> LLVM dialect, in place."""
-    pm = PassManager.parse(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
+    pm = build(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
     try:
         run_pm(pm, module_op, verify_each=False)
     except ir.MLIRError as e:  # type: ignore[attr-defined]  # (set on ir at load time; not in the stubs)
