@@ -1,0 +1,211 @@
+"""fp8 element types (f8E4M3FN, f8E5M2; ir/kinds.py): summed in f32 in
+device order ((x_0 + x_1) + x_2) ... and rounded once, bit for bit against
+ml_dtypes, on CPU-simulated devices and under MPI; their conversions
+(coll-fp8-conversions, lowering/cpu/fp8.py) against ml_dtypes; every bit
+pattern moved unchanged. (The lowering of an fp8 combine:
+tests/lit/cpu/fp8.mlir; what the verifier refuses: tests/lit/verify/fp8.mlir.)
+
+Covering design: every strategy of every reducing collective (from the
+registry), N = 2, 3, 5, 8, both fp8 types, a size that is no multiple of
+N nor of a vector (reduce_scatter: N chunks of an odd length).
+"""
+import ctypes
+
+import ml_dtypes
+import numpy as np
+import pytest
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+from mlir.runtime import get_ranked_memref_descriptor
+
+from coll.collectives import COLLECTIVES
+from coll.core.pipeline import build
+from coll.execution import check
+from coll.execution.signature import ArgSpec, as_array, from_stored, to_stored
+from coll.ir import make_context
+from coll.ir.generate import collective_module
+from coll.ir.kinds import ELEMENTS
+from coll.lowering import cpu
+from coll.lowering.cpu.route import CPU_TO_LLVM
+
+FP8 = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
+REDUCING = [cls for cls in COLLECTIVES if cls.HAS_KIND]
+FAMILIES = [(cls.short_name(), s) for cls in REDUCING for s in cls.runnable(cpu.BACKEND.capabilities)]
+NS = (2, 3, 5, 8)
+
+
+def inputs(n, numel, element, seed=0):
+    """n arrays of fp8 bit patterns over the type's range (its subnormals
+    too), so that other associations, or a rounding per hop, differ; some
+    sums overflow (E4M3FN: NaN, E5M2: inf) as the reference's do."""
+    rng = np.random.default_rng(seed)
+    lo, hi = np.log2(ELEMENTS[element].tiny) - 2, np.log2(ELEMENTS[element].max_finite) - 1
+    return [to_stored(rng.standard_normal(numel) * 2.0 ** rng.uniform(lo, hi, numel), element) for _ in range(n)]
+
+
+def attrs_of(op, n):
+    return {"root": (n - 1) // 2} if op == "reduce" else {"axis": 0} if op == "reduce_scatter" else {}
+
+
+def run(op, n, numel, element, strategy, backend=cpu, seed=0):
+    with make_context():
+        text = collective_module(op, n, [numel], element, strategy=strategy, **attrs_of(op, n))
+    xs = inputs(n, numel, element, seed)
+    size = numel // n if op == "reduce_scatter" else numel
+    ys = [np.zeros(size, np.uint8) for _ in range(1 if op == "reduce" else n)]
+    backend.compile(text).run(xs, ys)
+    return xs, ys
+
+
+def want_of(op, n, element, xs):
+    """The reference: the f32 device-order sum, rounded once with ml_dtypes."""
+    md = FP8[element]
+    acc = xs[0].view(md).astype(np.float32)
+    for x in xs[1:]:
+        acc = acc + x.view(md).astype(np.float32)
+    want = acc.astype(md).view(np.uint8)
+    assert np.array_equal(want, check.canonical("sum", element, xs))  # check.py's reference agrees
+    return np.split(want, n) if op == "reduce_scatter" else [want] * (1 if op == "reduce" else n)
+
+
+def cases():
+    for op, s in FAMILIES:
+        for n in NS:
+            for element in FP8:
+                numel = n * 131 if op == "reduce_scatter" else 1001
+                yield pytest.param(op, s, n, numel, element, id=f"{op}-{s}-n{n}-{element}")
+
+
+@pytest.mark.parametrize("op,strategy,n,numel,element", list(cases()))
+def test_every_strategy_is_the_f32_device_order_sum_rounded_once(op, strategy, n, numel, element):
+    xs, ys = run(op, n, numel, element, strategy)
+    wants = want_of(op, n, element, xs)
+    assert len(ys) == len(wants)
+    for y, w in zip(ys, wants):
+        assert np.array_equal(y, w), f"{int(np.sum(y != w))} of {w.size} elements differ"
+
+
+def test_a_rounding_per_hop_would_differ():
+    """The test can fail: rounding the partial sums to fp8 at every step
+    (what a ring without f32 partials does) changes many elements."""
+    for element, md in FP8.items():
+        xs = inputs(8, 1001, element)
+        acc = xs[0].view(md)
+        for x in xs[1:]:
+            acc = (acc.astype(np.float32) + x.view(md).astype(np.float32)).astype(md)
+        assert np.sum(acc.view(np.uint8) != want_of("all_reduce", 8, element, xs)[0]) > 50
+
+
+@pytest.mark.parametrize("element", FP8)
+def test_every_bit_pattern_moves_unchanged(element):
+    """all_gather, broadcast, all_to_all and permute copy bits: each of the
+    256 patterns (both zeros, subnormals, NaNs, E5M2's infinities) comes
+    out as it went in."""
+    bits = np.arange(256, dtype=np.uint8)
+    n = 2
+    with make_context():
+        texts = {
+            "all_gather": collective_module("all_gather", n, [256], element, axis=0),
+            "broadcast": collective_module("broadcast", n, [256], element, root=0),
+            "all_to_all": collective_module("all_to_all", n, [256], element, split_axis=0, concat_axis=0),
+            "permute": collective_module("permute", n, [256], element, pairs=[0, 1, 1, 0]),
+        }
+    xs = [bits.copy(), bits[::-1].copy()]
+    outs = {"all_gather": [np.concatenate(xs)] * n, "broadcast": [bits] * n,
+            "all_to_all": [np.concatenate([xs[0][:128], xs[1][:128]]), np.concatenate([xs[0][128:], xs[1][128:]])],
+            "permute": [xs[1], xs[0]]}
+    for op, text in texts.items():
+        want = outs[op]
+        ins = xs[:1] if op == "broadcast" else xs
+        ys = [np.zeros(w.size, np.uint8) for w in want]
+        cpu.compile(text).run([x.copy() for x in ins], ys)
+        assert all(np.array_equal(y, w) for y, w in zip(ys, want)), op
+
+
+def test_ml_dtypes_arrays_are_taken_as_their_bits():
+    spec = ArgSpec((16,), "f8E4M3FN")
+    x = np.linspace(-4, 4, 16).astype(ml_dtypes.float8_e4m3fn)
+    assert as_array(x, spec, "x0").dtype == np.uint8
+    with pytest.raises(ValueError, match=r"f8E4M3FN arrays are uint8 bit patterns or ml_dtypes.float8_e4m3fn"):
+        as_array(x.astype(ml_dtypes.float8_e5m2), spec, "x0")
+    assert np.array_equal(from_stored(x.view(np.uint8), "f8E4M3FN"), x.astype(np.float32))
+
+
+# -- the conversions --------------------------------------------------------------
+
+CONVERT = """
+func.func @ext(%a: memref<?x{t}>, %b: memref<?xf32>) attributes {{llvm.emit_c_interface}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x{t}>
+  scf.for %i = %c0 to %n step %c1 {{
+    %x = memref.load %a[%i] : memref<?x{t}>
+    %y = arith.extf %x : {t} to f32
+    memref.store %y, %b[%i] : memref<?xf32>
+  }}
+  return
+}}
+func.func @trunc(%a: memref<?xf32>, %b: memref<?x{t}>) attributes {{llvm.emit_c_interface}} {{
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %n step %c8 {{
+    %x = vector.load %a[%i] : memref<?xf32>, vector<8xf32>
+    %y = arith.truncf %x : vector<8xf32> to vector<8x{t}>
+    vector.store %y, %b[%i] : memref<?x{t}>, vector<8x{t}>
+  }}
+  return
+}}"""
+
+
+def _ptr(x):
+    return ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(x)))
+
+
+@pytest.mark.parametrize("element", FP8)
+def test_conversions_match_ml_dtypes_bit_for_bit(element):
+    """extf of all 256 patterns (scalar), truncf (vectors) of 2^21 random
+    f32 patterns, every f32 around the fp8 range's ends (subnormal, largest
+    finite, overflow), infinities and NaNs of both signs: the bits
+    ml_dtypes gives (round to nearest even; E4M3FN has no infinity: NaN)."""
+    md = FP8[element]
+    with make_context():
+        m = ir.Module.parse(CONVERT.format(t=element))
+        build("builtin.module(" + ",".join(CPU_TO_LLVM) + ")").run(m.operation)
+        engine = ExecutionEngine(m, opt_level=2)
+    bits = np.arange(256, dtype=np.uint8)
+    got = np.zeros(256, np.float32)
+    engine.invoke("ext", _ptr(bits), _ptr(got))
+    assert np.array_equal(got.view(np.uint32), bits.view(md).astype(np.float32).view(np.uint32))
+    rng = np.random.default_rng(1)
+    tiny, big = ELEMENTS[element].tiny, ELEMENTS[element].max_finite
+    edges = [np.float32(v).view(np.uint32) for v in (tiny * ELEMENTS[element].eps / 2, tiny, big, big * 1.1)]
+    f = np.concatenate([rng.integers(0, 2 ** 32, 1 << 21, dtype=np.uint64).astype(np.uint32)]
+                       + [np.arange(int(e) - 4096, int(e) + 4096, dtype=np.uint32) for e in edges]
+                       + [np.array([0, 0x7F800000, 0x7FC00000, 0x7F800001, 0x7FFFFFFF], np.uint32)])
+    f = np.concatenate([f, f ^ np.uint32(0x80000000)])
+    f = f[:len(f) // 8 * 8].view(np.float32).copy()
+    out = np.zeros(f.size, np.uint8)
+    engine.invoke("trunc", _ptr(f), _ptr(out))
+    want = f.astype(md).view(np.uint8)
+    bad = np.nonzero(out != want)[0]
+    assert bad.size == 0, (f"{bad.size} differ, e.g. f32 {f[bad[:4]].view(np.uint32)}: got {out[bad[:4]]}, "
+                           f"want {want[bad[:4]]}")
+
+
+# -- MPI ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,strategy,n,element", [("all_reduce", "ring", 3, "f8E4M3FN"),
+                                                   ("all_reduce", "rhd", 4, "f8E5M2"),
+                                                   ("reduce_scatter", "ring", 4, "f8E5M2"),
+                                                   ("reduce", "tree", 2, "f8E4M3FN")])
+def test_mpi_ranks_get_the_f32_device_order_bits(op, strategy, n, element):
+    """Under mpirun, fp8 messages are bytes and the ring's f32 partials
+    f32 messages; the bits are still the device-order f32 sum's."""
+    from coll.lowering import mpi
+    ok, why = mpi.available()
+    if not ok:
+        pytest.skip(why)
+    numel = n * 129 if op == "reduce_scatter" else 1001
+    xs, ys = run(op, n, numel, element, strategy, backend=mpi, seed=5)
+    assert all(np.array_equal(y, w) for y, w in zip(ys, want_of(op, n, element, xs)))
