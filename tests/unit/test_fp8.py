@@ -209,3 +209,30 @@ def test_mpi_ranks_get_the_f32_device_order_bits(op, strategy, n, element):
     numel = n * 129 if op == "reduce_scatter" else 1001
     xs, ys = run(op, n, numel, element, strategy, backend=mpi, seed=5)
     assert all(np.array_equal(y, w) for y, w in zip(ys, want_of(op, n, element, xs)))
+
+
+@pytest.mark.parametrize("element", FP8)
+def test_mpi_exe_fills_rank_plus_one_as_fp8(element, tmp_path):
+    """coll-build --emit=mpi-exe: the default inputs, rank + 1, are fp8
+    bits (lowering/mpi/exe.py fp8_of); 3 ranks sum to 6 in every element."""
+    import subprocess
+    import sys
+
+    from coll.lowering import mpi
+    from coll.lowering.mpi.toolchain import find
+    ok, why = mpi.available()
+    if not ok:
+        pytest.skip(why)
+    with make_context():
+        text = collective_module("all_reduce", 3, [100], element, strategy="ring")
+    src, exe = tmp_path / "p.mlir", tmp_path / "p"
+    src.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe", "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(mpi.mpirun_command(find(), 3) + [str(exe), "--out", "out"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(3):
+        got = np.fromfile(tmp_path / f"out{rank}.bin", np.uint8)
+        assert np.array_equal(got, np.full(100, 6.0).astype(FP8[element]).view(np.uint8))
