@@ -68,6 +68,12 @@ class Element:
         """The element type a buffer holds in memory: i1 is stored as i8."""
         return "i8" if self.name == "i1" else self.name
 
+    @property
+    def llvm(self) -> str:
+        """The LLVM IR type that holds it: LLVM has no fp8 type, so fp8
+        is loaded and stored as i8 (and bitcast); the stored type else."""
+        return "i8" if not self.integer and self.bytes == 1 else self.stored
+
 
 ELEMENTS = {e.name: e for e in (
     Element("f16", 2, "float16", False, 2.0 ** -10, 2.0 ** -14, "f32", 15),

@@ -236,3 +236,98 @@ def test_mpi_exe_fills_rank_plus_one_as_fp8(element, tmp_path):
     for rank in range(3):
         got = np.fromfile(tmp_path / f"out{rank}.bin", np.uint8)
         assert np.array_equal(got, np.full(100, 6.0).astype(FP8[element]).view(np.uint8))
+
+
+# -- GPU (no GPU here: the kernels on the CPU, the route on the emulator, the PTX through ptxas) --
+
+@pytest.mark.parametrize("element", FP8)
+@pytest.mark.parametrize("n,offsets", [(203, (0, 0, 0, 0)), (77, (1, 0, 3, 2))])
+def test_gpu_kernel_sums_in_f32_and_rounds_once(element, n, offsets):
+    """The combine kernel of three fp8 inputs, run thread by thread on the
+    CPU (gpu_emulator.Kernels): vectors of 16 fp8 (i8 loads, bitcast) and
+    the scalar head and tail; a chain's first kernel writes the f32
+    accumulator, its last reads it."""
+    from gpu_emulator import Kernels
+
+    from coll.lowering.gpu import kernels as gpu_kernels
+    kernels = Kernels()
+    xs = inputs(3, 256, element, seed=n)
+    want = np.zeros(256, np.uint8)
+    want[offsets[3]:offsets[3] + n] = want_of("all_reduce", 3, element, [x[o:o + n] for x, o in zip(xs, offsets)])[0]
+    out = np.zeros(256, np.uint8)
+    kernels.run_one(gpu_kernels.kernel_name("sum", element, 3), xs + [out], offsets, n)
+    assert np.array_equal(out, want)
+    first = gpu_kernels.Kernel.make("sum", element, 2, acc_out=True)
+    last = gpu_kernels.Kernel.make("sum", element, 2, acc_in=True)
+    assert gpu_kernels.Kernel.parse(last.name) == last
+    acc, out2 = np.zeros(256, np.float32), np.zeros(256, np.uint8)
+    kernels.run_one(first.name, xs[:2] + [acc], offsets[:2] + (offsets[3],), n)
+    kernels.run_one(last.name, [acc, xs[2], out2], (offsets[3], offsets[2], offsets[3]), n)
+    assert np.array_equal(out2, want)
+
+
+def test_gpu_fp8_kernels_assemble_with_ptxas(tmp_path):
+    """Every fp8 kernel shape (contiguous and strided, the f32-accumulator
+    ends of a chain) through gpu-lower-to-nvvm-pipeline and ptxas for sm_90."""
+    import shutil
+    import subprocess
+
+    from coll.lowering.gpu import kernels as gpu_kernels
+    from coll.lowering.gpu import nvvm
+    if not shutil.which("ptxas"):
+        pytest.skip("ptxas is not on PATH")
+    kernels = [k for k in gpu_kernels.every_kernel() if k.elem in FP8 and k.arity in (2, 3, gpu_kernels.MAX_ARITY)]
+    assert {k.kind for k in kernels} == {"sum", "prod", "max", "min"} and any(k.acc_in for k in kernels)
+    with ir.Context():
+        target = f'#nvvm.target<O = 3, chip = "sm_90", features = "{gpu_kernels.features_for("sm_90")}">'
+        m = ir.Module.parse("module attributes {gpu.container_module} { gpu.module @coll_kernels "
+                            f"[{target}] {{\n" + "\n".join(gpu_kernels.gpu_func_text(k) for k in kernels) + "\n} }")
+        nvvm.lower_to_llvm(m.operation, "sm_90", "isa")
+        ptx = nvvm.ptx_text(m.operation)
+    path = tmp_path / "fp8.ptx"
+    path.write_text(ptx)
+    r = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", "/dev/null"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert all(f".entry {k.name}(" in ptx for k in kernels)
+
+
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory):
+    from gpu_emulator import Emulator
+    return Emulator(tmp_path_factory.mktemp("emu_fp8"))
+
+
+@pytest.mark.parametrize("op,strategy,element", [("all_reduce", "ring", "f8E4M3FN"), ("all_reduce", "rhd", "f8E5M2"),
+                                                 ("all_reduce", "oneshot", "f8E5M2"),
+                                                 ("reduce_scatter", "ring", "f8E5M2"),
+                                                 ("reduce", "tree", "f8E4M3FN"), ("all_gather", "ring", "f8E4M3FN")])
+def test_gpu_route_on_the_emulator(emu, tmp_path, op, strategy, element):
+    """The GPU route (coll-to-gpu, NVVM, the host library) on the emulator
+    of libmlir_cuda_runtime.so, 3 devices, two stream orders: the bits of
+    the f32 device-order sum rounded once (all_gather: the bits moved)."""
+    from coll.lowering.gpu.nvvm import compile_module
+    from coll.lowering.gpu.to_gpu import to_gpu
+    from coll.passes.lower_collectives import lower_collectives
+    n, numel = 3, 3 * 67
+    with make_context():
+        text = collective_module(op, n, [numel], element, strategy=strategy, **attrs_of(op, n))
+        if strategy == "oneshot":
+            text = text.replace("module {", "module attributes {coll.peer_access} {", 1)
+        m = ir.Module.parse(text)
+        lower_collectives(m.operation)
+        to_gpu(m.operation)
+        f = m.body.operations[0]
+        ws = ir.IntegerAttr(f.attributes["coll.workspace_bytes"]).value if "coll.workspace_bytes" in f.attributes \
+            else 0
+        path = tmp_path / "libprog.so"
+        compile_module(m.operation, path, fmt="isa", runtime_dir=emu.dir)
+    xs = inputs(n, numel, element, seed=7)
+    if op == "all_gather":
+        wants = [np.concatenate(xs)] * n
+    else:
+        wants = want_of(op, n, element, xs)
+    for seed in (0, 1):
+        ys = [np.zeros(w.size, np.uint8) for w in wants]
+        extra = [np.zeros(ws, np.uint8)] if ws else []
+        emu.run(path, op, [x.copy() for x in xs] + ys + extra, seed=seed)
+        assert all(np.array_equal(y, w) for y, w in zip(ys, wants)), f"seed {seed}"
