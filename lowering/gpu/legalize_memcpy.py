@@ -8,7 +8,7 @@ from mlir.dialects import llvm
 
 from ...core.errors import PassError
 from ...core.registry import register
-from ...ir.kinds import ELEMENTS
+from ..stored_types import llvm_element
 from ...ir.walk import find_ops
 
 KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
@@ -42,10 +42,8 @@ def _identity_view(v: ir.Value) -> ir.Value:
         shift, index = [llvm.mlir_constant(ir.IntegerAttr.get(i64, offset))], [KDYNAMIC]
     else:
         shift, index = [], [offset]
-    name = str(mt.element_type)  # fp8: i8 (LLVM has no fp8 type; ir/kinds.py Element.llvm)
-    held = ir.Type.parse(ELEMENTS[name].llvm) if name in ELEMENTS and not ELEMENTS[name].integer else mt.element_type
     start = llvm.getelementptr(ptr, aligned, shift, ir.DenseI32ArrayAttr.get(index),
-                               ir.TypeAttr.get(held),
+                               ir.TypeAttr.get(llvm_element(mt.element_type)),
                                ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))
     out = llvm.insertvalue(d, start, ir.DenseI64ArrayAttr.get([1]))
     out = llvm.insertvalue(out, llvm.mlir_constant(ir.IntegerAttr.get(i64, 0)),
