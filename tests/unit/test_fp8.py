@@ -2,7 +2,8 @@
 device order ((x_0 + x_1) + x_2) ... and rounded once, bit for bit against
 ml_dtypes, on CPU-simulated devices and under MPI; their conversions
 (coll-fp8-conversions, lowering/cpu/fp8.py) against ml_dtypes; every bit
-pattern moved unchanged. (The lowering of an fp8 combine:
+pattern moved unchanged; the GPU kernels and route without a GPU. (MPI:
+test_mpi_fp8.py; the lowering of an fp8 combine:
 tests/lit/cpu/fp8.mlir; what the verifier refuses: tests/lit/verify/fp8.mlir.)
 
 Covering design: every strategy of every reducing collective (from the
@@ -14,6 +15,7 @@ import ctypes
 import ml_dtypes
 import numpy as np
 import pytest
+from fp8_cases import FP8, attrs_of, inputs, run, want_of
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import get_ranked_memref_descriptor
@@ -21,51 +23,16 @@ from mlir.runtime import get_ranked_memref_descriptor
 from coll.collectives import COLLECTIVES
 from coll.core.pipeline import build
 from coll.execution import check
-from coll.execution.signature import ArgSpec, as_array, from_stored, to_stored
+from coll.execution.signature import ArgSpec, as_array, from_stored
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.kinds import ELEMENTS
 from coll.lowering import cpu
 from coll.lowering.cpu.route import CPU_TO_LLVM
 
-FP8 = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
 REDUCING = [cls for cls in COLLECTIVES if cls.HAS_KIND]
 FAMILIES = [(cls.short_name(), s) for cls in REDUCING for s in cls.runnable(cpu.BACKEND.capabilities)]
 NS = (2, 3, 5, 8)
-
-
-def inputs(n, numel, element, seed=0):
-    """n arrays of fp8 bit patterns over the type's range (its subnormals
-    too), so that other associations, or a rounding per hop, differ; some
-    sums overflow (E4M3FN: NaN, E5M2: inf) as the reference's do."""
-    rng = np.random.default_rng(seed)
-    lo, hi = np.log2(ELEMENTS[element].tiny) - 2, np.log2(ELEMENTS[element].max_finite) - 1
-    return [to_stored(rng.standard_normal(numel) * 2.0 ** rng.uniform(lo, hi, numel), element) for _ in range(n)]
-
-
-def attrs_of(op, n):
-    return {"root": (n - 1) // 2} if op == "reduce" else {"axis": 0} if op == "reduce_scatter" else {}
-
-
-def run(op, n, numel, element, strategy, backend=cpu, seed=0):
-    with make_context():
-        text = collective_module(op, n, [numel], element, strategy=strategy, **attrs_of(op, n))
-    xs = inputs(n, numel, element, seed)
-    size = numel // n if op == "reduce_scatter" else numel
-    ys = [np.zeros(size, np.uint8) for _ in range(1 if op == "reduce" else n)]
-    backend.compile(text).run(xs, ys)
-    return xs, ys
-
-
-def want_of(op, n, element, xs):
-    """The reference: the f32 device-order sum, rounded once with ml_dtypes."""
-    md = FP8[element]
-    acc = xs[0].view(md).astype(np.float32)
-    for x in xs[1:]:
-        acc = acc + x.view(md).astype(np.float32)
-    want = acc.astype(md).view(np.uint8)
-    assert np.array_equal(want, check.canonical("sum", element, xs))  # check.py's reference agrees
-    return np.split(want, n) if op == "reduce_scatter" else [want] * (1 if op == "reduce" else n)
 
 
 def cases():
@@ -213,51 +180,6 @@ def test_conversions_match_ml_dtypes_bit_for_bit(element):
     bad = np.nonzero(out != want)[0]
     assert bad.size == 0, (f"{bad.size} differ, e.g. f32 {f[bad[:4]].view(np.uint32)}: got {out[bad[:4]]}, "
                            f"want {want[bad[:4]]}")
-
-
-# -- MPI ----------------------------------------------------------------------------
-
-@pytest.mark.parametrize("op,strategy,n,element", [("all_reduce", "ring", 3, "f8E4M3FN"),
-                                                   ("all_reduce", "rhd", 4, "f8E5M2"),
-                                                   ("reduce_scatter", "ring", 4, "f8E5M2"),
-                                                   ("reduce", "tree", 2, "f8E4M3FN")])
-def test_mpi_ranks_get_the_f32_device_order_bits(op, strategy, n, element):
-    """Under mpirun, fp8 messages are bytes and the ring's f32 partials
-    f32 messages; the bits are still the device-order f32 sum's."""
-    from coll.lowering import mpi
-    ok, why = mpi.available()
-    if not ok:
-        pytest.skip(why)
-    numel = n * 129 if op == "reduce_scatter" else 1001
-    xs, ys = run(op, n, numel, element, strategy, backend=mpi, seed=5)
-    assert all(np.array_equal(y, w) for y, w in zip(ys, want_of(op, n, element, xs)))
-
-
-@pytest.mark.parametrize("element", FP8)
-def test_mpi_exe_fills_rank_plus_one_as_fp8(element, tmp_path):
-    """coll-build --emit=mpi-exe: the default inputs, rank + 1, are fp8
-    bits (lowering/mpi/exe.py fp8_of); 3 ranks sum to 6 in every element."""
-    import subprocess
-    import sys
-
-    from coll.lowering import mpi
-    from coll.lowering.mpi.toolchain import find
-    ok, why = mpi.available()
-    if not ok:
-        pytest.skip(why)
-    with make_context():
-        text = collective_module("all_reduce", 3, [100], element, strategy="ring")
-    src, exe = tmp_path / "p.mlir", tmp_path / "p"
-    src.write_text(text)
-    r = subprocess.run([sys.executable, "-m", "coll.tools.coll_build", str(src), "--emit=mpi-exe", "-o", str(exe)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run(mpi.mpirun_command(find(), 3) + [str(exe), "--out", "out"], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL)
-    assert r.returncode == 0, r.stdout + r.stderr
-    for rank in range(3):
-        got = np.fromfile(tmp_path / f"out{rank}.bin", np.uint8)
-        assert np.array_equal(got, np.full(100, 6.0).astype(FP8[element]).view(np.uint8))
 
 
 # -- GPU (no GPU here: the kernels on the CPU, the route on the emulator, the PTX through ptxas) --
