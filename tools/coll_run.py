@@ -82,8 +82,8 @@ from coll.frontends import FRONTENDS
 from coll.frontends.spmd import collective_of
 from coll.frontends.stablehlo_xla import XlaError
 from coll.ir import STRATEGIES, make_context
-from coll.ir.kinds import ELEMENTS
 from coll.ir.errors import LocatedError, MLIRError
+from coll.ir.kinds import ELEMENTS
 from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
 

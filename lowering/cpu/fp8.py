@@ -65,7 +65,7 @@ class _Builder:
     def c(self, v: int | float, t: ir.Type | None = None) -> ir.Value:
         t = t or self.i32
         s = _scalar(t)
-        a = ir.FloatAttr.get(s, v) if isinstance(s, ir.F32Type) else ir.IntegerAttr.get(s, v)
+        a = ir.FloatAttr.get(s, float(v)) if isinstance(s, ir.F32Type) else ir.IntegerAttr.get(s, int(v))
         if isinstance(t, ir.VectorType):
             return arith.constant(t, ir.DenseElementsAttr.get_splat(t, a))
         return arith.constant(t, a)

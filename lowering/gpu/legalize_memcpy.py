@@ -8,8 +8,8 @@ from mlir.dialects import llvm
 
 from ...core.errors import PassError
 from ...core.registry import register
-from ..stored_types import llvm_element
 from ...ir.walk import find_ops
+from ..stored_types import llvm_element
 
 KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
 KDYNAMIC_LIMIT = 1 << 31  # constant indices are i32
