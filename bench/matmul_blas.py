@@ -111,6 +111,7 @@ def transform_matmul(n: int) -> Callable[[list[np.ndarray]], None]:
     from mlir.passmanager import PassManager
     from mlir.runtime import get_ranked_memref_descriptor
 
+    from coll.core.pipeline import build
     from coll.lowering.cpu.route import CPU_TO_LLVM
     ctx = ir.Context()
     with ctx:
@@ -121,7 +122,7 @@ def transform_matmul(n: int) -> Callable[[list[np.ndarray]], None]:
                 op.operation.erase()
         passes = list(CPU_TO_LLVM)
         passes.insert(passes.index("reconcile-unrealized-casts"), "convert-ub-to-llvm")  # vector's ub.poison
-        PassManager.parse(f"builtin.module({','.join(passes)})").run(m.operation)
+        build(f"builtin.module({','.join(passes)})").run(m.operation)  # CPU_TO_LLVM holds a coll pass
         engine = ExecutionEngine(m, opt_level=3)
 
     def call(arrays: list[np.ndarray]) -> None:

@@ -13,7 +13,6 @@ import ctypes
 import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
-from mlir.passmanager import PassManager
 from mlir.runtime import get_ranked_memref_descriptor
 
 from coll.core import routes
@@ -63,7 +62,7 @@ def test_collapsed_and_tiled_loops_compute_the_ops():
         # 5 ops, each a tile loop around a 1-D loop of 256 elements.
         assert len(loops) == 10
         assert all(len(loop.regions[0].blocks[0].arguments) == 1 for loop in loops)
-        PassManager.parse(routes.pipeline(["convert-scf-to-cf"] + list(cpu.CPU_TO_LLVM))).run(m.operation)
+        run(m.operation, routes.pipeline(["convert-scf-to-cf"] + list(cpu.CPU_TO_LLVM)))  # (a coll pass in it)
         engine = ExecutionEngine(m, opt_level=0)
     rng = np.random.default_rng(3)
     a, b = rng.random((7, 5), np.float32), rng.random((5, 3), np.float32)
