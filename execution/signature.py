@@ -56,7 +56,7 @@ def from_bf16(bits: npt.ArrayLike) -> np.ndarray:
 def ml_dtype(element: str) -> np.dtype | None:
     """The ml_dtypes dtype whose bits an element stored as bit patterns
     (bf16, fp8) has, else None. Imports ml_dtypes (a dependency)."""
-    name = ELEMENTS[element].ml_dtype
+    name = ELEMENTS[element].ml_dtype if element in ELEMENTS else ""  # (numpy names too: float32)
     if not name:
         return None
     import ml_dtypes
@@ -72,7 +72,7 @@ def to_stored(values: npt.ArrayLike, element: str) -> np.ndarray:
     ml = ml_dtype(element)
     with np.errstate(over="ignore", invalid="ignore"):
         if ml is None:
-            return np.asarray(values).astype(NUMPY_DTYPES[element])
+            return np.asarray(values).astype(NUMPY_DTYPES.get(element, element))
         return np.asarray(values).astype(ml).view(NUMPY_DTYPES[element])
 
 
