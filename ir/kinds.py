@@ -55,6 +55,7 @@ class Element:
     compute: str = ""  # the type a kernel combines it in ('' = itself)
     max_exponent: int = 0  # floats: the largest finite value is (2 - eps) * 2^max_exponent ...
     largest: float = 0.0   # ... unless given here (f8E4M3FN: 448, its all-ones pattern is NaN)
+    infinities: bool = True  # floats: whether it has them (f8E4M3FN: overflow is NaN)
     # The ml_dtypes type of the same bits, where numpy has none: an array of
     # it is taken as its bit patterns, and the reference rounds with it.
     ml_dtype: str = ""
@@ -80,7 +81,7 @@ ELEMENTS = {e.name: e for e in (
     Element("bf16", 2, "uint16", False, 2.0 ** -7, 2.0 ** -126, "f32", 127, ml_dtype="bfloat16"),
     # OCP fp8: E4M3FN has no infinities (overflow and inf round to NaN,
     # S.1111.111), E5M2 is IEEE-like. Combined in f32, rounded once.
-    Element("f8E4M3FN", 1, "uint8", False, 2.0 ** -3, 2.0 ** -6, "f32", 8, 448.0, "float8_e4m3fn"),
+    Element("f8E4M3FN", 1, "uint8", False, 2.0 ** -3, 2.0 ** -6, "f32", 8, 448.0, False, "float8_e4m3fn"),
     Element("f8E5M2", 1, "uint8", False, 2.0 ** -2, 2.0 ** -14, "f32", 15, ml_dtype="float8_e5m2"),
     Element("f32", 4, "float32", False, 2.0 ** -23, 2.0 ** -126, "", 127),
     Element("f64", 8, "float64", False, 2.0 ** -52, 2.0 ** -1022, "", 1023),

@@ -36,7 +36,7 @@ class _Format:
         e = ELEMENTS[name]
         self.m = -int(math.log2(e.eps))       # mantissa bits
         self.bias = 1 - int(math.log2(e.tiny))
-        self.finite_only = bool(e.largest)    # E4M3FN: no infinities
+        self.finite_only = not e.infinities   # E4M3FN
         # The first code past the finite ones (magnitude bits): infinity
         # (E5M2, S.11111.00), or NaN (E4M3FN, S.1111.111): where overflow goes.
         self.inf_code = 0x7F if self.finite_only else (0x7F >> self.m) << self.m
