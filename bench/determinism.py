@@ -1,16 +1,18 @@
 """Determinism of the reductions (issue 37): every allreduce strategy, under
 the default order contract and under order = "any", against numpy's
-device-order sum ((x_0 + x_1) + x_2) ..., f16/bf16 accumulated in f32 and
+device-order sum ((x_0 + x_1) + x_2) ..., f16/bf16/fp8 accumulated in f32 and
 rounded once (execution/check.py canonical), bit for bit; its error against
 the float64 sum; and the time of the fastest strategy of each contract.
 
 Inputs: N random arrays over 16 binades (standard normal times 2^k, k in
-[-8, 8)), so an association other than device order rounds differently
+[-8, 8); fp8: k within its range, clear of its subnormals and of overflow
+at N), so an association other than device order rounds differently
 somewhere. Per point (N, element type, bytes per device) and strategy, for
 each contract: `differ`, the elements of the worst replica whose bits are
 not the canonical ones (goal: 0 under the default contract); `err`, the
 worst |y - s| / (eps * sum_i |x_i|) against the float64 sum s (a recursive
-sum is bounded by N - 1); `ms`, the best of --rounds calls (the calling
+sum is bounded by N - 1; one rounding at the end, as f16/bf16/fp8 have
+under the contract, by 0.5 up to the f32 sums' own error); `ms`, the best of --rounds calls (the calling
 thread's CPU time: a shared machine's other processes are left out). The
 strategies that lower alike under both contracts (naive, all2all, oneshot,
 twoshot: one combine in device order) run once. The summary gives, per
@@ -22,7 +24,7 @@ median times from one mpirun per point (interleaved; naive, all2all run
 once, as on the CPU), the fastest
 canonical over the fastest any-order (goal: <= 1.2 from 1 MiB per rank).
 
-  python bench/determinism.py [--devices 2 4 8] [--kib 1 64 1024 16384] [--types f32 bf16 f16]
+  python bench/determinism.py [--devices 2 4 8] [--kib 1 64 1024 16384] [--types f32 bf16 f16 f8E4M3FN f8E5M2]
                               [--full] [--rounds 3] [--naive-max-kib 16384] [--json out.json]
                               [--mpi [--mpi-ranks 2 3 4] [--mpi-numel 4099 262144 4194304] [--mpi-types f32]]
 
@@ -36,7 +38,7 @@ import numpy as np
 from coll.analysis.cost_model import load_profile
 from coll.collectives import AllReduce
 from coll.execution import check
-from coll.execution.signature import NUMPY_DTYPES, from_bf16, to_bf16
+from coll.execution.signature import to_stored
 from coll.ir import make_context
 from coll.ir.generate import collective_module
 from coll.ir.kinds import ELEMENTS
@@ -51,18 +53,26 @@ SAME_UNDER_BOTH = ("naive", "all2all", "oneshot", "twoshot")
 PEER = [s for s in AllReduce.STRATEGIES if AllReduce.needs(s)]  # not on MPI ranks
 
 
+TYPES = [n for n, e in ELEMENTS.items() if not e.integer and n != "f64"]  # f16, bf16, fp8, f32
+
+
 def inputs(n, numel, element, seed=0):
-    """n arrays over 16 binades, stored as `element` is (bf16: uint16 bits)."""
+    """n arrays over 16 binades (fp8: the binades of its range clear of its
+    subnormals and, summed over n, of overflow), stored as `element` is
+    (bf16, fp8: bits)."""
+    e = ELEMENTS[element]
+    lo = max(-8, int(np.log2(e.tiny)) + 3)
+    hi = min(8, int(np.log2(e.max_finite)) - int(np.ceil(np.log2(n))) - 3)
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
-        v = rng.standard_normal(numel) * 2.0 ** rng.integers(-8, 8, numel)
-        out.append(to_bf16(v.astype(np.float32)) if element == "bf16" else v.astype(NUMPY_DTYPES[element]))
+        v = rng.standard_normal(numel) * 2.0 ** rng.integers(lo, hi, numel)
+        out.append(to_stored(v.astype(np.float32) if element == "bf16" else v, element))
     return out
 
 
 def as_f64(a, element):
-    return from_bf16(a).astype(np.float64) if element == "bf16" else a.astype(np.float64)
+    return check.as_float(a, element)
 
 
 def module(n, numel, element, strategy, order):
@@ -189,7 +199,7 @@ def main():
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--devices", type=count(), nargs="+", default=[2, 4, 8])
     p.add_argument("--kib", type=count(), nargs="+", default=[1, 64, 1024, 16384])
-    p.add_argument("--types", nargs="+", default=["f32", "bf16", "f16"], choices=["f32", "bf16", "f16"])
+    p.add_argument("--types", nargs="+", default=TYPES, choices=TYPES)
     p.add_argument("--full", action="store_true", help="N = 2..8, 1 KiB .. 64 MiB")
     p.add_argument("--rounds", type=count(), default=3)
     p.add_argument("--naive-max-kib", type=count(), default=16384,
@@ -198,38 +208,41 @@ def main():
     p.add_argument("--mpi-ranks", type=count(), nargs="+", default=[2, 3, 4])
     p.add_argument("--mpi-numel", type=count(), nargs="+", default=[4099, 1 << 18, 1 << 22],
                    help="elements per rank under MPI (4099: where auto picked tree; 1 and 16 MiB of f32)")
-    p.add_argument("--mpi-types", nargs="+", default=["f32"], choices=["f32", "bf16", "f16"])
+    p.add_argument("--mpi-types", nargs="+", default=["f32"], choices=TYPES)
     p.add_argument("--json", type=output_path(), default=None)
     a = p.parse_args()
     if a.full:
         a.devices, a.kib = list(range(2, 9)), [4 ** k for k in range(9)]
-    print(f"{'N':>2} {'type':>4} {'KiB':>6} {'strategy':>8} {'order':>9} {'differ':>7} {'err/eps':>8} {'ms':>9}")
+    print(f"{'N':>2} {'type':>8} {'KiB':>6} {'strategy':>8} {'order':>9} {'differ':>7} {'err/eps':>8} {'ms':>9}")
     rows, summary = [], []
     for n in a.devices:
         for kib in a.kib:
             for element in a.types:
                 got, picks = point(n, kib, element, a.rounds, a.naive_max_kib)
                 for r in got:
-                    print(f"{r['n']:>2} {r['type']:>4} {r['kib']:>6} {r['strategy']:>8} {r['order']:>9} "
+                    print(f"{r['n']:>2} {r['type']:>8} {r['kib']:>6} {r['strategy']:>8} {r['order']:>9} "
                           f"{r['differ']:>7} {r['err_eps']:>8.3f} {r['ms']:>9.3f}", flush=True)
                 rows += got
                 summary.append(summarize(got, picks))
     print("\nsummary: fastest canonical / fastest any order (goal <= 1.1 from 1 MiB), with and without "
           "peer access;\ncanonical / any form of ring, rhd, tree; max differing elements (canonical); cost "
           "model's picks (cpu), canonical / any")
-    print(f"{'N':>2} {'type':>4} {'KiB':>6} {'canonical':>19} {'any':>19} {'ratio':>5} {'canonical':>19} "
+    print(f"{'N':>2} {'type':>8} {'KiB':>6} {'canonical':>19} {'any':>19} {'ratio':>5} {'canonical':>19} "
           f"{'any':>19} {'ratio':>5} {'ring':>5} {'rhd':>5} {'tree':>5} {'differ':>6} {'picks':>17}")
     for s in summary:
         cells = [f"{b[0]:>8} {b[1]:>8.3f}ms" for b in (s["canonical"], s["any"])]
         nopeer = [f"{b[0]:>8} {b[1]:>8.3f}ms" for b in (s["canonical_nopeer"], s["any_nopeer"])]
         forms = " ".join(f"{s['forms'][k]:>5.2f}" for k in ("ring", "rhd", "tree"))
-        print(f"{s['n']:>2} {s['type']:>4} {s['kib']:>6} {cells[0]} {cells[1]} {s['ratio']:>5.2f} {nopeer[0]} "
+        print(f"{s['n']:>2} {s['type']:>8} {s['kib']:>6} {cells[0]} {cells[1]} {s['ratio']:>5.2f} {nopeer[0]} "
               f"{nopeer[1]} {s['ratio_nopeer']:>5.2f} {forms} {s['max_differ_canonical']:>6} "
               f"{s['pick_canonical'] + ' / ' + s['pick_any']:>17}")
     worst = max(s["max_differ_canonical"] for s in summary)
     print(f"\ncanonical: {worst} differing elements at worst (goal 0); "
           f"any order: {sum(1 for r in rows if r['order'] == ANY_ORDER and r['differ'])} of "
           f"{sum(1 for r in rows if r['order'] == ANY_ORDER)} runs differ")
+    for t in dict.fromkeys(r["type"] for r in rows):
+        worst_err = max(r["err_eps"] for r in rows if r["type"] == t and r["order"] == CANONICAL)
+        print(f"{t}: worst error under the contract {worst_err:.3f} eps of sum |x| (one rounding: <= 0.5)")
     for key, what in (("ratio", "every strategy"), ("ratio_nopeer", "without peer access")):
         big = [s[key] for s in summary if s["kib"] >= 1024]
         if big:

@@ -28,7 +28,10 @@ checks (`ir/verifier.py`).
 
 Reduction kinds: {kinds}.
 Element types: {elements}
-(bitwise kinds on integers and i1 only; i1 only with the bitwise kinds).
+(bitwise kinds on integers and i1 only; i1 only with the bitwise kinds;
+f16, bf16 and the fp8 types `f8E4M3FN`, `f8E5M2` are combined in f32 and
+rounded once; bf16 and fp8 arrays are their uint16/uint8 bit patterns, or
+ml_dtypes arrays).
 
 Every collective: operands `(inputs..., outputs..., deps...)` with
 `operandSegmentSizes`, one result token, then (tensor form: no outputs)

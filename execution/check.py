@@ -31,11 +31,11 @@ from .signature import (
     aligned_zeros,
     classify_arguments,
     find_entry,
-    from_bf16,
+    from_stored,
     in_place_arguments,
     read_signature,
-    to_bf16,
     to_buffers,
+    to_stored,
     where,
 )
 
@@ -52,7 +52,7 @@ EPS = {n: e.eps for n, e in _FLOATS.items()}
 TINY = {n: e.tiny for n, e in _FLOATS.items()}
 PRECISION = {n: 1 - int(np.log2(e.eps)) for n, e in _FLOATS.items()}  # significand bits
 COMPUTE = {n: e.compute for n, e in _FLOATS.items()}  # the wider type kernels combine in
-MAX_FINITE = {n: (2 - e.eps) * 2.0 ** e.max_exponent for n, e in _FLOATS.items()}
+MAX_FINITE = {n: e.max_finite for n, e in _FLOATS.items()}
 
 
 @dataclass
@@ -306,7 +306,7 @@ def make_inputs(problem: Problem, seed: int = 0) -> list[np.ndarray]:
     doubled contribution of any device shows: float sum on a grid k·2^-g
     with N·|k| < 2^p (every partial sum representable), prod ±2^e (every
     partial product a power of two), max/min ±2^U(-12, 12); integers
-    over their whole range, i1 uniform. bf16 as uint16 bits."""
+    over their whole range, i1 uniform. bf16, fp8 as their bits."""
     rng = np.random.default_rng(seed)
     shape, el = problem.shape, problem.element
     n = max(problem.n_inputs, 1)
@@ -318,17 +318,20 @@ def make_inputs(problem: Problem, seed: int = 0) -> list[np.ndarray]:
                 e = rng.choice([-1, 0, 1], shape, p=[_p(n), 1 - 2 * _p(n), _p(n)])
                 v = np.ldexp(rng.choice([-1.0, 1.0], shape), e)
             elif problem.kind in ("max", "min"):
-                # Spread over 24 octaves: ties at the top are rare even in bf16.
-                v = rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(-12, 12, shape)
+                # Spread over 24 octaves (fp8: its normal range): ties at the
+                # top are rare even in bf16.
+                lo = max(-12.0, np.log2(TINY[el]))
+                hi = min(12.0, np.floor(np.log2(MAX_FINITE[el])))
+                v = rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(lo, hi, shape)
             else:
                 k = max(1, min(1024, (2 ** PRECISION[el] - 1) // n))
                 ints, scale = rng.integers(-k, k, shape, endpoint=True), 2.0 ** -int(k).bit_length()
-                if el != "bf16":  # exact in the element type: scaled there, not through float64
+                if not ELEMENTS[el].ml_dtype:  # exact in the element type: scaled there, not through float64
                     dtype = NUMPY_DTYPES[el]
                     out.append(ints.astype(dtype) * dtype.type(scale))
                     continue
                 v = ints * scale
-            out.append(to_bf16(v) if el == "bf16" else v.astype(NUMPY_DTYPES[el]))
+            out.append(to_stored(v, el))
         elif el == "i1":
             out.append(rng.integers(0, 2, shape).astype(np.bool_))
         else:
@@ -350,16 +353,13 @@ _UFUNC = {name: getattr(np, k.numpy) for name, k in KINDS.items()}
 
 
 def as_float(a: npt.ArrayLike, element: str) -> np.ndarray:
-    return from_bf16(a).astype(np.float64) if element == "bf16" else np.asarray(a, np.float64)
+    return np.asarray(from_stored(a, element), np.float64)
 
 
 def _round(values: np.ndarray, element: str) -> np.ndarray:
     """float64 values rounded to the element type (inf where it overflows),
     back as float64."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if element == "bf16":
-            return as_float(to_bf16(values.astype(np.float32)), element)
-        return values.astype(NUMPY_DTYPES[element]).astype(np.float64)
+    return as_float(_stored(values, element), element)
 
 
 def reference(problem: Problem, inputs: Arrays) -> np.ndarray:
@@ -393,9 +393,9 @@ _fold = reference  # what _expect reduces each output from
 def canonical(kind: str, element: str, inputs: Arrays) -> np.ndarray:
     """What the order contract (ir/ops.py ORDERS) computes, bit for bit:
     the contributions folded in device order, ((x_0 (+) x_1) (+) x_2) ...,
-    in the type the kernels combine the element in (f32 for f16 and bf16,
+    in the type the kernels combine the element in (f32 for f16, bf16, fp8,
     ir/kinds.py `compute`; else the type itself), rounded once to the
-    element type at the end; stored as the inputs are (bf16: uint16 bits).
+    element type at the end; stored as the inputs are (bf16, fp8: bits).
     Integers wrap. Float max and min have no order to fix: ValueError."""
     fn, xs = _UFUNC[kind], list(inputs)
     if ELEMENTS[element].integer:
@@ -721,11 +721,9 @@ class Expected:
 
 
 def _stored(values: np.ndarray, element: str) -> np.ndarray:
-    """float64 values that the element type represents, in its storage."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if element == "bf16":
-            return to_bf16(values.astype(np.float32))
-        return values.astype(NUMPY_DTYPES[element])
+    """float64 values that the element type represents, in its storage
+    (bf16 through f32, as it always was; fp8 rounded once, with ml_dtypes)."""
+    return to_stored(values.astype(np.float32) if element == "bf16" else values, element)
 
 
 class _Group:
@@ -761,8 +759,8 @@ class _Group:
         for s in range(0, y.size, CHUNK):
             got, want = y[s:s + CHUNK], self.want[s:s + CHUNK]
             if floating:
-                if element == "bf16":
-                    got, want = from_bf16(got), from_bf16(want)
+                if ELEMENTS[element].ml_dtype:
+                    got, want = from_stored(got, element), from_stored(want, element)
                 bad = ~_same_value(got, want)
                 if self.exact_ieee:
                     bad |= (np.signbit(got) != np.signbit(want)) & ~np.isnan(want)

@@ -5,7 +5,9 @@ and memref descriptors for the C interface (`_mlir_ciface_<entry>`).
 Array convention: f16 -> np.float16, f32/f64 -> float32/float64, iN ->
 intN, i1 -> np.bool_. numpy has no bf16: a bf16 array is a np.uint16 array
 holding the bf16 bit patterns (see `to_bf16`/`from_bf16`); an
-`ml_dtypes.bfloat16` array is accepted too (same bits).
+`ml_dtypes.bfloat16` array is accepted too (same bits). fp8 (f8E4M3FN,
+f8E5M2) likewise: np.uint8 arrays of bit patterns, or ml_dtypes.float8_e4m3fn
+/ float8_e5m2 arrays (ir/kinds.py Element.ml_dtype; `to_stored`/`from_stored`).
 """
 import ctypes
 import re
@@ -49,6 +51,41 @@ def from_bf16(bits: npt.ArrayLike) -> np.ndarray:
                         "(to_bf16 makes them from floats)")
     flat = np.ascontiguousarray(b).reshape(-1).view(np.uint16)  # 1-d: arithmetic on 0-d gives scalars
     return (flat.astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
+
+
+def ml_dtype(element: str) -> np.dtype | None:
+    """The ml_dtypes dtype whose bits an element stored as bit patterns
+    (bf16, fp8) has, else None. Imports ml_dtypes (a dependency)."""
+    name = ELEMENTS[element].ml_dtype if element in ELEMENTS else ""  # (numpy names too: float32)
+    if not name:
+        return None
+    import ml_dtypes
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def to_stored(values: npt.ArrayLike, element: str) -> np.ndarray:
+    """Float values as an array of `element` holds them (bf16, fp8: bit
+    patterns), each rounded once to nearest even (fp8 with ml_dtypes:
+    E4M3FN overflows to NaN, E5M2 to infinity)."""
+    if element == "bf16":
+        return to_bf16(values)
+    ml = ml_dtype(element)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if ml is None:
+            return np.asarray(values).astype(NUMPY_DTYPES.get(element, element))
+        return np.asarray(values).astype(ml).view(NUMPY_DTYPES[element])
+
+
+def from_stored(a: npt.ArrayLike, element: str) -> np.ndarray:
+    """An array of `element` as numbers: bf16 and fp8 bit patterns (or
+    their ml_dtypes arrays) as float32 (exact), others as they are."""
+    if element == "bf16":
+        return from_bf16(a)
+    ml = ml_dtype(element)
+    if ml is None:
+        return np.asarray(a)
+    b = np.asarray(a)
+    return np.ascontiguousarray(b).view(ml).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -274,14 +311,15 @@ def aligned_copy(x: npt.ArrayLike) -> np.ndarray:
 
 def as_array(arr: object, spec: ArgSpec, what: str, writable: bool = False) -> np.ndarray:
     """`arr` checked against `spec`: a C-contiguous array of the right shape
-    and dtype (bf16: uint16 bits or ml_dtypes.bfloat16). Raises ValueError."""
+    and dtype (bf16, fp8: bit patterns or their ml_dtypes type). Raises ValueError."""
     if not isinstance(arr, np.ndarray):
         raise ValueError(f"{what}: expected a numpy array for {spec}, got {type(arr).__name__}")
     dtype = arr.dtype
-    if spec.element == "bf16" and dtype.name == "bfloat16":
-        arr = arr.view(np.uint16)
+    ml = ELEMENTS[spec.element].ml_dtype
+    if ml and dtype.name == ml:
+        arr = arr.view(spec.dtype)
     elif dtype != spec.dtype:
-        hint = " (bf16 arrays are uint16 bit patterns or ml_dtypes.bfloat16)" if spec.element == "bf16" else ""
+        hint = f" ({spec.element} arrays are {spec.dtype} bit patterns or ml_dtypes.{ml})" if ml else ""
         raise ValueError(f"{what}: dtype {dtype} does not match {spec} (expected {spec.dtype}){hint}")
     if tuple(arr.shape) != spec.shape:
         raise ValueError(f"{what}: shape {tuple(arr.shape)} does not match {spec}")

@@ -175,7 +175,7 @@ irdl.dialect @coll {
   // Explicit level: %t = coll.combine(lhs, rhs..., output, deps...): output =
   // lhs (+) rhs[0] (+) ... elementwise, one kernel on one device, after `deps`.
   // The output may alias an input. The lhs and the output may hold the
-  // accumulator type of the rhs's element type (f32 for f16 and bf16): a
+  // accumulator type of the rhs's element type (f32 for f16, bf16 and fp8): a
   // partial result carried between devices, rounded once.
   irdl.operation @combine {
     %lhs = irdl.base "!builtin.memref"

@@ -48,22 +48,41 @@ BITWISE_KINDS = tuple(k for k, v in KINDS.items() if v.bitwise)
 class Element:
     name: str
     bytes: int         # bytes per element in memory (i1: one byte, like numpy bool)
-    numpy: str         # numpy dtype of the arrays (bf16: its uint16 bit patterns)
+    numpy: str         # numpy dtype of the arrays (bf16, fp8: their unsigned-integer bit patterns)
     integer: bool
     eps: float = 0.0   # unit roundoff (floats)
     tiny: float = 0.0  # smallest normal (floats)
     compute: str = ""  # the type a kernel combines it in ('' = itself)
-    max_exponent: int = 0  # floats: the largest finite value is (2 - eps) * 2^max_exponent
+    max_exponent: int = 0  # floats: the largest finite value is (2 - eps) * 2^max_exponent ...
+    largest: float = 0.0   # ... unless given here (f8E4M3FN: 448, its all-ones pattern is NaN)
+    infinities: bool = True  # floats: whether it has them (f8E4M3FN: overflow is NaN)
+    # The ml_dtypes type of the same bits, where numpy has none: an array of
+    # it is taken as its bit patterns, and the reference rounds with it.
+    ml_dtype: str = ""
+
+    @property
+    def max_finite(self) -> float:
+        return self.largest or (2 - self.eps) * 2.0 ** self.max_exponent
 
     @property
     def stored(self) -> str:
         """The element type a buffer holds in memory: i1 is stored as i8."""
         return "i8" if self.name == "i1" else self.name
 
+    @property
+    def llvm(self) -> str:
+        """The LLVM IR type that holds it: LLVM has no fp8 type, so fp8
+        is loaded and stored as i8 (and bitcast); the stored type else."""
+        return "i8" if not self.integer and self.bytes == 1 else self.stored
+
 
 ELEMENTS = {e.name: e for e in (
     Element("f16", 2, "float16", False, 2.0 ** -10, 2.0 ** -14, "f32", 15),
-    Element("bf16", 2, "uint16", False, 2.0 ** -7, 2.0 ** -126, "f32", 127),
+    Element("bf16", 2, "uint16", False, 2.0 ** -7, 2.0 ** -126, "f32", 127, ml_dtype="bfloat16"),
+    # OCP fp8: E4M3FN has no infinities (overflow and inf round to NaN,
+    # S.1111.111), E5M2 is IEEE-like. Combined in f32, rounded once.
+    Element("f8E4M3FN", 1, "uint8", False, 2.0 ** -3, 2.0 ** -6, "f32", 8, 448.0, False, "float8_e4m3fn"),
+    Element("f8E5M2", 1, "uint8", False, 2.0 ** -2, 2.0 ** -14, "f32", 15, ml_dtype="float8_e5m2"),
     Element("f32", 4, "float32", False, 2.0 ** -23, 2.0 ** -126, "", 127),
     Element("f64", 8, "float64", False, 2.0 ** -52, 2.0 ** -1022, "", 1023),
     Element("i1", 1, "bool", True),
@@ -85,6 +104,6 @@ def order_matters(kind: str, element: str) -> bool:
 def partials_round(kind: str, element: str) -> bool:
     """Whether a partial result passed between devices would round once
     more than the order contract's one rounding: an order that matters on
-    an element combined in a wider type (f16, bf16 in f32) while buffers
+    an element combined in a wider type (f16, bf16, fp8 in f32) while buffers
     hold the element type."""
     return order_matters(kind, element) and bool(ELEMENTS[element].compute)

@@ -445,8 +445,8 @@ class Combine(OpView):
     """Explicit level: %t = coll.combine(lhs, rhs..., output, deps...):
     output = lhs (+) rhs[0] (+) ... elementwise, one kernel on one device,
     after `deps`. The output may alias an input. The lhs and the output
-    may hold the accumulator type of the rhs's element type (f32 for f16
-    and bf16): a partial result carried between devices, rounded once."""
+    may hold the accumulator type of the rhs's element type (f32 for f16,
+    bf16 and fp8): a partial result carried between devices, rounded once."""
     NAME = "coll.combine"
     GROUPS = (("lhs_", 1), ("rhs", VARIADIC), ("outs", 1), ("deps", VARIADIC))
     READS, WRITES = ("lhs_", "rhs"), ("outs",)

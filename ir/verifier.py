@@ -543,7 +543,7 @@ class _Verifier:
             return False
         # The element type is the rhs's (without rhs, the output's). The lhs
         # and the output may hold its accumulator type instead (ir/kinds.py
-        # `compute`, f32 for f16 and bf16): a partial result carried between
+        # `compute`, f32 for f16, bf16, fp8): a partial result carried between
         # devices in it rounds once, where a combine writes the element type.
         shape = self.shape_of(bufs[-1].type)[0]
         by = 1 if len(bufs) > 2 else -1  # the buffer whose element type is the combine's

@@ -5,6 +5,7 @@ PASSES = {
     "coll-ieee-minmax": "coll.lowering.cpu.ieee_minmax:ieee_minmax",
     "coll-approximate-math": "coll.lowering.cpu.local_math:approximate_math",
     "coll-reassociate-local-reductions": "coll.lowering.cpu.local_math:reassociate_local_reductions",
+    "coll-fp8-conversions": "coll.lowering.cpu.fp8:fp8_conversions",
     "coll-to-cpu": "coll.lowering.cpu.to_cpu:to_cpu",
     "coll-cpu-to-llvm": "coll.lowering.cpu.to_cpu:cpu_to_llvm",
     "coll-gpu-legalize-memcpy": "coll.lowering.gpu.legalize_memcpy:legalize_memcpy_pass",

@@ -5,11 +5,21 @@ from collections.abc import Iterable
 import numpy as np
 from mlir import ir
 
+from ..ir.kinds import ELEMENTS
 from ..ir.structured import structured
 
 
 def is_device_space(space: ir.Attribute | None) -> bool:
     return space is not None and str(space).startswith("#coll.device<")
+
+
+def llvm_element(elem: ir.Type) -> ir.Type:
+    """The LLVM IR type that holds an element in memory, for the GEPs and
+    loads the lowerings write themselves: LLVM has no fp8 type, so i8
+    (ir/kinds.py Element.llvm); any other type as it is."""
+    if isinstance(elem, ir.Float8E4M3FNType | ir.Float8E5M2Type):  # isinstance: printing types is slow
+        return ir.Type.parse(ELEMENTS[str(elem)].llvm)
+    return elem
 
 
 def stored_type(t: ir.Type) -> ir.Type:

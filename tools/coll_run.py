@@ -83,6 +83,7 @@ from coll.frontends.spmd import collective_of
 from coll.frontends.stablehlo_xla import XlaError
 from coll.ir import STRATEGIES, make_context
 from coll.ir.errors import LocatedError, MLIRError
+from coll.ir.kinds import ELEMENTS
 from coll.ir.verifier import verify
 from coll.ir.walk import find_ops
 
@@ -187,7 +188,7 @@ def _agree(got: Sequence[Any], want: Sequence[Any], tolerances: Sequence[float |
            elements: Sequence[str] | None = None) -> tuple[bool, float]:
     """(whether arrays `got` match `want`, the worst difference): an output
     with a tolerance within it of the largest magnitude (at least 1), NaN
-    where `want` has NaN (bf16 read as floats where `elements` says so);
+    where `want` has NaN (bf16, fp8 read as floats where `elements` says so);
     the others exactly (the count of elements that differ)."""
     good, worst = True, 0.0
     for j, (y, r, tol) in enumerate(zip(got, want, tolerances)):
@@ -293,7 +294,7 @@ def _fits(problem: Any) -> None:
 def _read_inputs(path: str, problem: Any) -> list[Any]:
     want = NUMPY_DTYPES[problem.element]
     names = [f"x{i}" for i in range(problem.n_inputs)]
-    hint = " (bf16 as uint16 bits)" if problem.element == "bf16" else ""
+    hint = f" ({problem.element} as {want} bits)" if ELEMENTS[problem.element].ml_dtype else ""
     try:
         data = load(path, {n: (tuple(problem.shape), want) for n in names}, hint)
     except NpzError as e:
@@ -546,7 +547,7 @@ class _ProgramJob(_Job):
 
 # Float outputs checked against another association of the same program:
 # the error allowed, relative to the largest value.
-FLOATS = {"f64": 1e-9, "f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
+FLOATS = {"f64": 1e-9, "f32": 1e-5, "f16": 1e-2, "bf16": 1e-2, "f8E4M3FN": 0.25, "f8E5M2": 0.5}
 
 
 class _GlobalJob(_Job):

@@ -4,7 +4,8 @@ A combine is one loop: vector loads of every operand, the reduction, one
 vector store per step, then a scalar tail. Explicit vectors (rather than
 relying on the LLVM loop vectorizer) because the output may alias an input,
 which would make LLVM guard its vector loop with run-time alias checks, one
-per operand. f16 and bf16 are combined in f32 and rounded once per store;
+per operand. f16, bf16 and fp8 are combined in f32 (their `compute` type,
+ir/kinds.py) and rounded once per store;
 an operand or output may hold f32 itself (a partial result carried between
 devices, coll.combine's accumulator type): it is read and written as is.
 """
@@ -35,7 +36,8 @@ def _combine_fn(kind: str, elem: ir.Type) -> Callable[..., ir.Value] | None:
         return None
 
 
-_FLOAT_BYTES = ((ir.F32Type, 4), (ir.F64Type, 8), (ir.F16Type, 2), (ir.BF16Type, 2))
+_FLOAT_BYTES = ((ir.F32Type, 4), (ir.F64Type, 8), (ir.F16Type, 2), (ir.BF16Type, 2), (ir.Float8E4M3FNType, 1),
+                (ir.Float8E5M2Type, 1))
 
 
 def element_bytes(elem: ir.Type) -> int:
@@ -128,7 +130,8 @@ class Combine:
         if fn is None:
             raise ValueError(f"reduction kind '{kind}' is not valid for element type {elem}")
         self.fn = fn
-        self.compute: ir.Type = ir.F32Type.get() if str(elem) in ("f16", "bf16") else elem
+        wide = ELEMENTS[str(elem)].compute
+        self.compute: ir.Type = ir.Type.parse(wide) if wide else elem
         self.lanes = max(VECTOR_BYTES // element_bytes(elem), 1)
 
     def _like(self, vtype: ir.VectorType | None, elem: ir.Type) -> ir.Type:

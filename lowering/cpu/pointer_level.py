@@ -19,6 +19,7 @@ from collections.abc import Hashable
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref
 
+from ..stored_types import llvm_element
 from . import fuse as cpu_fuse
 from .fuse import Access
 from .kernels import combine_element, element_bytes
@@ -171,7 +172,7 @@ class _Part:
         self.consts: dict[int, ir.Value] = {}
 
     def _gep(self, base: ir.Value, k: int, elem: ir.Type) -> ir.Value:
-        return llvm.getelementptr(ptr_type(), base, [], ir.DenseI32ArrayAttr.get([k]), elem,
+        return llvm.getelementptr(ptr_type(), base, [], ir.DenseI32ArrayAttr.get([k]), llvm_element(elem),
                                   llvm.GEPNoWrapFlags.inbounds if hasattr(llvm, "GEPNoWrapFlags") else 0)
 
     def _slot(self, k: int) -> ir.Value:

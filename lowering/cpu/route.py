@@ -10,10 +10,13 @@ from ...passes.blas_contractions import library
 # XLA's CPU back end does) and arith-expand{include-bf16} turns the
 # conversions into integer arithmetic: no compiler-rt helper (__truncsfbf2,
 # which GCC 12's libgcc lacks) is called, by the JIT or a linked library;
+# fp8 (f8E4M3FN, f8E5M2) likewise, but no upstream pass of LLVM 22 lowers
+# its conversions: coll-fp8-conversions (fp8.py) does, as integer arithmetic.
 # expand-strided-metadata emits affine.apply, hence lower-affine after it.
 # Local work is left to LLVM's loop vectorizer (local_math.py): reductions
 # marked reassoc before their loops exist, f32 exp/tanh as inline
 # arithmetic instead of libm calls once bf16 math is f32.
+# (A coll pass among them: run with core.pipeline.build, not PassManager.parse.)
 CPU_TO_LLVM = (
     "canonicalize",
     "cse",
@@ -21,7 +24,8 @@ CPU_TO_LLVM = (
     "convert-linalg-to-loops",
     "math-extend-to-supported-types",
     "coll-approximate-math",
-    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
+    "arith-emulate-unsupported-floats{source-types=bf16,f8E4M3FN,f8E5M2 target-type=f32}",
+    "coll-fp8-conversions",
     "arith-expand{include-bf16=true}",
     "convert-vector-to-scf",
     "lower-affine",

@@ -17,8 +17,11 @@ combine is a left fold over a chain of kernels on one stream (`chain`):
 the first combines MAX_ARITY inputs into an accumulator, each next one the
 accumulator and MAX_ARITY - 1 more inputs, the last writes the output: the
 same operations in the same order as one wide kernel, so the bits are the
-same. f16 and bf16 are combined in f32 and rounded once, so their
-accumulator is f32 (kernels `..._tof32`, `..._fromf32`).
+same. f16, bf16 and fp8 are combined in f32 and rounded once, so their
+accumulator is f32 (kernels `..._tof32`, `..._fromf32`). LLVM has no fp8
+type: fp8 is loaded and stored as i8 and bitcast (ir/kinds.py
+Element.llvm); nvvm.lower_to_llvm expands its conversions
+(coll-fp8-conversions) before the upstream NVVM pipeline.
 
 Body: a grid-stride loop over 16-byte vectors (`llvm.load {alignment =
 16}` through a global-space pointer: `ld.global.v4.b32`-style loads),
@@ -123,7 +126,7 @@ def stored_element(elem: str) -> str:
 
 
 def accumulator(elem: str) -> str:
-    """The element type a combine computes in (ir/kinds.py: f16, bf16: f32)."""
+    """The element type a combine computes in (ir/kinds.py: f16, bf16, fp8: f32)."""
     t = stored_element(elem)
     return ELEMENTS[t].compute or t
 
@@ -162,7 +165,7 @@ class Kernel(NamedTuple):
     @classmethod
     def parse(cls, name: str) -> "Kernel":
         """The Kernel named `name` (the inverse of .name)."""
-        m = re.fullmatch(r"(combine|strided)_([a-z]+)_([a-z0-9]+)_x(\d+)(_from\w+?)?(_to\w+)?", name)
+        m = re.fullmatch(r"(combine|strided)_([a-z]+)_([A-Za-z0-9]+)_x(\d+)(_from\w+?)?(_to\w+)?", name)
         if not m:
             raise ValueError(f"not a combine kernel name: '{name}'")
         return cls(m.group(2), m.group(3), int(m.group(4)), bool(m.group(5)), bool(m.group(6)),
@@ -242,6 +245,11 @@ def combine_op(kind: str, elem: str) -> str:
     return KINDS[kind].arith_op(elem)
 
 
+def _held(t: str) -> str:
+    """The LLVM type a load or store of element type `t` moves (fp8: i8)."""
+    return ELEMENTS[t].llvm if t in ELEMENTS else t
+
+
 def _pointer_type(space: int) -> str:
     return f"!llvm.ptr<{space}>" if space else "!llvm.ptr"
 
@@ -276,12 +284,16 @@ def _fold(k: Kernel, space: int, index: list[str], vector: bool, suffix: str) ->
     acc: str | None = None
     for j, tj in enumerate(types):
         out.append(f"%e{j}{suffix} = llvm.getelementptr inbounds %p{j}[{index[j]}] : "
-                   f"({pt}, i64) -> {pt}, {tj}")
+                   f"({pt}, i64) -> {pt}, {_held(tj)}")
         if j == k.arity:
             break
         align = VECTOR_BYTES if vector else ELEMENT_BYTES[tj]
         x = f"%x{j}{suffix}"
-        out.append(f"{x} = llvm.load %e{j}{suffix} {{alignment = {align} : i64}} : {pt} -> {ty(tj)}")
+        held = _held(tj)
+        out.append(f"{x} = llvm.load %e{j}{suffix} {{alignment = {align} : i64}} : {pt} -> {ty(held)}")
+        if held != tj:
+            out.append(f"%b{j}{suffix} = arith.bitcast {x} : {ty(held)} to {ty(tj)}")
+            x = f"%b{j}{suffix}"
         if tj != ct:
             out.append(f"%w{j}{suffix} = arith.extf {x} : {ty(tj)} to {ty(ct)}")
             x = f"%w{j}{suffix}"
@@ -293,8 +305,11 @@ def _fold(k: Kernel, space: int, index: list[str], vector: bool, suffix: str) ->
     if out_t != ct:
         out.append(f"%rt{suffix} = arith.truncf {acc} : {ty(ct)} to {ty(out_t)}")
         acc = f"%rt{suffix}"
+    if _held(out_t) != out_t:
+        out.append(f"%rb{suffix} = arith.bitcast {acc} : {ty(out_t)} to {ty(_held(out_t))}")
+        acc = f"%rb{suffix}"
     align = VECTOR_BYTES if vector else ELEMENT_BYTES[out_t]
-    out.append(f"llvm.store {acc}, %e{k.arity}{suffix} {{alignment = {align} : i64}} : {ty(out_t)}, {pt}")
+    out.append(f"llvm.store {acc}, %e{k.arity}{suffix} {{alignment = {align} : i64}} : {ty(_held(out_t))}, {pt}")
     return out
 
 

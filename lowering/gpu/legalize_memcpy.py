@@ -9,6 +9,7 @@ from mlir.dialects import llvm
 from ...core.errors import PassError
 from ...core.registry import register
 from ...ir.walk import find_ops
+from ..stored_types import llvm_element
 
 KDYNAMIC = -2147483648  # llvm.getelementptr: index taken from an operand
 KDYNAMIC_LIMIT = 1 << 31  # constant indices are i32
@@ -42,7 +43,7 @@ def _identity_view(v: ir.Value) -> ir.Value:
     else:
         shift, index = [], [offset]
     start = llvm.getelementptr(ptr, aligned, shift, ir.DenseI32ArrayAttr.get(index),
-                               ir.TypeAttr.get(mt.element_type),
+                               ir.TypeAttr.get(llvm_element(mt.element_type)),
                                ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))
     out = llvm.insertvalue(d, start, ir.DenseI64ArrayAttr.get([1]))
     out = llvm.insertvalue(out, llvm.mlir_constant(ir.IntegerAttr.get(i64, 0)),

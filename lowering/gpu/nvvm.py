@@ -34,6 +34,7 @@ from mlir.passmanager import PassManager
 from ...core.errors import PassError
 from ...core.pipeline import run_pm
 from ...core.tools import tool, wheel_dir
+from ..cpu.fp8 import expand_fp8
 from .kernels import features_for
 from .launch import embedded_objects, own_launches
 from .legalize_memcpy import legalize_memcpy
@@ -101,6 +102,7 @@ def lower_to_llvm(module_op: ir.Operation, chip: str | None = None, fmt: str = "
     chip = chip or module_chip(module_op)
     legalize_memcpy(module_op)
     _refuse_placement(module_op)
+    expand_fp8(module_op)  # fp8 extf/truncf: no upstream NVVM lowering in LLVM 22 (cpu/fp8.py)
     pm = PassManager.parse(pipeline(chip, fmt, opt_level), module_op.context)
     try:
         run_pm(pm, module_op, verify_each=False)

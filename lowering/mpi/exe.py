@@ -42,6 +42,7 @@ The contract (docs/running.md, "MPI"):
 The note coll-build prints, `PROG --layout` and the tables the C main
 reads are all made from one FileLayout.
 """
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -66,8 +67,19 @@ class MpiProgram(Protocol):
 
     def rank_args(self, r: int) -> list[int]: ...
 
-_C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f32": "float", "f64": "double", "i1": "uint8_t",
-            "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
+_C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f8E4M3FN": "uint8_t", "f8E5M2": "uint8_t", "f32": "float",
+            "f64": "double", "i1": "uint8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
+
+
+def _fill_value(elem: str) -> str:
+    """C expression of the default input element, rank + 1, as `elem`'s bits."""
+    e = ELEMENTS[elem]
+    if elem in ("i1", "f16", "bf16"):
+        return {"i1": "(rank + 1) & 1", "f16": "f16_of(rank + 1)", "bf16": "bf16_of(rank + 1)"}[elem]
+    if not e.integer and e.bytes == 1:  # fp8: mantissa bits and bias from the table
+        m, bias = -int(math.log2(e.eps)), 1 - int(math.log2(e.tiny))
+        return f"fp8_of(rank + 1, {m}, {bias}, {int(math.log2(e.max_finite))})"
+    return "rank + 1"
 
 USAGE = ("usage: mpirun -n {ranks} {prog} [--in PREFIX] [--out PREFIX] [--repeat K]\n"
          "       {prog} --help | --layout\n"
@@ -165,7 +177,7 @@ def main_source(lay: FileLayout) -> str:
         for j in reversed(range(len(shape))):
             setup.append(f"  m{i}.sizes[{j}] = {shape[j]}; m{i}.strides[{j}] = {stride};")
             stride *= shape[j]
-        value = {"i1": "(rank + 1) & 1", "f16": "f16_of(rank + 1)", "bf16": "bf16_of(rank + 1)"}.get(elem, "rank + 1")
+        value = _fill_value(elem)
         fill.append(f"    if (READS[rank][{i}]) for (int64_t e = 0; e < bytes[{i}] / {ELEMENTS[elem].bytes}; e++) "
                     f"(({_C_TYPES[elem]} *)buf[{i}])[e] = ({_C_TYPES[elem]})({value});")
     call = f"_mlir_ciface_{lay.entry}({', '.join(f'&m{i}' for i in range(k))})"
@@ -206,11 +218,19 @@ static const char USAGE[] =
 static const char LAYOUT[] =
 {_c_string(layout_text)};
 
-/* rank + 1 as f16 / bf16 bits (exact for the small integers used). */
+/* rank + 1 as f16 / bf16 / fp8 bits (exact for the small integers used). */
 static uint16_t f16_of(int v) {{
   int e = 0;
   while ((v >> e) > 1) e++;
   return (uint16_t)(e > 15 ? 0x7c00 : ((e + 15) << 10) | (((v << 10) >> e) & 0x3ff));
+}}
+/* ... as fp8 bits (m mantissa bits, bias; exact up to 2^(m+1), truncated
+   above, the largest finite value's binade `top` at most). */
+static uint8_t fp8_of(int v, int m, int bias, int top) {{
+  int e = 0;
+  while ((v >> e) > 1) e++;
+  if (e > top) e = top;
+  return (uint8_t)(((e + bias) << m) | (((v << m) >> e) & ((1 << m) - 1)));
 }}
 static uint16_t bf16_of(int v) {{
   float f = (float)v;

@@ -16,6 +16,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
+from coll.lowering.cpu.fp8 import expand_fp8
 from coll.lowering.gpu import driver as cuda_driver
 from coll.lowering.gpu import kernels as gpu_kernels
 
@@ -79,6 +80,7 @@ class Kernels:
             kernel = gpu_kernels.Kernel.parse(name)
             with self.ctx:
                 m = ir.Module.parse(kernel_harness(kernel))
+                expand_fp8(m.operation)  # as nvvm.lower_to_llvm does
                 PassManager.parse(CPU_PIPELINE).run(m.operation)
                 self.engines[name] = (ExecutionEngine(m, opt_level=2), len(kernel.params()))
         return self.engines[name]

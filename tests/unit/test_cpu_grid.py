@@ -166,7 +166,7 @@ def test_the_grid_covers_the_registry():
         assert {c.seed for c in mine if c.n >= 3} >= {1, 2, 3} and None in {c.seed for c in mine}, (cls.NAME, s)
     for cls in COLLECTIVES:
         assert {(c.dtype, c.kind) for c in GRID if c.cls is cls} == set(_typed(cls)), cls.NAME
-    assert len({(cls, s) for cls, s in FAMILIES}) >= 19 and len(PAIRS) == 47
+    assert len({(cls, s) for cls, s in FAMILIES}) >= 19 and len(PAIRS) == 55  # fp8: 2 types x 4 float kinds
 
 
 @pytest.mark.parametrize("case", GRID, ids=[c.id for c in GRID])

@@ -180,7 +180,7 @@ def _module(op="all_reduce", devices=2, shape=(8,), dtype="f32", **kw):
                                    "got [2.5]"),
     (dict(shape=[float("nan")]), TypeError, "shape must be a list of non-negative ints"),
     (dict(shape=[-1]), ValueError, "shape must be a list of non-negative ints below 2^62, got [-1]"),
-    (dict(dtype="f99"), ValueError, "dtype must be one of f16, bf16, f32, f64, i1, i8, i16, i32, i64, got 'f99'"),
+    (dict(dtype="f99"), ValueError, "dtype must be one of f16, bf16, f8E4M3FN, f8E5M2, f32, f64, i1, i8, i16, i32, i64, got 'f99'"),
     (dict(strategy="bogus"), ValueError, "strategy must be one of all_reduce's: auto, naive, ring, all2all, rhd, "
                                          "tree, oneshot, twoshot (or None); got 'bogus'"),
     (dict(op="reduce"), ValueError, "reduce needs root (the root device)"),

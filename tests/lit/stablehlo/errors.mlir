@@ -149,7 +149,7 @@
   ^bb0(%arg0: tensor<8xui32>):
     %0 = "sdy.manual_computation"(%arg0) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{}]>]>}> ({
     ^bb0(%arg1: tensor<2xui32>):
-      // expected-error @below {{'stablehlo.all_reduce' on tensor<2xui32>: coll has no element type ui32; expected one of: f16, bf16, f32, f64, i1, i8, i16, i32, i64}}
+      // expected-error @below {{'stablehlo.all_reduce' on tensor<2xui32>: coll has no element type ui32; expected one of: f16, bf16, f8E4M3FN, f8E5M2, f32, f64, i1, i8, i16, i32, i64}}
       %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
       ^bb0(%a: tensor<ui32>, %b: tensor<ui32>):
         %s = "stablehlo.add"(%a, %b) : (tensor<ui32>, tensor<ui32>) -> tensor<ui32>

@@ -27,7 +27,7 @@ func.func @dynamic_result(%t0: tensor<8xf32>) -> tensor<?xf32> {
 
 // -----
 func.func @element(%t0: tensor<8xui32>, %t1: tensor<8xui32>) -> tensor<8xui32> {
-  // expected-error @+1 {{unsupported element type ui32; expected one of: f16, bf16, f32, f64, i1, i8, i16, i32, i64}}
+  // expected-error @+1 {{unsupported element type ui32; expected one of: f16, bf16, f8E4M3FN, f8E5M2, f32, f64, i1, i8, i16, i32, i64}}
   %tok, %r0, %r1 = "coll.all_reduce"(%t0, %t1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 0, 0>}
       : (tensor<8xui32>, tensor<8xui32>) -> (!coll.token, tensor<8xui32>, tensor<8xui32>)
   return %r0 : tensor<8xui32>
@@ -36,7 +36,7 @@ func.func @element(%t0: tensor<8xui32>, %t1: tensor<8xui32>) -> tensor<8xui32> {
 // -----
 func.func @index_element(%t0: tensor<8xindex>) -> tensor<8xindex> {
   // A collective without a reduction: coll-bufferize refuses the type.
-  // expected-error @+1 {{coll-bufferize: input #0 has unsupported element type index; expected one of: f16, bf16, f32, f64, i1, i8, i16, i32, i64}}
+  // expected-error @+1 {{coll-bufferize: input #0 has unsupported element type index; expected one of: f16, bf16, f8E4M3FN, f8E5M2, f32, f64, i1, i8, i16, i32, i64}}
   %tok, %r = "coll.broadcast"(%t0) {devices = array<i64: 0>, root = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}
       : (tensor<8xindex>) -> (!coll.token, tensor<8xindex>)
   return %r : tensor<8xindex>

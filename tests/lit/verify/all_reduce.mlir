@@ -140,7 +140,7 @@ func.func @sum_on_i1(%x0: memref<8xi1>, %y0: memref<8xi1>) {
 
 // -----
 func.func @unsupported_type(%x0: memref<8xindex>, %y0: memref<8xindex>) {
-  // expected-error @+1 {{unsupported element type index; expected one of: f16, bf16, f32, f64, i1, i8, i16, i32, i64}}
+  // expected-error @+1 {{unsupported element type index; expected one of: f16, bf16, f8E4M3FN, f8E5M2, f32, f64, i1, i8, i16, i32, i64}}
   %t = "coll.all_reduce"(%x0, %y0) {kind = "sum", devices = array<i64: 0>, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xindex>, memref<8xindex>) -> !coll.token
   return
 }
