@@ -16,10 +16,12 @@ where it can give one, `reference(module_op, entry)` (the same program
 unpartitioned, as memref-level text). The SPMD function runs on the CPU
 (one simulated device per rank: its global view) or under MPI (a process
 per rank). Blocks that several ranks hold must agree. bf16 arrays are
-uint16 bit patterns; ml_dtypes.bfloat16 ones (JAX's) are taken as they are.
+uint16 bit patterns, fp8 ones uint8; ml_dtypes arrays (JAX's) are taken as they are.
+One call runs at a time (a lock from scatter to gather).
 """
 import ctypes
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, Protocol, cast
@@ -31,7 +33,7 @@ from mlir import ir
 from ...core import routes
 from ...core.pipeline import run
 from ...execution.measure import check_repeat
-from ...execution.signature import NUMPY_DTYPES, aligned_zeros
+from ...execution.signature import NUMPY_DTYPES, aligned_zeros, ml_dtype
 from ...ir import make_context
 from ...ir.verifier import verify_or_raise
 from ...lowering import cpu, mpi
@@ -189,6 +191,9 @@ class GlobalProgram:
         # has let go of them: _results).
         self._ins: tuple[tuple, list[np.ndarray], list[np.ndarray], list[bool]] | None = None
         self._ys: list[tuple[np.ndarray, dict[int, np.ndarray]] | None] = []
+        # One call at a time, scatter to gather: the buffers above are the
+        # program's, not the call's (two threads would read each other's results).
+        self._lock = threading.RLock()
 
     @property
     def inputs(self) -> list[Layout]:
@@ -200,9 +205,11 @@ class GlobalProgram:
 
     def _check(self, xs: Sequence[npt.ArrayLike]) -> list[np.ndarray]:
         """The global inputs as numpy arrays (JAX arrays and ml_dtypes
-        bfloat16 taken as their bits), checked against the layouts."""
+        bfloat16 and fp8 taken as their bits), checked against the layouts."""
         given = [np.asarray(x) for x in xs]
-        arrays = [x.view(np.uint16) if x.dtype.name == "bfloat16" else x for x in given]
+        # ml_dtypes arrays (JAX's bf16 and fp8) as the bit patterns coll stores.
+        arrays = [x.view(NUMPY_DTYPES[lay.element]) if ml_dtype(lay.element) == x.dtype else x
+                  for x, lay in zip(given, self.inputs)]
         if len(arrays) != self.k_in:
             raise ValueError(f"expected {self.k_in} global arrays (x0..x{self.k_in - 1}), got {len(arrays)}")
         for i, (x, lay) in enumerate(zip(arrays, self.inputs)):
@@ -318,10 +325,11 @@ class GlobalProgram:
         """Global arrays xs -> global results, in one run (one mpirun); with
         `repeat`, (results, seconds of each of `repeat` timed runs after it)."""
         repeat = check_repeat(repeat, least=0)
-        ins, outs = self._scatter(self._check(xs))
-        ys, blocks = self._results(outs)
-        times = self.program.launch(ins, blocks, repeat)
-        self._gather(blocks, ys)
+        with self._lock:
+            ins, outs = self._scatter(self._check(xs))
+            ys, blocks = self._results(outs)
+            times = self.program.launch(ins, blocks, repeat)
+            self._gather(blocks, ys)
         return (ys, times) if repeat else ys
 
     @property
@@ -377,5 +385,8 @@ def launch(runs: Sequence[tuple[GlobalProgram, Sequence[npt.ArrayLike]]], repeat
     repeat = check_repeat(repeat, least=0)
     scattered = [prog._scatter(prog._check(xs), fresh=True) for prog, xs in runs]
     times = mpi.launch([(prog.program, ins, outs) for (prog, _), (ins, outs) in zip(runs, scattered)], repeat)
-    results = [prog._gather(outs) for (prog, _), (_, outs) in zip(runs, scattered)]
+    results = []
+    for (prog, _), (_, outs) in zip(runs, scattered):
+        with prog._lock:  # (its call count)
+            results.append(prog._gather(outs))
     return (results, times) if repeat else results

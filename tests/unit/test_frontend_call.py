@@ -139,3 +139,66 @@ def test_inputs_written_in_place_between_calls_are_seen():
     z[:64] = 5  # a contiguous block: a view
     (s2,) = row.run([z])
     assert np.all(s1 == 4) and np.all(s2 == 8)
+
+
+@pytest.mark.parametrize("replicated", [True, False])
+def test_threads_calling_one_program_get_their_own_results(replicated):
+    """Calls from several threads run one at a time, scatter to gather: the
+    program's buffers (output blocks, cached input blocks, reused results)
+    are never shared by two calls (an outside attack got another thread's
+    values, or a false 'replicas differ', before the call was locked)."""
+    import threading
+    import time
+
+    def write(call, ins, outs):
+        total = np.sum(ins, axis=0)
+        for o in outs:
+            time.sleep(0)  # let another thread in, if it can
+            o[...] = total
+    if replicated:
+        prog = _program(write)
+    else:
+        lay_in = Layout((4, 8), (4, 2), "f32", [[], [0]])
+        lay_out = Layout((4, 8), (4, 2), "f32", [[], [0]])
+
+        def write(call, ins, outs):  # noqa: F811 - the tiled case's own
+            for r, o in enumerate(outs):
+                time.sleep(0)
+                o[...] = ins[r] * 2 + 1
+        prog = global_arrays.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_out], 1, "")
+    wrong = []
+
+    def worker(v):
+        x = np.full(256, v, np.float32) if replicated else np.full((4, 8), v, np.float32)
+        want = x.reshape(4, 64).sum(0) if replicated else x * 2 + 1
+        for _ in range(200):
+            try:
+                (y,) = prog.run([x])
+            except mpi.MpiError as e:
+                wrong.append(str(e))
+                continue
+            if not np.array_equal(y, want):
+                wrong.append(v)
+    threads = [threading.Thread(target=worker, args=(v,)) for v in (1.0, 2.0, 3.0)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong, wrong[:3]
+
+
+def test_ml_dtypes_arrays_are_taken_as_their_bits():
+    """JAX's fp8 and bf16 arrays (ml_dtypes) are the bit patterns coll
+    stores (uint8, uint16)."""
+    import ml_dtypes
+    for element, ml, bits in (("f8E4M3FN", ml_dtypes.float8_e4m3fn, np.uint8),
+                              ("bf16", ml_dtypes.bfloat16, np.uint16)):
+        lay_in = Layout((8,), (2,), element, [[0]])
+
+        def write(call, ins, outs):
+            for r, o in enumerate(outs):
+                o[...] = ins[r]
+        prog = global_arrays.GlobalProgram(Fake(4, write), None, [4], [lay_in, lay_in], 1, "")
+        x = np.arange(8).astype(ml)
+        (y,) = prog.run([x])
+        assert y.dtype == bits and np.array_equal(y, x.view(bits))
