@@ -72,6 +72,9 @@ def ptxas_report(tmp_path_factory):
 def test_no_spills_and_registers_within_the_bound(ptxas_report):
     kernels, report = ptxas_report
     assert sorted(report) == sorted(k.name for k in kernels)
+    # fp8 among them: every kind, contiguous and strided, the f32-accumulator ends of a chain
+    fp8 = [k for k in kernels if k.elem in ("f8E4M3FN", "f8E5M2")]
+    assert {k.kind for k in fp8} == {"sum", "prod", "max", "min"} and any(k.acc_in for k in fp8)
     over = []
     for k in kernels:
         stack, spill_stores, spill_loads, registers = report[k.name]
