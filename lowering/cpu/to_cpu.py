@@ -299,7 +299,14 @@ def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", spl
           "Lower memref/scf/vector/arith/func (and linalg, affine, math) to the LLVM dialect: "
           "the upstream passes of the cpu route (core/routes.py)", anchor="builtin.module")
 def cpu_to_llvm(module_op: ir.Operation) -> None:
-    """memref/scf/vector/arith/func -> LLVM dialect, in place."""
+    """memref/scf/vector/arith/func -> LLVM dialect, in place. A coll op
+    left in the module is refused, located (upstream's conversions would
+    pass it through: the output would not be LLVM)."""
+    left = find_ops(module_op, lambda name: name.startswith("coll."))
+    if left:
+        raise PassError(f"'{left[0].name}' is not lowered for the CPU; expected the explicit program "
+                        "lowered by coll-to-cpu first (the cpu route: coll-lower-collectives, coll-to-cpu, "
+                        "coll-cpu-to-llvm)", left[0].location)
     pm = build_pipeline(f"builtin.module({','.join(CPU_TO_LLVM)})", module_op.context)
     try:
         run_pm(pm, module_op, verify_each=False)

@@ -17,3 +17,12 @@ module {
     return
   }
 }
+
+// coll-cpu-to-llvm takes what coll-to-cpu left: a coll op (a collective, or
+// the explicit program's first op) is a located error, and nothing is printed.
+// RUN: not coll-opt %s --coll-cpu-to-llvm 2>&1 | FileCheck %s --check-prefix=LLVM
+// RUN: not coll-opt %s --coll-lower-collectives --coll-cpu-to-llvm 2>&1 | FileCheck %s --check-prefix=EXPLICIT
+// LLVM: errors.mlir:13:{{[0-9]+}}: error: coll-cpu-to-llvm: 'coll.all_reduce' is not lowered for the CPU; expected the explicit program lowered by coll-to-cpu first
+// LLVM-NOT: module
+// EXPLICIT: errors.mlir:{{[0-9]+}}:{{[0-9]+}}: error: coll-cpu-to-llvm: 'coll.{{[a-z_]+}}' is not lowered for the CPU
+// EXPLICIT-NOT: module
