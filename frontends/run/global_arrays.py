@@ -224,7 +224,8 @@ class GlobalProgram:
         every call (they are copied out by _gather; no page is faulted in
         again per call), or `fresh` ones (launch: programs in one mpirun)."""
         n = self.ranks
-        key = tuple((id(x), x.shape, x.dtype) for x in xs)
+        # (the memory and layout too: an array keeps its identity when its buffer is replaced)
+        key = tuple((id(x), x.__array_interface__["data"][0], x.shape, x.strides, x.dtype) for x in xs)
         if not fresh and self._ins is not None and self._ins[0] == key:
             # The same arrays as the last call: the same blocks. A view sees
             # what the caller wrote since; a block that had to be copied

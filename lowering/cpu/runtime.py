@@ -93,6 +93,15 @@ def available() -> tuple[bool, str]:
     return True, ""
 
 
+def _identity(a: object) -> tuple:
+    """What makes a cached packing of array `a` still valid: the object, and
+    its memory and layout as they are now (an array keeps its identity when
+    its buffer is replaced, resize or __setstate__, or its strides set)."""
+    if not isinstance(a, np.ndarray):
+        return (id(a),)
+    return (id(a), a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, a.flags.writeable)
+
+
 class CpuProgram:
     """A compiled entry function. `specs`: one ArgSpec per argument;
     `n_inputs`: how many leading arguments are inputs (None if unknown);
@@ -126,8 +135,7 @@ class CpuProgram:
         collective at 1 MiB); not where an argument is staged (a layout's
         buffer, copied in and out every call)."""
         given = (*inputs, *outputs)
-        key = tuple((id(a), getattr(a, "shape", None), getattr(a, "dtype", None),
-                     getattr(getattr(a, "flags", None), "writeable", None)) for a in given)
+        key = tuple(_identity(a) for a in given)
         last = self._last
         if last is not None and last[0] == key:
             return last[2], last[3]

@@ -271,3 +271,19 @@ def test_the_same_arrays_again_reuse_the_packed_call_and_see_new_values():
     ys[1].flags.writeable = False
     with pytest.raises(ValueError, match="output 1"):
         prog.run(xs, ys)
+    ys[1].flags.writeable = True
+    # The same objects over other memory (an outside attack read freed memory
+    # and wrote into it): a buffer replaced by resize, a layout by strides.
+    xs[0].resize((1000,), refcheck=False)
+    xs[0].resize((8,), refcheck=False)
+    xs[0][:] = 5
+    ys[0].resize((1000,), refcheck=False)
+    ys[0].resize((8,), refcheck=False)
+    prog.run(xs, ys)
+    assert all(np.all(y == 7) for y in ys)
+    big = np.arange(16, dtype=np.float32)
+    xs[1] = big[:8]
+    prog.run(xs, ys)
+    xs[1].strides = (8,)  # the same object, every other element
+    prog.run(xs, ys)
+    assert np.array_equal(ys[0], 5 + big[::2])

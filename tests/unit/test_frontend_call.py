@@ -139,6 +139,11 @@ def test_inputs_written_in_place_between_calls_are_seen():
     z[:64] = 5  # a contiguous block: a view
     (s2,) = row.run([z])
     assert np.all(s1 == 4) and np.all(s2 == 8)
+    z.resize((100000,), refcheck=False)  # the same object over new memory: its blocks made again
+    z.resize((256,), refcheck=False)
+    z[:] = 2
+    (s3,) = row.run([z])
+    assert np.all(s3 == 8)
 
 
 @pytest.mark.parametrize("replicated", [True, False])
