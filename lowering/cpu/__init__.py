@@ -28,12 +28,14 @@ class Cpu(Backend):
     # measured by bench/calibrate_cpu.py), among every strategy it runs.
     profile = "cpu"
     options = (Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
-                      ("on", "off")),)
+                      ("on", "off")),
+               Option("--epilogues", "epilogues", str, None,
+                      "the local work right after a collective runs in its tiles (default on)", ("on", "off")))
 
     def route(self, module_op: ir.Operation | ir.Module | None = None, tile: int | None = None,
               shuffle_seed: int | None = None, scratch: str | None = None, nontemporal: int | None = None,
-              blas: bool | str | None = True, **_: Any) -> list[str]:
-        return route(tile, shuffle_seed, scratch, nontemporal, blas)
+              blas: bool | str | None = True, epilogues: bool | str | None = None, **_: Any) -> list[str]:
+        return route(tile, shuffle_seed, scratch, nontemporal, blas, epilogues)
 
     def available(self) -> tuple[bool, str]:
         from .runtime import available  # (the runtime on first use, RUNTIME_API)
@@ -42,7 +44,7 @@ class Cpu(Backend):
     def build(self, program: Program, strategy: str, threshold: int | None, tile: int | None = -1,
               shuffle_seed: int | None = None, check_order: bool = True, scratch: str | None = None,
               nontemporal: int | None = None, profile: str | None = None,
-              blas: bool | str | None = True) -> "CpuProgram":
+              blas: bool | str | None = True, epilogues: bool | str | None = None) -> "CpuProgram":
         """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
         order: chaos testing of the ordering), `check_order=False`: an
         explicit-level input runs unchecked (for tests of racy programs);
@@ -50,10 +52,12 @@ class Cpu(Backend):
         `nontemporal` (bytes from which results are streamed; None: this
         machine's last-level cache, 0: never), `profile` (None: `profile`,
         "": the reference rule) are coll-to-cpu's and auto's; `blas` (True or
-        "on", False or "off"): f32/f64 contractions through OpenBLAS."""
+        "on", False or "off"): f32/f64 contractions through OpenBLAS;
+        `epilogues` (False or "off"): local work after a collective is not
+        fused into its tiles."""
         from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, tile, shuffle_seed, check_order,
-                     scratch, nontemporal, profile, blas)
+                     scratch, nontemporal, profile, blas, epilogues)
 
 
 BACKEND = Cpu()

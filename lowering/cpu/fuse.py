@@ -21,7 +21,9 @@ is tiled when every buffer's elements have one place in the group's range
 (anchors): a tile then runs each op on its part of the tile, maybe none.
 Groups are closed under such conflicts, so ops of different groups touch
 disjoint data (or only read the same data) and may run in any order.
-A block with anything this analysis does not understand is not tiled.
+Ops this analysis does not understand (a frontend's local work) cut a
+block into segments, each tiled on its own; the row-parallel local work
+right after a collective may join its group as an epilogue (epilogue.py).
 """
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from mlir.dialects import arith, llvm, scf
 
 from ...ir.ops import Implements, OpView, view
 from ...ir.views import VIEW_OPS
+from . import epilogue as ep
 from .kernels import Combine, Index, Operand, combine_element, copy_1d, element_bytes, index, window
 from .scratch import Scratch
 from .shared import Kernels, create, pointer_of, ptr_type
@@ -81,17 +84,26 @@ class Group:
     # element of the group's range [0, length) where it starts (_anchors);
     # None: every op covers the whole range.
     anchors: dict[Op, int] | None = None
+    # Local work fused after each tile (epilogue.py), on whole rows of
+    # `row` places each (anchored groups only).
+    epilogue: ep.Epilogue | None = None
+    row: int = 0
+    local_after: bool = False  # a frontend's local work follows (it reads the results again)
 
     def tile(self, accesses: "Accesses", fixed: int = -1) -> int:
         """Elements per tile: `fixed` if > 0, else the group's distinct views
         share TILE_BYTES (SHARED_TILE_BYTES when it reads them again and
         again)."""
         if fixed > 0:
-            return fixed
+            return max(fixed - fixed % self.row, self.row) if self.epilogue is not None else fixed
         # The widest element sizes the tile (a 16-bit chain's f32 partials).
         esize = max(element_bytes(ir.MemRefType(v.type).element_type) for op in self.ops for v in _views(op))
         if self.anchors is not None:  # a tile touches T elements of each buffer at most
             roots = {a.root for op in self.ops for a in accesses[op]}
+            if self.epilogue is not None:  # whole rows, and the epilogue's buffers in the budget
+                roots |= self.epilogue.row_roots
+                rows = max(TILE_BYTES // (len(roots) * esize * self.row), 1)
+                return self.row << (rows.bit_length() - 1)  # a power of two of rows: whole tiles
             t = TILE_BYTES // (len(roots) * esize)
             return max(1 << max(t.bit_length() - 1, 0), MIN_TILE)
         every = [(a.root, a.start) for op in self.ops for a in accesses[op]]
@@ -105,9 +117,12 @@ class Group:
 Accesses = dict[Op, list[Access]]  # per op, its reads then its writes
 
 
+ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")  # (and block arguments)
+
+
 def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
     """(root, start) of a rank-1, unit-stride, static-offset view of a
-    contiguous block argument or coll.alloc; None otherwise."""
+    contiguous block argument or allocation; None otherwise."""
     owner = value.owner
     if not isinstance(owner, ir.Block) and owner.name == "memref.cast":
         return _trace(owner.operands[0])  # a cast that forgot a static layout (one combine's rhs type)
@@ -122,7 +137,7 @@ def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
         op = v.owner
         if op.name in VIEW_OPS:
             v = op.operands[0]
-        elif op.name == "coll.alloc":
+        elif op.name in ROOTS:
             break
         else:
             return None
@@ -232,20 +247,60 @@ def _share_reads(ops: Sequence[Op], accesses: Accesses, by_root: ByRoot, uf: _Un
                     clean.add(uf.find(ra))
 
 
-def plan(block: ir.Block) -> tuple[list[Group], Accesses]:
-    """(groups to tile, accesses per op) for one block; ([], {}) when the
-    block holds something the analysis does not understand."""
-    ops = [op for op in block.operations if op.name in ("coll.copy", "coll.combine")]
-    if not ops or any(op.name not in BENIGN_OPS + ("coll.copy", "coll.combine")
-                      for op in block.operations):
-        return [], {}
+def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses]:
+    """(groups to tile, accesses per op) for one block. The copies and
+    combines between two ops of anything else (a segment: one collective
+    amid a frontend's local work) are planned on their own, and with
+    `epilogues` the local work right after them may join them
+    (_attach_epilogue); a segment with a view the analysis cannot follow
+    is not tiled."""
+    everything: list[Op] = list(block.operations)
+    segments: list[tuple[list[Op], int]] = []  # (copies and combines, index of the op after)
+    current: list[Op] = []
+    for i, op in enumerate(everything):
+        if op.name in ("coll.copy", "coll.combine"):
+            current.append(op)
+        elif op.name not in BENIGN_OPS:
+            if current:
+                segments.append((current, i))
+            current = []
+    if current:
+        segments.append((current, len(everything)))
     accesses: Accesses = {}
     memo: dict[ir.Value, tuple[ir.Value, int] | None] = {}
-    for op in ops:
-        acc = _accesses(op, memo)
-        if acc is None:
-            return [], {}
-        accesses[op] = acc
+    groups: list[Group] = []
+    for ops, after in segments:
+        acc: Accesses = {}
+        for op in ops:
+            a = _accesses(op, memo)
+            if a is None:
+                break
+            acc[op] = a
+        else:
+            accesses.update(acc)
+            found = _plan_segment(ops, acc)
+            if epilogues and after < len(everything):
+                found = _attach_epilogue(found, acc, everything, after)
+            for g in found:
+                g.local_after = after < len(everything) and everything[after].name != "func.return"
+            groups += found
+    return groups, accesses
+
+
+def _only_used_by(root: ir.Value, ops: set[ir.Operation], names: tuple[str, ...] = ()) -> bool:
+    """Whether every use of `root` (through views) is by one of `ops`, or
+    by an op named in `names`."""
+    for use in root.uses:
+        user = use.owner.operation if isinstance(use.owner, ir.OpView) else use.owner
+        if user in ops or user.name in names:
+            continue
+        if user.name not in VIEW_OPS or not all(_only_used_by(r, ops, names) for r in user.results):
+            return False
+    return True
+
+
+def _plan_segment(ops: Sequence[Op], accesses: Accesses) -> list[Group]:
+    """The groups of one segment's copies and combines."""
     by_root: ByRoot = {}
     for i, op in enumerate(ops):
         for a in accesses[op]:
@@ -275,12 +330,80 @@ def plan(block: ir.Block) -> tuple[list[Group], Accesses]:
     for root, items in by_root.items():
         owners = {uf.find(i) for i, _ in items}
         g = groups.get(owners.pop()) if len(owners) == 1 else None
-        if g is None or isinstance(root.owner, ir.Block):
+        if g is None or isinstance(root.owner, ir.Block) or root.owner.name != "coll.alloc" \
+                or not _only_used_by(root, {op.operation for op in g.ops}):
             continue
         if g.anchors is not None or (ir.MemRefType(root.type).shape == [g.length]
                                      and all(a.start == 0 and a.length == g.length for _, a in items)):
             g.scratch.append(root)
-    return list(groups.values()), accesses
+    return list(groups.values())
+
+
+
+
+def _attach_epilogue(groups: list[Group], accesses: Accesses, everything: Sequence[Op], after: int) -> list[Group]:
+    """`groups` where each part of the epilogue at everything[after]
+    (epilogue.py) and the groups that touch its buffers become one anchored
+    group that runs it tile by tile, where that is legal: every such
+    buffer's element i at place i of the range, which is exactly the
+    epilogue's rows. Parts (one device's epilogue, say) share no buffer, so
+    each runs where its last op was, whatever the order of the others."""
+    found = ep.match(everything, after)
+    if found is None:
+        return groups
+    # Parts: the epilogue's ops and the groups, joined through the
+    # epilogue's buffers.
+    n = len(found.ops)
+    uf = _UnionFind(n + len(groups))
+    owner: dict[ir.Value, int] = {}
+    for k in range(n):
+        for r in found.roots(k):
+            uf.union(k, owner.setdefault(r, k))
+    for i, g in enumerate(groups):
+        for r in {a.root for op in g.ops for a in accesses[op]} & owner.keys():
+            uf.union(n + i, owner[r])
+    parts: dict[int, tuple[list[int], list[Group]]] = {}
+    for k in range(n):
+        parts.setdefault(uf.find(k), ([], []))[0].append(k)
+    for i, g in enumerate(groups):
+        if uf.find(n + i) in parts:
+            parts[uf.find(n + i)][1].append(g)
+    position = {op: i for i, op in enumerate(everything)}
+    for keep, merged in parts.values():
+        fused = _fuse(found.part(keep), merged, accesses, position)
+        if fused is not None:
+            groups = [g for g in groups if g not in merged] + [fused]
+    return groups
+
+
+def _fuse(found: ep.Epilogue, merged: list[Group], accesses: Accesses, position: dict[Op, int]) -> Group | None:
+    """One anchored group of `merged` running epilogue `found`, or None."""
+    if not merged or any(a.write and a.root in found.read_only for g in merged for op in g.ops
+                         for a in accesses[op]):
+        return None
+    ops = sorted((op for g in merged for op in g.ops), key=lambda op: position[op])
+    anchors = _anchors(ops, accesses)
+    if anchors is None:
+        return None
+    shift = {a.root: anchors[op] - a.start for op in ops for a in accesses[op]}
+    length = max(anchors[op] + accesses[op][0].length for op in ops)
+    shared = found.row_roots & shift.keys()
+    if not shared or length % found.rows or any(
+            shift[r] or ir.MemRefType(r.type).shape[0] != found.rows or _elements(r) != length for r in shared):
+        return None
+    # A result that only the collective and its epilogue use (a frontend's
+    # buffer for it) shrinks to one tile: it is never written to memory.
+    users = {op.operation for op in ops + found.ops}
+    own = [r for r in shared if not isinstance(r.owner, ir.Block) and r.owner.name == "memref.alloc"
+           and _only_used_by(r, users, ("memref.dealloc",))]
+    return Group(ops, length, [s for g in merged for s in g.scratch] + own, anchors, found, length // found.rows)
+
+
+def _elements(root: ir.Value) -> int:
+    n = 1
+    for d in ir.MemRefType(root.type).shape:
+        n *= d
+    return n
 
 
 def _anchors(ops: Sequence[Op], accesses: Accesses) -> dict[Op, int] | None:
@@ -401,12 +524,23 @@ def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | No
     streaming: its final writes (`final_writes`) are non-temporal,
     for a program larger than the cache)."""
     last = group.ops[-1]
-    streaming = streaming and kernels is not None
+    # Results that local work reads next are not streamed past the cache.
+    streaming = streaming and kernels is not None and not group.local_after
     if group.anchors is not None:
         stream = final_writes(group, accesses) if streaming else set()
         assert kernels is not None  # (to_cpu tiles a group with anchors through the shared kernels only)
+        if group.epilogue is not None:  # where the last op of the epilogue was, which it replaces
+            last = group.epilogue.ops[-1]
         with ir.InsertionPoint(last), last.location:
             _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream)
+        if group.epilogue is not None:
+            for op in group.epilogue.ops:
+                op.operation.erase()
+            for s in group.scratch:
+                if s.owner.name == "memref.alloc":  # (a result shrunk to a tile: _erase_dead_views erases it)
+                    for use in list(s.uses):
+                        if use.owner.name == "memref.dealloc":
+                            use.owner.erase()
         return
     # Folded stores pay where they skip the cache; in cache a combine and
     # memcpys (glibc's rep movsb) beat one loop of plain stores to every
@@ -486,8 +620,10 @@ def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels
     assert anchors is not None  # (emit sends only such groups here)
     L = group.length
     T = min(group.tile(accesses, tile), L)
-    tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
-             for s in group.scratch}
+    rows = group.epilogue.row_roots if group.epilogue is not None else set()
+    tiles = {s: scratch.buffer(ir.MemRefType.get(
+        [T // group.row] + ir.MemRefType(s.type).shape[1:] if s in rows else [T],  # (rows for the epilogue)
+        ir.MemRefType(s.type).element_type)) for s in group.scratch}
     ptrs: dict[ir.Value, ir.Value] = {}  # base pointers, made once before the loop
     for op in group.ops:
         for v, a in zip(_views(op), accesses[op]):
@@ -495,10 +631,11 @@ def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels
                 ptrs[v] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(v)))
     for buf in tiles.values():
         ptrs[buf] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(buf)))
-    loop = scf.ForOp(index(0), index(L), index(T))
-    with ir.InsertionPoint(loop.body):
-        t = loop.induction_variable
-        end = arith.minsi(arith.addi(t, index(T)), index(L))
+
+    def step(start: ir.Value | int, size: int) -> None:
+        """Every op on its part of the tile [start, min(start + size, L))."""
+        t = index(start)
+        end = arith.minsi(arith.addi(t, index(size)), index(L))
         for op in group.ops:
             o, n = anchors[op], accesses[op][0].length
             lo = arith.maxsi(t, index(o))
@@ -523,6 +660,20 @@ def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels
                 elem, mixed = combine_element(views)
                 kernels.call_ptrs(kind, elem, at, arith.index_cast(i64, count), (op in stream,),
                                   types if mixed else ())
-        scf.YieldOp([])
+        if group.epilogue is not None:  # its rows of the tile, now that every op has written them
+            row0 = start // group.row if isinstance(start, int) else arith.divui(t, index(group.row))
+            ep.emit_rows(group.epilogue, row0, size // group.row, tiles)
+
+    # With an epilogue, whole tiles and then the rest, each of a static
+    # size: its ops keep static shapes, so LLVM compiles each row as it
+    # does unfused (a row sum's vector association included: bitwise).
+    full = L // T if group.epilogue is not None else -(-L // T)
+    if full:
+        loop = scf.ForOp(index(0), index(full * T), index(T))
+        with ir.InsertionPoint(loop.body):
+            step(loop.induction_variable, T)
+            scf.YieldOp([])
+    if full * T < L:
+        step(full * T, L - full * T)
     for buf in tiles.values():
         scratch.free(buf)

@@ -53,13 +53,22 @@ def blas_elements(blas: bool | str | None = True) -> list[str]:
     return ["coll-blas-contractions"] if blas not in (False, "off") and library() is not None else []
 
 
+def off(flag: bool | str | None) -> str | None:
+    """"off" where `flag` is False or "off"; None (the default) otherwise."""
+    return "off" if flag in (False, "off") else None
+
+
 def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str | None = None,
-          nontemporal: int | None = None, blas: bool | str | None = True) -> list[str]:
+          nontemporal: int | None = None, blas: bool | str | None = True,
+          epilogues: bool | str | None = None) -> list[str]:
     """Explicit level -> LLVM dialect for CPU-simulated devices (with
     `shuffle_seed`, the explicit program first put in another valid order
     of its token graph: coll-shuffle; `scratch`: static, the default, or
-    heap; `nontemporal`: bytes from which results are streamed; coll-to-cpu's
-    options; `blas`: contractions through OpenBLAS, blas_elements)."""
+    heap; `nontemporal`: bytes from which results are streamed; `epilogues`
+    (False or "off": local work after a collective runs after it, not in
+    its tiles); coll-to-cpu's options; `blas`: contractions through
+    OpenBLAS, blas_elements)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
-    return elems + [f"coll-to-cpu{options_text(tile=tile, scratch=scratch, nontemporal=nontemporal)}",
+    to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues))
+    return elems + [f"coll-to-cpu{to_cpu}",
                     "coll-ieee-minmax"] + blas_elements(blas) + list(CPU_TO_LLVM)

@@ -195,7 +195,8 @@ class CpuProgram:
 
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, tile: int | None,
           shuffle_seed: int | None, check_order: bool, scratch: str | None = None, nontemporal: int | None = None,
-          profile: str | None = None, blas: bool | str | None = True) -> CpuProgram:
+          profile: str | None = None, blas: bool | str | None = True,
+          epilogues: bool | str | None = None) -> CpuProgram:
     """The CpuProgram of `program` (read, in the current Context).
     `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
     back end's (auto by the cost model), "": none (the reference rule)."""
@@ -204,7 +205,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     low = lower(program, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
-                nontemporal=nontemporal or None, blas=blas)
+                nontemporal=nontemporal or None, blas=blas, epilogues=epilogues)
     # Scratch lives as long as the program, the arguments are the caller's.
     require(low.scratch + sum(s.nbytes for s in specs),
             f"running @{name} on the CPU ({len(specs)} argument buffers and "

@@ -218,12 +218,14 @@ def _erase_dead_views(blocks: list[ir.Block]) -> None:
 
 
 def _tile_blocks(module_op: ir.Operation, tile: int, kernels: cpu_shared.Kernels | None, skip: Collection[str],
-                 scratch: Scratch, nontemporal: int) -> None:
+                 scratch: Scratch, nontemporal: int, epilogues: bool = True) -> None:
     """Replaces the copies and combines of every tileable group by tiled
-    loops; marks what they replace. The final writes of a block whose
-    buffers take at least `nontemporal` bytes (> 0) are streamed."""
+    loops (with `epilogues`, the local work fused after them,
+    lowering/cpu/epilogue.py); marks what they replace. The final writes of
+    a block whose buffers take at least `nontemporal` bytes (> 0) are
+    streamed."""
     for block in _blocks(module_op, skip):
-        groups, accesses = cpu_fuse.plan(block)
+        groups, accesses = cpu_fuse.plan(block, epilogues and kernels is not None)
         streaming = bool(groups) and 0 < nontemporal <= cpu_fuse.footprint(accesses)
         for g in groups:
             if g.anchors is not None and kernels is None:
@@ -262,12 +264,14 @@ def _pointer_level(module_op: ir.Operation, kernels: cpu_shared.Kernels, split: 
           "functions or inline loops; split: most ops per function, 0 no split; scratch: static "
           "buffers allocated once per program, or heap buffers allocated at every call; "
           "nontemporal: bytes of a program's buffers from which tiled copies into results "
-          "that nothing reads again use non-temporal stores, 0 never)",
+          "that nothing reads again use non-temporal stores, 0 never; epilogues: the row-parallel "
+          "local work right after a collective runs in its tiles, on, or after it, off)",
           anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
           tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT),
-          scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]), nontemporal=(int, 0))
+          scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]), nontemporal=(int, 0),
+          epilogues=(choice("on", "off"), "on"))
 def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", split: int = SPLIT,
-           scratch: str = SCRATCH_MODES[0], nontemporal: int = 0) -> None:
+           scratch: str = SCRATCH_MODES[0], nontemporal: int = 0, epilogues: str = "on") -> None:
     """Explicit level -> memref/scf/vector/arith, in place."""
     if tile < -1:
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
@@ -283,7 +287,7 @@ def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", spl
         buffers = Scratch(module_op, scratch)
         done = _pointer_level(module_op, lib, split, tile, buffers) if lib is not None and split else set()
         if tile != 0:
-            _tile_blocks(module_op, tile, lib, done, buffers, nontemporal)
+            _tile_blocks(module_op, tile, lib, done, buffers, nontemporal, epilogues == "on")
         lowering = _Lowering(lib, buffers)
         patterns = lowering.patterns()
         # The functions emitted at the pointer level hold nothing of coll.

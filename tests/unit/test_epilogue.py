@@ -1,0 +1,171 @@
+"""Epilogues fused into a collective on the CPU (lowering/cpu/epilogue.py):
+the local work right after a collective runs in its tiles. Fused and
+unfused programs must agree bit for bit (and with numpy), for every
+all_reduce strategy, other collectives, tails of partial tiles, and the
+epilogues whose legality is the point (writing the collective's input in
+place, a result read again after the epilogue); and the fusion must
+really happen (the collective's own buffer gone)."""
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from coll import api
+from coll.core.pipeline import run as run_pipeline
+from coll.ir import make_context
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+import epilogue as bench  # noqa: E402
+
+ALL_REDUCE = ("naive", "ring", "all2all", "rhd", "tree", "oneshot", "twoshot")
+ID, ROW = "affine_map<(i, j) -> (i, j)>", "affine_map<(i, j) -> (i)>"
+
+
+def _cpu_ir(text: str, strategy: str, epilogues: str = "on") -> str:
+    with make_context():
+        module = ir.Module.parse(text)
+        run_pipeline(module, f"builtin.module(coll-spmd-to-global,coll-lower-collectives{{strategy={strategy}}},"
+                             f"coll-to-cpu{{epilogues={epilogues}}})")
+        return str(module)
+
+
+def _fused(ir_text: str) -> bool:
+    """No linalg op left at the top level of @step: every one runs in a
+    tile loop (the printer indents the function's body by 4)."""
+    body = ir_text[ir_text.index("func.func @step"):]
+    return re.search(r"^ {4}linalg\.", body, re.M) is None and re.search(r"^ {6,}linalg\.generic", body, re.M) is not None
+
+
+def _run(text: str, strategy: str, ins: list[np.ndarray], n_out: int, shape: tuple[int, ...],
+         epilogues: str = "on") -> list[np.ndarray]:
+    prog = api.compile(text, "cpu", strategy=strategy, epilogues=epilogues)
+    outs = [np.full(shape, np.nan, np.float32) for _ in range(n_out)]
+    prog.run(ins, outs)
+    return outs
+
+
+@pytest.mark.parametrize("strategy", ALL_REDUCE)
+@pytest.mark.parametrize("devices,rows,h", [(2, 12, 100), (3, 40, 64), (8, 24, 33)])
+def test_rmsnorm_epilogue_is_bitwise_the_unfused_program(strategy, devices, rows, h):
+    text = bench.program(devices, rows, h)
+    assert _fused(_cpu_ir(text, strategy)), "the epilogue was not fused"
+    assert not _fused(_cpu_ir(text, strategy, "off"))
+    ins = bench.inputs(devices, rows, h, seed=devices)
+    fused = _run(text, strategy, ins, 2 * devices, (rows, h))
+    unfused = _run(text, strategy, ins, 2 * devices, (rows, h), "off")
+    for f, u in zip(fused, unfused):
+        np.testing.assert_array_equal(f, u)
+    for f, r in zip(fused, bench.reference(devices, ins)):
+        np.testing.assert_allclose(f, r, rtol=2e-5, atol=2e-5)
+
+
+def test_the_collectives_buffer_shrinks_to_a_tile():
+    text = bench.program(4, 64, 256)
+    fused, unfused = _cpu_ir(text, "twoshot"), _cpu_ir(text, "twoshot", "off")
+    big = re.compile(r"memref\.alloc\(\) .*: memref<64x256xf32>")
+    assert len(big.findall(unfused)) == 4
+    assert not big.findall(fused)
+
+
+def test_many_tiles_and_a_partial_one():
+    """Rows of 4096 f32: several whole tiles and a rest (rows not a power of two)."""
+    devices, rows, h = 4, 100, 4096
+    text = bench.program(devices, rows, h)
+    ins = bench.inputs(devices, rows, h)
+    fused = _run(text, "twoshot", ins, 2 * devices, (rows, h))
+    unfused = _run(text, "twoshot", ins, 2 * devices, (rows, h), "off")
+    for f, u in zip(fused, unfused):
+        np.testing.assert_array_equal(f, u)
+
+
+def _spmd(devices: int, params: str, body: str) -> str:
+    return (f"module attributes {{coll.peer_access}} {{\nfunc.func @step({params}) attributes "
+            f"{{coll.ranks = {devices} : i64}} {{\n{body}  return\n}}\n}}\n")
+
+
+def _add(a: str, b: str, out: str, t: str, op: str = "arith.addf") -> str:
+    return (f"  linalg.generic {{indexing_maps = [{ID}, {ID}, {ID}], iterator_types = [\"parallel\", \"parallel\"]}} "
+            f"ins({a}, {b} : {t}, {t}) outs({out} : {t}) {{\n  ^bb0(%a: f32, %b: f32, %o: f32):\n"
+            f"    %s = {op} %a, %b : f32\n    linalg.yield %s : f32\n  }}\n")
+
+
+def _collective(name: str, devices: int, x: str, y: str, tx: str, ty: str, kind: bool = True) -> str:
+    devs = ", ".join(map(str, range(devices)))
+    k = ' kind = "sum",' if kind else ""
+    k += {"all_gather": " gather_axis = 0 : i64,", "reduce_scatter": " scatter_axis = 0 : i64,"}.get(name, "")
+    return (f'  %t = "coll.{name}"({x}, {y}) {{devices = array<i64: {devs}>,{k} '
+            f'operandSegmentSizes = array<i32: 1, 1, 0>}} : ({tx}, {ty}) -> !coll.token\n'
+            f'  "coll.wait"(%t) : (!coll.token) -> ()\n')
+
+
+@pytest.mark.parametrize("name,strategy", [("all_gather", "ring"), ("all_gather", "direct"),
+                                           ("reduce_scatter", "ring"), ("reduce_scatter", "direct")])
+def test_other_collectives_take_an_epilogue(name, strategy):
+    n, rows, h = 4, 16, 48
+    tx = f"memref<{rows}x{h}xf32>"
+    ty = f"memref<{rows * n if name == 'all_gather' else rows // n}x{h}xf32>"
+    body = (f"  %y = memref.alloc() : {ty}\n" + _collective(name, n, "%x", "%y", tx, ty, name != "all_gather")
+            + _add("%y", "%r", "%z", ty, "arith.mulf") + f"  memref.dealloc %y : {ty}\n")
+    text = _spmd(n, f"%x: {tx}, %r: {ty}, %z: {ty}", body)
+    assert _fused(_cpu_ir(text, strategy))
+    rng = np.random.default_rng(1)
+    shape = tuple(int(d) for d in ty[7:].split("x")[:2])
+    xs = [rng.standard_normal((rows, h), dtype=np.float32) for _ in range(n)]
+    rs = [rng.standard_normal(shape, dtype=np.float32) for _ in range(n)]
+    fused = _run(text, strategy, xs + rs, n, shape)
+    unfused = _run(text, strategy, xs + rs, n, shape, "off")
+    if name == "all_gather":
+        y = [np.concatenate(xs)] * n
+    else:
+        total = xs[0] + xs[1] + xs[2] + xs[3]
+        y = np.split(total, n)
+    for d in range(n):
+        np.testing.assert_array_equal(fused[d], unfused[d])
+        np.testing.assert_allclose(fused[d], y[d] * rs[d], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("strategy", ["ring", "twoshot", "rhd"])
+def test_an_epilogue_that_writes_the_collectives_input_in_place(strategy):
+    """x <- y + r, tile by tile, while later tiles of the collective still
+    read x: legal only because each tile reads its own elements of x."""
+    n, rows, h = 4, 32, 40
+    t = f"memref<{rows}x{h}xf32>"
+    body = (f"  %y = memref.alloc() : {t}\n" + _collective("all_reduce", n, "%x", "%y", t, t)
+            + _add("%y", "%r", "%x", t) + _add("%x", "%r", "%out", t) + f"  memref.dealloc %y : {t}\n")
+    text = _spmd(n, f"%x: {t}, %r: {t}, %out: {t}", body)
+    assert _fused(_cpu_ir(text, strategy))
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((rows, h), dtype=np.float32) for _ in range(n)]
+    rs = [rng.standard_normal((rows, h), dtype=np.float32) for _ in range(n)]
+    # x is written (an in-place output): the program takes x, r and writes x, out.
+    prog = api.compile(text, "cpu", strategy=strategy)
+    assert prog.n_inputs == 2 * n
+    y = xs[0] + xs[1] + xs[2] + xs[3]
+    outs = [np.empty((rows, h), np.float32) for _ in range(n)]
+    xin = [x.copy() for x in xs]
+    prog.run(xin + rs, outs)
+    for d in range(n):
+        np.testing.assert_allclose(xin[d], y + rs[d], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(outs[d], y + rs[d] + rs[d], rtol=1e-5, atol=1e-5)
+
+
+def test_a_result_read_after_the_epilogue_is_kept():
+    """y is read again after the epilogue: it must not shrink to a tile."""
+    n, rows, h = 2, 8, 64
+    t = f"memref<{rows}x{h}xf32>"
+    body = (f"  %y = memref.alloc() : {t}\n" + _collective("all_reduce", n, "%x", "%y", t, t)
+            + _add("%y", "%r", "%z", t) + "  memref.copy %y, %w : " + f"{t} to {t}\n"
+            + f"  memref.dealloc %y : {t}\n")
+    text = _spmd(n, f"%x: {t}, %r: {t}, %z: {t}, %w: {t}", body)
+    fused = _cpu_ir(text, "ring")
+    assert _fused(fused) and re.search(rf"memref\.alloc\(\) .*: {re.escape(t)}", fused)
+    rng = np.random.default_rng(3)
+    ins = [rng.standard_normal((rows, h), dtype=np.float32) for _ in range(2 * n)]
+    outs = _run(text, "ring", ins, 2 * n, (rows, h))
+    y = ins[0] + ins[1]
+    for d in range(n):
+        np.testing.assert_allclose(outs[d], y + ins[n + d], rtol=1e-6)
+        np.testing.assert_array_equal(outs[n + d], y)
