@@ -4,9 +4,11 @@ reads this table and imports a module only when its pass is used)."""
 PASSES = {
     "coll-ieee-minmax": "coll.lowering.cpu.ieee_minmax:ieee_minmax",
     "coll-approximate-math": "coll.lowering.cpu.local_math:approximate_math",
+    "coll-outline-row-reductions": "coll.lowering.cpu.row_reductions:outline_row_reductions_pass",
     "coll-reassociate-local-reductions": "coll.lowering.cpu.local_math:reassociate_local_reductions",
     "coll-fp8-conversions": "coll.lowering.cpu.fp8:fp8_conversions",
     "coll-to-cpu": "coll.lowering.cpu.to_cpu:to_cpu",
+    "coll-static-local-buffers": "coll.lowering.cpu.local_buffers:static_local_buffers_pass",
     "coll-cpu-to-llvm": "coll.lowering.cpu.to_cpu:cpu_to_llvm",
     "coll-gpu-legalize-memcpy": "coll.lowering.gpu.legalize_memcpy:legalize_memcpy_pass",
     "coll-gpu-local-buffers": "coll.lowering.gpu.local_buffers:gpu_local_buffers",

@@ -30,12 +30,14 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ...ir.views import VIEW_OPS
+from .row_reductions import row_length
 
 Op = ir.Operation | ir.OpView
 
 # What may sit between a collective's ops and its epilogue, or between the
 # epilogue's ops: it touches no buffer's data.
-PASSIVE = VIEW_OPS + ("arith.constant", "memref.alloc", "memref.alloca", "coll.wait", "coll.join")
+PASSIVE = VIEW_OPS + ("arith.constant", "memref.alloc", "memref.alloca", "memref.get_global", "coll.wait",
+                      "coll.join")
 LINALG = ("linalg.generic", "linalg.fill")
 
 
@@ -63,11 +65,13 @@ class Epilogue:
 
 
 def _root(v: ir.Value) -> bool:
-    """A whole buffer: a block argument or an allocation, static and row-major."""
+    """A whole buffer: a block argument, an allocation or a global
+    (coll-static-local-buffers), static and row-major."""
     if not isinstance(v.type, ir.MemRefType):
         return False
     owner = v.owner
-    if not isinstance(owner, ir.Block) and owner.name not in ("memref.alloc", "memref.alloca"):
+    if not isinstance(owner, ir.Block) \
+            and owner.operation.name not in ("memref.alloc", "memref.alloca", "memref.get_global"):
         return False
     m = ir.MemRefType(v.type)
     if not m.has_static_shape or m.rank == 0:
@@ -104,6 +108,8 @@ def _shape(op: Op) -> tuple[list[ir.AffineMap], list[bool], int] | None:
     iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
     if not iterators or "parallel" not in iterators[0]:
         return None
+    if any("reduction" in i for i in iterators) and row_length(op) is None:
+        return None  # (LLVM would add its rows in an order that depends on the tile: row_reductions.py)
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     n_in = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
     if len(maps) != len(op.operands):
@@ -123,9 +129,9 @@ def match(ops: Sequence[Op], start: int) -> Epilogue | None:
     while i < len(ops):
         op = ops[i]
         i += 1
-        if op.name in PASSIVE:
+        if op.operation.name in PASSIVE:  # (.operation: a get_global's .name is its global)
             continue
-        if op.name not in LINALG:
+        if op.operation.name not in LINALG:
             break
         shape = _shape(op)
         if shape is None:

@@ -100,8 +100,12 @@ class Group:
         esize = max(element_bytes(ir.MemRefType(v.type).element_type) for op in self.ops for v in _views(op))
         if self.anchors is not None:  # a tile touches T elements of each buffer at most
             roots = {a.root for op in self.ops for a in accesses[op]}
-            if self.epilogue is not None:  # whole rows, and the epilogue's buffers in the budget
-                roots |= self.epilogue.row_roots
+            if self.epilogue is not None:  # whole rows, a power of two of them
+                # Sized by the collective's buffers alone: each device's
+                # epilogue touches only its own few after them. Measured
+                # (bench/epilogue.py, twoshot at 8 x 16 MiB, rows of 16
+                # KiB, 2026-12-06): 8 rows a tile 43 ms, 2 rows (the
+                # epilogue's buffers counted too) 47, 16 rows 46.
                 rows = max(TILE_BYTES // (len(roots) * esize * self.row), 1)
                 return self.row << (rows.bit_length() - 1)  # a power of two of rows: whole tiles
             t = TILE_BYTES // (len(roots) * esize)
@@ -117,14 +121,17 @@ class Group:
 Accesses = dict[Op, list[Access]]  # per op, its reads then its writes
 
 
-ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca")  # (and block arguments)
+# (and block arguments). Two get_global of one global are one buffer only
+# when their lifetimes do not overlap (coll-static-local-buffers), so never
+# in one segment.
+ROOTS = ("coll.alloc", "memref.alloc", "memref.alloca", "memref.get_global")
 
 
 def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
     """(root, start) of a rank-1, unit-stride, static-offset view of a
     contiguous block argument or allocation; None otherwise."""
     owner = value.owner
-    if not isinstance(owner, ir.Block) and owner.name == "memref.cast":
+    if not isinstance(owner, ir.Block) and owner.operation.name == "memref.cast":
         return _trace(owner.operands[0])  # a cast that forgot a static layout (one combine's rhs type)
     m = ir.MemRefType(value.type)
     if m.rank != 1:
@@ -135,9 +142,9 @@ def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
     v = value
     while not isinstance(v.owner, ir.Block):
         op = v.owner
-        if op.name in VIEW_OPS:
+        if op.operation.name in VIEW_OPS:  # (.operation: a get_global view's .name is its global)
             v = op.operands[0]
-        elif op.name in ROOTS:
+        elif op.operation.name in ROOTS:
             break
         else:
             return None
@@ -258,9 +265,9 @@ def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses
     segments: list[tuple[list[Op], int]] = []  # (copies and combines, index of the op after)
     current: list[Op] = []
     for i, op in enumerate(everything):
-        if op.name in ("coll.copy", "coll.combine"):
+        if op.operation.name in ("coll.copy", "coll.combine"):
             current.append(op)
-        elif op.name not in BENIGN_OPS:
+        elif op.operation.name not in BENIGN_OPS:
             if current:
                 segments.append((current, i))
             current = []
@@ -282,7 +289,7 @@ def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses
             if epilogues and after < len(everything):
                 found = _attach_epilogue(found, acc, everything, after)
             for g in found:
-                g.local_after = after < len(everything) and everything[after].name != "func.return"
+                g.local_after = after < len(everything) and everything[after].operation.name != "func.return"
             groups += found
     return groups, accesses
 
@@ -330,7 +337,7 @@ def _plan_segment(ops: Sequence[Op], accesses: Accesses) -> list[Group]:
     for root, items in by_root.items():
         owners = {uf.find(i) for i, _ in items}
         g = groups.get(owners.pop()) if len(owners) == 1 else None
-        if g is None or isinstance(root.owner, ir.Block) or root.owner.name != "coll.alloc" \
+        if g is None or isinstance(root.owner, ir.Block) or root.owner.operation.name != "coll.alloc" \
                 or not _only_used_by(root, {op.operation for op in g.ops}):
             continue
         if g.anchors is not None or (ir.MemRefType(root.type).shape == [g.length]
@@ -394,7 +401,8 @@ def _fuse(found: ep.Epilogue, merged: list[Group], accesses: Accesses, position:
     # A result that only the collective and its epilogue use (a frontend's
     # buffer for it) shrinks to one tile: it is never written to memory.
     users = {op.operation for op in ops + found.ops}
-    own = [r for r in shared if not isinstance(r.owner, ir.Block) and r.owner.name == "memref.alloc"
+    own = [r for r in shared if not isinstance(r.owner, ir.Block)
+           and r.owner.operation.name in ("memref.alloc", "memref.get_global")
            and _only_used_by(r, users, ("memref.dealloc",))]
     return Group(ops, length, [s for g in merged for s in g.scratch] + own, anchors, found, length // found.rows)
 
@@ -537,10 +545,10 @@ def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | No
             for op in group.epilogue.ops:
                 op.operation.erase()
             for s in group.scratch:
-                if s.owner.name == "memref.alloc":  # (a result shrunk to a tile: _erase_dead_views erases it)
+                if s.owner.operation.name in ("memref.alloc", "memref.get_global"):  # (shrunk: erased when dead)
                     for use in list(s.uses):
-                        if use.owner.name == "memref.dealloc":
-                            use.owner.erase()
+                        if use.owner.operation.name == "memref.dealloc":
+                            use.owner.operation.erase()
         return
     # Folded stores pay where they skip the cache; in cache a combine and
     # memcpys (glibc's rep movsb) beat one loop of plain stores to every

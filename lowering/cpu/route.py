@@ -21,6 +21,7 @@ CPU_TO_LLVM = (
     "canonicalize",
     "cse",
     "coll-reassociate-local-reductions",
+    "coll-outline-row-reductions",
     "convert-linalg-to-loops",
     "math-extend-to-supported-types",
     "coll-approximate-math",
@@ -70,5 +71,5 @@ def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str
     OpenBLAS, blas_elements)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues))
-    return elems + [f"coll-to-cpu{to_cpu}",
+    return elems + ["coll-static-local-buffers", f"coll-to-cpu{to_cpu}",
                     "coll-ieee-minmax"] + blas_elements(blas) + list(CPU_TO_LLVM)

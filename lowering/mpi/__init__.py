@@ -47,8 +47,9 @@ def route(implementation: str | None = None, shuffle_seed: int | None = None, ta
     `blas`: contractions through OpenBLAS (cpu.route.blas_elements)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     to_mpi = f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}"
-    return elems + (["coll-spmd-to-mpi", to_mpi, "coll-mpi-static-scratch", "coll-to-cpu{tile=0}", "coll-ieee-minmax",
-                     "coll-mpi-requests"] + blas_elements(blas) + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
+    return elems + (["coll-spmd-to-mpi", to_mpi, "coll-mpi-static-scratch", "coll-static-local-buffers",
+                     "coll-to-cpu{tile=0}", "coll-ieee-minmax", "coll-mpi-requests"]
+                    + blas_elements(blas) + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 
 
