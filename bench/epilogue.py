@@ -18,7 +18,6 @@ of the function instead (no allocation: what is left is the fusion's
 cache reuse). Wall ms per call, the best of --repeat, the median over
 rounds; rows of 4096 f32 (16 KiB).
 """
-import argparse
 import statistics
 import sys
 
@@ -98,14 +97,21 @@ def reference(devices: int, ins: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--devices", type=int, default=8)
-    p.add_argument("--mib", type=int, nargs="+", default=[1, 4, 16, 64], help="MiB per device")
-    p.add_argument("--strategies", default="auto,twoshot,ring")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--repeat", type=int, default=5)
-    a = p.parse_args(argv)
     from coll import api
+    from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
+    from coll.tools.argtypes import count
+    p = ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--devices", type=count(1, 64), default=8)
+    p.add_argument("--mib", type=count(1, 1024), nargs="+", default=[1, 4, 16, 64], help="MiB per device")
+    p.add_argument("--strategies", default="auto,twoshot,ring")
+    p.add_argument("--rounds", type=count(1), default=3)
+    p.add_argument("--repeat", type=count(1), default=5)
+    a = p.parse_args(argv)
+    from coll.collectives import AllReduce
+    known = ("auto",) + AllReduce.STRATEGIES
+    bad = [s for s in a.strategies.split(",") if s not in known]
+    if bad:
+        p.error(f"--strategies: unknown strategy {bad[0]!r}; expected some of {', '.join(known)}")
     n = a.devices
     print(f"all_reduce + residual + RMSNorm, {n} CPU-simulated devices, f32 rows of {H}; wall ms per call")
     print("| MiB/device | strategy | fused | unfused | unfused (result an argument) | unfused/fused | bitwise |")

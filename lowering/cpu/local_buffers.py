@@ -18,8 +18,9 @@ request of a message into it, a value loaded from it: transitively, so no
 alias outlives it unseen). Only allocations of the function's own block
 with one dealloc there (they do not escape) and static shapes are taken;
 i1 buffers stay (coll-to-cpu stores i1 as i8 by rewriting the types it
-sees, which a global's would escape). A program runs one call at a time (the
-runtimes hold a lock, an MPI rank is one process), as static scratch needs.
+sees, which a global's would escape), and so do the buffers of a function
+that may call itself. A program runs one call at a time (the runtimes hold
+a lock, an MPI rank is one process), as static scratch needs.
 """
 from mlir import ir
 from mlir.dialects import memref
@@ -86,12 +87,44 @@ def _lifetimes(block: ir.Block) -> list[tuple[ir.Operation, ir.Operation, int, i
     return out
 
 
+def _recursive(functions: list[ir.Operation]) -> set[str]:
+    """The functions that may call themselves (through others too): a
+    static buffer would serve every activation at once."""
+    calls: dict[str, set[str]] = {}
+    def callees_of(f: ir.Operation) -> set[str]:
+        found: set[str] = set()
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name in ("func.call", "llvm.call") and "callee" in op.attributes:
+                found.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+            return ir.WalkResult.ADVANCE
+        f.walk(visit, ir.WalkOrder.POST_ORDER)
+        return found
+    for f in functions:
+        calls[ir.StringAttr(f.attributes["sym_name"]).value] = callees_of(f)
+    out = set()
+    for name in calls:
+        seen, todo = set(), list(calls[name])
+        while todo:
+            c = todo.pop()
+            if c == name:
+                out.add(name)
+                break
+            if c not in seen:
+                seen.add(c)
+                todo.extend(calls.get(c, ()))
+    return out
+
+
 def static_local_buffers(module_op: ir.Operation) -> None:
     """Every function's own static, non-escaping local buffers -> globals,
-    shared between buffers of one type whose lifetimes do not overlap."""
+    shared between buffers of one type whose lifetimes do not overlap;
+    not in a function that may call itself."""
     scratch = Scratch(module_op, "static")
-    for f in list(module_op.regions[0].blocks[0].operations):
-        if f.operation.name != "func.func" or not f.regions[0].blocks:
+    functions = [f.operation for f in module_op.regions[0].blocks[0].operations if f.operation.name == "func.func"]
+    recursive = _recursive(functions)
+    for f in functions:
+        if not f.regions[0].blocks or ir.StringAttr(f.attributes["sym_name"]).value in recursive:
             continue
         block = f.regions[0].blocks[0]
         free: dict[str, list[tuple[int, str]]] = {}  # type -> (end of its last user, global's name)

@@ -19,12 +19,18 @@ results included), tanh within 6 ulp (4 near 0; 1 from |x| > 8.7 on,
 where f32's tanh is +-1). NaN stays NaN; exp(inf) = inf, exp(-inf) = 0,
 tanh(+-inf) = +-1. f64 keeps libm.
 
-coll-reassociate-local-reductions: float arith ops in the body of a linalg
-op with a reduction iterator get fastmath `reassoc`, so LLVM may
-vectorize the reduction's loop (split its sum into lanes, added at the
-end): the order of a local row sum changes, as XLA's own does; the result
-is still the same on every run. Combines are not linalg ops: their device
-order, and bits, are kept (tests/unit/test_determinism.py).
+coll-reassociate-local-reductions: float arith ops in the body of a row
+reduction (a linalg.generic reducing over its last loop, rows of at least
+64 elements: row_reductions.row_length) get fastmath `reassoc`, so LLVM may
+vectorize the row's loop (split its sum into lanes, added at the end): the
+order of a local row sum changes, as XLA's own does. Each such row is added
+by one outlined function per kind of row (coll-outline-row-reductions), so
+the order is the same on every run and wherever the row comes from (a
+fused epilogue's tile, the whole buffer). Other reductions stay in order:
+LLVM could only reassociate them as their surroundings let it, and a
+reduction over a leading loop vectorizes along its parallel inner loop
+without it. Combines are not linalg ops: their device order, and bits,
+are kept (tests/unit/test_determinism.py).
 """
 import math
 from collections.abc import Callable
@@ -34,9 +40,9 @@ from mlir.dialects import arith
 from mlir.rewrite import FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, walk_and_apply_patterns
 
 from ...core.registry import register
+from .row_reductions import row_length
 
 REASSOCIATED = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf")
-REDUCING = ("linalg.generic", "linalg.reduce")
 
 # Cephes expf: exp(r) = 1 + r + r^2 * P(r) on |r| <= ln2 / 2.
 EXP_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
@@ -153,7 +159,7 @@ def approximate_math(module_op: ir.Operation) -> None:
 
 
 def _reassoc(op: ir.Operation) -> ir.WalkResult:
-    if op.name in REDUCING and any("reduction" in str(a) for a in _iterators(op)):
+    if row_length(op) is not None:
         reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
         for block in op.regions[0].blocks:
             for inner in block.operations:
@@ -162,14 +168,9 @@ def _reassoc(op: ir.Operation) -> ir.WalkResult:
     return ir.WalkResult.ADVANCE
 
 
-def _iterators(op: ir.Operation) -> list[ir.Attribute]:
-    if op.name == "linalg.reduce":
-        return [ir.StringAttr.get("reduction")]
-    return list(ir.ArrayAttr(op.attributes["iterator_types"]))
-
-
 @register("coll-reassociate-local-reductions",
-          "Mark the float arithmetic of linalg reductions fastmath<reassoc>, so that LLVM vectorizes "
-          "their loops (local work only: combines keep their order)")
+          "Mark the float arithmetic of linalg row reductions (over the last loop, rows of at least 64, "
+          "which coll-outline-row-reductions outlines) fastmath<reassoc>, so that LLVM vectorizes their "
+          "loops (local work only: combines keep their order)")
 def reassociate_local_reductions(module_op: ir.Operation) -> None:
     module_op.walk(_reassoc, ir.WalkOrder.POST_ORDER)  # (the default; the stubs have none)

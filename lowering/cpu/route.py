@@ -13,13 +13,16 @@ from ...passes.blas_contractions import library
 # fp8 (f8E4M3FN, f8E5M2) likewise, but no upstream pass of LLVM 22 lowers
 # its conversions: coll-fp8-conversions (fp8.py) does, as integer arithmetic.
 # expand-strided-metadata emits affine.apply, hence lower-affine after it.
-# Local work is left to LLVM's loop vectorizer (local_math.py): reductions
-# marked reassoc before their loops exist, f32 exp/tanh as inline
-# arithmetic instead of libm calls once bf16 math is f32.
+# Local work is left to LLVM's loop vectorizer (local_math.py): named ops
+# generalized (a linalg.reduce is a generic like the rest), row reductions
+# marked reassoc and outlined one function per kind of row before their
+# loops exist (row_reductions.py: one order, fused or not), f32 exp/tanh as
+# inline arithmetic instead of libm calls once bf16 math is f32.
 # (A coll pass among them: run with core.pipeline.build, not PassManager.parse.)
 CPU_TO_LLVM = (
     "canonicalize",
     "cse",
+    "linalg-generalize-named-ops",
     "coll-reassociate-local-reductions",
     "coll-outline-row-reductions",
     "convert-linalg-to-loops",

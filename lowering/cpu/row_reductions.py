@@ -61,7 +61,31 @@ def row_length(op: ir.Operation | ir.OpView) -> int | None:
             if k >= n_in or dims[-1] != n - 1:
                 return None  # an output per element of the row, or a row read across
             length = ir.MemRefType(v.type).shape[-1]
-    return length if length is not None and length >= ROW_MIN else None
+    if length is None or length < ROW_MIN or _captured(op) is None:
+        return None
+    return length
+
+
+def _captured(op: ir.Operation) -> list[ir.Value] | None:
+    """The constants from outside that the body of `op` uses (cloned into the
+    outlined function); None when it uses anything else from outside, has
+    regions, or reads its loop indices (linalg.index: one loop is left)."""
+    body = op.regions[0].blocks[0]
+    inside = {o.operation for o in body.operations}
+    out: list[ir.Value] = []
+    for o in body.operations:
+        if o.operation.name == "linalg.index" or len(o.operation.regions):
+            return None
+        for v in o.operands:
+            if isinstance(v.owner, ir.Block):
+                if v.owner != body:
+                    return None
+            elif v.owner.operation not in inside:
+                if v.owner.operation.name != "arith.constant":
+                    return None
+                if v not in out:
+                    out.append(v)
+    return out
 
 
 def _row_type(t: ir.MemRefType, keep_last: bool) -> ir.MemRefType:
@@ -116,9 +140,14 @@ class _Outliner:
             f = func.FuncOp("coll_row_reduction", (arg_types, []))
             entry = f.add_entry_block()
             with ir.InsertionPoint(entry):
+                constants = {c: c.owner.operation.clone().results[0] for c in _captured(op) or []}
                 clone = op.clone()
                 for k, a in enumerate(entry.arguments):
                     clone.operands[k] = a
+                for inner in clone.regions[0].blocks[0].operations:
+                    for k, v in enumerate(inner.operands):
+                        if v in constants:
+                            inner.operands[k] = constants[v]
                 one = ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0)])
                 none = ir.AffineMap.get(1, 0, [])
                 clone.attributes["indexing_maps"] = ir.ArrayAttr.get(

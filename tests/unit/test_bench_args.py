@@ -19,6 +19,8 @@ def bench(script, *args):
 
 @pytest.mark.parametrize("script,args,says", [
     ("mpi_run.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
+    ("epilogue.py", ["--devices", "0"], "argument --devices: 0 is out of range; expected 1..64"),
+    ("epilogue.py", ["--strategies", "ring,bogus"], "--strategies: unknown strategy 'bogus'"),
     ("matmul_blas.py", ["--sizes", "abc"], "argument --sizes: 'abc' is not an integer"),
     ("matmul_blas.py", ["--transform", "300"], "--transform: sizes must be multiples of 256"),
     ("mpi_run.py", ["--kib", "-4"], "argument --kib: -4 is out of range; expected 1.."),

@@ -49,10 +49,13 @@ def _run(text: str, strategy: str, ins: list[np.ndarray], n_out: int, shape: tup
 
 
 @pytest.mark.parametrize("strategy", ALL_REDUCE)
-@pytest.mark.parametrize("devices,rows,h", [(2, 12, 100), (3, 40, 64), (8, 24, 160), (4, 8, 33)])
+@pytest.mark.parametrize("devices,rows,h", [(2, 12, 100), (3, 40, 64), (8, 24, 160), (5, 3, 63)])
 def test_rmsnorm_epilogue_is_bitwise_the_unfused_program(strategy, devices, rows, h):
-    """Rows of 33 are shorter than ROW_MIN: the row sum is not outlined, so
-    the epilogue stops before it (only the residual add is fused)."""
+    """Rows of 63 are shorter than ROW_MIN: the row sum is neither outlined
+    nor reassociated, so the epilogue stops before it (only the residual
+    add is fused) and the sum, in order, does not depend on what was fused
+    around it (an outside attack found 50 of 63 elements an ulp apart at
+    N >= 3 when short rows were still reassociated)."""
     text = bench.program(devices, rows, h)
     fused_ir = _cpu_ir(text, strategy)
     assert _fused(fused_ir) == (h >= ROW_MIN), "the epilogue was not fused"

@@ -46,7 +46,7 @@ def test_route_text_round_trips_through_the_builder():
                            cpu.route(tile=256, shuffle_seed=3))
     assert text.startswith("builtin.module(coll-choose-strategy{strategy=all2all threshold=10},"
                            "coll-lower-collectives,coll-check-order,coll-shuffle{seed=3},"
-                           "coll-to-cpu{tile=256},")
+                           "coll-static-local-buffers,coll-to-cpu{tile=256},")
     with make_context():
         build(text)  # every element is a registered coll pass or an upstream pass
 

@@ -35,24 +35,35 @@ func.func @vector(%x: vector<8xf32>) -> vector<8xf32> {
 
 // -----
 
-// A row sum's add is marked reassoc (LLVM may split it into lanes); the
-// elementwise op beside it is not.
+// A row sum over rows of 64's add is marked reassoc (LLVM may split it
+// into lanes; coll-outline-row-reductions fixes the lanes per kind of
+// row); the elementwise op beside it is not, nor a sum over rows of 8
+// (not outlined: in order, so that what surrounds it cannot change it).
 // REASSOC-LABEL: func.func @rows
 // REASSOC: arith.mulf %{{.*}}, %{{.*}} : f32
 // REASSOC-NOT: fastmath
 // REASSOC: linalg.generic
 // REASSOC: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// REASSOC: linalg.generic
+// REASSOC-NOT: fastmath
+// REASSOC: return
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
-func.func @rows(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %s: memref<4xf32>) {
+func.func @rows(%a: memref<4x64xf32>, %b: memref<4x64xf32>, %s: memref<4xf32>, %c: memref<4x8xf32>) {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<4x8xf32>) outs(%b : memref<4x8xf32>) {
+      ins(%a : memref<4x64xf32>) outs(%b : memref<4x64xf32>) {
   ^bb0(%x: f32, %o: f32):
     %m = arith.mulf %x, %x : f32
     linalg.yield %m : f32
   }
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%b : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+      ins(%b : memref<4x64xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%c : memref<4x8xf32>) outs(%s : memref<4xf32>) {
   ^bb0(%x: f32, %acc: f32):
     %r = arith.addf %x, %acc : f32
     linalg.yield %r : f32
@@ -62,11 +73,13 @@ func.func @rows(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %s: memref<4xf32>) {
 
 // -----
 
-// linalg.reduce (the StableHLO frontend's reductions) too.
+// linalg.reduce is generalized first on the routes
+// (linalg-generalize-named-ops); as itself it stays in order.
 // REASSOC-LABEL: func.func @reduce
-// REASSOC: arith.maximumf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
-func.func @reduce(%a: memref<4x8xf32>, %s: memref<4xf32>) {
-  linalg.reduce ins(%a : memref<4x8xf32>) outs(%s : memref<4xf32>) dimensions = [1]
+// REASSOC-NOT: fastmath
+// REASSOC: return
+func.func @reduce(%a: memref<4x64xf32>, %s: memref<4xf32>) {
+  linalg.reduce ins(%a : memref<4x64xf32>) outs(%s : memref<4xf32>) dimensions = [1]
     (%x: f32, %acc: f32) {
       %m = arith.maximumf %x, %acc : f32
       linalg.yield %m : f32
