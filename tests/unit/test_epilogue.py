@@ -49,7 +49,7 @@ def _run(text: str, strategy: str, ins: list[np.ndarray], n_out: int, shape: tup
 
 
 @pytest.mark.parametrize("strategy", ALL_REDUCE)
-@pytest.mark.parametrize("devices,rows,h", [(2, 12, 100), (3, 40, 64), (8, 24, 160), (5, 3, 63)])
+@pytest.mark.parametrize("devices,rows,h", [(3, 40, 64), (8, 24, 160), (5, 3, 63)])
 def test_rmsnorm_epilogue_is_bitwise_the_unfused_program(strategy, devices, rows, h):
     """Rows of 63 are shorter than ROW_MIN: the row sum is neither outlined
     nor reassociated, so the epilogue stops before it (only the residual
