@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import memref
 
+from ...ir.types import contiguous
 from ...ir.views import VIEW_OPS
 from .row_reductions import row_length
 
@@ -74,15 +75,7 @@ def _root(v: ir.Value) -> bool:
             and owner.operation.name not in ("memref.alloc", "memref.alloca", "memref.get_global"):
         return False
     m = ir.MemRefType(v.type)
-    if not m.has_static_shape or m.rank == 0:
-        return False
-    strides, offset = m.get_strides_and_offset()
-    expect: list[int] = []
-    n = 1
-    for d in reversed(m.shape):
-        expect.insert(0, n)
-        n *= d
-    return offset == 0 and list(strides) == expect
+    return m.has_static_shape and m.rank > 0 and contiguous(m) and m.get_strides_and_offset()[1] == 0
 
 
 def _uses_d0(expr: ir.AffineExpr) -> bool | None:
