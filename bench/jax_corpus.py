@@ -20,8 +20,10 @@ block_until_ready: as a JAX user calls it), coll's call as a user makes it
 (global numpy arrays in, global arrays out: scatter, run, gather, the
 replica check) and coll's bare compiled call (the SPMD function on
 preallocated per-device buffers), medians of --repeat calls, the median
-over rounds, and the ratios to XLA; last, the bare call's CPU time
-(time.thread_time: what a shared machine's other work does not inflate). A program coll refuses is listed with
+over rounds, and the ratios to XLA; the bare call's CPU time
+(time.thread_time: what a shared machine's other work does not inflate);
+last, the share of the bare call's time spent in collectives (coll-run
+--profile's split, from the same program built to count it). A program coll refuses is listed with
 its error.
 """
 import os
@@ -310,7 +312,7 @@ def time_table(names, scale, rounds, repeat, devices=8):
     print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end), scale {scale}, "
           f"{rounds} rounds x {repeat} calls, load {load:.2f}")
     print(f"{'program':16s} {'XLA ms':>9s} {'coll call':>10s} {'coll bare':>10s} {'call/XLA':>9s} {'bare/XLA':>9s}"
-          f" {'bare CPU ms':>12s}")
+          f" {'bare CPU ms':>12s} {'collectives':>11s}")
     for name, (f, xs, placed) in found.items():
         try:
             prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu")
@@ -351,7 +353,23 @@ def time_table(names, scale, rounds, repeat, devices=8):
                 per[k].append(_median([fn() for _ in range(repeat)]))
         t = {k: _median(v) * 1e3 for k, v in per.items()}
         print(f"{name:16s} {t['xla']:9.3f} {t['call']:10.3f} {t['bare']:10.3f} {t['call'] / t['xla']:9.2f} "
-              f"{t['bare'] / t['xla']:9.2f} {t['cpu']:12.3f}", flush=True)
+              f"{t['bare'] / t['xla']:9.2f} {t['cpu']:12.3f} {_collective_share(f, placed, xs, repeat):>11s}",
+              flush=True)
+
+
+def _collective_share(f, placed, xs, repeat):
+    """The share of a bare call's time in its collectives, measured on the
+    same program built to count it (coll-run --profile: clock reads around
+    each run of copies and combines, epilogues unfused)."""
+    from coll.frontends import stablehlo
+    from coll.frontends.run import global_arrays
+    prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu", split=True)
+    ins, outs = prog._scatter(prog._check(xs))
+    times = prog.program.program.time(ins, outs, repeat)
+    split = prog.program.program.split()
+    if not split or not split[1]:
+        return "-"
+    return f"{100 * split[0] / sum(times):.0f}%"
 
 
 def main(argv=None):

@@ -35,6 +35,7 @@ class Option:
     default: object = None
     help: str = ""
     choices: tuple[str, ...] | None = None
+    const: object = None  # a flag without a value: --flag sets `dest` to const
 
 
 class Runnable(Protocol):

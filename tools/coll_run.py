@@ -118,8 +118,12 @@ def _parser(backends: Any) -> ArgumentParser:
         for o in b.options:
             if o.dest not in seen:
                 seen.add(o.dest)
-                p.add_argument(o.flag, dest=o.dest, type=o.type, default=None, choices=o.choices,
-                               help=f"{b.name}: {o.help}")
+                if o.const is not None:
+                    p.add_argument(o.flag, dest=o.dest, action="store_const", const=o.const, default=None,
+                                   help=f"{b.name}: {o.help}")
+                else:
+                    p.add_argument(o.flag, dest=o.dest, type=o.type, default=None, choices=o.choices,
+                                   help=f"{b.name}: {o.help}")
     return p
 
 
@@ -379,7 +383,7 @@ def run(argv: Sequence[str]) -> int:
         job = _CollectiveJob(args, backend, options, text, problem, shown)
     rows = [job.measure(strategy) for strategy in job.strategies()]
     print(job.title())
-    for line in table(rows):
+    for line in table(rows) + job.profile:
         print(line)
     return _finish(not job.failed, args.outputs, job.first_outputs)
 
@@ -394,6 +398,8 @@ class _Job:
         self.text, self.problem, self.shown = text, problem, shown
         self.failed = False
         self.first_outputs: Any = None  # npz arrays by name, or a list of them
+        self.profile: list[str] = []  # --profile: a line per strategy
+        self._last: Any = None  # the program compiled last
 
     def _compile(self, strategy: str, **extra: Any) -> Any:
         try:
@@ -407,11 +413,22 @@ class _Job:
                   f"not --ranks {self.args.ranks}; nothing was started")
         if self.args.dump_pass_pipeline:
             print(prog.pipeline, file=sys.stderr)
+        self._last = prog
         return prog
 
     def _row(self, m: Any) -> Any:
-        """The table's row of Measurement `m` (execution/measure.py)."""
+        """The table's row of Measurement `m` (execution/measure.py); with
+        --profile, the split of the program's calls between its collectives
+        and its local work (CpuProgram.split: lowering/cpu/profile.py)."""
         self.failed = self.failed or not m.ok
+        prog = self._last
+        cpu: Any = prog if hasattr(prog, "split") else getattr(getattr(prog, "program", None), "program", None)
+        split = cpu.split() if getattr(self.args, "split", None) and hasattr(cpu, "split") else None
+        if split is not None and split[1] and m.times:
+            per_call, total = split[0] / split[1] * 1e3, float(np.mean(m.times)) * 1e3
+            self.profile.append(f"profile {m.strategy}: collectives {per_call:.4g} ms per call, "
+                                f"{100 * per_call / total:.0f}% of the {total:.4g} ms a call took (mean of "
+                                f"{split[1]} calls); local work and the rest {max(total - per_call, 0):.4g} ms")
         return row(m)
 
 
@@ -588,6 +605,7 @@ class _GlobalJob(_Job):
                   f"{self.args.ranks}; nothing was started")
         if self.args.dump_pass_pipeline:
             print(prog.pipeline, file=sys.stderr)
+        self._last = prog
         return prog
 
     @staticmethod

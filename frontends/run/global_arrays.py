@@ -130,20 +130,21 @@ def frontend_of(frontend: object) -> ModuleType:
 
 
 def compile(source: Any, frontend: ModuleType | str, backend: str = "cpu", strategy: str = "auto",
-            timeout: float = mpi.DEFAULT_TIMEOUT, entry: str | None = None) -> "GlobalProgram":
+            timeout: float = mpi.DEFAULT_TIMEOUT, entry: str | None = None, **options: Any) -> "GlobalProgram":
     """A GlobalProgram of `source` (whatever `frontend.parse` takes: text or
     a module) for `backend`: `cpu` (one simulated device per rank) or `mpi`
     (one process per rank under mpirun). `frontend`: a module of
     coll.frontends with GLOBAL (stablehlo, shard), or its name.
     `prog.inputs`/`prog.outputs` are the Layouts, `prog.pipeline` the whole
-    route. Cached per arguments."""
+    route; `options`: the back end's compile options (cpu: blas, epilogues,
+    split, ...: lowering/cpu). Cached per arguments."""
     frontend = frontend_of(frontend)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend '{backend}'; expected one of: {', '.join(BACKENDS)}")
     if not isinstance(source, (str, bytes)) and not hasattr(getattr(source, "operation", None), "get_asm"):
         raise TypeError(f"source must be the program as text, bytes or an ir.Module, got {type(source).__name__}")
     text = source if isinstance(source, (str, bytes)) else str(source.operation.get_asm(enable_debug_info=True))
-    key = (text, frontend.__name__, backend, strategy, timeout, entry)
+    key = (text, frontend.__name__, backend, strategy, timeout, entry, tuple(sorted(options.items())))
     if key in _CACHE:
         return _CACHE[key]
     source_text = text
@@ -155,10 +156,10 @@ def compile(source: Any, frontend: ModuleType | str, backend: str = "cpu", strat
     program: Launcher
     compiled: CpuProgram | MpiProgram  # (each back end's compile returns its own program class)
     if backend == "cpu":
-        on_cpu = cast(CpuProgram, cpu.compile(text, boundary.entry, strategy=strategy))
+        on_cpu = cast(CpuProgram, cpu.compile(text, boundary.entry, strategy=strategy, **options))
         compiled, program = on_cpu, _OnCpu(on_cpu, ranks)
     else:
-        on_mpi = cast(MpiProgram, mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout))
+        on_mpi = cast(MpiProgram, mpi.compile(text, boundary.entry, strategy=strategy, timeout=timeout, **options))
         compiled, program = on_mpi, cast(Launcher, on_mpi)
     # The whole route: the frontend's, then what the back end ran.
     pipeline = front[:-1] + "," + compiled.pipeline[len("builtin.module("):]

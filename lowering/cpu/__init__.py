@@ -30,12 +30,15 @@ class Cpu(Backend):
     options = (Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
                       ("on", "off")),
                Option("--epilogues", "epilogues", str, None,
-                      "the local work right after a collective runs in its tiles (default on)", ("on", "off")))
+                      "the local work right after a collective runs in its tiles (default on)", ("on", "off")),
+               Option("--profile", "split", bool, None, "time the collectives apart from the local work "
+                      "(printed after each run; epilogues run unfused)", const=True))
 
     def route(self, module_op: ir.Operation | ir.Module | None = None, tile: int | None = None,
               shuffle_seed: int | None = None, scratch: str | None = None, nontemporal: int | None = None,
-              blas: bool | str | None = True, epilogues: bool | str | None = None, **_: Any) -> list[str]:
-        return route(tile, shuffle_seed, scratch, nontemporal, blas, epilogues)
+              blas: bool | str | None = True, epilogues: bool | str | None = None, split: bool | None = None,
+              **_: Any) -> list[str]:
+        return route(tile, shuffle_seed, scratch, nontemporal, blas, epilogues, split)
 
     def available(self) -> tuple[bool, str]:
         from .runtime import available  # (the runtime on first use, RUNTIME_API)
@@ -44,7 +47,8 @@ class Cpu(Backend):
     def build(self, program: Program, strategy: str, threshold: int | None, tile: int | None = -1,
               shuffle_seed: int | None = None, check_order: bool = True, scratch: str | None = None,
               nontemporal: int | None = None, profile: str | None = None,
-              blas: bool | str | None = True, epilogues: bool | str | None = None) -> "CpuProgram":
+              blas: bool | str | None = True, epilogues: bool | str | None = None,
+              split: bool | None = None) -> "CpuProgram":
         """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
         order: chaos testing of the ordering), `check_order=False`: an
         explicit-level input runs unchecked (for tests of racy programs);
@@ -54,10 +58,11 @@ class Cpu(Backend):
         "": the reference rule) are coll-to-cpu's and auto's; `blas` (True or
         "on", False or "off"): f32/f64 contractions through OpenBLAS;
         `epilogues` (False or "off"): local work after a collective is not
-        fused into its tiles."""
+        fused into its tiles; `split`: the program counts the time in its
+        collectives (CpuProgram.split, coll-run --profile)."""
         from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, tile, shuffle_seed, check_order,
-                     scratch, nontemporal, profile, blas, epilogues)
+                     scratch, nontemporal, profile, blas, epilogues, split)
 
 
 BACKEND = Cpu()

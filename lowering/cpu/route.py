@@ -64,15 +64,17 @@ def off(flag: bool | str | None) -> str | None:
 
 def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str | None = None,
           nontemporal: int | None = None, blas: bool | str | None = True,
-          epilogues: bool | str | None = None) -> list[str]:
+          epilogues: bool | str | None = None, split: bool | None = None) -> list[str]:
     """Explicit level -> LLVM dialect for CPU-simulated devices (with
     `shuffle_seed`, the explicit program first put in another valid order
     of its token graph: coll-shuffle; `scratch`: static, the default, or
     heap; `nontemporal`: bytes from which results are streamed; `epilogues`
     (False or "off": local work after a collective runs after it, not in
     its tiles); coll-to-cpu's options; `blas`: contractions through
-    OpenBLAS, blas_elements)."""
+    OpenBLAS, blas_elements; `split`: the time in collectives counted,
+    coll-profile-collectives)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues))
-    return elems + ["coll-static-local-buffers", f"coll-to-cpu{to_cpu}",
+    profiled = ["coll-profile-collectives"] if split else []
+    return elems + ["coll-static-local-buffers"] + profiled + [f"coll-to-cpu{to_cpu}",
                     "coll-ieee-minmax"] + blas_elements(blas) + list(CPU_TO_LLVM)

@@ -159,6 +159,31 @@ class CpuProgram:
         for a, v in keep[-1]:
             a[...] = v
 
+    @property
+    def profiled(self) -> bool:
+        """Built with split=True (coll-profile-collectives)."""
+        return "coll-profile-collectives" in getattr(self, "pipeline", "")
+
+    def split(self, locked: bool = False) -> tuple[float, int] | None:
+        """(seconds spent in collectives, calls of the entry) since the last
+        split(), which zeroes them (time() does after its warm-up run), in a
+        program built with split=True (coll-profile-collectives:
+        lowering/cpu/profile.py); None in any other. `locked`: the caller
+        holds the program's lock."""
+        if not self.profiled:
+            return None
+        from mlir.runtime import get_ranked_memref_descriptor
+
+        from .profile import READ
+        out = np.zeros(2, np.int64)
+        desc = get_ranked_memref_descriptor(out)
+        if locked:
+            self.engine.invoke(READ, ctypes.pointer(ctypes.pointer(desc)))
+        else:
+            with self._lock:
+                self.engine.invoke(READ, ctypes.pointer(ctypes.pointer(desc)))
+        return float(out[0]) * 1e-9, int(out[1])
+
     def run(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         """Runs once; writes `outputs` in place."""
         packed, keep = self._packed(inputs, outputs)
@@ -181,6 +206,8 @@ class CpuProgram:
         times = []
         with self._lock:
             self._fn(packed)
+            if self.profiled:
+                self.split(locked=True)  # (coll-run --profile counts the timed runs only)
             n_in = 0 if self.n_inputs is None else self.n_inputs  # (None: any argument may be written)
             first = [(v, v.copy()) for i, v in enumerate(views) if i >= n_in or i in written]
             for _ in range(repeat):
@@ -196,7 +223,7 @@ class CpuProgram:
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, tile: int | None,
           shuffle_seed: int | None, check_order: bool, scratch: str | None = None, nontemporal: int | None = None,
           profile: str | None = None, blas: bool | str | None = True,
-          epilogues: bool | str | None = None) -> CpuProgram:
+          epilogues: bool | str | None = None, split: bool | None = None) -> CpuProgram:
     """The CpuProgram of `program` (read, in the current Context).
     `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
     back end's (auto by the cost model), "": none (the reference rule)."""
@@ -205,7 +232,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     low = lower(program, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
-                nontemporal=nontemporal or None, blas=blas, epilogues=epilogues)
+                nontemporal=nontemporal or None, blas=blas, epilogues=epilogues, split=split)
     # Scratch lives as long as the program, the arguments are the caller's.
     require(low.scratch + sum(s.nbytes for s in specs),
             f"running @{name} on the CPU ({len(specs)} argument buffers and "
