@@ -159,12 +159,17 @@ def approximate_math(module_op: ir.Operation) -> None:
 
 
 def _reassoc(op: ir.Operation) -> ir.WalkResult:
+    """Only the accumulation (an op on an output's block argument): the
+    other arithmetic keeps its order ((x * 1e30) * 1e-30 must not fold
+    into x, an outside attack's case)."""
     if row_length(op) is not None:
         reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
-        for block in op.regions[0].blocks:
-            for inner in block.operations:
-                if inner.operation.name in REASSOCIATED:
-                    inner.operation.attributes["fastmath"] = reassoc
+        block = op.regions[0].blocks[0]
+        n_out = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[1]
+        accumulators = list(block.arguments)[len(block.arguments) - n_out:]
+        for inner in block.operations:
+            if inner.operation.name in REASSOCIATED and any(v in accumulators for v in inner.operands):
+                inner.operation.attributes["fastmath"] = reassoc
     return ir.WalkResult.ADVANCE
 
 

@@ -9,7 +9,6 @@
 
 // CHECK: memref.global "private" @coll_cpu_scratch_0 : memref<16xf32> = uninitialized {alignment = 64 : i64}
 // CHECK: memref.global "private" @coll_cpu_scratch_1 : memref<16xf32> = uninitialized {alignment = 64 : i64}
-// CHECK-NOT: memref.global
 // CHECK-LABEL: func.func @step
 // CHECK: %[[A:.*]] = memref.get_global @coll_cpu_scratch_0 : memref<16xf32>
 // CHECK: %[[B:.*]] = memref.get_global @coll_cpu_scratch_1 : memref<16xf32>
@@ -65,5 +64,75 @@ func.func @recursive(%x: memref<4xf32>, %n: index) {
   }
   memref.copy %b, %x : memref<4xf32> to memref<4xf32>
   memref.dealloc %b : memref<4xf32>
+  return
+}
+
+// A buffer whose pointer is stored into memory lives to the end of the
+// block (an outside attack read %a through the stored pointer after %b,
+// of the same type, had taken %a's global): %a and %b get globals of
+// their own.
+// CHECK-LABEL: func.func @escaped
+// CHECK: %[[A:.*]] = memref.get_global @[[GA:.*]] : memref<64xf32>
+// CHECK: %[[B:.*]] = memref.get_global @[[GB:.*]] : memref<64xf32>
+// CHECK-NOT: @[[GA]]
+// CHECK: return
+func.func @escaped(%x: memref<64xf32>, %out: memref<64xf32>, %slot: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<64xf32>
+  memref.copy %x, %a : memref<64xf32> to memref<64xf32>
+  %p = memref.extract_aligned_pointer_as_index %a : memref<64xf32> -> index
+  memref.store %p, %slot[%c0] : memref<1xindex>
+  %b = memref.alloc() : memref<64xf32>
+  memref.copy %x, %b : memref<64xf32> to memref<64xf32>
+  memref.copy %b, %out : memref<64xf32> to memref<64xf32>
+  memref.dealloc %a : memref<64xf32>
+  memref.dealloc %b : memref<64xf32>
+  return
+}
+
+// Recursion through an indirect call, several blocks, a layout, a buffer
+// past MAX_BYTES (256 MiB): left as they are.
+// CHECK-LABEL: func.func @indirect
+// CHECK: memref.alloc() : memref<4xf32>
+// CHECK: call_indirect
+func.func @indirect(%x: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = memref.alloc() : memref<4xf32>
+  memref.copy %x, %b : memref<4xf32> to memref<4xf32>
+  %p = arith.cmpi sgt, %n, %c0 : index
+  scf.if %p {
+    %m = arith.subi %n, %c1 : index
+    %f = func.constant @indirect : (memref<4xf32>, index) -> ()
+    func.call_indirect %f(%b, %m) : (memref<4xf32>, index) -> ()
+  }
+  memref.copy %b, %x : memref<4xf32> to memref<4xf32>
+  memref.dealloc %b : memref<4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @blocks
+// CHECK: memref.alloc() : memref<4xf32>
+func.func @blocks(%x: memref<4xf32>, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %x, %a : memref<4xf32> to memref<4xf32>
+  %v = memref.load %a[%c0] : memref<4xf32>
+  memref.dealloc %a : memref<4xf32>
+  cf.br ^next
+^next:
+  memref.store %v, %out[%c0] : memref<4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @layout_and_huge
+// CHECK: memref.alloc() : memref<4x4xf32, strided<[64, 1]>>
+// CHECK: memref.alloc() : memref<67108865xf32>
+func.func @layout_and_huge(%x: memref<4x4xf32>) {
+  %a = memref.alloc() : memref<4x4xf32, strided<[64, 1]>>
+  memref.copy %x, %a : memref<4x4xf32> to memref<4x4xf32, strided<[64, 1]>>
+  %h = memref.alloc() : memref<67108865xf32>
+  memref.dealloc %a : memref<4x4xf32, strided<[64, 1]>>
+  memref.dealloc %h : memref<67108865xf32>
   return
 }

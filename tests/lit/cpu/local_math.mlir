@@ -37,12 +37,15 @@ func.func @vector(%x: vector<8xf32>) -> vector<8xf32> {
 
 // A row sum over rows of 64's add is marked reassoc (LLVM may split it
 // into lanes; coll-outline-row-reductions fixes the lanes per kind of
-// row); the elementwise op beside it is not, nor a sum over rows of 8
+// row), and only the accumulation (the square beside it keeps its order:
+// (x * 1e30) * 1e-30 must not fold into x); the elementwise op beside it
+// is not, nor a sum over rows of 8
 // (not outlined: in order, so that what surrounds it cannot change it).
 // REASSOC-LABEL: func.func @rows
 // REASSOC: arith.mulf %{{.*}}, %{{.*}} : f32
 // REASSOC-NOT: fastmath
 // REASSOC: linalg.generic
+// REASSOC: arith.mulf %{{.*}}, %{{.*}} : f32
 // REASSOC: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
 // REASSOC: linalg.generic
 // REASSOC-NOT: fastmath
@@ -59,7 +62,8 @@ func.func @rows(%a: memref<4x64xf32>, %b: memref<4x64xf32>, %s: memref<4xf32>, %
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%b : memref<4x64xf32>) outs(%s : memref<4xf32>) {
   ^bb0(%x: f32, %acc: f32):
-    %r = arith.addf %x, %acc : f32
+    %w = arith.mulf %x, %x : f32
+    %r = arith.addf %w, %acc : f32
     linalg.yield %r : f32
   }
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
