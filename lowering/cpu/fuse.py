@@ -276,6 +276,7 @@ def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses
     accesses: Accesses = {}
     memo: dict[ir.Value, tuple[ir.Value, int] | None] = {}
     groups: list[Group] = []
+    position: dict[Op, int] | None = None
     for ops, after in segments:
         acc: Accesses = {}
         for op in ops:
@@ -287,7 +288,9 @@ def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses
             accesses.update(acc)
             found = _plan_segment(ops, acc)
             if epilogues and after < len(everything):
-                found = _attach_epilogue(found, acc, everything, after)
+                if position is None:  # (once per block: a block of many segments is common)
+                    position = {op: i for i, op in enumerate(everything)}
+                found = _attach_epilogue(found, acc, everything, after, position)
             for g in found:
                 g.local_after = after < len(everything) and everything[after].operation.name != "func.return"
             groups += found
@@ -348,7 +351,8 @@ def _plan_segment(ops: Sequence[Op], accesses: Accesses) -> list[Group]:
 
 
 
-def _attach_epilogue(groups: list[Group], accesses: Accesses, everything: Sequence[Op], after: int) -> list[Group]:
+def _attach_epilogue(groups: list[Group], accesses: Accesses, everything: Sequence[Op], after: int,
+                     position: dict[Op, int]) -> list[Group]:
     """`groups` where each part of the epilogue at everything[after]
     (epilogue.py) and the groups that touch its buffers become one anchored
     group that runs it tile by tile, where that is legal: every such
@@ -375,7 +379,6 @@ def _attach_epilogue(groups: list[Group], accesses: Accesses, everything: Sequen
     for i, g in enumerate(groups):
         if uf.find(n + i) in parts:
             parts[uf.find(n + i)][1].append(g)
-    position = {op: i for i, op in enumerate(everything)}
     for keep, merged in parts.values():
         fused = _fuse(found.part(keep), merged, accesses, position)
         if fused is not None:
