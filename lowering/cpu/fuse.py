@@ -25,6 +25,7 @@ Ops this analysis does not understand (a frontend's local work) cut a
 block into segments, each tiled on its own; the row-parallel local work
 right after a collective may join its group as an epilogue (epilogue.py).
 """
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -34,7 +35,7 @@ from mlir.dialects import arith, llvm, scf
 from ...ir.ops import Implements, OpView, view
 from ...ir.views import VIEW_OPS
 from . import epilogue as ep
-from .kernels import Combine, Index, Operand, combine_element, copy_1d, element_bytes, index, window
+from .kernels import Combine, Index, Operand, buffer_bytes, combine_element, copy_1d, element_bytes, index, window
 from .scratch import Scratch
 from .shared import Kernels, create, pointer_of, ptr_type
 
@@ -399,7 +400,8 @@ def _fuse(found: ep.Epilogue, merged: list[Group], accesses: Accesses, position:
     length = max(anchors[op] + accesses[op][0].length for op in ops)
     shared = found.row_roots & shift.keys()
     if not shared or length % found.rows or any(
-            shift[r] or ir.MemRefType(r.type).shape[0] != found.rows or _elements(r) != length for r in shared):
+            shift[r] or ir.MemRefType(r.type).shape[0] != found.rows or math.prod(ir.MemRefType(r.type).shape) != length
+            for r in shared):
         return None
     # A result that only the collective and its epilogue use (a frontend's
     # buffer for it) shrinks to one tile: it is never written to memory.
@@ -408,13 +410,6 @@ def _fuse(found: ep.Epilogue, merged: list[Group], accesses: Accesses, position:
            and r.owner.operation.name in ("memref.alloc", "memref.get_global")
            and _only_used_by(r, users, ("memref.dealloc",))]
     return Group(ops, length, [s for g in merged for s in g.scratch] + own, anchors, found, length // found.rows)
-
-
-def _elements(root: ir.Value) -> int:
-    n = 1
-    for d in ir.MemRefType(root.type).shape:
-        n *= d
-    return n
 
 
 def _anchors(ops: Sequence[Op], accesses: Accesses) -> dict[Op, int] | None:
@@ -451,15 +446,7 @@ def _anchors(ops: Sequence[Op], accesses: Accesses) -> dict[Op, int] | None:
 def footprint(accesses: Accesses) -> int:
     """Bytes of every buffer (argument or scratch) the accesses reach."""
     roots = {a.root for acc in accesses.values() for a in acc}
-    return sum(_root_bytes(r) for r in roots)
-
-
-def _root_bytes(root: ir.Value) -> int:
-    t = ir.MemRefType(root.type)
-    n = element_bytes(t.element_type)
-    for d in t.shape:
-        n *= d
-    return n
+    return sum(buffer_bytes(r.type) for r in roots)
 
 
 def folds(group: Group, accesses: Accesses) -> dict[Op, list[Op]]:

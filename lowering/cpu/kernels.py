@@ -49,6 +49,15 @@ def element_bytes(elem: ir.Type) -> int:
     raise ValueError(f"no element size for {elem}")
 
 
+def buffer_bytes(t: ir.Type) -> int:
+    """Bytes of a static memref type's elements."""
+    m = ir.MemRefType(t)
+    n = element_bytes(m.element_type)
+    for d in m.shape:
+        n *= d
+    return n
+
+
 def index(v: Index) -> ir.Value:
     """An index constant, or `v` itself when it already is a Value."""
     return arith.constant(ir.IndexType.get(), v) if isinstance(v, int) else v

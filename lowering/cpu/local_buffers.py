@@ -29,7 +29,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ...core.registry import register
-from .kernels import element_bytes
+from .kernels import buffer_bytes
 from .scratch import Scratch
 
 # Static memory is committed when the JIT loads the program (a heap buffer
@@ -38,13 +38,6 @@ from .scratch import Scratch
 # which it touched 256 bytes, took 1.2 GiB of memory; 64 GiB aborted LLVM).
 MAX_BYTES = 256 << 20
 MAX_TOTAL = 2 << 30
-
-
-def _bytes(t: ir.MemRefType) -> int:
-    n = element_bytes(t.element_type)
-    for d in t.shape:
-        n *= d
-    return n
 
 
 # Where a value computed from a buffer (its pointer, say) may be kept
@@ -184,7 +177,7 @@ def static_local_buffers(module_op: ir.Operation) -> None:
             key = str(plain)
             pool = free.setdefault(key, [])
             reuse = next((i for i, (busy_until, _) in enumerate(pool) if busy_until < start), None)
-            size = _bytes(plain)
+            size = buffer_bytes(plain)
             if reuse is None and (size > MAX_BYTES or total + size > MAX_TOTAL):
                 continue  # (static memory is committed when the program loads: this one stays on the heap)
             with ir.InsertionPoint(alloc), alloc.location:

@@ -22,7 +22,7 @@ from mlir.dialects import arith, func, llvm, memref
 from ..stored_types import llvm_element
 from . import fuse as cpu_fuse
 from .fuse import Access
-from .kernels import combine_element, element_bytes
+from .kernels import buffer_bytes, combine_element, element_bytes
 from .scratch import Scratch
 from .shared import Kernels, create, i64, inline_entry, no_inline, ptr_type
 
@@ -51,7 +51,7 @@ def _plan(block: ir.Block, limit: int, max_bytes: int) -> tuple[list[ir.Operatio
             return None
         accesses.append(acc)
     roots = {a.root for acc in accesses for a in acc}
-    if any(_bytes(r.type) > max_bytes or _bytes(r.type) >= 2**31 for r in roots):
+    if any(buffer_bytes(r.type) > max_bytes or buffer_bytes(r.type) >= 2**31 for r in roots):
         return None  # large buffers: tiling (cpu_fuse.py) pays off
     return ops, list(zip(work, accesses))
 
@@ -59,14 +59,6 @@ def _plan(block: ir.Block, limit: int, max_bytes: int) -> tuple[list[ir.Operatio
 def _types(op: ir.Operation) -> list[ir.Type]:
     """The element type of each of `op`'s accesses (reads, then writes)."""
     return [ir.MemRefType(v.type).element_type for v in cpu_fuse._views(op)]
-
-
-def _bytes(t: ir.Type) -> int:
-    m = ir.MemRefType(t)
-    n = element_bytes(m.element_type)
-    for d in m.shape:
-        n *= d
-    return n
 
 
 def _arena(work: Work) -> tuple[dict[ir.Value, int], int]:
@@ -90,13 +82,13 @@ def _arena(work: Work) -> tuple[dict[ir.Value, int], int]:
         starts.setdefault(i, []).append(r)
     for i in range(len(work)):
         for r in starts.get(i, ()):
-            size = -(-_bytes(r.type) // ALIGN) * ALIGN
+            size = -(-buffer_bytes(r.type) // ALIGN) * ALIGN
             if free.get(size):
                 offsets[r] = free[size].pop()
             else:
                 offsets[r], top = top, top + size
         for r in ends.get(i, ()):
-            size = -(-_bytes(r.type) // ALIGN) * ALIGN
+            size = -(-buffer_bytes(r.type) // ALIGN) * ALIGN
             free.setdefault(size, []).append(offsets[r])
     return offsets, top
 
