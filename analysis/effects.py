@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..ir.ops import COLLECTIVE_NAMES, view
+from ..ir.ops import COLLECTIVE_NAMES, SLOT_ATTR, view
 from ..ir.structured import is_memref, read_operands, structured
 from ..ir.views import VIEW_OPS, constant_int, view_op
 
-# A root buffer: a function argument, an allocation, or a global by name ("@g").
+# A root buffer: a function argument, an allocation, a global by name ("@g"),
+# or a slot of a split function's table of buffers ("slot 3", SLOT_ATTR).
 Root = ir.Value | str
 # (value, (start indices, extents) or None: somewhere in the view, exact).
 Access = tuple[ir.Value, tuple[list[int], list[int]] | None, bool]
@@ -244,6 +245,8 @@ class Resolver:
         op = v.owner.operation  # not a block argument: an op (or its view)
         if op.name == "memref.get_global":
             return "@" + ir.FlatSymbolRefAttr(op.attributes["name"]).value
+        if op.name == "builtin.unrealized_conversion_cast" and SLOT_ATTR in op.attributes:
+            return f"slot {ir.IntegerAttr(op.attributes[SLOT_ATTR]).value}"
         if op.name in ROOT_OPS:
             return v
         raise Unresolved(f"cannot tell which buffer {buffer_name(v)} aliases: it comes from '{op.name}'; "

@@ -20,8 +20,10 @@ block_until_ready: as a JAX user calls it), coll's call as a user makes it
 (global numpy arrays in, global arrays out: scatter, run, gather, the
 replica check) and coll's bare compiled call (the SPMD function on
 preallocated per-device buffers), medians of --repeat calls, the median
-over rounds, and the ratios to XLA; the bare call's CPU time
-(time.thread_time: what a shared machine's other work does not inflate);
+over rounds, and the ratios to XLA; the bare call's CPU time, on every
+thread of the process (time.process_time: the devices' local work runs on
+the async runtime's pool, coll-parallel-devices; what a shared machine's
+other work does not inflate);
 last, the share of the bare call's time spent in collectives (coll-run
 --profile's split, from the same program built to count it). A program coll refuses is listed with
 its error.
@@ -340,10 +342,10 @@ def time_table(names, scale, rounds, repeat, devices=8):
             bare.run(ins, outs)
             return time.perf_counter() - t
 
-        def compiled_cpu():  # the CPU route runs on this thread (OpenBLAS: one thread, this one)
-            t = time.thread_time()
+        def compiled_cpu():  # this thread and the pool's (OpenBLAS: one thread, the caller)
+            t = time.process_time()
             bare.run(ins, outs)
-            return time.thread_time() - t
+            return time.process_time() - t
         fns = {"xla": xla, "call": call, "bare": compiled, "cpu": compiled_cpu}
         for fn in fns.values():  # warm: compile, first-touch
             fn()

@@ -19,7 +19,7 @@ from mlir import ir
 from ..core.errors import PassError
 from ..core.registry import register
 from ..core.routes import options_text
-from ..ir.ops import COLLECTIVE_NAMES, CollectiveOp, attr_int, attr_ints, segment_sizes, view
+from ..ir.ops import COLLECTIVE_NAMES, DEVICE_ATTR, CollectiveOp, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
 from ..ir.views import constant_int
 from ..ir.walk import all_ops, clone_remapped, find_ops
@@ -158,10 +158,6 @@ def _expand(func_op: ir.Operation, n: int) -> None:
     del func_op.attributes[RANKS_ATTR]
 
 
-# An SPMD function's local work, cloned once per rank by _expand_local,
-# carries its rank's device here (the collectives carry theirs in
-# `devices`): what a back end that places work reads.
-DEVICE_ATTR = "coll.device"
 # Ops that read the rank: in rank r's clone, the constant r.
 RANK_OPS = ("mpi.comm_rank",)
 # Ops of the SPMD form that hold one value for every rank (once, not cloned).

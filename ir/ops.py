@@ -22,6 +22,16 @@ from .types import device_of
 
 VARIADIC = -1
 
+# A frontend's SPMD local work, cloned once per rank (frontends/spmd.py),
+# carries its rank's device here (the collectives carry theirs in
+# `devices`): what a back end that places work reads.
+DEVICE_ATTR = "coll.device"
+# A buffer rebuilt from slot k of its function's table of buffer pointers
+# (lowering/cpu/split.py: a part of a long function loads the buffers it
+# uses): one slot per buffer, so distinct slots are distinct buffers, as
+# distinct arguments are.
+SLOT_ATTR = "coll.slot"
+
 # What a back end offers that a strategy may need (a strategy names its
 # needs, a back end its capabilities; coll-choose-strategy and the tools
 # compare the two).

@@ -9,6 +9,7 @@ PASSES = {
     "coll-fp8-conversions": "coll.lowering.cpu.fp8:fp8_conversions",
     "coll-to-cpu": "coll.lowering.cpu.to_cpu:to_cpu",
     "coll-static-local-buffers": "coll.lowering.cpu.local_buffers:static_local_buffers_pass",
+    "coll-parallel-devices": "coll.lowering.cpu.parallel:parallel_devices_pass",
     "coll-profile-collectives": "coll.lowering.cpu.profile:profile_collectives_pass",
     "coll-cpu-to-llvm": "coll.lowering.cpu.to_cpu:cpu_to_llvm",
     "coll-gpu-legalize-memcpy": "coll.lowering.gpu.legalize_memcpy:legalize_memcpy_pass",

@@ -55,6 +55,7 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg, memref, scf
 
 from ..core.registry import register
+from ..ir.ops import DEVICE_ATTR
 from ..ir.walk import clone_remapped, find_ops
 
 PREFIX = "scipy_"  # scipy-openblas32 prefixes every symbol
@@ -328,6 +329,7 @@ def _materialize(op: ir.Operation, x: Operand, maps: list[ir.AffineMap]) -> ir.V
     map_attrs = [ir.AffineMapAttr.get(m) for m in in_maps + [ir.AffineMap.get_identity(rank)]]
     copy = linalg.GenericOp([], ins, [buf], ir.ArrayAttr.get(map_attrs),
                             ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
+    _same_device(op, buf.owner, copy)
     old = op.regions[0].blocks[0]
     block = copy.regions[0].blocks.append(*[old.arguments[i].type for i in x.reads], elem)
     mapping: dict[ir.Value, ir.Value] = {old.arguments[i]: block.arguments[j] for j, i in enumerate(x.reads)}
@@ -389,16 +391,25 @@ def _declare(module_op: ir.Operation, name: str, elem: ir.Type) -> None:
         func.FuncOp(name, ir.FunctionType.get(args, []), visibility="private")
 
 
-def _emit(g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
+def _same_device(op: ir.Operation, *new: ir.Operation | ir.OpView) -> None:
+    """The new ops carry the device of the op they replace (DEVICE_ATTR:
+    coll-parallel-devices runs each device's ops together)."""
+    if DEVICE_ATTR in op.attributes:
+        for n in new:
+            n.operation.attributes[DEVICE_ATTR] = op.attributes[DEVICE_ATTR]
+
+
+def _emit(op: ir.Operation, g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
     """The loops over g.loops not in `ivs` yet, and the call inside them, at
-    the current insertion point."""
+    the current insertion point, in place of `op`."""
     todo = [d for d in g.loops if d not in ivs]
     if todo:
         size = next(o.size(todo[0]) for o in (g.a, g.b, g.out) if todo[0] in o.dims)
         # scf.py's ForOp(lower, upper, step); mypy reads the generated class.
         loop = scf.ForOp(_index(0), _index(size), _index(1))
+        _same_device(op, loop)
         with ir.InsertionPoint(loop.body):
-            _emit(g, name, {**ivs, todo[0]: loop.induction_variable})
+            _emit(op, g, name, {**ivs, todo[0]: loop.induction_variable})
             scf.YieldOp([])
         return
     elem = ir.MemRefType(g.out.value.type).element_type
@@ -412,7 +423,7 @@ def _emit(g: Gemm, name: str, ivs: dict[int, ir.Value]) -> None:
                 _i32(g.out.size(g.m)), _i32(g.out.size(g.n)), _i32(g.a.size(g.k))]
     args = head + [one, _pointer(g.a, ivs), _i32(lda), _pointer(g.b, ivs), _i32(ldb),
                    one, _pointer(g.out, ivs), _i32(ldc)]
-    func.CallOp([], ir.FlatSymbolRefAttr.get(name), args)
+    _same_device(op, func.CallOp([], ir.FlatSymbolRefAttr.get(name), args))
 
 
 @register("coll-blas-contractions",
@@ -429,8 +440,8 @@ def blas_contractions(module_op: ir.Operation) -> None:
         with ir.InsertionPoint(op), op.location:
             maps = cast(list[ir.AffineMap], _maps(op))  # plan read them
             a, b = (replace(x, value=_materialize(op, x, maps)) if x.factor is not None else x for x in (g.a, g.b))
-            _emit(replace(g, a=a, b=b), name, {})
+            _emit(op, replace(g, a=a, b=b), name, {})
             for x in (a, b):
                 if x.factor is not None:
-                    memref.DeallocOp(x.value)
+                    _same_device(op, memref.DeallocOp(x.value))
         op.erase()

@@ -97,7 +97,7 @@ def _build(coll: Instance, strategy: str, args: list[ir.Value]) -> ir.Value:
                                **dict(coll.attrs))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)  # a graph is a few KB; auto over every profile and size reuses them
 def candidate_graph(coll: Instance, strategy: str) -> taskgraph.Graph:
     """The explicit program `strategy` emits for `coll`, as a task graph
     (built in a private Context, so the caller's IR is untouched)."""

@@ -31,14 +31,16 @@ class Cpu(Backend):
                       ("on", "off")),
                Option("--epilogues", "epilogues", str, None,
                       "the local work right after a collective runs in its tiles (default on)", ("on", "off")),
+               Option("--parallel", "parallel", str, None,
+                      "the simulated devices' local work on every core (default on)", ("on", "off")),
                Option("--profile", "split", bool, None, "time the collectives apart from the local work "
                       "(printed after each run; epilogues run unfused)", const=True))
 
     def route(self, module_op: ir.Operation | ir.Module | None = None, tile: int | None = None,
               shuffle_seed: int | None = None, scratch: str | None = None, nontemporal: int | None = None,
               blas: bool | str | None = True, epilogues: bool | str | None = None, split: bool | None = None,
-              **_: Any) -> list[str]:
-        return route(tile, shuffle_seed, scratch, nontemporal, blas, epilogues, split)
+              parallel: bool | str | None = None, **_: Any) -> list[str]:
+        return route(tile, shuffle_seed, scratch, nontemporal, blas, epilogues, split, parallel)
 
     def available(self) -> tuple[bool, str]:
         from .runtime import available  # (the runtime on first use, RUNTIME_API)
@@ -48,7 +50,7 @@ class Cpu(Backend):
               shuffle_seed: int | None = None, check_order: bool = True, scratch: str | None = None,
               nontemporal: int | None = None, profile: str | None = None,
               blas: bool | str | None = True, epilogues: bool | str | None = None,
-              split: bool | None = None) -> "CpuProgram":
+              split: bool | None = None, parallel: bool | str | None = None) -> "CpuProgram":
         """`tile` (-1: coll-to-cpu's default), `shuffle_seed` (another valid
         order: chaos testing of the ordering), `check_order=False`: an
         explicit-level input runs unchecked (for tests of racy programs);
@@ -59,10 +61,11 @@ class Cpu(Backend):
         "on", False or "off"): f32/f64 contractions through OpenBLAS;
         `epilogues` (False or "off"): local work after a collective is not
         fused into its tiles; `split`: the program counts the time in its
-        collectives (CpuProgram.split, coll-run --profile)."""
+        collectives (CpuProgram.split, coll-run --profile); `parallel` (False
+        or "off"): the devices' local work on one core (coll-parallel-devices)."""
         from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, tile, shuffle_seed, check_order,
-                     scratch, nontemporal, profile, blas, epilogues, split)
+                     scratch, nontemporal, profile, blas, epilogues, split, parallel)
 
 
 BACKEND = Cpu()

@@ -29,6 +29,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ...core.registry import register
+from ...ir.ops import DEVICE_ATTR
 from .kernels import buffer_bytes
 from .scratch import Scratch
 
@@ -170,11 +171,13 @@ def static_local_buffers(module_op: ir.Operation) -> None:
         if len(f.regions[0].blocks) != 1 or ir.StringAttr(f.attributes["sym_name"]).value in recursive:
             continue  # (several blocks: control flow may come back; lifetimes are the entry block's)
         block = f.regions[0].blocks[0]
-        free: dict[str, list[tuple[int, str]]] = {}  # type -> (end of its last user, global's name)
+        # (type, device) -> (end of its last user, global's name): buffers of
+        # two devices never share (coll-parallel-devices runs devices at once)
+        free: dict[tuple[str, str], list[tuple[int, str]]] = {}
         for alloc, dealloc, start, end in _lifetimes(block):
             t = ir.MemRefType(alloc.results[0].type)
             plain = ir.MemRefType.get(t.shape, t.element_type, memory_space=t.memory_space)
-            key = str(plain)
+            key = (str(plain), str(alloc.attributes[DEVICE_ATTR]) if DEVICE_ATTR in alloc.attributes else "")
             pool = free.setdefault(key, [])
             reuse = next((i for i, (busy_until, _) in enumerate(pool) if busy_until < start), None)
             size = buffer_bytes(plain)

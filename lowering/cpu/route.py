@@ -47,7 +47,26 @@ CPU_TO_LLVM = (
     "reconcile-unrealized-casts",
 )
 
+# coll-parallel-devices' async.execute ops run on the MLIR async runtime's
+# thread pool (libmlir_async_runtime.so, one worker per core), lowered as
+# upstream's integration tests do (mlir/test/Integration/Dialect/Async/CPU).
+# After the row reductions are outlined, before linalg's loops.
+PARALLEL_AFTER = "coll-outline-row-reductions"
+ASYNC_TO_LLVM = (
+    "async-to-async-runtime",
+    "async-runtime-ref-counting",
+    "async-runtime-ref-counting-opt",
+    "convert-async-to-llvm",
+)
 
+
+def cpu_to_llvm(parallel: bool) -> list[str]:
+    """CPU_TO_LLVM, with the async runtime's lowering where `parallel`."""
+    passes = list(CPU_TO_LLVM)
+    if parallel:
+        at = passes.index(PARALLEL_AFTER) + 1
+        passes[at:at] = ASYNC_TO_LLVM
+    return passes
 
 
 def blas_elements(blas: bool | str | None = True) -> list[str]:
@@ -64,7 +83,8 @@ def off(flag: bool | str | None) -> str | None:
 
 def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str | None = None,
           nontemporal: int | None = None, blas: bool | str | None = True,
-          epilogues: bool | str | None = None, split: bool | None = None) -> list[str]:
+          epilogues: bool | str | None = None, split: bool | None = None,
+          parallel: bool | str | None = None) -> list[str]:
     """Explicit level -> LLVM dialect for CPU-simulated devices (with
     `shuffle_seed`, the explicit program first put in another valid order
     of its token graph: coll-shuffle; `scratch`: static, the default, or
@@ -72,9 +92,12 @@ def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str
     (False or "off": local work after a collective runs after it, not in
     its tiles); coll-to-cpu's options; `blas`: contractions through
     OpenBLAS, blas_elements; `split`: the time in collectives counted,
-    coll-profile-collectives)."""
+    coll-profile-collectives; `parallel` (False or "off": the simulated
+    devices' local work on one core, not coll-parallel-devices))."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues))
     profiled = ["coll-profile-collectives"] if split else []
+    threads = off(parallel) is None
     return elems + ["coll-static-local-buffers"] + profiled + [f"coll-to-cpu{to_cpu}",
-                    "coll-ieee-minmax"] + blas_elements(blas) + list(CPU_TO_LLVM)
+                    "coll-ieee-minmax"] + blas_elements(blas) + (["coll-parallel-devices"] if threads else []) + \
+        cpu_to_llvm(threads)

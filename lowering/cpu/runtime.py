@@ -72,6 +72,15 @@ def _runner_utils() -> list[str]:
     return [str(lib)] if lib.exists() else []
 
 
+def _async_runtime(module: ir.Module) -> list[str]:
+    """libmlir_async_runtime.so where the module calls it (the thread pool
+    of coll-parallel-devices' scf.parallel ops, async-parallel-for)."""
+    uses = any(ir.StringAttr(op.attributes["sym_name"]).value.startswith("mlirAsyncRuntime")
+               for op in module.body.operations if "sym_name" in op.attributes)
+    lib = Path(ir.__file__).parent / "lib" / "libmlir_async_runtime.so"
+    return [str(lib)] if uses else []
+
+
 def one_blas_thread(lib: str) -> None:
     """OpenBLAS (coll-blas-contractions' calls) on one thread, unless the
     user set OPENBLAS_NUM_THREADS. The simulated devices run one after
@@ -223,7 +232,8 @@ class CpuProgram:
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, tile: int | None,
           shuffle_seed: int | None, check_order: bool, scratch: str | None = None, nontemporal: int | None = None,
           profile: str | None = None, blas: bool | str | None = True,
-          epilogues: bool | str | None = None, split: bool | None = None) -> CpuProgram:
+          epilogues: bool | str | None = None, split: bool | None = None,
+          parallel: bool | str | None = None) -> CpuProgram:
     """The CpuProgram of `program` (read, in the current Context).
     `nontemporal` None: NONTEMPORAL (this machine's); `profile` None: the
     back end's (auto by the cost model), "": none (the reference rule)."""
@@ -232,13 +242,14 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     low = lower(program, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
-                nontemporal=nontemporal or None, blas=blas, epilogues=epilogues, split=split)
+                nontemporal=nontemporal or None, blas=blas, epilogues=epilogues, split=split,
+                parallel=parallel)
     # Scratch lives as long as the program, the arguments are the caller's.
     require(low.scratch + sum(s.nbytes for s in specs),
             f"running @{name} on the CPU ({len(specs)} argument buffers and "
             f"{low.scratch} bytes of scratch)")
     libs = linked_libraries(module.operation)
-    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + libs)
+    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + _async_runtime(module) + libs)
     if libs:
         one_blas_thread(libs[0])
     prog = CpuProgram(engine, name, specs, n_inputs, low.strategies, low.traffic, None)

@@ -21,6 +21,7 @@ from collections.abc import Collection
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
+from ...ir.ops import SLOT_ATTR
 from ...ir.walk import is_public
 from .shared import create as _create
 from .shared import descriptor_type as _descriptor_type
@@ -367,4 +368,5 @@ def _load(table: ir.Value, k: int, t: ir.Type) -> ir.Value:
         (c,) = _create("llvm.mlir.constant", [i64], [], value=ir.IntegerAttr.get(i64, value))
         (d,) = _create("llvm.insertvalue", [dt], [d, c], position=ir.DenseI64ArrayAttr.get(pos))
     (m,) = _create("builtin.unrealized_conversion_cast", [t], [d])
+    m.owner.attributes[SLOT_ATTR] = ir.IntegerAttr.get(i64, k)
     return m

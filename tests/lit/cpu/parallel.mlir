@@ -1,0 +1,161 @@
+// coll-parallel-devices: a run of the devices' local work (ops marked
+// coll.device) between two ops of anything else moves, device by device
+// and in order, into functions of their own (noinline), each called in an
+// async.execute at the run's last op (views stay before it), awaited before
+// the block goes on. A run whose devices share memory one of them writes,
+// that calls a function other than the BLAS library, or that touches fewer
+// than min-bytes stays.
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=0})' | FileCheck %s
+// The default min-bytes (256 KiB): these small runs stay.
+// RUN: coll-opt %s --split-input-file --coll-parallel-devices | FileCheck %s --check-prefix=SMALL
+// The route: upstream's async lowering, the async runtime's calls.
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=0},async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,convert-async-to-llvm)' | FileCheck %s --check-prefix=ASYNC
+// Bad option:
+// RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=-1})' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: coll-parallel-devices: min-bytes must be a number of bytes, got -1
+
+#id = affine_map<(i) -> (i)>
+// CHECK-LABEL: func.func @two_runs
+// CHECK: %[[V0:.*]] = memref.subview %arg2[0] [8] [1]
+// CHECK: %[[V1:.*]] = memref.subview %arg3[0] [8] [1]
+// CHECK: %[[T0:.*]] = async.execute {
+// CHECK-NEXT: func.call @two_runs_device0_0(%arg0, %arg2, %arg4) {coll.device = 0 : i64}
+// CHECK-NEXT: async.yield
+// CHECK: %[[T1:.*]] = async.execute {
+// CHECK-NEXT: func.call @two_runs_device1_0(%arg1, %arg3, %arg5) {coll.device = 1 : i64}
+// CHECK: async.await %[[T0]]
+// CHECK-NEXT: async.await %[[T1]]
+// The call ends the run; the next one is executed on its own.
+// CHECK-NEXT: call @coll_combine_sum_f32_x2
+// CHECK: async.execute {
+// CHECK-NEXT: func.call @two_runs_device0_1(%[[V0]], %{{.*}})
+// CHECK: async.execute {
+// CHECK-NEXT: func.call @two_runs_device1_1(%[[V1]], %{{.*}})
+// CHECK: return
+// CHECK: func.func private @two_runs_device0_0(%[[X:.*]]: memref<16xf32>, %[[Y:.*]]: memref<16xf32>, %[[Z:.*]]: memref<16xf32>) attributes {passthrough = ["noinline"]}
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[X]] : memref<16xf32>) outs(%[[Y]] : memref<16xf32>) attrs = {coll.device = 0 : i64}
+// CHECK: memref.copy %[[Y]], %[[Z]] {coll.device = 0 : i64}
+// CHECK-NEXT: return
+// CHECK: func.func private @two_runs_device1_0
+// CHECK: func.func private @two_runs_device0_1
+// CHECK: func.func private @two_runs_device1_1
+// SMALL-LABEL: func.func @two_runs
+// SMALL-NOT: async.execute
+// ASYNC-LABEL: func.func @two_runs
+// ASYNC: call @mlirAsyncRuntimeExecute
+// ASYNC: call @mlirAsyncRuntimeAwaitToken
+func.func private @coll_combine_sum_f32_x2(memref<16xf32>, memref<16xf32>, memref<16xf32>)
+func.func @two_runs(%x0: memref<16xf32>, %x1: memref<16xf32>, %y0: memref<16xf32>, %y1: memref<16xf32>,
+                    %z0: memref<16xf32>, %z1: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x0 : memref<16xf32>) outs(%y0 : memref<16xf32>) attrs = {coll.device = 0 : i64} {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %v0 = memref.subview %y0[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x1 : memref<16xf32>) outs(%y1 : memref<16xf32>) attrs = {coll.device = 1 : i64} {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %v1 = memref.subview %y1[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  memref.copy %y0, %z0 {coll.device = 0 : i64} : memref<16xf32> to memref<16xf32>
+  memref.copy %y1, %z1 {coll.device = 1 : i64} : memref<16xf32> to memref<16xf32>
+  call @coll_combine_sum_f32_x2(%z0, %z1, %y0) : (memref<16xf32>, memref<16xf32>, memref<16xf32>) -> ()
+  %w0 = memref.subview %z0[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  %w1 = memref.subview %z1[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  memref.copy %v0, %w0 {coll.device = 0 : i64} : memref<8xf32, strided<[1]>> to memref<8xf32, strided<[1]>>
+  memref.copy %v1, %w1 {coll.device = 1 : i64} : memref<8xf32, strided<[1]>> to memref<8xf32, strided<[1]>>
+  return
+}
+
+// -----
+// Device 1 reads what device 0 writes (the first half of %y): they stay in
+// order. Disjoint halves of one buffer run in parallel.
+// CHECK-LABEL: func.func @shared
+// CHECK-NOT: async.execute
+// CHECK: memref.copy %arg0, %{{.*}} {coll.device = 0 : i64}
+// CHECK: memref.copy %{{.*}}, %arg1 {coll.device = 1 : i64}
+// CHECK: call @barrier
+// CHECK: async.execute
+// CHECK: async.execute
+// CHECK: return
+func.func @shared(%x: memref<8xf32>, %z: memref<8xf32>, %y: memref<16xf32>) {
+  %lo = memref.subview %y[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  %hi = memref.subview %y[8] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 8>>
+  %lo2 = memref.subview %y[4] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 4>>
+  memref.copy %x, %lo {coll.device = 0 : i64} : memref<8xf32> to memref<8xf32, strided<[1]>>
+  memref.copy %lo2, %z {coll.device = 1 : i64} : memref<8xf32, strided<[1], offset: 4>> to memref<8xf32>
+  func.call @barrier() : () -> ()
+  memref.copy %x, %lo {coll.device = 0 : i64} : memref<8xf32> to memref<8xf32, strided<[1]>>
+  memref.copy %x, %hi {coll.device = 1 : i64} : memref<8xf32> to memref<8xf32, strided<[1], offset: 8>>
+  return
+}
+func.func private @barrier()
+
+// -----
+// A call of another function (what it touches is not followed) and a load
+// (a value computed from memory) stay where they are.
+// CHECK-LABEL: func.func @unknown
+// CHECK-NOT: async.execute
+// CHECK: return
+func.func private @touch(memref<16xf32>)
+func.func @unknown(%x0: memref<16xf32>, %x1: memref<16xf32>, %y0: memref<16xf32>, %y1: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  func.call @touch(%x0) {coll.device = 0 : i64} : (memref<16xf32>) -> ()
+  func.call @touch(%x1) {coll.device = 1 : i64} : (memref<16xf32>) -> ()
+  memref.copy %x0, %y0 {coll.device = 0 : i64} : memref<16xf32> to memref<16xf32>
+  %v = memref.load %y0[%c0] {coll.device = 0 : i64} : memref<16xf32>
+  memref.copy %x1, %y1 {coll.device = 1 : i64} : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+// A BLAS call's pointers count as their whole buffers: two devices' gemms
+// on their own buffers run in parallel; on one shared output, in order.
+// CHECK-LABEL: func.func @gemms
+// CHECK: async.execute
+// CHECK: async.execute
+// CHECK-LABEL: func.func private @gemms_device0_0
+// CHECK: call @scipy_cblas_sgemm({{.*}}) {coll.device = 0 : i64}
+// CHECK-LABEL: func.func private @gemms_device1_0
+// CHECK: call @scipy_cblas_sgemm({{.*}}) {coll.device = 1 : i64}
+// CHECK-LABEL: func.func @gemms_one_output
+// CHECK-NOT: async.execute
+// CHECK: return
+func.func private @scipy_cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
+func.func @gemms(%a0: memref<4x4xf32>, %a1: memref<4x4xf32>, %c0: memref<4x4xf32>, %c1: memref<4x4xf32>) {
+  %i = arith.constant 4 : i32
+  %f = arith.constant 1.0 : f32
+  %pa0 = memref.extract_aligned_pointer_as_index %a0 : memref<4x4xf32> -> index
+  %qa0 = arith.index_cast %pa0 : index to i64
+  %ra0 = llvm.inttoptr %qa0 : i64 to !llvm.ptr
+  %pc0 = memref.extract_aligned_pointer_as_index %c0 : memref<4x4xf32> -> index
+  %qc0 = arith.index_cast %pc0 : index to i64
+  %rc0 = llvm.inttoptr %qc0 : i64 to !llvm.ptr
+  func.call @scipy_cblas_sgemm(%i, %i, %i, %i, %i, %i, %f, %ra0, %i, %ra0, %i, %f, %rc0, %i) {coll.device = 0 : i64} : (i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32) -> ()
+  %pa1 = memref.extract_aligned_pointer_as_index %a1 : memref<4x4xf32> -> index
+  %qa1 = arith.index_cast %pa1 : index to i64
+  %ra1 = llvm.inttoptr %qa1 : i64 to !llvm.ptr
+  %pc1 = memref.extract_aligned_pointer_as_index %c1 : memref<4x4xf32> -> index
+  %qc1 = arith.index_cast %pc1 : index to i64
+  %rc1 = llvm.inttoptr %qc1 : i64 to !llvm.ptr
+  func.call @scipy_cblas_sgemm(%i, %i, %i, %i, %i, %i, %f, %ra1, %i, %ra1, %i, %f, %rc1, %i) {coll.device = 1 : i64} : (i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32) -> ()
+  return
+}
+func.func @gemms_one_output(%a0: memref<4x4xf32>, %a1: memref<4x4xf32>, %c0: memref<4x4xf32>) {
+  %i = arith.constant 4 : i32
+  %f = arith.constant 1.0 : f32
+  %pa0 = memref.extract_aligned_pointer_as_index %a0 : memref<4x4xf32> -> index
+  %qa0 = arith.index_cast %pa0 : index to i64
+  %ra0 = llvm.inttoptr %qa0 : i64 to !llvm.ptr
+  %pc0 = memref.extract_aligned_pointer_as_index %c0 : memref<4x4xf32> -> index
+  %qc0 = arith.index_cast %pc0 : index to i64
+  %rc0 = llvm.inttoptr %qc0 : i64 to !llvm.ptr
+  func.call @scipy_cblas_sgemm(%i, %i, %i, %i, %i, %i, %f, %ra0, %i, %ra0, %i, %f, %rc0, %i) {coll.device = 0 : i64} : (i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32) -> ()
+  %pa1 = memref.extract_aligned_pointer_as_index %a1 : memref<4x4xf32> -> index
+  %qa1 = arith.index_cast %pa1 : index to i64
+  %ra1 = llvm.inttoptr %qa1 : i64 to !llvm.ptr
+  func.call @scipy_cblas_sgemm(%i, %i, %i, %i, %i, %i, %f, %ra1, %i, %ra1, %i, %f, %rc0, %i) {coll.device = 1 : i64} : (i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32) -> ()
+  return
+}

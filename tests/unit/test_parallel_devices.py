@@ -1,0 +1,137 @@
+"""The simulated devices' local work on every core (coll-parallel-devices,
+lowering/cpu/parallel.py): a program's results are bit for bit those of
+the same program on one core (--parallel=off), whatever runs at once; the
+runs really become parallel loops where the devices' buffers are their own,
+and stay in order where they are not."""
+import threading
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from coll import api
+from coll.core.pipeline import run as run_pipeline
+from coll.ir import make_context
+from coll.lowering.cpu.route import ASYNC_TO_LLVM, route
+
+N, ROWS, COLS = 4, 128, 256  # 128 KiB per buffer: each run touches more than min-bytes
+
+# One rank's step: a matmul (BLAS), tanh, a psum, then exp and a row sum of
+# the result (an epilogue and a row reduction), as a frontend's SPMD form.
+STEP = f"""
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @step(%x: memref<{ROWS}x{COLS}xf32>, %w: memref<{COLS}x{COLS}xf32>, %y: memref<{ROWS}x{COLS}xf32>,
+                %r: memref<{ROWS}xf32>) attributes {{coll.ranks = {N} : i64}} {{
+  %zero = arith.constant 0.0 : f32
+  %h = memref.alloc() : memref<{ROWS}x{COLS}xf32>
+  linalg.fill ins(%zero : f32) outs(%h : memref<{ROWS}x{COLS}xf32>)
+  linalg.matmul ins(%x, %w : memref<{ROWS}x{COLS}xf32>, memref<{COLS}x{COLS}xf32>) outs(%h : memref<{ROWS}x{COLS}xf32>)
+  %a = memref.alloc() : memref<{ROWS}x{COLS}xf32>
+  linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%h : memref<{ROWS}x{COLS}xf32>) outs(%a : memref<{ROWS}x{COLS}xf32>) {{
+  ^bb0(%v: f32, %o: f32):
+    %t = math.tanh %v : f32
+    linalg.yield %t : f32
+  }}
+  %s = memref.alloc() : memref<{ROWS}x{COLS}xf32>
+  %tok = "coll.all_reduce"(%a, %s) {{devices = array<i64: {", ".join(map(str, range(N)))}>, kind = "sum",
+      operandSegmentSizes = array<i32: 1, 1, 0>}} : (memref<{ROWS}x{COLS}xf32>, memref<{ROWS}x{COLS}xf32>) -> !coll.token
+  "coll.wait"(%tok) : (!coll.token) -> ()
+  linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%s : memref<{ROWS}x{COLS}xf32>) outs(%y : memref<{ROWS}x{COLS}xf32>) {{
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }}
+  linalg.fill ins(%zero : f32) outs(%r : memref<{ROWS}xf32>)
+  linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%h : memref<{ROWS}x{COLS}xf32>) outs(%r : memref<{ROWS}xf32>) {{
+  ^bb0(%v: f32, %o: f32):
+    %p = arith.addf %o, %v : f32
+    linalg.yield %p : f32
+  }}
+  memref.dealloc %h : memref<{ROWS}x{COLS}xf32>
+  memref.dealloc %a : memref<{ROWS}x{COLS}xf32>
+  memref.dealloc %s : memref<{ROWS}x{COLS}xf32>
+  return
+}}
+"""
+
+
+def _inputs(seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    xs = [rng.standard_normal((ROWS, COLS), np.float32) * 0.1 for _ in range(N)]
+    ws = [rng.standard_normal((COLS, COLS), np.float32) * 0.1 for _ in range(N)]
+    return xs + ws
+
+
+def _run(prog: api.Runnable, ins: list[np.ndarray]) -> list[np.ndarray]:
+    outs = [np.full((ROWS, COLS), np.nan, np.float32) for _ in range(N)] + \
+           [np.full((ROWS,), np.nan, np.float32) for _ in range(N)]
+    prog.run(ins, outs)
+    return outs
+
+
+def _lowered(text: str, parallel: str) -> str:
+    """The module after coll-parallel-devices (the CPU route up to it)."""
+    passes = route(parallel=parallel)
+    upto = passes.index("coll-parallel-devices") + 1 if parallel == "on" else passes.index("coll-ieee-minmax") + 1
+    with make_context():
+        module = ir.Module.parse(text)
+        run_pipeline(module, "builtin.module(" + ",".join(["coll-spmd-to-global", "coll-lower-collectives"]
+                                                          + passes[:upto]) + ")")
+        return str(module)
+
+
+def test_the_devices_work_runs_in_parallel():
+    on, off = _lowered(STEP, "on"), _lowered(STEP, "off")
+    assert "async.execute" not in off
+    # The matmul and tanh (before the psum), the row sum (after): two runs
+    # of N executes, each device's ops in a function of their own.
+    assert on.count("async.execute") == 2 * N and on.count("async.await") == 2 * N, on
+    for d in range(N):
+        first = on[on.index(f"func.func private @step_device{d}_0("):]
+        first = first[:first.index("return")]
+        assert "call @scipy_cblas_sgemm" in first and "math.tanh" in first and f"coll.device = {d} " in first
+        assert f"coll.device = {(d + 1) % N} " not in first
+        assert f"func.func private @step_device{d}_1(" in on
+
+
+@pytest.mark.parametrize("strategy", ["ring", "twoshot"])
+def test_parallel_and_sequential_agree_bit_for_bit(strategy):
+    ins = _inputs(1)
+    par = api.compile(STEP, "cpu", strategy=strategy)
+    seq = api.compile(STEP, "cpu", strategy=strategy, parallel="off")
+    assert all(p in par.pipeline for p in ASYNC_TO_LLVM) and not any(p in seq.pipeline for p in ASYNC_TO_LLVM)
+    want = _run(seq, ins)
+    for _ in range(3):  # repeated calls: the pool's threads, the static buffers reused
+        got = _run(par, ins)
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w)
+    xs, ws = ins[:N], ins[N:]
+    h = [x.astype(np.float64) @ w.astype(np.float64) for x, w in zip(xs, ws)]
+    total = sum(np.tanh(a) for a in h)
+    for d in range(N):
+        np.testing.assert_allclose(got[d], np.exp(total), rtol=1e-4)
+        np.testing.assert_allclose(got[N + d], h[d].sum(axis=1), rtol=1e-3, atol=1e-3)
+
+
+def test_two_programs_at_once_from_two_threads():
+    """Two programs, each on the pool, called from two Python threads."""
+    progs = [api.compile(STEP, "cpu", strategy="ring"), api.compile(STEP, "cpu", strategy="rhd")]
+    ins = [_inputs(2), _inputs(3)]
+    want = [_run(api.compile(STEP, "cpu", strategy="ring", parallel="off"), i) for i in ins]
+    bad: list[str] = []
+
+    def call(k: int) -> None:
+        for _ in range(5):
+            got = _run(progs[k], ins[k])
+            if not all(np.array_equal(g, w) for g, w in zip(got, want[k])):
+                bad.append(f"program {k}")
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
