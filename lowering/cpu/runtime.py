@@ -2,6 +2,7 @@
 called through the C interface on numpy arrays (conventions:
 execution/signature.py)."""
 import ctypes
+import functools
 import os
 import threading
 import time as _time
@@ -72,13 +73,45 @@ def _runner_utils() -> list[str]:
     return [str(lib)] if lib.exists() else []
 
 
-def _async_runtime(module: ir.Module) -> list[str]:
-    """libmlir_async_runtime.so where the module calls it (the thread pool
-    of coll-parallel-devices' scf.parallel ops, async-parallel-for)."""
+ASYNC_RUNTIME = "libmlir_async_runtime.so"
+# The process that first ran a program on the async runtime's pool (its
+# threads are not in a child forked after that: a call there would wait
+# for them forever).
+_pool_pid: int | None = None
+
+
+def uses_async_runtime(module: ir.Module) -> bool:
+    """Whether the module calls the async runtime (coll-parallel-devices'
+    async.execute ops); if so, the runtime is loaded into the process once,
+    for good. Not as an ExecutionEngine shared library: an engine's
+    destruction calls the library's __mlir_execution_engine_destroy, which
+    resets the runtime every program shares (LLVM 22), and the next call of
+    another program dereferenced null (a segfault, after a program was
+    garbage collected)."""
     uses = any(ir.StringAttr(op.attributes["sym_name"]).value.startswith("mlirAsyncRuntime")
                for op in module.body.operations if "sym_name" in op.attributes)
-    lib = Path(ir.__file__).parent / "lib" / "libmlir_async_runtime.so"
-    return [str(lib)] if uses else []
+    if uses:
+        _load_async_runtime()
+    return uses
+
+
+@functools.cache
+def _load_async_runtime() -> None:
+    # RTLD_GLOBAL: the JIT resolves the runtime's symbols in the process.
+    ctypes.CDLL(str(Path(ir.__file__).parent / "lib" / ASYNC_RUNTIME), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+
+
+def _check_pool() -> None:
+    """Refuses a threaded program's call in a process forked after another
+    process ran one (its pool's threads are not there)."""
+    global _pool_pid
+    if _pool_pid is None:
+        _pool_pid = os.getpid()
+    elif _pool_pid != os.getpid():
+        raise RuntimeError("this program runs its devices' local work on the async runtime's threads, and this "
+                           "process was forked after its parent had started them (a fork copies no thread); "
+                           "compile it with parallel=\"off\" (coll-run --parallel=off) in a forked process, or "
+                           "start processes with multiprocessing's 'spawn' or 'forkserver'")
 
 
 def one_blas_thread(lib: str) -> None:
@@ -134,6 +167,7 @@ class CpuProgram:
         # Scratch is static (lowering/cpu/scratch.py): one call at a time.
         # ctypes lets go of the GIL during a call, so threads could overlap.
         self._lock = threading.Lock()
+        self.threaded = False  # runs on the async runtime's pool (coll-parallel-devices); set by build
         self._last: tuple[tuple, tuple, ctypes.Array, tuple] | None = None  # _packed's
 
     def _packed(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple[ctypes.Array, tuple]:
@@ -196,6 +230,8 @@ class CpuProgram:
     def run(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         """Runs once; writes `outputs` in place."""
         packed, keep = self._packed(inputs, outputs)
+        if self.threaded:
+            _check_pool()
         with self._lock:
             self._fn(packed)
         self._write_back(keep)
@@ -213,6 +249,8 @@ class CpuProgram:
         packed, keep = self._packed(inputs, outputs)
         views, written = keep[4], set(getattr(self, "written", ()))
         times = []
+        if self.threaded:
+            _check_pool()
         with self._lock:
             self._fn(packed)
             if self.profiled:
@@ -249,9 +287,11 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
             f"running @{name} on the CPU ({len(specs)} argument buffers and "
             f"{low.scratch} bytes of scratch)")
     libs = linked_libraries(module.operation)
-    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + _async_runtime(module) + libs)
+    threaded = uses_async_runtime(module)
+    engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + libs)
     if libs:
         one_blas_thread(libs[0])
     prog = CpuProgram(engine, name, specs, n_inputs, low.strategies, low.traffic, None)
     prog.pipeline = low.pipeline
+    prog.threaded = threaded
     return prog

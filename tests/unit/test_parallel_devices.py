@@ -3,6 +3,10 @@ lowering/cpu/parallel.py): a program's results are bit for bit those of
 the same program on one core (--parallel=off), whatever runs at once; the
 runs really become parallel loops where the devices' buffers are their own,
 and stay in order where they are not."""
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -135,3 +139,53 @@ def test_two_programs_at_once_from_two_threads():
     for t in threads:
         t.join()
     assert not bad
+
+
+def _script(body: str) -> subprocess.CompletedProcess:
+    """`body` run in a fresh interpreter beside this file (STEP and helpers imported)."""
+    head = f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r})\n" \
+           "import gc, os\nimport numpy as np\nfrom coll import api\nfrom coll.lowering import cpu\n" \
+           "from test_parallel_devices import STEP, _inputs, _run\n"
+    return subprocess.run([sys.executable, "-c", head + textwrap.dedent(body)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_program_collected_leaves_the_others_running():
+    """An engine's destruction reset the async runtime every program shares
+    (the library was the engine's): the next call of another segfaulted."""
+    r = _script("""
+        a, b = api.compile(STEP, "cpu", strategy="ring"), api.compile(STEP, "cpu", strategy="rhd")
+        ins = _inputs(1)
+        first = _run(a, ins)
+        _run(b, ins)
+        del b
+        cpu.clear_cache()
+        gc.collect()
+        print(all(np.array_equal(x, y) for x, y in zip(first, _run(a, ins))))
+    """)
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr
+
+
+def test_a_forked_child_is_refused_not_hung():
+    """A child forked after its parent ran a threaded program has none of
+    the pool's threads: its call would wait forever. It is refused, and a
+    program built with parallel="off" runs there."""
+    r = _script("""
+        a = api.compile(STEP, "cpu", strategy="ring")
+        seq = api.compile(STEP, "cpu", strategy="ring", parallel="off")
+        ins = _inputs(1)
+        want = _run(a, ins)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _run(a, ins)
+                print("ran")
+            except RuntimeError as e:
+                print("refused:", e)
+            print(all(np.array_equal(x, y) for x, y in zip(want, _run(seq, ins))), flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "refused: this program runs its devices' local work on the async runtime's threads" in r.stdout
+    assert "parallel=\"off\"" in r.stdout and r.stdout.strip().endswith("True")
