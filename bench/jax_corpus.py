@@ -5,7 +5,7 @@ exports them at test time and runs them through coll on cpu and under
 mpirun against XLA; `--time` (below) times them against XLA.
 
     python bench/jax_corpus.py OUTDIR [--names a,b] [--devices 8] [--scale test|bench]
-    python bench/jax_corpus.py --time [--names a,b] [--scale bench] [--rounds 3] [--repeat 5]
+    python bench/jax_corpus.py --time [--names a,b] [--scale bench] [--rounds 3] [--repeat 5] [--parallel off]
 
 The first writes, per program P: P.mlir (generic StableHLO with JAX's
 locations), P.npz (inputs x0.. and XLA's outputs y0..; bf16 as uint16
@@ -303,7 +303,7 @@ def _median(xs):
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
 
-def time_table(names, scale, rounds, repeat, devices=8):
+def time_table(names, scale, rounds, repeat, devices=8, parallel="on"):
     """Prints the --time table (see the module's doc)."""
     import time
 
@@ -311,13 +311,13 @@ def time_table(names, scale, rounds, repeat, devices=8):
     from coll.frontends import stablehlo
     from coll.frontends.run import global_arrays
     load = os.getloadavg()[0]
-    print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end), scale {scale}, "
-          f"{rounds} rounds x {repeat} calls, load {load:.2f}")
+    print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end, parallel={parallel}), "
+          f"scale {scale}, {rounds} rounds x {repeat} calls, load {load:.2f}")
     print(f"{'program':16s} {'XLA ms':>9s} {'coll call':>10s} {'coll bare':>10s} {'call/XLA':>9s} {'bare/XLA':>9s}"
           f" {'bare CPU ms':>12s} {'collectives':>11s}")
     for name, (f, xs, placed) in found.items():
         try:
-            prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu")
+            prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu", parallel=parallel)
         except Exception as e:  # noqa: BLE001 - a refused program is a row
             print(f"{name:16s} refused: {str(e).splitlines()[0][:120]}")
             continue
@@ -355,17 +355,17 @@ def time_table(names, scale, rounds, repeat, devices=8):
                 per[k].append(_median([fn() for _ in range(repeat)]))
         t = {k: _median(v) * 1e3 for k, v in per.items()}
         print(f"{name:16s} {t['xla']:9.3f} {t['call']:10.3f} {t['bare']:10.3f} {t['call'] / t['xla']:9.2f} "
-              f"{t['bare'] / t['xla']:9.2f} {t['cpu']:12.3f} {_collective_share(f, placed, xs, repeat):>11s}",
+              f"{t['bare'] / t['xla']:9.2f} {t['cpu']:12.3f} {_collective_share(f, placed, xs, repeat, parallel):>11s}",
               flush=True)
 
 
-def _collective_share(f, placed, xs, repeat):
+def _collective_share(f, placed, xs, repeat, parallel="on"):
     """The share of a bare call's time in its collectives, measured on the
     same program built to count it (coll-run --profile: clock reads around
     each run of copies and combines, epilogues unfused)."""
     from coll.frontends import stablehlo
     from coll.frontends.run import global_arrays
-    prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu", split=True)
+    prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu", split=True, parallel=parallel)
     ins, outs = prog._scatter(prog._check(xs))
     times = prog.program.program.time(ins, outs, repeat)
     split = prog.program.program.split()
@@ -385,9 +385,11 @@ def main(argv=None):
     ap.add_argument("--time", action="store_true", help="time each program under XLA and coll (no OUTDIR)")
     ap.add_argument("--rounds", type=count(1, 100), default=3)
     ap.add_argument("--repeat", type=count(1, 10000), default=5)
+    ap.add_argument("--parallel", choices=("on", "off"), default="on",
+                    help="--time: the devices' local work on every core (coll-parallel-devices), or on one")
     a = ap.parse_args(argv)
     if a.time:
-        time_table(a.names.split(",") if a.names else None, a.scale, a.rounds, a.repeat, a.devices)
+        time_table(a.names.split(",") if a.names else None, a.scale, a.rounds, a.repeat, a.devices, a.parallel)
         return 0
     if a.outdir is None:
         ap.error("expected OUTDIR (or --time)")

@@ -249,12 +249,44 @@ def _clone_for(op: ir.Operation, mapping: dict[ir.Value, ir.Value], r: int) -> N
     a read of the rank in its regions (a loop's body) is the constant r."""
     new = clone_remapped(op, ir.InsertionPoint(op), mapping)
     new.attributes[DEVICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), r)
+    for g in find_ops(new, "memref.get_global"):
+        _own_global(g, r)
     for rank in find_ops(new, lambda n: n in RANK_OPS):
         with ir.InsertionPoint(rank), rank.location:
             c = ir.Operation.create("arith.constant", results=[rank.results[0].type],
                                     attributes={"value": ir.IntegerAttr.get(rank.results[0].type, r)})
         rank.results[0].replace_all_uses_with(c.results[0])
         rank.erase()
+
+
+def _own_global(get: ir.Operation, r: int) -> None:
+    """Rank r's memref.get_global of a mutable global reads its own copy
+    (`@g_rank<r>`, made once, same initial value; rank 0 keeps `@g`): each
+    rank is a process of its own, with its own globals (an outside attack's
+    scratch global, written by every rank's clone, gave every rank the last
+    one's values). A constant global stays shared."""
+    if r == 0:
+        return
+    name = ir.FlatSymbolRefAttr(get.attributes["name"]).value
+    module = get.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return
+    table = ir.SymbolTable(module)
+    try:
+        glob = table[name]
+    except KeyError:
+        return
+    if "constant" in glob.attributes:
+        return
+    own = f"{name}_rank{r}"
+    try:
+        table[own]
+    except KeyError:
+        copy = glob.clone(ir.InsertionPoint.after(glob))
+        copy.attributes["sym_name"] = ir.StringAttr.get(own)
+    get.attributes["name"] = ir.FlatSymbolRefAttr.get(own)
 
 
 def _expand_local(func_op: ir.Operation, n: int) -> None:

@@ -180,7 +180,8 @@ def _product(op: ir.Operation) -> tuple[ir.Value, ir.Value] | None:
     add = _defining(yld.operands[0]) if len(yld.operands) == 1 else None
     if add is None or add.name != "arith.addf" or out not in list(add.operands):
         return None
-    mul = _defining(next(v for v in add.operands if v != out))
+    other = [v for v in add.operands if v != out]
+    mul = _defining(other[0]) if other else None  # (out + out: no product; an outside attack's StopIteration)
     if mul is None or mul.name != "arith.mulf":
         return None
     pure = all(o.name.split(".")[0] in ("arith", "math") and not len(o.regions) for o in ops[:-1])

@@ -21,7 +21,6 @@ One call runs at a time (a lock from scatter to gather).
 """
 import ctypes
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, Protocol, cast
@@ -32,6 +31,7 @@ from mlir import ir
 
 from ...core import routes
 from ...core.pipeline import run
+from ...execution.forks import program_lock
 from ...execution.measure import check_repeat
 from ...execution.signature import NUMPY_DTYPES, aligned_zeros, ml_dtype
 from ...ir import make_context
@@ -194,7 +194,7 @@ class GlobalProgram:
         self._ys: list[tuple[np.ndarray, dict[int, np.ndarray]] | None] = []
         # One call at a time, scatter to gather: the buffers above are the
         # program's, not the call's (two threads would read each other's results).
-        self._lock = threading.RLock()
+        self._lock = program_lock(self, reentrant=True)
 
     @property
     def inputs(self) -> list[Layout]:

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ...analysis.effects import NO_ACCESS, ROOT_OPS, Resolver, Unresolved, host_effects
+from ...analysis.effects import NO_ACCESS, ROOT_OPS, Resolver, Unresolved, flat_effects, host_effects
 from ...core.errors import PassError
 from ...core.registry import register
 from ...ir.ops import DEVICE_ATTR
@@ -45,8 +45,9 @@ MIN_BYTES = 1 << 18
 PURE = tuple(n for n in VIEW_OPS if n != "memref.reshape") + ROOT_OPS + NO_ACCESS + (
     "llvm.inttoptr", "llvm.mlir.constant", "affine.apply", "ub.poison")
 PURE_DIALECTS = ("arith.", "index.")
-# How a library call's pointer is computed from a buffer's aligned pointer.
-ADDRESS_OPS = ("llvm.inttoptr", "arith.index_cast", "arith.addi", "arith.muli", "llvm.getelementptr")
+# How a library call's pointer is computed from a buffer's aligned pointer
+# (_pointer_buffer follows them; any other op on a pointer is not known).
+ADDRESS_OPS = ("llvm.inttoptr", "arith.index_cast", "arith.addi", "arith.muli")
 CALLS = ("func.call", "func.call_indirect", "llvm.call")
 
 Span = tuple[object, int, int, bool]  # (root, first byte, end byte, written)
@@ -54,8 +55,12 @@ Span = tuple[object, int, int, bool]  # (root, first byte, end byte, written)
 
 def _device(op: ir.Operation) -> int | None:
     """The device of a device's local work; None for any other op."""
-    attr = op.attributes[DEVICE_ATTR] if DEVICE_ATTR in op.attributes else None
-    return ir.IntegerAttr(attr).value if attr is not None else None
+    if DEVICE_ATTR not in op.attributes:
+        return None
+    attr = op.attributes[DEVICE_ATTR]
+    if not isinstance(attr, ir.IntegerAttr) or ir.IntegerType(attr.type).width < 2:
+        raise PassError(f"'{DEVICE_ATTR}' is {attr}; expected a device id (an integer, i64)", op.location)
+    return ir.IntegerAttr(attr).value
 
 
 def _is_work(op: ir.Operation) -> bool:
@@ -85,22 +90,45 @@ def runs(block: ir.Block) -> list[list[ir.Operation]]:
 
 
 def _pointer_buffer(ptr: ir.Value, depth: int = 0) -> ir.Value | None:
-    """The memref an !llvm.ptr or address was computed from (its aligned
-    pointer, plus offsets: coll-blas-contractions' calls), else None."""
+    """The memref whose aligned pointer, plus an offset computed from no
+    other pointer, gave address `ptr` (coll-blas-contractions' calls: an
+    inttoptr of extract_aligned_pointer_as_index + offset * bytes); None
+    for any other address."""
     op = defining_op(ptr)
-    if op is None or depth > 8:
+    if op is None or depth > 16:
         return None
     if op.name == "memref.extract_aligned_pointer_as_index":
         return op.operands[0]
-    if op.name not in ADDRESS_OPS:
-        return None
-    found = [b for b in (_pointer_buffer(x, depth + 1) for x in op.operands) if b is not None]
-    return found[0] if len(found) == 1 else None
+    if op.name in ("llvm.inttoptr", "arith.index_cast"):
+        return _pointer_buffer(op.operands[0], depth + 1)
+    if op.name == "arith.addi":
+        a, b = op.operands
+        for base, off in ((a, b), (b, a)):
+            if _offset(off, depth + 1):
+                return _pointer_buffer(base, depth + 1)
+    return None
 
 
-def _call_accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]] | None:
-    """A library call's buffers, each whole and written; None for any other call."""
-    if op.name != "func.call" or not ir.FlatSymbolRefAttr(op.attributes["callee"]).value.startswith(BLAS_PREFIX):
+def _offset(v: ir.Value, depth: int) -> bool:
+    """Whether `v` is an element or byte offset made of constants, loop
+    counters and a memref's strided metadata only (no pointer in it)."""
+    op = defining_op(v)
+    if op is None:  # a block argument: a loop's counter, not the function's
+        parent = v.owner.owner if isinstance(v.owner, ir.Block) else None
+        return parent is not None and parent.name in ("scf.for", "affine.for", "scf.parallel")
+    if depth > 16:
+        return False
+    if op.name in ("arith.constant", "memref.extract_strided_metadata"):
+        return True
+    if op.name in ("arith.addi", "arith.muli", "arith.index_cast"):
+        return all(_offset(x, depth + 1) for x in op.operands)
+    return False
+
+
+def _call_accesses(op: ir.Operation, library: set[str]) -> list[tuple[ir.Value, bool, bool]] | None:
+    """A library call's buffers, each whole and written; None for any other
+    call (`library`: the module's declarations of BLAS functions)."""
+    if op.name != "func.call" or ir.FlatSymbolRefAttr(op.attributes["callee"]).value not in library:
         return None  # what another function touches is not followed
     out = []
     for v in op.operands:
@@ -114,17 +142,18 @@ def _call_accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]] | None
     return out
 
 
-def _accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]] | None:
-    """[(memref, whole root, written)] an op (and the ops in its regions)
-    touches; None when not known: a call other than the library's, an op
-    on a pointer (analysis/effects.py follows memrefs only)."""
+def _accesses(op: ir.Operation, library: set[str]) -> list[tuple[ir.Value, bool, bool]] | None:
+    """[(memref, whole root, written)] an op (and the ops in its regions:
+    a load in a linalg body too) touches; None when not known: a call other
+    than the library's, an op on a pointer (analysis/effects.py follows
+    memrefs only), a nested op whose effects are not known."""
     out: list[tuple[ir.Value, bool, bool]] = []
     unknown = False
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
         nonlocal unknown
         if inner.name in CALLS:
-            calls = _call_accesses(inner)
+            calls = _call_accesses(inner, library)
             if calls is None:
                 unknown = True
                 return ir.WalkResult.INTERRUPT
@@ -133,6 +162,12 @@ def _accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]] | None:
                                                    list(inner.operands) + list(inner.results)):
             unknown = True
             return ir.WalkResult.INTERRUPT
+        elif inner != op and any(isinstance(v.type, ir.MemRefType) for v in inner.operands):
+            eff = flat_effects(inner)  # (host_effects sees a linalg op's operands, not its body)
+            if eff is None:
+                unknown = True
+                return ir.WalkResult.INTERRUPT
+            out.extend([(v, False, False) for v, _, _ in eff[0]] + [(v, False, True) for v, _, _ in eff[1]])
         return ir.WalkResult.ADVANCE
     op.walk(visit, ir.WalkOrder.PRE_ORDER)
     eff = None if unknown else host_effects(op)
@@ -152,13 +187,13 @@ def _span(resolver: Resolver, v: ir.Value, whole: bool, written: bool) -> Span:
     return (lay.root, lay.shift + lay.offset * lay.esize, lay.shift + (last + 1) * lay.esize, written)
 
 
-def _independent(resolver: Resolver, run: Iterable[ir.Operation]) -> int | None:
+def _independent(resolver: Resolver, run: Iterable[ir.Operation], library: set[str]) -> int | None:
     """The bytes the run's ops touch when no device writes what another
     device touches; None otherwise (or when an access is not known)."""
     by_root: dict[object, list[tuple[int, int, int, bool]]] = {}
     total = 0
     for op in run:
-        acc = _accesses(op)
+        acc = _accesses(op, library)
         if acc is None:
             return None
         d = _device(op)
@@ -272,13 +307,16 @@ def _parallelize(run: list[ir.Operation], func_op: ir.Operation, names: set[str]
 def parallel_devices(module_op: ir.Operation, min_bytes: int = MIN_BYTES) -> None:
     top = module_op.regions[0].blocks[0]
     names = {ir.StringAttr(op.attributes["sym_name"]).value for op in top.operations if "sym_name" in op.attributes}
+    # The library's functions: declarations (no body) of its names only.
+    library = {n for op in top.operations if op.operation.name == "func.func" and not len(op.regions[0].blocks)
+               and (n := ir.StringAttr(op.attributes["sym_name"]).value).startswith(BLAS_PREFIX)}
     for f in [op.operation for op in top.operations if op.operation.name == "func.func"]:
         if not len(f.regions[0].blocks):
             continue
         resolver = Resolver(f)
         after = f
         for run in runs(f.regions[0].blocks[0]):
-            touched = _independent(resolver, run)
+            touched = _independent(resolver, run, library)
             if touched is not None and touched >= min_bytes:
                 after = _parallelize(run, f, names, after)
 

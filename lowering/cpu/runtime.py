@@ -4,7 +4,6 @@ execution/signature.py)."""
 import ctypes
 import functools
 import os
-import threading
 import time as _time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from ...execution.forks import program_lock
 from ...execution.measure import check_repeat
 from ...execution.memory import require
 from ...execution.program import Program
@@ -166,7 +166,7 @@ class CpuProgram:
         self._fn = engine.lookup(entry)
         # Scratch is static (lowering/cpu/scratch.py): one call at a time.
         # ctypes lets go of the GIL during a call, so threads could overlap.
-        self._lock = threading.Lock()
+        self._lock = program_lock(self)
         self.threaded = False  # runs on the async runtime's pool (coll-parallel-devices); set by build
         self._last: tuple[tuple, tuple, ctypes.Array, tuple] | None = None  # _packed's
 

@@ -189,3 +189,32 @@ def test_a_forked_child_is_refused_not_hung():
     assert r.returncode == 0, r.stderr
     assert "refused: this program runs its devices' local work on the async runtime's threads" in r.stdout
     assert "parallel=\"off\"" in r.stdout and r.stdout.strip().endswith("True")
+
+
+def test_a_child_forked_mid_call_gets_the_program_back():
+    """Forked while another thread of the parent was in a call (its lock
+    held): the child's own call of that program ran, not hung."""
+    r = _script("""
+        import threading
+        seq = api.compile(STEP, "cpu", strategy="ring", parallel="off")
+        ins = _inputs(1)
+        want = _run(seq, ins)
+        stop = threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                _run(seq, ins)
+        t = threading.Thread(target=loop)
+        t.start()
+        codes = []
+        for _ in range(6):
+            pid = os.fork()
+            if pid == 0:
+                ok = all(np.array_equal(x, y) for x, y in zip(want, _run(seq, ins)))
+                os._exit(0 if ok else 3)
+            codes.append(os.waitpid(pid, 0)[1])
+        stop.set()
+        t.join()
+        print(codes)
+    """)
+    assert r.returncode == 0 and r.stdout.strip() == "[0, 0, 0, 0, 0, 0]", (r.stdout, r.stderr)

@@ -187,3 +187,18 @@ func.func @fused_factor(%x: memref<64x32xf32>, %z: memref<64x32xf32>, %g: memref
   }
   return
 }
+
+// -----
+// out + out is no contraction (it stays; an outside attack's internal error).
+// CHECK-LABEL: func.func @doubled
+// CHECK: linalg.generic
+// CHECK-NOT: call @scipy_cblas
+#id = affine_map<(i) -> (i)>
+func.func @doubled(%x: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%x : memref<16xf32>) {
+  ^bb0(%o: f32):
+    %t = arith.addf %o, %o : f32
+    linalg.yield %t : f32
+  }
+  return
+}

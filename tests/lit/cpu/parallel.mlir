@@ -159,3 +159,72 @@ func.func @gemms_one_output(%a0: memref<4x4xf32>, %a1: memref<4x4xf32>, %c0: mem
   func.call @scipy_cblas_sgemm(%i, %i, %i, %i, %i, %i, %f, %ra1, %i, %ra1, %i, %f, %rc0, %i) {coll.device = 1 : i64} : (i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32) -> ()
   return
 }
+
+// -----
+// What a linalg body loads counts (an outside attack: device 1's body read
+// device 0's %y0 while device 0 wrote it, wrong in 50 of 50 calls).
+#id = affine_map<(i) -> (i)>
+// CHECK-LABEL: func.func @body_load
+// CHECK-NOT: async.execute
+// CHECK: return
+func.func @body_load(%x0: memref<16xf32>, %y0: memref<16xf32>, %y1: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x0 : memref<16xf32>) outs(%y0 : memref<16xf32>) attrs = {coll.device = 0 : i64} {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%y1 : memref<16xf32>) attrs = {coll.device = 1 : i64} {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %v = memref.load %y0[%i] : memref<16xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+// Only a declaration of the library's name is the library (a function of
+// that name with a body may touch anything), and only an offset made of no
+// other pointer moves a buffer's pointer (c1 + (c0 - c1) is c0).
+// CHECK-LABEL: func.func @fake_library
+// CHECK-NOT: async.execute
+// CHECK-LABEL: func.func @pointer_arithmetic
+// CHECK-NOT: async.execute
+// CHECK: return
+memref.global "private" @shared : memref<4xf32> = dense<0.0>
+func.func private @scipy_cblas_mine(%p: !llvm.ptr) {
+  %g = memref.get_global @shared : memref<4xf32>
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  memref.store %f, %g[%c0] : memref<4xf32>
+  return
+}
+func.func @fake_library(%a0: memref<4xf32>, %a1: memref<4xf32>) {
+  %p0 = memref.extract_aligned_pointer_as_index %a0 : memref<4xf32> -> index
+  %q0 = arith.index_cast %p0 : index to i64
+  %r0 = llvm.inttoptr %q0 : i64 to !llvm.ptr
+  func.call @scipy_cblas_mine(%r0) {coll.device = 0 : i64} : (!llvm.ptr) -> ()
+  %p1 = memref.extract_aligned_pointer_as_index %a1 : memref<4xf32> -> index
+  %q1 = arith.index_cast %p1 : index to i64
+  %r1 = llvm.inttoptr %q1 : i64 to !llvm.ptr
+  func.call @scipy_cblas_mine(%r1) {coll.device = 1 : i64} : (!llvm.ptr) -> ()
+  return
+}
+func.func private @scipy_cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
+func.func @pointer_arithmetic(%a: memref<4x4xf32>, %c0: memref<4x4xf32>, %c1: memref<4x4xf32>) {
+  %i = arith.constant 4 : i32
+  %f = arith.constant 1.0 : f32
+  %pa = memref.extract_aligned_pointer_as_index %a : memref<4x4xf32> -> index
+  %qa = arith.index_cast %pa : index to i64
+  %ra = llvm.inttoptr %qa : i64 to !llvm.ptr
+  %p0 = memref.extract_aligned_pointer_as_index %c0 : memref<4x4xf32> -> index
+  %p1 = memref.extract_aligned_pointer_as_index %c1 : memref<4x4xf32> -> index
+  %d = arith.subi %p0, %p1 : index
+  %s = arith.addi %p1, %d : index
+  %qs = arith.index_cast %s : index to i64
+  %rs = llvm.inttoptr %qs : i64 to !llvm.ptr
+  func.call @scipy_cblas_sgemm(%i, %i, %i, %i, %i, %i, %f, %ra, %i, %ra, %i, %f, %rs, %i) {coll.device = 0 : i64} : (i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32) -> ()
+  memref.copy %c0, %c1 {coll.device = 1 : i64} : memref<4x4xf32> to memref<4x4xf32>
+  return
+}
+

@@ -89,3 +89,26 @@ func.func @rank(%x: memref<4xf32>, %y: memref<2xf32>) attributes {coll.ranks = 2
   memref.copy %v, %y : memref<2xf32, strided<[1], offset: ?>> to memref<2xf32>
   return
 }
+
+// -----
+// A mutable global is each rank's own (a rank is a process): rank r > 0
+// gets a copy, @g_rank<r>; a constant global stays shared.
+// CHECK-LABEL: memref.global "private" @scratch : memref<4xf32> = uninitialized
+// CHECK: memref.global "private" @scratch_rank1 : memref<4xf32> = uninitialized
+// CHECK-NOT: @table_rank1
+// CHECK-LABEL: func.func @globals
+// CHECK: memref.get_global @table : memref<4xf32>
+// CHECK: memref.get_global @table : memref<4xf32>
+// CHECK: memref.get_global @scratch : memref<4xf32>
+// CHECK: memref.get_global @scratch_rank1 : memref<4xf32>
+memref.global "private" @scratch : memref<4xf32> = uninitialized
+memref.global "private" constant @table : memref<4xf32> = dense<1.0>
+func.func @globals(%x: memref<4xf32>, %y: memref<4xf32>) attributes {coll.ranks = 2 : i64} {
+  %t = memref.get_global @table : memref<4xf32>
+  %g = memref.get_global @scratch : memref<4xf32>
+  memref.copy %x, %g : memref<4xf32> to memref<4xf32>
+  %tok = "coll.all_reduce"(%g, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<4xf32>, memref<4xf32>) -> !coll.token
+  "coll.wait"(%tok) : (!coll.token) -> ()
+  memref.copy %t, %x : memref<4xf32> to memref<4xf32>
+  return
+}
