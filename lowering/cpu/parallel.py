@@ -41,7 +41,7 @@ from .kernels import buffer_bytes
 
 MIN_BYTES = 1 << 18
 # Ops that only compute a value (no memory effect): they stay in place, before
-# the run's scf.parallel; any other op with results ends a run.
+# the run's async.execute ops; any other op with results ends a run.
 PURE = tuple(n for n in VIEW_OPS if n != "memref.reshape") + ROOT_OPS + NO_ACCESS + (
     "llvm.inttoptr", "llvm.mlir.constant", "affine.apply", "ub.poison")
 PURE_DIALECTS = ("arith.", "index.")
@@ -324,7 +324,8 @@ def parallel_devices(module_op: ir.Operation, min_bytes: int = MIN_BYTES) -> Non
 @register("coll-parallel-devices",
           "Run the simulated devices' local work (ops marked coll.device) between two collectives on "
           "every core: each run whose devices touch disjoint memory, and at least min-bytes in all, "
-          "becomes an scf.parallel over its devices (async-parallel-for runs it on a thread pool)",
+          "moves into one function per device, each called in an async.execute (the async runtime's "
+          "thread pool) and awaited at the run's end",
           anchor="builtin.module", **{"min-bytes": (int, MIN_BYTES)})
 def parallel_devices_pass(module_op: ir.Operation, **options: int) -> None:
     if options["min-bytes"] < 0:
