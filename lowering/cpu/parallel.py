@@ -10,11 +10,15 @@ between them), checks that no device writes memory another device of the
 run touches (analysis/effects.py: roots and element ranges, exactly where
 static; a BLAS call's pointers as their whole buffers), moves each
 device's ops of the run, in order, into a function of its own
-(`@main_device3_0`, noinline) and calls it in an `async.execute`:
+(`@main_device3_0`, noinline), and calls the devices in `threads` groups
+(the machine's cores), each group but the last in an `async.execute`, the
+last on the caller's thread (two threads, four devices):
 
-    %t0 = async.execute { func.call @main_device0_0(%x0, %w0, ...) }
-    ...
-    async.await %t0 ...
+    %t0 = async.execute { func.call @main_device0_0(%x0, %w0, ...)
+                          func.call @main_device1_0(%x1, %w1, ...) }
+    func.call @main_device2_0(...)
+    func.call @main_device3_0(...)
+    async.await %t0
 
 at the run's last op (the views and constants between its ops stay where
 they are, before it). Upstream's async lowering (route.py) runs each
@@ -24,8 +28,9 @@ computed on one core, so every result is bit for bit the sequential
 program's.
 
 A run moves only when its ops touch at least `min-bytes` bytes in all
-(handing a run to the pool costs tens of microseconds).
+(handing work to another thread costs tens of microseconds).
 """
+import os
 from collections.abc import Iterable
 
 from mlir import ir
@@ -39,7 +44,11 @@ from ...ir.views import VIEW_OPS, defining_op
 from ...passes.blas_contractions import PREFIX as BLAS_PREFIX
 from .kernels import buffer_bytes
 
-MIN_BYTES = 1 << 18
+# A run worth another thread: ring_attention (bench/jax_corpus.py, bench
+# scale: 33 runs of 0.1-2.6 MB) took 1.9 ms a call on one thread and 2.3 ms
+# with its runs from 2 MiB up on two; runs of 8 MiB and more (seq_parallel,
+# megatron_mlp, dp_mlp_step) gained 1.4-1.8x.
+MIN_BYTES = 1 << 23
 # Ops that only compute a value (no memory effect): they stay in place, before
 # the run's async.execute ops; any other op with results ends a run.
 PURE = tuple(n for n in VIEW_OPS if n != "memref.reshape") + ROOT_OPS + NO_ACCESS + (
@@ -266,11 +275,16 @@ def _outline(ops: list[ir.Operation], name: str, after: ir.Operation) -> tuple[i
     return f.operation, args
 
 
-def _parallelize(run: list[ir.Operation], func_op: ir.Operation, names: set[str], after: ir.Operation) -> ir.Operation:
-    """Moves each device's ops of `run` into a function of its own, called
-    in an async.execute of its own, at the run's last op; the block goes on
-    when every device's call is done (an async.await of each). The
-    functions go after `after`; returns the last."""
+def _parallelize(run: list[ir.Operation], func_op: ir.Operation, names: set[str], after: ir.Operation,
+                 threads: int) -> ir.Operation:
+    """Moves each device's ops of `run` into a function of its own; the
+    devices, in `threads` groups of consecutive ones, are called group by
+    group: each group but the last in an async.execute, the last on this
+    thread, then every execute awaited, at the run's last op. One handoff
+    per extra thread, not per device: a handoff costs tens of
+    microseconds (ring_attention's runs from 256 KiB up, a device per
+    execute: 2.0 -> 2.6 ms a call). The functions go after `after`;
+    returns the last."""
     devices = sorted({d for op in run if (d := _device(op)) is not None})
     last = run[-1]
     with ir.InsertionPoint.after(last), last.location:  # where the run was (before its ops move away)
@@ -284,27 +298,38 @@ def _parallelize(run: list[ir.Operation], func_op: ir.Operation, names: set[str]
         names.add(f"{base}_device{d}_{i}")
         after, args = _outline([op for op in run if _device(op) == d], f"{base}_device{d}_{i}", after)
         calls.append((d, f"{base}_device{d}_{i}", args))
-    # One token per device, each awaited (not a group: async.create_group is
+    k = min(threads, len(calls))
+    groups = [calls[len(calls) * g // k:len(calls) * (g + 1) // k] for g in range(k)]
+
+    def call_all(group: list[tuple[int, str, list[ir.Value]]]) -> None:
+        for d, name, args in group:
+            call = func.CallOp([], ir.FlatSymbolRefAttr.get(name), args)
+            call.attributes[DEVICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
+    # One token per execute, each awaited (not a group: async.create_group is
     # Pure in LLVM 22, and CSE merged two runs' groups of one size into one
     # that then counted twice its tokens: an assertion of the runtime).
     token = ir.Type.parse("!async.token")
     with ir.InsertionPoint.after(anchor), last.location:
         tokens = []
-        for d, name, args in calls:
+        for group in groups[:-1]:
             execute = ir.Operation.create("async.execute", results=[token], operands=[], regions=1,
                                           attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])})
             with ir.InsertionPoint(execute.regions[0].blocks.append()):
-                call = func.CallOp([], ir.FlatSymbolRefAttr.get(name), args)
-                call.attributes[DEVICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
+                call_all(group)
                 ir.Operation.create("async.yield", operands=[])
             tokens.append(execute.results[0])
+        call_all(groups[-1])
         for t in tokens:
             ir.Operation.create("async.await", operands=[t])
     anchor.erase()
     return after
 
 
-def parallel_devices(module_op: ir.Operation, min_bytes: int = MIN_BYTES) -> None:
+def parallel_devices(module_op: ir.Operation, min_bytes: int = MIN_BYTES, threads: int = 0) -> None:
+    """`threads`: 0, the cores this process may run on."""
+    threads = threads or len(os.sched_getaffinity(0))
+    if threads < 2:
+        return
     top = module_op.regions[0].blocks[0]
     names = {ir.StringAttr(op.attributes["sym_name"]).value for op in top.operations if "sym_name" in op.attributes}
     # The library's functions: declarations (no body) of its names only.
@@ -318,17 +343,20 @@ def parallel_devices(module_op: ir.Operation, min_bytes: int = MIN_BYTES) -> Non
         for run in runs(f.regions[0].blocks[0]):
             touched = _independent(resolver, run, library)
             if touched is not None and touched >= min_bytes:
-                after = _parallelize(run, f, names, after)
+                after = _parallelize(run, f, names, after, threads)
 
 
 @register("coll-parallel-devices",
           "Run the simulated devices' local work (ops marked coll.device) between two collectives on "
           "every core: each run whose devices touch disjoint memory, and at least min-bytes in all, "
-          "moves into one function per device, each called in an async.execute (the async runtime's "
-          "thread pool) and awaited at the run's end",
-          anchor="builtin.module", **{"min-bytes": (int, MIN_BYTES)})
+          "moves into one function per device; the devices, in `threads` groups (0: this machine's "
+          "cores), are called group by group, each group but the last in an async.execute (the async "
+          "runtime's thread pool), the last on the caller's thread, all awaited at the run's end",
+          anchor="builtin.module", **{"min-bytes": (int, MIN_BYTES), "threads": (int, 0)})
 def parallel_devices_pass(module_op: ir.Operation, **options: int) -> None:
     if options["min-bytes"] < 0:
         raise PassError(f"min-bytes must be a number of bytes, got {options['min-bytes']}")
+    if options["threads"] < 0:
+        raise PassError(f"threads must be 0 (this machine's cores) or a number of threads, got {options['threads']}")
     with module_op.context, module_op.location:
-        parallel_devices(module_op, options["min-bytes"])
+        parallel_devices(module_op, options["min-bytes"], options["threads"])

@@ -18,7 +18,7 @@ from coll.core.pipeline import run as run_pipeline
 from coll.ir import make_context
 from coll.lowering.cpu.route import ASYNC_TO_LLVM, route
 
-N, ROWS, COLS = 4, 128, 256  # 128 KiB per buffer: each run touches more than min-bytes
+N, ROWS, COLS = 4, 512, 512  # 1 MiB per buffer: the run before the psum touches more than min-bytes
 
 # One rank's step: a matmul (BLAS), tanh, a psum, then exp and a row sum of
 # the result (an epilogue and a row reduction), as a frontend's SPMD form.
@@ -78,9 +78,14 @@ def _run(prog: api.Runnable, ins: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _lowered(text: str, parallel: str) -> str:
-    """The module after coll-parallel-devices (the CPU route up to it)."""
+    """The module after coll-parallel-devices (the CPU route up to it; every
+    run, on N threads)."""
     passes = route(parallel=parallel)
-    upto = passes.index("coll-parallel-devices") + 1 if parallel == "on" else passes.index("coll-ieee-minmax") + 1
+    if parallel == "on":
+        upto = passes.index("coll-parallel-devices") + 1
+        passes[upto - 1] = f"coll-parallel-devices{{min-bytes=0 threads={N}}}"
+    else:
+        upto = passes.index("coll-ieee-minmax") + 1
     with make_context():
         module = ir.Module.parse(text)
         run_pipeline(module, "builtin.module(" + ",".join(["coll-spmd-to-global", "coll-lower-collectives"]
@@ -91,9 +96,11 @@ def _lowered(text: str, parallel: str) -> str:
 def test_the_devices_work_runs_in_parallel():
     on, off = _lowered(STEP, "on"), _lowered(STEP, "off")
     assert "async.execute" not in off
-    # The matmul and tanh (before the psum), the row sum (after): two runs
-    # of N executes, each device's ops in a function of their own.
-    assert on.count("async.execute") == 2 * N and on.count("async.await") == 2 * N, on
+    # The matmul and tanh (before the psum), the row sum (after): two runs,
+    # each device's ops in a function of their own, N threads: N - 1
+    # executes, the last device on the caller's thread.
+    assert on.count("async.execute") == 2 * (N - 1) and on.count("async.await") == 2 * (N - 1), on
+    assert on.count(f"call @step_device{N - 1}_0(") == 1
     for d in range(N):
         first = on[on.index(f"func.func private @step_device{d}_0("):]
         first = first[:first.index("return")]
@@ -108,6 +115,8 @@ def test_parallel_and_sequential_agree_bit_for_bit(strategy):
     par = api.compile(STEP, "cpu", strategy=strategy)
     seq = api.compile(STEP, "cpu", strategy=strategy, parallel="off")
     assert all(p in par.pipeline for p in ASYNC_TO_LLVM) and not any(p in seq.pipeline for p in ASYNC_TO_LLVM)
+    # (on a machine of one core there is no second thread to run a device on)
+    assert par.threaded == (len(os.sched_getaffinity(0)) > 1) and not seq.threaded
     want = _run(seq, ins)
     for _ in range(3):  # repeated calls: the pool's threads, the static buffers reused
         got = _run(par, ins)

@@ -2,35 +2,39 @@
 // coll.device) between two ops of anything else moves, device by device
 // and in order, into functions of their own (noinline), each called in an
 // async.execute at the run's last op (views stay before it), awaited before
-// the block goes on. A run whose devices share memory one of them writes,
+// the block goes on: with `threads` groups of devices, each group but the
+// last in an execute, the last on the caller's thread. A run whose devices share memory one of them writes,
 // that calls a function other than the BLAS library, or that touches fewer
 // than min-bytes stays.
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=0})' | FileCheck %s
-// The default min-bytes (256 KiB): these small runs stay.
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=0 threads=2})' | FileCheck %s
+// One thread: nothing to run at once.
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=0 threads=1})' | FileCheck %s --check-prefix=SMALL
+// The default min-bytes (8 MiB): these small runs stay.
 // RUN: coll-opt %s --split-input-file --coll-parallel-devices | FileCheck %s --check-prefix=SMALL
 // The route: upstream's async lowering, the async runtime's calls.
-// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=0},async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,convert-async-to-llvm)' | FileCheck %s --check-prefix=ASYNC
+// RUN: coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=0 threads=2},async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,convert-async-to-llvm)' | FileCheck %s --check-prefix=ASYNC
 // Bad option:
 // RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{min-bytes=-1})' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: coll-parallel-devices: min-bytes must be a number of bytes, got -1
+// RUN: not coll-opt %s --split-input-file --pass-pipeline='builtin.module(coll-parallel-devices{threads=-1})' 2>&1 | FileCheck %s --check-prefix=BADT
+// BADT: error: coll-parallel-devices: threads must be 0 (this machine's cores) or a number of threads, got -1
 
 #id = affine_map<(i) -> (i)>
 // CHECK-LABEL: func.func @two_runs
 // CHECK: %[[V0:.*]] = memref.subview %arg2[0] [8] [1]
 // CHECK: %[[V1:.*]] = memref.subview %arg3[0] [8] [1]
+// Two threads: device 0 in an execute, device 1 on this thread, then the wait.
 // CHECK: %[[T0:.*]] = async.execute {
 // CHECK-NEXT: func.call @two_runs_device0_0(%arg0, %arg2, %arg4) {coll.device = 0 : i64}
 // CHECK-NEXT: async.yield
-// CHECK: %[[T1:.*]] = async.execute {
-// CHECK-NEXT: func.call @two_runs_device1_0(%arg1, %arg3, %arg5) {coll.device = 1 : i64}
-// CHECK: async.await %[[T0]]
-// CHECK-NEXT: async.await %[[T1]]
+// CHECK: call @two_runs_device1_0(%arg1, %arg3, %arg5) {coll.device = 1 : i64}
+// CHECK-NEXT: async.await %[[T0]]
 // The call ends the run; the next one is executed on its own.
 // CHECK-NEXT: call @coll_combine_sum_f32_x2
 // CHECK: async.execute {
 // CHECK-NEXT: func.call @two_runs_device0_1(%[[V0]], %{{.*}})
-// CHECK: async.execute {
-// CHECK-NEXT: func.call @two_runs_device1_1(%[[V1]], %{{.*}})
+// CHECK: call @two_runs_device1_1(%[[V1]], %{{.*}})
+// CHECK-NEXT: async.await
 // CHECK: return
 // CHECK: func.func private @two_runs_device0_0(%[[X:.*]]: memref<16xf32>, %[[Y:.*]]: memref<16xf32>, %[[Z:.*]]: memref<16xf32>) attributes {passthrough = ["noinline"]}
 // CHECK-NEXT: linalg.generic {{.*}} ins(%[[X]] : memref<16xf32>) outs(%[[Y]] : memref<16xf32>) attrs = {coll.device = 0 : i64}
@@ -39,7 +43,6 @@
 // CHECK: func.func private @two_runs_device1_0
 // CHECK: func.func private @two_runs_device0_1
 // CHECK: func.func private @two_runs_device1_1
-// SMALL-LABEL: func.func @two_runs
 // SMALL-NOT: async.execute
 // ASYNC-LABEL: func.func @two_runs
 // ASYNC: call @mlirAsyncRuntimeExecute
@@ -78,7 +81,7 @@ func.func @two_runs(%x0: memref<16xf32>, %x1: memref<16xf32>, %y0: memref<16xf32
 // CHECK: memref.copy %{{.*}}, %arg1 {coll.device = 1 : i64}
 // CHECK: call @barrier
 // CHECK: async.execute
-// CHECK: async.execute
+// CHECK: call @shared_device1_0
 // CHECK: return
 func.func @shared(%x: memref<8xf32>, %z: memref<8xf32>, %y: memref<16xf32>) {
   %lo = memref.subview %y[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
@@ -115,7 +118,7 @@ func.func @unknown(%x0: memref<16xf32>, %x1: memref<16xf32>, %y0: memref<16xf32>
 // on their own buffers run in parallel; on one shared output, in order.
 // CHECK-LABEL: func.func @gemms
 // CHECK: async.execute
-// CHECK: async.execute
+// CHECK: call @gemms_device1_0
 // CHECK-LABEL: func.func private @gemms_device0_0
 // CHECK: call @scipy_cblas_sgemm({{.*}}) {coll.device = 0 : i64}
 // CHECK-LABEL: func.func private @gemms_device1_0
