@@ -11,19 +11,19 @@ import threading
 import weakref
 from typing import Any
 
-_owners: "weakref.WeakSet[Any]" = weakref.WeakSet()
+# owner -> whether its lock is reentrant
+_owners: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
 
 
 def program_lock(owner: Any, reentrant: bool = False) -> Any:
     """A new lock for `owner` (kept as owner._lock), renewed in a forked child."""
-    _owners.add(owner)
-    owner._reentrant_lock = reentrant
+    _owners[owner] = reentrant
     return threading.RLock() if reentrant else threading.Lock()
 
 
 def _renew() -> None:
-    for owner in list(_owners):
-        owner._lock = threading.RLock() if owner._reentrant_lock else threading.Lock()
+    for owner, reentrant in list(_owners.items()):
+        owner._lock = threading.RLock() if reentrant else threading.Lock()
 
 
 os.register_at_fork(after_in_child=_renew)

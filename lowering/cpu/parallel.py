@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ...analysis.effects import NO_ACCESS, ROOT_OPS, Resolver, Unresolved, flat_effects, host_effects
+from ...analysis.effects import NO_ACCESS, ROOT_OPS, Resolver, Unresolved, flat_effects
 from ...core.errors import PassError
 from ...core.registry import register
 from ...ir.ops import DEVICE_ATTR
@@ -152,10 +152,11 @@ def _call_accesses(op: ir.Operation, library: set[str]) -> list[tuple[ir.Value, 
 
 
 def _accesses(op: ir.Operation, library: set[str]) -> list[tuple[ir.Value, bool, bool]] | None:
-    """[(memref, whole root, written)] an op (and the ops in its regions:
-    a load in a linalg body too) touches; None when not known: a call other
-    than the library's, an op on a pointer (analysis/effects.py follows
-    memrefs only), a nested op whose effects are not known."""
+    """[(memref, whole root, written)] an op and the ops in its regions
+    touch, a load in a linalg body too (analysis/effects.py's host_effects
+    sees a linalg op's operands only); None when not known: a call other
+    than the library's, an op on a pointer (effects.py follows memrefs
+    only), an op whose effects are not known."""
     out: list[tuple[ir.Value, bool, bool]] = []
     unknown = False
 
@@ -171,19 +172,15 @@ def _accesses(op: ir.Operation, library: set[str]) -> list[tuple[ir.Value, bool,
                                                    list(inner.operands) + list(inner.results)):
             unknown = True
             return ir.WalkResult.INTERRUPT
-        elif inner != op and any(isinstance(v.type, ir.MemRefType) for v in inner.operands):
-            eff = flat_effects(inner)  # (host_effects sees a linalg op's operands, not its body)
+        elif any(isinstance(v.type, ir.MemRefType) for v in inner.operands):
+            eff = flat_effects(inner)  # (an op with regions: its own operands; its ops come next)
             if eff is None:
                 unknown = True
                 return ir.WalkResult.INTERRUPT
             out.extend([(v, False, False) for v, _, _ in eff[0]] + [(v, False, True) for v, _, _ in eff[1]])
         return ir.WalkResult.ADVANCE
     op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    eff = None if unknown else host_effects(op)
-    if eff is None:
-        return None
-    reads, writes = eff
-    return out + [(v, False, False) for v, _, _ in reads] + [(v, False, True) for v, _, _ in writes]
+    return None if unknown else out
 
 
 def _span(resolver: Resolver, v: ir.Value, whole: bool, written: bool) -> Span:
