@@ -336,7 +336,9 @@ def host_effects(op: ir.Operation) -> Effects | None:
     what its nested ops may touch, none exactly (a nested coll op: its
     buffers). None when some access is not known. Shared with
     coll-check-semantics, which follows what host ops write."""
-    if not len(op.regions) or op.name.startswith("linalg.") or op.name in VIEW_OPS:
+    if op.name.startswith("linalg.") and len(op.regions):
+        return linalg_effects(op)
+    if not len(op.regions) or op.name in VIEW_OPS:
         return flat_effects(op)
     reads: list[Access] = []
     writes: list[Access] = []
@@ -361,6 +363,31 @@ def host_effects(op: ir.Operation) -> Effects | None:
         writes.extend((v, None, False) for v, _, _ in eff[1])
         return ir.WalkResult.ADVANCE
     op.walk(visit, ir.WalkOrder.POST_ORDER)
+    return None if unknown else (reads, writes)
+
+
+def linalg_effects(op: ir.Operation) -> Effects | None:
+    """A linalg op's operands, and what its body loads or stores besides
+    (a gather's body reads a buffer by index), somewhere in its view: a
+    body's load of a buffer an unordered copy wrote was a missed race."""
+    eff = flat_effects(op)
+    if eff is None:
+        return None
+    reads, writes = list(eff[0]), list(eff[1])
+    unknown = False
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        nonlocal unknown
+        if inner == op or not any(isinstance(v.type, ir.MemRefType) for v in inner.operands):
+            return ir.WalkResult.ADVANCE
+        got = flat_effects(inner)
+        if got is None:
+            unknown = True
+            return ir.WalkResult.INTERRUPT
+        reads.extend((v, None, False) for v, _, _ in got[0])
+        writes.extend((v, None, False) for v, _, _ in got[1])
+        return ir.WalkResult.ADVANCE
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
     return None if unknown else (reads, writes)
 
 

@@ -43,6 +43,7 @@ from .effects import (
     effects,
     element_size,
     flat_effects,
+    linalg_effects,
     touch,
     view_uses,
 )
@@ -160,7 +161,7 @@ class Checker:
             return None, None
         if len(op.regions) and not name.startswith("linalg.") and name not in VIEW_OPS:
             return self.nested(op)
-        eff = flat_effects(op)
+        eff = linalg_effects(op) if name.startswith("linalg.") and len(op.regions) else flat_effects(op)
         if eff is None:
             self.report(op, f"coll-check-order does not know how '{name}' accesses its memref operands; "
                             "expected memref, vector, linalg, func.call or coll ops")

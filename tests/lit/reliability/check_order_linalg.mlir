@@ -118,3 +118,23 @@ func.func @softmax_is_not_structured(%x: !d0, %y: !d1, %z: !d1) {
   linalg.softmax dimension(0) ins(%y : !d1) outs(%z : !d1)
   return
 }
+
+// -----
+// What a body loads counts too (a gather's body reads a buffer by index):
+// somewhere in the buffer, racing with the copy into it (was not seen).
+#id = affine_map<(i) -> (i)>
+!d0 = memref<8xf32, #coll.device<0>>
+!d1 = memref<8xf32, #coll.device<1>>
+func.func @body_loads(%x: !d0, %y: !d1, %z: !d1) {
+  // expected-note @+1 {{written by this coll.copy, not ordered with the read}}
+  %t0 = "coll.copy"(%x, %y) : (!d0, !d1) -> !coll.token
+  // expected-error @+1 {{linalg.generic reads %arg1[0, 8) on device 1 while an unordered op may write it}}
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%z : !d1) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %v = memref.load %y[%i] : !d1
+    linalg.yield %v : f32
+  }
+  "coll.wait"(%t0) : (!coll.token) -> ()
+  return
+}
