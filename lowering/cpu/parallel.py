@@ -153,10 +153,10 @@ def _call_accesses(op: ir.Operation, library: set[str]) -> list[tuple[ir.Value, 
 
 def _accesses(op: ir.Operation, library: set[str]) -> list[tuple[ir.Value, bool, bool]] | None:
     """[(memref, whole root, written)] an op and the ops in its regions
-    touch, a load in a linalg body too (analysis/effects.py's host_effects
-    sees a linalg op's operands only); None when not known: a call other
-    than the library's, an op on a pointer (effects.py follows memrefs
-    only), an op whose effects are not known."""
+    touch, a load in a linalg body too, each op's by effects.flat_effects;
+    None when not known: a call other than the library's (its pointers
+    followed here: effects.py follows memrefs only), an op on a pointer,
+    an op whose effects are not known."""
     out: list[tuple[ir.Value, bool, bool]] = []
     unknown = False
 
