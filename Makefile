@@ -4,11 +4,14 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+# apt waits for a lock another apt holds (a fresh machine's unattended
+# upgrades at boot, a second checkout's setup) instead of failing at once
+APT     := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600
 
 .PHONY: setup demo test lint lit report clean
 
 $(STAMP): pyproject.toml
-	@command -v cc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev; }
+	@command -v cc >/dev/null 2>&1 || { $(APT) update -qq && $(APT) install -y -qq gcc libc6-dev; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools
 	$(BIN)/pip install -q -e '.[test,jax]'
@@ -19,8 +22,7 @@ $(STAMP): pyproject.toml
 # be installed, the MPI tests skip and say why.
 setup: $(STAMP)
 	@command -v mpirun >/dev/null 2>&1 || command -v mpiexec >/dev/null 2>&1 || \
-	  { DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev; } || \
+	  { $(APT) update -qq && $(APT) install -y -qq openmpi-bin libopenmpi-dev; } || \
 	  echo "warning: could not install MPI (openmpi-bin libopenmpi-dev); the MPI tests will skip"
 
 # Lower an example allreduce for 4 devices with every strategy, run it on
