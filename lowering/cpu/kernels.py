@@ -22,7 +22,7 @@ VECTOR_BYTES = 64  # one AVX-512 register; LLVM splits it on narrower targets
 Index = int | ir.Value             # a static index, or an index Value
 Base = int | ir.Value | None       # where an operand's elements start (None: 0)
 Operand = tuple[ir.Value, Base]    # (view, base)
-Output = tuple[ir.Value, Base, bool]  # (view, base, non-temporal)
+Output = tuple[ir.Value, Base, "int | ir.Value"]  # (view, base, how it is streamed: Combine._store)
 
 
 def _combine_fn(kind: str, elem: ir.Type) -> Callable[..., ir.Value] | None:
@@ -163,20 +163,31 @@ class Combine:
         return value
 
     def _store(self, value: ir.Value, view: ir.Value, idx: list[ir.Value], vtype: ir.VectorType | None,
-               nontemporal: bool = False) -> None:
-        """Stores a rounded value; `nontemporal` (vectors only): past the
-        cache, at an address aligned to VECTOR_BYTES."""
+               nontemporal: int | ir.Value = 0) -> None:
+        """Stores a rounded value; `nontemporal` (vectors only): 0, or the
+        bytes of each store past the cache (VECTOR_BYTES or 16: the vector in
+        pieces of that many, at addresses aligned to them), or an i1 Value:
+        VECTOR_BYTES where it holds, else 16."""
         if vtype is None:
             memref.store(value, view, idx)
-        elif nontemporal:
-            vector.store(value, view, idx, nontemporal=True, alignment=VECTOR_BYTES)
-        else:
+        elif isinstance(nontemporal, ir.Value):
+            self._if(nontemporal, lambda: self._store(value, view, idx, vtype, VECTOR_BYTES),
+                     lambda: self._store(value, view, idx, vtype, 16))
+        elif not nontemporal:
             vector.store(value, view, idx)
+        else:
+            n = vtype.shape[0]
+            lanes = min(nontemporal // element_bytes(ir.MemRefType(view.type).element_type), n)
+            piece = ir.VectorType.get([lanes], ir.VectorType(value.type).element_type)
+            for j in range(0, n, lanes):
+                part = value if lanes == n else vector.extract_strided_slice(piece, value, [j], [lanes], [1])
+                at = idx[:-1] + [arith.addi(idx[-1], index(j))] if j else idx
+                vector.store(part, view, at, nontemporal=True, alignment=nontemporal)
 
     def _step(self, ins: Sequence[Operand], outs: Sequence[Output], outer: list[ir.Value], k: ir.Value,
               vtype: ir.VectorType | None) -> None:
         """One step: every input loaded, combined, the result stored into
-        every output (outs: (view, base, nontemporal))."""
+        every output (outs: Output)."""
         offsets: dict[int, ir.Value] = {}  # one index per distinct base
 
         def at(base: Base) -> list[ir.Value]:
@@ -196,7 +207,7 @@ class Combine:
             elem = ir.MemRefType(view.type).element_type
             if elem not in rounded:
                 rounded[elem] = self._round(acc, vtype, elem)
-            self._store(rounded[elem], view, at(base), vtype, nontemporal and vtype is not None)
+            self._store(rounded[elem], view, at(base), vtype, nontemporal if vtype is not None else 0)
 
     def _loop(self, lo: Index, hi: Index, step: Index, ins: Sequence[Operand], outs: Sequence[Output],
               outer: list[ir.Value], vtype: ir.VectorType | None) -> None:
@@ -212,7 +223,7 @@ class Combine:
         or a list of them (every output gets the result: the copies of a
         combine's result folded into it); count: int or index Value;
         `outer`: indices of the outer dimensions. Plain stores."""
-        outs = [(v, b, False) for v, b in (out if isinstance(out, list) else [out])]
+        outs: list[Output] = [(v, b, 0) for v, b in (out if isinstance(out, list) else [out])]
         outer_ = list(outer)
         lanes = self.lanes if vectorize else 1
         vtype = ir.VectorType.get([lanes], self.elem)
@@ -235,38 +246,62 @@ class Combine:
         """emit_1d on whole rank-1 unit-stride views (ins: views; outs:
         (view, nontemporal); count: index Value) where the nontemporal
         outputs' vector stores bypass the cache, for results too large for
-        it: no line is read before it is written. A 64-byte non-temporal
-        store writes a whole line, so it must be aligned to one: scalars run
-        up to the first streamed output's boundary, and when the others are
-        then at theirs too, every vector store is one line; else (malloc
-        aligns buffers under 32 MiB to 16 bytes only) the result goes to the
-        first output, and `copy_streaming(dst, src, bytes)` (views; an
-        i64 Value), whose head aligns each destination on its own, copies it to the
-        others from the cache. A fence ends it (non-temporal stores are
-        weakly ordered)."""
+        it: no line is read before it is written. A non-temporal store must
+        not cross a line. Buffers as the user's allocator hands them out are
+        on 16 bytes only (malloc), each as far from a line as it happens to
+        be, so the loops depend on where the buffers are (measured at 8 x 1
+        and 16 MiB, as ratios to the time on lines):
+          - the streamed outputs (and, for one, the first input) as far
+            from a line: scalars up to the first output's line, then each
+            vector store is one line;
+          - one output, as far from 16 bytes as the first input: the loads
+            on lines, the result in 16-byte pieces (oneshot, its output 16
+            bytes off: 1.3-1.5x with its loads across lines, 0.9x this way);
+            else on the output's line (whole elements);
+          - several outputs as far from 16 bytes: on the first output's
+            line; the outputs as far from it in lines, the others in 16-byte
+            pieces (twoshot, outputs 0-48 bytes off: 1.4-1.6x through the
+            copies below, 1.0-1.15x this way; every output in pieces took
+            2-3x when none was on the loop's lines);
+          - else the result goes to the first output, and
+            `copy_streaming(dst, src, bytes)` (views; an i64 Value), whose
+            head aligns each destination on its own, copies it to the
+            others from the cache.
+        A fence ends it (non-temporal stores are weakly ordered)."""
         pairs: list[Operand] = [(v, None) for v in ins]
         esize = element_bytes(self.elem)
         eq = arith.CmpIPredicate.eq
-        mask = index(VECTOR_BYTES - 1)
         addrs = [memref.extract_aligned_pointer_as_index(v) for v, nt in outs if nt]
-        off = arith.andi(addrs[0], mask)
-        ok = arith.cmpi(eq, arith.remui(off, index(esize)), index(0))
-        for a in addrs[1:]:
-            ok = arith.andi(ok, arith.cmpi(eq, arith.andi(a, mask), off))
-        branch = scf.IfOp(ok, [], has_else=True)
-        with ir.InsertionPoint(branch.then_block):
+        first_in = memref.extract_aligned_pointer_as_index(ins[0])
+
+        def offset(addr: ir.Value, align: int) -> ir.Value:
+            return arith.andi(addr, index(align - 1))
+
+        def alike(align: int, extra: Sequence[ir.Value] = ()) -> ir.Value:
+            """Whether the streamed outputs (and `extra`) are all as far
+            from an `align` boundary, a whole number of elements."""
+            off = offset(addrs[0], align)
+            ok = arith.cmpi(eq, arith.remui(off, index(esize)), index(0))
+            for a in [*addrs[1:], *extra]:
+                ok = arith.andi(ok, arith.cmpi(eq, offset(a, align), off))
+            return ok
+
+        def streamed(start: ir.Value, store: Callable[[ir.Value], int | ir.Value]) -> None:
+            """Scalars up to `start`'s next line, vectors, scalars; `store`:
+            how an output (its aligned pointer) is streamed (Combine._store)."""
             lanes = index(self.lanes)
-            head = arith.minui(arith.divui(arith.andi(arith.subi(index(VECTOR_BYTES), off), mask), index(esize)),
-                               count)
+            line = offset(arith.subi(index(VECTOR_BYTES), offset(start, VECTOR_BYTES)), VECTOR_BYTES)
+            head = arith.minui(arith.divui(line, index(esize)), count)
             body = arith.addi(head, arith.muli(arith.divui(arith.subi(count, head), lanes), lanes))
-            plain = [(v, None, False) for v, _ in outs]
+            plain: list[Output] = [(v, None, 0) for v, _ in outs]
             self._loop(index(0), head, 1, pairs, plain, [], None)
-            self._loop(head, body, lanes, pairs, [(v, None, nt) for v, nt in outs], [],
-                       ir.VectorType.get([self.lanes], self.elem))
+            self._loop(head, body, lanes, pairs,
+                       [(v, None, store(memref.extract_aligned_pointer_as_index(v)) if nt else 0) for v, nt in outs],
+                       [], ir.VectorType.get([self.lanes], self.elem))
             self._loop(body, count, 1, pairs, plain, [], None)
             llvm.fence(llvm.AtomicOrdering.seq_cst)
-            scf.YieldOp([])
-        with ir.InsertionPoint(branch.else_block):
+
+        def copied() -> None:
             first = outs[0][0]
             self.emit_1d(pairs, (first, None), count)
             nbytes = arith.index_cast(ir.IntegerType.get_signless(64), arith.muli(count, index(esize)))
@@ -275,7 +310,29 @@ class Combine:
                     copy_streaming(v, first, nbytes)
                 else:
                     memref.copy(first, v)
-            scf.YieldOp([])
+
+        def lines() -> None:
+            streamed(addrs[0], lambda _: VECTOR_BYTES)
+
+        def on_loads() -> None:
+            streamed(first_in, lambda _: 16)
+
+        def mixed() -> None:
+            off = offset(addrs[0], VECTOR_BYTES)
+            streamed(addrs[0], lambda a: arith.cmpi(eq, offset(a, VECTOR_BYTES), off))
+        if len(addrs) == 1:
+            self._if(alike(VECTOR_BYTES, [first_in]), lines, lambda: self._if(
+                alike(16, [first_in]), on_loads, lambda: self._if(alike(VECTOR_BYTES), lines, copied)))
+        else:
+            self._if(alike(VECTOR_BYTES), lines, lambda: self._if(alike(16), mixed, copied))
+
+    @staticmethod
+    def _if(cond: ir.Value, then: Callable[[], None], otherwise: Callable[[], None]) -> None:
+        branch = scf.IfOp(cond, [], has_else=True)
+        for block, emit in ((branch.then_block, then), (branch.else_block, otherwise)):
+            with ir.InsertionPoint(block):
+                emit()
+                scf.YieldOp([])
 
     def emit(self, ins: list[ir.Value], out: ir.Value) -> None:
         """The whole combine: out = (+)_i ins[i], any rank and layout."""

@@ -109,6 +109,63 @@ def test_streamed_programs_fold_their_copies(strategy, kernel):
         assert "coll_copy_streaming" not in program
 
 
+def _at(numel, offset, dtype):
+    """A C-contiguous array whose data starts `offset` bytes past a 64-byte
+    boundary (not always a whole number of elements: numpy allows it)."""
+    size = np.dtype(dtype).itemsize
+    raw = np.zeros(numel * size + 128, np.uint8)
+    skip = -raw.ctypes.data % 64 + offset
+    return raw[skip:skip + numel * size].view(dtype)
+
+
+# (the inputs' byte offsets from a line, the outputs'): each of the loops a
+# streamed kernel picks at run time (Combine.emit_1d_streaming,
+# tests/lit/cpu/stream_alignment.mlir), with heads of every length.
+LAYOUTS = {
+    "on lines": ([0] * 4, [0] * 4),
+    "outputs on one offset": ([0] * 4, [16] * 4),
+    "outputs 16 bytes apart": ([0] * 4, [0, 16, 32, 48]),
+    "outputs 8 off 16 bytes": ([0] * 4, [8, 24, 40, 56]),
+    "inputs 16 bytes apart": ([16, 32, 48, 0], [0] * 4),
+    "all 16 bytes apart": ([48, 0, 32, 16], [32, 16, 16, 48]),
+    "outputs 4 bytes apart": ([0] * 4, [4, 8, 12, 20]),
+    "outputs off elements": ([2, 6, 10, 14], [2, 2, 2, 2]),
+    "outputs off elements apart": ([0] * 4, [2, 4, 6, 10]),
+}
+
+
+@pytest.mark.parametrize("strategy", AllReduce.STRATEGIES)
+@pytest.mark.parametrize("dtype,kind", [(np.float32, "sum"), (np.float16, "sum"), (np.float64, "max"),
+                                        (np.int8, "sum")])
+def test_streamed_kernels_on_any_alignment(strategy, dtype, kind):
+    """Buffers as an allocator hands them out (16 bytes, or anything):
+    every streamed loop's results are the plain program's bits, one
+    streamed output (oneshot's kernels) or several (the folded copies)."""
+    n, numel = 4, 2053
+    name = {np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int8: "i8"}[dtype]
+    with make_context():
+        text = all_reduce_module(n, [numel], name, kind)
+    streamed = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
+    plain = cpu.compile(text, strategy=strategy, tile=256, nontemporal=0)
+    rng = np.random.default_rng(11)
+    if np.issubdtype(dtype, np.integer):
+        pristine = [rng.integers(-20, 20, numel).astype(dtype) for _ in range(n)]
+    else:
+        pristine = [(rng.random(numel) * 4 - 2).astype(dtype) for _ in range(n)]
+    want = [np.empty(numel, dtype) for _ in range(n)]
+    plain.run(pristine, want)
+    for layout, (ins, outs) in LAYOUTS.items():
+        xs = [_at(numel, o, dtype) for o in ins]
+        for x, p in zip(xs, pristine):
+            x[...] = p
+        ys = [_at(numel, o, dtype) for o in outs]
+        streamed.run(xs, ys)
+        for y, w in zip(ys, want):
+            np.testing.assert_array_equal(y, w, err_msg=layout)
+        for x, p in zip(xs, pristine):
+            np.testing.assert_array_equal(x, p, err_msg=layout)
+
+
 @pytest.mark.parametrize("strategy", AllReduce.STRATEGIES)
 def test_in_place_streamed_results(strategy):
     """Outputs that are the inputs (coll-perf's in-place form): each folded

@@ -4,8 +4,9 @@
 // destination that is a result nothing reads again, and no earlier op of the
 // group wrote, is stored non-temporally ('s'; 'p': plain). The kernel takes
 // that path when the streamed outputs share their offset from a 64-byte
-// boundary (scalars up to it, aligned vector stores, a fence), else it
-// stores into the first and copies from there. Without streaming nothing
+// boundary (scalars up to it, aligned vector stores, a fence), else others
+// by where the buffers are (tests/lit/cpu/stream_alignment.mlir), the last
+// of them the result into the first and copies from there. Without streaming nothing
 // folds: in cache, a combine and memcpys are faster (bench/cpu_strategies.py).
 // tree on 2 and 4 devices, 1000 elements, tiles of 128; order=any: the
 // tree of partial sums (its device-order form gathers at the root).
@@ -31,8 +32,8 @@
 // CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 64 : i64, nontemporal = true} : memref<?xf32>, vector<16xf32>
 // CHECK: scf.for
 // CHECK: llvm.fence seq_cst
-// Outputs not aligned alike: the result into the first, streamed copies
-// from it into the others.
+// Outputs not aligned alike (at last: not even as far from 16 bytes): the
+// result into the first, streamed copies from it into the others.
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>, vector<16xf32>
