@@ -419,14 +419,19 @@ class _Job:
     def _row(self, m: Any) -> Any:
         """The table's row of Measurement `m` (execution/measure.py); with
         --profile, the split of the program's calls between its collectives
-        and its local work (CpuProgram.split: lowering/cpu/profile.py)."""
+        and its local work (CpuProgram.split, MpiProgram.split: lowering/cpu/profile.py)."""
         self.failed = self.failed or not m.ok
         prog = self._last
-        cpu: Any = prog if hasattr(prog, "split") else getattr(getattr(prog, "program", None), "program", None)
-        split = cpu.split() if getattr(self.args, "split", None) and hasattr(cpu, "split") else None
+        cpu: Any = prog
+        while cpu is not None and not hasattr(cpu, "split"):  # under a frontend's wrappers (GlobalProgram, ...)
+            cpu = getattr(cpu, "program", None)
+        split = cpu.split() if getattr(self.args, "split", None) and cpu is not None else None
         if split is not None and split[1] and m.times:
             per_call, total = split[0] / split[1] * 1e3, float(np.mean(m.times)) * 1e3
-            self.profile.append(f"profile {m.strategy}: collectives {per_call:.4g} ms per call, "
+            ranks = getattr(cpu, "rank_splits", None)  # (mpi: the mean over the ranks, and each)
+            each = (f" (ranks {', '.join(f'{t / c * 1e3:.3g}' for t, c in ranks)} ms)"
+                    if ranks and all(c for _, c in ranks) else "")
+            self.profile.append(f"profile {m.strategy}: collectives {per_call:.4g} ms per call{each}, "
                                 f"{100 * per_call / total:.0f}% of the {total:.4g} ms a call took (mean of "
                                 f"{split[1]} calls); local work and the rest {max(total - per_call, 0):.4g} ms")
         return row(m)

@@ -1,13 +1,15 @@
 """coll-profile-collectives: how much of a program's time its collectives
 take (`coll-run --profile`, issue 36): the rest is local work.
 
-Every run of a function's copies and combines (its top-level block: one
-collective, or several in a row, between two ops of local work) is
-bracketed by reads of the monotonic clock (clock_gettime, from the C
-library the JIT and the MPI library link), and the nanoseconds between
-them are added to a counter in static memory; the entry function counts
-its calls. `coll_profile_read(out: memref<2xi64>)` (C interface) hands the
-counters over and zeroes them: nanoseconds in collectives, calls.
+Every run of copies and combines in a block (one collective, or several
+in a row, between two ops of local work; in any block: a loop's body, a
+rank's case) is bracketed by reads of the monotonic clock (clock_gettime,
+from the C library the JIT and the MPI library link), and the nanoseconds
+between them are added to a counter in static memory; the entry function
+counts its calls. On the MPI route (after coll-to-mpi) a rank's messages
+and its waits for them are the collective's too. `coll_profile_read(out:
+memref<2xi64>)` (C interface) hands the counters over and zeroes them:
+nanoseconds in collectives, calls.
 
 The brackets are ops the tiling does not understand, so they sit between
 segments, where local work would; but they end an epilogue
@@ -24,7 +26,8 @@ from .fuse import BENIGN_OPS
 COUNTERS = "coll_profile_counters"
 NOW = "coll_profile_now"
 READ = "coll_profile_read"
-WORK = ("coll.copy", "coll.combine")
+WORK = ("coll.copy", "coll.combine", "mpi.isend", "mpi.irecv", "mpi.wait")
+PASSIVE = BENIGN_OPS + ("memref.get_global",)  # (a rank's scratch, between its messages)
 
 
 DECLARATIONS = f"""
@@ -86,7 +89,7 @@ def _runs(block: ir.Block) -> list[tuple[ir.Operation, ir.Operation]]:
         name = op.operation.name
         if name in WORK:
             run.append(op.operation)
-        elif name not in BENIGN_OPS and run:
+        elif name not in PASSIVE and run:
             runs.append((run[0], run[-1]))
             run = []
     if run:
@@ -104,12 +107,25 @@ def profile_collectives(module_op: ir.Operation) -> None:
         if "llvm.emit_c_interface" in f.attributes:  # an entry: count its calls
             with ir.InsertionPoint.at_block_begin(block), f.location:
                 _add(1, arith.constant(i64, 1))
-        for first, last in _runs(block):
-            with ir.InsertionPoint(first), first.location:
-                start = func.CallOp([i64], NOW, []).result
-            with ir.InsertionPoint.after(last), last.location:
-                end = func.CallOp([i64], NOW, []).result
-                _add(0, arith.subi(end, start))
+        for inner in _blocks(f):
+            for first, last in _runs(inner):
+                with ir.InsertionPoint(first), first.location:
+                    start = func.CallOp([i64], NOW, []).result
+                with ir.InsertionPoint.after(last), last.location:
+                    end = func.CallOp([i64], NOW, []).result
+                    _add(0, arith.subi(end, start))
+
+
+def _blocks(op: ir.Operation) -> list[ir.Block]:
+    """Every block in `op`'s regions, nested ones too (a run holds no op
+    with regions, so no bracket is inside another)."""
+    out: list[ir.Block] = []
+    for region in op.regions:
+        for block in region.blocks:
+            out.append(block)
+            for inner in block.operations:
+                out += _blocks(inner.operation)
+    return out
 
 
 @register("coll-profile-collectives",

@@ -37,18 +37,21 @@ MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
 
 
 def route(implementation: str | None = None, shuffle_seed: int | None = None, tag_limit: int | None = None,
-          blas: bool | str | None = True) -> list[str]:
+          blas: bool | str | None = True, split: bool | None = None) -> list[str]:
     """Explicit level -> the per-rank projection (coll-to-mpi: one module for
     every rank), its combines for the CPU, then the LLVM dialect. An SPMD
     function still here (local work around its collectives) has each
     collective lowered in place to its rank's part (coll-spmd-to-mpi). With
     `shuffle_seed` the explicit program is put in another valid order first
     (coll-shuffle): the projection posts every rank's messages in it.
-    `blas`: contractions through OpenBLAS (cpu.route.blas_elements)."""
+    `blas`: contractions through OpenBLAS (cpu.route.blas_elements);
+    `split`: each rank counts the time in its collectives, their messages
+    and waits included (coll-profile-collectives)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     to_mpi = f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}"
-    return elems + (["coll-spmd-to-mpi", to_mpi, "coll-mpi-static-scratch", "coll-static-local-buffers",
-                     "coll-to-cpu{tile=0}", "coll-ieee-minmax", "coll-mpi-requests"]
+    profiled = ["coll-profile-collectives"] if split else []
+    return elems + (["coll-spmd-to-mpi", to_mpi, "coll-mpi-static-scratch", "coll-static-local-buffers"] + profiled
+                    + ["coll-to-cpu{tile=0}", "coll-ieee-minmax", "coll-mpi-requests"]
                     + blas_elements(blas) + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
 
@@ -66,12 +69,14 @@ class Mpi(Backend):
                Option("--timeout", "timeout", float, None,
                       f"seconds a run may take before it is killed (default {DEFAULT_TIMEOUT:g})"),
                Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
-                      ("on", "off")))
+                      ("on", "off")),
+               Option("--profile", "split", bool, None, "time the collectives apart from the local work "
+                      "(printed after each run; per rank on mpi)", const=True))
 
     def route(self, module_op: ir.Operation | ir.Module | None = None, implementation: str | None = None,
               shuffle_seed: int | None = None, tag_limit: int | None = None, blas: bool | str | None = True,
-              **_: Any) -> list[str]:
-        return route(implementation, shuffle_seed, tag_limit, blas)
+              split: bool | None = None, **_: Any) -> list[str]:
+        return route(implementation, shuffle_seed, tag_limit, blas, split)
 
     def available(self) -> tuple[bool, str]:
         from .runtime import available  # (the runtime on first use, RUNTIME_API)
@@ -79,13 +84,15 @@ class Mpi(Backend):
 
     def build(self, program: Program, strategy: str, threshold: int | None, timeout: float = DEFAULT_TIMEOUT,
               out_dir: str | None = None, executable: str | None = None, shuffle_seed: int | None = None,
-              profile: str | None = None, blas: bool | str | None = True) -> "MpiProgram":
+              profile: str | None = None, blas: bool | str | None = True,
+              split: bool | None = None) -> "MpiProgram":
         """One shared library for every rank (and with `executable`, a path,
         a program for the user's own mpirun); a run not finished within
-        `timeout` seconds is killed."""
+        `timeout` seconds is killed. `split`: the program counts the time in
+        its collectives (MpiProgram.split, coll-run --profile)."""
         from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, timeout, out_dir, executable,
-                     shuffle_seed, profile, blas)
+                     shuffle_seed, profile, blas, split)
 
 
 BACKEND = Mpi()

@@ -98,6 +98,21 @@ class MpiProgram:
         self.strategies, self.traffic_bytes = strategies, traffic
         self.compile_seconds, self.timeout, self.max_tag = compile_seconds, timeout, max_tag
 
+    profiled = False  # built with split=True (coll-profile-collectives)
+    # Per rank, (seconds in collectives, calls) of the last launch's timed
+    # runs in a profiled program (the worker reads the counters).
+    rank_splits: list[tuple[float, int]] = []
+
+    def split(self) -> tuple[float, int] | None:
+        """(seconds spent in collectives, calls of the entry) in the last
+        launch's timed runs, the mean over the ranks (rank_splits: each);
+        None in a program built without split=True."""
+        if not self.profiled:
+            return None
+        if not self.rank_splits:
+            return 0.0, 0
+        return (float(np.mean([t for t, _ in self.rank_splits])), self.rank_splits[0][1])
+
     def rank_args(self, r: int) -> list[int]:
         """The global view's indices of rank r's arguments (slots), -1 for a
         placeholder (a buffer another rank holds there, as a rooted op's
@@ -146,6 +161,7 @@ def launch(runs: Sequence[tuple[MpiProgram, Arrays, Arrays]], repeat: int, ranks
             # A slot that holds an input of the global view (in place, also
             # one the rank writes) gets its values; the others start zeroed.
             programs.append({"lib": f"prog{j}.so", "entry": p.entry, "n_inputs": p.rank_inputs,
+                             "profiled": p.profiled,
                              "label": f"@{p.entry}" + (f" ({', '.join(p.strategies)})" if p.strategies else ""),
                              "slots": [[list(s.shape), s.dtype.str, s.element,
                                         [s.layout[0], list(s.layout[1])] if s.layout else None]
@@ -172,6 +188,8 @@ def launch(runs: Sequence[tuple[MpiProgram, Arrays, Arrays]], repeat: int, ranks
                 if g in written and not np.shares_memory(theirs, arr):
                     theirs[...] = arr
             times = np.max([res["times"] for res in results], axis=0) if repeat else []
+            if p.profiled:
+                p.rank_splits = [(float(res["profile"][0]) * 1e-9, int(res["profile"][1])) for res in results]
             all_times.append([float(t) for t in times])
     return all_times
 
@@ -286,7 +304,7 @@ def _kill(proc: subprocess.Popen, job: Path, ranks: int) -> None:
 
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, timeout: float,
           out_dir: str | Path | None, executable: str | None, shuffle_seed: int | None, profile: str | None,
-          blas: bool | str | None = True) -> MpiProgram:
+          blas: bool | str | None = True, split: bool | None = None) -> MpiProgram:
     """The MpiProgram of `program` (read, in the current Context)."""
     mpi = toolchain.find()
     if mpi is None:
@@ -299,7 +317,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     # program says only which slots it does not write.
     spmd_inputs = n_inputs if per_rank and GLOBAL_ARGS_ATTR not in entry_op.attributes else None
     low = lower(program, backend, strategy, threshold, profile, check_order=not per_rank,
-                implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas)
+                implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas, split=split)
     attrs = ir.SymbolTable(module.operation)[name].attributes
     if RANKS_ATTR not in attrs:  # (no collective, no coll.ranks: nothing says how many)
         raise PassError(f"@{name} has no collective and no {RANKS_ATTR}: the MPI back end needs to know its "
@@ -331,6 +349,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     prog = MpiProgram(lib, mpi, name, ranks, rank_specs, rank_inputs, global_args, specs, n_inputs,
                       low.strategies, low.traffic, None, timeout, max_tag)
     prog.pipeline = low.pipeline
+    prog.profiled = bool(split)
     if executable is not None:
         build_executable(prog, module.operation, executable, out_dir)
     return prog

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...execution.signature import ArgSpec, staged_all
+from ...execution.signature import ArgSpec, descriptor, staged_all
 
 # For the fault tests (tests/unit/test_mpi_runtime.py): "RANK:kill" makes
 # that rank kill itself while running the program, "RANK:exit" makes it
@@ -69,6 +69,14 @@ def _load(job: Path, program: dict[str, Any]) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(job / program["lib"]), mode=ctypes.RTLD_GLOBAL)
     lib.coll_mpi_wtime.restype = ctypes.c_double
     return lib
+
+
+def _read_profile(lib: ctypes.CDLL) -> np.ndarray:
+    """[nanoseconds in collectives, calls] since the last read, which zeroes
+    them (coll_profile_read, lowering/cpu/profile.py)."""
+    out = np.zeros(2, np.int64)
+    lib._mlir_ciface_coll_profile_read(ctypes.pointer(descriptor(out)))
+    return out
 
 
 def main(job: str | Path) -> int:
@@ -137,6 +145,9 @@ def _main(job: Path, rank: int | None) -> int:
     # in place would run on its own results (an all_reduce's K-fold sum).
     results = [[a.copy() for a in arrays[p["n_inputs"]:]] if spec["repeat"] else arrays[p["n_inputs"]:]
                for p, (_, _, arrays, _) in zip(programs, calls)]
+    # A profiled program's counters (lowering/cpu/profile.py) count the
+    # timed runs only: read (and zeroed) before them and after.
+    profiles = [_read_profile(lib) if p.get("profiled") else None for p, lib in zip(programs, libs)]
     times: list[list[float]] = [[] for _ in calls]
     batch = spec.get("calls", 1)  # calls per timed run: short programs, less barrier skew
     for i in range(spec["repeat"]):
@@ -147,12 +158,15 @@ def _main(job: Path, rank: int | None) -> int:
             for _ in range(batch):
                 entry(*ptrs)
             times[j].append((mpi.coll_mpi_wtime() - t0) / batch)
+    profiles = [_read_profile(lib) if p.get("profiled") else None for p, lib in zip(programs, libs)]
     status("writing its outputs")
     for j, (p, (_, _, arrays, _)) in enumerate(zip(programs, calls)):
         # The checked run (no timing) also returns its inputs: a program in
         # place leaves its results there.
         ins = {f"in_{i}": a for i, a in enumerate(arrays[:p["n_inputs"]])} if not spec["repeat"] else {}
         saved: dict[str, Any] = {"times": np.array(times[j]), **ins}  # (numpy's stub: **kwds as allow_pickle)
+        if profiles[j] is not None:
+            saved["profile"] = profiles[j]
         np.savez(job / f"out{j}_{rank}.npz", *results[j], **saved)
     status("in MPI_Finalize")
     mpi.coll_mpi_finalize()

@@ -76,7 +76,7 @@ def test_coll_run_prints_the_split_of_a_frontends_program():
 
 
 @pytest.mark.parametrize("args,says", [
-    (["--backend=mpi", "--profile"], "--profile applies to --backend=cpu only"),
+    (["--backend=gpu", "--profile"], "--profile applies to --backend=cpu or mpi only"),
 ])
 def test_coll_run_refuses_it_elsewhere(args, says):
     r = _coll_run("examples/allreduce_4x.mlir", *args)
