@@ -25,15 +25,16 @@ thread of the process (time.process_time: the devices' local work runs on
 the async runtime's pool, coll-parallel-devices; what a shared machine's
 other work does not inflate);
 last, the share of the bare call's time spent in collectives (coll-run
---profile's split, from the same program built to count it). A program coll refuses is listed with
-its error.
+--profile's split, from the same program built to count it); then ok or
+FAIL: coll's results against XLA's on the same inputs (TOLERANCE, as the
+tests check them). A program coll refuses is listed with its error.
 """
 import os
 import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from jax_programs import _jax, _stored, generic  # noqa: E402 - XLA_FLAGS set before JAX starts, by _jax
+from jax_programs import _jax, _stored, generic, matches  # noqa: E402 - XLA_FLAGS set before JAX starts, by _jax
 
 # name -> the pattern it stands for (docs, the tests' table, the note).
 PATTERNS = {
@@ -307,6 +308,8 @@ def time_table(names, scale, rounds, repeat, devices=8, parallel="on"):
     """Prints the --time table (see the module's doc)."""
     import time
 
+    import numpy as np
+
     found = programs(devices, scale, names)
     from coll.frontends import stablehlo
     from coll.frontends.run import global_arrays
@@ -314,7 +317,7 @@ def time_table(names, scale, rounds, repeat, devices=8, parallel="on"):
     print(f"# {devices} devices (XLA: host devices; coll: simulated devices, cpu back end, parallel={parallel}), "
           f"scale {scale}, {rounds} rounds x {repeat} calls, load {load:.2f}")
     print(f"{'program':16s} {'XLA ms':>9s} {'coll call':>10s} {'coll bare':>10s} {'call/XLA':>9s} {'bare/XLA':>9s}"
-          f" {'bare CPU ms':>12s} {'collectives':>11s}")
+          f" {'bare CPU ms':>12s} {'collectives':>11s}  check")
     for name, (f, xs, placed) in found.items():
         try:
             prog = global_arrays.compile(generic(f, placed), stablehlo, backend="cpu", parallel=parallel)
@@ -346,6 +349,10 @@ def time_table(names, scale, rounds, repeat, devices=8, parallel="on"):
             t = time.process_time()
             bare.run(ins, outs)
             return time.process_time() - t
+        want = f(*jax_inputs)
+        differs = matches([np.asarray(y) for y in prog.run(xs)],
+                          [_stored(y) for y in (want if isinstance(want, (tuple, list)) else [want])],
+                          prog.outputs, TOLERANCE[name])
         fns = {"xla": xla, "call": call, "bare": compiled, "cpu": compiled_cpu}
         for fn in fns.values():  # warm: compile, first-touch
             fn()
@@ -355,8 +362,8 @@ def time_table(names, scale, rounds, repeat, devices=8, parallel="on"):
                 per[k].append(_median([fn() for _ in range(repeat)]))
         t = {k: _median(v) * 1e3 for k, v in per.items()}
         print(f"{name:16s} {t['xla']:9.3f} {t['call']:10.3f} {t['bare']:10.3f} {t['call'] / t['xla']:9.2f} "
-              f"{t['bare'] / t['xla']:9.2f} {t['cpu']:12.3f} {_collective_share(f, placed, xs, repeat, parallel):>11s}",
-              flush=True)
+              f"{t['bare'] / t['xla']:9.2f} {t['cpu']:12.3f} {_collective_share(f, placed, xs, repeat, parallel):>11s}"
+              f"  {'FAIL (' + differs + ')' if differs else 'ok'}", flush=True)
 
 
 def _collective_share(f, placed, xs, repeat, parallel="on"):

@@ -10,9 +10,13 @@ coll reads it) and P.npz (its global inputs x0.., and JAX's outputs y0..
 computed by XLA's CPU runtime on `--devices` host devices). It sets
 XLA_FLAGS itself, so run it as its own process (the device count is fixed
 when JAX starts). `n` is the elements of f32 (or i32) per device.
+`matches` is how the tests and the benchmarks check coll's results
+against XLA's.
 """
 import os
 import sys
+
+import numpy as np
 
 DEVICES = 8
 NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", "all_to_all", "ppermute_ring",
@@ -20,6 +24,32 @@ NAMES = ("psum", "pmax", "pmin_i32", "psum_bf16", "all_gather", "psum_scatter", 
          "megatron_mlp", "bf16_train_step", "sequence_parallel", "moe_all_to_all", "int_collectives",
          "bool_collectives", "pipeline_fori", "ring_attention", "fsdp_step", "scan_psum", "at_set",
          "take_along_grad", "while_psum")
+
+
+def relative_error(y, want):
+    """max |y - want| / max |want| (f32 compute against XLA's)."""
+    scale = float(np.max(np.abs(want.astype(np.float64)), initial=0.0)) or 1.0
+    return float(np.max(np.abs(y.astype(np.float64) - want), initial=0.0)) / scale
+
+
+def matches(ys, want, layouts, tolerance):
+    """'' when coll's results `ys` match XLA's `want` as the corpus asks
+    (bitwise, or within `tolerance` relative to the largest value, bf16
+    compared as floats), else what differs."""
+    from coll.execution.check import as_float
+    if len(ys) != len(want):
+        return f"{len(ys)} results, XLA gives {len(want)}"
+    for j, (y, w, lay) in enumerate(zip(ys, want, layouts)):
+        if y.shape != w.shape or y.dtype != w.dtype:
+            return f"y{j}: {y.shape} {y.dtype}, XLA gives {w.shape} {w.dtype}"
+        if tolerance == "exact" or lay.element not in ("f64", "f32", "f16", "bf16"):
+            if not np.array_equal(y, w):
+                return f"y{j}: {np.count_nonzero(y != w)} of {y.size} elements differ"
+            continue
+        err = relative_error(as_float(y, lay.element), as_float(w, lay.element))
+        if not err <= tolerance:
+            return f"y{j}: relative error {err:.3g} > {tolerance}"
+    return ""
 
 
 def _jax(devices):

@@ -10,6 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from jax_programs import matches, relative_error  # noqa: E402,F401 - the tests' (and the benchmarks') check
+
 ROOT = Path(__file__).resolve().parents[2]
 HAVE_JAX = importlib.util.find_spec("jax") is not None and importlib.util.find_spec("jaxlib") is not None
 needs_jax = pytest.mark.skipif(not HAVE_JAX, reason="jax is not installed (make setup installs the jax extra)")
@@ -33,12 +36,6 @@ def export(folder, names, n=64, gspmd=False, devices=8):
     return found
 
 
-def relative_error(y, want):
-    """max |y - want| / max |want| (f32 compute against XLA's)."""
-    scale = float(np.max(np.abs(want.astype(np.float64)), initial=0.0)) or 1.0
-    return float(np.max(np.abs(y.astype(np.float64) - want), initial=0.0)) / scale
-
-
 def export_corpus(folder, devices, names=None):
     """{name: (StableHLO text, inputs [x0..], XLA's outputs [y0..])} for the
     programs of bench/jax_corpus.py (default all) on `devices` devices."""
@@ -53,23 +50,3 @@ def export_corpus(folder, devices, names=None):
         ys = [data[f"y{j}"] for j in range(sum(k.startswith("y") for k in data.files))]
         found[mlir.stem] = (mlir.read_text(), xs, ys)
     return found
-
-
-def matches(ys, want, layouts, tolerance):
-    """'' when coll's results `ys` match XLA's `want` as the corpus asks
-    (bitwise, or within `tolerance` relative to the largest value, bf16
-    compared as floats), else what differs."""
-    from coll.execution.check import as_float
-    if len(ys) != len(want):
-        return f"{len(ys)} results, XLA gives {len(want)}"
-    for j, (y, w, lay) in enumerate(zip(ys, want, layouts)):
-        if y.shape != w.shape or y.dtype != w.dtype:
-            return f"y{j}: {y.shape} {y.dtype}, XLA gives {w.shape} {w.dtype}"
-        if tolerance == "exact" or lay.element not in ("f64", "f32", "f16", "bf16"):
-            if not np.array_equal(y, w):
-                return f"y{j}: {np.count_nonzero(y != w)} of {y.size} elements differ"
-            continue
-        err = relative_error(as_float(y, lay.element), as_float(w, lay.element))
-        if not err <= tolerance:
-            return f"y{j}: relative error {err:.3g} > {tolerance}"
-    return ""
