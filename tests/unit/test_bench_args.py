@@ -19,6 +19,8 @@ def bench(script, *args):
 
 @pytest.mark.parametrize("script,args,says", [
     ("mpi_run.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
+    ("alignment.py", ["--mib", "nan"], "--mib: expected a size in (0, 1024] MiB per device, got nan"),
+    ("alignment.py", ["--strategies", "bogus"], "argument --strategies: invalid choice: 'bogus'"),
     ("epilogue.py", ["--devices", "0"], "argument --devices: 0 is out of range; expected 1..64"),
     ("epilogue.py", ["--strategies", "ring,bogus"], "--strategies: unknown strategy 'bogus'"),
     ("matmul_blas.py", ["--sizes", "abc"], "argument --sizes: 'abc' is not an integer"),
