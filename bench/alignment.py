@@ -19,7 +19,10 @@ row), so only the offset within a line differs from "lines":
 In interleaved rounds, the best of each's timed calls (the calling thread's
 CPU time by default: other processes' time on the cores is left out); per
 row the time on lines (ms), each layout's time over it, and ok or FAIL (every
-output equal to numpy's sum, exact in any order: small integers).
+output equal to numpy's sum, exact in any order: small integers). Results
+stream past the cache from the back end's threshold (coll-to-cpu
+nontemporal: 16 MiB of a program's buffers here, 8 x 1 MiB in and out),
+and only in tiled programs: below it the layouts test plain stores.
 
   python bench/alignment.py [--devices 8] [--mib 1 16] [--rounds 5] [--json F]
 """
@@ -134,7 +137,7 @@ def main(argv=None):
     worst = max(rows, key=lambda r: max(r["ratios"].values()))
     w = max(worst["ratios"], key=worst["ratios"].get)
     print(f"within {TARGET}x of lines on every layout: {within} of {len(rows)} rows; worst {worst['ratios'][w]:.2f} "
-          f"({worst['strategy']}, N={worst['devices']}, {worst['mib']:g} MiB, {w}); "
+          f"({worst['strategy']}, N={worst['devices']}, {worst['mib']:g} MiB, {w}); results: "
           f"{'ok' if all(r['ok'] for r in rows) else 'FAIL'}")
     if args.json:
         with open(args.json, "w") as f:

@@ -23,7 +23,8 @@ preallocated per-device buffers), medians of --repeat calls, the median
 over rounds, and the ratios to XLA; the bare call's CPU time, on every
 thread of the process (time.process_time: the devices' local work runs on
 the async runtime's pool, coll-parallel-devices; what a shared machine's
-other work does not inflate);
+other work does not inflate, but XLA's threads, in this process, still
+busy after its calls, do: above the wall time at small --repeat);
 last, the share of the bare call's time spent in collectives (coll-run
 --profile's split, from the same program built to count it); then ok or
 FAIL: coll's results against XLA's on the same inputs (TOLERANCE, as the

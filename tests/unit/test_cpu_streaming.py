@@ -3,6 +3,8 @@ lowering/cpu/shared.py coll_copy_streaming): a scalar head up to the
 destination's 64-byte boundary, aligned vector stores, a scalar tail. The
 results are the same bits as plain copies, whatever the alignment of the
 caller's arrays and the chunk offsets."""
+import re
+
 import numpy as np
 import pytest
 from mlir import ir
@@ -145,6 +147,10 @@ def test_streamed_kernels_on_any_alignment(strategy, dtype, kind):
     name = {np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int8: "i8"}[dtype]
     with make_context():
         text = all_reduce_module(n, [numel], name, kind)
+    with make_context():  # (the program streams: its kernels take the loops under test)
+        module = ir.Module.parse(text)
+        lower(module.operation, cpu.BACKEND, strategy, tile=256, nontemporal=1)
+        assert re.search(r"_to_[ps]*s|coll_copy_streaming", str(module))
     streamed = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
     plain = cpu.compile(text, strategy=strategy, tile=256, nontemporal=0)
     rng = np.random.default_rng(11)
