@@ -9,7 +9,8 @@ mpirun against XLA; `--time` (below) times them against XLA.
 
 The first writes, per program P: P.mlir (generic StableHLO with JAX's
 locations), P.npz (inputs x0.. and XLA's outputs y0..; bf16 as uint16
-bits). Each program runs on any even device count of at least 4 (2-D
+bits) and P.inputs.npz (the inputs under JAX's names: `coll-run P.mlir
+--inputs P.inputs.npz`). Each program runs on any even device count of at least 4 (2-D
 meshes are 2 x devices/2). `--scale bench` uses realistic sizes (hidden
 1024, batch 64).
 
@@ -409,15 +410,23 @@ def main(argv=None):
     except KeyError as e:
         print(f"jax_corpus: {e.args[0]}", file=sys.stderr)
         return 2
+    from coll.frontends import stablehlo
+    from coll.frontends.run.global_arrays import npz_names
+    from coll.ir import make_context
     os.makedirs(a.outdir, exist_ok=True)
     for name, (f, xs, placed) in found.items():
+        text = generic(f, placed, debug_info=True)
         with open(os.path.join(a.outdir, f"{name}.mlir"), "w") as fh:
-            fh.write(generic(f, placed, debug_info=True))
+            fh.write(text)
         ys = f(*placed)
         ys = ys if isinstance(ys, (tuple, list)) else [ys]
         arrays = {f"x{i}": _stored(x) for i, x in enumerate(xs)}
         arrays.update({f"y{j}": _stored(y) for j, y in enumerate(ys)})
         np.savez(os.path.join(a.outdir, f"{name}.npz"), **arrays)
+        with make_context():  # the inputs under the names coll-run --inputs reads
+            inputs = stablehlo.layouts(stablehlo.parse(text).operation).inputs
+        np.savez(os.path.join(a.outdir, f"{name}.inputs.npz"),
+                 **dict(zip(npz_names(inputs, "x"), (_stored(x) for x in xs))))
     return 0
 
 

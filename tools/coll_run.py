@@ -385,6 +385,10 @@ def run(argv: Sequence[str]) -> int:
     print(job.title())
     for line in table(rows) + job.profile:
         print(line)
+    if job.failed and isinstance(job, _GlobalJob) and not args.inputs and job.drawn_floats():
+        print(f"{shown}: note: the inputs were drawn uniformly from [-1, 1] (--seed {args.seed}); a program that "
+              "amplifies rounding at that scale (tanh or exp of large sums, repeated) may differ from XLA by more "
+              "than rounding: --inputs IN.npz runs it on data of its own scale", file=sys.stderr)
     return _finish(not job.failed, args.outputs, job.first_outputs)
 
 
@@ -613,15 +617,13 @@ class _GlobalJob(_Job):
         self._last = prog
         return prog
 
-    @staticmethod
-    def _names(layouts: Sequence[Any], prefix: str) -> list[str]:
-        """npz keys: the frontend's names (JAX's argument names) where it
-        has them, else x0.. / y0.."""
-        names = [lay.name or f"{prefix}{i}" for i, lay in enumerate(layouts)]
-        return names if len(set(names)) == len(names) else [f"{prefix}{i}" for i in range(len(layouts))]
+    def drawn_floats(self) -> bool:
+        """Whether the inputs drawn (no --inputs) hold floats."""
+        return any(lay.element.startswith(("f", "b")) for lay in self.prog.inputs)
 
     def _inputs(self, prog: Any) -> Any:
-        names = self._names(prog.inputs, "x")
+        from coll.frontends.run.global_arrays import npz_names  # lazy: ~120 ms of start-up
+        names = npz_names(prog.inputs, "x")
         if self.args.inputs:
             want = {n: (lay.shape, NUMPY_DTYPES[lay.element]) for n, lay in zip(names, prog.inputs)}
             try:
@@ -676,7 +678,8 @@ class _GlobalJob(_Job):
         exact = all(e not in FLOATS for e in elements)
         good, worst = _agree(ys, ref, [FLOATS.get(e) for e in elements], elements) if ref else (True, 0.0)
         if self.first_outputs is None:
-            self.first_outputs, self.first = dict(zip(self._names(prog.outputs, "y"), ys)), ys
+            from coll.frontends.run.global_arrays import npz_names  # lazy: ~120 ms of start-up
+            self.first_outputs, self.first = dict(zip(npz_names(prog.outputs, "y"), ys)), ys
         elif ref is None:  # unchecked: another strategy must give the first one's results
             good, worst = _agree(ys, self.first, [FLOATS.get(e) for e in elements], elements)
         nbytes = sum(int(np.prod(lay.local)) * np.dtype(x.dtype).itemsize for lay, x in zip(prog.inputs, xs))

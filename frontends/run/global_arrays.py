@@ -75,6 +75,14 @@ def _same_bytes(a: np.ndarray, b: np.ndarray, window: int | None = None) -> bool
     return _libc.memcmp(a.ctypes.data + start, b.ctypes.data + start, stop - start) == 0
 
 
+def npz_names(layouts: Sequence[Layout], prefix: str) -> list[str]:
+    """The keys of a program's arrays in an .npz (coll-run --inputs and
+    --outputs): the frontend's names (JAX's argument names) where it has
+    them and they are distinct, else `prefix`0, `prefix`1, ..."""
+    names = [lay.name or f"{prefix}{i}" for i, lay in enumerate(layouts)]
+    return names if len(set(names)) == len(names) else [f"{prefix}{i}" for i in range(len(layouts))]
+
+
 def lower(source: Any, frontend: ModuleType, entry: str | None = None, context: ir.Context | None = None,
           backend: object = None) -> tuple[str, Boundary, str, str | None]:
     """(SPMD module text, Boundary, the frontend's pipeline text, reference
