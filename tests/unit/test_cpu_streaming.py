@@ -57,6 +57,25 @@ def test_bytes_of_any_width_stream_exactly():
         np.testing.assert_array_equal(y, (xs[0] + xs[1] + xs[2]).astype(np.int8))
 
 
+def _element(dtype):
+    return np.dtype(dtype).name.replace("float", "f").replace("int", "i")
+
+
+def _programs(strategy, dtype, kind, n, numel):
+    """(streamed program, plain program, inputs) of an all_reduce of
+    `kind` on `n` x `numel` of `dtype`, tiles of 256."""
+    with make_context():
+        text = all_reduce_module(n, [numel], _element(dtype), kind)
+    streamed = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
+    plain = cpu.compile(text, strategy=strategy, tile=256, nontemporal=0)
+    rng = np.random.default_rng(7)
+    if np.issubdtype(dtype, np.integer):
+        xs = [rng.integers(-3, 4, numel).astype(dtype) for _ in range(n)]
+    else:
+        xs = [(rng.random(numel) * 4 - 2).astype(dtype) for _ in range(n)]
+    return streamed, plain, xs
+
+
 def _outputs(n, numel, shift, dtype, same):
     return [_unaligned(numel, shift if same else shift + i, dtype) for i in range(n)]
 
@@ -71,15 +90,7 @@ def test_folded_kernels_are_exact(strategy, dtype, kind, same):
     streamed path, a scalar head of 5 elements first; else their plain one.
     Either way the bits of the plain program's results."""
     n, numel = 4, 2053
-    with make_context():
-        text = all_reduce_module(n, [numel], np.dtype(dtype).name.replace("float", "f").replace("int", "i"), kind)
-    streamed = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
-    plain = cpu.compile(text, strategy=strategy, tile=256, nontemporal=0)
-    rng = np.random.default_rng(7)
-    if np.issubdtype(dtype, np.integer):
-        xs = [rng.integers(-3, 4, numel).astype(dtype) for _ in range(n)]
-    else:
-        xs = [(rng.random(numel) * 4 - 2).astype(dtype) for _ in range(n)]
+    streamed, plain, xs = _programs(strategy, dtype, kind, n, numel)
     ys = _outputs(n, numel, 5, dtype, same)
     want = [np.empty(numel, dtype) for _ in range(n)]
     streamed.run(xs, ys)
@@ -144,20 +155,11 @@ def test_streamed_kernels_on_any_alignment(strategy, dtype, kind):
     every streamed loop's results are the plain program's bits, one
     streamed output (oneshot's kernels) or several (the folded copies)."""
     n, numel = 4, 2053
-    name = {np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int8: "i8"}[dtype]
-    with make_context():
-        text = all_reduce_module(n, [numel], name, kind)
+    streamed, plain, pristine = _programs(strategy, dtype, kind, n, numel)
     with make_context():  # (the program streams: its kernels take the loops under test)
-        module = ir.Module.parse(text)
+        module = ir.Module.parse(all_reduce_module(n, [numel], _element(dtype), kind))
         lower(module.operation, cpu.BACKEND, strategy, tile=256, nontemporal=1)
         assert re.search(r"_to_[ps]*s|coll_copy_streaming", str(module))
-    streamed = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
-    plain = cpu.compile(text, strategy=strategy, tile=256, nontemporal=0)
-    rng = np.random.default_rng(11)
-    if np.issubdtype(dtype, np.integer):
-        pristine = [rng.integers(-20, 20, numel).astype(dtype) for _ in range(n)]
-    else:
-        pristine = [(rng.random(numel) * 4 - 2).astype(dtype) for _ in range(n)]
     want = [np.empty(numel, dtype) for _ in range(n)]
     plain.run(pristine, want)
     for layout, (ins, outs) in LAYOUTS.items():
