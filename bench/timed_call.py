@@ -32,7 +32,8 @@ import time
 import numpy as np
 
 from coll.collectives import AllReduce
-from coll.execution.signature import aligned_copy, aligned_zeros, descriptor  # (as coll-run allocates)
+from coll.execution.descriptors import descriptor
+from coll.execution.signature import aligned_copy, aligned_zeros  # (as coll-run allocates)
 from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 

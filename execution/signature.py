@@ -13,7 +13,6 @@ import ctypes
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +27,7 @@ from ..ir.kinds import ELEMENTS
 from ..ir.ops import OPS
 from ..ir.views import VIEW_OPS
 from ..ir.walk import is_public
+from .descriptors import Layout, span, staged
 
 NUMPY_DTYPES = {name: np.dtype(e.numpy) for name, e in ELEMENTS.items()}
 
@@ -96,7 +96,7 @@ class ArgSpec:
     # larger buffer (a gradient bucket: memref<64xf32, strided<[1],
     # offset: 128>>). None: the identity layout, or one the descriptor
     # gives at run time (`?`).
-    layout: tuple[int, tuple[int, ...]] | None = None  # (offset, strides)
+    layout: Layout = None  # (offset, strides)
 
     @property
     def dtype(self) -> np.dtype:
@@ -105,10 +105,7 @@ class ArgSpec:
     @property
     def span(self) -> int:
         """Elements of the buffer the argument's layout reaches into."""
-        if self.layout is None or 0 in self.shape:
-            return int(np.prod(self.shape, dtype=np.int64))
-        offset, strides = self.layout
-        return offset + sum((d - 1) * st for d, st in zip(self.shape, strides)) + 1
+        return span(self.shape, self.layout)
 
     @property
     def nbytes(self) -> int:
@@ -359,51 +356,9 @@ def check_arrays(specs: Sequence[ArgSpec], n_inputs: int | None, inputs: Iterabl
     return every
 
 
-@cache
-def descriptor_type(rank: int) -> type[ctypes.Structure]:
-    """The ctypes struct of a rank-`rank` memref descriptor: allocated and
-    aligned pointers, offset, sizes[rank], strides[rank]."""
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_longlong)]
-    if rank:
-        fields += [("sizes", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
-    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-
-
-def staged(arr: np.ndarray, spec: ArgSpec) -> tuple[np.ndarray, ctypes.Structure, np.ndarray]:
-    """(the array the program sees, its descriptor, what to keep alive).
-    For an argument with a static layout, a zeroed buffer of its span
-    holding `arr` at that offset and strides (the compiled code reads the
-    offset and strides from the type, not the descriptor); else `arr`."""
-    if spec.layout is None:
-        return arr, descriptor(arr), arr
-    offset, strides = spec.layout
-    base = np.zeros(spec.span, arr.dtype)
-    view = np.lib.stride_tricks.as_strided(base[offset:], spec.shape, [st * arr.itemsize for st in strides])
-    view[...] = arr
-    d = descriptor_type(arr.ndim)()
-    d.allocated = d.aligned = base.ctypes.data
-    d.offset = offset
-    if arr.ndim:
-        d.sizes = (ctypes.c_longlong * arr.ndim)(*spec.shape)
-        d.strides = (ctypes.c_longlong * arr.ndim)(*strides)
-    return view, d, base
-
-
 def staged_all(arrays: Sequence[np.ndarray], specs: Sequence[ArgSpec]
                ) -> tuple[list[np.ndarray], list[ctypes.Structure], list[np.ndarray]]:
-    """[views], [descriptors], [buffers to keep alive]: `staged` of each."""
-    got = [staged(a, s) for a, s in zip(arrays, specs)]
+    """[views], [descriptors], [buffers to keep alive]: descriptors.py
+    `staged` of each."""
+    got = [staged(a, s.shape, s.layout) for a, s in zip(arrays, specs)]
     return [g[0] for g in got], [g[1] for g in got], [g[2] for g in got]
-
-
-def descriptor(arr: np.ndarray) -> ctypes.Structure:
-    """A ranked memref descriptor struct viewing `arr` (C-contiguous)."""
-    rank = arr.ndim
-    d = descriptor_type(rank)()
-    d.allocated = d.aligned = arr.ctypes.data
-    d.offset = 0
-    if rank:
-        d.sizes = (ctypes.c_longlong * rank)(*arr.shape)
-        d.strides = (ctypes.c_longlong * rank)(*[s // arr.itemsize for s in arr.strides])
-    return d

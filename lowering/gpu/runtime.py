@@ -150,7 +150,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     """The CudaProgram of `program` (read, in the current Context)."""
     module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     laid = [i for i, s in enumerate(specs) if s.layout is not None]
-    if laid:  # the CPU and MPI runtimes stage these (signature.staged); this one not yet
+    if laid:  # the CPU and MPI runtimes stage these (descriptors.staged); this one not yet
         raise ValueError(f"argument #{laid[0]} has a strided layout with an offset ({specs[laid[0]].layout}); "
                          "--backend=gpu takes identity layouts only for now (the CPU and MPI backends "
                          "take both)")

@@ -8,8 +8,8 @@
 Same interface as lowering/cpu/runtime.py. compile() lowers the module once, here,
 through the `mpi` route (core/routes.py: the per-rank projection, then the
 LLVM dialect) and links it with mpicc into a shared library
-(lowering/mpi/toolchain.py). Each run starts `mpirun -n N python -m
-coll.lowering.mpi.worker JOBDIR`; rank r gets its slice of the global view's
+(lowering/mpi/toolchain.py). Each run starts `mpirun -n N python
+.../lowering/mpi/worker.py JOBDIR`; rank r gets its slice of the global view's
 arrays, its outputs come back through JOBDIR.
 
 Faults: nothing waits forever. A run that has not finished within `timeout`
@@ -195,7 +195,8 @@ def launch(runs: Sequence[tuple[MpiProgram, Arrays, Arrays]], repeat: int, ranks
 
 
 def _mpirun(mpi: Mpi, job: Path, ranks: int, env: dict[str, str] | None, timeout: float) -> None:
-    cmd = mpirun_command(mpi, ranks) + [sys.executable, "-m", "coll.lowering.mpi.worker", str(job)]
+    # The worker runs as a file (worker.py says why), with this interpreter.
+    cmd = mpirun_command(mpi, ranks) + [sys.executable, str(Path(__file__).with_name("worker.py")), str(job)]
     full_env = dict(os.environ, **(env or {}))
     if mpi.implementation == "OpenMPI":
         # Every rank runs on this host, beside other work: a rank that spins

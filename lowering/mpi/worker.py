@@ -1,5 +1,9 @@
 """One rank of an MPI run (lowering/mpi/runtime.py starts N of these under mpirun):
-`python -m coll.lowering.mpi.worker JOBDIR`.
+`python .../lowering/mpi/worker.py JOBDIR`, run as a file, not as
+`-m coll.lowering.mpi.worker`: importing the coll package loads MLIR, which a
+rank never uses (0.3 s of CPU a rank: 1.8 s against 0.5 s for a 4-rank
+mpirun on two cores). So it imports the standard library, numpy and
+execution/descriptors.py (loaded by its path), nothing else.
 
 It loads the per-rank programs (JOBDIR/job.json lists them), initializes
 MPI, refuses a group of the wrong size before any message is sent, runs
@@ -10,17 +14,31 @@ it is doing to JOBDIR/status{rank}, so that the launcher can say what a
 rank that crashed or hung was doing.
 """
 import ctypes
+import importlib.util
 import json
 import os
 import signal
 import sys
 import time
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from ...execution.signature import ArgSpec, descriptor, staged_all
+
+@cache
+def _descriptors() -> ModuleType:
+    """execution/descriptors.py, loaded from its file (it imports nothing
+    of coll): how a rank stages its arrays as the CPU runtime does."""
+    path = Path(__file__).resolve().parents[2] / "execution" / "descriptors.py"
+    spec = importlib.util.spec_from_file_location("coll_mpi_worker_descriptors", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 # For the fault tests (tests/unit/test_mpi_runtime.py): "RANK:kill" makes
 # that rank kill itself while running the program, "RANK:exit" makes it
@@ -75,7 +93,7 @@ def _read_profile(lib: ctypes.CDLL) -> np.ndarray:
     """[nanoseconds in collectives, calls] since the last read, which zeroes
     them (coll_profile_read, lowering/cpu/profile.py)."""
     out = np.zeros(2, np.int64)
-    lib._mlir_ciface_coll_profile_read(ctypes.pointer(descriptor(out)))
+    lib._mlir_ciface_coll_profile_read(ctypes.pointer(_descriptors().descriptor(out)))
     return out
 
 
@@ -120,6 +138,7 @@ def _main(job: Path, rank: int | None) -> int:
                f"is {tag_ub}")
         mpi.coll_mpi_finalize()
         return 4
+    staged = _descriptors().staged
     calls = []
     for j, (p, lib) in enumerate(zip(programs, libs)):
         data = np.load(job / f"in{j}_{rank}.npz")
@@ -127,11 +146,11 @@ def _main(job: Path, rank: int | None) -> int:
                   for i, (shape, dtype, _, _) in enumerate(p["slots"])]
         # A slot with a static layout runs in a buffer of its span; what is
         # saved is the window the program sees.
-        specs = [ArgSpec(tuple(shape), element, (layout[0], tuple(layout[1])) if layout else None)
-                 for shape, _, element, layout in p["slots"]]
-        arrays, descs, bases = staged_all(arrays, specs)
-        ptrs = [ctypes.pointer(d) for d in descs]
-        calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, arrays, (descs, bases)))
+        got = [staged(a, tuple(shape), (layout[0], tuple(layout[1])) if layout else None)
+               for a, (shape, _, _, layout) in zip(arrays, p["slots"])]
+        arrays = [view for view, _, _ in got]
+        ptrs = [ctypes.pointer(d) for _, d, _ in got]
+        calls.append((getattr(lib, "_mlir_ciface_" + p["entry"]), ptrs, arrays, got))
 
     def what(j: int) -> str:
         if len(programs) > 1:

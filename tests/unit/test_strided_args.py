@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from coll.execution.signature import ArgSpec, staged
+from coll.execution.descriptors import staged
+from coll.execution.signature import ArgSpec
 from coll.lowering import mpi
 
 GEN = {
@@ -52,7 +53,7 @@ def test_staged_puts_the_array_at_the_layout():
     spec = ArgSpec((2, 3), "f32", (5, (4, 1)))
     assert spec.span == 5 + 4 + 2 + 1
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    view, d, base = staged(a, spec)
+    view, d, base = staged(a, spec.shape, spec.layout)
     assert d.offset == 5 and list(d.strides) == [4, 1] and list(d.sizes) == [2, 3]
     assert base[5:8].tolist() == [0, 1, 2] and base[9:12].tolist() == [3, 4, 5]
     assert np.shares_memory(view, base) and (view == a).all()
