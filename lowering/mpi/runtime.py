@@ -97,11 +97,10 @@ class MpiProgram:
         self.specs, self.n_inputs = specs, n_inputs
         self.strategies, self.traffic_bytes = strategies, traffic
         self.compile_seconds, self.timeout, self.max_tag = compile_seconds, timeout, max_tag
-
-    profiled = False  # built with split=True (coll-profile-collectives)
-    # Per rank, (seconds in collectives, calls) of the last launch's timed
-    # runs in a profiled program (the worker reads the counters).
-    rank_splits: list[tuple[float, int]] = []
+        self.profiled = False  # built with split=True (coll-profile-collectives)
+        # Per rank, (seconds in collectives, calls) of the last launch's timed
+        # runs in a profiled program (the worker reads the counters).
+        self.rank_splits: list[tuple[float, int]] = []
 
     def split(self) -> tuple[float, int] | None:
         """(seconds spent in collectives, calls of the entry) in the last
