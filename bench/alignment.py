@@ -37,7 +37,7 @@ from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.lowering import cpu
 from coll.tools.args import ArgumentParser  # usage errors exit 1, as the tools'
-from coll.tools.argtypes import count, output_path
+from coll.tools.argtypes import count, mebibytes, output_path
 
 MIB = 1 << 20
 MAX_DEVICES = 64
@@ -115,15 +115,12 @@ def measure(n, mib, strategies, rounds, clock):
 def main(argv=None):
     p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--devices", type=count(1, MAX_DEVICES), nargs="+", default=[8])
-    p.add_argument("--mib", type=float, nargs="+", default=[1, 16])
+    p.add_argument("--mib", type=mebibytes(MAX_MIB), nargs="+", default=[1, 16], help="per device")
     p.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=list(STRATEGIES))
     p.add_argument("--rounds", type=count(1), default=5, help="interleaved rounds (best of)")
     p.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
     p.add_argument("--json", type=output_path(), help="also write the rows to this file")
     args = p.parse_args(argv)
-    for m in args.mib:
-        if not 0 < m <= MAX_MIB:
-            p.error(f"--mib: expected a size in (0, {MAX_MIB}] MiB per device, got {m:g}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus)")
     names = [k for k in layouts(1, 16) if k != "lines"]
     print(f"{'N':>2} {'MiB':>6} {'strategy':<8} {'lines ms':>9}  " + " ".join(f"{k:>7}" for k in names) +

@@ -33,13 +33,17 @@ def seed() -> Callable[[str], int]:
     return count(0, SEED_MAX)
 
 
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+
+
 def seconds(hi: float = 7 * 24 * 3600, zero: bool = False) -> Callable[[str], float]:
     """A finite number of seconds, > 0 (>= 0 with `zero`) and at most `hi`."""
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        value = _number(text)
         if not math.isfinite(value) or not (0 <= value if zero else 0 < value) or value > hi:
             raise argparse.ArgumentTypeError(f"{text} is out of range; expected seconds {'>=' if zero else '>'} 0 "
                                              f"and at most {hi:g}")
@@ -51,14 +55,22 @@ def seconds(hi: float = 7 * 24 * 3600, zero: bool = False) -> Callable[[str], fl
 def fraction() -> Callable[[str], float]:
     """A finite number in (0, 1]."""
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        value = _number(text)
         if not (math.isfinite(value) and 0 < value <= 1):
             raise argparse.ArgumentTypeError(f"{text} is out of range; expected a fraction in (0, 1]")
         return value
     parse.__name__ = "fraction"
+    return parse
+
+
+def mebibytes(hi: float) -> Callable[[str], float]:
+    """A size in MiB, fractions too: finite, > 0 and at most `hi`."""
+    def parse(text: str) -> float:
+        value = _number(text)
+        if not (math.isfinite(value) and 0 < value <= hi):
+            raise argparse.ArgumentTypeError(f"{text} is out of range; expected MiB in (0, {hi:g}]")
+        return value
+    parse.__name__ = "mebibytes"
     return parse
 
 

@@ -19,7 +19,8 @@ def bench(script, *args):
 
 @pytest.mark.parametrize("script,args,says", [
     ("mpi_run.py", ["--repeat", "0"], "argument --repeat: 0 is out of range; expected 1.."),
-    ("alignment.py", ["--mib", "nan"], "--mib: expected a size in (0, 1024] MiB per device, got nan"),
+    ("alignment.py", ["--mib", "nan"], "argument --mib: nan is out of range; expected MiB in (0, 1024]"),
+    ("alignment.py", ["--mib", "0"], "argument --mib: 0 is out of range; expected MiB in (0, 1024]"),
     ("alignment.py", ["--strategies", "bogus"], "argument --strategies: invalid choice: 'bogus'"),
     ("epilogue.py", ["--devices", "0"], "argument --devices: 0 is out of range; expected 1..64"),
     ("epilogue.py", ["--strategies", "ring,bogus"], "--strategies: unknown strategy 'bogus'"),
