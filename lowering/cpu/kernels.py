@@ -18,6 +18,9 @@ from mlir.dialects import arith, llvm, memref, scf, vector
 from ...ir.kinds import ELEMENTS, KINDS
 
 VECTOR_BYTES = 64  # one AVX-512 register; LLVM splits it on narrower targets
+# A streamed result goes in 16-byte pieces to keep this many loads or more
+# on lines (four stores for one; a load across lines costs about two).
+PIECES_FROM_INPUTS = 4
 
 Index = int | ir.Value             # a static index, or an index Value
 Base = int | ir.Value | None       # where an operand's elements start (None: 0)
@@ -242,7 +245,8 @@ class Combine:
             self._loop(end, count, 1, ins, outs, outer_, None)
 
     def emit_1d_streaming(self, ins: Sequence[ir.Value], outs: Sequence[tuple[ir.Value, bool]], count: ir.Value,
-                          copy_streaming: Callable[[ir.Value, ir.Value, ir.Value], Any]) -> None:
+                          copy_streaming: Callable[[ir.Value, ir.Value, ir.Value], Any],
+                          skewed: Callable[[], None] | None = None) -> None:
         """emit_1d on whole rank-1 unit-stride views (ins: views; outs:
         (view, nontemporal); count: index Value) where the nontemporal
         outputs' vector stores bypass the cache, for results too large for
@@ -254,10 +258,13 @@ class Combine:
           - the streamed outputs (and, for one, the first input) as far
             from a line: scalars up to the first output's line, then each
             vector store is one line;
-          - one output, as far from 16 bytes as the first input: the loads
-            on lines, the result in 16-byte pieces (oneshot, its output 16
-            bytes off: 1.3-1.5x with its loads across lines, 0.9x this way);
-            else on the output's line (whole elements);
+          - one output of PIECES_FROM_INPUTS inputs or more, as far from 16
+            bytes as the inputs, which are all as far from a line: the loads
+            on lines, the result in 16-byte pieces (oneshot's 8 inputs, its
+            output 16 bytes off: 1.3-1.5x with its loads across lines, 0.9x
+            this way; tree's and all2all's 2-input kernels, scratch on lines
+            and results from malloc: 1.1x on the output's line, 1.2-1.25x
+            in pieces); else on the output's line (whole elements);
           - several outputs as far from 16 bytes: on the first output's
             line; the outputs as far from it in lines, the others in 16-byte
             pieces (twoshot, outputs 0-48 bytes off: 1.4-1.6x through the
@@ -267,12 +274,18 @@ class Combine:
             `copy_streaming(dst, src, bytes)` (views; an i64 Value), whose
             head aligns each destination on its own, copies it to the
             others from the cache.
-        A fence ends it (non-temporal stores are weakly ordered)."""
+        A fence ends it (non-temporal stores are weakly ordered).
+        `skewed`, where given, emits what is done where the first case does
+        not hold (a call of a function holding the others, made by this
+        method with `skewed` None): with the other loops beside it, LLVM
+        compiled the first case's loop so that it took 1.12-1.16x on
+        malloc's page-aligned buffers (tree, all2all at 8 x 16 MiB)."""
         pairs: list[Operand] = [(v, None) for v in ins]
         esize = element_bytes(self.elem)
         eq = arith.CmpIPredicate.eq
         addrs = [memref.extract_aligned_pointer_as_index(v) for v, nt in outs if nt]
-        first_in = memref.extract_aligned_pointer_as_index(ins[0])
+        loads = [memref.extract_aligned_pointer_as_index(v) for v in ins]
+        first_in = loads[0]
 
         def offset(addr: ir.Value, align: int) -> ir.Value:
             return arith.andi(addr, index(align - 1))
@@ -320,11 +333,18 @@ class Combine:
         def mixed() -> None:
             off = offset(addrs[0], VECTOR_BYTES)
             streamed(addrs[0], lambda a: arith.cmpi(eq, offset(a, VECTOR_BYTES), off))
-        if len(addrs) == 1:
-            self._if(alike(VECTOR_BYTES, [first_in]), lines, lambda: self._if(
-                alike(16, [first_in]), on_loads, lambda: self._if(alike(VECTOR_BYTES), lines, copied)))
+        single = len(addrs) == 1
+        if skewed is not None:
+            self._if(alike(VECTOR_BYTES, [first_in] if single else []), lines, skewed)
+        elif not single:
+            self._if(alike(16), mixed, copied)
+        elif len(ins) < PIECES_FROM_INPUTS:
+            self._if(alike(VECTOR_BYTES), lines, copied)
         else:
-            self._if(alike(VECTOR_BYTES), lines, lambda: self._if(alike(16), mixed, copied))
+            on_lines = alike(16, [first_in])
+            for a in loads[1:]:  # every input as far from a line: all the loads can be on lines
+                on_lines = arith.andi(on_lines, arith.cmpi(eq, offset(a, VECTOR_BYTES), offset(first_in, VECTOR_BYTES)))
+            self._if(on_lines, on_loads, lambda: self._if(alike(VECTOR_BYTES), lines, copied))
 
     @staticmethod
     def _if(cond: ir.Value, then: Callable[[], None], otherwise: Callable[[], None]) -> None:

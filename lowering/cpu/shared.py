@@ -10,7 +10,7 @@ body times the number of combines. The body is the loop the inline form
 emits (Combine.emit), so each element sees the same operations in the same
 order: results are bitwise the same.
 """
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from mlir import ir
@@ -124,20 +124,30 @@ class Kernels:
         if name in self.funcs:
             return name
         kernel = Combine(kind, elem)
-        with self._declared(name, [ptr_type()] * (arity + len(outs)) + [i64()]) as entry:
+        signature = [ptr_type()] * (arity + len(outs)) + [i64()]
+
+        def views(entry: ir.Block) -> tuple[list[ir.Value], list[ir.Value], ir.Value]:
             *ptrs, n = entry.arguments
-            views = [view_of(p, ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], t), n)
-                     for p, t in zip(ptrs, every)]
-            ins, out_views = views[:arity], views[arity:]
+            vs = [view_of(p, ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], t), n) for p, t in zip(ptrs, every)]
+            return vs[:arity], vs[arity:], arith.index_cast(ir.IndexType.get(), n)
+
+        def streamed(entry: ir.Block, skewed: Callable[[], None] | None) -> None:
+            ins, out_views, count = views(entry)
+            kernel.emit_1d_streaming(ins, list(zip(out_views, outs)), count,
+                                     lambda d, s, b: self.copy_streaming(pointer_of(d), pointer_of(s), b), skewed)
+        if any(outs):  # its loops for buffers off their lines in a function of their own (emit_1d_streaming)
+            with self._declared(name + "_skewed", signature) as entry:
+                streamed(entry, None)
+        with self._declared(name, signature) as entry:
+            args = list(entry.arguments)
             if any(outs):
-                kernel.emit_1d_streaming(ins, list(zip(out_views, outs)),
-                                         arith.index_cast(ir.IndexType.get(), n),
-                                         lambda d, s, b: self.copy_streaming(pointer_of(d), pointer_of(s), b))
-            elif len(outs) == 1:
-                kernel.emit(ins, out_views[0])
+                streamed(entry, lambda: func.call([], ir.FlatSymbolRefAttr.get(name + "_skewed"), args))
             else:
-                kernel.emit_1d([(v, None) for v in ins], [(v, None) for v in out_views],
-                               arith.index_cast(ir.IndexType.get(), n))
+                ins, out_views, count = views(entry)
+                if len(outs) == 1:
+                    kernel.emit(ins, out_views[0])
+                else:
+                    kernel.emit_1d([(v, None) for v in ins], [(v, None) for v in out_views], count)
         return name
 
     @contextmanager
