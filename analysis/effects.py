@@ -9,7 +9,7 @@ root buffer (a function argument, an allocation, a global by name) and its
 strided layout there; `touch` / `view_uses` say what an op does with one
 value and where a buffer is used through its views.
 """
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from mlir import ir
@@ -340,30 +340,17 @@ def host_effects(op: ir.Operation) -> Effects | None:
         return linalg_effects(op)
     if not len(op.regions) or op.name in VIEW_OPS:
         return flat_effects(op)
-    reads: list[Access] = []
-    writes: list[Access] = []
-    unknown: list[ir.Operation] = []
 
-    def visit(inner: ir.Operation) -> ir.WalkResult:
-        if inner == op:
-            return ir.WalkResult.ADVANCE
-        eff: Effects | None
+    def nested(inner: ir.Operation) -> Effects | None:
         if inner.name.startswith("coll."):
             v = view(inner)
-            eff = ([(x, None, False) for x in v.reads if isinstance(x.type, ir.MemRefType)],
-                   [(x, None, False) for x in v.writes if isinstance(x.type, ir.MemRefType)]) \
+            return ([(x, None, False) for x in v.reads if isinstance(x.type, ir.MemRefType)],
+                    [(x, None, False) for x in v.writes if isinstance(x.type, ir.MemRefType)]) \
                 if v is not None else ([], [])
-        else:
-            eff = flat_effects(inner) if not (len(inner.regions) and not inner.name.startswith("linalg.")) \
-                else ([], [])  # its nested ops are visited one by one
-        if eff is None:
-            unknown.append(inner)
-            return ir.WalkResult.INTERRUPT
-        reads.extend((v, None, False) for v, _, _ in eff[0])
-        writes.extend((v, None, False) for v, _, _ in eff[1])
-        return ir.WalkResult.ADVANCE
-    op.walk(visit, ir.WalkOrder.POST_ORDER)
-    return None if unknown else (reads, writes)
+        if len(inner.regions) and not inner.name.startswith("linalg."):
+            return [], []  # its nested ops are visited one by one
+        return flat_effects(inner)
+    return _inside(op, nested, [], [])
 
 
 def linalg_effects(op: ir.Operation) -> Effects | None:
@@ -373,19 +360,31 @@ def linalg_effects(op: ir.Operation) -> Effects | None:
     eff = flat_effects(op)
     if eff is None:
         return None
-    reads, writes = list(eff[0]), list(eff[1])
+
+    def nested(inner: ir.Operation) -> Effects | None:
+        if not any(isinstance(v.type, ir.MemRefType) for v in inner.operands):
+            return [], []
+        return flat_effects(inner)
+    return _inside(op, nested, list(eff[0]), list(eff[1]))
+
+
+def _inside(op: ir.Operation, effects_of: Callable[[ir.Operation], Effects | None],
+            reads: list[Access], writes: list[Access]) -> Effects | None:
+    """`reads` and `writes` with what each op nested in `op` touches
+    (`effects_of`: None when not known), somewhere in its view; None when
+    some access is not known."""
     unknown = False
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
         nonlocal unknown
-        if inner == op or not any(isinstance(v.type, ir.MemRefType) for v in inner.operands):
+        if inner == op:
             return ir.WalkResult.ADVANCE
-        got = flat_effects(inner)
-        if got is None:
+        eff = effects_of(inner)
+        if eff is None:
             unknown = True
             return ir.WalkResult.INTERRUPT
-        reads.extend((v, None, False) for v, _, _ in got[0])
-        writes.extend((v, None, False) for v, _, _ in got[1])
+        reads.extend((v, None, False) for v, _, _ in eff[0])
+        writes.extend((v, None, False) for v, _, _ in eff[1])
         return ir.WalkResult.ADVANCE
     op.walk(visit, ir.WalkOrder.PRE_ORDER)
     return None if unknown else (reads, writes)
