@@ -42,8 +42,7 @@ from .effects import (
     buffer_name,
     effects,
     element_size,
-    flat_effects,
-    linalg_effects,
+    host_effects,
     touch,
     view_uses,
 )
@@ -161,7 +160,7 @@ class Checker:
             return None, None
         if len(op.regions) and not name.startswith("linalg.") and name not in VIEW_OPS:
             return self.nested(op)
-        eff = linalg_effects(op) if name.startswith("linalg.") and len(op.regions) else flat_effects(op)
+        eff = host_effects(op)  # (an op with regions here: linalg, with its body's loads and stores)
         if eff is None:
             self.report(op, f"coll-check-order does not know how '{name}' accesses its memref operands; "
                             "expected memref, vector, linalg, func.call or coll ops")
