@@ -5,7 +5,14 @@ devices, with the epilogue fused into the collective's tiles
 one run, interleaved round by round; the outputs compared bit for bit.
 
     python bench/epilogue.py [--devices 8] [--mib 1 4 16 64] [--strategies auto,twoshot,ring]
-                             [--rounds 3] [--repeat 5]
+                             [--rounds 3] [--repeat 5] [--backend cpu|mpi]
+
+With --backend=mpi (a rank per device; use --devices 2-4 and strategies
+that need no peer access, e.g. auto,ring), fused is coll-mpi-overlap
+forced on (`epilogues="on"`; lowering/mpi/overlap.py: the epilogue in
+tiles of rows among the collective's messages, each tile once the
+collective has finished its rows); the default, auto, fuses only where the
+ranks have a core each (the MPI profile's cores).
 
 The program is the SPMD function a frontend leaves (`program`): the
 all_reduce writes a buffer of the function's own (memref.alloc, as
@@ -106,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strategies", default="auto,twoshot,ring")
     p.add_argument("--rounds", type=count(1), default=3)
     p.add_argument("--repeat", type=count(1), default=5)
+    p.add_argument("--backend", choices=("cpu", "mpi"), default="cpu")
     a = p.parse_args(argv)
     from coll.collectives import AllReduce
     known = ("auto",) + AllReduce.STRATEGIES
@@ -113,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         p.error(f"--strategies: unknown strategy {bad[0]!r}; expected some of {', '.join(known)}")
     n = a.devices
-    print(f"all_reduce + residual + RMSNorm, {n} CPU-simulated devices, f32 rows of {H}; wall ms per call")
+    where = f"{n} CPU-simulated devices" if a.backend == "cpu" else f"{n} MPI ranks"
+    print(f"all_reduce + residual + RMSNorm, {where}, f32 rows of {H}; wall ms per call")
     print("| MiB/device | strategy | fused | unfused | unfused (result an argument) | unfused/fused | bitwise |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     failed = False
@@ -121,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = mib * (1 << 20) // (4 * H)
         ins = inputs(n, rows)
         for s in a.strategies.split(","):
-            progs = {"fused": api.compile(program(n, rows), "cpu", strategy=s),
-                     "unfused": api.compile(program(n, rows), "cpu", strategy=s, epilogues="off"),
-                     "argument": api.compile(program(n, rows, result_argument=True), "cpu", strategy=s,
+            on = {"epilogues": "on"} if a.backend == "mpi" else {}  # (mpi's default is auto: by the ranks)
+            progs = {"fused": api.compile(program(n, rows), a.backend, strategy=s, **on),
+                     "unfused": api.compile(program(n, rows), a.backend, strategy=s, epilogues="off"),
+                     "argument": api.compile(program(n, rows, result_argument=True), a.backend, strategy=s,
                                              epilogues="off")}
             outs = {k: [np.empty((rows, H), np.float32) for _ in range((3 if k == "argument" else 2) * n)]
                     for k in progs}

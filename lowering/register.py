@@ -19,6 +19,7 @@ PASSES = {
     "coll-mpi-abi": "coll.lowering.mpi.abi:mpi_abi",
     "coll-mpi-requests": "coll.lowering.mpi.requests:mpi_requests",
     "coll-mpi-static-scratch": "coll.lowering.mpi.static_scratch:mpi_static_scratch",
+    "coll-mpi-overlap": "coll.lowering.mpi.overlap:mpi_overlap_pass",
     "coll-to-mpi": "coll.lowering.mpi.to_mpi:to_mpi",
     "coll-spmd-to-mpi": "coll.lowering.mpi.to_mpi:spmd_to_mpi",
 }

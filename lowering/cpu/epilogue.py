@@ -87,9 +87,26 @@ def _uses_d0(expr: ir.AffineExpr) -> bool | None:
     return None
 
 
-def _shape(op: Op) -> tuple[list[ir.AffineMap], list[bool], int] | None:
+# Contractions whose loop d0 runs over the rows of their first input and of
+# their output (named ops with their default maps; the MPI route's pieces
+# take them, `match(contractions=True)`: a matmul on a gathered input is a
+# sum of matmuls on its chunks). Each row of the output is the same
+# computation on the same row of the input whatever rows are around it.
+CONTRACTIONS = {"linalg.matmul": ("(m, n, k) -> (m, k)", "(m, n, k) -> (k, n)", "(m, n, k) -> (m, n)"),
+                "linalg.matvec": ("(m, k) -> (m, k)", "(m, k) -> (k)", "(m, k) -> (m)")}
+
+
+def _shape(op: Op, contractions: bool = False) -> tuple[list[ir.AffineMap], list[bool], int] | None:
     """(indexing map per memref operand, whether it is written, n_loops) of
-    a linalg.generic or fill on memrefs whose loop d0 is parallel."""
+    a linalg.generic or fill on memrefs whose loop d0 is parallel (with
+    `contractions`, or a CONTRACTIONS op)."""
+    if contractions and op.name in CONTRACTIONS:
+        maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in CONTRACTIONS[op.name]]
+        given = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])] \
+            if "indexing_maps" in op.attributes else maps
+        if len(op.results) or len(op.operands) != 3 or given != maps:
+            return None  # (on tensors, or transposed or broadcast by its maps)
+        return maps, [False, False, True], maps[0].n_dims
     if op.name == "linalg.fill":
         out = op.operands[1]
         if not isinstance(out.type, ir.MemRefType) or ir.MemRefType(out.type).rank == 0:
@@ -114,9 +131,10 @@ def _operands(op: Op) -> list[ir.Value]:
     return [op.operands[1]] if op.name == "linalg.fill" else list(op.operands)
 
 
-def match(ops: Sequence[Op], start: int) -> Epilogue | None:
+def match(ops: Sequence[Op], start: int, contractions: bool = False) -> Epilogue | None:
     """The epilogue that begins at ops[start] (the first op after a
-    collective's copies and combines), or None."""
+    collective's copies and combines), or None; with `contractions`, it
+    may hold CONTRACTIONS ops too."""
     found: Epilogue | None = None
     i = start
     while i < len(ops):
@@ -124,9 +142,9 @@ def match(ops: Sequence[Op], start: int) -> Epilogue | None:
         i += 1
         if op.operation.name in PASSIVE:  # (.operation: a get_global's .name is its global)
             continue
-        if op.operation.name not in LINALG:
+        if op.operation.name not in LINALG and not (contractions and op.operation.name in CONTRACTIONS):
             break
-        shape = _shape(op)
+        shape = _shape(op, contractions)
         if shape is None:
             break
         maps, writes, _ = shape

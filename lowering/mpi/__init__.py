@@ -16,7 +16,7 @@ from mlir import ir
 from ...core.routes import options_text
 from ...execution.program import Program
 from ..base import Backend, Option
-from ..cpu.route import CPU_TO_LLVM, blas_elements
+from ..cpu.route import CPU_TO_LLVM, blas_elements, off
 
 if TYPE_CHECKING:  # the runtime finds and runs mpirun: imported on first use (RUNTIME_API)
     from .runtime import MpiProgram
@@ -37,7 +37,8 @@ MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
 
 
 def route(implementation: str | None = None, shuffle_seed: int | None = None, tag_limit: int | None = None,
-          blas: bool | str | None = True, split: bool | None = None) -> list[str]:
+          blas: bool | str | None = True, split: bool | None = None,
+          epilogues: bool | str | None = None) -> list[str]:
     """Explicit level -> the per-rank projection (coll-to-mpi: one module for
     every rank), its combines for the CPU, then the LLVM dialect. An SPMD
     function still here (local work around its collectives) has each
@@ -46,14 +47,28 @@ def route(implementation: str | None = None, shuffle_seed: int | None = None, ta
     (coll-shuffle): the projection posts every rank's messages in it.
     `blas`: contractions through OpenBLAS (cpu.route.blas_elements);
     `split`: each rank counts the time in its collectives, their messages
-    and waits included (coll-profile-collectives)."""
+    and waits included (coll-profile-collectives); `epilogues` (False or
+    "off"; and with `split`, whose clock reads bracket the collectives'
+    ops): the local work before and after a collective runs apart from it,
+    not in tiles among its messages (coll-mpi-overlap); "on": among them
+    whatever the ranks; None or "auto": where the ranks have a core each
+    (the MPI profile's `cores`, lowering/mpi/overlap.py)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     to_mpi = f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}"
     profiled = ["coll-profile-collectives"] if split else []
-    return elems + (["coll-spmd-to-mpi", to_mpi, "coll-mpi-static-scratch", "coll-static-local-buffers"] + profiled
+    fused = [] if split or off(epilogues) else [
+        "coll-mpi-overlap" if epilogues in (True, "on") else f"coll-mpi-overlap{options_text(cores=_cores())}"]
+    return elems + (["coll-spmd-to-mpi", to_mpi] + fused + ["coll-mpi-static-scratch", "coll-static-local-buffers"]
+                    + profiled
                     + ["coll-to-cpu{tile=0}", "coll-ieee-minmax", "coll-mpi-requests"]
                     + blas_elements(blas) + list(MPI_TO_LLVM) + ["coll-mpi-abi"])
 
+
+
+def _cores() -> int:
+    """The cores of the MPI profile's machine (0: not known)."""
+    from ...analysis.cost_model import load_profile
+    return int(load_profile(Mpi.profile).params.get("cores") or 0)
 
 
 class Mpi(Backend):
@@ -70,13 +85,16 @@ class Mpi(Backend):
                       f"seconds a run may take before it is killed (default {DEFAULT_TIMEOUT:g})"),
                Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
                       ("on", "off")),
+               Option("--epilogues", "epilogues", str, None,
+                      "the local work right before and after a collective runs in tiles among its messages "
+                      "(default auto: where the ranks have a core each)", ("auto", "on", "off")),
                Option("--profile", "split", bool, None, "time the collectives apart from the local work "
-                      "(printed after each run; per rank on mpi)", const=True))
+                      "(printed after each run; per rank on mpi; epilogues run unfused)", const=True))
 
     def route(self, module_op: ir.Operation | ir.Module | None = None, implementation: str | None = None,
               shuffle_seed: int | None = None, tag_limit: int | None = None, blas: bool | str | None = True,
-              split: bool | None = None, **_: Any) -> list[str]:
-        return route(implementation, shuffle_seed, tag_limit, blas, split)
+              split: bool | None = None, epilogues: bool | str | None = None, **_: Any) -> list[str]:
+        return route(implementation, shuffle_seed, tag_limit, blas, split, epilogues)
 
     def available(self) -> tuple[bool, str]:
         from .runtime import available  # (the runtime on first use, RUNTIME_API)
@@ -85,14 +103,16 @@ class Mpi(Backend):
     def build(self, program: Program, strategy: str, threshold: int | None, timeout: float = DEFAULT_TIMEOUT,
               out_dir: str | None = None, executable: str | None = None, shuffle_seed: int | None = None,
               profile: str | None = None, blas: bool | str | None = True,
-              split: bool | None = None) -> "MpiProgram":
+              split: bool | None = None, epilogues: bool | str | None = None) -> "MpiProgram":
         """One shared library for every rank (and with `executable`, a path,
         a program for the user's own mpirun); a run not finished within
         `timeout` seconds is killed. `split`: the program counts the time in
-        its collectives (MpiProgram.split, coll-run --profile)."""
+        its collectives (MpiProgram.split, coll-run --profile); `epilogues`
+        (False or "off"): the local work after a collective is not fused
+        among its messages (coll-mpi-overlap)."""
         from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, timeout, out_dir, executable,
-                     shuffle_seed, profile, blas, split)
+                     shuffle_seed, profile, blas, split, epilogues)
 
 
 BACKEND = Mpi()

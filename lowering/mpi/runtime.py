@@ -304,7 +304,8 @@ def _kill(proc: subprocess.Popen, job: Path, ranks: int) -> None:
 
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, timeout: float,
           out_dir: str | Path | None, executable: str | None, shuffle_seed: int | None, profile: str | None,
-          blas: bool | str | None = True, split: bool | None = None) -> MpiProgram:
+          blas: bool | str | None = True, split: bool | None = None,
+          epilogues: bool | str | None = None) -> MpiProgram:
     """The MpiProgram of `program` (read, in the current Context)."""
     mpi = toolchain.find()
     if mpi is None:
@@ -317,7 +318,8 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     # program says only which slots it does not write.
     spmd_inputs = n_inputs if per_rank and GLOBAL_ARGS_ATTR not in entry_op.attributes else None
     low = lower(program, backend, strategy, threshold, profile, check_order=not per_rank,
-                implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas, split=split)
+                implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas, split=split,
+                epilogues=epilogues)
     attrs = ir.SymbolTable(module.operation)[name].attributes
     if RANKS_ATTR not in attrs:  # (no collective, no coll.ranks: nothing says how many)
         raise PassError(f"@{name} has no collective and no {RANKS_ATTR}: the MPI back end needs to know its "
