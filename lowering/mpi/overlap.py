@@ -107,7 +107,7 @@ def _accesses(op: ir.Operation, resolver: Resolver) -> tuple[list[Hull], list[Hu
     if name.startswith("coll."):
         v = view(op)
         if v is None:
-            return [], []
+            return ([], []) if name == "coll.alloc" else None
         reads, writes = _hulls(v.reads, resolver), _hulls(v.writes, resolver)
         return None if reads is None or writes is None else (reads, writes)
     if name.startswith("mpi.") and any(isinstance(x.type, ir.MemRefType) for x in op.operands):
