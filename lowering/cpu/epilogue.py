@@ -120,11 +120,31 @@ def _shape(op: Op, contractions: bool = False) -> tuple[list[ir.AffineMap], list
         return None
     if any("reduction" in i for i in iterators) and row_length(op) is None:
         return None  # (LLVM would add its rows in an order that depends on the tile: row_reductions.py)
+    if _reads_beyond_its_rows(op):
+        return None  # (cut to rows [a, b), its loop d0 would count from 0, not from a; a buffer it loads
+        # from in its body is no operand, which the tiles' order does not see)
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     n_in = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
     if len(maps) != len(op.operands):
         return None
     return maps, [i >= n_in for i in range(len(maps))], len(iterators)
+
+
+def _reads_beyond_its_rows(op: Op) -> bool:
+    """Whether the body of a linalg.generic reads its loop d0's index
+    (`linalg.index 0`) or touches a memref (a gather's load), anywhere in it."""
+    found = False
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        if inner != op.operation and (
+                (inner.name == "linalg.index" and ir.IntegerAttr(inner.attributes["dim"]).value == 0)
+                or any(isinstance(v.type, ir.MemRefType) for v in inner.operands)):
+            found = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def _operands(op: Op) -> list[ir.Value]:

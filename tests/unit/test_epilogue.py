@@ -16,6 +16,7 @@ from mlir import ir
 from coll import api
 from coll.core.pipeline import run as run_pipeline
 from coll.ir import make_context
+from coll.lowering import mpi
 from coll.lowering.cpu.row_reductions import ROW_MIN
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
@@ -178,3 +179,63 @@ def test_a_result_read_after_the_epilogue_is_kept():
     for d in range(n):
         np.testing.assert_allclose(outs[d], y + ins[n + d], rtol=1e-6)
         np.testing.assert_array_equal(outs[n + d], y)
+
+
+def _add_row_index(y: str, out: str, t: str) -> str:
+    """out[i, j] = y[i, j] + i: a body that reads its loop d0's index."""
+    return (f"  linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = [\"parallel\", \"parallel\"]}} "
+            f"ins({y} : {t}) outs({out} : {t}) {{\n  ^bb0(%a: f32, %o: f32):\n"
+            "    %i = linalg.index 0 : index\n    %k = arith.index_cast %i : index to i32\n"
+            "    %f = arith.sitofp %k : i32 to f32\n    %s = arith.addf %a, %f : f32\n"
+            "    linalg.yield %s : f32\n  }\n")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_an_epilogue_that_reads_its_row_index_is_not_cut(backend):
+    """Cut to rows [a, b), `linalg.index 0` would count from 0 in each tile:
+    such an op ends the epilogue (the CPU route's tiles, and coll-mpi-overlap's
+    under MPI); JAX's one-hot of a top-k (bench/jax_corpus.py moe_all_to_all)
+    has one."""
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip(mpi.available()[1])
+    n, rows, h = 2, 64, 4096
+    t = f"memref<{rows}x{h}xf32>"
+    body = (f"  %y = memref.alloc() : {t}\n" + _collective("all_reduce", n, "%x", "%y", t, t)
+            + _add_row_index("%y", "%z", t) + f"  memref.dealloc %y : {t}\n")
+    text = _spmd(n, f"%x: {t}, %z: {t}", body)
+    rng = np.random.default_rng(5)
+    xs = [rng.integers(-8, 8, (rows, h)).astype(np.float32) for _ in range(n)]
+    prog = api.compile(text, backend, strategy="ring", epilogues="on")
+    outs = [np.full((rows, h), np.nan, np.float32) for _ in range(n)]
+    prog.run(xs, outs)
+    want = xs[0] + xs[1] + np.arange(rows, dtype=np.float32)[:, None]
+    for d in range(n):
+        np.testing.assert_array_equal(outs[d], want)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_an_epilogue_that_loads_from_a_buffer_in_its_body_is_not_cut(backend):
+    """out[i, j] = y[i, j] + y[rows - 1, j], the last row read by a
+    memref.load in the body: no operand of the op says so, and a tile of the
+    first rows must not run before the collective has written the last."""
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip(mpi.available()[1])
+    n, rows, h = 2, 64, 4096
+    t = f"memref<{rows}x{h}xf32>"
+    load = (f"  %last = arith.constant {rows - 1} : index\n"
+            f"  linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = [\"parallel\", \"parallel\"]}} "
+            f"ins(%y : {t}) outs(%z : {t}) {{\n  ^bb0(%a: f32, %o: f32):\n"
+            "    %j = linalg.index 1 : index\n"
+            f"    %b = memref.load %y[%last, %j] : {t}\n"
+            "    %s = arith.addf %a, %b : f32\n    linalg.yield %s : f32\n  }\n")
+    body = (f"  %y = memref.alloc() : {t}\n" + _collective("all_reduce", n, "%x", "%y", t, t) + load
+            + f"  memref.dealloc %y : {t}\n")
+    text = _spmd(n, f"%x: {t}, %z: {t}", body)
+    rng = np.random.default_rng(6)
+    xs = [rng.integers(-8, 8, (rows, h)).astype(np.float32) for _ in range(n)]
+    prog = api.compile(text, backend, strategy="ring", epilogues="on")
+    outs = [np.full((rows, h), np.nan, np.float32) for _ in range(n)]
+    prog.run(xs, outs)
+    y = xs[0] + xs[1]
+    for d in range(n):
+        np.testing.assert_array_equal(outs[d], y + y[-1])
