@@ -113,17 +113,19 @@ def _parser(backends: Any) -> ArgumentParser:
     p.add_argument("--entry", default=None, help="function to run (default: the one with llvm.emit_c_interface)")
     p.add_argument("--dump-pass-pipeline", action="store_true",
                    help="print the route each strategy is lowered with (coll-opt --pass-pipeline text) on stderr")
-    seen = set()
+    by_dest: dict[str, list[tuple[str, Any]]] = {}  # an option several back ends take: one flag
     for b in backends.BACKENDS.values():
         for o in b.options:
-            if o.dest not in seen:
-                seen.add(o.dest)
-                if o.const is not None:
-                    p.add_argument(o.flag, dest=o.dest, action="store_const", const=o.const, default=None,
-                                   help=f"{b.name}: {o.help}")
-                else:
-                    p.add_argument(o.flag, dest=o.dest, type=o.type, default=None, choices=o.choices,
-                                   help=f"{b.name}: {o.help}")
+            by_dest.setdefault(o.dest, []).append((b.name, o))
+    for dest, owners in by_dest.items():
+        o = owners[0][1]
+        helps = "; ".join(f"{name}: {x.help}" for name, x in owners)
+        if o.const is not None:
+            p.add_argument(o.flag, dest=dest, action="store_const", const=o.const, default=None, help=helps)
+        else:
+            choices = None if any(x.choices is None for _, x in owners) else \
+                list(dict.fromkeys(c for _, x in owners for c in x.choices))
+            p.add_argument(o.flag, dest=dest, type=o.type, default=None, choices=choices, help=helps)
     return p
 
 
@@ -137,6 +139,10 @@ def _backend_options(args: argparse.Namespace, backend: Any, backends: Any) -> d
                 owners = [x.name for x in backends.BACKENDS.values() if any(p.dest == o.dest for p in x.options)]
                 _fail(f"{o.flag} applies to --backend={' or '.join(owners)} only")
     given = {o.dest: getattr(args, o.dest) for o in backend.options if getattr(args, o.dest) is not None}
+    for o in backend.options:  # (the flag takes every back end's choices)
+        if o.dest in given and o.choices is not None and given[o.dest] not in o.choices:
+            _fail(f"{o.flag}={given[o.dest]} does not apply to --backend={backend.name}; expected one of: "
+                  f"{', '.join(o.choices)}")
     timeout = given.get("timeout")
     if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
         _fail(f"--timeout must be > 0 seconds and at most a week ({MAX_TIMEOUT}), got {timeout}")

@@ -13,7 +13,9 @@ runs on every rank that has its buffer. Ops without effects (constants,
 allocations, arith) are not placed: a rank clones them where it uses
 them, and what they are computed from runs there too.
 
-Refused, located at the op: one that touches two devices' buffers, or one
+Refused, located at the op: a call that may touch memory its operands do
+not name (its callee reads a global, or is a declaration: each rank would
+have its own copy of what it writes), one that touches two devices' buffers, or one
 device's buffer while another rank needs it (data moves between ranks only
 through collectives), an argument written on several ranks (each would
 write its own copy, and the global view has one), and a buffer that is
@@ -39,11 +41,51 @@ def _device(value: ir.Value) -> int | None:
 
 def is_local(op: ir.Operation) -> bool:
     """Whether a top-level op of an explicit global view is local work to
-    place (it touches memory, or holds regions)."""
+    place (it touches memory, or holds regions, or is a call that may
+    touch memory its operands do not name)."""
     name = op.name
     if name.startswith("coll.") or name in VIEW_OPS or name in _PROGRAM_OPS:
         return False
-    return bool(len(op.regions)) or flat_effects(op) != ([], [])
+    return bool(len(op.regions)) or flat_effects(op) != ([], []) or reaches_beyond_operands(op)
+
+
+_CALLS = ("func.call", "func.call_indirect", "llvm.call")
+
+
+def reaches_beyond_operands(op: ir.Operation, seen: set[str] | None = None) -> bool:
+    """Whether a call may touch memory other than its operands': its callee
+    (followed through the calls it makes) reads a global, or is not known
+    (a declaration, an indirect call)."""
+    if op.name not in _CALLS:
+        return False
+    if op.name != "func.call":
+        return True
+    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    seen = set() if seen is None else seen
+    if callee in seen:
+        return False
+    seen.add(callee)
+    module = op.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return True
+    try:
+        func = ir.SymbolTable(module)[callee]
+    except KeyError:
+        return True
+    if not len(func.regions[0].blocks):
+        return True  # (a declaration: its body is elsewhere)
+    found = False
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        if inner.name == "memref.get_global" or (inner.name in _CALLS and reaches_beyond_operands(inner, seen)):
+            found = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    func.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def used_values(op: ir.Operation) -> list[ir.Value]:
@@ -128,6 +170,11 @@ class Placement:
         for op in reversed(local):
             if op in frees:  # placed last: wherever its buffer is
                 continue
+            if reaches_beyond_operands(op):
+                raise PassError(f"'{op.name}' may touch memory its operands do not name (its callee reads a "
+                                "global, or is not known): under MPI each rank has its own copy, and which ranks "
+                                "must run it cannot be told; expected calls that work on their operands only, "
+                                "or the SPMD form (coll.ranks = N)", op.location)
             reads, writes = _touched(op)
             mine = {owner[b] for b in reads if b in owner}
             if len(mine) > 1:

@@ -11,7 +11,12 @@ parallel and runs over the leading dimension of every buffer they touch by
 rows (a residual add, RMSNorm, a bias, pmean's divide; a matmul's input
 and output rows, its weights read whole). Restricted to rows [a, b), such
 an op is the same op on those rows (`emit_rows`), so the tiles compute the
-unfused program's bits, in whatever order they run among themselves. So a
+unfused program's bits, in whatever order they run among themselves; but
+for f32/f64 contractions through OpenBLAS (coll-blas-contractions), whose
+sgemm rounds a tile of rows differently from the whole matrix (its kernels
+and blocking follow the shape; measured with numpy's OpenBLAS too): there
+the tiles agree with the unfused program to rounding, and give the same
+bits from call to call (tests/unit/test_mpi_overlap.py). So a
 matmul on a gathered input runs chunk by chunk as the chunks arrive, and a
 matmul whose result is reduce-scattered computes first the chunk sent
 first (the collective matmul of XLA and PyTorch's async TP, here from the
