@@ -121,8 +121,7 @@ def _shape(op: Op, contractions: bool = False) -> tuple[list[ir.AffineMap], list
     if any("reduction" in i for i in iterators) and row_length(op) is None:
         return None  # (LLVM would add its rows in an order that depends on the tile: row_reductions.py)
     if _reads_beyond_its_rows(op):
-        return None  # (cut to rows [a, b), its loop d0 would count from 0, not from a; a buffer it loads
-        # from in its body is no operand, which the tiles' order does not see)
+        return None  # (cut to rows [a, b), it would compute something else: BODY_OPS)
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     n_in = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
     if len(maps) != len(op.operands):
@@ -130,16 +129,24 @@ def _shape(op: Op, contractions: bool = False) -> tuple[list[ir.AffineMap], list
     return maps, [i >= n_in for i in range(len(maps))], len(iterators)
 
 
+# What the body of an op cut into rows may hold: values of its elements
+# and of its loops' indices but d0's (`linalg.index 0` would count from
+# each tile's first row), nothing with an effect (a load from a buffer no
+# operand names, a call that counts: an outside attack's cases).
+BODY_PREFIXES = ("arith.", "math.", "complex.", "index.")
+BODY_OPS = ("linalg.yield", "linalg.index", "scf.if", "scf.yield", "ub.poison")
+
+
 def _reads_beyond_its_rows(op: Op) -> bool:
-    """Whether the body of a linalg.generic reads its loop d0's index
-    (`linalg.index 0`) or touches a memref (a gather's load), anywhere in it."""
+    """Whether the body of a linalg.generic holds an op other than
+    BODY_PREFIXES' and BODY_OPS, or `linalg.index 0`, anywhere in it."""
     found = False
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
         nonlocal found
         if inner != op.operation and (
                 (inner.name == "linalg.index" and ir.IntegerAttr(inner.attributes["dim"]).value == 0)
-                or any(isinstance(v.type, ir.MemRefType) for v in inner.operands)):
+                or not (inner.name.startswith(BODY_PREFIXES) or inner.name in BODY_OPS)):
             found = True
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE

@@ -128,7 +128,16 @@ class _Outliner:
                 dims = _dims(m) or []
                 offsets: list[ir.Value | int] = [ivs[d] if d < n - 1 else 0 for d in dims]
                 sizes = [t.shape[-1] if d == n - 1 else 1 for d in dims]
-                args.append(memref.subview(v, offsets, sizes, [1] * len(dims), result_type=_row_type(t, r)))
+                row = _row_type(t, r)
+                if all(isinstance(o, int) for o in offsets):  # (a row every call reads: a static offset, cast)
+                    strides, base = t.get_strides_and_offset()
+                    at = base + sum(o * s for o, s in zip(offsets, strides))
+                    fixed = ir.MemRefType.get(row.shape, t.element_type, ir.StridedLayoutAttr.get(
+                        at, strides[-1:] if r else []), t.memory_space)
+                    args.append(memref.cast(row, memref.subview(v, offsets, sizes, [1] * len(dims),
+                                                                result_type=fixed)))
+                else:
+                    args.append(memref.subview(v, offsets, sizes, [1] * len(dims), result_type=row))
             func.CallOp([], callee, args)
         with ir.InsertionPoint(op), op.location:
             nest(0)

@@ -46,24 +46,41 @@ def is_local(op: ir.Operation) -> bool:
     name = op.name
     if name.startswith("coll.") or name in VIEW_OPS or name in _PROGRAM_OPS:
         return False
-    return bool(len(op.regions)) or flat_effects(op) != ([], []) or reaches_beyond_operands(op)
+    return bool(len(op.regions)) or flat_effects(op) != ([], []) or reaches_beyond_operands(op) is not None
 
 
 _CALLS = ("func.call", "func.call_indirect", "llvm.call")
+_LLVM_VALUES = ("llvm.mlir.constant", "llvm.mlir.undef", "llvm.mlir.zero", "llvm.mlir.poison")
 
 
-def reaches_beyond_operands(op: ir.Operation, seen: set[str] | None = None) -> bool:
-    """Whether a call may touch memory other than its operands': its callee
-    (followed through the calls it makes) reads a global, or is not known
-    (a declaration, an indirect call)."""
-    if op.name not in _CALLS:
-        return False
-    if op.name != "func.call":
-        return True
+def reaches_beyond_operands(op: ir.Operation) -> ir.Operation | None:
+    """`op` or the first op nested in it that may touch memory no memref
+    operand names: a call whose callee (followed through the calls it
+    makes) reads a global (memref's or LLVM's) or is not known (a
+    declaration, an indirect call), or an LLVM op on pointers; None if
+    there is none."""
+    seen: set[str] = set()
+    found: list[ir.Operation] = []
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        if _beyond(inner, seen):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[0] if found else None
+
+
+def _beyond(op: ir.Operation, seen: set[str]) -> bool:
+    """reaches_beyond_operands for `op` alone (a call: through its callee)."""
+    name = op.name
+    if name.startswith("llvm."):
+        return name not in _LLVM_VALUES
+    if name != "func.call":
+        return name in _CALLS
     callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    seen = set() if seen is None else seen
     if callee in seen:
-        return False
+        return False  # (its body is being walked already)
     seen.add(callee)
     module = op.parent
     while module is not None and module.name != "builtin.module":
@@ -80,7 +97,7 @@ def reaches_beyond_operands(op: ir.Operation, seen: set[str] | None = None) -> b
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
         nonlocal found
-        if inner.name == "memref.get_global" or (inner.name in _CALLS and reaches_beyond_operands(inner, seen)):
+        if inner.name == "memref.get_global" or _beyond(inner, seen):
             found = True
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
@@ -170,11 +187,12 @@ class Placement:
         for op in reversed(local):
             if op in frees:  # placed last: wherever its buffer is
                 continue
-            if reaches_beyond_operands(op):
-                raise PassError(f"'{op.name}' may touch memory its operands do not name (its callee reads a "
-                                "global, or is not known): under MPI each rank has its own copy, and which ranks "
-                                "must run it cannot be told; expected calls that work on their operands only, "
-                                "or the SPMD form (coll.ranks = N)", op.location)
+            hidden = reaches_beyond_operands(op)
+            if hidden is not None:
+                raise PassError(f"'{hidden.name}' may touch memory its operands do not name (a call whose callee "
+                                "reads a global or is not known, an LLVM op on pointers): under MPI each rank has "
+                                "its own copy, and which ranks must run it cannot be told; expected local work on "
+                                "its operands only, or the SPMD form (coll.ranks = N)", hidden.location)
             reads, writes = _touched(op)
             mine = {owner[b] for b in reads if b in owner}
             if len(mine) > 1:

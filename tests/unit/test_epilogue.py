@@ -239,3 +239,43 @@ def test_an_epilogue_that_loads_from_a_buffer_in_its_body_is_not_cut(backend):
     y = xs[0] + xs[1]
     for d in range(n):
         np.testing.assert_array_equal(outs[d], y + y[-1])
+
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_an_epilogue_whose_body_calls_is_not_cut(backend):
+    """Two ops whose bodies call @next (a counter in a global): cut into
+    tiles, the second op's calls would come between the first's (an outside
+    attack's case); a body with anything but arithmetic is not cut."""
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip(mpi.available()[1])
+    n, rows, h = 2, 64, 4096
+    t = f"memref<{rows}x{h}xf32>"
+
+    def counted(out: str) -> str:
+        return (f"  linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = [\"parallel\", \"parallel\"]}} "
+                f"ins(%y : {t}) outs({out} : {t}) {{\n  ^bb0(%a: f32, %o: f32):\n"
+                "    %c = func.call @next() : () -> f32\n    %s = arith.addf %a, %c : f32\n"
+                "    linalg.yield %s : f32\n  }\n")
+    body = (f"  %y = memref.alloc() : {t}\n" + _collective("all_reduce", n, "%x", "%y", t, t) + counted("%z")
+            + counted("%w") + f"  memref.dealloc %y : {t}\n")
+    text = _spmd(n, f"%x: {t}, %z: {t}, %w: {t}", body).replace("func.func @step", """memref.global "private" @C : memref<f32> = dense<0.0>
+func.func private @next() -> f32 {
+  %g = memref.get_global @C : memref<f32>
+  %v = memref.load %g[] : memref<f32>
+  %one = arith.constant 1.0 : f32
+  %n = arith.addf %v, %one : f32
+  memref.store %n, %g[] : memref<f32>
+  return %v : f32
+}
+func.func @step""")
+    xs = [np.zeros((rows, h), np.float32) for _ in range(n)]
+    got = {}
+    for mode in ("on", "off"):  # (each program's first call: its counter starts at 0)
+        prog = api.compile(text, backend, strategy="ring", epilogues=mode)
+        got[mode] = [np.full((rows, h), np.nan, np.float32) for _ in range(2 * n)]
+        prog.run(xs, got[mode])
+    for f, u in zip(got["on"], got["off"]):
+        np.testing.assert_array_equal(f, u)
+    for o in got["on"]:  # (each op counts through its rows in order)
+        np.testing.assert_array_equal(np.diff(o.ravel()), np.ones(rows * h - 1, np.float32))

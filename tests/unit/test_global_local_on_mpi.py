@@ -45,14 +45,19 @@ def test_a_buffer_on_two_devices_is_refused_where_it_moves(tmp_path):
                                "and device 0's here"), r.stderr
 
 
-def test_a_call_through_a_global_is_refused_where_it_is(tmp_path):
-    """@bump writes the global @G that both devices' local work reads; each
-    rank has its own @G under MPI, and the call named no buffer: coll-to-mpi
-    placed it nowhere (MPI gave 3.0 where the CPU gives 9.0) before it was
-    refused."""
-    src = os.path.join(INPUTS, "call_through_a_global.mlir")
+@pytest.mark.parametrize("name,at", [("call_through_a_global", "15:3"),
+                                     ("call_through_a_global_exec_region", "17:5"),
+                                     ("call_through_a_global_scf_if", "18:5"),
+                                     ("call_through_a_global_llvm_global", "26:3")])
+def test_a_call_through_a_global_is_refused_where_it_is(tmp_path, name, at):
+    """@bump writes a global (memref's, or LLVM's through llvm.mlir.addressof)
+    that both devices' local work reads; each rank has its own copy under
+    MPI, and the call names no buffer: coll-to-mpi placed it nowhere (MPI
+    gave 3.0 where the CPU gives 9.0; also inside scf.if and
+    scf.execute_region: outside attacks) before it was refused, at the call."""
+    src = os.path.join(INPUTS, f"{name}.mlir")
     r = coll_run(src, "mpi", tmp_path / "o.npz")
     assert r.returncode == 1 and not (tmp_path / "o.npz").exists()
-    assert r.stderr.startswith(f"{src}:15:3: error: coll-to-mpi: 'func.call' may touch memory its operands do not "
+    assert r.stderr.startswith(f"{src}:{at}: error: coll-to-mpi: 'func.call' may touch memory its operands do not "
                                "name"), r.stderr
     assert coll_run(src, "cpu", tmp_path / "c.npz").returncode == 0

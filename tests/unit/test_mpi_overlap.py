@@ -294,3 +294,40 @@ def test_collective_matmuls_on_real_numbers(program):
                 assert np.abs(o - r).max() <= 1e-5 * np.abs(r).max()
     for f, u in zip(got["off", "on"], got["off", "off"]):
         np.testing.assert_array_equal(f, u)
+
+
+MATVEC = """module {
+func.func @step(%x: memref<32x64xT>, %w: memref<64xT>, %c: memref<64xT>) attributes {coll.ranks = 2 : i64} {
+  %g = memref.alloc() : memref<64x64xT>
+  %t = "coll.all_gather"(%x, %g) {devices = array<i64: 0, 1>, gather_axis = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<32x64xT>, memref<64x64xT>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  %zero = arith.constant ZERO : T
+  linalg.fill ins(%zero : T) outs(%c : memref<64xT>)
+  linalg.matvec ins(%g, %w : memref<64x64xT>, memref<64xT>) outs(%c : memref<64xT>)
+  memref.dealloc %g : memref<64x64xT>
+  return
+}
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+@pytest.mark.parametrize("dtype", ["i32", "f16", "f32"])
+def test_a_matvec_through_loops_runs(backend, dtype):
+    """all_gather -> matvec with the matvec through loops (i32, f16; f32
+    with blas off): coll-outline-row-reductions made the vector's row an
+    invalid subview (an outside attack's case); small integers, exact."""
+    if backend == "mpi" and not OK:
+        pytest.skip(WHY)
+    np_type = {"i32": np.int32, "f16": np.float16, "f32": np.float32}[dtype]
+    text = MATVEC.replace("xT>", f"x{dtype}>").replace(": T", f": {dtype}").replace(
+        "ZERO", "0" if dtype == "i32" else "0.0")
+    rng = np.random.default_rng(3)
+    xs = [rng.integers(-4, 4, (32, 64)).astype(np_type) for _ in range(2)]
+    ws = [rng.integers(-4, 4, 64).astype(np_type) for _ in range(2)]
+    prog = api.compile(text, backend, strategy="ring", blas="off")
+    outs = [np.zeros(64, np_type) for _ in range(2)]
+    prog.run(xs + ws, outs)
+    for d in range(2):
+        want = np.concatenate(xs).astype(np.int64) @ ws[d].astype(np.int64)
+        np.testing.assert_array_equal(outs[d].astype(np.int64), want)
