@@ -65,6 +65,15 @@ class Epilogue:
         return e
 
 
+def _buffer(v: ir.Value) -> ir.Value | str:
+    """The buffer a root value is: a global by its name (two get_global ops
+    of one global are two values of one buffer: an outside attack's case)."""
+    owner = v.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "memref.get_global":
+        return "@" + ir.FlatSymbolRefAttr(owner.operation.attributes["name"]).value
+    return v
+
+
 def _root(v: ir.Value) -> bool:
     """A whole buffer: a block argument, an allocation or a global
     (coll-static-local-buffers), static and row-major."""
@@ -202,7 +211,7 @@ def match(ops: Sequence[Op], start: int, contractions: bool = False) -> Epilogue
         found.ops.append(op)
         found.row_roots.update(op.operands[n] for n in row_numbers)
         found.read_only |= read_only
-    if found is None or found.row_roots & found.read_only:
+    if found is None or {_buffer(v) for v in found.row_roots} & {_buffer(v) for v in found.read_only}:
         return None  # (a buffer both written by rows and read whole)
     return found
 
