@@ -30,7 +30,8 @@ class Cpu(Backend):
     options = (Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
                       ("on", "off")),
                Option("--epilogues", "epilogues", str, None,
-                      "the local work right after a collective runs in its tiles (default on)", ("on", "off")),
+                      "the local work right after a collective runs in its tiles (default: only where the "
+                      "devices' local work runs on one core, --parallel=off or a one-core machine)", ("on", "off")),
                Option("--parallel", "parallel", str, None,
                       "the simulated devices' local work on every core (default on)", ("on", "off")),
                Option("--profile", "split", bool, None, "time the collectives apart from the local work "

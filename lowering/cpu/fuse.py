@@ -406,8 +406,11 @@ def _fuse(found: ep.Epilogue, merged: list[Group], accesses: Accesses, position:
     # A result that only the collective and its epilogue use (a frontend's
     # buffer for it) shrinks to one tile: it is never written to memory.
     users = {op.operation for op in ops + found.ops}
+    # A global only if coll made it for a buffer (an outside attack's global
+    # of the user's, read again after the epilogue, was never written).
     own = [r for r in shared if not isinstance(r.owner, ir.Block)
-           and r.owner.operation.name in ("memref.alloc", "memref.get_global")
+           and (r.owner.operation.name == "memref.alloc"
+                or (r.owner.operation.name == "memref.get_global" and Scratch.made_here(r.owner.operation)))
            and _only_used_by(r, users, ("memref.dealloc",))]
     return Group(ops, length, [s for g in merged for s in g.scratch] + own, anchors, found, length // found.rows)
 

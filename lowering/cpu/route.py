@@ -1,5 +1,7 @@
 """The CPU back end's route: explicit level -> LLVM dialect (its own module,
 so that its passes can read CPU_TO_LLVM without loading the runtime)."""
+import os
+
 from ...core.routes import options_text
 from ...passes.blas_contractions import library
 
@@ -90,14 +92,21 @@ def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str
     of its token graph: coll-shuffle; `scratch`: static, the default, or
     heap; `nontemporal`: bytes from which results are streamed; `epilogues`
     (False or "off": local work after a collective runs after it, not in
-    its tiles); coll-to-cpu's options; `blas`: contractions through
+    its tiles; None: in them only where the devices' local work runs on
+    one core, `parallel` off or a machine of one core); coll-to-cpu's options; `blas`: contractions through
     OpenBLAS, blas_elements; `split`: the time in collectives counted,
     coll-profile-collectives; `parallel` (False or "off": the simulated
     devices' local work on one core, not coll-parallel-devices))."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
+    threads = off(parallel) is None
+    if epilogues is None and threads and (os.cpu_count() or 1) > 1:
+        # Fused, an epilogue runs in the collective's tiles on one thread;
+        # unfused, each device's runs on a core of its own
+        # (coll-parallel-devices): 0.58-0.77x the unfused speed fused at
+        # 8 x 1-16 MiB on 2 cores (bench/epilogue.py, 2026-12-07).
+        epilogues = "off"
     to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues))
     profiled = ["coll-profile-collectives"] if split else []
-    threads = off(parallel) is None
     return elems + ["coll-static-local-buffers"] + profiled + [f"coll-to-cpu{to_cpu}",
                     "coll-ieee-minmax"] + blas_elements(blas) + (["coll-parallel-devices"] if threads else []) + \
         cpu_to_llvm(threads)

@@ -20,6 +20,7 @@ from mlir.dialects import memref
 ALIGNMENT = 64
 MODES = ("static", "heap")
 PREFIX = "coll_cpu_scratch_"
+MADE_ATTR = "coll.made"  # on the memref.global ops `Scratch.buffer` makes
 
 
 class Scratch:
@@ -55,7 +56,33 @@ class Scratch:
             self.last = memref.GlobalOp(name, ir.TypeAttr.get(t), sym_visibility="private",
                                         initial_value=ir.UnitAttr.get(),
                                         alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ALIGNMENT))
+            self.last.attributes[MADE_ATTR] = ir.UnitAttr.get()
         return memref.get_global(t, name)
+
+    @staticmethod
+    def made_here(get_global: ir.Operation) -> bool:
+        """Whether a memref.get_global names a buffer made by `buffer`
+        (MADE_ATTR): scratch, or a local buffer (local_buffers.py), whose
+        value nothing reads before writing it; not a global of the user's,
+        whose value lives on between uses and calls."""
+        module = get_global.parent
+        while module is not None and module.name != "builtin.module":
+            module = module.parent
+        if module is None:
+            return False
+        try:
+            glob = ir.SymbolTable(module)[ir.FlatSymbolRefAttr(get_global.attributes["name"]).value]
+        except KeyError:
+            return False
+        return MADE_ATTR in glob.attributes
+
+    @staticmethod
+    def unmark(module_op: ir.Operation) -> None:
+        """Drops MADE_ATTR from the module's globals (read by coll-to-cpu's
+        tiling only: nothing of coll is left after it)."""
+        for op in module_op.regions[0].blocks[0].operations:
+            if op.operation.name == "memref.global" and MADE_ATTR in op.operation.attributes:
+                del op.operation.attributes[MADE_ATTR]
 
     @staticmethod
     def free(buf: ir.Value) -> None:

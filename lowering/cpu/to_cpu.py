@@ -297,6 +297,7 @@ def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", spl
         _erase_dead_views(_blocks(module_op, done))
         if split:
             cpu_split.split_module(module_op, split, skip=done)
+        Scratch.unmark(module_op)
 
 
 @register("coll-cpu-to-llvm",

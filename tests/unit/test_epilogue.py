@@ -279,3 +279,32 @@ func.func @step""")
         np.testing.assert_array_equal(f, u)
     for o in got["on"]:  # (each op counts through its rows in order)
         np.testing.assert_array_equal(np.diff(o.ravel()), np.ones(rows * h - 1, np.float32))
+
+
+def test_a_global_of_the_users_as_the_collectives_result_is_written():
+    """all_reduce into a global @G, an epilogue reading it, then @G read
+    again through another get_global: @G must hold the sum (fused, it
+    shrank to one tile and kept its initial 7.0: an outside attack's case).
+    Only the globals coll makes for its buffers (coll.made) shrink."""
+    n, rows, h = 2, 16, 64
+    t = f"memref<{rows}x{h}xf32>"
+    text = f"""module {{
+memref.global "private" @G : {t} = dense<7.0>
+func.func @step(%x: {t}, %r: {t}, %z: {t}, %w: {t}) attributes {{coll.ranks = {n} : i64}} {{
+  %g = memref.get_global @G : {t}
+{_collective("all_reduce", n, "%x", "%g", t, t)}{_add("%g", "%r", "%z", t, "arith.mulf")}  %g2 = memref.get_global @G : {t}
+  memref.copy %g2, %w : {t} to {t}
+  return
+}}
+}}
+"""
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((rows, h), dtype=np.float32) for _ in range(2 * n)]
+    for mode in ("on", "off"):
+        prog = api.compile(text, "cpu", strategy="ring", epilogues=mode)
+        outs = [np.full((rows, h), np.nan, np.float32) for _ in range(2 * n)]
+        prog.run(xs, outs)
+        y = xs[0] + xs[1]
+        for d in range(n):
+            np.testing.assert_array_equal(outs[d], y * xs[n + d])
+            np.testing.assert_array_equal(outs[n + d], y, err_msg=f"epilogues={mode}: @G")
