@@ -4,11 +4,13 @@
 // last use is before %c is allocated), buffers alive together do not (%a
 // and %b); a buffer returned, of a dynamic shape, of i1, or of a function
 // that may call itself (one global would serve every activation: an outside
-// attack's recursion computed 16x for 8x) stays.
+// attack's recursion computed 16x for 8x) stays. The globals carry
+// coll.made (coll-to-cpu may shrink them to a tile; not a user's global)
+// until coll-to-cpu drops it.
 // RUN: coll-opt %s --coll-static-local-buffers | FileCheck %s
 
-// CHECK: memref.global "private" @coll_cpu_scratch_0 : memref<16xf32> = uninitialized {alignment = 64 : i64}
-// CHECK: memref.global "private" @coll_cpu_scratch_1 : memref<16xf32> = uninitialized {alignment = 64 : i64}
+// CHECK: memref.global "private" @coll_cpu_scratch_0 : memref<16xf32> = uninitialized {alignment = 64 : i64, coll.made}
+// CHECK: memref.global "private" @coll_cpu_scratch_1 : memref<16xf32> = uninitialized {alignment = 64 : i64, coll.made}
 // CHECK-LABEL: func.func @step
 // CHECK: %[[A:.*]] = memref.get_global @coll_cpu_scratch_0 : memref<16xf32>
 // CHECK: %[[B:.*]] = memref.get_global @coll_cpu_scratch_1 : memref<16xf32>
