@@ -80,7 +80,7 @@ def _run(prog: api.Runnable, ins: list[np.ndarray]) -> list[np.ndarray]:
 def _lowered(text: str, parallel: str) -> str:
     """The module after coll-parallel-devices (the CPU route up to it; every
     run, on N threads)."""
-    passes = route(parallel=parallel)
+    passes = route(parallel=parallel, epilogues="on")  # (the psum's row sum fused: two runs)
     if parallel == "on":
         upto = passes.index("coll-parallel-devices") + 1
         passes[upto - 1] = f"coll-parallel-devices{{min-bytes=0 threads={N}}}"

@@ -43,7 +43,7 @@ def test_printed_route_reproduces_the_runtime_lowering(backend, options):
 def test_route_text_round_trips_through_the_builder():
     from coll.core.pipeline import build
     text = routes.pipeline(routes.explicit("all2all", 10, None, check_order=True),
-                           cpu.route(tile=256, shuffle_seed=3))
+                           cpu.route(tile=256, shuffle_seed=3, epilogues="on"))
     assert text.startswith("builtin.module(coll-choose-strategy{strategy=all2all threshold=10},"
                            "coll-lower-collectives,coll-check-order,coll-shuffle{seed=3},"
                            "coll-static-local-buffers,coll-to-cpu{tile=256},")
