@@ -30,6 +30,19 @@ def _matcher(match: Match) -> Callable[[str], bool]:
     return (lambda name: name == match) if isinstance(match, str) else match
 
 
+def symbol(op: ir.Operation, name: str) -> ir.OpView | None:
+    """The op named `name` in the module that holds `op`, or None."""
+    module = op.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return None
+    try:
+        return ir.SymbolTable(module)[name]
+    except KeyError:
+        return None
+
+
 def find_ops(root: Root, match: Match) -> list[ir.Operation]:
     """Ops under `root` (an Operation, OpView or Module), in walk order, whose
     name equals `match` (a str) or satisfies it (a callable on the name)."""

@@ -17,6 +17,8 @@ call itself.
 from mlir import ir
 from mlir.dialects import memref
 
+from ...ir.walk import symbol
+
 ALIGNMENT = 64
 MODES = ("static", "heap")
 PREFIX = "coll_cpu_scratch_"
@@ -65,16 +67,8 @@ class Scratch:
         (MADE_ATTR): scratch, or a local buffer (local_buffers.py), whose
         value nothing reads before writing it; not a global of the user's,
         whose value lives on between uses and calls."""
-        module = get_global.parent
-        while module is not None and module.name != "builtin.module":
-            module = module.parent
-        if module is None:
-            return False
-        try:
-            glob = ir.SymbolTable(module)[ir.FlatSymbolRefAttr(get_global.attributes["name"]).value]
-        except KeyError:
-            return False
-        return MADE_ATTR in glob.attributes
+        glob = symbol(get_global, ir.FlatSymbolRefAttr(get_global.attributes["name"]).value)
+        return glob is not None and MADE_ATTR in glob.attributes
 
     @staticmethod
     def unmark(module_op: ir.Operation) -> None:

@@ -27,6 +27,7 @@ from ...analysis.effects import flat_effects, host_effects
 from ...core.errors import PassError
 from ...ir.types import device_of
 from ...ir.views import VIEW_OPS, root_of
+from ...ir.walk import symbol
 
 # Top-level ops of an explicit program that are not local work.
 _PROGRAM_OPS = ("func.return",)
@@ -82,16 +83,8 @@ def _beyond(op: ir.Operation, seen: set[str]) -> bool:
     if callee in seen:
         return False  # (its body is being walked already)
     seen.add(callee)
-    module = op.parent
-    while module is not None and module.name != "builtin.module":
-        module = module.parent
-    if module is None:
-        return True
-    try:
-        func = ir.SymbolTable(module)[callee]
-    except KeyError:
-        return True
-    if not len(func.regions[0].blocks):
+    func = symbol(op, callee)
+    if func is None or not len(func.regions[0].blocks):
         return True  # (a declaration: its body is elsewhere)
     found = False
 

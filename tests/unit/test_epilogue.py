@@ -181,6 +181,19 @@ def test_a_result_read_after_the_epilogue_is_kept():
         np.testing.assert_array_equal(outs[n + d], y)
 
 
+def _needs(backend: str) -> None:
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip(mpi.available()[1])
+
+
+def _fused_on(backend: str, text: str, xs: list[np.ndarray], n_out: int, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """The outputs of `text` run with its epilogue fused, on `backend` (ring)."""
+    prog = api.compile(text, backend, strategy="ring", epilogues="on")
+    outs = [np.full(shape, np.nan, np.float32) for _ in range(n_out)]
+    prog.run(xs, outs)
+    return outs
+
+
 def _add_row_index(y: str, out: str, t: str) -> str:
     """out[i, j] = y[i, j] + i: a body that reads its loop d0's index."""
     return (f"  linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = [\"parallel\", \"parallel\"]}} "
@@ -196,8 +209,7 @@ def test_an_epilogue_that_reads_its_row_index_is_not_cut(backend):
     such an op ends the epilogue (the CPU route's tiles, and coll-mpi-overlap's
     under MPI); JAX's one-hot of a top-k (bench/jax_corpus.py moe_all_to_all)
     has one."""
-    if backend == "mpi" and not mpi.available()[0]:
-        pytest.skip(mpi.available()[1])
+    _needs(backend)
     n, rows, h = 2, 64, 4096
     t = f"memref<{rows}x{h}xf32>"
     body = (f"  %y = memref.alloc() : {t}\n" + _collective("all_reduce", n, "%x", "%y", t, t)
@@ -205,9 +217,7 @@ def test_an_epilogue_that_reads_its_row_index_is_not_cut(backend):
     text = _spmd(n, f"%x: {t}, %z: {t}", body)
     rng = np.random.default_rng(5)
     xs = [rng.integers(-8, 8, (rows, h)).astype(np.float32) for _ in range(n)]
-    prog = api.compile(text, backend, strategy="ring", epilogues="on")
-    outs = [np.full((rows, h), np.nan, np.float32) for _ in range(n)]
-    prog.run(xs, outs)
+    outs = _fused_on(backend, text, xs, n, (rows, h))
     want = xs[0] + xs[1] + np.arange(rows, dtype=np.float32)[:, None]
     for d in range(n):
         np.testing.assert_array_equal(outs[d], want)
@@ -218,8 +228,7 @@ def test_an_epilogue_that_loads_from_a_buffer_in_its_body_is_not_cut(backend):
     """out[i, j] = y[i, j] + y[rows - 1, j], the last row read by a
     memref.load in the body: no operand of the op says so, and a tile of the
     first rows must not run before the collective has written the last."""
-    if backend == "mpi" and not mpi.available()[0]:
-        pytest.skip(mpi.available()[1])
+    _needs(backend)
     n, rows, h = 2, 64, 4096
     t = f"memref<{rows}x{h}xf32>"
     load = (f"  %last = arith.constant {rows - 1} : index\n"
@@ -233,9 +242,7 @@ def test_an_epilogue_that_loads_from_a_buffer_in_its_body_is_not_cut(backend):
     text = _spmd(n, f"%x: {t}, %z: {t}", body)
     rng = np.random.default_rng(6)
     xs = [rng.integers(-8, 8, (rows, h)).astype(np.float32) for _ in range(n)]
-    prog = api.compile(text, backend, strategy="ring", epilogues="on")
-    outs = [np.full((rows, h), np.nan, np.float32) for _ in range(n)]
-    prog.run(xs, outs)
+    outs = _fused_on(backend, text, xs, n, (rows, h))
     y = xs[0] + xs[1]
     for d in range(n):
         np.testing.assert_array_equal(outs[d], y + y[-1])
@@ -247,8 +254,7 @@ def test_an_epilogue_whose_body_calls_is_not_cut(backend):
     """Two ops whose bodies call @next (a counter in a global): cut into
     tiles, the second op's calls would come between the first's (an outside
     attack's case); a body with anything but arithmetic is not cut."""
-    if backend == "mpi" and not mpi.available()[0]:
-        pytest.skip(mpi.available()[1])
+    _needs(backend)
     n, rows, h = 2, 64, 4096
     t = f"memref<{rows}x{h}xf32>"
 
