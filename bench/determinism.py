@@ -12,8 +12,8 @@ each contract: `differ`, the elements of the worst replica whose bits are
 not the canonical ones (goal: 0 under the default contract); `err`, the
 worst |y - s| / (eps * sum_i |x_i|) against the float64 sum s (a recursive
 sum is bounded by N - 1; one rounding at the end, as f16/bf16/fp8 have
-under the contract, by 0.5 up to the f32 sums' own error); `ms`, the best of --rounds calls (the calling
-thread's CPU time: a shared machine's other processes are left out). The
+under the contract, by 0.5 up to the f32 sums' own error); `ms`, the best of --rounds calls (wall time:
+a large group's tiles run on every core). The
 strategies that lower alike under both contracts (naive, all2all, oneshot,
 twoshot: one combine in device order) run once. The summary gives, per
 point, the fastest canonical strategy over the fastest any-order one (goal:
@@ -31,7 +31,6 @@ canonical over the fastest any-order (goal: <= 1.2 from 1 MiB per rank).
 --full: N = 2..8 and 1 KiB .. 64 MiB (every power of 4).
 """
 import json
-import time
 
 import numpy as np
 
@@ -102,7 +101,7 @@ def point(n, kib, element, rounds, naive_max_kib):
         for order in (CANONICAL,) if s in SAME_UNDER_BOTH else (CANONICAL, ANY_ORDER):
             prog = cpu.compile(module(n, numel, element, s, order))
             ys = [np.zeros_like(xs[0]) for _ in range(n)]
-            times = prog.time(xs, ys, rounds, clock=time.thread_time)
+            times = prog.time(xs, ys, rounds)
             differ, err = judge(xs, ys, element, want)
             orders = [CANONICAL, ANY_ORDER] if s in SAME_UNDER_BOTH else [order]
             rows += [dict(n=n, kib=kib, type=element, strategy=s, order=o, differ=differ, err_eps=err,

@@ -30,10 +30,10 @@ class Cpu(Backend):
     options = (Option("--blas", "blas", str, None, "f32/f64 contractions through OpenBLAS (default on)",
                       ("on", "off")),
                Option("--epilogues", "epilogues", str, None,
-                      "the local work right after a collective runs in its tiles (default: only where the "
-                      "devices' local work runs on one core, --parallel=off or a one-core machine)", ("on", "off")),
+                      "the local work right after a collective runs in its tiles (default on)", ("on", "off")),
                Option("--parallel", "parallel", str, None,
-                      "the simulated devices' local work on every core (default on)", ("on", "off")),
+                      "the simulated devices' local work, and the tiles of a collective's large groups, "
+                      "on every core (default on)", ("on", "off")),
                Option("--profile", "split", bool, None, "time the collectives apart from the local work "
                       "(printed after each run; epilogues run unfused)", const=True))
 
@@ -63,7 +63,8 @@ class Cpu(Backend):
         `epilogues` (False or "off"): local work after a collective is not
         fused into its tiles; `split`: the program counts the time in its
         collectives (CpuProgram.split, coll-run --profile); `parallel` (False
-        or "off"): the devices' local work on one core (coll-parallel-devices)."""
+        or "off"): the devices' local work (coll-parallel-devices) and a
+        collective's tiles (coll-to-cpu's workers) on one core."""
         from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, tile, shuffle_seed, check_order,
                      scratch, nontemporal, profile, blas, epilogues, split, parallel)

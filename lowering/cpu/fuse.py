@@ -24,19 +24,26 @@ disjoint data (or only read the same data) and may run in any order.
 Ops this analysis does not understand (a frontend's local work) cut a
 block into segments, each tiled on its own; the row-parallel local work
 right after a collective may join its group as an epilogue (epilogue.py).
+
+Tiles touch disjoint elements, so a large group's tiles may run on several
+threads at once (coll-to-cpu's `workers`, the cpu route: every core): an
+scf.parallel over the workers, each on consecutive tiles with scratch
+tiles of its own (`_tile_loop`), run by upstream's async-parallel-for.
+Each element is computed as on one thread: the results are bit for bit
+the same.
 """
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, llvm, memref, scf
 
 from ...ir.ops import Implements, OpView, view
 from ...ir.views import VIEW_OPS
 from . import epilogue as ep
 from .kernels import Combine, Index, Operand, buffer_bytes, combine_element, copy_1d, element_bytes, index, window
-from .scratch import Scratch
+from .scratch import ALIGNMENT, Scratch
 from .shared import Kernels, create, pointer_of, ptr_type
 
 # Working set of one tile: about one core's L2 (2 MiB here). Measured on
@@ -52,6 +59,12 @@ TILE_BYTES = 2 << 20
 SHARED_TILE_BYTES = 1 << 20
 REUSE = 2  # accesses per distinct view from which a group takes SHARED_TILE_BYTES
 MIN_TILE = 256
+# A group worth sharing among threads (_workers), as coll-parallel-devices'
+# runs (parallel.py MIN_BYTES). Measured on this 2-core VM (2026-12-07,
+# bench/cpu_strategies.py, wall ms, against one thread): at 8 x 1 MiB
+# (groups of 16 MiB) tree 0.44 against 0.77, rhd 0.62 / 0.95, oneshot 0.59
+# / 1.00; at 8 x 16-64 MiB every strategy 0.54-0.58x the time.
+MIN_PARALLEL_BYTES = 1 << 23
 
 # Ops a tiled block may hold besides copies and combines (none touches data).
 BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", Implements.NAME, "arith.constant",
@@ -517,13 +530,14 @@ def final_writes(group: Group, accesses: Accesses, folded: dict[Op, list[Op]] | 
 
 
 def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | None = None,
-         scratch: Scratch | None = None, streaming: bool = False) -> None:
+         scratch: Scratch | None = None, streaming: bool = False, workers: int = 1) -> None:
     """Emits the tiled loops of `group` before its last op (tile: elements
     per tile, or -1 to size tiles by TILE_BYTES; kernels: a
     cpu_shared.Kernels to call, or None for inline loops; scratch: the
     scratch.Scratch that allocates its tiles, None: the heap;
     streaming: its final writes (`final_writes`) are non-temporal,
-    for a program larger than the cache)."""
+    for a program larger than the cache; workers: threads its tiles may
+    be shared among, `_workers`)."""
     last = group.ops[-1]
     # Results that local work reads next are not streamed past the cache.
     streaming = streaming and kernels is not None and not group.local_after
@@ -533,7 +547,8 @@ def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | No
         if group.epilogue is not None:  # where the last op of the epilogue was, which it replaces
             last = group.epilogue.ops[-1]
         with ir.InsertionPoint(last), last.location:
-            _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream)
+            _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream,
+                           _workers(group, accesses, workers))
         if group.epilogue is not None:
             for op in group.epilogue.ops:
                 op.operation.erase()
@@ -552,26 +567,16 @@ def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | No
     with ir.InsertionPoint(last), last.location:
         L = group.length
         T = min(group.tile(accesses, tile), L)
-        scratch = scratch or Scratch(None, "heap")
-        tiles = {s: scratch.buffer(ir.MemRefType.get([T], ir.MemRefType(s.type).element_type))
-                 for s in group.scratch}
-        full = L // T
+        types = {s: ir.MemRefType.get([T], ir.MemRefType(s.type).element_type) for s in group.scratch}
 
-        def ops_at(base: ir.Value | int, count: int) -> None:
-            for op in group.ops:
-                if op not in hidden:
-                    _emit_op(op, accesses, tiles, base, count, kernels, stream, folded.get(op, []))
-        if full > 1:
-            loop = scf.ForOp(index(0), index(full * T), index(T))
-            with ir.InsertionPoint(loop.body):
-                ops_at(loop.induction_variable, T)
-                scf.YieldOp([])
-        elif full == 1:
-            ops_at(0, T)
-        if L % T:
-            ops_at(full * T, L % T)
-        for buf in tiles.values():
-            scratch.free(buf)
+        def stepper(tiles: dict[ir.Value, ir.Value]) -> Step:
+            def ops_at(base: ir.Value | int, count: int) -> None:
+                for op in group.ops:
+                    if op not in hidden:
+                        _emit_op(op, accesses, tiles, base, count, kernels, stream, folded.get(op, []))
+            return ops_at
+        _tile_loop(L // T, T, L % T, types, scratch or Scratch(None, "heap"), stepper,
+                   _workers(group, accesses, workers))
 
 
 def _emit_op(op: Op, accesses: Accesses, tiles: dict[ir.Value, ir.Value], base: ir.Value | int, count: int,
@@ -612,7 +617,7 @@ def _views(op: Op) -> list[ir.Value]:
 
 
 def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels, scratch: Scratch,
-                   stream: Collection[Op]) -> None:
+                   stream: Collection[Op], workers: int = 1) -> None:
     """A group with anchors: one loop over tiles [t, t+T) of its range; each
     op, in program order, on the part of its range in the tile (maybe
     none), through the shared kernels on pointers."""
@@ -622,59 +627,125 @@ def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels
     L = group.length
     T = min(group.tile(accesses, tile), L)
     rows = group.epilogue.row_roots if group.epilogue is not None else set()
-    tiles = {s: scratch.buffer(ir.MemRefType.get(
+    types = {s: ir.MemRefType.get(
         [T // group.row] + ir.MemRefType(s.type).shape[1:] if s in rows else [T],  # (rows for the epilogue)
-        ir.MemRefType(s.type).element_type)) for s in group.scratch}
+        ir.MemRefType(s.type).element_type) for s in group.scratch}
     ptrs: dict[ir.Value, ir.Value] = {}  # base pointers, made once before the loop
     for op in group.ops:
         for v, a in zip(_views(op), accesses[op]):
-            if v not in ptrs and a.root not in tiles:
+            if v not in ptrs and a.root not in types:
                 ptrs[v] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(v)))
-    for buf in tiles.values():
-        ptrs[buf] = arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(buf)))
 
-    def step(start: ir.Value | int, size: int) -> None:
-        """Every op on its part of the tile [start, min(start + size, L))."""
-        t = index(start)
-        end = arith.minsi(arith.addi(t, index(size)), index(L))
-        for op in group.ops:
-            o, n = anchors[op], accesses[op][0].length
-            lo = arith.maxsi(t, index(o))
-            hi = arith.minsi(end, index(o + n))
-            count = arith.maxsi(arith.subi(hi, lo), index(0))
-            at = []
-            views = _views(op)
-            types = [ir.MemRefType(v.type).element_type for v in views]
-            for v, a, t_ in zip(views, accesses[op], types):
-                if a.root in tiles:  # element e is at e - t of the tile
-                    first, base = arith.subi(lo, t), ptrs[tiles[a.root]]
-                else:  # element e is at e - o of the op's view
-                    first, base = arith.subi(lo, index(o)), ptrs[v]
-                addr = arith.addi(base, arith.muli(first, index(element_bytes(t_))))
-                (p,) = create("llvm.inttoptr", [ptr_type()], [arith.index_cast(i64, addr)])
-                at.append(p)
-            if op.name == "coll.copy":
-                nbytes = arith.index_cast(i64, arith.muli(count, index(element_bytes(types[0]))))
-                (kernels.copy_streaming if op in stream else kernels.copy)(at[1], at[0], nbytes)
-            else:
-                kind = ir.StringAttr(op.attributes["kind"]).value
-                elem, mixed = combine_element(views)
-                kernels.call_ptrs(kind, elem, at, arith.index_cast(i64, count), (op in stream,),
-                                  types if mixed else ())
-        if group.epilogue is not None:  # its rows of the tile, now that every op has written them
-            row0 = start // group.row if isinstance(start, int) else arith.divui(t, index(group.row))
-            ep.emit_rows(group.epilogue, row0, size // group.row, tiles)
+    def stepper(tiles: dict[ir.Value, ir.Value]) -> Step:
+        at_tile = {root: arith.index_cast(idx, llvm.ptrtoint(i64, pointer_of(buf))) for root, buf in tiles.items()}
+
+        def step(start: ir.Value | int, size: int) -> None:
+            """Every op on its part of the tile [start, min(start + size, L))."""
+            t = index(start)
+            end = arith.minsi(arith.addi(t, index(size)), index(L))
+            for op in group.ops:
+                o, n = anchors[op], accesses[op][0].length
+                lo = arith.maxsi(t, index(o))
+                hi = arith.minsi(end, index(o + n))
+                count = arith.maxsi(arith.subi(hi, lo), index(0))
+                at = []
+                views = _views(op)
+                types = [ir.MemRefType(v.type).element_type for v in views]
+                for v, a, t_ in zip(views, accesses[op], types):
+                    if a.root in tiles:  # element e is at e - t of the tile
+                        first, base = arith.subi(lo, t), at_tile[a.root]
+                    else:  # element e is at e - o of the op's view
+                        first, base = arith.subi(lo, index(o)), ptrs[v]
+                    addr = arith.addi(base, arith.muli(first, index(element_bytes(t_))))
+                    (p,) = create("llvm.inttoptr", [ptr_type()], [arith.index_cast(i64, addr)])
+                    at.append(p)
+                if op.name == "coll.copy":
+                    nbytes = arith.index_cast(i64, arith.muli(count, index(element_bytes(types[0]))))
+                    (kernels.copy_streaming if op in stream else kernels.copy)(at[1], at[0], nbytes)
+                else:
+                    kind = ir.StringAttr(op.attributes["kind"]).value
+                    elem, mixed = combine_element(views)
+                    kernels.call_ptrs(kind, elem, at, arith.index_cast(i64, count), (op in stream,),
+                                      types if mixed else ())
+            if group.epilogue is not None:  # its rows of the tile, now that every op has written them
+                row0 = start // group.row if isinstance(start, int) else arith.divui(t, index(group.row))
+                ep.emit_rows(group.epilogue, row0, size // group.row, tiles)
+        return step
 
     # With an epilogue, whole tiles and then the rest, each of a static
     # size: its ops keep static shapes, so LLVM compiles each row as it
     # does unfused (a row sum's vector association included: bitwise).
+    # Without, the last tile is cut short by `step` itself.
     full = L // T if group.epilogue is not None else -(-L // T)
-    if full:
-        loop = scf.ForOp(index(0), index(full * T), index(T))
+    _tile_loop(full, T, max(L - full * T, 0), types, scratch, stepper, workers, loop_one=True)
+
+
+# One tile's work: step(first element, elements), given the group's scratch
+# tiles (`_tile_loop`).
+Step = Callable[[ir.Value | int, int], None]
+
+
+def _workers(group: Group, accesses: Accesses, workers: int) -> int:
+    """Threads the tiles of `group` are shared among: `workers` where its
+    buffers take MIN_PARALLEL_BYTES or more, else one (a thread's hand-off
+    costs tens of microseconds)."""
+    roots = {a.root for op in group.ops for a in accesses[op]}
+    return workers if sum(buffer_bytes(r.type) for r in roots) >= MIN_PARALLEL_BYTES else 1
+
+
+def _tile_loop(full: int, T: int, rest: int, types: Mapping[ir.Value, ir.Type], scratch: Scratch,
+               stepper: Callable[[dict[ir.Value, ir.Value]], Step], workers: int = 1,
+               loop_one: bool = False) -> None:
+    """Tiles [0, T), [T, 2T), ... `full` of them, then `rest` elements, each
+    through stepper(tiles) (tiles: a buffer of `types` per scratch root),
+    at the insertion point. On one worker, one tile buffer each and an
+    scf.for (also for a single tile where `loop_one`). On `workers` > 1,
+    an scf.parallel over the workers, each with its own tile buffers (one
+    allocation, a memref.view at each worker's offset) and an scf.for over
+    its consecutive tiles; upstream's async-parallel-for runs the workers
+    on the async runtime's threads (route.py). Tiles touch disjoint
+    elements (fuse.py's groups), so every element is computed as on one
+    thread: the results are bit for bit the same."""
+    workers = min(workers, full)
+    if workers < 2:
+        tiles = {s: scratch.buffer(t) for s, t in types.items()}
+        step = stepper(tiles)
+        if full > 1 or (full == 1 and loop_one):
+            loop = scf.ForOp(index(0), index(full * T), index(T))
+            with ir.InsertionPoint(loop.body):
+                step(loop.induction_variable, T)
+                scf.YieldOp([])
+        elif full == 1:
+            step(0, T)
+        if rest:
+            step(full * T, rest)
+        for buf in tiles.values():
+            scratch.free(buf)
+        return
+    per = -(-full // workers)
+    workers = -(-full // per)
+    i8 = ir.IntegerType.get_signless(8)
+
+    def size(t: ir.Type) -> int:  # a worker's tile in bytes, aligned as the buffer
+        return -(-buffer_bytes(t) // ALIGNMENT) * ALIGNMENT
+    bufs = {s: scratch.buffer(ir.MemRefType.get([workers * size(t)], i8)) for s, t in types.items()}
+
+    def tiles_at(w: ir.Value | int) -> dict[ir.Value, ir.Value]:
+        return {s: memref.view(types[s], b, index(w * size(types[s])) if isinstance(w, int)
+                               else arith.muli(w, index(size(types[s]))), []) for s, b in bufs.items()}
+    par = scf.ParallelOp([], [index(0)], [index(workers)], [index(1)], [])
+    block = par.regions[0].blocks.append(ir.IndexType.get())
+    with ir.InsertionPoint(block):
+        w = block.arguments[0]
+        step = stepper(tiles_at(w))
+        first = arith.muli(w, index(per * T))
+        end = arith.minsi(arith.addi(first, index(per * T)), index(full * T))
+        loop = scf.ForOp(first, end, index(T))
         with ir.InsertionPoint(loop.body):
             step(loop.induction_variable, T)
             scf.YieldOp([])
-    if full * T < L:
-        step(full * T, L - full * T)
-    for buf in tiles.values():
+        scf.ReduceOp([], 0)
+    if rest:
+        stepper(tiles_at(0))(full * T, rest)
+    for buf in bufs.values():
         scratch.free(buf)

@@ -49,17 +49,27 @@ CPU_TO_LLVM = (
     "reconcile-unrealized-casts",
 )
 
-# coll-parallel-devices' async.execute ops run on the MLIR async runtime's
-# thread pool (libmlir_async_runtime.so, one worker per core), lowered as
-# upstream's integration tests do (mlir/test/Integration/Dialect/Async/CPU).
-# After the row reductions are outlined, before linalg's loops.
+# coll-parallel-devices' async.execute ops, and the scf.parallel of the
+# workers that share a collective's tiles (coll-to-cpu's workers,
+# fuse.py), run on the MLIR async runtime's thread pool
+# (libmlir_async_runtime.so, one worker per core), lowered as upstream's
+# integration tests do (mlir/test/Integration/Dialect/Async/CPU); one
+# block per worker (min-task-size=1). After the row reductions are
+# outlined, before linalg's loops.
 PARALLEL_AFTER = "coll-outline-row-reductions"
-ASYNC_TO_LLVM = (
-    "async-to-async-runtime",
-    "async-runtime-ref-counting",
-    "async-runtime-ref-counting-opt",
-    "convert-async-to-llvm",
-)
+
+
+def async_to_llvm(workers: int) -> list[str]:
+    """The async lowering, for `workers` threads."""
+    return [f"async-parallel-for{{async-dispatch=true num-workers={workers} min-task-size=1}}",
+            "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
+            "convert-async-to-llvm"]
+
+
+def cores() -> int:
+    """The cores this process may run on: the threads the simulated
+    devices' local work and a collective's tiles are shared among."""
+    return len(os.sched_getaffinity(0))
 
 
 def cpu_to_llvm(parallel: bool) -> list[str]:
@@ -67,7 +77,7 @@ def cpu_to_llvm(parallel: bool) -> list[str]:
     passes = list(CPU_TO_LLVM)
     if parallel:
         at = passes.index(PARALLEL_AFTER) + 1
-        passes[at:at] = ASYNC_TO_LLVM
+        passes[at:at] = async_to_llvm(cores())
     return passes
 
 
@@ -92,20 +102,16 @@ def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str
     of its token graph: coll-shuffle; `scratch`: static, the default, or
     heap; `nontemporal`: bytes from which results are streamed; `epilogues`
     (False or "off": local work after a collective runs after it, not in
-    its tiles; None: in them only where the devices' local work runs on
-    one core, `parallel` off or a machine of one core); coll-to-cpu's options; `blas`: contractions through
+    its tiles); coll-to-cpu's options; `blas`: contractions through
     OpenBLAS, blas_elements; `split`: the time in collectives counted,
     coll-profile-collectives; `parallel` (False or "off": the simulated
-    devices' local work on one core, not coll-parallel-devices))."""
+    devices' local work and a collective's tiles on one thread, not
+    coll-parallel-devices and coll-to-cpu's workers; on a machine of one
+    core, always))."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
-    threads = off(parallel) is None
-    if epilogues is None and threads and (os.cpu_count() or 1) > 1:
-        # Fused, an epilogue runs in the collective's tiles on one thread;
-        # unfused, each device's runs on a core of its own
-        # (coll-parallel-devices): 0.58-0.77x the unfused speed fused at
-        # 8 x 1-16 MiB on 2 cores (bench/epilogue.py, 2026-12-07).
-        epilogues = "off"
-    to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues))
+    threads = off(parallel) is None and cores() > 1
+    to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues),
+                          workers=cores() if threads else None)
     profiled = ["coll-profile-collectives"] if split else []
     return elems + ["coll-static-local-buffers"] + profiled + [f"coll-to-cpu{to_cpu}",
                     "coll-ieee-minmax"] + blas_elements(blas) + (["coll-parallel-devices"] if threads else []) + \

@@ -144,6 +144,16 @@ def _identity(a: object) -> tuple:
     return (id(a), a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, a.flags.writeable)
 
 
+# How benchmarks time a call (bench/: --clock). "wall": elapsed time, what
+# a user waits. "cpu": the CPU time of every thread of the process, which
+# leaves out the time other processes hold the cores of a shared machine;
+# a program whose tiles or devices run on several threads (coll-to-cpu's
+# workers, coll-parallel-devices) counts the work of them all, more than
+# the time it takes. (The calling thread's time alone, as benchmarks took
+# before the tiles ran on several threads, leaves out the others' work.)
+CLOCKS = {"wall": _time.perf_counter, "cpu": _time.process_time}
+
+
 class CpuProgram:
     """A compiled entry function. `specs`: one ArgSpec per argument;
     `n_inputs`: how many leading arguments are inputs (None if unknown);
@@ -240,9 +250,8 @@ class CpuProgram:
              clock: Callable[[], float] = _time.perf_counter) -> list[float]:
         """Seconds of each of `repeat` runs, after one warm-up run, which
         also touches every page of the inputs, outputs and scratch: no
-        timed run faults a page in. `clock`: wall time; time.thread_time
-        leaves out the time the calling thread (which runs the program) is
-        not on a core, for benchmarks on a shared machine. The outputs are
+        timed run faults a page in. `clock`: wall time, or one of CLOCKS.
+        The outputs are
         those of the warm-up run: a program in place would otherwise leave
         the result of runs on its own results (as mpi-exe's --repeat)."""
         repeat = check_repeat(repeat)

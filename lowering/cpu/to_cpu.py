@@ -218,10 +218,11 @@ def _erase_dead_views(blocks: list[ir.Block]) -> None:
 
 
 def _tile_blocks(module_op: ir.Operation, tile: int, kernels: cpu_shared.Kernels | None, skip: Collection[str],
-                 scratch: Scratch, nontemporal: int, epilogues: bool = True) -> None:
+                 scratch: Scratch, nontemporal: int, epilogues: bool = True, workers: int = 1) -> None:
     """Replaces the copies and combines of every tileable group by tiled
     loops (with `epilogues`, the local work fused after them,
-    lowering/cpu/epilogue.py); marks what they replace. The final writes of
+    lowering/cpu/epilogue.py; the tiles of a large group shared among
+    `workers` threads); marks what they replace. The final writes of
     a block whose buffers take at least `nontemporal` bytes (> 0) are
     streamed."""
     for block in _blocks(module_op, skip):
@@ -230,7 +231,7 @@ def _tile_blocks(module_op: ir.Operation, tile: int, kernels: cpu_shared.Kernels
         for g in groups:
             if g.anchors is not None and kernels is None:
                 continue  # (its ops of several lengths run through the shared kernels only)
-            cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming)
+            cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming, workers)
             for op in g.ops:
                 op.attributes[FUSED] = ir.UnitAttr.get()
             for s in g.scratch:
@@ -265,13 +266,15 @@ def _pointer_level(module_op: ir.Operation, kernels: cpu_shared.Kernels, split: 
           "buffers allocated once per program, or heap buffers allocated at every call; "
           "nontemporal: bytes of a program's buffers from which tiled copies into results "
           "that nothing reads again use non-temporal stores, 0 never; epilogues: the row-parallel "
-          "local work right after a collective runs in its tiles, on, or after it, off)",
+          "local work right after a collective runs in its tiles, on, or after it, off; workers: "
+          "the threads the tiles of a large group are shared among, as an scf.parallel that "
+          "async-parallel-for runs, 1 one thread)",
           anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
           tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT),
           scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]), nontemporal=(int, 0),
-          epilogues=(choice("on", "off"), "on"))
+          epilogues=(choice("on", "off"), "on"), workers=(int, 1))
 def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", split: int = SPLIT,
-           scratch: str = SCRATCH_MODES[0], nontemporal: int = 0, epilogues: str = "on") -> None:
+           scratch: str = SCRATCH_MODES[0], nontemporal: int = 0, epilogues: str = "on", workers: int = 1) -> None:
     """Explicit level -> memref/scf/vector/arith, in place."""
     if tile < -1:
         raise PassError(f"tile must be -1 (sized by cache), 0 (no tiling) or a number of elements, got {tile}")
@@ -279,6 +282,8 @@ def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", spl
         raise PassError(f"split must be 0 (no split) or a number of ops, got {split}")
     if nontemporal < 0:
         raise PassError(f"nontemporal must be 0 (never) or a number of bytes, got {nontemporal}")
+    if workers < 1:
+        raise PassError(f"workers must be a number of threads (1: one), got {workers}")
     with module_op.context, module_op.location:
         for claim in find_ops(module_op, Implements.NAME):
             claim.erase()  # checked already (coll-check-semantics); it runs nothing
@@ -287,7 +292,7 @@ def to_cpu(module_op: ir.Operation, tile: int = -1, kernels: str = "shared", spl
         buffers = Scratch(module_op, scratch)
         done = _pointer_level(module_op, lib, split, tile, buffers) if lib is not None and split else set()
         if tile != 0:
-            _tile_blocks(module_op, tile, lib, done, buffers, nontemporal, epilogues == "on")
+            _tile_blocks(module_op, tile, lib, done, buffers, nontemporal, epilogues == "on", workers)
         lowering = _Lowering(lib, buffers)
         patterns = lowering.patterns()
         # The functions emitted at the pointer level hold nothing of coll.

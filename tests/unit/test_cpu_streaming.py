@@ -33,7 +33,7 @@ def test_streamed_results_are_exact(strategy, n, numel, shift):
         text = all_reduce_module(n, [numel], "f32", "sum")
     streamed = cpu.compile(text, strategy=strategy, tile=64, nontemporal=1)
     plain = cpu.compile(text, strategy=strategy, tile=64, nontemporal=0)
-    assert re.search(r"coll-to-cpu\{tile=64 nontemporal=1( epilogues=off)?\}", streamed.pipeline)
+    assert re.search(r"coll-to-cpu\{tile=64 nontemporal=1( epilogues=off)?( workers=\d+)?\}", streamed.pipeline)
     rng = np.random.default_rng(numel)
     xs = [rng.random(numel, dtype=np.float32) for _ in range(n)]
     ys = [_unaligned(numel, shift + i, np.float32) for i in range(n)]

@@ -16,7 +16,7 @@ from mlir import ir
 from coll import api
 from coll.core.pipeline import run as run_pipeline
 from coll.ir import make_context
-from coll.lowering.cpu.route import ASYNC_TO_LLVM, route
+from coll.lowering.cpu.route import async_to_llvm, cores, route
 
 N, ROWS, COLS = 4, 512, 512  # 1 MiB per buffer: the run before the psum touches more than min-bytes
 
@@ -114,9 +114,10 @@ def test_parallel_and_sequential_agree_bit_for_bit(strategy):
     ins = _inputs(1)
     par = api.compile(STEP, "cpu", strategy=strategy)
     seq = api.compile(STEP, "cpu", strategy=strategy, parallel="off")
-    assert all(p in par.pipeline for p in ASYNC_TO_LLVM) and not any(p in seq.pipeline for p in ASYNC_TO_LLVM)
     # (on a machine of one core there is no second thread to run a device on)
-    assert par.threaded == (len(os.sched_getaffinity(0)) > 1) and not seq.threaded
+    lowered = async_to_llvm(cores())
+    assert all(p in par.pipeline for p in lowered) == (cores() > 1) and not any(p in seq.pipeline for p in lowered)
+    assert par.threaded == (cores() > 1) and not seq.threaded
     want = _run(seq, ins)
     for _ in range(3):  # repeated calls: the pool's threads, the static buffers reused
         got = _run(par, ins)

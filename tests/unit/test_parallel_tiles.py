@@ -1,0 +1,160 @@
+"""A collective's tiles shared among threads (coll-to-cpu's `workers`,
+lowering/cpu/fuse.py `_tile_loop`): an scf.parallel over the workers, each
+with its own scratch tiles, that upstream's async-parallel-for runs on the
+async runtime's pool. Every collective x strategy, in place, shuffled,
+with heap scratch and with a fused epilogue, against numpy and bit for bit
+against the same program on one thread.
+
+Here every group is shared (MIN_PARALLEL_BYTES 0) among three workers
+(more than this machine's cores: a worker waits for a thread) in tiles of
+64 elements, so the workers' ranges, a last worker with fewer tiles and a
+rest after the whole tiles all occur on small buffers.
+"""
+import importlib
+import os
+import sys
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from coll import api
+from coll.collectives import COLLECTIVES
+from coll.core.pipeline import run as run_pipeline
+from coll.execution import check
+from coll.ir import make_context
+from coll.ir.generate import collective_module
+from coll.lowering import cpu
+from coll.lowering.cpu import fuse
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+import epilogue as bench  # noqa: E402
+
+cpu_route = importlib.import_module("coll.lowering.cpu.route")  # (the module; the package exports its function)
+WORKERS = 3
+# One op per group (fuse.py tiles groups that share data): each runs whole,
+# on one thread (all_to_all's loops: its strided copies'), nothing to share.
+WHOLE = {("all_to_all", "direct"), ("permute", "direct"), ("reduce", "oneshot")}
+FAMILIES = [(cls, s) for cls in COLLECTIVES for s in cls.runnable(cpu.BACKEND.capabilities)]
+
+
+def _loops(text: str, pipeline: str) -> str:
+    """The tile loops `pipeline` (a program's, as coll-opt replays it), run
+    up to coll-to-cpu on `text`, makes: "parallel" (tiles shared among
+    workers), "for" (on one thread) or "" (no tiled group: single copies,
+    as all_to_all's, run whole)."""
+    upto = pipeline[:pipeline.index("}", pipeline.index("coll-to-cpu")) + 1] + ")"
+    with make_context():
+        module = ir.Module.parse(text)
+        run_pipeline(module, upto)
+        lowered = "".join(str(op) for op in module.body.operations  # (not the shared kernels' own loops)
+                          if not ir.StringAttr(op.attributes["sym_name"]).value.startswith("coll_"))
+    return "parallel" if "scf.parallel" in lowered else "for" if "scf.for" in lowered else ""
+
+
+@pytest.fixture(autouse=True)
+def shared_tiles(monkeypatch):
+    """Every group shared among WORKERS threads (cached programs dropped:
+    the pipeline text names the workers, not the threshold)."""
+    cpu.clear_cache()
+    monkeypatch.setattr(fuse, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(cpu_route, "cores", lambda: WORKERS)
+    yield
+    cpu.clear_cache()
+
+
+def _run(cls, strategy, n, dtype, kind, seed=None, in_place=False, tile=64, **options):
+    with make_context():
+        shape, attrs = cls.sample(n, "large")
+        text = collective_module(cls.short_name(), n, list(shape), dtype, kind=kind, strategy=strategy,
+                                 in_place=in_place, **attrs)
+        problem = check.describe(ir.Module.parse(text))
+    inputs = check.make_inputs(problem, seed=n)
+    outs, loops = [], []
+    for parallel in ("on", "off"):
+        prog = cpu.compile(text, tile=tile, shuffle_seed=seed, parallel=parallel, **options)
+        loops.append(_loops(text, prog.pipeline))
+        given = [x.copy() for x in inputs]
+        outputs = check.make_outputs(problem)
+        prog.run(given, outputs)
+        got = check.op_outputs(problem, given, outputs)
+        ok, worst = check.check(problem, inputs, got)
+        assert ok, f"{parallel}: max error {worst}"
+        outs.append((got, prog.threaded))
+    whole = (cls.short_name(), strategy) in WHOLE
+    assert loops == ["parallel", "for"] if not whole else loops[0] == loops[1] != "parallel", loops
+    (shared, _), (alone, _) = outs
+    for a, b in zip(shared, alone):
+        assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("cls,strategy", FAMILIES, ids=[f"{c.short_name()}-{s}" for c, s in FAMILIES])
+@pytest.mark.parametrize("n", [3, 5])
+def test_every_strategy_shared_among_workers(cls, strategy, n):
+    dtype, kind = ("f32", "sum") if cls.HAS_KIND else ("i32", None)
+    _run(cls, strategy, n, dtype, kind, seed=None if n == 3 else 2)
+
+
+@pytest.mark.parametrize("cls,strategy", [(c, s) for c, s in FAMILIES if c.IN_PLACE][:6])
+def test_in_place_and_heap_scratch(cls, strategy):
+    _run(cls, strategy, 4, "f32" if cls.HAS_KIND else "bf16", "max" if cls.HAS_KIND else None,
+         in_place=True, scratch="heap")
+
+
+@pytest.mark.parametrize("tile", [64, 100, 4096])
+def test_two_workers_or_one_tile(tile):
+    """Ring's chunks of 250 elements in tiles of 64 (four tiles, the last
+    worker's range short), of 100 (two tiles and a rest: fewer tiles than
+    workers), or one tile (nothing to share: no scf.parallel)."""
+    cls = next(c for c in COLLECTIVES if c.short_name() == "all_reduce")
+    if tile == 4096:  # one tile: nothing to share
+        with make_context():
+            shape, attrs = cls.sample(4, "large")
+            text = collective_module("all_reduce", 4, list(shape), "f32", kind="sum", strategy="ring", **attrs)
+        assert _loops(text, cpu.compile(text, tile=tile).pipeline) == ""
+        return
+    _run(cls, "ring", 4, "f32", "sum", tile=tile)
+
+
+@pytest.mark.parametrize("strategy", ["ring", "rhd", "twoshot"])
+def test_fused_epilogue_shared_among_workers(strategy):
+    """all_reduce + residual + RMSNorm, the epilogue in the tiles of rows
+    that the workers share: bit for bit the program on one thread (fused
+    and unfused), within f32 rounding of numpy."""
+    n, rows, h = 4, 13, 256  # tiles of 2 rows: 6 whole tiles among 3 workers, and a rest of one row
+    text, ins = bench.program(n, rows, h), bench.inputs(n, rows, h)
+    results = []
+    for parallel, epilogues in (("on", "on"), ("off", "on"), ("off", "off")):
+        prog = api.compile(text, "cpu", strategy=strategy, tile=2 * h, epilogues=epilogues, parallel=parallel)
+        assert _loops(text, prog.pipeline) == {"on": "parallel", "off": "for"}[parallel if epilogues == "on" else "on"] \
+            or epilogues == "off"
+        outs = [np.full((rows, h), np.nan, np.float32) for _ in range(2 * n)]
+        prog.run(ins, outs)
+        results.append(outs)
+    for got, want in zip(results[0], bench.reference(n, ins)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    for other in results[1:]:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(results[0], other))
+
+
+@pytest.mark.parametrize("strategy", ["naive", "ring", "rhd", "tree", "twoshot"])
+def test_workers_run_at_once_each_on_its_own_scratch(strategy):
+    """Thousands of tiles a worker, so that the workers run at the same time:
+    a scratch tile two of them shared would mix their partial sums."""
+    n, numel = 4, (1 << 18) + 37
+    with make_context():
+        text = collective_module("all_reduce", n, [numel], "f32", kind="sum", strategy=strategy)
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal(numel).astype(np.float32) for _ in range(n)]
+    outs = {}
+    for parallel in ("on", "off"):
+        prog = cpu.compile(text, tile=256, parallel=parallel)
+        outs[parallel] = []
+        for _ in range(3):
+            ys = [np.full(numel, np.nan, np.float32) for _ in range(n)]
+            prog.run(xs, ys)
+            outs[parallel].append(ys)
+    want = outs["off"][0]
+    np.testing.assert_allclose(want[0], sum(x.astype(np.float64) for x in xs), rtol=1e-4, atol=1e-4)
+    for ys in outs["on"] + outs["off"]:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(ys, want))
