@@ -30,7 +30,6 @@ program's.
 A run moves only when its ops touch at least `min-bytes` bytes in all
 (handing work to another thread costs tens of microseconds).
 """
-import os
 from collections.abc import Iterable
 
 from mlir import ir
@@ -43,6 +42,7 @@ from ...ir.ops import DEVICE_ATTR
 from ...ir.views import VIEW_OPS, defining_op
 from ...passes.blas_contractions import PREFIX as BLAS_PREFIX
 from .kernels import buffer_bytes
+from .route import cores
 
 # A run worth another thread: ring_attention (bench/jax_corpus.py, bench
 # scale: 33 runs of 0.1-2.6 MB) took 1.9 ms a call on one thread and 2.3 ms
@@ -324,7 +324,7 @@ def _parallelize(run: list[ir.Operation], func_op: ir.Operation, names: set[str]
 
 def parallel_devices(module_op: ir.Operation, min_bytes: int = MIN_BYTES, threads: int = 0) -> None:
     """`threads`: 0, the cores this process may run on."""
-    threads = threads or len(os.sched_getaffinity(0))
+    threads = threads or cores()
     if threads < 2:
         return
     top = module_op.regions[0].blocks[0]

@@ -66,10 +66,23 @@ def async_to_llvm(workers: int) -> list[str]:
             "convert-async-to-llvm"]
 
 
+# A collective's tiles go to at most this many workers: each holds scratch
+# tiles of its own (static memory: up to 2 MiB a group per worker), and a
+# few cores already draw most of a socket's memory bandwidth (two reach
+# 1.7x one here). Not measured beyond this 2-core VM.
+MAX_WORKERS = 16
+
+
 def cores() -> int:
     """The cores this process may run on: the threads the simulated
-    devices' local work and a collective's tiles are shared among."""
+    devices' local work is shared among."""
     return len(os.sched_getaffinity(0))
+
+
+def workers() -> int:
+    """The threads a collective's tiles are shared among (coll-to-cpu's
+    workers)."""
+    return min(cores(), MAX_WORKERS)
 
 
 def cpu_to_llvm(parallel: bool) -> list[str]:
@@ -77,7 +90,7 @@ def cpu_to_llvm(parallel: bool) -> list[str]:
     passes = list(CPU_TO_LLVM)
     if parallel:
         at = passes.index(PARALLEL_AFTER) + 1
-        passes[at:at] = async_to_llvm(cores())
+        passes[at:at] = async_to_llvm(workers())
     return passes
 
 
@@ -111,7 +124,7 @@ def route(tile: int | None = None, shuffle_seed: int | None = None, scratch: str
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     threads = off(parallel) is None and cores() > 1
     to_cpu = options_text(tile=tile, scratch=scratch, nontemporal=nontemporal, epilogues=off(epilogues),
-                          workers=cores() if threads else None)
+                          workers=workers() if threads else None)
     profiled = ["coll-profile-collectives"] if split else []
     return elems + ["coll-static-local-buffers"] + profiled + [f"coll-to-cpu{to_cpu}",
                     "coll-ieee-minmax"] + blas_elements(blas) + (["coll-parallel-devices"] if threads else []) + \

@@ -108,7 +108,8 @@ def _check_pool() -> None:
     if _pool_pid is None:
         _pool_pid = os.getpid()
     elif _pool_pid != os.getpid():
-        raise RuntimeError("this program runs its devices' local work on the async runtime's threads, and this "
+        raise RuntimeError("this program runs its devices' local work or its collectives' tiles on the async "
+                           "runtime's threads, and this "
                            "process was forked after its parent had started them (a fork copies no thread); "
                            "compile it with parallel=\"off\" (coll-run --parallel=off) in a forked process, or "
                            "start processes with multiprocessing's 'spawn' or 'forkserver'")

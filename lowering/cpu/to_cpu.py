@@ -269,7 +269,9 @@ def _pointer_level(module_op: ir.Operation, kernels: cpu_shared.Kernels, split: 
           "local work right after a collective runs in its tiles, on, or after it, off; workers: "
           "the threads the tiles of a large group are shared among, as an scf.parallel that "
           "async-parallel-for runs, 1 one thread)",
-          anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 else "builtin.module",
+          # (static scratch is a memref.global: the module's)
+          anchor=lambda o: "any" if o["kernels"] == "inline" and o["split"] == 0 and o["scratch"] == "heap"
+          else "builtin.module",
           tile=(int, -1), kernels=(choice("shared", "inline"), "shared"), split=(int, SPLIT),
           scratch=(choice(*SCRATCH_MODES), SCRATCH_MODES[0]), nontemporal=(int, 0),
           epilogues=(choice("on", "off"), "on"), workers=(int, 1))

@@ -36,7 +36,7 @@ def test_passes_are_registered():
     passes = load_all()
     assert "coll-to-cpu" in passes and "coll-cpu-to-llvm" in passes
     assert passes["coll-to-cpu"].parse_options("tile=32") == {"tile": 32, "kernels": "shared", "split": 128, "epilogues": "on",
-                                                             "scratch": "static", "nontemporal": 0}
+                                                             "scratch": "static", "nontemporal": 0, "workers": 1}
 
 
 @pytest.mark.parametrize("tile", (0, 16, -1))

@@ -16,7 +16,7 @@ from mlir import ir
 from coll import api
 from coll.core.pipeline import run as run_pipeline
 from coll.ir import make_context
-from coll.lowering.cpu.route import async_to_llvm, cores, route
+from coll.lowering.cpu.route import async_to_llvm, cores, route, workers
 
 N, ROWS, COLS = 4, 512, 512  # 1 MiB per buffer: the run before the psum touches more than min-bytes
 
@@ -115,7 +115,7 @@ def test_parallel_and_sequential_agree_bit_for_bit(strategy):
     par = api.compile(STEP, "cpu", strategy=strategy)
     seq = api.compile(STEP, "cpu", strategy=strategy, parallel="off")
     # (on a machine of one core there is no second thread to run a device on)
-    lowered = async_to_llvm(cores())
+    lowered = async_to_llvm(workers())
     assert all(p in par.pipeline for p in lowered) == (cores() > 1) and not any(p in seq.pipeline for p in lowered)
     assert par.threaded == (cores() > 1) and not seq.threaded
     want = _run(seq, ins)

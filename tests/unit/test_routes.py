@@ -13,6 +13,7 @@ from coll.ir import make_context
 from coll.ir.generate import all_reduce_module
 from coll.lowering import cpu, lower
 from coll.lowering.cpu.route import cores
+from coll.lowering.cpu.route import workers as cpu_workers
 
 COLL_OPT = [sys.executable, "-c", "from coll.tools.coll_opt import main; main()"]
 
@@ -45,7 +46,7 @@ def test_route_text_round_trips_through_the_builder():
     from coll.core.pipeline import build
     text = routes.pipeline(routes.explicit("all2all", 10, None, check_order=True),
                            cpu.route(tile=256, shuffle_seed=3, epilogues="on"))
-    workers = f" workers={cores()}" if cores() > 1 else ""  # (the tiles of large groups on every core)
+    workers = f" workers={cpu_workers()}" if cores() > 1 else ""  # (the tiles of large groups on every core)
     assert text.startswith("builtin.module(coll-choose-strategy{strategy=all2all threshold=10},"
                            "coll-lower-collectives,coll-check-order,coll-shuffle{seed=3},"
                            f"coll-static-local-buffers,coll-to-cpu{{tile=256{workers}}},")

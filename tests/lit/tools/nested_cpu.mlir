@@ -1,10 +1,13 @@
 // coll-to-cpu with shared kernels adds functions to the module: inside
 // func.func(...) or any(...) it says where it must run, like the other
-// module-level passes; with kernels=inline and split=0 it nests.
+// module-level passes; with kernels=inline, split=0 and scratch=heap it
+// nests (static scratch is a memref.global: the module's; an outside
+// attack found it put inside the function, which the verifier refused).
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(func.func(coll-to-cpu))' 2>&1 | FileCheck %s
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(any(coll-to-cpu))' 2>&1 | FileCheck %s --check-prefix=ANY
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(func.func(coll-to-cpu{kernels=inline}))' 2>&1 | FileCheck %s
-// RUN: coll-opt %s --pass-pipeline='builtin.module(func.func(coll-to-cpu{kernels=inline split=0}))' | FileCheck %s --check-prefix=INLINE
+// RUN: not coll-opt %s --pass-pipeline='builtin.module(func.func(coll-to-cpu{kernels=inline split=0}))' 2>&1 | FileCheck %s
+// RUN: coll-opt %s --pass-pipeline='builtin.module(func.func(coll-to-cpu{kernels=inline split=0 scratch=heap}))' | FileCheck %s --check-prefix=INLINE
 
 // CHECK: error: invalid pass pipeline: 'coll-to-cpu' runs on the whole module: put it at the top level, 'builtin.module(coll-to-cpu)', not inside 'func.func(...)'
 // CHECK-NOT: SymbolTable
