@@ -29,8 +29,9 @@ Tiles touch disjoint elements, so a large group's tiles may run on several
 threads at once (coll-to-cpu's `workers`, the cpu route: every core): an
 scf.parallel over the workers, each on consecutive tiles with scratch
 tiles of its own (`_tile_loop`), run by upstream's async-parallel-for.
-Each element is computed as on one thread: the results are bit for bit
-the same.
+A segment's smaller groups (a chunk each: ring's, twoshot's) run whole
+on the workers at once instead (`emit_shared`). Each element is computed
+as on one thread: the results are bit for bit the same.
 """
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -103,6 +104,7 @@ class Group:
     epilogue: ep.Epilogue | None = None
     row: int = 0
     local_after: bool = False  # a frontend's local work follows (it reads the results again)
+    segment: int = 0  # its segment of the block (plan): groups of one segment touch disjoint data
 
     def tile(self, accesses: "Accesses", fixed: int = -1) -> int:
         """Elements per tile: `fixed` if > 0, else the group's distinct views
@@ -291,7 +293,7 @@ def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses
     memo: dict[ir.Value, tuple[ir.Value, int] | None] = {}
     groups: list[Group] = []
     position: dict[Op, int] | None = None
-    for ops, after in segments:
+    for k, (ops, after) in enumerate(segments):
         acc: Accesses = {}
         for op in ops:
             a = _accesses(op, memo)
@@ -307,6 +309,7 @@ def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses
                 found = _attach_epilogue(found, acc, everything, after, position)
             for g in found:
                 g.local_after = after < len(everything) and everything[after].operation.name != "func.return"
+                g.segment = k
             groups += found
     return groups, accesses
 
@@ -530,14 +533,16 @@ def final_writes(group: Group, accesses: Accesses, folded: dict[Op, list[Op]] | 
 
 
 def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | None = None,
-         scratch: Scratch | None = None, streaming: bool = False, workers: int = 1) -> None:
+         scratch: Scratch | None = None, streaming: bool = False, workers: int = 1,
+         before: ir.Operation | None = None) -> None:
     """Emits the tiled loops of `group` before its last op (tile: elements
     per tile, or -1 to size tiles by TILE_BYTES; kernels: a
     cpu_shared.Kernels to call, or None for inline loops; scratch: the
     scratch.Scratch that allocates its tiles, None: the heap;
     streaming: its final writes (`final_writes`) are non-temporal,
     for a program larger than the cache; workers: threads its tiles may
-    be shared among, `_workers`)."""
+    be shared among, `_workers`; before: where the loops go, if not
+    before its last op: `emit_shared`)."""
     last = group.ops[-1]
     # Results that local work reads next are not streamed past the cache.
     streaming = streaming and kernels is not None and not group.local_after
@@ -546,7 +551,7 @@ def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | No
         assert kernels is not None  # (to_cpu tiles a group with anchors through the shared kernels only)
         if group.epilogue is not None:  # where the last op of the epilogue was, which it replaces
             last = group.epilogue.ops[-1]
-        with ir.InsertionPoint(last), last.location:
+        with ir.InsertionPoint(before or last), last.location:
             _emit_anchored(group, accesses, tile, kernels, scratch or Scratch(None, "heap"), stream,
                            _workers(group, accesses, workers))
         if group.epilogue is not None:
@@ -564,7 +569,7 @@ def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | No
     folded = folds(group, accesses) if streaming else {}
     hidden = {c for cs in folded.values() for c in cs}
     stream = final_writes(group, accesses, folded) if streaming else set()
-    with ir.InsertionPoint(last), last.location:
+    with ir.InsertionPoint(before or last), last.location:
         L = group.length
         T = min(group.tile(accesses, tile), L)
         types = {s: ir.MemRefType.get([T], ir.MemRefType(s.type).element_type) for s in group.scratch}
@@ -577,6 +582,57 @@ def emit(group: Group, accesses: Accesses, tile: int = -1, kernels: Kernels | No
             return ops_at
         _tile_loop(L // T, T, L % T, types, scratch or Scratch(None, "heap"), stepper,
                    _workers(group, accesses, workers))
+
+
+def shared_among(groups: Sequence[Group], accesses: Accesses, workers: int) -> list[list[Group]]:
+    """Per segment, its groups that `emit_shared` runs at once on `workers`
+    threads: two or more, each too small to share its tiles (`_workers`)
+    and without an epilogue (emitted where the epilogue ends), of
+    MIN_PARALLEL_BYTES in all (ring's and twoshot's groups are a chunk
+    each: at 8 x 1 MiB, 2 MiB a group)."""
+    if workers < 2:
+        return []
+    segments: dict[int, list[Group]] = {}
+    for g in groups:
+        if g.epilogue is None and _workers(g, accesses, workers) == 1:
+            segments.setdefault(g.segment, []).append(g)
+    return [small for small in segments.values()
+            if len(small) >= 2 and sum(_bytes(g, accesses) for g in small) >= MIN_PARALLEL_BYTES]
+
+
+def emit_shared(groups: Sequence[Group], accesses: Accesses, tile: int, kernels: Kernels | None,
+                scratch: Scratch | None, streaming: bool, workers: int) -> None:
+    """Groups of one segment, each too small to share its tiles (`_workers`),
+    shared whole among `workers` threads: an scf.parallel over the workers
+    whose body switches on the worker (scf.index_switch), each case
+    emitting its groups one after the other (balanced by bytes), where
+    the last of the groups ends. Groups of a segment touch disjoint data
+    (or read the same), and nothing between them but views touches any,
+    so they may run in any order, and at once: every element as on one
+    thread."""
+    def size(g: Group) -> int:
+        return _bytes(g, accesses)
+    cases: list[list[Group]] = [[] for _ in range(min(workers, len(groups)))]
+    loads = [0] * len(cases)
+    for g in sorted(groups, key=size, reverse=True):
+        k = loads.index(min(loads))
+        cases[k].append(g)
+        loads[k] += size(g)
+    block = groups[0].ops[-1].operation.block
+    order = {op.operation: i for i, op in enumerate(block.operations)}
+    last = max((g.ops[-1].operation for g in groups), key=lambda op: order[op])
+    with ir.InsertionPoint(last), last.location:
+        par = scf.ParallelOp([], [index(0)], [index(len(cases))], [index(1)], [])
+        body = par.regions[0].blocks.append(ir.IndexType.get())
+        with ir.InsertionPoint(body):
+            switch = scf.IndexSwitchOp([], body.arguments[0], list(range(1, len(cases))))
+            for where, mine in zip([switch.default_block] + [switch.case_block(i) for i in range(len(cases) - 1)],
+                                   cases):
+                with ir.InsertionPoint(where):
+                    end = scf.YieldOp([])
+                for g in sorted(mine, key=lambda g: order[g.ops[-1].operation]):
+                    emit(g, accesses, tile, kernels, scratch, streaming, 1, before=end.operation)
+            scf.ReduceOp([], 0)
 
 
 def _emit_op(op: Op, accesses: Accesses, tiles: dict[ir.Value, ir.Value], base: ir.Value | int, count: int,
@@ -685,12 +741,18 @@ def _emit_anchored(group: Group, accesses: Accesses, tile: int, kernels: Kernels
 Step = Callable[[ir.Value | int, int], None]
 
 
+def _bytes(group: Group, accesses: Accesses) -> int:
+    """Bytes `group` touches: its distinct views' (a chunk's group, ring's
+    or twoshot's, touches a chunk of each buffer)."""
+    views = {(a.root, a.start, a.length) for op in group.ops for a in accesses[op]}
+    return sum(n * element_bytes(ir.MemRefType(r.type).element_type) for r, _, n in views)
+
+
 def _workers(group: Group, accesses: Accesses, workers: int) -> int:
     """Threads the tiles of `group` are shared among: `workers` where its
     buffers take MIN_PARALLEL_BYTES or more, else one (a thread's hand-off
     costs tens of microseconds)."""
-    roots = {a.root for op in group.ops for a in accesses[op]}
-    return workers if sum(buffer_bytes(r.type) for r in roots) >= MIN_PARALLEL_BYTES else 1
+    return workers if _bytes(group, accesses) >= MIN_PARALLEL_BYTES else 1
 
 
 def _tile_loop(full: int, T: int, rest: int, types: Mapping[ir.Value, ir.Type], scratch: Scratch,

@@ -228,10 +228,15 @@ def _tile_blocks(module_op: ir.Operation, tile: int, kernels: cpu_shared.Kernels
     for block in _blocks(module_op, skip):
         groups, accesses = cpu_fuse.plan(block, epilogues and kernels is not None)
         streaming = bool(groups) and 0 < nontemporal <= cpu_fuse.footprint(accesses)
+        groups = [g for g in groups if g.anchors is None or kernels is not None]
+        # (its ops of several lengths run through the shared kernels only)
+        together = cpu_fuse.shared_among(groups, accesses, workers)
+        for shared in together:
+            cpu_fuse.emit_shared(shared, accesses, tile, kernels, scratch, streaming, workers)
+        placed = {id(g) for shared in together for g in shared}
         for g in groups:
-            if g.anchors is not None and kernels is None:
-                continue  # (its ops of several lengths run through the shared kernels only)
-            cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming, workers)
+            if id(g) not in placed:
+                cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming, workers)
             for op in g.ops:
                 op.attributes[FUSED] = ir.UnitAttr.get()
             for s in g.scratch:

@@ -1,14 +1,18 @@
-"""A collective's tiles shared among threads (coll-to-cpu's `workers`,
-lowering/cpu/fuse.py `_tile_loop`): an scf.parallel over the workers, each
-with its own scratch tiles, that upstream's async-parallel-for runs on the
-async runtime's pool. Every collective x strategy, in place, shuffled,
-with heap scratch and with a fused epilogue, against numpy and bit for bit
-against the same program on one thread.
+"""A collective's work shared among threads (coll-to-cpu's `workers`):
+a large group's tiles (lowering/cpu/fuse.py `_tile_loop`: an scf.parallel
+over the workers, each with its own scratch tiles) or a segment's small
+groups whole (`emit_shared`: an scf.parallel whose body switches on the
+worker), run by upstream's async-parallel-for on the async runtime's
+pool. Every collective x strategy, in place, shuffled, with heap scratch
+and with a fused epilogue, against numpy and bit for bit against the same
+program on one thread.
 
-Here every group is shared (MIN_PARALLEL_BYTES 0) among three workers
-(more than this machine's cores: a worker waits for a thread) in tiles of
-64 elements, so the workers' ranges, a last worker with fewer tiles and a
-rest after the whole tiles all occur on small buffers.
+Here every group shares its tiles ("tiles": MIN_PARALLEL_BYTES 0), or no
+group does and every segment's groups are shared whole ("groups"), among
+three workers (more than this machine's cores: a worker waits for a
+thread) in tiles of 64 elements, so the workers' ranges, a last worker
+with fewer tiles and a rest after the whole tiles all occur on small
+buffers.
 """
 import importlib
 import os
@@ -35,6 +39,11 @@ WORKERS = 3
 # One op per group (fuse.py tiles groups that share data): each runs whole,
 # on one thread (all_to_all's loops: its strided copies'), nothing to share.
 WHOLE = {("all_to_all", "direct"), ("permute", "direct"), ("reduce", "oneshot")}
+# The families whose programs hold several groups in one segment (a chunk
+# each, or a device's each): the "groups" mode shares them whole.
+SHARED_GROUPS = {("all_reduce", "ring"), ("all_reduce", "all2all"), ("all_reduce", "twoshot"),
+                 ("reduce_scatter", "ring"), ("reduce_scatter", "direct"), ("all_gather", "ring"),
+                 ("all_gather", "direct"), ("reduce", "ring"), ("broadcast", "ring")}
 FAMILIES = [(cls, s) for cls in COLLECTIVES for s in cls.runnable(cpu.BACKEND.capabilities)]
 
 
@@ -52,18 +61,24 @@ def _loops(text: str, pipeline: str) -> str:
     return "parallel" if "scf.parallel" in lowered else "for" if "scf.for" in lowered else ""
 
 
-@pytest.fixture(autouse=True)
-def shared_tiles(monkeypatch):
-    """Every group shared among WORKERS threads (cached programs dropped:
-    the pipeline text names the workers, not the threshold)."""
+@pytest.fixture(autouse=True, params=["tiles", "groups"])
+def shared(request, monkeypatch):
+    """Every group's tiles shared among WORKERS threads ("tiles"), or no
+    group's but every segment's groups shared whole ("groups":
+    fuse.emit_shared, as ring's chunks at 8 x 1 MiB); cached programs
+    dropped (the pipeline text names the workers, not the thresholds)."""
     cpu.clear_cache()
     monkeypatch.setattr(fuse, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(cpu_route, "cores", lambda: WORKERS)
-    yield
+    if request.param == "groups":
+        monkeypatch.setattr(fuse, "_workers", lambda group, accesses, workers: 1)
+    yield request.param
     cpu.clear_cache()
 
 
-def _run(cls, strategy, n, dtype, kind, seed=None, in_place=False, tile=64, **options):
+def _run(cls, strategy, n, dtype, kind, seed=None, in_place=False, tile=64, shared_groups=None, **options):
+    """`shared_groups`: None (tiles shared: every tiled program shares), or
+    the (collective, strategy) pairs whose groups are shared whole."""
     with make_context():
         shape, attrs = cls.sample(n, "large")
         text = collective_module(cls.short_name(), n, list(shape), dtype, kind=kind, strategy=strategy,
@@ -82,7 +97,10 @@ def _run(cls, strategy, n, dtype, kind, seed=None, in_place=False, tile=64, **op
         assert ok, f"{parallel}: max error {worst}"
         outs.append((got, prog.threaded))
     whole = (cls.short_name(), strategy) in WHOLE
-    assert loops == ["parallel", "for"] if not whole else loops[0] == loops[1] != "parallel", loops
+    if shared_groups is None:
+        assert loops == ["parallel", "for"] if not whole else loops[0] == loops[1] != "parallel", loops
+    elif (cls.short_name(), strategy) in shared_groups:
+        assert loops[0] == "parallel", loops
     (shared, _), (alone, _) = outs
     for a, b in zip(shared, alone):
         assert a.tobytes() == b.tobytes()
@@ -90,34 +108,36 @@ def _run(cls, strategy, n, dtype, kind, seed=None, in_place=False, tile=64, **op
 
 @pytest.mark.parametrize("cls,strategy", FAMILIES, ids=[f"{c.short_name()}-{s}" for c, s in FAMILIES])
 @pytest.mark.parametrize("n", [3, 5])
-def test_every_strategy_shared_among_workers(cls, strategy, n):
+def test_every_strategy_shared_among_workers(cls, strategy, n, shared):
     dtype, kind = ("f32", "sum") if cls.HAS_KIND else ("i32", None)
-    _run(cls, strategy, n, dtype, kind, seed=None if n == 3 else 2)
+    _run(cls, strategy, n, dtype, kind, seed=None if n == 3 else 2,
+         shared_groups=SHARED_GROUPS if shared == "groups" else None)
 
 
 @pytest.mark.parametrize("cls,strategy", [(c, s) for c, s in FAMILIES if c.IN_PLACE][:6])
-def test_in_place_and_heap_scratch(cls, strategy):
+def test_in_place_and_heap_scratch(cls, strategy, shared):
     _run(cls, strategy, 4, "f32" if cls.HAS_KIND else "bf16", "max" if cls.HAS_KIND else None,
-         in_place=True, scratch="heap")
+         in_place=True, scratch="heap", shared_groups=SHARED_GROUPS if shared == "groups" else None)
 
 
 @pytest.mark.parametrize("tile", [64, 100, 4096])
-def test_two_workers_or_one_tile(tile):
+def test_two_workers_or_one_tile(tile, shared):
     """Ring's chunks of 250 elements in tiles of 64 (four tiles, the last
     worker's range short), of 100 (two tiles and a rest: fewer tiles than
-    workers), or one tile (nothing to share: no scf.parallel)."""
+    workers), or one tile (no tiles to share; the chunks' groups are shared
+    whole where groups are)."""
     cls = next(c for c in COLLECTIVES if c.short_name() == "all_reduce")
     if tile == 4096:  # one tile: nothing to share
         with make_context():
             shape, attrs = cls.sample(4, "large")
             text = collective_module("all_reduce", 4, list(shape), "f32", kind="sum", strategy="ring", **attrs)
-        assert _loops(text, cpu.compile(text, tile=tile).pipeline) == ""
+        assert _loops(text, cpu.compile(text, tile=tile).pipeline) == ("" if shared == "tiles" else "parallel")
         return
-    _run(cls, "ring", 4, "f32", "sum", tile=tile)
+    _run(cls, "ring", 4, "f32", "sum", tile=tile, shared_groups=SHARED_GROUPS if shared == "groups" else None)
 
 
 @pytest.mark.parametrize("strategy", ["ring", "rhd", "twoshot"])
-def test_fused_epilogue_shared_among_workers(strategy):
+def test_fused_epilogue_shared_among_workers(strategy, shared):
     """all_reduce + residual + RMSNorm, the epilogue in the tiles of rows
     that the workers share: bit for bit the program on one thread (fused
     and unfused), within f32 rounding of numpy."""
@@ -126,8 +146,8 @@ def test_fused_epilogue_shared_among_workers(strategy):
     results = []
     for parallel, epilogues in (("on", "on"), ("off", "on"), ("off", "off")):
         prog = api.compile(text, "cpu", strategy=strategy, tile=2 * h, epilogues=epilogues, parallel=parallel)
-        assert _loops(text, prog.pipeline) == {"on": "parallel", "off": "for"}[parallel if epilogues == "on" else "on"] \
-            or epilogues == "off"
+        if shared == "tiles" and epilogues == "on":  # (a group with an epilogue is never shared whole)
+            assert _loops(text, prog.pipeline) == {"on": "parallel", "off": "for"}[parallel]
         outs = [np.full((rows, h), np.nan, np.float32) for _ in range(2 * n)]
         prog.run(ins, outs)
         results.append(outs)

@@ -13,6 +13,10 @@
 // A group below 8 MiB of buffers stays on one thread (a hand-off costs
 // tens of microseconds).
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=131072 kernels=inline scratch=heap split=0 workers=2})' | FileCheck %s --check-prefix=SMALL
+// A segment's groups each below 8 MiB but of 8 MiB or more in all (all2all's
+// four chunks on 4 devices of 1 MiB) are shared whole: an scf.parallel
+// whose body switches on the worker, each case running its groups.
+// RUN: coll-opt %s --pass-pipeline='builtin.module(coll-lower-all-reduce{strategy=all2all},coll-to-cpu{tile=131072 kernels=inline scratch=heap split=0 workers=2})' | FileCheck %s --check-prefix=GROUPS
 // RUN: not coll-opt %s --pass-pipeline='builtin.module(coll-to-cpu{workers=0})' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CHECK-LABEL: func.func @all_reduce(
@@ -56,6 +60,18 @@
 // SMALL-NOT: scf.parallel
 // SMALL: return
 
+// GROUPS-LABEL: func.func @chunks(
+// GROUPS: scf.parallel (%[[W:.*]]) = (%{{.*}}) to (%[[TWO:.*]]) step
+// GROUPS-NEXT: scf.index_switch %[[W]]
+// GROUPS-NEXT: case 1 {
+// GROUPS: memref.alloc() {alignment = 64 : i64} : memref<65536xf32>
+// GROUPS: scf.yield
+// GROUPS: default {
+// GROUPS: memref.alloc() {alignment = 64 : i64} : memref<65536xf32>
+// GROUPS: scf.reduce
+// GROUPS-NOT: memref.copy
+// GROUPS: return
+
 // BAD: workers must be a number of threads (1: one), got 0
 
 func.func @all_reduce(%x0: memref<2097272xf32>, %x1: memref<2097272xf32>, %y0: memref<2097272xf32>, %y1: memref<2097272xf32>) {
@@ -67,6 +83,13 @@ func.func @all_reduce(%x0: memref<2097272xf32>, %x1: memref<2097272xf32>, %y0: m
 // 4 x 1 MiB: two tiles of 131072 per chunk, on one thread.
 func.func @small(%x0: memref<262144xf32>, %x1: memref<262144xf32>, %y0: memref<262144xf32>, %y1: memref<262144xf32>) {
   %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<262144xf32>, memref<262144xf32>, memref<262144xf32>, memref<262144xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+
+// 4 x 1 MiB on 4 devices: four chunk groups of about 2 MiB each.
+func.func @chunks(%x0: memref<262144xf32>, %x1: memref<262144xf32>, %x2: memref<262144xf32>, %x3: memref<262144xf32>, %y0: memref<262144xf32>, %y1: memref<262144xf32>, %y2: memref<262144xf32>, %y3: memref<262144xf32>) {
+  %t = "coll.all_reduce"(%x0, %x1, %x2, %x3, %y0, %y1, %y2, %y3) {devices = array<i64: 0, 1, 2, 3>, kind = "sum", operandSegmentSizes = array<i32: 4, 4, 0>} : (memref<262144xf32>, memref<262144xf32>, memref<262144xf32>, memref<262144xf32>, memref<262144xf32>, memref<262144xf32>, memref<262144xf32>, memref<262144xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
