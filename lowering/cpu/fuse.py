@@ -41,6 +41,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm, memref, scf
 
 from ...ir.ops import Implements, OpView, view
+from ...ir.types import is_token
 from ...ir.views import VIEW_OPS
 from . import epilogue as ep
 from .kernels import Combine, Index, Operand, buffer_bytes, combine_element, copy_1d, element_bytes, index, window
@@ -597,7 +598,42 @@ def shared_among(groups: Sequence[Group], accesses: Accesses, workers: int) -> l
         if g.epilogue is None and _workers(g, accesses, workers) == 1:
             segments.setdefault(g.segment, []).append(g)
     return [small for small in segments.values()
-            if len(small) >= 2 and sum(_bytes(g, accesses) for g in small) >= MIN_PARALLEL_BYTES]
+            if len(small) >= 2 and sum(_bytes(g, accesses) for g in small) >= MIN_PARALLEL_BYTES
+            and _independent(small)]
+
+
+def _independent(groups: Sequence[Group]) -> bool:
+    """Whether no copy or combine waits (through tokens, transitively) on
+    one of `groups` other than its own: the program lets them run at once,
+    and lets every op between them run before them. Their disjoint
+    accesses alone do not show it: two names of one memory (two
+    memref.get_global of a user's global, memref.view of one buffer at two
+    shifts, a callee's aliased arguments) are two roots to _accesses, and
+    a second collective that waits on the first through such a name read
+    its input before the first wrote it (an outside attack, 2026-12-07)."""
+    mine = {op.operation: k for k, g in enumerate(groups) for op in g.ops}
+    block = groups[0].ops[0].operation.block
+    left = len(mine)  # (ops after the last of them run after emit_shared's loops)
+    waits: dict[ir.Operation, set[int]] = {}  # op -> the groups it waits on
+    for view_ in block.operations:
+        op = view_.operation
+        if not left:
+            break
+        if op.name not in ("coll.copy", "coll.combine", "coll.join"):
+            continue
+        left -= op in mine
+        on: set[int] = set()
+        for v in op.operands:
+            if not is_token(v.type) or isinstance(v.owner, ir.Block):
+                continue
+            owner = v.owner.operation if isinstance(v.owner, ir.OpView) else v.owner
+            if owner in mine:
+                on.add(mine[owner])
+            on |= waits.get(owner, set())
+        waits[op] = on
+        if op.name != "coll.join" and on - {mine.get(op, -1)}:  # (a join touches no data)
+            return False
+    return True
 
 
 def emit_shared(groups: Sequence[Group], accesses: Accesses, tile: int, kernels: Kernels | None,
