@@ -159,6 +159,8 @@ def _trace(value: ir.Value) -> tuple[ir.Value, int] | None:
     v = value
     while not isinstance(v.owner, ir.Block):
         op = v.owner
+        if op.operation.name == "memref.view":
+            return None  # (its byte shift is in no type: the offset below would be another element's)
         if op.operation.name in VIEW_OPS:  # (.operation: a get_global view's .name is its global)
             v = op.operands[0]
         elif op.operation.name in ROOTS:
@@ -599,18 +601,30 @@ def shared_among(groups: Sequence[Group], accesses: Accesses, workers: int) -> l
             segments.setdefault(g.segment, []).append(g)
     return [small for small in segments.values()
             if len(small) >= 2 and sum(_bytes(g, accesses) for g in small) >= MIN_PARALLEL_BYTES
-            and _independent(small)]
+            and (not any(_users_global(g, accesses) for g in small) or _independent(small))]
+
+
+def _users_global(group: Group, accesses: Accesses) -> bool:
+    """Whether `group` touches a global of the user's: a memory that two
+    memref.get_global ops may name in one segment (coll's own globals,
+    scratch and static local buffers, are one name per lifetime), where
+    _accesses sees two roots. Arguments are assumed distinct, as
+    everywhere on the CPU route; allocations are."""
+    return any(not isinstance(a.root.owner, ir.Block) and a.root.owner.operation.name == "memref.get_global"
+               and not Scratch.made_here(a.root.owner.operation) for op in group.ops for a in accesses[op])
 
 
 def _independent(groups: Sequence[Group]) -> bool:
     """Whether no copy or combine waits (through tokens, transitively) on
     one of `groups` other than its own: the program lets them run at once,
     and lets every op between them run before them. Their disjoint
-    accesses alone do not show it: two names of one memory (two
-    memref.get_global of a user's global, memref.view of one buffer at two
-    shifts, a callee's aliased arguments) are two roots to _accesses, and
-    a second collective that waits on the first through such a name read
-    its input before the first wrote it (an outside attack, 2026-12-07)."""
+    accesses alone do not show it where two names may be one memory (two
+    memref.get_global of a user's global are two roots to _accesses): a
+    second collective that waited on the first and read its result
+    through such a name ran at once with it, before the first wrote it (an
+    outside attack, 2026-12-07; through memref.view too, which _trace no
+    longer follows). Twoshot's chunks wait on one join of every chunk's
+    reduction: on arguments they are shared by their accesses."""
     mine = {op.operation: k for k, g in enumerate(groups) for op in g.ops}
     block = groups[0].ops[0].operation.block
     left = len(mine)  # (ops after the last of them run after emit_shared's loops)
