@@ -43,6 +43,7 @@ from mlir.dialects import arith, llvm, memref, scf
 from ...ir.ops import Implements, OpView, view
 from ...ir.types import is_token
 from ...ir.views import VIEW_OPS
+from ...ir.walk import find_ops
 from . import epilogue as ep
 from .kernels import Combine, Index, Operand, buffer_bytes, combine_element, copy_1d, element_bytes, index, window
 from .scratch import ALIGNMENT, Scratch
@@ -601,17 +602,34 @@ def shared_among(groups: Sequence[Group], accesses: Accesses, workers: int) -> l
             segments.setdefault(g.segment, []).append(g)
     return [small for small in segments.values()
             if len(small) >= 2 and sum(_bytes(g, accesses) for g in small) >= MIN_PARALLEL_BYTES
-            and (not any(_users_global(g, accesses) for g in small) or _independent(small))]
+            and (not any(_two_names(g, accesses) for g in small) or _independent(small))]
 
 
-def _users_global(group: Group, accesses: Accesses) -> bool:
-    """Whether `group` touches a global of the user's: a memory that two
-    memref.get_global ops may name in one segment (coll's own globals,
-    scratch and static local buffers, are one name per lifetime), where
-    _accesses sees two roots. Arguments are assumed distinct, as
-    everywhere on the CPU route; allocations are."""
-    return any(not isinstance(a.root.owner, ir.Block) and a.root.owner.operation.name == "memref.get_global"
-               and not Scratch.made_here(a.root.owner.operation) for op in group.ops for a in accesses[op])
+def _two_names(group: Group, accesses: Accesses) -> bool:
+    """Whether a memory `group` touches may have a second name in its
+    segment, which _accesses would take for another root: a global of the
+    user's (two memref.get_global of it; coll's own globals, scratch and
+    static local buffers, are one name per lifetime), or an argument of a
+    function that is called (a caller may pass one buffer twice; the
+    runtime refuses overlapping arrays only at the entry) or of a nested
+    block. Allocations have one name."""
+    called: set[str] | None = None
+    for a in (a for op in group.ops for a in accesses[op]):
+        owner = a.root.owner
+        if isinstance(owner, ir.Block):
+            fn = owner.owner.operation
+            if fn.name != "func.func":
+                return True
+            if called is None:
+                module = fn.parent
+                called = {ir.FlatSymbolRefAttr(op.attributes["callee"]).value for op in find_ops(module, "func.call")}
+            if ir.StringAttr(fn.attributes["sym_name"]).value in called:
+                return True
+        elif owner.operation.name == "memref.get_global" and not Scratch.made_here(owner.operation):
+            return True
+    return False
+
+
 
 
 def _independent(groups: Sequence[Group]) -> bool:
@@ -623,8 +641,9 @@ def _independent(groups: Sequence[Group]) -> bool:
     second collective that waited on the first and read its result
     through such a name ran at once with it, before the first wrote it (an
     outside attack, 2026-12-07; through memref.view too, which _trace no
-    longer follows). Twoshot's chunks wait on one join of every chunk's
-    reduction: on arguments they are shared by their accesses."""
+    longer follows, and through a callee's aliased arguments). Twoshot's
+    chunks wait on one join of every chunk's reduction: where no memory
+    has two names (_two_names) they are shared by their accesses."""
     mine = {op.operation: k for k, g in enumerate(groups) for op in g.ops}
     block = groups[0].ops[0].operation.block
     left = len(mine)  # (ops after the last of them run after emit_shared's loops)

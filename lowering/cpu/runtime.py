@@ -155,6 +155,17 @@ def _identity(a: object) -> tuple:
 CLOCKS = {"wall": _time.perf_counter, "cpu": _time.process_time}
 
 
+RETIRE_SECONDS = 1.0
+_RETIRED: list[tuple[float, ExecutionEngine]] = []  # (when, engine) of dropped threaded programs
+
+
+def _retire(engine: ExecutionEngine) -> None:
+    """Keeps `engine` alive RETIRE_SECONDS; drops those retired before."""
+    now = _time.monotonic()
+    _RETIRED[:] = [(t, e) for t, e in _RETIRED if now - t < RETIRE_SECONDS]
+    _RETIRED.append((now, engine))
+
+
 class CpuProgram:
     """A compiled entry function. `specs`: one ArgSpec per argument;
     `n_inputs`: how many leading arguments are inputs (None if unknown);
@@ -180,6 +191,16 @@ class CpuProgram:
         self._lock = program_lock(self)
         self.threaded = False  # runs on the async runtime's pool (coll-parallel-devices); set by build
         self._last: tuple[tuple, tuple, ctypes.Array, tuple] | None = None  # _packed's
+
+    def __del__(self) -> None:
+        # A pool thread still runs the compiled code's last instructions (a
+        # coroutine's cleanup, its return) after the call it finished has
+        # returned; the engine destroyed then unmaps that code under it (a
+        # segfault, seen when tests dropped a program right after its call,
+        # 2026-12-07). A threaded program's engine lives RETIRE_SECONDS
+        # more.
+        if getattr(self, "threaded", False):
+            _retire(self.engine)
 
     def _packed(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple[ctypes.Array, tuple]:
         """The call's packed arguments, and what must live as long. The last

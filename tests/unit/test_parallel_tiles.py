@@ -180,18 +180,23 @@ def test_workers_run_at_once_each_on_its_own_scratch(strategy):
         assert all(a.tobytes() == b.tobytes() for a, b in zip(ys, want))
 
 
-@pytest.mark.parametrize("second", ["global", "view"])
+@pytest.mark.parametrize("second", ["global", "view", "callee"])
 def test_a_collective_that_waits_on_another_through_a_second_name_is_not_run_with_it(second, shared):
     """all_reduce B waits on A's token and reads, through a second name of
-    the memory A writes (another memref.get_global of the user's global, or
-    a memref.view of the same bytes), half of A's result: the fuse
+    the memory A writes (another memref.get_global of the user's global, a
+    memref.view of the same bytes, or a callee's second argument the
+    caller passed the same buffer as), half of A's result: the fuse
     analysis sees two roots, so only the tokens say B's chunks must not
     run with A's (emit_shared ran them at once: 65088 of 262144 elements
     wrong, found by an outside attack; a race, so three calls)."""
-    n, L = 4, 1 << 12
+    n, L = 4, 1 << 16  # (long enough that the racing groups overlap in time)
     H = L // 2
     T, TH = f"memref<{L}xf32>", f"memref<{H}xf32, strided<[1]>>"
-    if second == "global":
+    if second == "callee":  # (@inner's %a and %b: one buffer, passed twice)
+        head = ""
+        args = "".join(f", %a{i}: {T}, %b{i}: {T}" for i in range(n))
+        names = ""
+    elif second == "global":
         head = "\n".join(f'memref.global "private" @g{i} : {T} = uninitialized' for i in range(n))
         args = ""
         names = "\n".join(f"  %a{i} = memref.get_global @g{i} : {T}\n  %b{i} = memref.get_global @g{i} : {T}"
@@ -206,8 +211,9 @@ def test_a_collective_that_waits_on_another_through_a_second_name_is_not_run_wit
     devs = "array<i64: 0, 1, 2, 3>"
     xa = ", ".join([f"%x{i}" for i in range(n)] + [f"%a{i}" for i in range(n)])
     hz = ", ".join([f"%h{i}" for i in range(n)] + [f"%z{i}" for i in range(n)])
+    fn = "inner" if second == "callee" else "f"
     text = f"""{head}
-func.func @f({sig}) attributes {{llvm.emit_c_interface}} {{
+func.func {"private " if second == "callee" else ""}@{fn}({sig}) {"" if second == "callee" else "attributes {llvm.emit_c_interface} "}{{
 {names}
 {halves}
   %t1 = "coll.all_reduce"({xa}) {{devices = {devs}, kind = "sum", operandSegmentSizes = array<i32: 4, 4, 0>, strategy = "ring"}} : ({", ".join([T] * 2 * n)}) -> !coll.token
@@ -216,12 +222,24 @@ func.func @f({sig}) attributes {{llvm.emit_c_interface}} {{
   return
 }}
 """
+    if second == "callee":
+        outer = ", ".join([f"%x{i}: {T}" for i in range(n)] + [f"%z{i}: memref<{H}xf32>" for i in range(n)]
+                          + [f"%y{i}: {T}" for i in range(n)])
+        passed = ", ".join([f"%x{i}" for i in range(n)] + [f"%z{i}" for i in range(n)]
+                           + [v for i in range(n) for v in (f"%y{i}", f"%y{i}")])
+        types = ", ".join([T] * n + [f"memref<{H}xf32>"] * n + [T] * 2 * n)
+        text += f"""func.func @f({outer}) attributes {{llvm.emit_c_interface}} {{
+  call @inner({passed}) : ({types}) -> ()
+  return
+}}
+"""
     rng = np.random.default_rng(0)
     prog = api.compile(text, "cpu", tile=64)
     for _ in range(3):
         xs = [rng.integers(-50, 50, L).astype(np.float32) for _ in range(n)]
         zs = [np.zeros(H, np.float32) for _ in range(n)]
-        extra = [np.zeros(4 * L, np.int8) for _ in range(n)] if second == "view" else []
+        extra = ([np.zeros(4 * L, np.int8) for _ in range(n)] if second == "view" else
+                 [np.zeros(L, np.float32) for _ in range(n)] if second == "callee" else [])
         args = xs + zs + extra  # (the signature's order; the runtime splits inputs from outputs)
         prog.run(args[:prog.n_inputs], args[prog.n_inputs:])
         want = n * sum(xs)[:H]
