@@ -18,6 +18,7 @@ from ...execution.measure import check_repeat
 from ...execution.memory import require
 from ...execution.program import Program
 from ...execution.signature import ArgSpec, check_arrays, staged_all
+from ...ir.walk import find_ops
 from ...passes.blas_contractions import linked_libraries
 from ..base import Backend
 from ..driver import lower
@@ -82,14 +83,17 @@ _pool_pid: int | None = None
 
 def uses_async_runtime(module: ir.Module) -> bool:
     """Whether the module calls the async runtime (coll-parallel-devices'
-    async.execute ops); if so, the runtime is loaded into the process once,
+    async.execute ops, coll-to-cpu's workers); if so, the runtime is loaded into the process once,
     for good. Not as an ExecutionEngine shared library: an engine's
     destruction calls the library's __mlir_execution_engine_destroy, which
     resets the runtime every program shares (LLVM 22), and the next call of
     another program dereferenced null (a segfault, after a program was
     garbage collected)."""
-    uses = any(ir.StringAttr(op.attributes["sym_name"]).value.startswith("mlirAsyncRuntime")
-               for op in module.body.operations if "sym_name" in op.attributes)
+    # Calls, not declarations: the route's async lowering declares the
+    # runtime in every program, also where nothing runs on the pool (a
+    # program below the thresholds runs in a forked child).
+    uses = any(ir.FlatSymbolRefAttr(op.attributes["callee"]).value.startswith("mlirAsyncRuntime")
+               for op in find_ops(module.operation, "llvm.call") if "callee" in op.attributes)
     if uses:
         _load_async_runtime()
     return uses

@@ -202,6 +202,37 @@ def test_a_forked_child_is_refused_not_hung():
     assert "parallel=\"off\"" in r.stdout and r.stdout.strip().endswith("True")
 
 
+def test_a_program_with_nothing_on_the_pool_runs_in_a_forked_child():
+    """The route declares the async runtime in every program; only one that
+    calls it is threaded: an all_reduce below every threshold runs in a
+    child forked after its parent ran a threaded program."""
+    r = _script("""
+        from coll.ir import make_context
+        from coll.ir.generate import all_reduce_module
+        from coll.lowering import cpu
+        with make_context():
+            small = all_reduce_module(4, [1000], "f32", "sum")
+        s = cpu.compile(small)
+        a = api.compile(STEP, "cpu", strategy="ring")
+        ins = _inputs(1)
+        _run(a, ins)
+        xs = [np.full(1000, i, np.float32) for i in range(4)]
+        print(s.threaded, a.threaded, flush=True)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ys = [np.zeros(1000, np.float32) for _ in range(4)]
+                s.run(xs, ys)
+                print(all(np.array_equal(y, np.full(1000, 6, np.float32)) for y in ys), flush=True)
+            except RuntimeError as e:
+                print("refused:", e, flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", str(cores() > 1), "True"], r.stdout
+
+
 def test_a_child_forked_mid_call_gets_the_program_back():
     """Forked while another thread of the parent was in a call (its lock
     held): the child's own call of that program ran, not hung."""
