@@ -46,6 +46,7 @@ from ...ir.views import VIEW_OPS
 from ...ir.walk import find_ops
 from . import epilogue as ep
 from .kernels import Combine, Index, Operand, buffer_bytes, combine_element, copy_1d, element_bytes, index, window
+from .parallel import MIN_BYTES
 from .scratch import ALIGNMENT, Scratch
 from .shared import Kernels, create, pointer_of, ptr_type
 
@@ -62,12 +63,12 @@ TILE_BYTES = 2 << 20
 SHARED_TILE_BYTES = 1 << 20
 REUSE = 2  # accesses per distinct view from which a group takes SHARED_TILE_BYTES
 MIN_TILE = 256
-# A group worth sharing among threads (_workers), as coll-parallel-devices'
-# runs (parallel.py MIN_BYTES). Measured on this 2-core VM (2026-12-07,
-# bench/cpu_strategies.py, wall ms, against one thread): at 8 x 1 MiB
-# (groups of 16 MiB) tree 0.44 against 0.77, rhd 0.62 / 0.95, oneshot 0.59
-# / 1.00; at 8 x 16-64 MiB every strategy 0.54-0.58x the time.
-MIN_PARALLEL_BYTES = 1 << 23
+# A group worth sharing among threads (_workers): a run worth another thread
+# to coll-parallel-devices (parallel.py). Measured on this 2-core VM
+# (2026-12-07, bench/cpu_strategies.py, wall ms, against one thread): at
+# 8 x 1 MiB (groups of 16 MiB) tree 0.44 against 0.77, rhd 0.62 / 0.95,
+# oneshot 0.59 / 1.00; at 8 x 16-64 MiB every strategy 0.54-0.58x the time.
+MIN_PARALLEL_BYTES = MIN_BYTES
 
 # Ops a tiled block may hold besides copies and combines (none touches data).
 BENIGN_OPS = VIEW_OPS + ("coll.alloc", "coll.join", "coll.wait", Implements.NAME, "arith.constant",
@@ -630,8 +631,6 @@ def _two_names(group: Group, accesses: Accesses) -> bool:
     return False
 
 
-
-
 def _independent(groups: Sequence[Group]) -> bool:
     """Whether no copy or combine waits (through tokens, transitively) on
     one of `groups` other than its own: the program lets them run at once,
@@ -675,11 +674,9 @@ def emit_shared(groups: Sequence[Group], accesses: Accesses, tile: int, kernels:
     shared whole among `workers` threads: an scf.parallel over the workers
     whose body switches on the worker (scf.index_switch), each case
     emitting its groups one after the other (balanced by bytes), where
-    the last of the groups ends. Groups of a segment touch disjoint data
-    (or read the same), and nothing between them but views touches any,
-    so they may run in any order, and at once: every element as on one
-    thread."""
-    def size(g: Group) -> int:
+    the last of the groups ends: `shared_among`'s groups, which may run
+    in any order, and at once (every element as on one thread)."""
+    def size(g: Group) -> int:  # (the sort key and the load alike)
         return _bytes(g, accesses)
     cases: list[list[Group]] = [[] for _ in range(min(workers, len(groups)))]
     loads = [0] * len(cases)
