@@ -12,6 +12,8 @@ resources it needs are free, and takes
             + peer bytes / link_bandwidth_Bps (inputs read in place in other
             devices' memory, coll.peer_access: they cross the link)
   alloc     alloc_s + bytes / alloc_bandwidth_Bps (first touch of fresh pages)
+  local     its own seconds (local work around a collective, analysis/overlap.py:
+            flops / flops_per_s + bytes / memory_bandwidth_Bps)
   join/wait 0
   memory time = bytes touched / memory_bandwidth_Bps, where bytes touched
   are every input + the output (a copy: 2 x bytes); the bytes in coll.alloc
@@ -57,6 +59,8 @@ Profile fields (JSON, analysis/profiles/<name>.json or any path):
              target's core (the receiver copies a message out of shared
              memory, so two messages in opposite directions run at once;
              bench/calibrate_mpi.py measures which).
+  flops_per_s (optional) one core's rate on a contraction of the local
+             work (OpenBLAS's sgemm), for analysis/overlap.py.
   order      program: each resource serves tasks in program order (like a
                     FIFO stream, or the CPU runtime's straight-line code).
              ready: a resource serves tasks in the order they become ready
@@ -96,7 +100,8 @@ Resource = str | tuple[Any, ...]
 # One resource's busy intervals: (starts, ends), sorted by start.
 Busy = tuple[list[float], list[float]]
 _NUMBERS = ("link_latency_s", "link_bandwidth_Bps", "kernel_launch_s", "memory_bandwidth_Bps",
-            "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s", "wakeup_s")
+            "scratch_bandwidth_Bps", "alloc_s", "alloc_bandwidth_Bps", "call_overhead_s", "wakeup_s",
+            "flops_per_s")
 
 
 @dataclass
@@ -186,7 +191,8 @@ def load_profile(spec: str) -> Profile:
 
 
 # Times may be 0; a bandwidth divides, so it must be > 0.
-_RATES = ("link_bandwidth_Bps", "memory_bandwidth_Bps", "scratch_bandwidth_Bps", "alloc_bandwidth_Bps")
+_RATES = ("link_bandwidth_Bps", "memory_bandwidth_Bps", "scratch_bandwidth_Bps", "alloc_bandwidth_Bps",
+          "flops_per_s")
 
 
 def _number_ok(v: object, key: str) -> bool:
@@ -301,7 +307,7 @@ def task_cost(task: taskgraph.Task, profile: Profile, working_set: int) -> float
     if task.kind == "alloc":
         bw = profile.value("alloc_bandwidth_Bps", working_set)
         return v("alloc_s") + (task.bytes / bw if bw else 0.0)
-    return 0.0
+    return task.seconds  # (local; 0 for join and wait)
 
 
 def memory_time(task: taskgraph.Task, profile: Profile, working_set: int, over_link: int = 0) -> float:
@@ -342,7 +348,7 @@ def wakeup_delays(graph: taskgraph.Graph, profile: Profile) -> list[float]:
 
 def task_resources(task: taskgraph.Task, profile: Profile) -> tuple[Resource, ...]:
     if profile.resources == "host":
-        return ("host",) if task.kind in ("copy", "combine", "alloc") else ()
+        return ("host",) if task.kind in ("copy", "combine", "alloc", "local") else ()
     if profile.resources == "ports":
         cores = profile.params.get("cores")
         # ("cores", k): k of the machine's cores, any free ones (the OS runs
@@ -354,6 +360,10 @@ def task_resources(task: taskgraph.Task, profile: Profile) -> tuple[Resource, ..
             holders = ((task.device,) if profile.params.get("copy_cores") == TARGET_CORE
                        else (task.src, task.device))
             return (("send", task.src), ("recv", task.device)) + cpu(*holders)
+        if task.kind == "local":  # (a rank that computes copies no message meanwhile, where its CPU copies them)
+            ports: tuple[Resource, ...] = () if not cores else (("recv", task.device),) if profile.params.get(
+                "copy_cores") == TARGET_CORE else (("send", task.device), ("recv", task.device))
+            return (("compute", task.device),) + ports + cpu(task.device)
         if task.kind == "combine":
             # Peer reads hold the senders' ports and the reader's.
             peers = sorted(cast(set[int], {h for h, _ in task.peer_reads}))  # peer views: placed buffers

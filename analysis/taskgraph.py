@@ -22,7 +22,7 @@ Span = tuple[ir.Value, int, int]
 
 @dataclass
 class Task:
-    kind: str            # alloc | copy | combine | join | wait
+    kind: str            # alloc | copy | combine | join | wait | local
     device: int | None = None  # where it runs: combine/alloc device, copy target
     src: int | None = None     # copy source device
     bytes: int = 0       # copy: bytes moved; combine: output bytes; alloc: size
@@ -34,6 +34,11 @@ class Task:
                               # another device's memory (coll.peer_access)
     deps: list[int] = field(default_factory=list)
     group_set: int = 0   # bytes of the regions its data-sharing group touches
+    # (argument number, first byte, end byte, written) of each region it
+    # touches in the function's arguments: what local work around the
+    # collective waits for or is waited for by (analysis/overlap.py)
+    regions: tuple[tuple[int, int, int, bool], ...] = ()
+    seconds: float = 0.0  # local: its cost, computed by whoever made it (analysis/overlap.py)
 
 
 @dataclass
@@ -163,6 +168,8 @@ def from_function(func_op: ir.Operation) -> Graph:
                 touch(b)
         if name in ("coll.copy", "coll.combine"):
             spans.append([_span(b) for b in v.reads + v.writes])
+            t.regions = tuple((ir.BlockArgument(r).arg_number, lo, hi, k >= len(v.reads))
+                              for k, (r, lo, hi) in enumerate(spans[-1]) if isinstance(r, ir.BlockArgument))
         else:
             spans.append([])
         for d in (t.device, t.src):

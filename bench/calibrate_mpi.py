@@ -27,14 +27,22 @@ that share cores and yield when idle):
                         steps of pairwise exchanges on the fewest ranks
                         (a power of 2) that outnumber the cores; a table
                         by message size (eager and rendezvous differ)
+  flops_per_s           one rank's rate on a contraction of local work
+                        (OpenBLAS's sgemm, the route's coll-blas-contractions,
+                        on every rank at once: 2 ranks, MATMUL's shape), for
+                        local work around a collective (analysis/overlap.py)
   copy_cores            target when two messages in opposite directions
                         at once take under 1.5x one alone (each is copied
                         by its receiver's core; the median over the
                         sizes), else both
 
-  python bench/calibrate_mpi.py [-o PATH] [--quick] [--repeat R]
+  python bench/calibrate_mpi.py [-o PATH] [--quick] [--repeat R] [--only flops_per_s]
+
+`--only flops_per_s` measures that one number and writes it into the
+profile at -o (the rest kept).
 """
 import datetime
+import json
 import os
 import platform
 import sys
@@ -269,6 +277,27 @@ def exchange_ratio(t, sizes):
     return float(np.median([t["exchange", CHAIN, s] / max(t["chain", CHAIN, s], 1e-12) for s in sizes]))
 
 
+MATMUL = (2048, 1024, 64)  # (m, k, n) of a rank's matmul: a tensor-parallel layer's tile
+
+
+def flops_per_s(repeat=21):
+    """Each rank's sgemm rate: a fill and an m x k x n matmul on 2 ranks
+    at once (an SPMD function with no collective), the median call."""
+    m, k, n = MATMUL
+    text = f"""func.func @mm(%a: memref<{m}x{k}xf32>, %b: memref<{k}x{n}xf32>, %c: memref<{m}x{n}xf32>)
+    attributes {{coll.ranks = 2 : i64}} {{
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<{m}x{n}xf32>)
+  linalg.matmul ins(%a, %b : memref<{m}x{k}xf32>, memref<{k}x{n}xf32>) outs(%c : memref<{m}x{n}xf32>)
+  return
+}}"""
+    prog = mpi.compile(text, timeout=600)
+    rng = np.random.default_rng(0)
+    ins = [rng.standard_normal(s, dtype=np.float32) for s in ((m, k), (m, k), (k, n), (k, n))]
+    outs = [np.empty((m, n), np.float32) for _ in range(2)]
+    return 2.0 * m * k * n / float(np.median(prog.time(ins, outs, repeat)))
+
+
 def calibrate(sizes=SIZES, repeat=21, log=print):
     progs = [("chain", 8, SMALL), ("chain", 64, SMALL)]
     progs += [("chain", CHAIN, s) for s in sizes]
@@ -337,6 +366,8 @@ def calibrate(sizes=SIZES, repeat=21, log=print):
                       "fastest_s": low} for (kind, k, size), (med, low) in both.items()],
     }
     prof["wakeup_s"] = wakeup_table(t, prof)
+    prof["flops_per_s"] = flops_per_s(repeat)
+    log(f"sgemm {prof['flops_per_s'] / 1e9:.1f} GFLOP/s a rank")
     log(f"more ranks than cores: a dependent step waits {[(ws, round(v * 1e6, 2)) for ws, v in prof['wakeup_s']]} "
         "us (working set, us) for its receiver")
     return prof
@@ -347,6 +378,7 @@ def main(argv=None):
     p.add_argument("-o", dest="output", default=DEFAULT_OUT)
     p.add_argument("--quick", action="store_true", help="three message sizes instead of six")
     p.add_argument("--repeat", type=count(1, 10 ** 6), default=21)
+    p.add_argument("--only", choices=["flops_per_s"], help="measure this number alone into the profile at -o")
     args = p.parse_args(argv)
     why = output_path_error(args.output)
     if why:
@@ -354,8 +386,14 @@ def main(argv=None):
     ok, why = mpi.available()
     if not ok:
         raise SystemExit(f"calibrate_mpi: {why}")
-    prof = calibrate(QUICK_SIZES if args.quick else SIZES, args.repeat,
-                     log=lambda s: print(s, file=sys.stderr, flush=True))
+    if args.only:
+        with open(args.output) as f:
+            prof = json.load(f)
+        prof[args.only] = flops_per_s(args.repeat)
+        prof["measured_on"] += f"; {args.only} {datetime.date.today().isoformat()}, load {os.getloadavg()[0]:.1f}"
+    else:
+        prof = calibrate(QUICK_SIZES if args.quick else SIZES, args.repeat,
+                         log=lambda s: print(s, file=sys.stderr, flush=True))
     save_profile(prof, args.output)
     print(args.output)
 

@@ -9,8 +9,8 @@ round; the results compared with each other (`same bits`: OpenBLAS's
 sgemm rounds a tile of rows differently from the whole matrix, so f32
 contractions through it agree to rounding, not bit for bit) and with
 numpy in float64 (`error`: the largest difference over the largest
-element; FAIL above 1e-5). The default (auto) overlaps where the ranks
-have a core each (column `auto`).
+element; FAIL above 1e-5). The default (auto) overlaps where the cost
+model predicts it pays (lowering/mpi/overlap.py `pays`; column `auto`).
 
     python bench/collective_matmul.py [--ranks 2 3 4] [--rows 256 1024] [--k 1024] [--n 1024]
                                       [--strategies auto,ring] [--rounds 3] [--repeat 5]
@@ -18,9 +18,11 @@ have a core each (column `auto`).
 Columns: wall ms per call (the best of --repeat, the median over rounds),
 the collective alone (the same all_gather or reduce_scatter without the
 matmul) and the matmul alone (its ms in the unfused program less the
-collective's), the prediction (what overlap can save at most: the
-smaller of the two, min(collective, matmul)), what it saved, and which
-program the default (auto) builds.
+collective's), what overlap can save at most (the smaller of the two,
+min(collective, matmul)), what it saved, the measured unfused/fused
+beside the cost model's (`predicted`: its unfused over fused time,
+coll-spmd-to-mpi's prediction, analysis/overlap.py), and which program
+the default (auto) builds by it.
 `--rows`: the matmul's rows per rank (f32; k x n weights on every rank).
 """
 import statistics
@@ -111,10 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     k, m = a.k, a.n
     print(f"collective matmul under MPI, f32, k = {k}, n = {m}; wall ms per call")
     from coll.lowering.mpi import _cores
+    from coll.lowering.mpi.overlap import pays
+    from coll.lowering.mpi.to_mpi import overlap_predictions
     cores = _cores()
     print("| program | ranks | rows/rank | strategy | fused | unfused | collective | matmul | "
-          "predicted saving | saved | unfused/fused | auto | same bits | error |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "at most saved | saved | unfused/fused | predicted | auto | same bits | error |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     failed = False
     for n in a.ranks:
         for rows in a.rows:
@@ -125,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, make in (("all_gather->matmul", gather_matmul), ("matmul->reduce_scatter", matmul_scatter)):
                 for s in a.strategies.split(","):
                     text = make(n, rows, k, m)
+                    [pred] = overlap_predictions(text, s)
                     progs = {"fused": api.compile(text, "mpi", strategy=s, epilogues="on"),
                              "unfused": api.compile(text, "mpi", strategy=s, epilogues="off"),
                              "collective": api.compile(make(n, rows, k, m, matmul=False), "mpi", strategy=s)}
@@ -153,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"| {name} | {n} | {rows} | {s} | {med['fused']:.2f} | {med['unfused']:.2f} | "
                           f"{med['collective']:.2f} | {mm:.2f} | {min(mm, med['collective']):.2f} | "
                           f"{med['unfused'] - med['fused']:.2f} | {med['unfused'] / med['fused']:.2f}x | "
-                          f"{'fused' if not 0 < cores < n else 'unfused'} | {'yes' if same else 'no'} | "
+                          f"{pred.whole / pred.tiles:.2f}x | {'fused' if pays(pred, n, cores) else 'unfused'} | "
+                          f"{'yes' if same else 'no'} | "
                           f"{err:.1e}{'' if ok else ' FAIL'} |", flush=True)
     return 1 if failed else 0
 

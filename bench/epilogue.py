@@ -11,8 +11,10 @@ With --backend=mpi (a rank per device; use --devices 2-4 and strategies
 that need no peer access, e.g. auto,ring), fused is coll-mpi-overlap
 forced on (`epilogues="on"`; lowering/mpi/overlap.py: the epilogue in
 tiles of rows among the collective's messages, each tile once the
-collective has finished its rows); the default, auto, fuses only where the
-ranks have a core each (the MPI profile's cores).
+collective has finished its rows); the default, auto, fuses where the
+cost model predicts it pays: columns `predicted` (its unfused over fused
+time, coll-spmd-to-mpi's prediction, analysis/overlap.py) beside the
+measured one, and `auto` (which the default builds, overlap.py `pays`).
 
 The program is the SPMD function a frontend leaves (`program`): the
 all_reduce writes a buffer of the function's own (memref.alloc, as
@@ -123,14 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     n = a.devices
     where = f"{n} CPU-simulated devices" if a.backend == "cpu" else f"{n} MPI ranks"
     print(f"all_reduce + residual + RMSNorm, {where}, f32 rows of {H}; wall ms per call")
-    print("| MiB/device | strategy | fused | unfused | unfused (result an argument) | unfused/fused | bitwise |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    mpi = a.backend == "mpi"
+    print("| MiB/device | strategy | fused | unfused | unfused (result an argument) | unfused/fused | "
+          + ("predicted | auto | " if mpi else "") + "bitwise |")
+    print("| --- " * (9 if mpi else 7) + "|")
     failed = False
     for mib in a.mib:
         rows = mib * (1 << 20) // (4 * H)
         ins = inputs(n, rows)
         for s in a.strategies.split(","):
-            on = {"epilogues": "on"}  # (the defaults fuse only where it pays: one core; mpi, a core a rank)
+            on = {"epilogues": "on"}  # (mpi's default fuses only where the model predicts it pays)
             progs = {"fused": api.compile(program(n, rows), a.backend, strategy=s, **on),
                      "unfused": api.compile(program(n, rows), a.backend, strategy=s, epilogues="off"),
                      "argument": api.compile(program(n, rows, result_argument=True), a.backend, strategy=s,
@@ -147,8 +151,15 @@ def main(argv: list[str] | None = None) -> int:
                               for o, r in zip(outs["fused"], reference(n, ins)))
             failed |= not ok
             med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+            model = ""
+            if mpi:
+                from coll.lowering.mpi import _cores
+                from coll.lowering.mpi.overlap import pays
+                from coll.lowering.mpi.to_mpi import overlap_predictions
+                [pred] = overlap_predictions(program(n, rows), s)
+                model = f"{pred.whole / pred.tiles:.2f}x | {'fused' if pays(pred, n, _cores()) else 'unfused'} | "
             print(f"| {mib} | {s} | {med['fused']:.2f} | {med['unfused']:.2f} | {med['argument']:.2f} | "
-                  f"{med['unfused'] / med['fused']:.2f}x | {'yes' if same else 'NO'}{'' if ok else ' FAIL'} |",
+                  f"{med['unfused'] / med['fused']:.2f}x | {model}{'yes' if same else 'NO'}{'' if ok else ' FAIL'} |",
                   flush=True)
     return 1 if failed else 0
 

@@ -632,29 +632,32 @@ def _two_names(group: Group, accesses: Accesses) -> bool:
 
 
 def _independent(groups: Sequence[Group]) -> bool:
-    """Whether no copy or combine waits (through tokens, transitively) on
-    one of `groups` other than its own: the program lets them run at once,
+    """Whether no copy or combine waits (through tokens, transitively, or
+    after a coll.wait on them) on one of `groups` other than its own: the
+    program lets them run at once,
     and lets every op between them run before them. Their disjoint
     accesses alone do not show it where two names may be one memory (two
     memref.get_global of a user's global are two roots to _accesses): a
     second collective that waited on the first and read its result
     through such a name ran at once with it, before the first wrote it (an
     outside attack, 2026-12-07; through memref.view too, which _trace no
-    longer follows, and through a callee's aliased arguments). Twoshot's
+    longer follows, and through a callee's aliased arguments; a third found
+    the same through a coll.wait instead of a token). Twoshot's
     chunks wait on one join of every chunk's reduction: where no memory
     has two names (_two_names) they are shared by their accesses."""
     mine = {op.operation: k for k, g in enumerate(groups) for op in g.ops}
     block = groups[0].ops[0].operation.block
     left = len(mine)  # (ops after the last of them run after emit_shared's loops)
     waits: dict[ir.Operation, set[int]] = {}  # op -> the groups it waits on
+    synced: set[int] = set()  # the groups a coll.wait before here waited on: every later op waits on them
     for view_ in block.operations:
         op = view_.operation
         if not left:
             break
-        if op.name not in ("coll.copy", "coll.combine", "coll.join"):
+        if op.name not in ("coll.copy", "coll.combine", "coll.join", "coll.wait"):
             continue
         left -= op in mine
-        on: set[int] = set()
+        on = set(synced)
         for v in op.operands:
             if not is_token(v.type) or isinstance(v.owner, ir.Block):
                 continue
@@ -663,7 +666,9 @@ def _independent(groups: Sequence[Group]) -> bool:
                 on.add(mine[owner])
             on |= waits.get(owner, set())
         waits[op] = on
-        if op.name != "coll.join" and on - {mine.get(op, -1)}:  # (a join touches no data)
+        if op.name == "coll.wait":
+            synced = on
+        elif op.name != "coll.join" and on - {mine.get(op, -1)}:  # (a join touches no data)
             return False
     return True
 

@@ -35,14 +35,22 @@ The accesses are the analysis coll-check-order orders by
 touches its rows. Tiles hold whole rows, 2 MiB of the run's buffers (the
 CPU route's budget, fuse.py).
 
-When: by default (`coll-run --epilogues=auto`) only where each rank has a
-core of its own (the function's coll.ranks at most the MPI profile's
-`cores`, analysis/profiles/mpi.json; the pass's `cores` option): a tile
-then fills time its rank would spend waiting. With more ranks than cores
-a waiting rank's core is not idle (it runs another rank), and a tile on a
-chain of dependent steps delays every later step: ring measured 0.73-0.92x
-the unfused time at 3-4 ranks on 2 cores (bench/collective_matmul.py,
-bench/epilogue.py --backend=mpi). `--epilogues=on` overlaps anyway.
+When: by default (`coll-run --epilogues=auto`, the pass's `cores` > 0)
+where the cost model predicts the tiles faster by MARGIN: coll-spmd-to-mpi
+(given a profile, as the mpi route gives it) puts on each collective's
+rank switch the predicted time of its runs in tiles and whole (PREDICTED,
+`predict`: the collective's explicit task graph with the local work as
+tasks, analysis/overlap.py), and the pass tiles the runs of a switch only
+where `pays`. A switch without a prediction (a global view's, coll-to-mpi)
+goes by the older rule: only where each rank has a core of its own (the
+function's coll.ranks at most the MPI profile's `cores`,
+analysis/profiles/mpi.json). The model holds what made the rule: with more
+ranks than cores a waiting rank's core is not idle (it runs another rank),
+and a tile on a chain of dependent steps delays every later step of its
+rank (ring measured 0.73-0.92x the unfused time at 3-4 ranks on 2 cores,
+bench/collective_matmul.py, bench/epilogue.py --backend=mpi; predicted
+0.83-0.96x); and what the rule left unused: collective matmuls gain there
+too. `--epilogues=on` overlaps anyway.
 
 An SPMD function keeps its local work outside the rank switch that
 coll-spmd-to-mpi makes of each collective: the run right before a switch
@@ -52,13 +60,19 @@ placed in the cases (to_mpi.py). With `coll-run --epilogues=off` or
 `--profile` (whose clock reads bracket the collective's ops) the pass is
 not in the route.
 """
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 
 from mlir import ir
 from mlir.dialects import arith, scf
 
+from ...analysis import overlap as overlap_model
+from ...analysis.cost_model import Profile
 from ...analysis.effects import Resolver, Root, Unresolved, host_effects
+from ...analysis.overlap import Local, Prediction
 from ...analysis.regions import box
+from ...analysis.stats import nbytes
+from ...analysis.taskgraph import Graph
 from ...core.registry import register
 from ...frontends.spmd import RANKS_ATTR
 from ...ir.ops import view
@@ -78,6 +92,11 @@ _POSTED = _MESSAGES + _PURE + ("arith.index_cast", "coll.alloc")
 # Ops a prologue's tile goes above (they leave its rows alone, or the tile
 # would be above them already): it computes while their messages arrive.
 _AWAITED = ("mpi.wait",) + _PURE + ("arith.index_cast",)
+# coll-spmd-to-mpi's prediction on a collective's rank switch (with a
+# profile): {tiles = s, whole = s, compute_bound}, its runs in tiles or
+# not (predict, mark).
+PREDICTED = "coll.overlap_predicted"
+MARGIN = 0.05  # tiles where they are predicted at least this much faster (the model's noise here)
 # (root, first byte, end byte) per access: None where an access is not known.
 Hull = tuple[Root, int, int]
 
@@ -186,9 +205,7 @@ def split(block: ir.Block, ep: Epilogue, resolver: Resolver, before: bool = Fals
     written = {lays[v].root for v in _written(ep)}
     whole = {lays[v].root for v in ep.read_only}
     rows = ep.rows
-    tile = 1
-    while tile * 2 <= rows and tile * 2 * sum(row_bytes.values()) <= TILE_BYTES:  # (fuse.py's budget)
-        tile *= 2
+    tile = tile_rows(rows, sum(row_bytes.values()))
     # Per op of `others`: the rows it orders (their hull, in whole rows).
     spans: list[list[tuple[int, int]]] = []
     needed = {v for op in ep.ops for v in used_values(op.operation)}
@@ -305,26 +322,33 @@ def _lift(ep: Epilogue, span: list[ir.Operation], above: ir.Operation) -> bool:
     return True
 
 
-def _sink(switch: ir.Operation) -> None:
-    """The run right before `switch` (an SPMD function's collective) to the
-    start of every case, the run right after it to the end of every case;
-    what they use stays above the switch."""
-    ops = [op.operation for op in switch.block.operations]
-    at = ops.index(switch)
-    j = at  # the prologue: a run whose last op is the last one before the switch but views and constants
+def _prologue(ops: list[ir.Operation], at: int) -> Epilogue | None:
+    """The run whose last op is the last one before ops[at] but views,
+    constants and rank queries."""
+    j = at
     while j > 0 and (ops[j - 1].name in PASSIVE + LINALG + tuple(CONTRACTIONS) + _RANK_QUERIES):
         j -= 1
     last = next((op for op in reversed(ops[j:at]) if op.name in LINALG or op.name in CONTRACTIONS), None)
     for i in range(j, at):
         pro = match(ops, i, contractions=True) if last is not None and ops[i].name not in PASSIVE else None
         if pro is not None and pro.ops[-1].operation == last:
-            for region in switch.regions:
-                with ir.InsertionPoint.at_block_begin(region.blocks[0]):
-                    for e in pro.ops:
-                        e.operation.clone()
-            for e in pro.ops:
-                e.operation.erase()
-            break
+            return pro
+    return None
+
+
+def _sink(switch: ir.Operation) -> None:
+    """The run right before `switch` (an SPMD function's collective) to the
+    start of every case, the run right after it to the end of every case;
+    what they use stays above the switch."""
+    ops = [op.operation for op in switch.block.operations]
+    pro = _prologue(ops, ops.index(switch))
+    if pro is not None:
+        for region in switch.regions:
+            with ir.InsertionPoint.at_block_begin(region.blocks[0]):
+                for e in pro.ops:
+                    e.operation.clone()
+        for e in pro.ops:
+            e.operation.erase()
     ops = [op.operation for op in switch.block.operations]
     after = ops[ops.index(switch) + 1:]
     ep = match(after, 0, contractions=True)
@@ -338,17 +362,112 @@ def _sink(switch: ir.Operation) -> None:
         e.operation.erase()
 
 
+def tile_rows(rows: int, row_bytes: int) -> int:
+    """Rows a tile: the largest power of two whose rows of the run's
+    buffers (`row_bytes` a row, all of them) fit fuse.py's budget."""
+    tile = 1
+    while tile * 2 <= rows and tile * 2 * row_bytes <= TILE_BYTES:
+        tile *= 2
+    return tile
+
+
+def _work(ep: Epilogue, hot: ir.Value | None) -> tuple[float, float, float, float]:
+    """(flops of its contractions, bytes streamed, bytes reused, bytes of
+    its buffers) of a run (analysis/overlap.py); `hot`: a buffer whose
+    rows are in cache when it starts (an epilogue's collective result)."""
+    flops = streamed = reused = 0.0
+    seen = set() if hot is None else {hot}
+    for op in ep.ops:
+        memrefs = [v for v in op.operands if isinstance(v.type, ir.MemRefType)]
+        if op.name in CONTRACTIONS:  # (m, k) x (k, n) or (m, k) x (k)
+            shapes = [ir.MemRefType(v.type).shape for v in memrefs]
+            flops += 2.0 * math.prod(shapes[0]) * (shapes[1][1] if len(shapes[1]) == 2 else 1)
+        for v in memrefs:
+            if v in seen:
+                reused += nbytes(v.type)
+            else:
+                streamed += nbytes(v.type)
+            seen.add(v)
+    return flops, streamed, reused, float(sum(nbytes(v.type) for v in seen))
+
+
+def _or(x: int | None, default: int) -> int:
+    return default if x is None else x
+
+
+def predict(op: ir.Operation, graph: Graph, arg: Callable[[ir.Value, int], int | None],
+            profile: Profile) -> Prediction | None:
+    """The time of SPMD collective `op` (its
+    explicit program: `graph`, whose argument `arg(v, r)` is rank r's `v`)
+    with the runs right before and after it that coll-mpi-overlap would
+    tile (analysis/overlap.py); None where there is none."""
+    ops = [o.operation for o in op.block.operations]
+    at = ops.index(op)
+    c = view(op)
+    assert c is not None, op.name  # (a collective)
+    n = len(graph.devices)
+    runs: list[Local] = []
+    for ep, before, bufs in ((_prologue(ops, at), True, c.inputs), (match(ops[at + 1:], 0, contractions=True),
+                                                                     False, c.outputs)):
+        if ep is None:
+            continue
+        tied = next((v for v in bufs if v in (_written(ep) if before else ep.row_roots)), None)
+        row = {v: nbytes(v.type) // ep.rows for v in ep.row_roots}
+        runs.append(Local(*_work(ep, None if before else tied), ep.rows, row[tied] if tied is not None else 0,
+                          tile_rows(ep.rows, sum(row.values())),
+                          tuple((r, _or(arg(tied, r) if tied is not None else None, -1)) for r in range(n)),
+                          before))
+    return overlap_model.predict(graph, runs, profile) if runs else None
+
+
+def pays(p: Prediction, ranks: int, cores: int) -> bool:
+    """Whether runs predicted `p` go in tiles, for `ranks` ranks on
+    `cores` cores (0: not known): predicted faster by MARGIN, and where
+    ranks outnumber cores only compute-bound runs. The model lets a rank
+    that waits leave its core to the others; a rank that shares a core
+    spins in its waits instead, and elementwise tiles lost there
+    (0.70-0.95x at 4 ranks on 2 cores, predicted 1.1-1.2x), where
+    collective matmuls gained (1.16-1.30x)."""
+    return p.tiles < p.whole * (1 - MARGIN) and (p.compute_bound or not 0 < cores < ranks)
+
+
+def prediction_of(switch: ir.Operation) -> Prediction | None:
+    """coll-spmd-to-mpi's prediction on a rank switch (PREDICTED)."""
+    if PREDICTED not in switch.attributes:
+        return None
+    d = ir.DictAttr(switch.attributes[PREDICTED])
+    return Prediction(ir.FloatAttr(d["tiles"]).value, ir.FloatAttr(d["whole"]).value,
+                      ir.BoolAttr(d["compute_bound"]).value)
+
+
+def mark(switch: ir.Operation, p: Prediction) -> None:
+    f64 = ir.F64Type.get()
+    switch.attributes[PREDICTED] = ir.DictAttr.get({"tiles": ir.FloatAttr.get(f64, p.tiles),
+                                                   "whole": ir.FloatAttr.get(f64, p.whole),
+                                                   "compute_bound": ir.BoolAttr.get(p.compute_bound)})
+
+
+def _wanted(switch: ir.Operation, func_op: ir.Operation, cores: int) -> bool:
+    """Whether to tile the runs around `switch`: always with `cores` 0;
+    else as coll-spmd-to-mpi's prediction on it says (PREDICTED), and
+    without one where the ranks have a core each (the module docstring)."""
+    if cores <= 0:
+        return True
+    ranks = ir.IntegerAttr(func_op.attributes[RANKS_ATTR]).value if RANKS_ATTR in func_op.attributes else 0
+    p = prediction_of(switch)
+    return not 0 < cores < ranks if p is None else pays(p, ranks, cores)
+
+
 def mpi_overlap(module_op: ir.Operation, cores: int = 0) -> None:
     """Every function's runs in tiles among its messages; with `cores` > 0
-    only a function for at most that many ranks (see OVERLAP_RULE)."""
+    only where _wanted says so."""
     for func_op in (op.operation for op in module_op.regions[0].blocks[0].operations):
         if func_op.name != "func.func" or not len(func_op.regions[0].blocks):
             continue
-        ranks = ir.IntegerAttr(func_op.attributes[RANKS_ATTR]).value if RANKS_ATTR in func_op.attributes else 0
-        if 0 < cores < ranks:
-            continue
         resolver = Resolver(func_op)
         for switch in _rank_switches(func_op):  # (in order: a run between two is the first's epilogue)
+            if not _wanted(switch, func_op, cores):
+                continue
             _sink(switch)
             for region in list(switch.regions)[1:]:  # (regions[0]: the default case, no messages)
                 for ep, before in _runs(region.blocks[0]):

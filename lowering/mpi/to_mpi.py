@@ -40,8 +40,10 @@ from typing import Any
 
 from mlir import ir
 
+from ...analysis import taskgraph
 from ...analysis.effects import Resolver, Unresolved
 from ...analysis.order import argument_roles
+from ...analysis.overlap import Prediction
 from ...analysis.regions import box, overlaps
 from ...core.errors import PassError
 from ...core.registry import choice, register
@@ -51,8 +53,9 @@ from ...ir.ops import COLLECTIVE_NAMES, DATA_OPS, Copy, Implements, OpView, attr
 from ...ir.types import contiguous, device_of, on_device
 from ...ir.views import VIEW_OPS, constant_int, root_of, same_memory
 from ...ir.walk import clone_remapped, find_ops
-from ...passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies
+from ...passes.choose_strategy import DEFAULT_THRESHOLD, choose_strategies, load_profile
 from ...passes.lower_collectives import lower_collectives
+from . import overlap
 from .local_work import Placement, is_local, used_values
 
 # The largest MPI tag the program uses (the runtime checks it against the
@@ -543,10 +546,12 @@ def to_mpi(module_op: ir.Operation, implementation: str = "OpenMPI", **options: 
 
 
 def _one_collective(op: ir.Operation, n: int, strategy: str, threshold: int, profile: str,
-                    tag_counts: dict[tuple, int]) -> tuple[ir.Module, ir.Operation, list[ir.Value], list[str]]:
+                    tag_counts: dict[tuple, int]
+                    ) -> tuple[ir.Module, ir.Operation, list[ir.Value], list[str], Prediction | None]:
     """The per-rank projection of SPMD collective `op` alone, in a module
     of its own: (module, projected function, [this rank's value per
-    argument], strategies). The global view holds every rank's copy of
+    argument], strategies, with a `profile` the prediction of the runs
+    around it in tiles or not, overlap.predict). The global view holds every rank's copy of
     each of `op`'s buffers (all ranks hold all of them, so that every rank
     has the same arguments), then it is lowered and projected as any
     global-view program is."""
@@ -586,12 +591,15 @@ def _one_collective(op: ir.Operation, n: int, strategy: str, threshold: int, pro
     lower_collectives(module.operation)
     for claim in find_ops(module.operation, Implements.NAME):
         claim.erase()
+    model = load_profile(profile) if profile else None
+    predicted = None if model is None else overlap.predict(
+        op, taskgraph.from_function(f), lambda v, r: values.index(canon[v]) * n + r if v in canon else None, model)
     _project(f, counts=tag_counts, per_value=n)
     # Slot i holds the same value on every rank (per_value): rank 0's says which.
     global_args = attr_ints(f, GLOBAL_ARGS_ATTR)
     assert global_args is not None  # (_project sets it)
     slots = [values[g // n] for g in global_args[:len(f.regions[0].blocks[0].arguments)]]
-    return module, f, slots, chosen[:1]
+    return module, f, slots, chosen[:1], predicted
 
 
 def _lower_in_place(func_op: ir.Operation, n: int, strategy: str, threshold: int, profile: str) -> list[str]:
@@ -610,9 +618,12 @@ def _lower_in_place(func_op: ir.Operation, n: int, strategy: str, threshold: int
                             op.location)
         # Tags run on across the collectives: no message of one can match a
         # receive of the next, whatever MPI's ordering guarantees.
-        module, f, values, strategies = _one_collective(op, n, strategy, threshold, profile, tags)
+        module, f, values, strategies, predicted = _one_collective(op, n, strategy, threshold, profile, tags)
         chosen += strategies
         body = f.regions[0].blocks[0]
+        if predicted is not None:
+            for switch in (o.operation for o in body.operations if o.operation.name == "scf.index_switch"):
+                overlap.mark(switch, predicted)
         for a, v in zip(body.arguments, values):
             a.replace_all_uses_with(v)
         for o in [o.operation for o in body.operations]:
@@ -679,3 +690,16 @@ def spmd_to_mpi(module_op: ir.Operation, strategy: str = "auto", threshold: int 
             f.attributes[GLOBAL_ARGS_ATTR] = ir.DenseI64ArrayAttr.get(
                 [i * n + r for r in range(n) for i in range(k)])
             f.attributes[RANK_INPUTS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), inputs)
+
+
+def overlap_predictions(text: str, strategy: str = "auto", profile: str = "mpi") -> list[Prediction]:
+    """The predictions of the runs around each collective of the SPMD
+    functions in `text`, in order, as coll-spmd-to-mpi makes them for
+    coll-mpi-overlap (overlap.predict); for benchmarks, to set beside what
+    they measure."""
+    from ...ir import make_context
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        spmd_to_mpi(module.operation, strategy, DEFAULT_THRESHOLD, profile)
+        found = (overlap.prediction_of(s) for s in find_ops(module.operation, "scf.index_switch"))
+        return [p for p in found if p is not None]

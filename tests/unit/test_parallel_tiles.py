@@ -180,15 +180,17 @@ def test_workers_run_at_once_each_on_its_own_scratch(strategy):
         assert all(a.tobytes() == b.tobytes() for a, b in zip(ys, want))
 
 
+@pytest.mark.parametrize("waits", ["token", "coll.wait"])
 @pytest.mark.parametrize("second", ["global", "view", "callee"])
-def test_a_collective_that_waits_on_another_through_a_second_name_is_not_run_with_it(second, shared):
-    """all_reduce B waits on A's token and reads, through a second name of
-    the memory A writes (another memref.get_global of the user's global, a
-    memref.view of the same bytes, or a callee's second argument the
-    caller passed the same buffer as), half of A's result: the fuse
-    analysis sees two roots, so only the tokens say B's chunks must not
-    run with A's (emit_shared ran them at once: 65088 of 262144 elements
-    wrong, found by an outside attack; a race, so three calls)."""
+def test_a_collective_that_waits_on_another_through_a_second_name_is_not_run_with_it(second, waits, shared):
+    """all_reduce B waits on A (its token, or a coll.wait on it before B)
+    and reads, through a second name of the memory A writes (another
+    memref.get_global of the user's global, a memref.view of the same
+    bytes, or a callee's second argument the caller passed the same buffer
+    as), half of A's result: the fuse analysis sees two roots, so only the
+    tokens and waits say B's chunks must not run with A's (emit_shared ran
+    them at once: 65088 of 262144 elements wrong, found by an outside
+    attack; with a coll.wait, by a third; a race, so three calls)."""
     n, L = 4, 1 << 16  # (long enough that the racing groups overlap in time)
     H = L // 2
     T, TH = f"memref<{L}xf32>", f"memref<{H}xf32, strided<[1]>>"
@@ -212,12 +214,13 @@ def test_a_collective_that_waits_on_another_through_a_second_name_is_not_run_wit
     xa = ", ".join([f"%x{i}" for i in range(n)] + [f"%a{i}" for i in range(n)])
     hz = ", ".join([f"%h{i}" for i in range(n)] + [f"%z{i}" for i in range(n)])
     fn = "inner" if second == "callee" else "f"
+    dep, after = (", %t1", "") if waits == "token" else ("", '  "coll.wait"(%t1) : (!coll.token) -> ()\n')
     text = f"""{head}
 func.func {"private " if second == "callee" else ""}@{fn}({sig}) {"" if second == "callee" else "attributes {llvm.emit_c_interface} "}{{
 {names}
 {halves}
   %t1 = "coll.all_reduce"({xa}) {{devices = {devs}, kind = "sum", operandSegmentSizes = array<i32: 4, 4, 0>, strategy = "ring"}} : ({", ".join([T] * 2 * n)}) -> !coll.token
-  %t2 = "coll.all_reduce"({hz}, %t1) {{devices = {devs}, kind = "sum", operandSegmentSizes = array<i32: 4, 4, 1>, strategy = "ring"}} : ({", ".join([TH] * n + [f"memref<{H}xf32>"] * n)}, !coll.token) -> !coll.token
+{after}  %t2 = "coll.all_reduce"({hz}{dep}) {{devices = {devs}, kind = "sum", operandSegmentSizes = array<i32: 4, 4, {int(waits == "token")}>, strategy = "ring"}} : ({", ".join([TH] * n + [f"memref<{H}xf32>"] * n)}{", !coll.token" if waits == "token" else ""}) -> !coll.token
   "coll.wait"(%t2) : (!coll.token) -> ()
   return
 }}
