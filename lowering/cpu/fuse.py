@@ -108,6 +108,9 @@ class Group:
     row: int = 0
     local_after: bool = False  # a frontend's local work follows (it reads the results again)
     segment: int = 0  # its segment of the block (plan): groups of one segment touch disjoint data
+    # One op alone (all_to_all's and permute's copies, oneshot's reduce):
+    # tiled only to share it among threads (`worth`), else left to run whole.
+    single: bool = False
 
     def tile(self, accesses: "Accesses", fixed: int = -1) -> int:
         """Elements per tile: `fixed` if > 0, else the group's distinct views
@@ -308,10 +311,13 @@ def plan(block: ir.Block, epilogues: bool = True) -> tuple[list[Group], Accesses
         else:
             accesses.update(acc)
             found = _plan_segment(ops, acc)
+            singles = [g for g in found if g.single]  # (no epilogue joins one: they run as before)
+            found = [g for g in found if not g.single]
             if epilogues and after < len(everything):
                 if position is None:  # (once per block: a block of many segments is common)
                     position = {op: i for i, op in enumerate(everything)}
                 found = _attach_epilogue(found, acc, everything, after, position)
+            found += singles
             for g in found:
                 g.local_after = after < len(everything) and everything[after].operation.name != "func.return"
                 g.segment = k
@@ -349,8 +355,8 @@ def _plan_segment(ops: Sequence[Op], accesses: Accesses) -> list[Group]:
     groups: dict[int, Group] = {}
     for r, idx in members.items():
         lengths = {accesses[ops[i]][0].length for i in idx}
-        if len(idx) >= 2 and r not in bad_roots and len(lengths) == 1:
-            groups[r] = Group([ops[i] for i in idx], lengths.pop())
+        if r not in bad_roots and len(lengths) == 1:
+            groups[r] = Group([ops[i] for i in idx], lengths.pop(), single=len(idx) == 1)
         elif len(idx) >= 2:
             anchors = _anchors([ops[i] for i in idx], accesses)
             if anchors is not None:
@@ -817,6 +823,14 @@ def _bytes(group: Group, accesses: Accesses) -> int:
     or twoshot's, touches a chunk of each buffer)."""
     views = {(a.root, a.start, a.length) for op in group.ops for a in accesses[op]}
     return sum(n * element_bytes(ir.MemRefType(r.type).element_type) for r, _, n in views)
+
+
+def worth(group: Group, accesses: Accesses, workers: int, shared: bool) -> bool:
+    """Whether to tile `group`: any group of two ops or more; one op alone
+    only where it runs on several threads (its tiles shared, or `shared`
+    with other groups by emit_shared): on one thread a whole copy or
+    combine is as fast as its tiles."""
+    return not group.single or shared or _workers(group, accesses, workers) > 1
 
 
 def _workers(group: Group, accesses: Accesses, workers: int) -> int:

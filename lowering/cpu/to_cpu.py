@@ -235,6 +235,8 @@ def _tile_blocks(module_op: ir.Operation, tile: int, kernels: cpu_shared.Kernels
             cpu_fuse.emit_shared(shared, accesses, tile, kernels, scratch, streaming, workers)
         placed = {id(g) for shared in together for g in shared}
         for g in groups:
+            if not cpu_fuse.worth(g, accesses, workers, id(g) in placed):
+                continue
             if id(g) not in placed:
                 cpu_fuse.emit(g, accesses, tile, kernels, scratch, streaming, workers)
             for op in g.ops:

@@ -51,8 +51,9 @@ def route(implementation: str | None = None, shuffle_seed: int | None = None, ta
     "off"; and with `split`, whose clock reads bracket the collectives'
     ops): the local work before and after a collective runs apart from it,
     not in tiles among its messages (coll-mpi-overlap); "on": among them
-    whatever the ranks; None or "auto": where the ranks have a core each
-    (the MPI profile's `cores`, lowering/mpi/overlap.py)."""
+    whatever the ranks; None or "auto": where the cost model predicts it
+    pays (lowering/mpi/overlap.py `pays`; without a prediction, where the
+    ranks have a core each: the MPI profile's `cores`)."""
     elems = [] if shuffle_seed is None else [f"coll-shuffle{options_text(seed=shuffle_seed)}"]
     to_mpi = f"coll-to-mpi{options_text(implementation=implementation, tag_limit=tag_limit)}"
     profiled = ["coll-profile-collectives"] if split else []
@@ -87,7 +88,7 @@ class Mpi(Backend):
                       ("on", "off")),
                Option("--epilogues", "epilogues", str, None,
                       "the local work right before and after a collective runs in tiles among its messages "
-                      "(default auto: where the ranks have a core each)", ("auto", "on", "off")),
+                      "(default auto: where the cost model predicts it pays)", ("auto", "on", "off")),
                Option("--profile", "split", bool, None, "time the collectives apart from the local work "
                       "(printed after each run; per rank on mpi; epilogues run unfused)", const=True))
 

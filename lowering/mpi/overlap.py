@@ -450,7 +450,7 @@ def mark(switch: ir.Operation, p: Prediction) -> None:
 def _wanted(switch: ir.Operation, func_op: ir.Operation, cores: int) -> bool:
     """Whether to tile the runs around `switch`: always with `cores` 0;
     else as coll-spmd-to-mpi's prediction on it says (PREDICTED), and
-    without one where the ranks have a core each (the module docstring)."""
+    without one, where the ranks have a core each (the module docstring)."""
     if cores <= 0:
         return True
     ranks = ir.IntegerAttr(func_op.attributes[RANKS_ATTR]).value if RANKS_ATTR in func_op.attributes else 0

@@ -36,14 +36,17 @@ import epilogue as bench  # noqa: E402
 
 cpu_route = importlib.import_module("coll.lowering.cpu.route")  # (the module; the package exports its function)
 WORKERS = 3
-# One op per group (fuse.py tiles groups that share data): each runs whole,
-# on one thread (all_to_all's loops: its strided copies'), nothing to share.
-WHOLE = {("all_to_all", "direct"), ("permute", "direct"), ("reduce", "oneshot")}
+# One op per group (fuse.py's `single`): on one thread each runs whole, not
+# tiled; shared among threads, in tiles.
+SINGLES = {("permute", "direct"), ("reduce", "oneshot")}
+# Strided copies (a block along an inner axis), which fuse.py does not
+# follow: whole, on one thread, their own loops.
+WHOLE = {("all_to_all", "direct")}
 # The families whose programs hold several groups in one segment (a chunk
 # each, or a device's each): the "groups" mode shares them whole.
 SHARED_GROUPS = {("all_reduce", "ring"), ("all_reduce", "all2all"), ("all_reduce", "twoshot"),
                  ("reduce_scatter", "ring"), ("reduce_scatter", "direct"), ("all_gather", "ring"),
-                 ("all_gather", "direct"), ("reduce", "ring"), ("broadcast", "ring")}
+                 ("all_gather", "direct"), ("reduce", "ring"), ("broadcast", "ring"), ("permute", "direct")}
 FAMILIES = [(cls, s) for cls in COLLECTIVES for s in cls.runnable(cpu.BACKEND.capabilities)]
 
 
@@ -96,9 +99,10 @@ def _run(cls, strategy, n, dtype, kind, seed=None, in_place=False, tile=64, shar
         ok, worst = check.check(problem, inputs, got)
         assert ok, f"{parallel}: max error {worst}"
         outs.append((got, prog.threaded))
-    whole = (cls.short_name(), strategy) in WHOLE
+    family = (cls.short_name(), strategy)
     if shared_groups is None:
-        assert loops == ["parallel", "for"] if not whole else loops[0] == loops[1] != "parallel", loops
+        assert loops == (["for", "for"] if family in WHOLE else ["parallel", "" if family in SINGLES else "for"]), \
+            loops
     elif (cls.short_name(), strategy) in shared_groups:
         assert loops[0] == "parallel", loops
     (shared, _), (alone, _) = outs
