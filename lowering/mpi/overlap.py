@@ -56,7 +56,9 @@ An SPMD function keeps its local work outside the rank switch that
 coll-spmd-to-mpi makes of each collective: the run right before a switch
 moves to the start of every case, the run right after it to the end of
 every case (the default case too), as the global view's local work is
-placed in the cases (to_mpi.py). With `coll-run --epilogues=off` or
+placed in the cases (to_mpi.py); a switch in the body of an scf.for (a
+collective in a loop of constant bounds) likewise, within the body. With
+`coll-run --epilogues=off` or
 `--profile` (whose clock reads bracket the collective's ops) the pass is
 not in the route.
 """
@@ -288,11 +290,16 @@ def _runs(block: ir.Block) -> list[tuple[Epilogue, bool]]:
     return found
 
 
-def _rank_switches(func_op: ir.Operation) -> list[ir.Operation]:
-    """The scf.index_switch ops on the rank that coll-to-mpi made."""
+def _rank_switches(block: ir.Block) -> list[ir.Operation]:
+    """The scf.index_switch ops on the rank that coll-to-mpi made, in
+    `block` and in the bodies of its scf.for loops (an SPMD collective in
+    a loop of constant bounds: each iteration runs the switch and the
+    local work around it), in program order."""
     out = []
-    for op in (o.operation for o in func_op.regions[0].blocks[0].operations):
-        if op.name == "scf.index_switch":
+    for op in (o.operation for o in block.operations):
+        if op.name == "scf.for":
+            out += _rank_switches(op.regions[0].blocks[0])
+        elif op.name == "scf.index_switch":
             src = op.operands[0].owner
             if not isinstance(src, ir.Block) and src.operation.name == "arith.index_cast" \
                     and not isinstance(src.operation.operands[0].owner, ir.Block) \
@@ -465,7 +472,7 @@ def mpi_overlap(module_op: ir.Operation, cores: int = 0) -> None:
         if func_op.name != "func.func" or not len(func_op.regions[0].blocks):
             continue
         resolver = Resolver(func_op)
-        for switch in _rank_switches(func_op):  # (in order: a run between two is the first's epilogue)
+        for switch in _rank_switches(func_op.regions[0].blocks[0]):  # (in order: a run between two is the first's)
             if not _wanted(switch, func_op, cores):
                 continue
             _sink(switch)

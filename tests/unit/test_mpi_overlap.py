@@ -376,3 +376,49 @@ def test_a_global_written_by_rows_and_read_whole_through_two_get_globals(backend
     y = xs[0] + xs[1]
     for d in range(2):
         np.testing.assert_array_equal(outs[d], (y * rs[d])[row] + y)
+
+
+def _in_a_loop(ranks: int, rows: int, h: int, trips: int) -> str:
+    """@step(x, r, z): z = 0, then `trips` times: y = all_reduce(x),
+    z = z + y * r (an epilogue that reads and writes z by rows), in an
+    scf.for of constant bounds."""
+    t = f"memref<{rows}x{h}xf32>"
+    body = (f"  %y = memref.alloc() : {t}\n  %w = memref.alloc() : {t}\n"
+            f"  %zero = arith.constant 0.0 : f32\n  linalg.fill ins(%zero : f32) outs(%z : {t})\n"
+            f"  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
+            f"  %n = arith.constant {trips} : index\n  scf.for %i = %c0 to %n step %c1 {{\n"
+            + _all_reduce(ranks, "%x", "%y", t) + _scale("%y", "%r", "%w", t, "arith.mulf")
+            + _scale("%z", "%w", "%z", t, "arith.addf")
+            + f"  }}\n  memref.dealloc %w : {t}\n  memref.dealloc %y : {t}\n")
+    return _spmd(ranks, f"%x: {t}, %r: {t}, %z: {t}", body)
+
+
+def test_a_collective_in_a_loop_has_its_epilogue_among_its_messages():
+    """An SPMD collective in an scf.for of constant bounds: each iteration's
+    epilogue in tiles among that iteration's messages, as at the top level."""
+    low = _lowered(_in_a_loop(2, 64, 4096, 3), "ring")
+    step = low[low.index("func.func @step"):low.index("func.func @coll_mpi_init")]
+    loop = step[step.index("scf.for"):]
+    assert "scf.index_switch" in loop
+    assert not re.search(r"^ {6}linalg\.generic", loop, re.M)  # (nothing left after the switch in the body)
+    cases = _cases(loop)
+    assert len(cases) == 2 and all(_interleaved(c) for c in cases)
+
+
+@pytest.mark.skipif(not OK, reason=f"MPI back end not available: {WHY}")
+@pytest.mark.parametrize("ranks,rows,strategy", [(2, 64, "ring"), (3, 30, "ring"), (4, 16, "rhd")])
+def test_a_collective_in_a_loop_is_the_unfused_programs_bits(ranks, rows, strategy):
+    h, trips = 4096, 3
+    text = _in_a_loop(ranks, rows, h, trips)
+    rng = np.random.default_rng(rows)
+    xs = [rng.standard_normal((rows, h), dtype=np.float32) for _ in range(ranks)]
+    rs = [rng.standard_normal((rows, h), dtype=np.float32) for _ in range(ranks)]
+    got = {}
+    for mode in ("on", "off"):
+        outs = [np.full((rows, h), np.nan, np.float32) for _ in range(ranks)]
+        api.compile(text, "mpi", strategy=strategy, epilogues=mode).run(xs + rs, outs)
+        got[mode] = outs
+    y = sum(x.astype(np.float64) for x in xs)
+    for d in range(ranks):
+        np.testing.assert_array_equal(got["on"][d], got["off"][d])
+        np.testing.assert_allclose(got["on"][d], trips * y * rs[d], rtol=1e-4, atol=1e-4)
