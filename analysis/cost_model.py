@@ -400,7 +400,7 @@ def simulate(graph: taskgraph.Graph, profile: Profile) -> Schedule:
         # order), each after the one before it; pool cores: the k that are
         # free first.
         free: dict[Resource, float] = {}
-        pool: list[Resource] = [("core", c) for c in range(profile.params.get("cores") or 0)]
+        pool: list[Resource] = [("core", c) for c in range(_pool_size(profile, n))]
         for i in range(n):
             fixed, k = _split(res[i])
             cores = sorted(pool, key=lambda r: free.get(r, 0.0))[:k]
@@ -422,7 +422,7 @@ def simulate(graph: taskgraph.Graph, profile: Profile) -> Schedule:
                 users[d].append(i)
         heap = [(delay[i], i) for i in range(n) if waiting[i] == 0]
         heapq.heapify(heap)
-        pool_lists = [busy.setdefault(("core", c), ([], [])) for c in range(profile.params.get("cores") or 0)]
+        pool_lists = [busy.setdefault(("core", c), ([], [])) for c in range(_pool_size(profile, n))]
         while heap:
             ready, i = heapq.heappop(heap)
             fixed, k = _split(res[i])
@@ -439,6 +439,14 @@ def simulate(graph: taskgraph.Graph, profile: Profile) -> Schedule:
                     heapq.heappush(heap, (max(end[d] for d in tasks[u].deps) + delay[u], u))
     overhead = profile.value("call_overhead_s", ws) or 0.0
     return Schedule(start, end, cost, max(end, default=0.0) + overhead)
+
+
+def _pool_size(profile: Profile, tasks: int) -> int:
+    """The cores the schedule draws on: the profile's, but no more than
+    `tasks` tasks can hold at once (two each: a copy may hold both ranks'),
+    so that a profile of 10**30 cores costs what one of enough cores does
+    (an outside attack's: it ran out of memory building the pool)."""
+    return min(profile.params.get("cores") or 0, 2 * tasks)
 
 
 def _split(resources: Sequence[Resource]) -> tuple[list[Resource], int]:

@@ -416,7 +416,7 @@ def predict(op: ir.Operation, graph: Graph, arg: Callable[[ir.Value, int], int |
     runs: list[Local] = []
     for ep, before, bufs in ((_prologue(ops, at), True, c.inputs), (match(ops[at + 1:], 0, contractions=True),
                                                                      False, c.outputs)):
-        if ep is None:
+        if ep is None or ep.rows == 0:  # (no rows: no work to place)
             continue
         tied = next((v for v in bufs if v in (_written(ep) if before else ep.row_roots)), None)
         row = {v: nbytes(v.type) // ep.rows for v in ep.row_roots}

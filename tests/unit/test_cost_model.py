@@ -403,3 +403,15 @@ def test_wakeup_only_in_crowded_rounds(ctx):
     plain = cost_model.simulate(g, cost_model.profile_from_dict(cores)).total
     woken = cost_model.simulate(g, cost_model.profile_from_dict(dict(cores, wakeup_s=5e-6))).total
     assert woken == pytest.approx(plain + 2 * 5e-6)
+
+
+@pytest.mark.parametrize("order", ["ready", "program"])
+def test_a_profile_of_countless_cores_costs_what_enough_cores_do(ctx, order):
+    """cores = 10**30 (a valid positive integer): the schedule draws on no
+    more cores than its tasks can hold, so it is as quick, and predicts
+    the same, as a profile of enough cores (an outside attack's profile
+    ran out of memory building the pool)."""
+    g = choose_strategy.candidate_graph(choose_strategy.Instance((0, 1, 2, 3), 1024, "f32", "sum"), "ring")
+    many = cost_model.profile_from_dict(dict(HAND, cores=10 ** 30, order=order))
+    enough = cost_model.profile_from_dict(dict(HAND, cores=2 * len(g.tasks), order=order))
+    assert cost_model.simulate(g, many).total == cost_model.simulate(g, enough).total

@@ -204,3 +204,22 @@ def test_without_a_profile_there_is_no_prediction():
 
 def test_a_collective_without_local_work_around_it_has_no_prediction():
     assert overlap_predictions(cm.gather_matmul(2, 64, 32, 16, matmul=False)) == []
+
+
+def test_empty_buffers_with_local_work_have_no_prediction():
+    """A collective on 0-row buffers with an epilogue: nothing to place (an
+    outside attack's case divided by the rows)."""
+    t = "memref<0x8xf32>"
+    text = f"""module {{
+func.func @step(%x: {t}, %y: {t}, %z: {t}) attributes {{coll.ranks = 2 : i64}} {{
+  %t = "coll.all_reduce"(%x, %y) {{devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>}} : ({t}, {t}) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}} ins(%y : {t}) outs(%z : {t}) {{
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  }}
+  return
+}}
+}}"""
+    assert overlap_predictions(text) == []
