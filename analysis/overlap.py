@@ -8,9 +8,11 @@ lowering/mpi/overlap.py), and both schedules simulated on a profile
 (cost_model.simulate). The two times are what `--epilogues=auto` tiles
 by under MPI.
 
-A local task holds its rank's compute engine, its receive port (a rank
-that computes copies no message meanwhile: on shared memory the receiver
-copies) and, with `cores`, a core; a rank's tiles run one after another.
+A local task holds its rank's compute engine and, where the ranks' CPUs
+copy the messages (a profile with `cores`), a core and the ports its CPU
+serves (the receive port, both with `copy_cores` both): a rank that
+computes copies no message meanwhile. A rank's tiles run one after
+another.
 A piece of the work costs its flops over `flops_per_s` plus its bytes
 over the memory bandwidth (the profile's table by working set): the bytes
 of each buffer's first touch in the run (`streamed`) at the run's working
