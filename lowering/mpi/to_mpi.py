@@ -41,6 +41,7 @@ from typing import Any
 from mlir import ir
 
 from ...analysis import taskgraph
+from ...analysis.cost_model import Profile
 from ...analysis.effects import Resolver, Unresolved
 from ...analysis.order import argument_roles
 from ...analysis.overlap import Prediction
@@ -546,12 +547,12 @@ def to_mpi(module_op: ir.Operation, implementation: str = "OpenMPI", **options: 
 
 
 def _one_collective(op: ir.Operation, n: int, strategy: str, threshold: int, profile: str,
-                    tag_counts: dict[tuple, int]
+                    tag_counts: dict[tuple, int], model: Profile | None = None
                     ) -> tuple[ir.Module, ir.Operation, list[ir.Value], list[str], Prediction | None]:
     """The per-rank projection of SPMD collective `op` alone, in a module
     of its own: (module, projected function, [this rank's value per
-    argument], strategies, with a `profile` the prediction of the runs
-    around it in tiles or not, overlap.predict). The global view holds every rank's copy of
+    argument], strategies, with `model` (the profile `profile`, loaded)
+    the prediction of the runs around it in tiles or not, overlap.predict). The global view holds every rank's copy of
     each of `op`'s buffers (all ranks hold all of them, so that every rank
     has the same arguments), then it is lowered and projected as any
     global-view program is."""
@@ -591,7 +592,6 @@ def _one_collective(op: ir.Operation, n: int, strategy: str, threshold: int, pro
     lower_collectives(module.operation)
     for claim in find_ops(module.operation, Implements.NAME):
         claim.erase()
-    model = load_profile(profile) if profile else None
     predicted = None if model is None else overlap.predict(
         op, taskgraph.from_function(f), lambda v, r: values.index(canon[v]) * n + r if v in canon else None, model)
     _project(f, counts=tag_counts, per_value=n)
@@ -611,14 +611,16 @@ def _lower_in_place(func_op: ir.Operation, n: int, strategy: str, threshold: int
     tags: dict[tuple, int] = {}
     # Nested ones too: a collective in a loop body becomes its rank's part
     # there, run to completion in each iteration (so the tags can repeat).
-    for op in find_ops(func_op, lambda n: n in COLLECTIVE_NAMES):
+    collectives = find_ops(func_op, lambda n: n in COLLECTIVE_NAMES)
+    model = load_profile(profile) if collectives else None  # (once: every collective's prediction reads it)
+    for op in collectives:
         _same_on_every_rank(op, func_op)
         if _view(op).inputs and not isinstance(_view(op).inputs[0].type, ir.MemRefType):
             raise PassError(f"'{op.name}' on tensors: bufferize first (coll-bufferize, one-shot-bufferize)",
                             op.location)
         # Tags run on across the collectives: no message of one can match a
         # receive of the next, whatever MPI's ordering guarantees.
-        module, f, values, strategies, predicted = _one_collective(op, n, strategy, threshold, profile, tags)
+        module, f, values, strategies, predicted = _one_collective(op, n, strategy, threshold, profile, tags, model)
         chosen += strategies
         body = f.regions[0].blocks[0]
         if predicted is not None:
