@@ -71,6 +71,7 @@ class AllReduce(Collective):
     STABLEHLO = ("stablehlo.all_reduce", {})
     GEN = ("kind", "to_device", "threshold", "in_place")
     EMITTER = _Emitter
+    PLAIN = "naive"
 
     def outputs_noun(self) -> str:
         return "single-device output (to_device)" if self.to_device is not None else "multi-device output"

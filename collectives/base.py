@@ -35,6 +35,11 @@ class Collective(CollectiveOp):
     # (StableHLO op, {coll attribute: its attribute}) for coll-from-stablehlo
     STABLEHLO: ClassVar[tuple[str, dict[str, str]] | None] = None
     GEN: ClassVar[tuple[str, ...]] = ()  # coll-gen options beyond the common ones
+    # Its plainest strategy: each device gets what it needs straight from
+    # the others and combines in device order; coll-run checks a program
+    # with local work against the program by these (execution/check.py
+    # plain_program).
+    PLAIN: ClassVar[str] = "direct"
     # the Emitter class its strategies are written in (collectives/emit.py)
     EMITTER: ClassVar[type[Emitter] | None] = None
     # Filled by @defines, per class: its strategy names in the order they

@@ -212,6 +212,18 @@ def combine_depth(func: ir.OpView) -> int | None:
     return max(depth.values(), default=0)
 
 
+def plain_program(text: str) -> str:
+    """`text` with every collective forced to its plainest strategy
+    (Collective.PLAIN): the reference a program with local work is checked
+    against (coll-run), built with no fusion and on one core."""
+    from ..ir import make_context
+    with make_context():
+        module = ir.Module.parse(text)
+        for op in find_ops(module.operation, lambda name: name in COLLECTIVE_NAMES):
+            op.attributes["strategy"] = ir.StringAttr.get(BY_NAME[op.name].PLAIN)
+        return str(module.operation.get_asm(enable_debug_info=True))
+
+
 def writer_of_op(op: ir.Operation) -> bool:
     """Might `op` (not a coll copy or combine) write memory?"""
     if op.name.startswith("coll.") or op.name in ("func.return", "arith.constant") \

@@ -215,10 +215,6 @@ def _agree(got: Sequence[Any], want: Sequence[Any], tolerances: Sequence[float |
     return good, worst
 
 
-def _float_tolerances(arrays: Sequence[Any]) -> list[float | None]:
-    return [1e-5 if y.dtype.kind == "f" else None for y in arrays]
-
-
 def _fail(msg: str) -> NoReturn:
     raise Failure(f"coll-run: error: {msg}")
 
@@ -503,15 +499,21 @@ class _ProgramJob(_Job):
     """A module with local work around its collectives (or several of
     them), global view or SPMD, memrefs or tensors: it runs as the program
     it is, on per-device arrays x0.. (its inputs, by what it does with its
-    arguments) into y0... There is no reference of its own: the table says
-    `unchecked`, and with --strategy=all each strategy's outputs must agree
-    with the first one's (bitwise on exact types, 1e-5 relative on floats),
-    else FAIL."""
+    arguments) into y0... Nothing says what it computes, so it is checked
+    against the plain program (execution/check.py plain_program: every
+    collective by its plainest strategy, proven by coll-check-semantics,
+    built for the CPU with no fusion, on one core, OpenBLAS as the run has
+    it): its outputs
+    exactly on exact types, within FLOATS on floats, else FAIL. Where the
+    plain program cannot be built or run here, the table says `unchecked`
+    (and stderr why), and each strategy's outputs must agree with the
+    first one's."""
 
     def __init__(self, *a: Any) -> None:
         super().__init__(*a)
         self.names, devices = _collectives_of(self.text, devices=True)
         self.devices = max(devices) + 1 if devices else "-"
+        self._plain: list[Any] | None = None  # the plain program's outputs ([]: none to be had)
 
     def strategies(self) -> list[str]:
         if self.args.strategy != "all":
@@ -524,8 +526,9 @@ class _ProgramJob(_Job):
         ins = ", ".join(str(s) for s in p.specs[:n_in]) or "none"
         return (f"{self.shown}: a program (no one collective on its arguments), "
                 f"inputs {ins} -> {len(p.specs) - n_in} output(s), "
-                f"backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one; no reference "
-                "to check against" + ("" if self.args.strategy != "all" else ": every strategy against the first"))
+                f"backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one; "
+                + (PLAIN if self._plain else "no reference to check against"
+                   + ("" if self.args.strategy != "all" else ": every strategy against the first")))
 
     def _arrays(self, prog: Any) -> Any:
         # Arguments the program does not classify (an input after an
@@ -562,21 +565,47 @@ class _ProgramJob(_Job):
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
             raise Failure(_located(e, self.shown)) from None
         got = [y.copy() for y in ys] if ys else given  # no outputs: it works in place
-        good, worst = True, 0.0
+        n_in = len(prog.specs) if prog.n_inputs is None else prog.n_inputs
+        elements = [sp.element for sp in (prog.specs[n_in:] if ys else prog.specs[:n_in])]
+        tolerances = [FLOATS.get(e) for e in elements]
+        plain = self._plain_outputs(xs, ys)
+        good, worst = _agree(got, plain, tolerances, elements) if plain is not None else (True, 0.0)
         if self.first_outputs is None:
             self.first_outputs, self.first = {f"y{j}": y for j, y in enumerate(got)}, got
-        else:  # the same program by another strategy: the same results
-            good, worst = _agree(got, self.first, _float_tolerances(got))
+        elif plain is None:  # the same program by another strategy: the same results
+            good, worst = _agree(got, self.first, tolerances, elements)
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
         # A route that does not report what it chose (the mpi one lowers
         # each collective in place) ran the strategy it was given.
         chosen = ",".join(dict.fromkeys(prog.strategies)) or (strategy if strategy != "auto" else "-")
         m = Measurement("-", getattr(prog, "ranks", None) or self.devices, nbytes, 0, [float(t) for t in times],
                         good, worst, None, "-",
-                        any(y.dtype.kind == "f" for y in got), chosen, checked=False)
+                        any(e in FLOATS for e in elements), chosen, checked=plain is not None)
         return self._row(m)
 
+    def _plain_outputs(self, xs: list[Any], ys: list[Any]) -> list[Any] | None:
+        """The plain program's outputs on inputs `xs` (computed once: every
+        strategy runs on the same inputs), or None where it cannot be had
+        (said once on stderr)."""
+        if self._plain is None:
+            from coll.execution.check import plain_program
+            from coll.lowering import cpu  # lazy: ~60 ms of start-up
+            try:
+                # (OpenBLAS as the run has it: a matmul by loops rounds otherwise)
+                prog = cpu.compile(plain_program(self.text), self.args.entry, strategy="auto",
+                                   blas=self.options.get("blas", "on"), epilogues="off", parallel="off")
+                given, outs = [aligned_copy(x) for x in xs], [aligned_zeros(y.shape, y.dtype) for y in ys]
+                prog.run(given, outs)
+                self._plain = outs if ys else given
+            except Exception as e:  # noqa: BLE001 - the run goes on unchecked, and says why
+                print(f"{self.shown}: warning: not checked: the plain program could not run: "
+                      f"{str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+                self._plain = []
+        return self._plain or None
 
+
+# What a program with local work is checked against (_ProgramJob).
+PLAIN = "checked against the plain program (each collective by its plainest strategy, unfused, one core; cpu)"
 # Float outputs checked against another association of the same program:
 # the error allowed, relative to the largest value.
 FLOATS = {"f64": 1e-9, "f32": 1e-5, "f16": 1e-2, "bf16": 1e-2, "f8E4M3FN": 0.25, "f8E5M2": 0.5}

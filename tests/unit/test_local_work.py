@@ -260,15 +260,17 @@ def test_coll_run_runs_the_spmd_loop_under_mpi(tmp_path):
     np.savez(xs, x0=_inputs()[0], x1=_inputs()[1])
     r = tool("coll-run", src, "--backend=mpi", "--repeat=1", "--inputs", xs, "--outputs", out)
     assert r.returncode == 0, r.stderr
-    assert "a program (no one collective on its arguments)" in r.stdout and r.stdout.rstrip().endswith("unchecked"), r.stdout
+    assert "a program (no one collective on its arguments)" in r.stdout and r.stdout.rstrip().endswith(" ok"), r.stdout
+    assert "checked against the plain program" in r.stdout.splitlines()[0], r.stdout
     got = np.load(out)  # in place: the arguments after the run
     assert [got[f"y{i}"].tobytes() for i in range(2)] == [a.tobytes() for a in ACCUMULATED]
 
 
 def test_coll_run_runs_a_tensor_program_with_local_work_on_the_cpu(tmp_path):
     """examples/tensor_mlp.mlir (matmul per device, all_reduce, exp): every
-    strategy runs, agrees with the first, and y0/y1 are numpy's answer; the
-    table says unchecked (no reference of its own), never ok."""
+    strategy runs, agrees with the plain program (each collective by its
+    plainest strategy, unfused, one core: the table says ok),
+    and y0/y1 are numpy's answer."""
     root = os.path.join(os.path.dirname(__file__), "..", "..")
     rng = np.random.default_rng(3)
     x0, x1 = rng.uniform(-1, 1, (2, 2, 4)).astype(np.float32)
@@ -278,7 +280,9 @@ def test_coll_run_runs_a_tensor_program_with_local_work_on_the_cpu(tmp_path):
              "--repeat=1", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz")
     assert r.returncode == 0, r.stderr
     rows = r.stdout.splitlines()[2:]
-    assert [row.split()[0] for row in rows] == list(CPU_STRATEGIES) and all(row.rstrip().endswith("unchecked") for row in rows), r.stdout
+    assert [row.split()[0] for row in rows] == list(CPU_STRATEGIES) and all(row.rstrip().endswith(" ok") for row in rows), r.stdout
+    assert r.stdout.splitlines()[0].endswith("checked against the plain program (each collective by its plainest "
+                                             "strategy, unfused, one core; cpu)"), r.stdout
     want = np.exp(x0 @ w + x1 @ w)
     got = np.load(tmp_path / "out.npz")
     assert sorted(got.files) == ["y0", "y1"]
@@ -286,17 +290,19 @@ def test_coll_run_runs_a_tensor_program_with_local_work_on_the_cpu(tmp_path):
         np.testing.assert_allclose(y, want, rtol=1e-5)
 
 
-def test_coll_run_program_strategies_must_agree(tmp_path, monkeypatch):
-    """A strategy whose results differ from the first one's is a FAIL, exit
-    1, no output file (the comparison is what checks a program without a
-    reference)."""
+@pytest.mark.parametrize("wrong_call", [1, 2])
+def test_coll_run_program_must_agree_with_the_plain_program(tmp_path, monkeypatch, wrong_call):
+    """A strategy whose results differ from the plain program's is a FAIL,
+    exit 1, no output file: from the first strategy on (every strategy
+    agrees with the first, so only the plain program tells) or from the
+    second."""
     from coll.tools import coll_run
     calls = []
     real = coll_run._ProgramJob.measure
 
     def skewed(self, strategy):
         calls.append(strategy)
-        if len(calls) == 2:  # the second strategy's program computes something else
+        if len(calls) == wrong_call:  # this strategy's program and the next ones compute something else
             run = type(self.backend).compile
 
             def wrong(backend, *a, **k):
@@ -305,21 +311,37 @@ def test_coll_run_program_strategies_must_agree(tmp_path, monkeypatch):
 
                 def bad(xs, ys):
                     inner(xs, ys)
-                    for y in ys:
-                        y += 1
+                    ys[-1].flat[-1] += 1e-3  # one element, by a little
                 prog.run = bad
                 return prog
             monkeypatch.setattr(type(self.backend), "compile", wrong)
         return real(self, strategy)
     monkeypatch.setattr(coll_run._ProgramJob, "measure", skewed)
-    root = os.path.join(os.path.dirname(__file__), "..", "..")
     out = tmp_path / "out.npz"
     try:
-        code = coll_run.run([os.path.join(root, "examples", "tensor_mlp.mlir"), "--backend=cpu", "--strategy=all",
+        code = coll_run.run([os.path.join(ROOT, "examples", "tensor_mlp.mlir"), "--backend=cpu", "--strategy=all",
                              "--repeat=1", "--outputs", str(out)])
     finally:
         cpu.clear_cache()  # the skewed program stays out of later tests
     assert code == 1 and not out.exists() and calls == list(CPU_STRATEGIES)
+
+
+def test_coll_run_program_without_its_plain_program_compares_strategies(tmp_path, monkeypatch, capsys):
+    """Where the plain program cannot be had, the run says why on stderr,
+    the table says unchecked (never ok), and every strategy must agree with
+    the first one."""
+    from coll.execution import check
+    from coll.tools import coll_run
+
+    def broken(text):
+        raise ValueError("no plain program today")
+    monkeypatch.setattr(check, "plain_program", broken)
+    code = coll_run.run([os.path.join(ROOT, "examples", "tensor_mlp.mlir"), "--backend=cpu", "--strategy=all",
+                         "--repeat=1"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "warning: not checked: the plain program could not run: no plain program today" in err, err
+    assert out.splitlines()[0].endswith("no reference to check against: every strategy against the first"), out
+    assert all(row.rstrip().endswith("unchecked") for row in out.splitlines()[2:]), out
 
 
 RACY = """func.func @f(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) attributes {llvm.emit_c_interface} {
@@ -370,7 +392,7 @@ def test_collective_on_views_of_the_arguments_runs(tmp_path, backend):
     a, b = np.arange(8, dtype=np.float32), 10 * np.arange(8, dtype=np.float32)
     np.savez(xs, x0=a, x1=b)
     r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
-    assert r.returncode == 0 and r.stdout.rstrip().endswith("unchecked"), r.stdout + r.stderr
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
     got = np.load(out)
     want = a[:4] + b[:4]
     assert np.array_equal(got["y0"], np.concatenate([want, a[4:]]))
@@ -390,7 +412,7 @@ def test_global_view_mlp_runs_on_mpi(tmp_path):
     np.savez(tmp_path / "in.npz", x0=x0, x1=x1, x2=w)
     r = tool("coll-run", src, "--backend=mpi", "--repeat=1", "--inputs", tmp_path / "in.npz",
              "--outputs", tmp_path / "out.npz")
-    assert r.returncode == 0 and "unchecked" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
     want = np.exp(x0 @ w + x1 @ w)
     got = np.load(tmp_path / "out.npz")
     for y in ("y0", "y1"):
