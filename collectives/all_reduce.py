@@ -133,10 +133,12 @@ def identity(e: Emitter) -> None:
 def naive(e: _Emitter) -> None:
     n, devs = e.n, e.devices
     if e.to_device is None:
-        # In place (y_j is x_j) every copy is emitted first, and device j
-        # combines only after the copies that read x_j as well. Device j
-        # reads its own input in place, at its position in device order.
-        in_place = e.y[0] == e.x[0]
+        # In place (y_j is x_j on any device: partly in place too, which an
+        # outside attack found racing, 2026-12-07) every copy is emitted
+        # first, and device j combines only after the copies that read x_j
+        # as well. Device j reads its own input in place, at its position in
+        # device order.
+        in_place = any(y == x for y, x in zip(e.y, e.x))
         for group in [list(range(n))] if in_place else [[j] for j in range(n)]:
             operands: dict[int, list[ir.Value]] = {}
             into: dict[int, list[Dep]] = {j: [] for j in range(n)}

@@ -13,6 +13,7 @@ result must hold the same bits.
 """
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -22,8 +23,8 @@ from ..collectives import BY_NAME
 from ..collectives.base import Collective
 from ..frontends.spmd import RANK_INPUTS_ATTR, RANKS_ATTR
 from ..ir.kinds import ELEMENTS, KINDS, order_matters
-from ..ir.ops import COLLECTIVE_NAMES, EACH_OR_TO_DEVICE, OPS, Combine, Copy, Implements, attr_ints, view
-from ..ir.views import VIEW_OPS, root_of
+from ..ir.ops import ANY_ORDER, COLLECTIVE_NAMES, EACH_OR_TO_DEVICE, OPS, Combine, Copy, Implements, attr_ints, view
+from ..ir.views import VIEW_OPS, constant_int, root_of
 from ..ir.walk import find_ops
 from .signature import (
     NUMPY_DTYPES,
@@ -215,13 +216,56 @@ def combine_depth(func: ir.OpView) -> int | None:
 def plain_program(text: str) -> str:
     """`text` with every collective forced to its plainest strategy
     (Collective.PLAIN): the reference a program with local work is checked
-    against (coll-run), built with no fusion and on one core."""
+    against (coll-run), built with no fusion and on one core. A program
+    whose collectives are another dialect's (shard, StableHLO) is brought
+    to coll's first, by its frontends' routes."""
+    from ..frontends import FRONTENDS
     from ..ir import make_context
+    from .program import Program
     with make_context():
         module = ir.Module.parse(text)
+        program = Program.of(module.operation)
+        for frontend in FRONTENDS:
+            if program.index.find(lambda name: name in COLLECTIVE_NAMES):
+                break
+            if program.detected(frontend):
+                program.run(frontend.route(module.operation, None))
+        runs = 0
         for op in find_ops(module.operation, lambda name: name in COLLECTIVE_NAMES):
+            c = cast(Collective, view(op))
+            element = ir.ShapedType(c.inputs[0].type).element_type if c.inputs else None
+            if c.order == ANY_ORDER and element is not None and not ELEMENTS[str(element)].integer:
+                raise Reassociated(f"{op.name} has order = \"{ANY_ORDER}\" on {element}: its strategies may sum in "
+                                 "other orders than the plain program, by more than its outputs can bound")
             op.attributes["strategy"] = ir.StringAttr.get(BY_NAME[op.name].PLAIN)
+            runs += _trips(op)
+        if runs > PLAIN_RUNS:
+            raise ValueError(f"the plain program would run {runs} collectives unrolled on the CPU (its loops; "
+                             f"at most {PLAIN_RUNS} are checked)")
         return str(module.operation.get_asm(enable_debug_info=True))
+
+
+class Reassociated(ValueError):
+    """A program whose float sums its strategies may associate as they
+    like (order = "any"): no other run bounds its outputs' difference."""
+
+
+# The most collective runs a plain program unrolls (the CPU route unrolls the
+# loops around collectives: a check of a few seconds at most).
+PLAIN_RUNS = 256
+
+
+def _trips(op: ir.Operation) -> int:
+    """How often `op` runs: the product of the trip counts of the scf.for
+    loops around it (1 where one is not constant: the CPU route refuses it)."""
+    n, at = 1, op.parent
+    while at is not None and at.name != "func.func":
+        if at.name == "scf.for":
+            lo, hi, step = (constant_int(at.operands[k]) for k in range(3))
+            if lo is not None and hi is not None and step:
+                n *= max(0, -(-(hi - lo) // step))
+        at = at.parent
+    return n
 
 
 def writer_of_op(op: ir.Operation) -> bool:

@@ -14,6 +14,7 @@ PASSES = {
     "coll-cpu-to-llvm": "coll.lowering.cpu.to_cpu:cpu_to_llvm",
     "coll-gpu-legalize-memcpy": "coll.lowering.gpu.legalize_memcpy:legalize_memcpy_pass",
     "coll-gpu-local-buffers": "coll.lowering.gpu.local_buffers:gpu_local_buffers",
+    "coll-gpu-fuse-epilogues": "coll.lowering.gpu.epilogue:fuse_epilogues_pass",
     "coll-gpu-collapse-parallel": "coll.lowering.gpu.local_buffers:gpu_collapse_parallel",
     "coll-to-gpu": "coll.lowering.gpu.to_gpu:to_gpu_pass",
     "coll-mpi-abi": "coll.lowering.mpi.abi:mpi_abi",

@@ -197,17 +197,21 @@ def _every_strategy(names: Sequence[str], backend: Any, shown: str) -> list[str]
 def _agree(got: Sequence[Any], want: Sequence[Any], tolerances: Sequence[float | None],
            elements: Sequence[str] | None = None) -> tuple[bool, float]:
     """(whether arrays `got` match `want`, the worst difference): an output
-    with a tolerance within it of the largest magnitude (at least 1), NaN
-    where `want` has NaN (bf16, fp8 read as floats where `elements` says so);
-    the others exactly (the count of elements that differ)."""
+    with a tolerance within it of the largest finite magnitude (at least 1),
+    NaN where `want` has NaN, each infinity where `want` has it (bf16, fp8
+    read as floats where `elements` says so); the others exactly (the count
+    of elements that differ). (An infinity once made the scale ~1e308, and
+    every finite difference passed: an outside attack, 2026-12-07.)"""
     good, worst = True, 0.0
     for j, (y, r, tol) in enumerate(zip(got, want, tolerances)):
         if tol is not None:
             element = elements[j] if elements else str(y.dtype)
             a, b = as_float(y, element), as_float(r, element)
-            same_nan = bool(np.all(np.isnan(a) == np.isnan(b)))
-            err = float(np.max(np.abs(np.nan_to_num(a - b)), initial=0.0)) if same_nan else np.inf
-            good = good and err <= tol * max(1.0, float(np.max(np.abs(np.nan_to_num(b)), initial=0.0)))
+            finite = np.isfinite(b)
+            same = bool(np.all(np.isnan(a) == np.isnan(b)) and np.all(a[np.isinf(b)] == b[np.isinf(b)]))
+            err = float(np.max(np.abs(a[finite] - b[finite]), initial=0.0)) if same else np.inf
+            err = np.inf if np.isnan(err) else err  # (an infinity where `want` is finite)
+            good = good and err <= tol * max(1.0, float(np.max(np.abs(b[finite]), initial=0.0)))
         else:
             err = float(np.count_nonzero(y != r))
             good = good and err == 0
@@ -514,6 +518,7 @@ class _ProgramJob(_Job):
         self.names, devices = _collectives_of(self.text, devices=True)
         self.devices = max(devices) + 1 if devices else "-"
         self._plain: list[Any] | None = None  # the plain program's outputs ([]: none to be had)
+        self._reassociated = False  # order = "any" on floats: no run is the reference of another
 
     def strategies(self) -> list[str]:
         if self.args.strategy != "all":
@@ -528,7 +533,8 @@ class _ProgramJob(_Job):
                 f"inputs {ins} -> {len(p.specs) - n_in} output(s), "
                 f"backend {self.backend.name}, {self.args.repeat} timed run(s) after an untimed one; "
                 + (PLAIN if self._plain else "no reference to check against"
-                   + ("" if self.args.strategy != "all" else ": every strategy against the first")))
+                   + ("" if self.args.strategy != "all" or self._reassociated
+                      else ": every strategy against the first")))
 
     def _arrays(self, prog: Any) -> Any:
         # Arguments the program does not classify (an input after an
@@ -572,7 +578,7 @@ class _ProgramJob(_Job):
         good, worst = _agree(got, plain, tolerances, elements) if plain is not None else (True, 0.0)
         if self.first_outputs is None:
             self.first_outputs, self.first = {f"y{j}": y for j, y in enumerate(got)}, got
-        elif plain is None:  # the same program by another strategy: the same results
+        elif plain is None and not self._reassociated:  # another strategy: the same results
             good, worst = _agree(got, self.first, tolerances, elements)
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
         # A route that does not report what it chose (the mpi one lowers
@@ -586,20 +592,29 @@ class _ProgramJob(_Job):
     def _plain_outputs(self, xs: list[Any], ys: list[Any]) -> list[Any] | None:
         """The plain program's outputs on inputs `xs` (computed once: every
         strategy runs on the same inputs), or None where it cannot be had
-        (said once on stderr)."""
+        (said once on stderr, with why)."""
         if self._plain is None:
-            from coll.execution.check import plain_program
+            from coll.execution.check import Reassociated, plain_program
             from coll.lowering import cpu  # lazy: ~60 ms of start-up
+            plain = {c.PLAIN for c in COLLECTIVES}
             try:
                 # (OpenBLAS as the run has it: a matmul by loops rounds otherwise)
-                prog = cpu.compile(plain_program(self.text), self.args.entry, strategy="auto",
+                prog: Any = cpu.compile(plain_program(self.text), self.args.entry, strategy="auto",
                                    blas=self.options.get("blas", "on"), epilogues="off", parallel="off")
+                other = sorted(set(prog.strategies) - plain)
+                if other:  # (a collective it did not reach: a reference that shares the run's faults)
+                    raise ValueError(f"it would run {', '.join(other)}, not only {', '.join(sorted(plain))}")
+                run: Any = self._last
+                if [(sp.shape, sp.element) for sp in prog.specs] != [(sp.shape, sp.element) for sp in run.specs] \
+                        or prog.n_inputs != run.n_inputs:
+                    raise ValueError("its arguments are not the program's")
                 given, outs = [aligned_copy(x) for x in xs], [aligned_zeros(y.shape, y.dtype) for y in ys]
                 prog.run(given, outs)
                 self._plain = outs if ys else given
             except Exception as e:  # noqa: BLE001 - the run goes on unchecked, and says why
-                print(f"{self.shown}: warning: not checked: the plain program could not run: "
-                      f"{str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+                self._reassociated = isinstance(e, Reassociated)
+                why = _located(e, self.shown).replace(": error: ", ": note: ") if isinstance(e, MLIRError) else str(e)
+                print(f"{self.shown}: warning: not checked: the plain program cannot be had: {why}", file=sys.stderr)
                 self._plain = []
         return self._plain or None
 

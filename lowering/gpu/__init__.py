@@ -42,14 +42,18 @@ GPU_LOCAL_WORK = (
 
 
 def route(device_map: str | None = None, chip: str | None = None, workspace: str | None = None,
-          streams: str | None = None, local_work: bool = False, graph: bool | str | None = None) -> list[str]:
+          streams: str | None = None, local_work: bool = False, graph: bool | str | None = None,
+          epilogues: bool | str | None = None) -> list[str]:
     """Explicit level -> gpu dialect: host ops on streams, combine kernels
     (`local_work`: and the module's linalg ops as kernels, its local
-    buffers in device memory; `graph` false: each call enqueues its work op
-    by op instead of replaying a CUDA graph, streams.py)."""
+    buffers in device memory, the elementwise work after a collective's
+    last combine in that combine's kernel unless `epilogues` is off,
+    epilogue.py; `graph` false: each call enqueues its work op by op
+    instead of replaying a CUDA graph, streams.py)."""
     graph = None if graph is None else ("true" if graph in (True, "true") else "false")
     opts = options_text(device_map=device_map, chip=chip, workspace=workspace, streams=streams, graph=graph)
-    local = ["coll-gpu-local-buffers", *GPU_LOCAL_WORK] if local_work else []
+    fuse = [] if epilogues in (False, "off") else ["coll-gpu-fuse-epilogues"]
+    local = [*fuse, "coll-gpu-local-buffers", *GPU_LOCAL_WORK] if local_work else []
     return local + [f"coll-to-gpu{opts}"]
 
 
@@ -57,14 +61,18 @@ class Gpu(Backend):
     name = "gpu"
     aliases = ("cuda",)
     capabilities = frozenset({PEER_ACCESS, SHARED_MEMORY})
-    options = (Option("--chip", "chip", str, None, "the GPU to compile for (default sm_90)"),)
+    options = (Option("--chip", "chip", str, None, "the GPU to compile for (default sm_90)"),
+               Option("--epilogues", "epilogues", str, None,
+                      "the elementwise work right after a collective's last combine runs in its kernel "
+                      "(default on)", ("on", "off")))
 
     def route(self, module_op: ir.Operation | ir.Module | None = None, device_map: str | None = None,
               chip: str | None = None, workspace: str | None = None, streams: str | None = None,
-              local_work: bool | None = None, graph: bool | str | None = None, **_: Any) -> list[str]:
+              local_work: bool | None = None, graph: bool | str | None = None,
+              epilogues: bool | str | None = None, **_: Any) -> list[str]:
         if local_work is None:  # read on the global view
             local_work = gpu_local_work(module_op) if module_op is not None else False
-        return route(device_map, chip, workspace, streams, local_work, graph)
+        return route(device_map, chip, workspace, streams, local_work, graph, epilogues)
 
     def available(self, device: int = 0) -> tuple[bool, str]:
         from .runtime import available  # (the runtime on first use, RUNTIME_API)
@@ -72,12 +80,13 @@ class Gpu(Backend):
 
     def build(self, program: Program, strategy: str, threshold: int | None, chip: str | None = None,
               device_map: str | None = "", workspace: str = "arg", streams: str = "device", fmt: str = "auto",
-              out_dir: str | None = None) -> "CudaProgram":
+              out_dir: str | None = None, epilogues: bool | str | None = None) -> "CudaProgram":
         """Lowers and links the shared library; `device_map` names the GPU
-        of each logical device (default GPU 0)."""
+        of each logical device (default GPU 0); `epilogues` (False or
+        "off"): the work after a collective's combine stays a kernel of its own."""
         from .runtime import build  # (the runtime on first use, RUNTIME_API)
         return build(self, program, strategy, threshold, chip, device_map, workspace,
-                     streams, fmt, out_dir)
+                     streams, fmt, out_dir, epilogues)
 
 
 BACKEND = Gpu()

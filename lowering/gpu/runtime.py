@@ -146,7 +146,8 @@ class CudaProgram:
 
 
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, chip: str | None,
-          device_map: str | None, workspace: str, streams: str, fmt: str, out_dir: str | Path | None) -> CudaProgram:
+          device_map: str | None, workspace: str, streams: str, fmt: str, out_dir: str | Path | None,
+          epilogues: bool | str | None = None) -> CudaProgram:
     """The CudaProgram of `program` (read, in the current Context)."""
     module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
     laid = [i for i, s in enumerate(specs) if s.layout is not None]
@@ -157,7 +158,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     args = list(find_entry(module, name).regions[0].blocks[0].arguments)
     in_place = [i for i, a in enumerate(args[:n_inputs or 0]) if _written(a)]
     low = lower(program, backend, strategy, threshold, device_map=device_map,
-                chip=chip, workspace=workspace, streams=streams)
+                chip=chip, workspace=workspace, streams=streams, epilogues=epilogues)
     func = find_entry(module, name)
     ws_attr = func.attributes["coll.workspace_bytes"] if "coll.workspace_bytes" in func.attributes else None
     ws = ir.IntegerAttr(ws_attr).value if ws_attr is not None else None

@@ -50,3 +50,28 @@ def test_every_dropped_dependency_is_caught_or_harmless(ctx, cls, strategy, shap
             assert not reaches(src, consumer), f"false report: {findings[0].message}"
         else:
             assert reaches(src, consumer), f"dropping edge {k} of {consumer} went unnoticed"
+
+
+def _partly_in_place(n, k):
+    """all_reduce over n devices whose output on device k alone is its input."""
+    t = "memref<64xi32>"
+    args = ", ".join([f"%x{i}: {t}" for i in range(n)] + [f"%y{i}: {t}" for i in range(n) if i != k])
+    outs = [f"%x{i}" if i == k else f"%y{i}" for i in range(n)]
+    return (f"module attributes {{coll.peer_access}} {{\nfunc.func @f({args}) {{\n"
+            f'  %t = "coll.all_reduce"({", ".join([f"%x{i}" for i in range(n)] + outs)}) {{devices = array<i64: '
+            f'{", ".join(map(str, range(n)))}>, kind = "sum", operandSegmentSizes = array<i32: {n}, {n}, 0>}} : '
+            f'({", ".join([t] * 2 * n)}) -> !coll.token\n  "coll.wait"(%t) : (!coll.token) -> ()\n  return\n}}\n}}\n')
+
+
+@pytest.mark.parametrize("strategy", AllReduce.STRATEGIES)
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_partly_in_place_all_reduce_is_ordered(ctx, strategy, k):
+    # Found by an outside attack (2026-12-07): naive took a program in place
+    # only where device 0 was, so device 1's in-place combine raced the copy
+    # reading its input (the other devices' results: the sum, not x1).
+    m = ir.Module.parse(_partly_in_place(3, k))
+    for op in m.body.operations[0].regions[0].blocks[0].operations:
+        if op.operation.name == "coll.all_reduce":
+            op.operation.attributes["strategy"] = ir.StringAttr.get(strategy)
+    lower_collectives(m.operation)
+    assert check_module(m.operation) == []
