@@ -539,6 +539,18 @@ def to_mpi(module_op: ir.Operation, implementation: str = "OpenMPI", **options: 
                                 "lowers each collective where it is, loops included)", op.location,
                                 [(op.parent.location, f"this {op.parent.name}")])
             if any(op.operation.name.startswith("coll.") for op in f.regions[0].blocks[0].operations):
+                name = ir.StringAttr(f.attributes["sym_name"]).value
+                calls = find_ops(module_op, lambda n: n == "func.call")
+                # A projection changes the signature, which broke the call
+                # (a verifier error, an outside attack); upstream's inliner
+                # leaves the call (LLVM 22: an IRDL dialect has no inliner
+                # interface), so the collectives must be where they run.
+                for call in calls:
+                    if ir.FlatSymbolRefAttr(call.attributes["callee"]).value == name:
+                        raise PassError(f"'@{name}' holds collectives and is called: coll-to-mpi projects it to "
+                                        "one rank's buffers, which changes its signature; expected the collectives "
+                                        "in the function that runs, not in one it calls", call.location,
+                                        [(f.location, f"@{name} is here")])
                 _project(f, options.get("tag-limit", TAG_LIMIT))
                 projected = True
         if projected:

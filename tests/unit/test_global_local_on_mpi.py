@@ -61,3 +61,15 @@ def test_a_call_through_a_global_is_refused_where_it_is(tmp_path, name, at):
     assert r.stderr.startswith(f"{src}:{at}: error: coll-to-mpi: 'func.call' may touch memory its operands do not "
                                "name"), r.stderr
     assert coll_run(src, "cpu", tmp_path / "c.npz").returncode == 0
+
+
+def test_a_collective_in_a_called_function_is_refused_at_the_call(tmp_path):
+    # An outside attack (2026-12-07): the projection changed @h's signature
+    # and the call failed the verifier ("incorrect number of operands").
+    src = os.path.join(INPUTS, "collective_in_a_callee.mlir")
+    r = coll_run(src, "mpi", tmp_path / "o.npz")
+    assert r.returncode == 1 and not (tmp_path / "o.npz").exists()
+    assert r.stderr.splitlines() == [
+        f"{src}:7:3: error: coll-to-mpi: '@h' holds collectives and is called: coll-to-mpi projects it to one "
+        "rank's buffers, which changes its signature; expected the collectives in the function that runs, not in "
+        "one it calls", f"{src}:1:1: note: @h is here"], r.stderr
