@@ -15,6 +15,7 @@ PASSES = {
     "coll-gpu-legalize-memcpy": "coll.lowering.gpu.legalize_memcpy:legalize_memcpy_pass",
     "coll-gpu-local-buffers": "coll.lowering.gpu.local_buffers:gpu_local_buffers",
     "coll-gpu-fuse-epilogues": "coll.lowering.gpu.epilogue:fuse_epilogues_pass",
+    "coll-gpu-kernel-names": "coll.lowering.gpu.local_buffers:gpu_kernel_names",
     "coll-gpu-collapse-parallel": "coll.lowering.gpu.local_buffers:gpu_collapse_parallel",
     "coll-to-gpu": "coll.lowering.gpu.to_gpu:to_gpu_pass",
     "coll-mpi-abi": "coll.lowering.mpi.abi:mpi_abi",

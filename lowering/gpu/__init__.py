@@ -38,6 +38,7 @@ GPU_LOCAL_WORK = (
     f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={LOCAL_THREADS} no-min-max-bounds=true}},"
     "gpu-map-parallel-loops,convert-parallel-loops-to-gpu,canonicalize)",
     "gpu-kernel-outlining",
+    "coll-gpu-kernel-names",
 )
 
 
@@ -52,7 +53,8 @@ def route(device_map: str | None = None, chip: str | None = None, workspace: str
     instead of replaying a CUDA graph, streams.py)."""
     graph = None if graph is None else ("true" if graph in (True, "true") else "false")
     opts = options_text(device_map=device_map, chip=chip, workspace=workspace, streams=streams, graph=graph)
-    fuse = [] if epilogues in (False, "off") else ["coll-gpu-fuse-epilogues"]
+    # (named elementwise ops, linalg.exp or linalg.add, as generics first)
+    fuse = [] if epilogues in (False, "off") else ["func.func(linalg-generalize-named-ops)", "coll-gpu-fuse-epilogues"]
     local = [*fuse, "coll-gpu-local-buffers", *GPU_LOCAL_WORK] if local_work else []
     return local + [f"coll-to-gpu{opts}"]
 

@@ -38,7 +38,7 @@ from ...core.registry import register
 from ...ir.kinds import ELEMENTS, KINDS
 from ...ir.ops import Combine
 from ...ir.types import contiguous
-from ...ir.views import VIEW_OPS, root_of
+from ...ir.views import VIEW_OPS, root_of, span
 from ...ir.walk import find_ops
 from ..cpu.epilogue import BODY_OPS, BODY_PREFIXES, _buffer
 
@@ -50,12 +50,50 @@ TOKEN_USERS = ("coll.wait", "coll.join", "coll.implements")
 # Element types whose combine a generic computes as the kernels do (i1 is
 # stored as a byte and fp8 loaded as i8 by the kernels: left unfused).
 TYPES = ("f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64")
+# Kinds whose last operation a backend cannot contract with the epilogue's
+# first (prod's multiply and a residual add would be one fma in one body,
+# a rounding fewer than the combine kernel's stored product).
+KINDS_FUSED = ("sum", "max", "min", "and", "or", "xor")
 PARALLEL = "#linalg.iterator_type<parallel>"
+
+
+ROOTS = ("memref.alloc", "memref.alloca", "memref.get_global", "coll.alloc")
 
 
 def _key(v: ir.Value) -> ir.Value | str:
     """The buffer a memref value is a view of."""
     return _buffer(root_of(v)[0])
+
+
+def _known(values: Sequence[ir.Value]) -> bool:
+    """Whether every memref among `values` is a view of a buffer the
+    analysis names: an argument or an allocation (not a memref an op such
+    as arith.select or extract_strided_metadata made, which may be another
+    name of any of them: outside attack, 2026-12-07)."""
+    for v in _memrefs(values):
+        owner = root_of(v)[0].owner
+        if not isinstance(owner, ir.Block) and owner.operation.name not in ROOTS:
+            return False
+    return True
+
+
+def _whole(v: ir.Value) -> ir.Value | None:
+    """The root buffer `v` is, element for element (its span is the whole
+    root, of the same element type: no offset, no byte shift, no other
+    type seen through memref.view), else None."""
+    s = span(v)
+    if s is None:
+        return None
+    root, first, end = s
+    rt = root.type
+    if not isinstance(rt, ir.MemRefType) or not ir.MemRefType(rt).has_static_shape:
+        return None
+    rmt = ir.MemRefType(rt)
+    if rmt.element_type != ir.MemRefType(v.type).element_type or not contiguous(rmt) \
+            or rmt.get_strides_and_offset()[1] != 0:
+        return None
+    esize = ELEMENTS[str(rmt.element_type)].bytes if str(rmt.element_type) in ELEMENTS else 0
+    return root if esize and first == 0 and end == _numel(rmt) * esize else None
 
 
 def _memrefs(values: Sequence[ir.Value]) -> list[ir.Value]:
@@ -65,6 +103,8 @@ def _memrefs(values: Sequence[ir.Value]) -> list[ir.Value]:
 def _effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]] | None:
     """(buffers read, buffers written) by `op`, or None where not known."""
     name = op.name
+    if not _known(list(op.operands)):
+        return None
     if name in PASSIVE:
         return [], []
     if name == "coll.copy":
@@ -170,19 +210,27 @@ def _sink(token: ir.Value) -> bool:
 
 
 def _shaped(v: ir.Value, shape: list[int]) -> ir.Value | None:
-    """A view of contiguous `v` (any memory space) as a memref of `shape`
-    without one, at the insertion point; None where it is not one."""
-    mt = ir.MemRefType(v.type)
-    if not (mt.has_static_shape and contiguous(mt) and mt.get_strides_and_offset()[1] == 0):
+    """The elements of contiguous `v` as a memref of `shape` without a
+    memory space (a view of its root buffer, at the element `v` starts
+    at), at the insertion point; None where that is not known."""
+    s = span(v)
+    if s is None:
         return None
-    if mt.memory_space is not None:
-        v = memref.memory_space_cast(ir.MemRefType.get(mt.shape, mt.element_type), v)
-    if list(mt.shape) == shape:
-        return v
-    if mt.rank != 1:
+    root, first, end = s
+    elem = ir.MemRefType(v.type).element_type
+    esize = ELEMENTS[str(elem)].bytes
+    rt = ir.MemRefType(root.type)
+    if rt.element_type != elem or not rt.has_static_shape or not contiguous(rt) \
+            or rt.get_strides_and_offset()[1] != 0 or first % esize or end - first != _numel_of(shape) * esize:
         return None
-    out_t = ir.MemRefType.get(shape, mt.element_type)
-    return memref.expand_shape(out_t, v, [list(range(len(shape)))], [], shape)
+    base = root
+    if rt.memory_space is not None:
+        base = memref.memory_space_cast(ir.MemRefType.get(rt.shape, elem), root)
+    if first == 0 and list(rt.shape) == shape:
+        return base
+    strides = [_numel_of(shape[k + 1:]) for k in range(len(shape))]
+    out_t = ir.MemRefType.get(shape, elem, ir.StridedLayoutAttr.get(first // esize, strides))
+    return memref.reinterpret_cast(out_t, base, [], [], [], [first // esize], shape, strides)
 
 
 def _generic(ins: list[ir.Value], outs: list[ir.Value], maps: list[ir.AffineMap], rank: int,
@@ -405,10 +453,10 @@ def _epilogue(c: Combine, block: ir.Block) -> Op | None:
         if eff is None:
             return None
         reads, writes = eff
+        if any(_key(v) == r for v in reads + writes):  # (in place, R is an input too: _fuse checks it)
+            return op if op.name == "linalg.generic" else None
         if any(_key(v) in inputs for v in writes):
             return None
-        if any(_key(v) == r for v in reads + writes):
-            return op if op.name == "linalg.generic" else None
     return None
 
 
@@ -421,21 +469,24 @@ def fuse_epilogues(module_op: ir.Operation) -> int:
         out_t = ir.MemRefType(c.out.type)
         elem = str(out_t.element_type)
         root = root_of(c.out)[0]
-        if elem not in TYPES or c.kind not in KINDS or not _sink(op.results[0]) \
+        if elem not in TYPES or c.kind not in KINDS_FUSED or not _sink(op.results[0]) \
                 or any(str(ir.MemRefType(v.type).element_type) != elem for v in c.inputs):
             continue
+        # The combine writes its whole root R, which the epilogue names as
+        # itself (a view at an offset, or of other elements through
+        # memref.view, computed other sums: outside attack, 2026-12-07).
+        if _whole(c.out) is None or not _known(list(op.operands)):
+            continue
         e = _epilogue(c, block)
-        if e is None:
+        if e is None or not _known(list(e.operands)):
             continue
         rank_view = [v for v, m in zip(e.operands, _maps(e)) if _key(v) == _key(root)]
         if not rank_view or any(not _identity(m) for v, m in zip(e.operands, _maps(e)) if _key(v) == _key(root)):
             continue
         r = rank_view[0]
         shape = list(ir.MemRefType(r.type).shape)
-        rt = ir.MemRefType(r.type)
-        if not _elementwise(e, shape) or any(v != r for v in rank_view) or rt.memory_space is not None \
-                or not contiguous(rt) or rt.get_strides_and_offset()[1] != 0 \
-                or _numel(rt) != _numel(out_t) or not _covered(block, op, e, op.results[0]):
+        if r != root or any(v != r for v in rank_view) or ir.MemRefType(r.type).memory_space is not None \
+                or not _elementwise(e, shape) or not _covered(block, op, e, op.results[0]):
             continue
         with op.location:
             g = _combine_generic(c, e, r)
@@ -462,8 +513,12 @@ def fuse_epilogues(module_op: ir.Operation) -> int:
 
 
 def _numel(t: ir.MemRefType) -> int:
+    return _numel_of(list(t.shape))
+
+
+def _numel_of(shape: Sequence[int]) -> int:
     n = 1
-    for d in t.shape:
+    for d in shape:
         n *= d
     return n
 

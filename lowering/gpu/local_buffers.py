@@ -143,3 +143,32 @@ def gpu_local_work(module_op: ir.Operation | ir.Module) -> bool:
                 found = found or name.startswith("linalg.") or name in LOCAL_BUFFER_OPS
     return found
 
+
+
+# -- the local kernels' names --------------------------------------------------------
+
+@register("coll-gpu-kernel-names",
+          "Name every outlined kernel after its gpu.module (gpu-kernel-outlining names each after the "
+          "function it came from: several kernels of one function share a name)",
+          anchor="builtin.module")
+def gpu_kernel_names(op: ir.Operation) -> None:
+    """A kernel's name is what a profiler, a sanitizer and coll's GPU
+    emulator (tests/unit/gpu_emulator.py) see of it; outlining names every
+    kernel of @step `step_kernel`, each in its own module (step_kernel,
+    step_kernel_0, ...). Renamed to the module's name, launches included."""
+    renamed: dict[tuple[str, str], str] = {}
+    for module in find_ops(op, "gpu.module"):
+        mod = ir.StringAttr(module.attributes["sym_name"]).value
+        funcs = [f for f in module.regions[0].blocks[0].operations if f.operation.name == "gpu.func"]
+        if len(funcs) != 1 or "gpu.kernel" not in funcs[0].operation.attributes:
+            continue  # (coll's own kernel module, or one not outlined)
+        f = funcs[0].operation
+        old = ir.StringAttr(f.attributes["sym_name"]).value
+        if old != mod:
+            f.attributes["sym_name"] = ir.StringAttr.get(mod)
+            renamed[(mod, old)] = mod
+    for launch in find_ops(op, "gpu.launch_func"):
+        ref = ir.SymbolRefAttr(launch.attributes["kernel"])
+        path = list(ref.value)
+        if len(path) == 2 and (path[0], path[1]) in renamed:
+            launch.attributes["kernel"] = ir.SymbolRefAttr.get([path[0], renamed[(path[0], path[1])]])

@@ -8,6 +8,8 @@ kernel's own body on the CPU (gpu_kernels.cpu_func_text, one call per
 thread) with the very descriptors the host code passed.
 """
 import ctypes
+import re
+import struct
 import subprocess
 from pathlib import Path
 
@@ -67,13 +69,105 @@ func.func @run({sig}, %bdim: index, %gdim: index) attributes {{llvm.emit_c_inter
 }}"""
 
 
+# The module's own kernels (GPU_LOCAL_WORK's, outlined from its local
+# work): their gpu.func made a func.func whose thread and block ids are
+# arguments (x only: the local kernels are one-dimensional), run for every
+# thread of the grid by run_<name>, lowered with math to libm.
+LOCAL_PIPELINE = CPU_PIPELINE.replace("builtin.module(", "builtin.module(convert-math-to-llvm,", 1)
+_ID = re.compile(r"^(\s*)(%[\w.$-]+) = gpu\.(thread_id|block_id|block_dim|grid_dim)\s+([xyz])\s*$")
+_HEADER = re.compile(r"gpu\.func @([\w.$-]+)\((.*)\) kernel(?: attributes \{[^{}]*\})? \{")
+_SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32, "i16": ctypes.c_int16,
+            "i8": ctypes.c_int8, "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+def local_kernel_text(func_text):
+    """(name, the text of a CPU module for one gpu.func: @<name> with
+    %coll_tid, %coll_bid, %coll_bdim, %coll_gdim, and @run_<name>(args...,
+    bdim, gdim) over every thread)."""
+    lines = func_text.strip().splitlines()
+    head = _HEADER.match(lines[0].strip())
+    if not head:
+        raise ValueError(f"not an outlined kernel: {lines[0]!r}")
+    name, args = head.group(1), head.group(2)
+    ids = {"thread_id": "%coll_tid", "block_id": "%coll_bid", "block_dim": "%coll_bdim", "grid_dim": "%coll_gdim"}
+    body = ["  %coll_c0 = arith.constant 0 : index"]
+    for line in lines[1:]:
+        m = _ID.match(line)
+        if m:
+            indent, res, what, axis = m.groups()
+            value = (f"arith.addi {ids[what]}, %coll_c0 : index" if axis == "x" else
+                     f"arith.constant {1 if what.endswith('dim') else 0} : index")
+            body.append(f"{indent}{res} = {value}")
+        else:
+            body.append(line.replace("gpu.return", "func.return"))
+    names = re.findall(r"(%arg\d+):", args)
+    return name, (f"module {{\nfunc.func @{name}({args}, %coll_tid: index, %coll_bid: index, %coll_bdim: index, "
+                  f"%coll_gdim: index) {{\n" + "\n".join(body) + "\n"
+                  f"func.func @run_{name}({args}, %bdim: index, %gdim: index) {{\n"
+                  "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
+                  "  scf.for %b = %c0 to %gdim step %c1 {\n    scf.for %t = %c0 to %bdim step %c1 {\n"
+                  f"      func.call @{name}({', '.join(names + ['%t', '%b', '%bdim', '%gdim'])}) : "
+                  f"({', '.join(_arg_types(args) + ['index'] * 4)}) -> ()\n"
+                  "    }\n  }\n  return\n}\n}\n")
+
+
+def _arg_types(args):
+    """The types of a signature's `%argN: type` list (types may hold commas)."""
+    out, depth, cur = [], 0, ""
+    for ch in args + ",":
+        if ch == "," and depth == 0:
+            out.append(cur.split(":", 1)[1].strip())
+            cur = ""
+            continue
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        cur += ch
+    return out
+
+
+def _ctypes_of(t):
+    """The C arguments one kernel argument of type `t` becomes (a memref:
+    its descriptor's fields, as gpu-to-llvm passes them)."""
+    if isinstance(t, ir.MemRefType):
+        return [ctypes.c_int64] * (3 + 2 * t.rank)
+    return [_SCALARS[str(t)]]
+
+
 class Kernels:
-    """CPU builds of the kernels, by name, compiled on first use."""
+    """CPU builds of the kernels, by name, compiled on first use; the
+    module's own kernels (add_local) by their gpu.func's text."""
 
     def __init__(self):
         self.ctx = ir.Context()
         self.engines = {}
         self.launched = []
+        self.local = {}  # name -> (engine, function, C argument types)
+
+    def add_local(self, gpu_text):
+        """Builds every outlined kernel of a gpu-dialect module (text) for
+        the CPU (coll's own kernel module is built from the names)."""
+        from coll.ir import make_context
+        with make_context():
+            m = ir.Module.parse(gpu_text)
+            for mod in m.body.operations:
+                if mod.operation.name != "gpu.module" or \
+                        ir.StringAttr(mod.operation.attributes["sym_name"]).value == gpu_kernels.KERNEL_MODULE:
+                    continue
+                for f in mod.regions[0].blocks[0].operations:
+                    if f.operation.name == "gpu.func":
+                        self._build_local(str(f))
+
+    def _build_local(self, func_text):
+        name, text = local_kernel_text(func_text)
+        with self.ctx:
+            m = ir.Module.parse(text)
+            fn_type = ir.FunctionType(ir.TypeAttr(m.body.operations[0].attributes["function_type"]).value)
+            argtypes = [c for t in fn_type.inputs[:-4] for c in _ctypes_of(t)]
+            PassManager.parse(LOCAL_PIPELINE).run(m.operation)
+            eng = ExecutionEngine(m, opt_level=2)
+            # (raw_lookup finds the packed wrapper, _mlir_run_<name>(void **args))
+            fn = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(eng.raw_lookup(f"run_{name}"))
+        self.local[name] = (eng, fn, argtypes)
 
     def engine(self, name):
         if name not in self.engines:
@@ -87,7 +181,16 @@ class Kernels:
 
     def run(self, name, params, grid, block):
         """params: as Kernel.params() names them (the address of every
-        buffer's element 0, then n; or strides and sizes)."""
+        buffer's element 0, then n; or strides and sizes); for a local
+        kernel, each argument's 8 bytes as the host passed them."""
+        if name in self.local:
+            _, fn, argtypes = self.local[name]
+            if len(params) != len(argtypes):
+                raise ValueError(f"{name} takes {len(argtypes)} parameters, got {len(params)}")
+            vals = [t.from_buffer_copy(struct.pack("<q", v)[:ctypes.sizeof(t)]) for t, v in zip(argtypes, params)]
+            vals += [ctypes.c_int64(block), ctypes.c_int64(grid)]
+            fn((ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in vals]))
+            return
         eng, count = self.engine(name)
         if len(params) != count:
             raise ValueError(f"{name} takes {count} parameters, got {len(params)}")

@@ -8,22 +8,24 @@
 // RUN: %PYTHON -m coll.tools.coll_build %root/examples/tensor_mlp.mlir --emit=so -o %t.so
 // RUN: %PYTHON -m coll.tools.coll_build %s --emit=gpu | FileCheck %s --check-prefix=BIG
 
-// tensor_mlp: fill and matmul per device, the allreduce, exp per device;
-// 2x3 results: one block of 256 threads (6 of them busy).
+// tensor_mlp: fill and matmul per device, the allreduce (naive, in place),
+// exp per device; 2x3 results: one block of 256 threads (6 of them busy).
+// Each kernel is named after its module (coll-gpu-kernel-names), and each
+// device's combine and exp are one kernel (coll-gpu-fuse-epilogues), after
+// the copies' wait.
 // CHECK-LABEL: func.func @mlp(
-// CHECK-COUNT-4: gpu.launch_func async [%[[L:[0-9]+]]] @mlp_kernel{{(_[0-9]+)?}}::@mlp_kernel blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK: @coll_kernels::@combine_sum_f32_x2
-// CHECK: @coll_kernels::@combine_sum_f32_x2
+// CHECK-COUNT-4: gpu.launch_func async [%[[L:[0-9]+]]] @[[K:mlp_kernel(_[0-9]+)?]]::@[[K]] blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-NOT: @coll_kernels::@combine
 // CHECK: llvm.call @mgpuStreamSynchronize(
-// CHECK-COUNT-2: gpu.launch_func async [%[[L]]] @mlp_kernel_{{[0-9]+}}::@mlp_kernel blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c256
+// CHECK-COUNT-2: gpu.launch_func async [%[[L]]] @[[E:mlp_kernel_[0-9]+]]::@[[E]] blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c256
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: gpu.launch_func {{.*}}threads in (%c1{{(_[0-9]+)?}},
 
-// The host code: 6 local and 2 combine launches per call, no stream made
-// per call (the constructor makes the 2 devices' and the local one).
+// The host code: 6 local launches per call, no stream made per call (the
+// constructor makes the 2 devices' and the local one).
 // HOST-LABEL: define void @mlp(
 // HOST-NOT: call ptr @mgpuStreamCreate
-// HOST-COUNT-8: call void @mgpuLaunchKernel(
+// HOST-COUNT-6: call void @mgpuLaunchKernel(
 // HOST-NOT: call ptr @mgpuStreamCreate
 // HOST-NOT: call void @mgpuLaunchKernel(
 // HOST-LABEL: define internal void @__coll_init()
