@@ -8,8 +8,10 @@ from ...passes.blas_contractions import library
 # Upstream passes from memref/scf/vector/arith/func, and what frontends put
 # around a collective (linalg on memrefs, affine, math), to the LLVM dialect.
 # bf16 local work computes in f32 (math-extend-to-supported-types for math
-# ops, arith-emulate-unsupported-floats for arith ops, one rounding per op as
-# XLA's CPU back end does) and arith-expand{include-bf16} turns the
+# ops, arith-emulate-unsupported-floats for arith ops: within one linalg
+# body the ops' values stay f32 and round once, at the store; an outside
+# attack, 2026-12-07: `a * 0.3 + b` in one body rounds once, in two bodies
+# twice) and arith-expand{include-bf16} turns the
 # conversions into integer arithmetic: no compiler-rt helper (__truncsfbf2,
 # which GCC 12's libgcc lacks) is called, by the JIT or a linked library;
 # fp8 (f8E4M3FN, f8E5M2) likewise, but no upstream pass of LLVM 22 lowers
