@@ -4,7 +4,7 @@ build an MPI program.
   python -m coll.tools.coll_build [FILE|-] --emit=gpu|llvm|ptx|llvmir|so|mpi-exe [-o OUT]
       [--strategy=auto] [--threshold=N] [--device-map=0,0] [--chip=sm_90]
       [--format=auto|isa|bin] [--workspace=alloc|arg] [--streams=device|single]
-      [--graph=true|false]
+      [--graph=true|false] [--epilogues=on|off]
 
 The input may be at the collective, explicit or gpu level; what is not
 lowered yet is lowered (coll-lower-all-reduce, coll-to-gpu, then
@@ -66,6 +66,8 @@ def _parser() -> ArgumentParser:
     p.add_argument("--streams", default="device", choices=("device", "single"))
     p.add_argument("--graph", default="true", choices=("true", "false"),
                    help="each call one CUDA graph (default), or op by op")
+    p.add_argument("--epilogues", default="on", choices=("on", "off"),
+                   help="the elementwise work after a device's last combine in its kernel (default), or apart")
     p.add_argument("--runtime-dir", default=None)
     return p
 
@@ -130,7 +132,7 @@ def build(data: bytes, args: argparse.Namespace, filename: str = "-", ctx: Any =
         if not _is_gpu_level(module.operation):
             lower(module.operation, "gpu", args.strategy, args.threshold,
                   device_map=args.device_map, chip=args.chip,
-                  workspace=args.workspace, streams=args.streams, graph=args.graph)
+                  workspace=args.workspace, streams=args.streams, graph=args.graph, epilogues=args.epilogues)
             print_warnings(filename)
         if args.emit == "gpu":
             return str(module)

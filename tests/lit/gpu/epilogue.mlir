@@ -6,6 +6,7 @@
 // read, is no longer written. On the GPU route: one local kernel per device.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-spmd-to-global,coll-lower-collectives{strategy=oneshot},coll-gpu-fuse-epilogues)' | FileCheck %s
 // RUN: %PYTHON -m coll.tools.coll_build %s --emit=gpu --strategy=oneshot | FileCheck %s --check-prefix=GPU
+// RUN: %PYTHON -m coll.tools.coll_build %s --emit=gpu --strategy=oneshot --epilogues=off | FileCheck %s --check-prefix=OFF
 // Twoshot's results arrive by copies: nothing to fuse.
 // RUN: coll-opt %s --pass-pipeline='builtin.module(coll-spmd-to-global,coll-lower-collectives{strategy=twoshot},coll-gpu-fuse-epilogues)' | FileCheck %s --check-prefix=TWOSHOT
 
@@ -28,6 +29,9 @@ module attributes {coll.peer_access} {
 // GPU-NOT: @coll_kernels::@combine
 // GPU-COUNT-2: gpu.launch_func async {{.*}} @step_kernel{{(_[0-9]+)?}}::@step_kernel
 // GPU-NOT: gpu.launch_func
+// OFF-LABEL: func.func @step(
+// OFF-COUNT-2: @coll_kernels::@combine_sum_f32_x2
+// OFF-COUNT-2: gpu.launch_func async {{.*}} @step_kernel{{(_[0-9]+)?}}::@step_kernel
 // TWOSHOT-COUNT-2: "coll.combine"
 // TWOSHOT-COUNT-2: linalg.generic
 func.func @step(%x: memref<10x8xf32>, %r: memref<10x8xf32>, %z: memref<10x8xf32>) attributes {coll.ranks = 2 : i64} {
