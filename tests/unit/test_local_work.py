@@ -557,3 +557,60 @@ def test_an_infinity_does_not_hide_a_wrong_element():
     got = want.copy()
     got[0] = -np.inf
     assert _agree([got], [want], [1e-5])[0] is False
+
+
+CALLS_A_COLLECTIVE = """func.func private @g(%x0: memref<8xf32>, %x1: memref<8xf32>) {
+  %t = "coll.all_reduce"(%x0, %x1, %x0, %x1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+func.func @f(%x0: memref<8xf32>, %x1: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    func.call @g(%x0, %x1) : (memref<8xf32>, memref<8xf32>) -> ()
+  }
+  return
+}
+"""
+
+
+def test_an_argument_a_call_reads_first_is_an_input(tmp_path):
+    # An outside attack (2026-12-07): a call's read was not taken for one
+    # of the caller's values, so both arguments were outputs, the program
+    # ran on zeros and the check said ok. They are inputs, in place.
+    src, xs, out = tmp_path / "calls.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(CALLS_A_COLLECTIVE)
+    a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32) * 10
+    np.savez(xs, x0=a, x1=b)
+    r = tool("coll-run", src, "--backend=cpu", "--repeat=1", "--inputs", xs, "--outputs", out)
+    assert r.returncode == 0 and "inputs memref<8xf32>, memref<8xf32> -> 0 output(s)" in r.stdout, r.stdout + r.stderr
+    assert r.stdout.rstrip().endswith(" ok"), r.stdout
+    got = np.load(out)
+    for k in ("y0", "y1"):
+        assert np.array_equal(got[k], 4 * (a + b)), got[k]
+
+
+def test_an_spmd_function_called_by_another_is_refused_for_the_global_view(tmp_path):
+    # An outside attack (2026-12-07): coll-spmd-to-global changed the
+    # callee's signature and the call failed the verifier.
+    src = tmp_path / "spmd_call.mlir"
+    src.write_text("""func.func private @g(%y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %t = "coll.all_reduce"(%y, %y) {devices = array<i64: 0, 1>, kind = "max", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+func.func @f(%x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  memref.copy %x, %y : memref<8xf32> to memref<8xf32>
+  func.call @g(%y) : (memref<8xf32>) -> ()
+  return
+}
+""")
+    r = tool("coll-run", src, "--backend=cpu", "--repeat=1")
+    assert r.returncode == 1 and r.stdout == "", r.stdout
+    assert r.stderr.splitlines() == [
+        f"{src}:8:3: error: coll-spmd-to-global: '@g' holds collectives and is called: coll-spmd-to-global gives "
+        "it every device's buffers, which changes its signature; expected the collectives in the function that "
+        "runs, not in one it calls (coll-spmd-to-mpi, the mpi back end, runs it as it is)",
+        f"{src}:1:1: note: @g is here"], r.stderr
