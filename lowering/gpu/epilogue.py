@@ -114,7 +114,7 @@ def _effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]] | None:
         return list(c.inputs), [c.out]
     if name == "memref.copy":
         return [op.operands[0]], [op.operands[1]]
-    if name.startswith("linalg.") and "operandSegmentSizes" in op.attributes:
+    if name.startswith("linalg.") and "operandSegmentSizes" in op.attributes and _arithmetic(op):
         n_in = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
         return _memrefs(list(op.operands)), _memrefs(list(op.operands)[n_in:])
     if not len(op.regions) and name.startswith(("arith.", "index.", "math.")):
@@ -153,16 +153,22 @@ def _elementwise(op: Op, shape: list[int]) -> bool:
             return False
         if k >= n_in and dims != list(range(len(shape))):
             return False
-    body_ok = True
+    return _arithmetic(op)
+
+
+def _arithmetic(op: Op) -> bool:
+    """Whether the body of a linalg op holds only arithmetic (no load of a
+    buffer its operands do not name, no call)."""
+    ok = True
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
-        nonlocal body_ok
+        nonlocal ok
         if inner != op.operation and not (inner.name.startswith(BODY_PREFIXES) or inner.name in BODY_OPS):
-            body_ok = False
+            ok = False
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
     op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return body_ok
+    return ok
 
 
 def _identity(m: ir.AffineMap) -> bool:

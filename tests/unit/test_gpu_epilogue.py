@@ -194,6 +194,14 @@ func.func @step(%x0: memref<64xf32>, %x1: memref<64xf32>, %y0: memref<64xf32>, %
 
 @pytest.mark.parametrize("write,fused", [
     ("", True),
+    # a body that loads the result (its operands do not name it), between
+    # the wait and the epilogue: its effects are not known, the combine
+    # stays (fused, the load read %y0 before the fused op wrote it)
+    ("%w = memref.alloc() : memref<64xf32>\n"
+     "  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = [\"parallel\"]} "
+     "outs(%w : memref<64xf32>) {\n  ^bb0(%o: f32):\n    %i0 = arith.constant 0 : index\n"
+     "    %v = memref.load %y0[%i0] : memref<64xf32>\n    linalg.yield %v : f32\n  }\n"
+     "  memref.copy %w, %y1 : memref<64xf32> to memref<64xf32>", False),
     # an input of the combine written after it: the combine cannot move down
     ("linalg.fill ins(%c : f32) outs(%x1 : memref<64xf32>)", False),
     # the result read by something else first
