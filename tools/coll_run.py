@@ -507,11 +507,12 @@ class _ProgramJob(_Job):
     against the plain program (execution/check.py plain_program: every
     collective by its plainest strategy, proven by coll-check-semantics,
     built for the CPU with no fusion, on one core, OpenBLAS as the run has
-    it): its outputs
-    exactly on exact types, within FLOATS on floats, else FAIL. Where the
-    plain program cannot be built or run here, the table says `unchecked`
-    (and stderr why), and each strategy's outputs must agree with the
-    first one's."""
+    it): its outputs exactly on exact types, within FLOATS on floats, else
+    FAIL. Where the plain program cannot be had (plain_program's limits, a
+    build that fails, strategies or arguments other than expected), the
+    table says `unchecked` and stderr why; then each strategy's outputs
+    must agree with the first one's, unless the sums may associate as the
+    strategies like (order = "any" on floats)."""
 
     def __init__(self, *a: Any) -> None:
         super().__init__(*a)
