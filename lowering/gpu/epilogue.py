@@ -4,16 +4,22 @@ activation, the scale of a norm) runs in one kernel with the collective's
 last combine on each device, so the combined result is written once and
 not read back.
 
-Where: a coll.combine C that writes a whole buffer R (its output is R, seen
-flat) and whose token only waits, joins and coll.implements use (nothing of
-the collective comes after it on R: naive's and oneshot's combines, not the
-reduce-scatter steps of ring or twoshot, whose chunks are copied on), and
-E, the first op after C that touches R: a linalg.generic of parallel loops
-over R's shape that reads or writes R through the identity map, its other
-buffers read through projected permutations (a bias) or written through the
-identity, its body arithmetic (cpu/epilogue.py BODY_PREFIXES, BODY_OPS).
-Between C and E, a coll.wait covers C's token, and nothing writes C's
-inputs, touches R or has effects not known (a call, a region).
+Where: a coll.combine C (of a kind in KINDS_FUSED, an element type in
+TYPES) that writes a whole buffer R, element for element (its span is all
+of R: no offset, no byte shift, no other element type through memref.view)
+and whose token only waits, joins and coll.implements use (nothing of the
+collective comes after it on R: naive's and oneshot's combines, direct
+reduce_scatter's, not the reduce-scatter steps of ring or twoshot, whose
+chunks are copied on), and E, the first op after C that touches R: a
+linalg.generic (named ops are generalized first, on the route) of
+parallel loops over R's shape that names R itself and reads or writes it
+through the identity map, its other buffers read through projected
+permutations (a bias) or written through the identity, its body
+arithmetic (cpu/epilogue.py BODY_PREFIXES, BODY_OPS). Between C and E, a
+coll.wait covers C's token, and nothing writes C's inputs, touches R or
+has effects not known (a call, a region, a linalg body that loads, a
+buffer made by an op the analysis does not follow: arith.select,
+extract_strided_metadata).
 
 Fused: C goes (its token's users take a coll.join of its dependencies) and
 one linalg.generic G at E's place folds C's inputs in device order, in the
