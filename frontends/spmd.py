@@ -360,21 +360,23 @@ def spmd_to_global(module_op: ir.Operation) -> None:
                 _straight_line(f)  # refuses, located, what one clone per rank cannot express
             ranks = ranks_of(f)
             if is_spmd(f) and ranks is not None:  # (is_spmd: it is)
-                _not_called(module_op, f)
+                refuse_if_called(module_op, f, "coll-spmd-to-global gives it every device's buffers",
+                                 " (coll-spmd-to-mpi, the mpi back end, runs it as it is)")
                 (_expand_local if has_local_work(f) else _expand)(f, ranks)
 
 
-def _not_called(module_op: ir.Operation, f: ir.Operation) -> None:
-    """Refuses, at the call, an SPMD function another one calls: its global
-    view takes every device's buffers, which changes its signature (the
-    call then failed the verifier: an outside attack, 2026-12-07)."""
+def refuse_if_called(module_op: ir.Operation, f: ir.Operation, change: str, advice: str = "") -> None:
+    """Refuses, at the call, function `f` (one that holds collectives) when
+    another calls it: a pass that rewrites its signature (`change`, what it
+    does to it) would break the call (it failed the verifier: outside
+    attacks, 2026-12-07, coll-to-mpi and coll-spmd-to-global; upstream's
+    inliner leaves coll's ops, an IRDL dialect, in LLVM 22)."""
     name = ir.StringAttr(f.attributes["sym_name"]).value
     for call in find_ops(module_op, "func.call"):
         if ir.FlatSymbolRefAttr(call.attributes["callee"]).value == name:
-            raise PassError(f"'@{name}' holds collectives and is called: coll-spmd-to-global gives it every "
-                            "device's buffers, which changes its signature; expected the collectives in the "
-                            "function that runs, not in one it calls (coll-spmd-to-mpi, the mpi back end, runs "
-                            "it as it is)", call.location, [(f.location, f"@{name} is here")])
+            raise PassError(f"'@{name}' holds collectives and is called: {change}, which changes its signature; "
+                            f"expected the collectives in the function that runs, not in one it calls{advice}",
+                            call.location, [(f.location, f"@{name} is here")])
 
 
 def has_local_work(func_op: FuncOp) -> bool:

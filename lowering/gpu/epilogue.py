@@ -35,14 +35,16 @@ fuses no loops whose buffers may alias, and function arguments may for it
 (its test do_not_fuse_alias); coll takes distinct arguments not to alias
 (as on the CPU route).
 """
+import math
 from collections.abc import Sequence
 
 from mlir import ir
 from mlir.dialects import linalg, memref
 
+from ...analysis.effects import ROOT_OPS, host_effects
 from ...core.registry import register
 from ...ir.kinds import ELEMENTS, KINDS
-from ...ir.ops import Combine
+from ...ir.ops import Combine, view
 from ...ir.types import contiguous
 from ...ir.views import VIEW_OPS, root_of, span
 from ...ir.walk import find_ops
@@ -63,9 +65,6 @@ KINDS_FUSED = ("sum", "max", "min", "and", "or", "xor")
 PARALLEL = "#linalg.iterator_type<parallel>"
 
 
-ROOTS = ("memref.alloc", "memref.alloca", "memref.get_global", "coll.alloc")
-
-
 def _key(v: ir.Value) -> ir.Value | str:
     """The buffer a memref value is a view of."""
     return _buffer(root_of(v)[0])
@@ -78,7 +77,7 @@ def _known(values: Sequence[ir.Value]) -> bool:
     name of any of them: outside attack, 2026-12-07)."""
     for v in _memrefs(values):
         owner = root_of(v)[0].owner
-        if not isinstance(owner, ir.Block) and owner.operation.name not in ROOTS:
+        if not isinstance(owner, ir.Block) and owner.operation.name not in ROOT_OPS:
             return False
     return True
 
@@ -99,7 +98,7 @@ def _whole(v: ir.Value) -> ir.Value | None:
             or rmt.get_strides_and_offset()[1] != 0:
         return None
     esize = ELEMENTS[str(rmt.element_type)].bytes if str(rmt.element_type) in ELEMENTS else 0
-    return root if esize and first == 0 and end == _numel(rmt) * esize else None
+    return root if esize and first == 0 and end == math.prod(rmt.shape) * esize else None
 
 
 def _memrefs(values: Sequence[ir.Value]) -> list[ir.Value]:
@@ -107,25 +106,18 @@ def _memrefs(values: Sequence[ir.Value]) -> list[ir.Value]:
 
 
 def _effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]] | None:
-    """(buffers read, buffers written) by `op`, or None where not known."""
-    name = op.name
+    """(buffers read, buffers written) by `op`: a coll op's by its role,
+    another's as coll-check-order takes them (analysis/effects.py: a linalg
+    body's loads too); None where not known."""
     if not _known(list(op.operands)):
         return None
-    if name in PASSIVE:
+    if op.name in PASSIVE:
         return [], []
-    if name == "coll.copy":
-        return [op.operands[0]], [op.operands[1]]
-    if name == "coll.combine":
-        c = Combine.of(op)
-        return list(c.inputs), [c.out]
-    if name == "memref.copy":
-        return [op.operands[0]], [op.operands[1]]
-    if name.startswith("linalg.") and "operandSegmentSizes" in op.attributes and _arithmetic(op):
-        n_in = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
-        return _memrefs(list(op.operands)), _memrefs(list(op.operands)[n_in:])
-    if not len(op.regions) and name.startswith(("arith.", "index.", "math.")):
-        return [], []
-    return None
+    if op.name.startswith("coll."):
+        v = view(op)
+        return (_memrefs(list(v.reads)), _memrefs(list(v.writes))) if v is not None else None
+    eff = host_effects(op)
+    return ([a[0] for a in eff[0]], [a[0] for a in eff[1]]) if eff is not None else None
 
 
 def _maps(op: Op) -> list[ir.AffineMap]:
@@ -233,14 +225,14 @@ def _shaped(v: ir.Value, shape: list[int]) -> ir.Value | None:
     esize = ELEMENTS[str(elem)].bytes
     rt = ir.MemRefType(root.type)
     if rt.element_type != elem or not rt.has_static_shape or not contiguous(rt) \
-            or rt.get_strides_and_offset()[1] != 0 or first % esize or end - first != _numel_of(shape) * esize:
+            or rt.get_strides_and_offset()[1] != 0 or first % esize or end - first != math.prod(shape) * esize:
         return None
     base = root
     if rt.memory_space is not None:
         base = memref.memory_space_cast(ir.MemRefType.get(rt.shape, elem), root)
     if first == 0 and list(rt.shape) == shape:
         return base
-    strides = [_numel_of(shape[k + 1:]) for k in range(len(shape))]
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
     out_t = ir.MemRefType.get(shape, elem, ir.StridedLayoutAttr.get(first // esize, strides))
     return memref.reinterpret_cast(out_t, base, [], [], [], [first // esize], shape, strides)
 
@@ -523,16 +515,6 @@ def fuse_epilogues(module_op: ir.Operation) -> int:
             _drop_dead(h)
     return fused
 
-
-def _numel(t: ir.MemRefType) -> int:
-    return _numel_of(list(t.shape))
-
-
-def _numel_of(shape: Sequence[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 @register("coll-gpu-fuse-epilogues",

@@ -48,7 +48,14 @@ from ...analysis.overlap import Prediction
 from ...analysis.regions import box, overlaps
 from ...core.errors import PassError
 from ...core.registry import choice, register
-from ...frontends.spmd import GLOBAL_ARGS_ATTR, RANK_INPUTS_ATTR, RANKS_ATTR, global_collectives, ranks_of
+from ...frontends.spmd import (
+    GLOBAL_ARGS_ATTR,
+    RANK_INPUTS_ATTR,
+    RANKS_ATTR,
+    global_collectives,
+    ranks_of,
+    refuse_if_called,
+)
 from ...ir import STRATEGIES, builders
 from ...ir.ops import COLLECTIVE_NAMES, DATA_OPS, Copy, Implements, OpView, attr_ints, segment_sizes, view
 from ...ir.types import contiguous, device_of, on_device
@@ -539,18 +546,7 @@ def to_mpi(module_op: ir.Operation, implementation: str = "OpenMPI", **options: 
                                 "lowers each collective where it is, loops included)", op.location,
                                 [(op.parent.location, f"this {op.parent.name}")])
             if any(op.operation.name.startswith("coll.") for op in f.regions[0].blocks[0].operations):
-                name = ir.StringAttr(f.attributes["sym_name"]).value
-                calls = find_ops(module_op, lambda n: n == "func.call")
-                # A projection changes the signature, which broke the call
-                # (a verifier error, an outside attack); upstream's inliner
-                # leaves the call (LLVM 22: an IRDL dialect has no inliner
-                # interface), so the collectives must be where they run.
-                for call in calls:
-                    if ir.FlatSymbolRefAttr(call.attributes["callee"]).value == name:
-                        raise PassError(f"'@{name}' holds collectives and is called: coll-to-mpi projects it to "
-                                        "one rank's buffers, which changes its signature; expected the collectives "
-                                        "in the function that runs, not in one it calls", call.location,
-                                        [(f.location, f"@{name} is here")])
+                refuse_if_called(module_op, f, "coll-to-mpi projects it to one rank's buffers")
                 _project(f, options.get("tag-limit", TAG_LIMIT))
                 projected = True
         if projected:
