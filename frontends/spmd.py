@@ -21,7 +21,7 @@ from ..core.registry import register
 from ..core.routes import options_text
 from ..ir.ops import COLLECTIVE_NAMES, DEVICE_ATTR, CollectiveOp, attr_int, attr_ints, segment_sizes, view
 from ..ir.types import on_device
-from ..ir.views import constant_int, root_of
+from ..ir.views import constant_int
 from ..ir.walk import all_ops, clone_remapped, find_ops
 
 RANKS_ATTR = "coll.ranks"
@@ -360,67 +360,23 @@ def spmd_to_global(module_op: ir.Operation) -> None:
                 _straight_line(f)  # refuses, located, what one clone per rank cannot express
             ranks = ranks_of(f)
             if is_spmd(f) and ranks is not None:  # (is_spmd: it is)
-                refuse_if_called(module_op, f, "coll-spmd-to-global gives it every device's buffers, which changes "
-                                 "its signature", " (coll-spmd-to-mpi, the mpi back end, runs it as it is)")
+                refuse_if_called(module_op, f, "coll-spmd-to-global gives it every device's buffers",
+                                 " (coll-spmd-to-mpi, the mpi back end, runs it as it is)")
                 (_expand_local if has_local_work(f) else _expand)(f, ranks)
 
 
-# The ops that name a function: a call, or a func.constant (call_indirect's).
-FUNCTION_REFERENCES = {"func.call": "callee", "func.constant": "value"}
-
-
-def refuse_if_called(module_op: ir.Operation, f: ir.Operation, why: str, advice: str = "") -> None:
-    """Refuses, at the call (or func.constant), function `f` (one that
-    holds collectives) when another names it: `why` a pass cannot have it
-    so. A pass that rewrites its signature broke the call (the verifier
-    failed: outside attacks, 2026-12-07, coll-to-mpi and
-    coll-spmd-to-global), and the checks of a collective's buffers do not
-    follow calls (overlapping views passed in computed wrong sums, ok by
-    every check); upstream's inliner leaves coll's ops (an IRDL dialect,
-    LLVM 22)."""
+def refuse_if_called(module_op: ir.Operation, f: ir.Operation, change: str, advice: str = "") -> None:
+    """Refuses, at the call, function `f` (one that holds collectives) when
+    another calls it: a pass that rewrites its signature (`change`, what it
+    does to it) would break the call (it failed the verifier: outside
+    attacks, 2026-12-07, coll-to-mpi and coll-spmd-to-global; upstream's
+    inliner leaves coll's ops, an IRDL dialect, in LLVM 22)."""
     name = ir.StringAttr(f.attributes["sym_name"]).value
-    for op_name, attr in FUNCTION_REFERENCES.items():
-        for ref in find_ops(module_op, op_name):
-            if ir.FlatSymbolRefAttr(ref.attributes[attr]).value == name:
-                raise PassError(f"'@{name}' holds collectives and is called: {why}; expected the collectives in "
-                                f"the function that runs, not in one it calls{advice}", ref.location,
-                                [(f.location, f"@{name} is here")])
-
-
-def refuse_aliased_calls(module_op: ir.Operation) -> None:
-    """Refuses a call that passes one buffer as two arguments of a function
-    that holds collectives, and a func.constant of one (call_indirect's
-    operands are not followed): a collective's checks (placement, overlap)
-    hold within its function, where distinct arguments are distinct
-    buffers (overlapping views passed in computed wrong sums that every
-    check took for ok: an outside attack, 2026-12-07). What the lowering
-    driver asks first."""
-    holders = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
-               for op in module_op.regions[0].blocks[0].operations
-               if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
-               and find_ops(op.operation, lambda n: n in COLLECTIVE_NAMES)}
-    if not holders:
-        return
-    for ref in find_ops(module_op, "func.constant"):
-        name = ir.FlatSymbolRefAttr(ref.attributes["value"]).value
-        if name in holders:
-            refuse_if_called(module_op, holders[name], "an indirect call's buffers are not followed")
     for call in find_ops(module_op, "func.call"):
-        f = holders.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
-        if f is None:
-            continue
-        seen: dict[ir.Value, int] = {}
-        for k, v in enumerate(call.operands):
-            if not isinstance(v.type, ir.MemRefType):
-                continue
-            root = root_of(v)[0]
-            if root in seen:
-                name = ir.StringAttr(f.attributes["sym_name"]).value
-                raise PassError(f"the call passes one buffer as arguments #{seen[root]} and #{k} of '@{name}', "
-                                "which holds collectives: their checks (placement, overlap) take distinct "
-                                "arguments for distinct buffers; expected distinct buffers, or the collectives "
-                                "in the function that runs", call.location, [(f.location, f"@{name} is here")])
-            seen[root] = k
+        if ir.FlatSymbolRefAttr(call.attributes["callee"]).value == name:
+            raise PassError(f"'@{name}' holds collectives and is called: {change}, which changes its signature; "
+                            f"expected the collectives in the function that runs, not in one it calls{advice}",
+                            call.location, [(f.location, f"@{name} is here")])
 
 
 def has_local_work(func_op: FuncOp) -> bool:

@@ -14,7 +14,6 @@ from ..core import routes
 from ..execution.program import Program
 from ..frontends import FRONTENDS
 from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
-from ..frontends.spmd import refuse_aliased_calls
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, PEER_ACCESS, OpView, view
@@ -53,7 +52,6 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
     of each state of the module (Program.index) and kept on the Program."""
     program = Program.of(target)
     module_op = program.operation
-    refuse_aliased_calls(module_op)
     if check_semantics is None:
         check_semantics = check_order
     if profile is None:  # ("": no profile, the reference rule)

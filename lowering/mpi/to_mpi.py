@@ -546,8 +546,7 @@ def to_mpi(module_op: ir.Operation, implementation: str = "OpenMPI", **options: 
                                 "lowers each collective where it is, loops included)", op.location,
                                 [(op.parent.location, f"this {op.parent.name}")])
             if any(op.operation.name.startswith("coll.") for op in f.regions[0].blocks[0].operations):
-                refuse_if_called(module_op, f, "coll-to-mpi projects it to one rank's buffers, which changes its "
-                                 "signature")
+                refuse_if_called(module_op, f, "coll-to-mpi projects it to one rank's buffers")
                 _project(f, options.get("tag-limit", TAG_LIMIT))
                 projected = True
         if projected:
