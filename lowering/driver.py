@@ -20,6 +20,7 @@ from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, PEER_ACCESS, OpView, view
 from ..ir.views import VIEW_OPS
 from ..ir.walk import OpIndex
 from ..passes import register as _passes  # noqa: F401
+from ..passes.inline_calls import may_need as may_need_inlining
 from . import register as _backend_passes  # noqa: F401
 from .base import Backend
 
@@ -64,6 +65,11 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
                                    threshold=threshold, profile=profile)
             program.run(elems)
             front += elems
+    # A call whose buffers may alias, into a function holding coll ops: its
+    # checks hold within one function, so it is inlined first.
+    inline = ["coll-inline-aliased-calls"] if may_need_inlining(program.index) else []
+    program.run(inline)
+    front += inline
     collectives = program.index.find(lambda name: name in COLLECTIVE_NAMES)
     asked = [strategy] + [_view(op).strategy for op in collectives]
     caps: frozenset[str] = getattr(backend, "capabilities", frozenset())
