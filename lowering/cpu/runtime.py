@@ -18,6 +18,7 @@ from ...execution.measure import check_repeat
 from ...execution.memory import require
 from ...execution.program import Program
 from ...execution.signature import ArgSpec, check_arrays, staged_all
+from ...ir.errors import LocatedError
 from ...ir.walk import find_ops
 from ...passes.blas_contractions import linked_libraries
 from ..base import Backend
@@ -302,6 +303,22 @@ class CpuProgram:
         return times
 
 
+def _defined_somewhere(declared: list[tuple[str, ir.Location]], libs: list[str]) -> None:
+    """Refuses, located, a function the program declares (a func.func with
+    no body) and calls that neither the libraries the JIT links nor the process
+    define: the JIT printed an unlocated "Symbols not found" and the run
+    failed as "Unknown function" of the entry (an outside attack,
+    2026-12-07)."""
+    if not declared:
+        return
+    handles = [ctypes.CDLL(lib) for lib in libs] + [ctypes.CDLL(None)]
+    for name, loc in declared:
+        if not any(hasattr(h, name) for h in handles):
+            raise LocatedError(f"@{name} is declared but defined nowhere the CPU JIT links (the module, "
+                               f"{', '.join(Path(lib).name for lib in libs) or 'no library'}, the process); "
+                               "expected a definition in the module", loc)
+
+
 def build(backend: Backend, program: Program, strategy: str, threshold: int | None, tile: int | None,
           shuffle_seed: int | None, check_order: bool, scratch: str | None = None, nontemporal: int | None = None,
           profile: str | None = None, blas: bool | str | None = True,
@@ -313,6 +330,11 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     if nontemporal is None:
         nontemporal = NONTEMPORAL
     module, name, specs, n_inputs = program.parsed, program.entry, program.specs, program.n_inputs
+    called = {ir.FlatSymbolRefAttr(op.attributes["callee" if op.name == "func.call" else "value"]).value
+              for op in program.index.find(lambda n: n in ("func.call", "func.constant"))}
+    declared = [(ir.StringAttr(f.attributes["sym_name"]).value, f.location)
+                for f in program.index.find("func.func") if not len(f.regions[0].blocks)
+                and ir.StringAttr(f.attributes["sym_name"]).value in called]
     low = lower(program, backend, strategy, threshold, profile, check_order=check_order,
                 tile=None if tile == -1 else tile, shuffle_seed=shuffle_seed, scratch=scratch,
                 nontemporal=nontemporal or None, blas=blas, epilogues=epilogues, split=split,
@@ -323,6 +345,7 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
             f"{low.scratch} bytes of scratch)")
     libs = linked_libraries(module.operation)
     threaded = uses_async_runtime(module)
+    _defined_somewhere(declared, _runner_utils() + libs)
     engine = ExecutionEngine(module, opt_level=OPT_LEVEL, shared_libs=_runner_utils() + libs)
     if libs:
         one_blas_thread(libs[0])

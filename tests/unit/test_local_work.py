@@ -614,3 +614,37 @@ func.func @f(%x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : 
         "it every device's buffers, which changes its signature; expected the collectives in the function that "
         "runs, not in one it calls (coll-spmd-to-mpi, the mpi back end, runs it as it is)",
         f"{src}:1:1: note: @g is here"], r.stderr
+
+
+def test_a_called_declaration_the_jit_cannot_find_is_refused_at_it(tmp_path):
+    # An outside attack (2026-12-07): the JIT printed an unlocated "Symbols
+    # not found: [ ext ]" and the run failed as "Unknown function f". A
+    # declaration nothing calls, or one the process defines, still runs.
+    body = """func.func private @{name}(memref<4xf32>)
+func.func @f(%x0: memref<4xf32>, %x1: memref<4xf32>, %y0: memref<4xf32>, %y1: memref<4xf32>) attributes {{llvm.emit_c_interface}} {{
+  {call}
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {{devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>}} : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}}
+"""
+    src, out = tmp_path / "decl.mlir", tmp_path / "o.npz"
+    src.write_text(body.format(name="ext", call="func.call @ext(%x0) : (memref<4xf32>) -> ()"))
+    r = tool("coll-run", src, "--backend=cpu", "--repeat=1", "--outputs", out)
+    assert r.returncode == 1 and r.stdout == "" and not out.exists(), r.stdout
+    assert r.stderr.splitlines() == [
+        f"{src}:1:1: error: @ext is declared but defined nowhere the CPU JIT links (the module, "
+        "libmlir_c_runner_utils.so, the process); expected a definition in the module"], r.stderr
+    src.write_text(body.format(name="ext", call=""))
+    r = tool("coll-run", src, "--backend=cpu", "--repeat=1")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
+
+
+def test_a_program_without_arguments_says_why_it_is_unchecked(tmp_path):
+    # An outside attack (2026-12-07): `unchecked` with nothing on stderr.
+    src = tmp_path / "nothing.mlir"
+    src.write_text("func.func @f() {\n  return\n}\n")
+    r = tool("coll-run", src, "--backend=cpu", "--repeat=1")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(" unchecked"), r.stdout + r.stderr
+    assert r.stderr == f"{src}: warning: not checked: the program takes no arguments, so it has no results to " \
+        "compare\n", r.stderr
