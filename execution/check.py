@@ -230,6 +230,10 @@ def plain_program(text: str) -> str:
                 break
             if program.detected(frontend):
                 program.run(frontend.route(module.operation, None))
+        from ..passes.check_semantics import unclaimed
+        if unclaimed(module.operation):  # (its explicit ops as they are: compared with themselves, `ok`)
+            raise ValueError("it would run the program's coll.copy/coll.combine that no coll.implements claims as "
+                             "they are, so it would check nothing of them")
         runs = 0
         for op in find_ops(module.operation, lambda name: name in COLLECTIVE_NAMES):
             c = cast(Collective, view(op))

@@ -372,8 +372,9 @@ def refuse_if_called(module_op: ir.Operation, f: ir.Operation, change: str, advi
     attacks, 2026-12-07, coll-to-mpi and coll-spmd-to-global; upstream's
     inliner leaves coll's ops, an IRDL dialect, in LLVM 22)."""
     name = ir.StringAttr(f.attributes["sym_name"]).value
-    for call in find_ops(module_op, "func.call"):
-        if ir.FlatSymbolRefAttr(call.attributes["callee"]).value == name:
+    # (a func.constant of it: call_indirect's; coll-to-mpi broke its type)
+    for call in find_ops(module_op, lambda n: n in ("func.call", "func.constant")):
+        if ir.FlatSymbolRefAttr(call.attributes["callee" if call.name == "func.call" else "value"]).value == name:
             raise PassError(f"'@{name}' holds collectives and is called: {change}, which changes its signature; "
                             f"expected the collectives in the function that runs, not in one it calls{advice}",
                             call.location, [(f.location, f"@{name} is here")])

@@ -19,7 +19,7 @@ from .errors import LocatedError
 from .kinds import ELEMENTS
 from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, ORDERS, CollectiveOp, Combine, Implements
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
-from .views import root_of, span
+from .views import root_key, root_of, sources, span
 
 MAX_BYTES = 2 ** 62
 
@@ -389,21 +389,36 @@ class _Verifier:
         strategies read inputs after they write outputs)."""
         out_devs = c.output_devices
         spans_in, spans_out = [span(v) for v in ins], [span(v) for v in outs]
-        roots_in, roots_out = [root_of(v)[0] for v in ins], [root_of(v)[0] for v in outs]
+        roots_in = [root_key(root_of(v)[0]) for v in ins]
+        roots_out = [root_key(root_of(v)[0]) for v in outs]
+        src_in, src_out = [sources(v) for v in ins], [sources(v) for v in outs]
 
         def where(s: tuple[ir.Value, int, int], v: ir.Value) -> str:
             size = max(ELEMENTS[element_name(_buffer_type(v).element_type)].bytes, 1)
             return f"elements [{s[1] // size}, {s[2] // size}) of {_value_name(s[0])}"
 
+        def may_be(what: str, a: tuple[set[object], str | None], b: tuple[set[object], str | None]) -> bool:
+            """Refuses operands that may be one buffer through scf.if, scf.for
+            or arith.select (the lowering could not tell, in place or not)."""
+            if not a[0] & b[0]:
+                return False
+            self.error(op, f"{what} may be one buffer (through '{a[1] or b[1]}'); expected views of one "
+                           "buffer (in place) or distinct buffers")
+            return True
+
         for j, (o, so, ro) in enumerate(zip(outs, spans_out, roots_out)):
             for i, (x, si, ri) in enumerate(zip(ins, spans_in, roots_in)):
-                if ro != ri or (si is not None and so is not None and (so[2] <= si[1] or si[2] <= so[1])):
-                    continue  # distinct buffers, or disjoint parts of one
+                if ro != ri:
+                    if may_be(f"output #{j} and input #{i}", src_out[j], src_in[i]):
+                        return None
+                    continue  # distinct buffers
+                if si is not None and so is not None and (so[2] <= si[1] or si[2] <= so[1]):
+                    continue  # disjoint parts of one
                 if si is None or so is None:
                     return self.error(op, f"output #{j} and input #{i} view one buffer through views whose "
                                           "offsets are not static; expected the input itself (in place) or "
                                           "another buffer")
-                if si != so:
+                if si[1:] != so[1:]:
                     return self.error(op, f"output #{j} ({where(so, o)}) partly overlaps input #{i} "
                                           f"({where(si, x)}); expected the input itself (in place) or memory "
                                           "disjoint from it")
@@ -417,11 +432,13 @@ class _Verifier:
         for j in range(len(outs)):
             for k in range(j):
                 if roots_out[j] != roots_out[k]:
+                    if may_be(f"outputs #{k} and #{j}", src_out[k], src_out[j]):
+                        return None
                     continue
                 a, b = spans_out[k], spans_out[j]
                 if a is not None and b is not None and (a[2] <= b[1] or b[2] <= a[1]):
                     continue
-                if a is not None and a == b or outs[j] == outs[k]:
+                if a is not None and b is not None and a[1:] == b[1:] or outs[j] == outs[k]:
                     return self.error(op, "an output buffer is repeated; expected one distinct buffer per output "
                                           "device")
                 return self.error(op, f"outputs #{k} and #{j} share memory; expected disjoint memory for each output")

@@ -98,11 +98,69 @@ def span(value: ir.Value) -> tuple[ir.Value, int, int] | None:
     return root, start, start + count * element.bytes
 
 
+def root_key(root: ir.Value) -> object:
+    """What tells root buffers apart: a global's name (two memref.get_global
+    of one global are one buffer: an outside attack's partial overlap
+    through two of them passed the verifier, 2026-12-07), else the value."""
+    op = defining_op(root)
+    if op is not None and op.name == "memref.get_global":
+        return "@" + ir.FlatSymbolRefAttr(op.attributes["name"]).value
+    return root
+
+
+# Ops whose memref result is one of several buffers: scf.if's and scf.for's
+# results (and a loop's iteration arguments), arith.select's.
+CHOICE_OPS = ("scf.if", "scf.for", "arith.select")
+
+
+def sources(value: ir.Value) -> tuple[set[object], str | None]:
+    """({root_key} of the buffers `value` may be, through views and the
+    CHOICE_OPS, the name of the first such op it went through or None):
+    a collective's operands are compared by it (a buffer yielded by scf.if
+    or a loop was taken for a buffer of its own: an outside attack,
+    2026-12-07, in place unknown to the lowering, wrong sums)."""
+    out: set[object] = set()
+    through: str | None = None
+    seen: list[ir.Value] = []
+    stack = [value]
+    while stack:
+        v = root_of(stack.pop())[0]
+        if any(v == w for w in seen):
+            continue
+        seen.append(v)
+        op = defining_op(v)
+        more: list[ir.Value] = []
+        if op is None:
+            arg: ir.BlockArgument = ir.BlockArgument(v)
+            loop = arg.owner.owner
+            k = arg.arg_number - 1  # (scf.for's first argument: the induction variable)
+            if loop is not None and loop.operation.name == "scf.for" and k >= 0:
+                more = [loop.operands[3 + k], _yielded(loop.regions[0], k)]
+        elif op.name in ("scf.if", "scf.for"):
+            k = ir.OpResult(v).result_number
+            more = [_yielded(r, k) for r in op.regions if len(r.blocks)]
+            if op.name == "scf.for":
+                more.append(op.operands[3 + k])
+        elif op.name == "arith.select":
+            more = [op.operands[1], op.operands[2]]
+        if more:
+            through = through or (op.name if op is not None else "scf.for")
+            stack += more
+        else:
+            out.add(root_key(v))
+    return out, through
+
+
+def _yielded(region: ir.Region, k: int) -> ir.Value:
+    return list(region.blocks[0].operations)[-1].operands[k]
+
+
 def same_memory(a: ir.Value, b: ir.Value) -> bool:
     """Whether memref values `a` and `b` are the same elements in the same
     order (one is a view of the other that moves nothing, e.g. a
-    memref.cast): equal spans."""
+    memref.cast, or two memref.get_global of one global): equal spans."""
     if a == b:
         return True
     sa, sb = span(a), span(b)
-    return sa is not None and sa == sb and sa[1] < sa[2]
+    return sa is not None and sb is not None and root_key(sa[0]) == root_key(sb[0]) and sa[1:] == sb[1:] \
+        and sa[1] < sa[2]

@@ -16,8 +16,10 @@ more is erased.
 A call_indirect of a func.constant naming such a function becomes a
 func.call first (what upstream's canonicalizer does). Ours, not upstream's
 `inline`: that one leaves coll's ops (an IRDL dialect with no inliner
-interface, LLVM 22). A callee of several blocks, or a recursion that does
-not end in a few rounds, is refused at the call.
+interface, LLVM 22). A callee of several blocks, a recursion, or a
+call_indirect whose callee is a function value that flows on (through
+arith.select, scf.if, an argument) and may be one of these is refused at
+the call, where the buffers may alias.
 """
 from collections.abc import Iterable
 from typing import NoReturn
@@ -31,7 +33,6 @@ from ..ir.verifier import verify
 from ..ir.views import defining_op, root_of
 from ..ir.walk import OpIndex, clone_remapped, is_public
 
-ROUNDS = 8  # nested calls inlined, each round one level deeper
 CALLS = ("func.call", "func.call_indirect")
 
 
@@ -68,9 +69,30 @@ class Calls:
             elif op.name in ("func.call", "func.constant"):
                 attr = "callee" if op.name == "func.call" else "value"
                 callees.setdefault(name, set()).add(ir.FlatSymbolRefAttr(op.attributes[attr]).value)
-        self.holders = set(own)
+        self.calls = index.find(lambda n: n in CALLS)
+        # A call_indirect of a function value that flows on (arith.select,
+        # scf.if, an argument) may run any function whose func.constant
+        # flows on so: the holders among them are `escaping`.
+        unknown = {_name(g) for call in self.calls if call.name == "func.call_indirect"
+                   and self.target(call) is None and (g := _enclosing_function(call)) is not None}
+        constants = index.find("func.constant")
+        self.holders, self.escaping = set(own), set[str]()
+        while True:
+            self._close(callees)
+            self.escaping = {n for const in constants
+                             if (n := ir.FlatSymbolRefAttr(const.attributes["value"]).value) in self.holders
+                             and any(u.owner.operation.name != "func.call_indirect" or u.operand_number != 0
+                                     for u in const.results[0].uses)}
+            if all(self.escaping <= callees.get(u, set()) for u in unknown):
+                break
+            for u in unknown:
+                callees.setdefault(u, set()).update(self.escaping)
+
+    def _close(self, callees: dict[str, set[str]]) -> None:
+        """What calls a holder holds coll ops; what it calls, it names the
+        globals of."""
         changed = True
-        while changed:  # what calls a holder holds coll ops; what it calls, it names the globals of
+        while changed:
             changed = False
             for caller, cs in callees.items():
                 if caller not in self.holders and cs & self.holders:
@@ -81,7 +103,6 @@ class Calls:
                     if more:
                         self.globals.setdefault(caller, set()).update(more)
                         changed = True
-        self.calls = index.find(lambda n: n in CALLS)
 
     def target(self, call: ir.Operation) -> str | None:
         """The function a call (or a call_indirect of a func.constant) runs."""
@@ -91,6 +112,13 @@ class Calls:
         if const is not None and const.name == "func.constant":
             return ir.FlatSymbolRefAttr(const.attributes["value"]).value
         return None
+
+    def unfollowed(self) -> list[ir.Operation]:
+        """The call_indirects whose callee is not known, that may run a
+        holder, on buffers that may alias: they cannot be inlined."""
+        some = set().union(*(self.globals.get(n, set()) for n in self.escaping)) if self.escaping else set()
+        return [call for call in self.calls if call.name == "func.call_indirect" and self.escaping
+                and self.target(call) is None and _may_alias(list(call.operands)[1:], some)]
 
     def aliased(self) -> list[tuple[ir.Operation, ir.Operation]]:
         """[(call, callee)] for each call of a holder whose buffers may alias."""
@@ -191,8 +219,16 @@ def _erase_unused(names: set[str], module_op: ir.Operation) -> None:
           anchor="builtin.module")
 def inline_aliased_calls(module_op: ir.Operation) -> None:
     inlined: list[tuple[ir.Location, str, ir.Location]] = []
-    for _ in range(ROUNDS):
-        calls = Calls(OpIndex(module_op)).aliased()
+    rounds = len(Calls(OpIndex(module_op)).functions) + 1  # (a chain of calls is inlined one level a round)
+    for _ in range(rounds):
+        found = Calls(OpIndex(module_op))
+        for call in found.unfollowed():
+            names = ", ".join(f"'@{n}'" for n in sorted(found.escaping))
+            raise PassError(f"the call's buffers may alias and it may run a function holding coll ops ({names}) "
+                            "through a function value this pass cannot follow (a func.constant that flows through "
+                            "arith.select, scf.if or an argument); expected func.call, or call_indirect of a "
+                            "func.constant", call.location)
+        calls = found.aliased()
         if not calls:
             break
         for call, callee in calls:
@@ -205,7 +241,7 @@ def inline_aliased_calls(module_op: ir.Operation) -> None:
     else:
         left = Calls(OpIndex(module_op)).aliased()
         if left:
-            _recursion(*left[0], f"inlining did not end in {ROUNDS} rounds")
+            _recursion(*left[0], f"inlining did not end in {rounds} rounds")
     if not inlined:
         return
     _erase_unused({name for _, name, _ in inlined}, module_op)
@@ -219,4 +255,7 @@ def inline_aliased_calls(module_op: ir.Operation) -> None:
 def may_need(index: OpIndex) -> bool:
     """Whether a module (its OpIndex) has a call for coll-inline-aliased-calls
     to inline: what the lowering driver asks before adding it to the route."""
-    return bool(index.find(lambda n: n in CALLS)) and bool(Calls(index).aliased())
+    if not index.find(lambda n: n in CALLS):
+        return False
+    calls = Calls(index)
+    return bool(calls.aliased() or calls.unfollowed())

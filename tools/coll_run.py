@@ -571,14 +571,19 @@ class _ProgramJob(_Job):
             raise
         except Exception as e:  # noqa: BLE001 - reported as a diagnostic
             raise Failure(_located(e, self.shown)) from None
-        got = [y.copy() for y in ys] if ys else given  # no outputs: it works in place
         n_in = len(prog.specs) if prog.n_inputs is None else prog.n_inputs
-        elements = [sp.element for sp in (prog.specs[n_in:] if ys else prog.specs[:n_in])]
+        # Its results: the outputs, and the inputs it writes (in place; all
+        # of them where it has no output). The in-place ones were neither
+        # compared nor written out next to outputs (an outside attack).
+        in_place = [i for i in sorted(getattr(prog, "written", ())) if i < n_in] if ys else list(range(n_in))
+        got = [y.copy() for y in ys] + [given[i] for i in in_place]
+        elements = [sp.element for sp in prog.specs[n_in:]] + [prog.specs[i].element for i in in_place]
         tolerances = [FLOATS.get(e) for e in elements]
-        plain = self._plain_outputs(xs, ys)
+        plain = self._plain_outputs(xs, ys, in_place)
         good, worst = _agree(got, plain, tolerances, elements) if plain is not None else (True, 0.0)
-        if self.first_outputs is None:
-            self.first_outputs, self.first = {f"y{j}": y for j, y in enumerate(got)}, got
+        if self.first_outputs is None:  # (in place next to outputs: the input's own name, x<i>)
+            names = [f"y{j}" for j in range(len(ys))] + [f"x{i}" if ys else f"y{i}" for i in in_place]
+            self.first_outputs, self.first = dict(zip(names, got)), got
         elif plain is None and not self._reassociated:  # another strategy: the same results
             good, worst = _agree(got, self.first, tolerances, elements)
         nbytes = sum(x.nbytes for x in xs)  # a whole program: all its inputs
@@ -590,7 +595,7 @@ class _ProgramJob(_Job):
                         any(e in FLOATS for e in elements), chosen, checked=plain is not None)
         return self._row(m)
 
-    def _plain_outputs(self, xs: list[Any], ys: list[Any]) -> list[Any] | None:
+    def _plain_outputs(self, xs: list[Any], ys: list[Any], in_place: list[int]) -> list[Any] | None:
         """The plain program's outputs on inputs `xs` (computed once: every
         strategy runs on the same inputs), or None where it cannot be had
         (said once on stderr, with why)."""
@@ -615,7 +620,7 @@ class _ProgramJob(_Job):
                     raise ValueError("its arguments are not the program's")
                 given, outs = [aligned_copy(x) for x in xs], [aligned_zeros(y.shape, y.dtype) for y in ys]
                 prog.run(given, outs)
-                self._plain = outs if ys else given
+                self._plain = outs + [given[i] for i in in_place]
             except Exception as e:  # noqa: BLE001 - the run goes on unchecked, and says why
                 self._reassociated = isinstance(e, Reassociated)
                 why = _located(e, self.shown).replace(": error: ", ": note: ") if isinstance(e, MLIRError) else str(e)

@@ -20,3 +20,21 @@ def ctx():
     c = make_context()
     with c:
         yield c
+
+
+# The back ends keep every program they compiled (JIT engines, their static
+# scratch): a pytest worker that ran many modules' held ~10 GB. Each
+# module's are dropped after it (tests within a module may share them).
+_CACHES = ("coll.lowering.cpu", "coll.lowering.mpi", "coll.lowering.gpu", "coll.frontends.run.global_arrays")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_compiled_programs():
+    yield
+    import gc
+    import sys
+    for name in _CACHES:
+        module = sys.modules.get(name)
+        if module is not None:
+            module.clear_cache()
+    gc.collect()

@@ -648,3 +648,63 @@ def test_a_program_without_arguments_says_why_it_is_unchecked(tmp_path):
     assert r.returncode == 0 and r.stdout.rstrip().endswith(" unchecked"), r.stdout + r.stderr
     assert r.stderr == f"{src}: warning: not checked: the program takes no arguments, so it has no results to " \
         "compare\n", r.stderr
+
+
+IN_PLACE_AND_OUT = """func.func @main(%x0: memref<8xf32>, %x1: memref<8xf32>, %out: memref<8xf32>) {
+  %t = "coll.all_reduce"(%x0, %x1, %x0, %x1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  memref.copy %x0, %out : memref<8xf32> to memref<8xf32>
+  %seven = arith.constant 7.0 : f32
+  linalg.fill ins(%seven : f32) outs(%x1 : memref<8xf32>)
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_inputs_written_in_place_next_to_outputs_are_checked_and_written(tmp_path, monkeypatch, wrong):
+    # An outside attack (2026-12-07): with an output beside them, the inputs
+    # a program writes in place were neither compared with the plain
+    # program's nor written to --outputs.
+    from coll.tools import coll_run
+    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(IN_PLACE_AND_OUT)
+    a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32) * 10
+    np.savez(xs, x0=a, x1=b)
+    if wrong:  # the run leaves a wrong in-place input (the plain program, through cpu.compile, does not)
+        real = type(cpu.BACKEND).compile
+
+        def skewed(backend, *args, **kw):
+            prog = real(backend, *args, **kw)
+            inner = prog.run
+
+            def bad(ins, outs):
+                inner(ins, outs)
+                ins[0].flat[-1] += 1.0
+            prog.run = bad
+            return prog
+        monkeypatch.setattr(type(cpu.BACKEND), "compile", skewed)
+    try:
+        code = coll_run.run([str(src), "--backend=cpu", "--strategy=ring", "--repeat=1", "--inputs", str(xs),
+                             "--outputs", str(out)])
+    finally:
+        cpu.clear_cache()
+    if wrong:
+        assert code == 1 and not out.exists()
+        return
+    assert code == 0
+    got = np.load(out)
+    assert sorted(got.files) == ["x0", "x1", "y0"]
+    assert np.array_equal(got["y0"], a + b) and np.array_equal(got["x0"], a + b)
+    assert np.array_equal(got["x1"], np.full(8, 7, np.float32))
+
+
+def test_an_unclaimed_explicit_program_in_a_callee_is_unchecked(tmp_path):
+    # An outside attack (2026-12-07): the plain program ran the callee's
+    # explicit ops as they are, and compared with themselves they were `ok`.
+    src = os.path.join(ROOT, "tests", "unit", "Inputs", "explicit_unclaimed_in_a_callee.mlir")
+    r = tool("coll-run", src, "--backend=cpu", "--strategy=ring", "--repeat=1")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(" unchecked"), r.stdout + r.stderr
+    assert f"{src}: warning: not checked: the plain program cannot be had: it would run the program's " \
+        "coll.copy/coll.combine that no coll.implements claims as they are, so it would check nothing of them" \
+        in r.stderr.splitlines(), r.stderr

@@ -66,3 +66,27 @@ func.func @indirect_global_nested(%x1: memref<8xf32>, %y1: memref<8xf32>) {
   func.call_indirect %f(%g, %x1, %y1) : (memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
   return
 }
+
+// -----
+// A function value passed as an argument: the function that calls it may
+// run @ar, so its call is inlined, and then the call_indirect of the
+// func.constant.
+// CHECK-LABEL: func.func @value_through_an_argument
+// CHECK-SAME:    (%[[X0:.*]]: memref<8xf32>, %[[X1:.*]]: memref<8xf32>)
+// CHECK-NEXT:    %[[T:.*]] = "coll.all_reduce"(%[[X0]], %[[X1]], %[[X0]], %[[X1]])
+// CHECK-NEXT:    "coll.wait"(%[[T]])
+// CHECK-NEXT:    return
+func.func private @ar(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>, %d: memref<8xf32>) {
+  %t = "coll.all_reduce"(%a, %b, %c, %d) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+func.func private @apply(%f: (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> (), %a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>, %d: memref<8xf32>) {
+  func.call_indirect %f(%a, %b, %c, %d) : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  return
+}
+func.func @value_through_an_argument(%x0: memref<8xf32>, %x1: memref<8xf32>) {
+  %fc = func.constant @ar : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  func.call @apply(%fc, %x0, %x1, %x0, %x1) : ((memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> (), memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  return
+}

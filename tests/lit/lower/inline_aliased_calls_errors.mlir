@@ -34,3 +34,22 @@ func.func @recursion(%x0: memref<8xf32>) {
   func.call @rec(%x0, %x0) : (memref<8xf32>, memref<8xf32>) -> ()
   return
 }
+
+// -----
+// A function value chosen by arith.select: the call cannot be followed.
+func.func private @ar(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>, %d: memref<8xf32>) {
+  %t = "coll.all_reduce"(%a, %b, %c, %d) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+func.func private @nothing(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>, %d: memref<8xf32>) {
+  return
+}
+func.func @selected(%x0: memref<8xf32>, %x1: memref<8xf32>, %which: i1) {
+  %f = func.constant @ar : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  %g = func.constant @nothing : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  %h = arith.select %which, %f, %g : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  // expected-error @+1 {{the call's buffers may alias and it may run a function holding coll ops ('@ar') through a function value this pass cannot follow (a func.constant that flows through arith.select, scf.if or an argument); expected func.call, or call_indirect of a func.constant}}
+  func.call_indirect %h(%x0, %x1, %x0, %x1) : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  return
+}

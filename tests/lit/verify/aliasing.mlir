@@ -117,3 +117,48 @@ func.func @disjoint_parts(%raw: memref<64xi8>) {
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
+
+// -----
+// A buffer yielded by scf.if may be the input: the lowering could not tell
+// in place from not (an outside attack: wrong sums, `ok`).
+func.func @may_be_the_input_through_scf_if(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>, %cond: i1) {
+  %o = scf.if %cond -> (memref<8xf32>) {
+    scf.yield %x0 : memref<8xf32>
+  } else {
+    scf.yield %y0 : memref<8xf32>
+  }
+  // expected-error @+1 {{output #0 and input #0 may be one buffer (through 'scf.if'); expected views of one buffer (in place) or distinct buffers}}
+  %t = "coll.all_reduce"(%x0, %x1, %o, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+
+// -----
+// A loop's results are its iteration arguments' first values too.
+func.func @may_be_the_input_through_scf_for(%x0: memref<8xf32>, %x1: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r0, %r1 = scf.for %i = %c0 to %c1 step %c1 iter_args(%p = %x0, %q = %x1) -> (memref<8xf32>, memref<8xf32>) {
+    scf.yield %p, %q : memref<8xf32>, memref<8xf32>
+  }
+  // expected-error @+1 {{output #0 and input #0 may be one buffer (through 'scf.for'); expected views of one buffer (in place) or distinct buffers}}
+  %t = "coll.permute"(%x0, %x1, %r0, %r1) {devices = array<i64: 0, 1>, pairs = array<i64: 0, 1, 1, 0>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+
+// -----
+// Two memref.get_global of one global are one buffer.
+memref.global "private" @g : memref<16xf32> = uninitialized
+func.func @partial_overlap_through_two_get_globals(%x1: memref<12xf32>, %y1: memref<8xf32>) {
+  %g = memref.get_global @g : memref<16xf32>
+  %a = memref.subview %g[4] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 4>>
+  %b = memref.subview %x1[4] [8] [1] : memref<12xf32> to memref<8xf32, strided<[1], offset: 4>>
+  %d = memref.cast %y1 : memref<8xf32> to memref<8xf32, strided<[1]>>
+  %g2 = memref.get_global @g : memref<16xf32>
+  %c = memref.subview %g2[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  // expected-error @+1 {{output #0 (elements [0, 8) of %1) partly overlaps input #0 (elements [4, 12) of %0); expected the input itself (in place) or memory disjoint from it}}
+  %t = "coll.all_reduce"(%a, %b, %c, %d) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32, strided<[1], offset: 4>>, memref<8xf32, strided<[1], offset: 4>>, memref<8xf32, strided<[1]>>, memref<8xf32, strided<[1]>>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
