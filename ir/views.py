@@ -118,37 +118,57 @@ def sources(value: ir.Value) -> tuple[set[object], str | None]:
     CHOICE_OPS, the name of the first such op it went through or None):
     a collective's operands are compared by it (a buffer yielded by scf.if
     or a loop was taken for a buffer of its own: an outside attack,
-    2026-12-07, in place unknown to the lowering, wrong sums)."""
+    2026-12-07, in place unknown to the lowering, wrong sums). A loop's
+    iteration argument may be what the previous iteration yielded: a
+    buffer allocated in the loop's body is then that iteration's, not the
+    one this iteration allocates (the key ("previous", loop, key))."""
     out: set[object] = set()
     through: str | None = None
-    seen: list[ir.Value] = []
-    stack = [value]
+    seen: list[tuple[ir.Value, tuple[ir.Operation, ...]]] = []
+    stack: list[tuple[ir.Value, tuple[ir.Operation, ...]]] = [(value, ())]
     while stack:
-        v = root_of(stack.pop())[0]
-        if any(v == w for w in seen):
+        v, earlier = stack.pop()
+        v = root_of(v)[0]
+        if any(v == w and earlier == e for w, e in seen):
             continue
-        seen.append(v)
+        seen.append((v, earlier))
         op = defining_op(v)
-        more: list[ir.Value] = []
+        more: list[tuple[ir.Value, tuple[ir.Operation, ...]]] = []
         if op is None:
             arg: ir.BlockArgument = ir.BlockArgument(v)
-            loop = arg.owner.owner
+            owner = arg.owner.owner
             k = arg.arg_number - 1  # (scf.for's first argument: the induction variable)
-            if loop is not None and loop.operation.name == "scf.for" and k >= 0:
-                more = [loop.operands[3 + k], _yielded(loop.regions[0], k)]
+            if owner is not None and owner.operation.name == "scf.for" and k >= 0:
+                loop = owner.operation
+                later = earlier if any(loop == e for e in earlier) else earlier + (loop,)
+                more = [(loop.operands[3 + k], earlier), (_yielded(loop.regions[0], k), later)]
         elif op.name in ("scf.if", "scf.for"):
             k = ir.OpResult(v).result_number
-            more = [_yielded(r, k) for r in op.regions if len(r.blocks)]
+            more = [(_yielded(r, k), earlier) for r in op.regions if len(r.blocks)]
             if op.name == "scf.for":
-                more.append(op.operands[3 + k])
+                more.append((op.operands[3 + k], earlier))
         elif op.name == "arith.select":
-            more = [op.operands[1], op.operands[2]]
+            more = [(op.operands[1], earlier), (op.operands[2], earlier)]
         if more:
             through = through or (op.name if op is not None else "scf.for")
             stack += more
-        else:
-            out.add(root_key(v))
+            continue
+        key = root_key(v)
+        at = op if op is not None else ir.BlockArgument(v).owner.owner
+        for e in earlier:
+            if _inside(at, e):
+                key = ("previous", e, key)
+        out.add(key)
     return out, through
+
+
+def _inside(op: ir.Operation | ir.OpView | None, loop: ir.Operation) -> bool:
+    at = op.operation if op is not None else None
+    while at is not None:
+        if at == loop:
+            return True
+        at = at.parent
+    return False
 
 
 def _yielded(region: ir.Region, k: int) -> ir.Value:

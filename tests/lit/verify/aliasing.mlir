@@ -162,3 +162,20 @@ func.func @partial_overlap_through_two_get_globals(%x1: memref<12xf32>, %y1: mem
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }
+
+// -----
+// What a loop's previous iteration allocated and yielded is not what this
+// iteration allocates (ring attention's blocks travel so): no error.
+func.func @a_buffer_of_the_previous_iteration_is_another(%x0: memref<8xf32>, %x1: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %r0, %r1 = scf.for %i = %c0 to %c4 step %c1 iter_args(%p = %x0, %q = %x1) -> (memref<8xf32>, memref<8xf32>) {
+    %n0 = memref.alloc() : memref<8xf32>
+    %n1 = memref.alloc() : memref<8xf32>
+    %t = "coll.permute"(%p, %q, %n0, %n1) {devices = array<i64: 0, 1>, pairs = array<i64: 0, 1, 1, 0>, operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    scf.yield %n0, %n1 : memref<8xf32>, memref<8xf32>
+  }
+  return
+}
