@@ -19,7 +19,7 @@ from .errors import LocatedError
 from .kinds import ELEMENTS
 from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, ORDERS, CollectiveOp, Combine, Implements
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
-from .views import root_key, root_of, sources, span
+from .views import distinct_each_iteration, root_key, root_of, sources, span
 
 MAX_BYTES = 2 ** 62
 
@@ -397,10 +397,12 @@ class _Verifier:
             size = max(ELEMENTS[element_name(_buffer_type(v).element_type)].bytes, 1)
             return f"elements [{s[1] // size}, {s[2] // size}) of {_value_name(s[0])}"
 
-        def may_be(what: str, a: tuple[set[object], str | None], b: tuple[set[object], str | None]) -> bool:
+        def may_be(what: str, a: tuple[set[object], str | None], b: tuple[set[object], str | None],
+                   ra: object, rb: object) -> bool:
             """Refuses operands that may be one buffer through scf.if, scf.for
             or arith.select (the lowering could not tell, in place or not)."""
-            if not a[0] & b[0]:
+            if not a[0] & b[0] or isinstance(ra, ir.Value) and isinstance(rb, ir.Value) \
+                    and distinct_each_iteration(ra, rb):
                 return False
             self.error(op, f"{what} may be one buffer (through '{a[1] or b[1]}'); expected views of one "
                            "buffer (in place) or distinct buffers")
@@ -409,7 +411,7 @@ class _Verifier:
         for j, (o, so, ro) in enumerate(zip(outs, spans_out, roots_out)):
             for i, (x, si, ri) in enumerate(zip(ins, spans_in, roots_in)):
                 if ro != ri:
-                    if may_be(f"output #{j} and input #{i}", src_out[j], src_in[i]):
+                    if may_be(f"output #{j} and input #{i}", src_out[j], src_in[i], ro, ri):
                         return None
                     continue  # distinct buffers
                 if si is not None and so is not None and (so[2] <= si[1] or si[2] <= so[1]):
@@ -432,7 +434,7 @@ class _Verifier:
         for j in range(len(outs)):
             for k in range(j):
                 if roots_out[j] != roots_out[k]:
-                    if may_be(f"outputs #{k} and #{j}", src_out[k], src_out[j]):
+                    if may_be(f"outputs #{k} and #{j}", src_out[k], src_out[j], roots_out[k], roots_out[j]):
                         return None
                     continue
                 a, b = spans_out[k], spans_out[j]

@@ -171,6 +171,36 @@ def _inside(op: ir.Operation | ir.OpView | None, loop: ir.Operation) -> bool:
     return False
 
 
+def distinct_each_iteration(a: ir.Value, b: ir.Value) -> bool:
+    """Whether roots `a` and `b`, two iteration arguments of one scf.for,
+    are distinct buffers in every iteration: their loop yields its memref
+    iteration arguments themselves, each to another one (a rotation of the
+    buffers, double buffering), and their first values are distinct."""
+    if not (isinstance(a, ir.BlockArgument) and isinstance(b, ir.BlockArgument)):
+        return False
+    a, b = ir.BlockArgument(a), ir.BlockArgument(b)
+    owner = a.owner.owner
+    if owner is None or owner.operation.name != "scf.for" or b.owner != a.owner or a.arg_number == b.arg_number \
+            or min(a.arg_number, b.arg_number) < 1:
+        return False
+    loop = owner.operation
+    body = loop.regions[0].blocks[0]
+    args = list(body.arguments)
+    yields = list(list(body.operations)[-1].operands)
+    memrefs = [k for k in range(1, len(args)) if isinstance(args[k].type, ir.MemRefType)]
+    to = []
+    for k in memrefs:
+        y = yields[k - 1]
+        j = next((j for j in memrefs if y == args[j]), None)
+        if j is None:
+            return False  # (a view of one, another buffer: not followed)
+        to.append(j)
+    if len(set(to)) != len(to):
+        return False
+    firsts = [sources(loop.operands[3 + k - 1])[0] for k in memrefs]
+    return all(not (firsts[i] & firsts[j]) for i in range(len(firsts)) for j in range(i))
+
+
 def _yielded(region: ir.Region, k: int) -> ir.Value:
     return list(region.blocks[0].operations)[-1].operands[k]
 

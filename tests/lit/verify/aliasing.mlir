@@ -179,3 +179,33 @@ func.func @a_buffer_of_the_previous_iteration_is_another(%x0: memref<8xf32>, %x1
   }
   return
 }
+
+// -----
+// Double buffering: the loop hands its buffers round, each to another, and
+// starts from distinct ones: distinct in every iteration, no error.
+func.func @double_buffering(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %r:4 = scf.for %i = %c0 to %c3 step %c1 iter_args(%p0 = %x0, %p1 = %x1, %q0 = %y0, %q1 = %y1) -> (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) {
+    %t = "coll.all_reduce"(%p0, %p1, %q0, %q1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    scf.yield %q0, %q1, %p0, %p1 : memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>
+  }
+  return
+}
+
+// -----
+// The same loop started on one buffer twice: refused.
+func.func @double_buffering_from_one_buffer(%x0: memref<8xf32>, %x1: memref<8xf32>, %y1: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %r:4 = scf.for %i = %c0 to %c3 step %c1 iter_args(%p0 = %x0, %p1 = %x1, %q0 = %x0, %q1 = %y1) -> (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) {
+    // expected-error @+1 {{output #0 and input #0 may be one buffer (through 'scf.for'); expected views of one buffer (in place) or distinct buffers}}
+    %t = "coll.all_reduce"(%p0, %p1, %q0, %q1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    scf.yield %q0, %q1, %p0, %p1 : memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>
+  }
+  return
+}
