@@ -19,7 +19,7 @@ from .errors import LocatedError
 from .kinds import ELEMENTS
 from .ops import ASYNC_OPS, COLLECTIVE_NAMES, COLLECTIVE_OPS, OPS, ORDERS, CollectiveOp, Combine, Implements
 from .types import ELEMENT_TYPES, built_facts, device_of, element_name, is_token, token_type_of
-from .views import distinct_each_iteration, root_key, root_of, sources, span
+from .views import ANY_BUFFER, distinct_each_iteration, root_key, root_of, sources, span
 
 MAX_BYTES = 2 ** 62
 
@@ -401,9 +401,18 @@ class _Verifier:
                    ra: object, rb: object) -> bool:
             """Refuses operands that may be one buffer through scf.if, scf.for
             or arith.select (the lowering could not tell, in place or not)."""
-            if not a[0] & b[0] or isinstance(ra, ir.Value) and isinstance(rb, ir.Value) \
+            meet = a[0] & b[0] or ANY_BUFFER in a[0] | b[0]
+            if not meet or isinstance(ra, ir.Value) and isinstance(rb, ir.Value) \
                     and distinct_each_iteration(ra, rb):
                 return False
+            through = a[1] or b[1]
+            holder = op.parent
+            while holder is not None and holder.name != through:
+                holder = holder.parent
+            if holder is not None and ANY_BUFFER in a[0] | b[0]:  # (a loop JAX's while_loop makes, say)
+                self.error(op, f"'{through}' holds this collective and passes its buffers through its regions, "
+                               "which the checks do not follow; expected it in straight-line code or an scf.for")
+                return True
             self.error(op, f"{what} may be one buffer (through '{a[1] or b[1]}'); expected views of one "
                            "buffer (in place) or distinct buffers")
             return True

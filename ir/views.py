@@ -121,7 +121,8 @@ def sources(value: ir.Value) -> tuple[set[object], str | None]:
     2026-12-07, in place unknown to the lowering, wrong sums). A loop's
     iteration argument may be what the previous iteration yielded: a
     buffer allocated in the loop's body is then that iteration's, not the
-    one this iteration allocates (the key ("previous", loop, key))."""
+    one this iteration allocates (the key ("previous", loop, key)). A
+    buffer out of a region op it does not follow may be any (ANY_BUFFER)."""
     out: set[object] = set()
     through: str | None = None
     seen: list[tuple[ir.Value, tuple[ir.Operation, ...]]] = []
@@ -153,6 +154,11 @@ def sources(value: ir.Value) -> tuple[set[object], str | None]:
             through = through or (op.name if op is not None else "scf.for")
             stack += more
             continue
+        hidden = _unfollowed(v, op)
+        if hidden is not None:  # (scf.while, execute_region, affine.for, ...: what it yields is not followed)
+            through = through or hidden
+            out.add(ANY_BUFFER)
+            continue
         key = root_key(v)
         at = op if op is not None else ir.BlockArgument(v).owner.owner
         for e in earlier:
@@ -160,6 +166,32 @@ def sources(value: ir.Value) -> tuple[set[object], str | None]:
                 key = ("previous", e, key)
         out.add(key)
     return out, through
+
+
+# What a buffer is that comes out of a region op sources() does not follow:
+# it may be any buffer.
+ANY_BUFFER = "any buffer"
+
+
+def _unfollowed(v: ir.Value, op: ir.Operation | None) -> str | None:
+    """The op (name) a buffer comes out of whose regions sources() does not
+    follow: a result of a region op other than scf.if and scf.for, or an
+    argument of a block that is not a function's entry nor scf.for's body
+    (scf.while's, affine.for's, a cf successor's). None otherwise (an
+    allocation, a global, a function's argument, another op's result).
+    An outside attack passed one buffer through scf.while,
+    scf.index_switch, scf.execute_region, affine.for/affine.if and
+    memref.alloca_scope, in place unknown to the lowering (2026-12-07)."""
+    if op is not None:
+        return op.name if len(op.regions) else None
+    block = ir.BlockArgument(v).owner
+    owner = block.owner
+    if owner is None:
+        return None
+    name = owner.operation.name
+    if name == "func.func":
+        return None if block == owner.regions[0].blocks[0] else "a block's argument"
+    return name
 
 
 def _inside(op: ir.Operation | ir.OpView | None, loop: ir.Operation) -> bool:

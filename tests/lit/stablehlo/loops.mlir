@@ -36,8 +36,10 @@
 // MPI: mpi.isend
 // MPI-NOT: coll.permute
 
-// WHILE: error: coll-spmd-to-global: 'scf.while' holds collectives in its regions
-// WHILE-MPI: error: coll-spmd-to-mpi: 'coll.all_reduce' inside 'scf.while': every rank must run every collective as often as the others
+// (the verifier's, after bufferization: before coll-spmd-to-global's and
+// coll-spmd-to-mpi's own refusals of the loop)
+// WHILE: error: 'scf.while' holds this collective and passes its buffers through its regions, which the checks do not follow; expected it in straight-line code or an scf.for
+// WHILE-MPI: error: 'scf.while' holds this collective and passes its buffers through its regions, which the checks do not follow; expected it in straight-line code or an scf.for
 
 // SET-LABEL: func.func @main
 // SET: scf.for

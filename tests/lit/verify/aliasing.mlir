@@ -209,3 +209,32 @@ func.func @double_buffering_from_one_buffer(%x0: memref<8xf32>, %x1: memref<8xf3
   }
   return
 }
+
+// -----
+// A buffer out of a region op the rule does not follow (scf.while,
+// scf.execute_region, affine.for, memref.alloca_scope, ...) may be any
+// (an outside attack: in place unknown to the lowering, `ok`).
+func.func @may_be_any_buffer_through_scf_while(%x0: memref<8xf32>, %x1: memref<8xf32>, %y1: memref<8xf32>) {
+  %r = scf.while (%a = %x0) : (memref<8xf32>) -> memref<8xf32> {
+    %false = arith.constant false
+    scf.condition(%false) %a : memref<8xf32>
+  } do {
+  ^bb0(%b: memref<8xf32>):
+    scf.yield %b : memref<8xf32>
+  }
+  // expected-error @+1 {{output #0 and input #0 may be one buffer (through 'scf.while'); expected views of one buffer (in place) or distinct buffers}}
+  %t = "coll.all_reduce"(%x0, %x1, %r, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+
+// -----
+func.func @may_be_any_buffer_through_execute_region(%x0: memref<8xf32>, %x1: memref<8xf32>, %y1: memref<8xf32>) {
+  %r = scf.execute_region -> memref<8xf32> {
+    scf.yield %x0 : memref<8xf32>
+  }
+  // expected-error @+1 {{output #0 and input #0 may be one buffer (through 'scf.execute_region'); expected views of one buffer (in place) or distinct buffers}}
+  %t = "coll.all_reduce"(%x0, %x1, %r, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
