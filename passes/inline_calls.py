@@ -27,10 +27,11 @@ from typing import NoReturn
 from mlir import ir
 from mlir.dialects import func
 
+from ..analysis.effects import ROOT_OPS
 from ..core.errors import PassError
 from ..core.registry import register
 from ..ir.verifier import verify
-from ..ir.views import defining_op, root_of
+from ..ir.views import defining_op, root_key, root_of
 from ..ir.walk import OpIndex, clone_remapped, is_public
 
 CALLS = ("func.call", "func.call_indirect")
@@ -135,18 +136,16 @@ class Calls:
 
 
 def _origin(v: ir.Value) -> object:
-    """What tells buffers apart: the root value (a function's argument, an
-    allocation), a global's name, or None (not known: may alias anything)."""
+    """What tells buffers apart (ir/views.py root_key): the root value (an
+    argument of a function's entry block, an allocation), a global's name,
+    or None (not known: may alias anything)."""
     root = root_of(v)[0]
     if isinstance(root, ir.BlockArgument):
-        owner = root.owner.owner
-        return root if owner is not None and owner.operation.name == "func.func" else None
-    op = root.owner.operation
-    if op.name == "memref.get_global":
-        return "@" + ir.FlatSymbolRefAttr(op.attributes["name"]).value
-    if op.name in ("memref.alloc", "memref.alloca", "coll.alloc"):
-        return root
-    return None
+        block = ir.BlockArgument(root).owner
+        owner = block.owner
+        entry = owner is not None and owner.operation.name == "func.func" and block == owner.regions[0].blocks[0]
+        return root if entry else None
+    return root_key(root) if root.owner.operation.name in ROOT_OPS else None
 
 
 def _may_alias(args: Iterable[ir.Value], callee_globals: set[str]) -> bool:
