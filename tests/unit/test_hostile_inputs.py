@@ -313,7 +313,7 @@ def test_bad_npz_members(tmp_path, make, message):
 def test_explicit_program_without_an_input(tmp_path):
     """Every argument written before it is read: no input of one
     collective's problem (was an IndexError in the check), so it runs as a
-    program, checked against the plain one. A program that reads an argument before it writes
+    program (`unchecked`: no coll.implements claims its copies). A program that reads an argument before it writes
     it (x0 copied out, then back) has that input."""
     path = tmp_path / "noin.mlir"
     t0, t1 = "memref<8xi32, #coll.device<0>>", "memref<8xi32, #coll.device<1>>"
@@ -327,10 +327,13 @@ def test_explicit_program_without_an_input(tmp_path):
     fill = "  %c = arith.constant 1 : i32\n  linalg.fill ins(%c : i32) outs(%a0 : memref<8xi32>)\n"
     path.write_text(body.replace("%FILL", fill))
     # (It has no input: it runs as a program, whose arguments are all passed
-    # in, checked against the plain program: the same copies, untiled.)
+    # in. Its copies are claimed by no coll.implements: the plain program
+    # would be the same copies, so it is unchecked, never `ok`: an outside
+    # attack, 2026-12-07.)
     r = tool("run", path, "--backend=cpu", "--repeat=1")
     assert r.returncode == 0 and b"a program (no one collective on its arguments)" in r.stdout, r.stdout + r.stderr
-    assert r.stdout.rstrip().endswith(b" ok")
+    assert r.stdout.rstrip().endswith(b" unchecked")
+    assert b"no coll.implements claims as they are, so it would check nothing of them" in r.stderr, r.stderr
     path.write_text(body.replace("%FILL", ""))
     r = tool("run", path, "--backend=cpu", "--repeat=1")
     assert r.returncode == 0 and b"unchecked) of 1 x 8xi32 -> 2 output(s)" in r.stdout, r.stdout + r.stderr
