@@ -399,8 +399,11 @@ class _Verifier:
 
         def may_be(what: str, a: tuple[set[object], str | None], b: tuple[set[object], str | None],
                    ra: object, rb: object) -> bool:
-            """Refuses operands that may be one buffer through scf.if, scf.for
-            or arith.select (the lowering could not tell, in place or not)."""
+            """Refuses operands of distinct roots that may be one buffer
+            (ir/views.py sources: through scf.if, scf.for, arith.select, or
+            out of a region op it does not follow, ANY_BUFFER), unless they
+            are iteration arguments a loop keeps distinct: the lowering could
+            not tell in place from not."""
             meet = a[0] & b[0] or ANY_BUFFER in a[0] | b[0]
             if not meet or isinstance(ra, ir.Value) and isinstance(rb, ir.Value) \
                     and distinct_each_iteration(ra, rb):

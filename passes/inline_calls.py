@@ -244,6 +244,7 @@ def inline_aliased_calls(module_op: ir.Operation) -> None:
     if not inlined:
         return
     _erase_unused({name for _, name, _ in inlined}, module_op)
+    # (core/pipeline.py verifies after every pass too; here, to note the calls)
     findings = verify(module_op)
     if findings:
         notes = [(loc, f"'@{name}' inlined here, its arguments' buffers may alias") for loc, name, _ in inlined]
