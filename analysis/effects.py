@@ -16,7 +16,7 @@ from mlir import ir
 
 from ..ir.ops import COLLECTIVE_NAMES, SLOT_ATTR, view
 from ..ir.structured import is_memref, read_operands, structured
-from ..ir.views import VIEW_OPS, constant_int, view_op
+from ..ir.views import VIEW_OPS, constant_int, forwarded, view_op
 
 # A root buffer: a function argument, an allocation, a global by name ("@g"),
 # or a slot of a split function's table of buffers ("slot 3", SLOT_ATTR).
@@ -402,14 +402,21 @@ def _point(mem: ir.Value, index_values: Sequence[ir.Value], vshape: Sequence[int
 
 
 
-def view_uses(value: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
-    """[(op, operand)] of `value` and of the views of it (ir/views.py)."""
+def view_uses(value: ir.Value, _seen: list[ir.Value] | None = None) -> list[tuple[ir.Operation, ir.Value]]:
+    """[(op, operand)] of `value`, of the views of it (ir/views.py) and of
+    the values that may be it (a loop's iteration argument and result, an
+    scf.if's or arith.select's result: ir/views.py forwarded)."""
+    seen = [value] if _seen is None else _seen
     out: list[tuple[ir.Operation, ir.Value]] = []
     for use in value.uses:
         op = use.owner.operation
-        if op.name in VIEW_OPS and use.operand_number == 0 and op.results:
-            out += view_uses(op.results[0])
-        out.append((op, op.operands[use.operand_number]))
+        k = use.operand_number
+        carried = [op.results[0]] if op.name in VIEW_OPS and k == 0 and op.results else forwarded(op, k)
+        for c in carried:
+            if not any(c == s for s in seen):
+                seen.append(c)
+                out += view_uses(c, seen)
+        out.append((op, op.operands[k]))
     return out
 
 
@@ -423,6 +430,8 @@ def touch(op: ir.Operation, value: ir.Value) -> tuple[bool, bool] | None:
     whose effects are not known)."""
     if op.name in ESCAPES:
         return None
+    if any(forwarded(op, k) for k, x in enumerate(op.operands) if x == value):  # (hands it on: view_uses follows)
+        return False, False
     if op.name in VIEW_OPS or op.name in NO_ACCESS or op.name == "func.return":
         return op.name == "memref.reshape" and op.operands[1] == value, False
     v = view(op)

@@ -233,6 +233,23 @@ def distinct_each_iteration(a: ir.Value, b: ir.Value) -> bool:
     return all(not (firsts[i] & firsts[j]) for i in range(len(firsts)) for j in range(i))
 
 
+def forwarded(op: ir.Operation, k: int) -> list[ir.Value]:
+    """The values through which `op` hands its operand #k on unchanged, the
+    forward direction of sources(): scf.for's initial value to its
+    iteration argument and result, scf.yield's value (in scf.for or
+    scf.if) to the result (and the next iteration's argument),
+    arith.select's choices to its result. [] for any other op or operand."""
+    parent = op.parent.operation if op.parent is not None else None
+    if op.name == "scf.for" and k >= 3:
+        return [op.regions[0].blocks[0].arguments[k - 2], op.results[k - 3]]
+    if op.name == "scf.yield" and parent is not None and parent.name in ("scf.for", "scf.if"):
+        nxt = [parent.regions[0].blocks[0].arguments[k + 1]] if parent.name == "scf.for" else []
+        return [parent.results[k]] + nxt
+    if op.name == "arith.select" and k in (1, 2):
+        return [op.results[0]]
+    return []
+
+
 def _yielded(region: ir.Region, k: int) -> ir.Value:
     return list(region.blocks[0].operations)[-1].operands[k]
 

@@ -98,7 +98,8 @@ class Backend:
         with ctx:
             program = read(text, entry, keep_local_work=self.keep_local_work)
             prog = self.build(program, strategy, threshold, **options)
-        prog.written = program.written
+        if not hasattr(prog, "written"):  # (a back end that runs one rank's function maps it to the global view)
+            prog.written = program.written
         if program.front and getattr(prog, "pipeline", None):  # the whole route: it replays in coll-opt
             prog.pipeline = routes.pipeline(program.front, split_top(prog.pipeline[len("builtin.module("):-1]))
         prog.compile_seconds = _time.perf_counter() - t0

@@ -352,6 +352,8 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
                       low.strategies, low.traffic, None, timeout, max_tag)
     prog.pipeline = low.pipeline
     prog.profiled = bool(split)
+    if per_rank:  # the arguments it writes, in the global view (program.written counts one rank's)
+        prog.written = tuple(sorted({g for j, g in enumerate(global_args) if g >= 0 and j % k in program.written}))
     if executable is not None:
         build_executable(prog, module.operation, executable, out_dir)
     return prog

@@ -708,3 +708,84 @@ def test_an_unclaimed_explicit_program_in_a_callee_is_unchecked(tmp_path):
     assert f"{src}: warning: not checked: the plain program cannot be had: it would run the program's " \
         "coll.copy/coll.combine that no coll.implements claims as they are, so it would check nothing of them" \
         in r.stderr.splitlines(), r.stderr
+
+
+# A loop whose iteration argument starts as the function's argument: the
+# first iteration reads it, later ones what the one before wrote (%n).
+SPMD_CARRIED = """func.func @main(%x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%p = %x) -> (memref<8xf32>) {
+    %n = memref.alloc() : memref<8xf32>
+    %t = "coll.all_reduce"(%p, %n) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    scf.yield %n : memref<8xf32>
+  }
+  memref.copy %r, %y : memref<8xf32> to memref<8xf32>
+  return
+}
+"""
+# An input (%a), an input written in place (%x) and an output (%y).
+SPMD_IN_PLACE = """func.func @main(%a: memref<8xf32>, %x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %t = "coll.all_reduce"(%x, %x) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  linalg.add ins(%x, %a : memref<8xf32>, memref<8xf32>) outs(%x : memref<8xf32>)
+  memref.copy %x, %y : memref<8xf32> to memref<8xf32>
+  return
+}
+"""
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_an_argument_a_loop_carries_is_an_input(tmp_path, backend):
+    # An outside attack (2026-12-07): under MPI (the loop kept, not
+    # unrolled) the argument was of unknown use: no inputs, every argument
+    # an output, `unchecked`. scf.for hands it to its iteration argument.
+    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(SPMD_CARRIED)
+    a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32) * 10
+    np.savez(xs, x0=a, x1=b)
+    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    assert r.returncode == 0, r.stderr
+    assert "inputs memref<8xf32>, memref<8xf32> -> 2 output(s)" in r.stdout and r.stdout.rstrip().endswith(" ok"), \
+        r.stdout
+    got = np.load(out)
+    assert sorted(got.files) == ["y0", "y1"]  # (x is only read: not written back)
+    assert all(np.array_equal(got[f"y{i}"], 4 * (a + b)) for i in range(2))
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+@pytest.mark.parametrize("wrong", [None, 2, 3])
+def test_every_ranks_input_written_in_place_is_checked(tmp_path, monkeypatch, wrong):
+    # The MPI route runs one rank's function: the arguments it writes, one
+    # rank's indices (x: 1), were taken for the global view's (x1: rank 1's
+    # a), and a wrong x on rank 1 (x3) was not compared.
+    from coll.tools import coll_run
+    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(SPMD_IN_PLACE)
+    a = [np.arange(8, dtype=np.float32) * (k + 1) for k in range(4)]  # a on ranks 0, 1, then x on ranks 0, 1
+    np.savez(xs, **{f"x{k}": v for k, v in enumerate(a)})
+    if wrong is not None:  # the run leaves one rank's in-place input wrong
+        real = type(mpi.BACKEND).compile
+
+        def skewed(backend, *args, **kw):
+            prog = real(backend, *args, **kw)
+            inner = prog.run
+
+            def bad(ins, outs):
+                inner(ins, outs)
+                ins[wrong].flat[-1] += 1.0
+            prog.run = bad
+            return prog
+        monkeypatch.setattr(type(mpi.BACKEND), "compile", skewed)
+    code = coll_run.run([str(src), "--backend=mpi", "--repeat=1", "--inputs", str(xs), "--outputs", str(out)])
+    if wrong is not None:
+        assert code == 1 and not out.exists()
+        return
+    assert code == 0
+    got = np.load(out)
+    assert sorted(got.files) == ["x2", "x3", "y0", "y1"]
+    for r in range(2):
+        assert np.array_equal(got[f"x{2 + r}"], a[2] + a[3] + a[r]) and np.array_equal(got[f"y{r}"], got[f"x{2 + r}"])
