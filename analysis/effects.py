@@ -16,6 +16,7 @@ from mlir import ir
 
 from ..ir.ops import COLLECTIVE_NAMES, SLOT_ATTR, view
 from ..ir.structured import is_memref, read_operands, structured
+from ..ir.types import memo_table
 from ..ir.views import VIEW_OPS, constant_int, forwarded, view_op
 
 # A root buffer: a function argument, an allocation, a global by name ("@g"),
@@ -60,7 +61,7 @@ class Layout:
     esize: int
 
 
-_ESIZE: dict[ir.Type, int] = {}
+_ESIZE: dict[ir.Type, int] = memo_table({})
 
 
 def element_size(t: ir.Type) -> int:

@@ -126,6 +126,8 @@ class Checker:
         return f"{name}[{b.lo // z}, {b.hi // z}) ({shape} {each} at strides {strides}){dev}"
 
     def report(self, op: ir.Operation, message: str, notes: Iterable[Note] = ()) -> None:
+        if any(f.message == message and f.location == op.location for f in self.findings):
+            return  # (one op's access found twice, e.g. through two of its views: said once)
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append(Finding(op.location, message, list(notes)))
         elif len(self.findings) == MAX_FINDINGS:

@@ -18,6 +18,7 @@ from .kinds import BITWISE_KINDS, KINDS  # noqa: E402,F401 - re-exported
 # the names of every collective's strategies (each collective's own are in
 # its file, coll/collectives/): filled when the collectives register.
 from .ops import STRATEGIES  # noqa: E402,F401
+from .types import made_context  # noqa: E402
 
 MAX_DEVICES = 1024
 
@@ -48,4 +49,5 @@ def make_context() -> ir.Context:
     """A fresh Context with coll (and all upstream dialects) available."""
     ctx = ir.Context()
     load_dialect(ctx)
+    made_context(ctx)
     return ctx

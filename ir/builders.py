@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from mlir import ir
 
-from .types import token_type
+from .types import memo_table, token_type
 
 # Dependencies: tokens, None for none.
 Deps = Iterable[ir.Value | None]
@@ -16,7 +16,7 @@ AttrValue = str | int | list[int] | tuple[int, ...] | None
 
 
 # (context, attribute class, values) -> dense array attribute
-_DENSE: dict[tuple[ir.Context | None, type, tuple[int, ...]], ir.Attribute] = {}
+_DENSE: dict[tuple[ir.Context | None, type, tuple[int, ...]], ir.Attribute] = memo_table({})
 
 
 def _dense(cls: type[ir.DenseI32ArrayAttr] | type[ir.DenseI64ArrayAttr], values: Iterable[int]) -> ir.Attribute:

@@ -18,7 +18,7 @@ from mlir import ir
 from mlir._mlir_libs import _mlir as _cext
 
 from .peers import home_device
-from .types import device_of
+from .types import device_of, memo_table
 
 VARIADIC = -1
 
@@ -172,7 +172,7 @@ def attr_ints(op: ir.Operation | ir.OpView, name: str) -> list[int] | None:
     return list(a) if a is not None else None
 
 
-_SEGMENTS: dict[ir.Attribute, tuple[int, ...]] = {}  # operandSegmentSizes attribute -> its sizes
+_SEGMENTS: dict[ir.Attribute, tuple[int, ...]] = memo_table({})  # operandSegmentSizes attribute -> its sizes
 
 
 def _segment_sizes(attr: ir.Attribute) -> list[int]:

@@ -1,6 +1,6 @@
 """Types and attributes of the coll dialect, and memref helpers."""
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mlir import ir
 
@@ -8,11 +8,49 @@ from .kinds import ELEMENT_TYPES  # noqa: F401 - re-exported
 
 # Printing a type or attribute costs 5-15 us in the bindings (a stream per
 # call), a dict lookup on the uniqued object under 1 us: facts read from
-# text are memoized by the object. Entries keep their Context alive, hence
-# the bound.
+# text are memoized by the object, in tables made by memo_table. An entry
+# keeps its Context, and all the IR in it, alive: the tables keep the
+# entries of the KEEP_CONTEXTS contexts make_context made last (a test
+# worker that compiled 1500 programs held 9 GB of dead contexts through
+# them, 2026-12-07), and at most _BOUND entries.
 _BOUND = 1 << 18  # a 256-device ring has 2^16 distinct slice types
+KEEP_CONTEXTS = 4
 _K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
+_TABLES: list[dict[Any, Any]] = []
+_RECENT: list[ir.Context] = []  # the contexts make_context made last, oldest first
+
+
+def memo_table(table: dict[_K, _V]) -> dict[_K, _V]:
+    """`table` (empty), registered to drop the entries of old contexts."""
+    _TABLES.append(table)
+    return table
+
+
+def made_context(ctx: ir.Context) -> None:
+    """Called by make_context with each context it makes: the tables drop
+    the entries of every context but the KEEP_CONTEXTS last (one still in
+    use then computes them again)."""
+    _RECENT.append(ctx)
+    if len(_RECENT) <= KEEP_CONTEXTS:
+        return
+    del _RECENT[0]
+    for table in _TABLES:
+        old = [k for k, v in table.items() if not any(_context_of(k, v) is c for c in _RECENT)]
+        for k in old:
+            del table[k]
+
+
+def _context_of(key: object, value: object) -> ir.Context | None:
+    """The context an entry's IR objects live in: the key's (a context, an
+    IR object, a tuple that starts with a context), else the value's."""
+    for x in (key[0] if isinstance(key, tuple) and key else key, value):
+        if isinstance(x, ir.Context):
+            return x
+        ctx = getattr(x, "context", None)
+        if isinstance(ctx, ir.Context):
+            return ctx
+    return None
 
 
 def _memo(table: dict[_K, _V], key: _K, compute: Callable[[], _V]) -> _V:
@@ -26,7 +64,7 @@ def _memo(table: dict[_K, _V], key: _K, compute: Callable[[], _V]) -> _V:
     return value
 
 
-_TOKEN_TYPES: dict[ir.Context | None, ir.Type | None] = {}  # context -> !coll.token
+_TOKEN_TYPES: dict[ir.Context | None, ir.Type | None] = memo_table({})  # context -> !coll.token
 
 
 def token_type() -> ir.Type:
@@ -38,8 +76,8 @@ def device_attr(device: int) -> ir.Attribute:
     return ir.Attribute.parse(f"#coll.device<{int(device)}>")
 
 
-_DEVICES: dict[ir.Attribute, int | None] = {}  # memory-space attribute -> device id
-_PLACED: dict[ir.Type, int | None] = {}  # type -> device id
+_DEVICES: dict[ir.Attribute, int | None] = memo_table({})  # memory-space attribute -> device id
+_PLACED: dict[ir.Type, int | None] = memo_table({})  # type -> device id
 
 
 def device_of(type_: ir.Type) -> int | None:
@@ -85,7 +123,7 @@ def _parse_token(ctx: ir.Context | None) -> ir.Type | None:
         return None
 
 
-_NAMES: dict[ir.Type, str] = {}  # element type -> its text
+_NAMES: dict[ir.Type, str] = memo_table({})  # element type -> its text
 
 
 def element_name(type_: ir.Type) -> str:
@@ -143,7 +181,7 @@ def flat_offset(type_: ir.Type) -> int | None:
 
 
 # (context, elem, length, device, offset) -> type: parsing is slow
-_FLAT: dict[tuple[ir.Context | None, ir.Type, int, int | None, int | None], ir.MemRefType] = {}
+_FLAT: dict[tuple[ir.Context | None, ir.Type, int, int | None, int | None], ir.MemRefType] = memo_table({})
 
 
 def flat_type(elem: ir.Type, length: int, device: int | None = None,
@@ -166,7 +204,7 @@ def flat_type(elem: ir.Type, length: int, device: int | None = None,
 
 
 # type made by flat_type -> (device, shape, element type)
-_BUILT: dict[ir.Type, tuple[int | None, tuple[int, ...], ir.Type]] = {}
+_BUILT: dict[ir.Type, tuple[int | None, tuple[int, ...], ir.Type]] = memo_table({})
 
 
 def built_facts(type_: ir.Type) -> tuple[int | None, tuple[int, ...], ir.Type] | None:
@@ -176,7 +214,7 @@ def built_facts(type_: ir.Type) -> tuple[int | None, tuple[int, ...], ir.Type] |
     return _BUILT.get(type_)
 
 
-_SPACES: dict[tuple[ir.Context | None, int], ir.Attribute] = {}  # (context, device) -> #coll.device<device>
+_SPACES: dict[tuple[ir.Context | None, int], ir.Attribute] = memo_table({})  # (context, device) -> #coll.device<device>
 
 
 def on_device(type_: ir.Type, device: int) -> ir.MemRefType:

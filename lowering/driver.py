@@ -71,6 +71,11 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
     program.run(inline)
     front += inline
     collectives = program.index.find(lambda name: name in COLLECTIVE_NAMES)
+    # A collective nothing waits for: refused where the user wrote it (our
+    # lowering of a lone collective is not order-checked otherwise).
+    if check_order and any(next(iter(op.results[0].uses), None) is None and not _view(op).is_tensor
+                           for op in collectives):
+        program.run(["coll-check-order"])
     asked = [strategy] + [_view(op).strategy for op in collectives]
     caps: frozenset[str] = getattr(backend, "capabilities", frozenset())
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVES for s in asked):

@@ -23,8 +23,9 @@ def ctx():
 
 
 # The back ends keep every program they compiled (JIT engines, their static
-# scratch): a pytest worker that ran many modules' held ~10 GB. Each
-# module's are dropped after it (tests within a module may share them).
+# scratch, their Context): each module's are dropped after it (tests within
+# a module may share them). A worker now stays near 1 GB (it held ~10 GB
+# while ir/types.py's memo tables kept every Context alive).
 _CACHES = ("coll.lowering.cpu", "coll.lowering.mpi", "coll.lowering.gpu", "coll.frontends.run.global_arrays")
 
 

@@ -424,3 +424,29 @@ def test_corrupt_bytecode_is_an_error_not_an_abort(tmp_path, where, value):
         assert f"{bad}: error: " in r.stderr and "malformed" in r.stderr, (tool, r.stderr)
         assert "internal error" not in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "x.ptx").exists()
+
+
+NOT_WAITED = """func.func @main(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>) {
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_coll_run_refuses_a_collective_nothing_waits_for(tmp_path, backend):
+    # An outside attack: coll-run ran (and called `ok`) a collective that
+    # coll-check-order refuses; a lone collective's lowering is not
+    # order-checked, so the run checks this before it lowers.
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip("no MPI here")
+    src = tmp_path / "p.mlir"
+    src.write_text(NOT_WAITED)
+    r = tool("run", src, f"--backend={backend}", "--repeat=1")
+    assert r.returncode == 1 and r.stdout == b"", (r.stdout, r.stderr)
+    assert r.stderr.decode() == (f"{src}:2:8: error: coll-check-order: coll.all_reduce writes %arg2[0, 8) but nothing "
+                        "waits for it: @main has no coll.wait and returns no token\n"), r.stderr
+    waited = NOT_WAITED.replace("  return", '  "coll.wait"(%t) : (!coll.token) -> ()\n  return')
+    src.write_text(waited)
+    r = tool("run", src, f"--backend={backend}", "--repeat=1")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(b" ok"), (r.stdout, r.stderr)

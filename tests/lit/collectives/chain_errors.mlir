@@ -19,3 +19,14 @@ func.func @not_waited(%x0: memref<8xf32>, %y0: memref<8xf32>) {
   %t = "coll.broadcast"(%x0, %y0) {devices = array<i64: 0>, root = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
   return
 }
+
+// -----
+// One op that reads the unordered buffer twice (two operands): one error.
+func.func @read_twice(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>, %z: memref<8xf32>) {
+  // expected-note @+1 {{written by this coll.all_reduce, not ordered with the read}}
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  // expected-error @+1 {{linalg.add reads %arg2[0, 8) while an unordered op may write it}}
+  linalg.add ins(%y0, %y0 : memref<8xf32>, memref<8xf32>) outs(%z : memref<8xf32>)
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
