@@ -499,12 +499,50 @@ def _empty(t: ir.Type) -> bool:
         return False
 
 
-def argument_roles(func_op: ir.Operation | ir.OpView) -> list[tuple[bool, bool] | None]:
+def _callee(call: ir.Operation) -> ir.Operation | None:
+    """The func.func with a body that a func.call calls, in its module."""
+    if call.name != "func.call":
+        return None
+    module = call.parent
+    while module is not None and module.operation.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return None
+    try:
+        f = ir.SymbolTable(module.operation)[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+    except KeyError:
+        return None
+    return f.operation if f.operation.name == "func.func" and len(f.operation.regions[0].blocks) else None
+
+
+def _call_touch(call: ir.Operation, value: ir.Value, calling: tuple[ir.Operation, ...]
+                ) -> tuple[bool, bool] | None:
+    """(reads, writes) of `value` by func.call `call`: what the callee does
+    with the parameters it is passed as (argument_roles), where the module
+    defines the callee and it is not already being read (a recursion);
+    touch's (both) otherwise."""
+    callee = _callee(call)
+    if callee is None or any(callee == f for f in calling):
+        return touch(call, value)
+    roles = argument_roles(callee, calling)
+    read = written = False
+    for k, x in enumerate(call.operands):
+        if x == value:
+            role = roles[k]
+            if role is None:
+                return None
+            read, written = read or role[0], written or role[1]
+    return read, written
+
+
+def argument_roles(func_op: ir.Operation | ir.OpView, _calling: tuple[ir.Operation, ...] = ()
+                   ) -> list[tuple[bool, bool] | None]:
     """Per argument of `func_op`'s entry block: (whether the program reads
     the value the caller passed in, whether it writes the argument), from
     what its ops do: an argument only read is an input, one only written an
     output, one read before (or without) being written throughout an input
-    the program also writes (in place); None for an argument whose
+    the program also writes (in place); a call into a function the module
+    defines does what the callee does with it; None for an argument whose
     accesses are not known (its pointer escapes, an op whose effects are not
     known). For an argument both read and
     written, whether the first reads find it written is the order check's
@@ -521,7 +559,7 @@ def argument_roles(func_op: ir.Operation | ir.OpView) -> list[tuple[bool, bool] 
         read: bool | None = False
         written = False
         for op, v in view_uses(a):
-            t = touch(op, v)
+            t = _call_touch(op, v, _calling + (func_op,)) if op.name == "func.call" else touch(op, v)
             if t is None:
                 read = None
                 break

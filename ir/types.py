@@ -35,10 +35,10 @@ def made_context(ctx: ir.Context) -> None:
     if len(_RECENT) <= KEEP_CONTEXTS:
         return
     del _RECENT[0]
-    for table in _TABLES:
-        old = [k for k, v in table.items() if not any(_context_of(k, v) is c for c in _RECENT)]
-        for k in old:
-            del table[k]
+    for table in _TABLES:  # (a snapshot: another thread may fill a table meanwhile)
+        for k, v in list(table.items()):
+            if not any(_context_of(k, v) is c for c in _RECENT):
+                table.pop(k, None)
 
 
 def _context_of(key: object, value: object) -> ir.Context | None:
