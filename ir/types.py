@@ -1,4 +1,5 @@
 """Types and attributes of the coll dialect, and memref helpers."""
+import os
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
@@ -19,6 +20,7 @@ _K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
 _TABLES: list[dict[Any, Any]] = []
 _RECENT: list[ir.Context] = []  # the contexts make_context made last, oldest first
+_PID = os.getpid()
 
 
 def memo_table(table: dict[_K, _V]) -> dict[_K, _V]:
@@ -32,8 +34,8 @@ def made_context(ctx: ir.Context) -> None:
     the entries of every context but the KEEP_CONTEXTS last (one still in
     use then computes them again)."""
     _RECENT.append(ctx)
-    if len(_RECENT) <= KEEP_CONTEXTS:
-        return
+    if len(_RECENT) <= KEEP_CONTEXTS or os.getpid() != _PID:
+        return  # (a forked child, tools/parse_guard.py's, must not destroy a context: its threads are not there)
     del _RECENT[0]
     for table in _TABLES:  # (a snapshot: another thread may fill a table meanwhile)
         for k, v in list(table.items()):

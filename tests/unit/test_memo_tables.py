@@ -55,3 +55,30 @@ def test_a_context_in_use_computes_its_entries_again():
         assert built_facts(t) is None
         again = _use_the_tables()
         assert again == t and built_facts(again) == (1, (8,), ir.F32Type.get())
+
+
+def test_a_forked_child_making_contexts_does_not_crash():
+    # tools/parse_guard.py parses in a forked child, which makes a context:
+    # dropping the old ones there destroyed contexts whose threads (MLIR's
+    # pool) exist only in the parent, a SIGSEGV (seen in the MPI suite).
+    import os
+
+    from mlir.passmanager import PassManager
+    for _ in range(KEEP_CONTEXTS + 2):
+        ctx = make_context()
+        with ctx, ir.Location.unknown():
+            m = ir.Module.parse("\n".join(f"func.func @f{k}(%a: i32) -> i32 {{\n  %b = arith.addi %a, %a : i32\n"
+                                          f"  return %b : i32\n}}" for k in range(50)))
+            PassManager.parse("builtin.module(func.func(canonicalize,cse))").run(m.operation)  # (the pool's threads)
+            _use_the_tables()
+        del m, ctx
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for _ in range(KEEP_CONTEXTS + 2):
+                with make_context(), ir.Location.unknown():
+                    _use_the_tables()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
