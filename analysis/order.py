@@ -97,16 +97,20 @@ class Checker:
         self.tok = token_type()
         self.whole: dict[tuple[ir.Value, bool], _Touch | None] = {}  # what a whole-view access touches
         self.extents: dict[Root, tuple[int, int] | tuple[()]] = {}  # root -> (lo, hi) bytes it spans, () unknown
-        # An argument a claim names as an output and not as an input holds
-        # nothing at entry: reading it before it is written reads garbage,
-        # as for scratch. (Without a claim an argument may be in place.)
+        # An argument the first claim that names it names as an output and
+        # not as an input holds nothing at entry: reading it before it is
+        # written reads garbage, as for scratch. (Without a claim an
+        # argument may be in place; one a later claim writes may be an
+        # earlier one's input: an unrolled loop's buffers handed round.)
         self.fresh: set[Root] = set()
         self.initial: set[Root] = set()  # arguments some read finds (partly) unwritten: their caller's values
+        named: set[Root] = set()
         for claim in find_ops(func_op, Implements.NAME):
             c = Implements.of(claim)
             ins = {root_of(v)[0] for v in c.inputs}
-            self.fresh |= {r for r in (root_of(v)[0] for v in c.outputs)
-                           if isinstance(r, ir.BlockArgument) and r not in ins}
+            outs = {root_of(v)[0] for v in c.outputs}
+            self.fresh |= {r for r in outs if isinstance(r, ir.BlockArgument) and r not in ins and r not in named}
+            named |= ins | outs
 
     def where(self, a: Access) -> str:
         if a.root not in self.names:
@@ -581,13 +585,25 @@ def argument_roles(func_op: ir.Operation | ir.OpView, _calling: tuple[ir.Operati
 
 
 def _first_touch_reads(func_op: ir.Operation, arg: ir.Value) -> bool:
-    """Whether the first op in program order that touches `arg` (or a view
-    of it) reads it."""
+    """Whether the first op in program order that touches `arg` (or a value
+    that may be it) reads it (an op that both reads and writes it reads it
+    first). Where an op in a region touches it, program order is not the
+    order it runs in (a loop's body runs again, through its iteration
+    arguments on other buffers; a branch may not run): where the first
+    touch is in a region, whether any op reads it (an outside attack: an
+    argument a loop's first iteration read and a later one wrote was taken
+    for an output, 2026-12-07)."""
     order: dict[ir.Operation, int] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         order[op] = len(order)
         return ir.WalkResult.ADVANCE
     func_op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    touches = sorted(((order.get(op, len(order)), touch(op, v)) for op, v in view_uses(arg)), key=lambda t: t[0])
-    return next((t[0] for _, t in touches if t is not None and (t[0] or t[1])), True)
+    touches = [(op, t) for op, v in view_uses(arg) if (t := touch(op, v)) is None or t[0] or t[1]]
+    if not touches or any(t is None for _, t in touches):
+        return True  # (not known: taken to be read)
+    first = min(order.get(op, len(order)) for op, _ in touches)
+    at_first = [(op, t) for op, t in touches if order.get(op, len(order)) == first]
+    if any(op.parent is None or op.parent.operation != func_op for op, _ in at_first):
+        return any(t is not None and t[0] for _, t in touches)  # (in a region first: any read)
+    return any(t is not None and t[0] for _, t in at_first)  # (a top-level op runs before all that follows it)

@@ -439,7 +439,7 @@ class _Verifier:
                 if not c.IN_PLACE:
                     return self.error(op, f"output #{j} is also input #{i}; {op.name} has no in-place form, expected "
                                           "distinct buffers")
-                if c.input_devices[i] != out_devs[j]:
+                if c.input_devices[i] != out_devs[j] and _spmd_ranks(op) is None:  # (SPMD: this rank's own)
                     return self.error(op, f"output #{j} (device {out_devs[j]}) is input #{i} (device "
                                           f"{c.input_devices[i]}); in place, an output must be the input on its own "
                                           "device")

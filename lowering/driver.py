@@ -8,9 +8,11 @@ from typing import Any
 
 from mlir import ir
 
+from ..analysis.effects import ASYNC_OPS
 from ..analysis.stats import TRAFFIC_OPS, traffic_bytes
 from ..collectives import COLLECTIVES
 from ..core import routes
+from ..core.errors import PassError
 from ..execution.program import Program
 from ..frontends import FRONTENDS
 from ..frontends import register as _frontend_passes  # noqa: F401 - the passes the routes name
@@ -58,6 +60,14 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
     if profile is None:  # ("": no profile, the reference rule)
         profile = getattr(backend, "profile", None)
     theirs = bool(program.index.find(lambda name: name in DATA_OPS))  # checked after our lowering too
+    # A collective nothing waits for: refused where the user wrote it (our
+    # lowering of a lone collective, and an SPMD function on MPI, are not
+    # order-checked otherwise).
+    for op in program.index.find(lambda name: name in COLLECTIVE_NAMES):
+        if not _view(op).is_tensor and _unwaited(op):
+            raise PassError(f"nothing waits for the token of this {op.name} (no coll.wait takes it, nor a "
+                            "coll.join or a later op that is waited for); expected a coll.wait of it before the "
+                            "function returns", op.location)
     front = []
     for frontend in FRONTENDS:
         if program.detected(frontend):
@@ -71,11 +81,6 @@ def lower(target: Program | ir.Operation | ir.Module, backend: Backend | None, s
     program.run(inline)
     front += inline
     collectives = program.index.find(lambda name: name in COLLECTIVE_NAMES)
-    # A collective nothing waits for: refused where the user wrote it (our
-    # lowering of a lone collective is not order-checked otherwise).
-    if check_order and any(next(iter(op.results[0].uses), None) is None and not _view(op).is_tensor
-                           for op in collectives):
-        program.run(["coll-check-order"])
     asked = [strategy] + [_view(op).strategy for op in collectives]
     caps: frozenset[str] = getattr(backend, "capabilities", frozenset())
     if PEER_ACCESS in caps and any(PEER_ACCESS in cls.needs(s) for cls in COLLECTIVES for s in asked):
@@ -113,6 +118,23 @@ def _view(op: ir.Operation | ir.OpView) -> OpView:
     v = view(op)
     assert v is not None, op.name
     return v
+
+
+def _unwaited(op: ir.Operation) -> bool:
+    """Whether nothing waits for collective `op`'s token: no use of it, or
+    of a coll.join of it or of an op that depends on it, but those."""
+    stack: list[ir.Value] = [op.results[0]]
+    seen: list[ir.Operation] = []
+    while stack:
+        token = stack.pop()
+        for use in token.uses:
+            user = use.owner.operation
+            if user.name != "coll.join" and user.name not in ASYNC_OPS:
+                return False  # (a coll.wait, a return, a claim: waited, or refused elsewhere)
+            if not any(user == s for s in seen):
+                seen.append(user)
+                stack.append(user.results[0])
+    return True
 
 
 def _local_work(index: OpIndex) -> bool:

@@ -615,8 +615,9 @@ class _ProgramJob(_Job):
                 if other:  # (a collective it did not reach: a reference that shares the run's faults)
                     raise ValueError(f"it would run {', '.join(other)}, not only {', '.join(sorted(plain))}")
                 run: Any = self._last
+                given = [len(p.specs) if p.n_inputs is None else p.n_inputs for p in (prog, run)]  # (None: all)
                 if [(sp.shape, sp.element) for sp in prog.specs] != [(sp.shape, sp.element) for sp in run.specs] \
-                        or prog.n_inputs != run.n_inputs:
+                        or given[0] != given[1]:
                     raise ValueError("its arguments are not the program's")
                 given, outs = [aligned_copy(x) for x in xs], [aligned_zeros(y.shape, y.dtype) for y in ys]
                 prog.run(given, outs)

@@ -431,22 +431,34 @@ NOT_WAITED = """func.func @main(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: mem
   return
 }
 """
+# The same as one rank's function (SPMD), its token only joined.
+NOT_WAITED_SPMD = """func.func @main(%x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %t = "coll.all_reduce"(%x, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  %j = "coll.join"(%t) : (!coll.token) -> !coll.token
+  return
+}
+"""
+NOT_WAITED_ERROR = ("{src}:2:8: error: nothing waits for the token of this coll.all_reduce (no coll.wait takes it, nor a "
+                    "coll.join or a later op that is waited for); expected a coll.wait of it before the function "
+                    "returns\n")
 
 
+@pytest.mark.parametrize("form", ["global", "spmd"])
 @pytest.mark.parametrize("backend", ["cpu", "mpi"])
-def test_coll_run_refuses_a_collective_nothing_waits_for(tmp_path, backend):
+def test_coll_run_refuses_a_collective_nothing_waits_for(tmp_path, backend, form):
     # An outside attack: coll-run ran (and called `ok`) a collective that
-    # coll-check-order refuses; a lone collective's lowering is not
-    # order-checked, so the run checks this before it lowers.
+    # coll-check-order refuses (a lone collective's lowering, and an SPMD
+    # function on MPI, are not order-checked); a second: through a
+    # coll.join nothing waits for, and as one rank's function on MPI.
     if backend == "mpi" and not mpi.available()[0]:
         pytest.skip("no MPI here")
     src = tmp_path / "p.mlir"
-    src.write_text(NOT_WAITED)
+    text = NOT_WAITED if form == "global" else NOT_WAITED_SPMD
+    src.write_text(text)
     r = tool("run", src, f"--backend={backend}", "--repeat=1")
     assert r.returncode == 1 and r.stdout == b"", (r.stdout, r.stderr)
-    assert r.stderr.decode() == (f"{src}:2:8: error: coll-check-order: coll.all_reduce writes %arg2[0, 8) but nothing "
-                        "waits for it: @main has no coll.wait and returns no token\n"), r.stderr
-    waited = NOT_WAITED.replace("  return", '  "coll.wait"(%t) : (!coll.token) -> ()\n  return')
+    assert r.stderr.decode() == NOT_WAITED_ERROR.format(src=src), r.stderr
+    waited = text.replace("  return", '  "coll.wait"(%t) : (!coll.token) -> ()\n  return')
     src.write_text(waited)
     r = tool("run", src, f"--backend={backend}", "--repeat=1")
     assert r.returncode == 0 and r.stdout.rstrip().endswith(b" ok"), (r.stdout, r.stderr)

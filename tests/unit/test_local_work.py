@@ -822,3 +822,103 @@ def test_every_ranks_input_written_in_place_is_checked(tmp_path, monkeypatch, wr
     assert sorted(got.files) == ["x2", "x3", "y0", "y1"]
     for r in range(2):
         assert np.array_equal(got[f"x{2 + r}"], a[2] + a[3] + a[r]) and np.array_equal(got[f"y{r}"], got[f"x{2 + r}"])
+
+
+# A ring pass over 3 ranks on two buffers the loop hands round: iteration 0
+# reads %x, iteration 1 writes it (through %nxt).
+RING_PASS = """func.func @main(%x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 3 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<8xf32>)
+  %b = memref.alloc() : memref<8xf32>
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%cur = %x, %nxt = %b) -> (memref<8xf32>, memref<8xf32>) {
+    %t = "coll.permute"(%cur, %nxt) {devices = array<i64: 0, 1, 2>, pairs = array<i64: 0, 1, 1, 2, 2, 0>, operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+    "coll.wait"(%t) : (!coll.token) -> ()
+    linalg.add ins(%y, %nxt : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
+    scf.yield %nxt, %cur : memref<8xf32>, memref<8xf32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_an_argument_a_loop_reads_then_writes_is_an_input_in_place(tmp_path, backend):
+    # An outside attack (2026-12-07): program order (one permute reads %cur
+    # and writes %nxt, both %x in some iteration) took %x for an output:
+    # every input refused on mpi; the CPU's order check refused the
+    # unrolled loop (the second permute's claim names %x as an output only).
+    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(RING_PASS)
+    x = [np.arange(8, dtype=np.float32) * (r + 1) + r for r in range(3)]
+    np.savez(xs, **{f"x{r}": v for r, v in enumerate(x)})
+    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    assert r.returncode == 0 and "-> 3 output(s)" in r.stdout and r.stdout.rstrip().endswith(" ok"), \
+        r.stdout + r.stderr
+    got = np.load(out)
+    assert sorted(got.files) == ["x0", "x1", "x2", "y0", "y1", "y2"]
+    for k in range(3):  # three passes: each rank's y sums every x; x ends one rank on
+        assert np.array_equal(got[f"y{k}"], x[0] + x[1] + x[2])
+        assert np.array_equal(got[f"x{k}"], x[(k + 1) % 3]), (k, got[f"x{k}"])
+
+
+WHILE_OF_AN_ARGUMENT = """func.func @main(%x: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %t = "coll.all_reduce"(%x, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  %false = arith.constant false
+  %s = scf.while (%p = %x) : (memref<8xf32>) -> memref<8xf32> {
+    scf.condition(%false) %p : memref<8xf32>
+  } do {
+  ^bb0(%q: memref<8xf32>):
+    scf.yield %q : memref<8xf32>
+  }
+  linalg.add ins(%s, %s : memref<8xf32>, memref<8xf32>) outs(%s : memref<8xf32>)
+  return
+}
+"""
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_arguments_of_unknown_use_are_all_given_on_mpi_as_on_the_cpu(tmp_path, backend):
+    # An outside attack (2026-12-07): an argument through scf.while (not
+    # followed) left the MPI run with no inputs, on zeros, unchecked; the
+    # CPU gives every argument and reads them all back.
+    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(WHILE_OF_AN_ARGUMENT)
+    v = [np.arange(8, dtype=np.float32) * (k + 1) for k in range(4)]  # x on ranks 0, 1, then y
+    np.savez(xs, **{f"x{k}": a for k, a in enumerate(v)})
+    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    assert r.returncode == 0 and "-> 0 output(s)" in r.stdout and r.stdout.rstrip().endswith(" ok"), \
+        r.stdout + r.stderr
+    got = np.load(out)
+    assert sorted(got.files) == ["y0", "y1", "y2", "y3"]  # (every argument read back)
+    assert all(np.array_equal(got[f"y{k}"], 2 * v[k]) for k in range(2))  # x doubled
+    assert all(np.array_equal(got[f"y{k}"], v[0] + v[1]) for k in range(2, 4))  # y: the sum
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+@pytest.mark.parametrize("op", ["broadcast", "reduce"])
+def test_a_rooted_collective_in_place_on_one_ranks_buffer(tmp_path, backend, op):
+    # An outside attack (2026-12-07): in the SPMD form each rank's %x is its
+    # own, yet with a root other than 0 the verifier took the output for
+    # device 0's and the input for the root's, and refused it.
+    kind = ' kind = "sum",' if op == "reduce" else ""
+    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(f"""func.func @main(%x: memref<8xf32>) attributes {{coll.ranks = 3 : i64}} {{
+  %t = "coll.{op}"(%x, %x) {{devices = array<i64: 0, 1, 2>, root = 2 : i64,{kind} operandSegmentSizes = array<i32: 1, 1, 0>}} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}}
+""")
+    x = [np.arange(8, dtype=np.float32) * (r + 1) + r for r in range(3)]
+    np.savez(xs, **{f"x{r}": v for r, v in enumerate(x)})
+    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
+    got = np.load(out)
+    want = [x[2]] * 3 if op == "broadcast" else [x[0], x[1], x[0] + x[1] + x[2]]
+    assert all(np.array_equal(got[f"y{k}"], want[k]) for k in range(3)), {k: got[k] for k in got.files}
