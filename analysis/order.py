@@ -31,7 +31,7 @@ from mlir import ir
 from ..ir.errors import Note
 from ..ir.ops import Implements, OpView, view
 from ..ir.types import device_of, token_type
-from ..ir.views import VIEW_OPS, root_of
+from ..ir.views import VIEW_OPS, constant_int, root_of
 from ..ir.walk import find_ops
 from .effects import (
     UNWRITTEN_ROOTS,
@@ -590,20 +590,47 @@ def _first_touch_reads(func_op: ir.Operation, arg: ir.Value) -> bool:
     first). Where an op in a region touches it, program order is not the
     order it runs in (a loop's body runs again, through its iteration
     arguments on other buffers; a branch may not run): where the first
-    touch is in a region, whether any op reads it (an outside attack: an
-    argument a loop's first iteration read and a later one wrote was taken
-    for an output, 2026-12-07)."""
+    touch is through such a value or may not run first (_runs_first),
+    whether any op reads it (an outside attack: an argument a loop's first
+    iteration read and a later one wrote was taken for an output,
+    2026-12-07)."""
     order: dict[ir.Operation, int] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         order[op] = len(order)
         return ir.WalkResult.ADVANCE
     func_op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    touches = [(op, t) for op, v in view_uses(arg) if (t := touch(op, v)) is None or t[0] or t[1]]
-    if not touches or any(t is None for _, t in touches):
+    direct = _views_of(arg)
+    touches = [(op, v, t) for op, v in view_uses(arg) if (t := touch(op, v)) is None or t[0] or t[1]]
+    if not touches or any(t is None for _, _, t in touches):
         return True  # (not known: taken to be read)
-    first = min(order.get(op, len(order)) for op, _ in touches)
-    at_first = [(op, t) for op, t in touches if order.get(op, len(order)) == first]
-    if any(op.parent is None or op.parent.operation != func_op for op, _ in at_first):
-        return any(t is not None and t[0] for _, t in touches)  # (in a region first: any read)
-    return any(t is not None and t[0] for _, t in at_first)  # (a top-level op runs before all that follows it)
+    first = min(order.get(op, len(order)) for op, _, _ in touches)
+    at_first = [(op, v, t) for op, v, t in touches if order.get(op, len(order)) == first]
+    if not all(_runs_first(op, func_op) and any(v == d for d in direct) for op, v, _ in at_first):
+        return any(t is not None and t[0] for _, _, t in touches)  # (first in a branch, or through a loop's value)
+    return any(t is not None and t[0] for _, _, t in at_first)
+
+
+def _views_of(value: ir.Value) -> list[ir.Value]:
+    """`value` and the views of it (not the values that may be it)."""
+    out = [value]
+    for v in out:
+        out += [u.owner.operation.results[0] for u in v.uses if u.owner.operation.name in VIEW_OPS
+                and u.operand_number == 0 and len(u.owner.operation.results)]
+    return out
+
+
+def _runs_first(op: ir.Operation, func_op: ir.Operation) -> bool:
+    """Whether `op` runs before every op after it in program order: at the
+    top level, or in scf.for loops of constant bounds that run at least
+    once (not in a branch, which may not run)."""
+    at = op.parent
+    while at is not None and at.operation != func_op:
+        loop = at.operation
+        if loop.name != "scf.for":
+            return False
+        lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+        if lo is None or hi is None or step is None or not lo < hi:
+            return False
+        at = loop.parent
+    return at is not None

@@ -248,6 +248,7 @@ func.func {"private " if second == "callee" else ""}@{fn}({sig}) {"" if second =
         extra = ([np.zeros(4 * L, np.int8) for _ in range(n)] if second == "view" else
                  [np.zeros(L, np.float32) for _ in range(n)] if second == "callee" else [])
         args = xs + zs + extra  # (the signature's order; the runtime splits inputs from outputs)
-        prog.run(args[:prog.n_inputs], args[prog.n_inputs:])
+        n_in = len(args) if prog.n_inputs is None else prog.n_inputs  # (callee: z an output before y, in place)
+        prog.run(args[:n_in], args[n_in:])
         want = n * sum(xs)[:H]
         assert all(np.array_equal(z, want) for z in zs)
