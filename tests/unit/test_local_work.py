@@ -26,6 +26,33 @@ def tool(name, *args):
     return subprocess.run([os.path.join(BIN, name), *map(str, args)], capture_output=True, text=True, timeout=600)
 
 
+def run_with(tmp_path, text, backend, arrays):
+    """coll-run of program `text` on `backend` with inputs x0, x1, ... =
+    `arrays`: (the completed process, the arrays it wrote to --outputs or None)."""
+    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(text)
+    np.savez(xs, **{f"x{k}": a for k, a in enumerate(arrays)})
+    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    return r, (np.load(out) if out.exists() else None)
+
+
+def spoil_inputs(monkeypatch, backend, k):
+    """Every program `backend` compiles from now on leaves input `k` one
+    off in its last element after each run (a wrong in-place result)."""
+    real = type(backend).compile
+
+    def skewed(self, *args, **kw):
+        prog = real(self, *args, **kw)
+        inner = prog.run
+
+        def bad(ins, outs):
+            inner(ins, outs)
+            ins[k].flat[-1] += 1.0
+        prog.run = bad
+        return prog
+    monkeypatch.setattr(type(backend), "compile", skewed)
+
+
 # -- a function that returns memrefs, split into parts (coll-to-cpu) ----------
 
 def returning(n, size):
@@ -613,14 +640,10 @@ def test_an_argument_only_a_callee_writes_is_an_output(tmp_path, backend):
     # out of order). What the callee does with its parameter is followed.
     if backend == "mpi" and not mpi.available()[0]:
         pytest.skip("no MPI here")
-    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
-    src.write_text(CALLEE_WRITES)
     a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32) * 10
-    np.savez(xs, x0=a, x1=b)
-    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    r, got = run_with(tmp_path, CALLEE_WRITES, backend, [a, b])
     assert r.returncode == 0 and "-> 3 output(s)" in r.stdout and r.stdout.rstrip().endswith(" ok"), \
         r.stdout + r.stderr
-    got = np.load(out)
     assert sorted(got.files) == ["y0", "y1", "y2"]
     assert np.array_equal(got["y0"], a + b) and np.array_equal(got["y2"], np.full(8, 2, np.float32))
 
@@ -705,18 +728,7 @@ def test_inputs_written_in_place_next_to_outputs_are_checked_and_written(tmp_pat
     a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32) * 10
     np.savez(xs, x0=a, x1=b)
     if wrong:  # the run leaves a wrong in-place input (the plain program, through cpu.compile, does not)
-        real = type(cpu.BACKEND).compile
-
-        def skewed(backend, *args, **kw):
-            prog = real(backend, *args, **kw)
-            inner = prog.run
-
-            def bad(ins, outs):
-                inner(ins, outs)
-                ins[0].flat[-1] += 1.0
-            prog.run = bad
-            return prog
-        monkeypatch.setattr(type(cpu.BACKEND), "compile", skewed)
+        spoil_inputs(monkeypatch, cpu.BACKEND, 0)
     try:
         code = coll_run.run([str(src), "--backend=cpu", "--strategy=ring", "--repeat=1", "--inputs", str(xs),
                              "--outputs", str(out)])
@@ -776,15 +788,11 @@ def test_an_argument_a_loop_carries_is_an_input(tmp_path, backend):
     # An outside attack (2026-12-07): under MPI (the loop kept, not
     # unrolled) the argument was of unknown use: no inputs, every argument
     # an output, `unchecked`. scf.for hands it to its iteration argument.
-    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
-    src.write_text(SPMD_CARRIED)
     a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32) * 10
-    np.savez(xs, x0=a, x1=b)
-    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    r, got = run_with(tmp_path, SPMD_CARRIED, backend, [a, b])
     assert r.returncode == 0, r.stderr
     assert "inputs memref<8xf32>, memref<8xf32> -> 2 output(s)" in r.stdout and r.stdout.rstrip().endswith(" ok"), \
         r.stdout
-    got = np.load(out)
     assert sorted(got.files) == ["y0", "y1"]  # (x is only read: not written back)
     assert all(np.array_equal(got[f"y{i}"], 4 * (a + b)) for i in range(2))
 
@@ -801,18 +809,7 @@ def test_every_ranks_input_written_in_place_is_checked(tmp_path, monkeypatch, wr
     a = [np.arange(8, dtype=np.float32) * (k + 1) for k in range(4)]  # a on ranks 0, 1, then x on ranks 0, 1
     np.savez(xs, **{f"x{k}": v for k, v in enumerate(a)})
     if wrong is not None:  # the run leaves one rank's in-place input wrong
-        real = type(mpi.BACKEND).compile
-
-        def skewed(backend, *args, **kw):
-            prog = real(backend, *args, **kw)
-            inner = prog.run
-
-            def bad(ins, outs):
-                inner(ins, outs)
-                ins[wrong].flat[-1] += 1.0
-            prog.run = bad
-            return prog
-        monkeypatch.setattr(type(mpi.BACKEND), "compile", skewed)
+        spoil_inputs(monkeypatch, mpi.BACKEND, wrong)
     code = coll_run.run([str(src), "--backend=mpi", "--repeat=1", "--inputs", str(xs), "--outputs", str(out)])
     if wrong is not None:
         assert code == 1 and not out.exists()
@@ -851,14 +848,10 @@ def test_an_argument_a_loop_reads_then_writes_is_an_input_in_place(tmp_path, bac
     # and writes %nxt, both %x in some iteration) took %x for an output:
     # every input refused on mpi; the CPU's order check refused the
     # unrolled loop (the second permute's claim names %x as an output only).
-    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
-    src.write_text(RING_PASS)
     x = [np.arange(8, dtype=np.float32) * (r + 1) + r for r in range(3)]
-    np.savez(xs, **{f"x{r}": v for r, v in enumerate(x)})
-    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    r, got = run_with(tmp_path, RING_PASS, backend, x)
     assert r.returncode == 0 and "-> 3 output(s)" in r.stdout and r.stdout.rstrip().endswith(" ok"), \
         r.stdout + r.stderr
-    got = np.load(out)
     assert sorted(got.files) == ["x0", "x1", "x2", "y0", "y1", "y2"]
     for k in range(3):  # three passes: each rank's y sums every x; x ends one rank on
         assert np.array_equal(got[f"y{k}"], x[0] + x[1] + x[2])
@@ -873,17 +866,14 @@ def test_a_rooted_collective_in_place_on_one_ranks_buffer(tmp_path, backend, op)
     # own, yet with a root other than 0 the verifier took the output for
     # device 0's and the input for the root's, and refused it.
     kind = ' kind = "sum",' if op == "reduce" else ""
-    src, xs, out = tmp_path / "p.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
-    src.write_text(f"""func.func @main(%x: memref<8xf32>) attributes {{coll.ranks = 3 : i64}} {{
+    text = f"""func.func @main(%x: memref<8xf32>) attributes {{coll.ranks = 3 : i64}} {{
   %t = "coll.{op}"(%x, %x) {{devices = array<i64: 0, 1, 2>, root = 2 : i64,{kind} operandSegmentSizes = array<i32: 1, 1, 0>}} : (memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
   return
 }}
-""")
+"""
     x = [np.arange(8, dtype=np.float32) * (r + 1) + r for r in range(3)]
-    np.savez(xs, **{f"x{r}": v for r, v in enumerate(x)})
-    r = tool("coll-run", src, f"--backend={backend}", "--repeat=1", "--inputs", xs, "--outputs", out)
+    r, got = run_with(tmp_path, text, backend, x)
     assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
-    got = np.load(out)
     want = [x[2]] * 3 if op == "broadcast" else [x[0], x[1], x[0] + x[1] + x[2]]
     assert all(np.array_equal(got[f"y{k}"], want[k]) for k in range(3)), {k: got[k] for k in got.files}
