@@ -400,27 +400,25 @@ class Checker:
     def check_read(self, r: Access, a: int, prior: Iterable[Access]) -> None:
         ordered: list[Box] = []
         race: Access | None = None
-        written_before = False  # by any write ordered before it, exact or not
         rb = r.box
         for w in prior:
             wb = w.box
             if wb.hi <= rb.lo or rb.hi <= wb.lo or not overlaps(wb, rb):
                 continue
             if a >> w.node & 1:
-                written_before = True
                 if w.exact:
                     ordered.append(wb)
             else:
                 race = w  # the latest unordered write: likely the one meant
         owner = _owner_op(r.root)
-        if owner is None and r.root not in self.initial and not covered(rb, ordered) \
-                and (r.exact or not written_before):
-            # Reads what the caller passed in. (A read known only as
-            # somewhere in a view, a call's, after a write of the same
-            # buffer is not taken for one: the memref level calls kernels
-            # on outputs it has written. Before any write it is: a call of
-            # a function that reads its argument took it for an output,
-            # run on zeros: an outside attack, 2026-12-07.)
+        if owner is None and r.root not in self.initial and not covered(rb, ordered):
+            # Reads what the caller passed in: what the exact writes ordered
+            # before it do not cover. (A read known only as somewhere in a
+            # view, a loop's or a call's, after a write of part of the
+            # buffer, or a write in a region that may not run, was not taken
+            # for one: the argument an output, run on zeros, `ok` against a
+            # plain program that read it so too: an outside attack,
+            # 2026-12-07.)
             self.initial.add(r.root)
         unwritten = r.exact and (r.root in self.fresh if owner is None
                                  else owner.name in UNWRITTEN_ROOTS)

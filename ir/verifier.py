@@ -636,6 +636,14 @@ class _Verifier:
 
     def join(self, op: ir.Operation) -> None:
         self.tokens(op, list(op.operands))
+        for v in op.operands:  # (a wait that may not run: coll-spmd-to-global aborted on one, LLVM 22)
+            producer = v.owner.operation if isinstance(v.owner, ir.Operation | ir.OpView) else None
+            region = conditional_between(op, producer) if producer is not None \
+                and producer.name in COLLECTIVE_NAMES else None
+            if region is not None:
+                return self.error(op, f"'{op.name}' in '{region}' takes the token of a {producer.name} made outside "
+                                      "it: it may not run (or runs again); expected it in the collective's block")
+        return None
 
     def implements(self, op: ir.Operation) -> None:
         """A claim (coll-check-semantics proves it): well-formed attributes
@@ -757,6 +765,17 @@ def num_devices_of(module_op: ir.Operation) -> int:
     if "coll.num_devices" in attrs and as_(ir.IntegerAttr, _get(attrs, "coll.num_devices")) is not None:
         return min(ir.IntegerAttr(attrs["coll.num_devices"]).value, MAX_DEVICES)
     return MAX_DEVICES
+
+
+def conditional_between(user: ir.Operation, producer: ir.Operation) -> str | None:
+    """The first op other than scf.for between `user` and the block of
+    `producer` (a branch, a while loop: what may not run), or None."""
+    at = user.parent
+    while at is not None and at != producer.parent:
+        if at.name != "scf.for":
+            return str(at.name)
+        at = at.parent
+    return None
 
 
 def verify(module_op: ir.Operation) -> list[Finding]:

@@ -877,3 +877,51 @@ def test_a_rooted_collective_in_place_on_one_ranks_buffer(tmp_path, backend, op)
     assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
     want = [x[2]] * 3 if op == "broadcast" else [x[0], x[1], x[0] + x[1] + x[2]]
     assert all(np.array_equal(got[f"y{k}"], want[k]) for k in range(3)), {k: got[k] for k in got.files}
+
+
+# %x half written (exact), then read whole where the read is known only as
+# somewhere in the view: in a loop, through a call, or after a write in a
+# loop that runs no iteration.
+PARTIAL = """func.func private @dbl(%a: memref<8xf32>, %o: memref<8xf32>) {
+  linalg.add ins(%a, %a : memref<8xf32>, memref<8xf32>) outs(%o : memref<8xf32>)
+  return
+}
+func.func @main(%y: memref<8xf32>, %x: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  WRITE
+  READ
+  %t = "coll.all_reduce"(%y, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+"""
+HALF = """%sv = memref.subview %x[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  linalg.fill ins(%zero : f32) outs(%sv : memref<4xf32, strided<[1]>>)"""
+NOT_RUN = """scf.for %i = %c0 to %c0 step %c1 {
+    linalg.fill ins(%zero : f32) outs(%x : memref<8xf32>)
+  }"""
+IN_A_LOOP = """scf.for %i = %c0 to %c1 step %c1 {
+    linalg.add ins(%x, %x : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
+  }"""
+BY_A_CALL = "func.call @dbl(%x, %y) : (memref<8xf32>, memref<8xf32>) -> ()"
+
+
+@pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+@pytest.mark.parametrize("write,read", [(HALF, IN_A_LOOP), (HALF, BY_A_CALL), (NOT_RUN, IN_A_LOOP)])
+def test_an_argument_read_after_a_write_that_does_not_cover_it_is_an_input(tmp_path, backend, write, read):
+    # A second outside attack (2026-12-07): the order check took a read known
+    # only as somewhere in the view, after any write of the buffer, for
+    # not reading the caller's values: %x an output, run on zeros, and
+    # `ok` against a plain program that did the same.
+    text = PARTIAL.replace("WRITE", write).replace("READ", read)
+    x = [np.arange(8, dtype=np.float32) * (k + 1) + k for k in range(4)]  # y on ranks 0, 1, then x
+    r, got = run_with(tmp_path, text, backend, x)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
+    kept = [v.copy() for v in x[2:]]
+    if write == HALF:
+        for v in kept:
+            v[:4] = 0
+    assert all(np.array_equal(got[f"y{k}"], 2 * (kept[0] + kept[1])) for k in range(2)), {k: got[k] for k in got}
