@@ -316,7 +316,10 @@ def build(backend: Backend, program: Program, strategy: str, threshold: int | No
     # An SPMD function's inputs, as the program uses them (in place: also
     # written), arguments i < spmd_inputs of every rank; a projected
     # program says only which slots it does not write.
-    spmd_inputs = n_inputs if per_rank and GLOBAL_ARGS_ATTR not in entry_op.attributes else None
+    # (What it does with an argument not known: every one given and read
+    # back, as on the CPU; it was none given, the run on zeros unchecked.)
+    spmd = per_rank and GLOBAL_ARGS_ATTR not in entry_op.attributes
+    spmd_inputs = (len(specs) if n_inputs is None else n_inputs) if spmd else None
     low = lower(program, backend, strategy, threshold, profile, check_order=not per_rank,
                 implementation=mpi.implementation, shuffle_seed=shuffle_seed, blas=blas, split=split,
                 epilogues=epilogues)
