@@ -638,11 +638,12 @@ class _Verifier:
         self.tokens(op, list(op.operands))
         for v in op.operands:  # (a wait that may not run: coll-spmd-to-global aborted on one, LLVM 22)
             producer = v.owner.operation if isinstance(v.owner, ir.Operation | ir.OpView) else None
-            region = conditional_between(op, producer) if producer is not None \
+            region = region_between(op, producer) if producer is not None \
                 and producer.name in COLLECTIVE_NAMES else None
             if region is not None:
                 return self.error(op, f"'{op.name}' in '{region}' takes the token of a {producer.name} made outside "
-                                      "it: it may not run (or runs again); expected it in the collective's block")
+                                      "it (a region may run it never, or again); expected it in the collective's "
+                                      "block")
         return None
 
     def implements(self, op: ir.Operation) -> None:
@@ -767,15 +768,13 @@ def num_devices_of(module_op: ir.Operation) -> int:
     return MAX_DEVICES
 
 
-def conditional_between(user: ir.Operation, producer: ir.Operation) -> str | None:
-    """The first op other than scf.for between `user` and the block of
-    `producer` (a branch, a while loop: what may not run), or None."""
+def region_between(user: ir.Operation, producer: ir.Operation) -> str | None:
+    """The name of the op whose region holds `user` and not `producer`
+    (a branch, a loop: it may run `user` never, or again), or None when
+    they are in one block. (A wait in an scf.for of a token from outside
+    it aborted coll-spmd-to-global too: an outside attack, 2026-12-07.)"""
     at = user.parent
-    while at is not None and at != producer.parent:
-        if at.name != "scf.for":
-            return str(at.name)
-        at = at.parent
-    return None
+    return None if at is None or at == producer.parent else str(at.name)
 
 
 def verify(module_op: ir.Operation) -> list[Finding]:
