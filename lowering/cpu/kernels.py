@@ -10,7 +10,6 @@ an operand or output may hold f32 itself (a partial result carried between
 devices, coll.combine's accumulator type): it is read and written as is.
 """
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from mlir import ir
 from mlir.dialects import arith, llvm, memref, scf, vector
@@ -18,14 +17,15 @@ from mlir.dialects import arith, llvm, memref, scf, vector
 from ...ir.kinds import ELEMENTS, KINDS
 
 VECTOR_BYTES = 64  # one AVX-512 register; LLVM splits it on narrower targets
-# A streamed result goes in 16-byte pieces to keep this many loads or more
-# on lines (four stores for one; a load across lines costs about two).
-PIECES_FROM_INPUTS = 4
+# Outputs on offsets from a line that are not 16 bytes apart get the result
+# through a buffer of this many bytes (in L1), copied from it on each one's
+# own lines (Combine._staged; 2-32 KiB measured alike).
+STAGE_BYTES = 8192
 
 Index = int | ir.Value             # a static index, or an index Value
 Base = int | ir.Value | None       # where an operand's elements start (None: 0)
 Operand = tuple[ir.Value, Base]    # (view, base)
-Output = tuple[ir.Value, Base, "int | ir.Value"]  # (view, base, how it is streamed: Combine._store)
+Output = tuple[ir.Value, Base, bool]  # (view, base, whether its vectors are streamed lines: Combine._store)
 
 
 def _combine_fn(kind: str, elem: ir.Type) -> Callable[..., ir.Value] | None:
@@ -166,26 +166,15 @@ class Combine:
         return value
 
     def _store(self, value: ir.Value, view: ir.Value, idx: list[ir.Value], vtype: ir.VectorType | None,
-               nontemporal: int | ir.Value = 0) -> None:
-        """Stores a rounded value; `nontemporal` (vectors only): 0, or the
-        bytes of each store past the cache (VECTOR_BYTES or 16: the vector in
-        pieces of that many, at addresses aligned to them), or an i1 Value:
-        VECTOR_BYTES where it holds, else 16."""
+               line: bool = False) -> None:
+        """Stores a rounded value; `line` (vectors only): past the cache, into
+        one whole line (the address on VECTOR_BYTES)."""
         if vtype is None:
             memref.store(value, view, idx)
-        elif isinstance(nontemporal, ir.Value):
-            self._if(nontemporal, lambda: self._store(value, view, idx, vtype, VECTOR_BYTES),
-                     lambda: self._store(value, view, idx, vtype, 16))
-        elif not nontemporal:
-            vector.store(value, view, idx)
+        elif line:
+            vector.store(value, view, idx, nontemporal=True, alignment=VECTOR_BYTES)
         else:
-            n = vtype.shape[0]
-            lanes = min(nontemporal // element_bytes(ir.MemRefType(view.type).element_type), n)
-            piece = ir.VectorType.get([lanes], ir.VectorType(value.type).element_type)
-            for j in range(0, n, lanes):
-                part = value if lanes == n else vector.extract_strided_slice(piece, value, [j], [lanes], [1])
-                at = idx[:-1] + [arith.addi(idx[-1], index(j))] if j else idx
-                vector.store(part, view, at, nontemporal=True, alignment=nontemporal)
+            vector.store(value, view, idx)
 
     def _step(self, ins: Sequence[Operand], outs: Sequence[Output], outer: list[ir.Value], k: ir.Value,
               vtype: ir.VectorType | None) -> None:
@@ -210,7 +199,7 @@ class Combine:
             elem = ir.MemRefType(view.type).element_type
             if elem not in rounded:
                 rounded[elem] = self._round(acc, vtype, elem)
-            self._store(rounded[elem], view, at(base), vtype, nontemporal if vtype is not None else 0)
+            self._store(rounded[elem], view, at(base), vtype, nontemporal and vtype is not None)
 
     def _loop(self, lo: Index, hi: Index, step: Index, ins: Sequence[Operand], outs: Sequence[Output],
               outer: list[ir.Value], vtype: ir.VectorType | None) -> None:
@@ -226,7 +215,7 @@ class Combine:
         or a list of them (every output gets the result: the copies of a
         combine's result folded into it); count: int or index Value;
         `outer`: indices of the outer dimensions. Plain stores."""
-        outs: list[Output] = [(v, b, 0) for v, b in (out if isinstance(out, list) else [out])]
+        outs: list[Output] = [(v, b, False) for v, b in (out if isinstance(out, list) else [out])]
         outer_ = list(outer)
         lanes = self.lanes if vectorize else 1
         vtype = ir.VectorType.get([lanes], self.elem)
@@ -245,41 +234,30 @@ class Combine:
             self._loop(end, count, 1, ins, outs, outer_, None)
 
     def emit_1d_streaming(self, ins: Sequence[ir.Value], outs: Sequence[tuple[ir.Value, bool]], count: ir.Value,
-                          copy_streaming: Callable[[ir.Value, ir.Value, ir.Value], Any],
                           skewed: Callable[[], None] | None = None) -> None:
         """emit_1d on whole rank-1 unit-stride views (ins: views; outs:
         (view, nontemporal); count: index Value) where the nontemporal
         outputs' vector stores bypass the cache, for results too large for
         it: no line is read before it is written. A non-temporal store must
-        not cross a line. Buffers as the user's allocator hands them out are
-        on 16 bytes only (malloc), each as far from a line as it happens to
-        be, so the loops depend on where the buffers are (measured at 8 x 1
-        and 16 MiB, as ratios to the time on lines):
-          - the streamed outputs (and, for one, the first input) as far
-            from a line: scalars up to the first output's line, then each
-            vector store is one line;
-          - one output of PIECES_FROM_INPUTS inputs or more, as far from 16
-            bytes as the inputs, which are all as far from a line: the loads
-            on lines, the result in 16-byte pieces (oneshot's 8 inputs, its
-            output 16 bytes off: 1.3-1.5x with its loads across lines, 0.9x
-            this way; tree's and all2all's 2-input kernels, scratch on lines
-            and results from malloc: 1.1x on the output's line, 1.2-1.25x
-            in pieces); else on the output's line (whole elements);
-          - several outputs as far from 16 bytes: on the first output's
-            line; the outputs as far from it in lines, the others in 16-byte
-            pieces (twoshot, outputs 0-48 bytes off: 1.4-1.6x through the
-            copies below, 1.0-1.15x this way; every output in pieces took
-            2-3x when none was on the loop's lines);
-          - else the result goes to the first output, and
-            `copy_streaming(dst, src, bytes)` (views; an i64 Value), whose
-            head aligns each destination on its own, copies it to the
-            others from the cache.
+        not cross a line, and 16-byte ones took 1.3-2.1x the time of whole
+        lines at 8 x 16 MiB on this VM (2026-12-07). Buffers as the user's
+        allocator hands them out are on 16 bytes only (malloc), each as far
+        from a line as it happens to be, so the loops depend on where the
+        buffers are (bench/alignment.py):
+          - every input as far from a line, the streamed outputs a multiple
+            of 16 bytes from them: the loop on the inputs' lines, each
+            output's lines filled by a shuffle of two steps (_shifted);
+          - else the streamed outputs a multiple of 16 bytes apart: the
+            same on the first output's lines (the loads across lines);
+          - else the result through a buffer in L1, copied from it on each
+            output's own lines (_staged).
         A fence ends it (non-temporal stores are weakly ordered).
-        `skewed`, where given, emits what is done where the first case does
-        not hold (a call of a function holding the others, made by this
-        method with `skewed` None): with the other loops beside it, LLVM
-        compiled the first case's loop so that it took 1.12-1.16x on
-        malloc's page-aligned buffers (tree, all2all at 8 x 16 MiB)."""
+        `skewed`, where given, emits what is done where the buffers are not
+        all on one offset from a line (a call of a function holding the
+        others, made by this method with `skewed` None): with the other
+        loops beside it, LLVM compiled that case's loop so that it took
+        1.12-1.16x on malloc's page-aligned buffers (tree, all2all at 8 x
+        16 MiB)."""
         pairs: list[Operand] = [(v, None) for v in ins]
         esize = element_bytes(self.elem)
         eq = arith.CmpIPredicate.eq
@@ -299,52 +277,180 @@ class Combine:
                 ok = arith.andi(ok, arith.cmpi(eq, offset(a, align), off))
             return ok
 
-        def streamed(start: ir.Value, store: Callable[[ir.Value], int | ir.Value]) -> None:
-            """Scalars up to `start`'s next line, vectors, scalars; `store`:
-            how an output (its aligned pointer) is streamed (Combine._store)."""
+        def streamed(start: ir.Value, shifted: bool, anchor: int | None = None) -> None:
+            """Scalars up to `start`'s next line, vectors, scalars; the
+            streamed outputs on `start`'s offset from a line (`shifted`:
+            or any multiple of 16 bytes from it, Combine._shifted; `start`
+            is output `anchor`'s, if any)."""
             lanes = index(self.lanes)
             line = offset(arith.subi(index(VECTOR_BYTES), offset(start, VECTOR_BYTES)), VECTOR_BYTES)
             head = arith.minui(arith.divui(line, index(esize)), count)
             body = arith.addi(head, arith.muli(arith.divui(arith.subi(count, head), lanes), lanes))
-            plain: list[Output] = [(v, None, 0) for v, _ in outs]
+            plain: list[Output] = [(v, None, False) for v, _ in outs]
             self._loop(index(0), head, 1, pairs, plain, [], None)
-            self._loop(head, body, lanes, pairs,
-                       [(v, None, store(memref.extract_aligned_pointer_as_index(v)) if nt else 0) for v, nt in outs],
-                       [], ir.VectorType.get([self.lanes], self.elem))
+            if shifted:
+                self._shifted(pairs, outs, head, body, start, anchor)
+            else:
+                self._loop(head, body, lanes, pairs, [(v, None, nt) for v, nt in outs],
+                           [], ir.VectorType.get([self.lanes], self.elem))
             self._loop(body, count, 1, pairs, plain, [], None)
             llvm.fence(llvm.AtomicOrdering.seq_cst)
 
-        def copied() -> None:
-            first = outs[0][0]
-            self.emit_1d(pairs, (first, None), count)
-            nbytes = arith.index_cast(ir.IntegerType.get_signless(64), arith.muli(count, index(esize)))
-            for v, nt in outs[1:]:
-                if nt:
-                    copy_streaming(v, first, nbytes)
-                else:
-                    memref.copy(first, v)
-
-        def lines() -> None:
-            streamed(addrs[0], lambda _: VECTOR_BYTES)
-
-        def on_loads() -> None:
-            streamed(first_in, lambda _: 16)
-
-        def mixed() -> None:
-            off = offset(addrs[0], VECTOR_BYTES)
-            streamed(addrs[0], lambda a: arith.cmpi(eq, offset(a, VECTOR_BYTES), off))
+        def staged() -> None:
+            self._staged(pairs, outs, count, lambda a: arith.cmpi(eq, arith.remui(a, index(esize)), index(0)))
         single = len(addrs) == 1
         if skewed is not None:
-            self._if(alike(VECTOR_BYTES, [first_in] if single else []), lines, skewed)
-        elif not single:
-            self._if(alike(16), mixed, copied)
-        elif len(ins) < PIECES_FROM_INPUTS:
-            self._if(alike(VECTOR_BYTES), lines, copied)
-        else:
-            on_lines = alike(16, [first_in])
-            for a in loads[1:]:  # every input as far from a line: all the loads can be on lines
-                on_lines = arith.andi(on_lines, arith.cmpi(eq, offset(a, VECTOR_BYTES), offset(first_in, VECTOR_BYTES)))
-            self._if(on_lines, on_loads, lambda: self._if(alike(VECTOR_BYTES), lines, copied))
+            self._if(alike(VECTOR_BYTES, [first_in] if single else []), lambda: streamed(addrs[0], False), skewed)
+            return
+        loads_on_lines = alike(16, [first_in])  # the loads on lines where the inputs are alike, else the first output's
+        for a in loads[1:]:
+            loads_on_lines = arith.andi(loads_on_lines,
+                                        arith.cmpi(eq, offset(a, VECTOR_BYTES), offset(first_in, VECTOR_BYTES)))
+        self._if(loads_on_lines, lambda: streamed(first_in, True),
+                 lambda: self._if(alike(16), lambda: streamed(addrs[0], not single, [nt for _, nt in outs].index(True)),
+                                  staged))
+
+    def _value(self, ins: Sequence[Operand], k: ir.Value, vtype: ir.VectorType) -> ir.Value:
+        """The rounded result of one vector step at `k` (rank-1 `ins`)."""
+        acc: ir.Value | None = None
+        for view, base in ins:
+            v = self._load(view, [k if base is None else arith.addi(index(base), k)], vtype)
+            acc = v if acc is None else self.fn(acc, v)
+        assert acc is not None  # (a combine has inputs)
+        return self._round(acc, vtype)
+
+    def _shifted(self, ins: Sequence[Operand], outs: Sequence[tuple[ir.Value, bool]], lo: ir.Value, hi: ir.Value,
+                 start: ir.Value, anchor: int | None) -> None:
+        """Vectors from `lo` to `hi` (a multiple of lanes apart; `start`'s
+        element `lo` on a line) where each streamed output is a multiple of
+        16 bytes, d, from `start`'s offset: its lines hold the last d bytes
+        of the previous result and the first of this one, so it gets one
+        shuffle of the two and one whole line per step (16-byte
+        non-temporal pieces took 1.3-2.1x the time on lines at 8 x 16 MiB
+        on this VM, 2026-12-07). Where one output's d is known only at run
+        time, it picks one of four loops (a branch per step took naive's
+        8-input kernel from 1.10x to 1.18x the time on lines); where more
+        are, each is a branch per step, the same way every step (as fast
+        for twoshot's, tree's and ring's kernels, and a third of the code).
+        Where an output's lines begin before `lo` or end after `hi`, the
+        first and the last vector go there by masked plain stores.
+        `anchor`: the output whose address is `start`, if any (d = 0)."""
+        esize = element_bytes(self.elem)
+        n = self.lanes
+        vtype = ir.VectorType.get([n], self.elem)
+        lanes = index(n)
+        eq = arith.CmpIPredicate.eq
+        quarter = max(16 // esize, 1)
+        shifts: list[int | ir.Value | None] = [
+            None if not nt else 0 if k == anchor else
+            arith.divui(arith.andi(arith.subi(memref.extract_aligned_pointer_as_index(v), start),
+                                   index(VECTOR_BYTES - 1)), index(esize)) for k, (v, nt) in enumerate(outs)]
+
+        def cases(shift: int | ir.Value, emit: Callable[[int], None], j: int = 0) -> None:
+            """emit(s) where `shift` is s, for s = 0, quarter, ... (16 bytes apart)."""
+            if isinstance(shift, int) or (j + 1) * quarter >= n:
+                emit(shift if isinstance(shift, int) else j * quarter)
+                return
+            self._if(arith.cmpi(eq, shift, index(j * quarter)), lambda: emit(j * quarter),
+                     lambda: cases(shift, emit, j + 1))
+
+        def part(value: ir.Value, v: ir.Value, at: ir.Value, lanes_: range) -> None:
+            """The lanes `lanes_` of `value` into `v` from `at` (a masked store)."""
+            bits = ", ".join("true" if j in lanes_ else "false" for j in range(n))
+            mask = arith.constant(ir.VectorType.get([n], ir.IntegerType.get_signless(1)),
+                                  ir.Attribute.parse(f"dense<[{bits}]> : vector<{n}xi1>"))
+            vector.maskedstore(v, [at], mask, value)
+
+        def edge(value: ir.Value, at: ir.Value, last: bool) -> None:
+            """The first vector (at `lo`) into every output, the streamed
+            ones up to their first line; or the last (at hi - lanes) into
+            the streamed ones from their last line."""
+            for (v, _), shift in zip(outs, shifts):
+                if shift is None:
+                    if not last:
+                        vector.store(value, v, [at])
+                    continue
+
+                def store(s: int, v: ir.Value = v) -> None:
+                    if s == 0:
+                        if not last:
+                            self._store(value, v, [at], vtype, True)
+                    else:
+                        part(value, v, at, range(n - s, n) if last else range(n - s))
+                cases(shift, store)
+
+        def loops() -> None:
+            value = self._value(ins, lo, vtype)
+            edge(value, lo, False)
+            loop = scf.ForOp(arith.addi(lo, lanes), hi, lanes, [value])
+            with ir.InsertionPoint(loop.body):
+                i, prev = loop.induction_variable, loop.inner_iter_args[0]
+                cur = self._value(ins, i, vtype)
+                for (v, _), shift in zip(outs, shifts):
+                    if shift is None:
+                        vector.store(cur, v, [i])
+                        continue
+
+                    def line(s: int, v: ir.Value = v) -> None:
+                        whole = cur if s == 0 else vector.shuffle(prev, cur, [n - s + j for j in range(n)])
+                        self._store(whole, v, [arith.subi(i, index(s)) if s else i], vtype, True)
+                    cases(shift, line)
+                scf.YieldOp([cur])
+            edge(loop.results[0], arith.subi(hi, lanes), True)
+        dynamic = [k for k, sh in enumerate(shifts) if isinstance(sh, ir.Value)]
+
+        def known(s: int, k: int) -> None:
+            shift, shifts[k] = shifts[k], s
+            loops()
+            shifts[k] = shift
+        any_ = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, lo, hi), [], has_else=False)
+        with ir.InsertionPoint(any_.then_block):
+            if len(dynamic) == 1:  # (one loop per d; more outputs: a branch per step, less code to compile)
+                shift = shifts[dynamic[0]]
+                assert shift is not None
+                cases(shift, lambda s: known(s, dynamic[0]))
+            else:
+                loops()
+            scf.YieldOp([])
+
+    def _staged(self, ins: Sequence[Operand], outs: Sequence[tuple[ir.Value, bool]], count: ir.Value,
+                whole: Callable[[ir.Value], ir.Value]) -> None:
+        """emit_1d_streaming for outputs at different offsets from a line:
+        STAGE_BYTES of the result at a time into a buffer on the stack
+        (plain stores: it stays in L1), then from it into each output, its
+        streamed ones on their own lines (scalars up to the line, one-line
+        non-temporal stores, scalars); `whole(addr)`: whether an output is
+        a whole number of elements from a line (else plain stores)."""
+        esize = element_bytes(self.elem)
+        chunk = STAGE_BYTES // esize
+        stage = memref.alloca(ir.MemRefType.get([chunk], self.elem), [], [], alignment=VECTOR_BYTES)
+        vtype = ir.VectorType.get([self.lanes], self.elem)
+        lanes = index(self.lanes)
+        loop = scf.ForOp(index(0), count, index(chunk))
+        with ir.InsertionPoint(loop.body):
+            c = loop.induction_variable
+            n = arith.minui(index(chunk), arith.subi(count, c))
+            self.emit_1d([(v, c) for v, _ in ins], (stage, None), n)
+            for out, nt in outs:
+                if not nt:
+                    self._loop(index(0), n, 1, [(stage, None)], [(out, c, False)], [], None)
+                    continue
+                addr = arith.addi(memref.extract_aligned_pointer_as_index(out), arith.muli(c, index(esize)))
+
+                def lined(out: ir.Value = out, addr: ir.Value = addr) -> None:
+                    gap = arith.andi(arith.subi(index(VECTOR_BYTES), arith.andi(addr, index(VECTOR_BYTES - 1))),
+                                     index(VECTOR_BYTES - 1))
+                    head = arith.minui(arith.divui(gap, index(esize)), n)
+                    body = arith.addi(head, arith.muli(arith.divui(arith.subi(n, head), lanes), lanes))
+                    self._loop(index(0), head, 1, [(stage, None)], [(out, c, False)], [], None)
+                    self._loop(head, body, lanes, [(stage, None)], [(out, c, True)], [], vtype)
+                    self._loop(body, n, 1, [(stage, None)], [(out, c, False)], [], None)
+
+                def plain(out: ir.Value = out) -> None:
+                    self.emit_1d([(stage, None)], (out, c), n)
+                self._if(whole(addr), lined, plain)
+            scf.YieldOp([])
+        llvm.fence(llvm.AtomicOrdering.seq_cst)
 
     @staticmethod
     def _if(cond: ir.Value, then: Callable[[], None], otherwise: Callable[[], None]) -> None:

@@ -133,8 +133,7 @@ class Kernels:
 
         def streamed(entry: ir.Block, skewed: Callable[[], None] | None) -> None:
             ins, out_views, count = views(entry)
-            kernel.emit_1d_streaming(ins, list(zip(out_views, outs)), count,
-                                     lambda d, s, b: self.copy_streaming(pointer_of(d), pointer_of(s), b), skewed)
+            kernel.emit_1d_streaming(ins, list(zip(out_views, outs)), count, skewed)
         if any(outs):  # its loops for buffers off their lines in a function of their own (emit_1d_streaming)
             with self._declared(name + "_skewed", signature) as entry:
                 streamed(entry, None)

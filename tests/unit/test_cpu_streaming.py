@@ -175,21 +175,50 @@ def test_streamed_kernels_on_any_alignment(strategy, dtype, kind):
 
 
 @pytest.mark.parametrize("strategy", AllReduce.STRATEGIES)
-def test_in_place_streamed_results(strategy):
+@pytest.mark.parametrize("offsets", [[12] * 4, [0, 16, 32, 48], [48, 32, 16, 0], [4, 8, 20, 36]])
+def test_in_place_streamed_results(strategy, offsets):
     """Outputs that are the inputs (coll-perf's in-place form): each folded
-    kernel reads a tile of every input before it stores into any."""
+    kernel reads a tile of every input before it stores into any, also
+    where the outputs' lines begin before the step's elements (buffers 16
+    bytes apart: the shuffled stores) or the result goes through the stack
+    (4 bytes apart)."""
     n, numel = 4, 3001
     with make_context():
         text = collective_module("all_reduce", n, [numel], "f32", "sum", strategy=strategy, in_place=True)
     prog = cpu.compile(text, strategy=strategy, tile=256, nontemporal=1)
     rng = np.random.default_rng(3)
-    xs = [_unaligned(numel, 3, np.float32) for _ in range(n)]
+    xs = [_at(numel, o, np.float32) for o in offsets]
     for x in xs:
         x[...] = rng.integers(-8, 8, numel)
     want = np.sum(xs, axis=0)
     prog.run(xs, [])
     for x in xs:
         np.testing.assert_array_equal(x, want)
+
+
+@pytest.mark.parametrize("strategy", ["oneshot", "twoshot", "all2all"])
+@pytest.mark.parametrize("numel", [16, 17, 31, 33, 48, 65, 100])
+def test_streamed_kernels_of_a_few_vectors(strategy, numel):
+    """Kernels of one, two or no whole vectors after their head (tiles of
+    32 elements): the first and the last vector of a shifted output go by
+    masked stores, and must neither miss an element nor write past one."""
+    n = 4
+    with make_context():
+        text = all_reduce_module(n, [numel], "f32", "sum")
+    streamed = cpu.compile(text, strategy=strategy, tile=32, nontemporal=1)
+    rng = np.random.default_rng(numel)
+    xs = [rng.integers(-8, 8, numel).astype(np.float32) for _ in range(n)]
+    for ins, outs in [([0] * 4, [16, 32, 48, 0]), ([16] * 4, [0, 0, 32, 16]), ([0] * 4, [4, 8, 12, 20])]:
+        xa = [_at(numel, o, np.float32) for o in ins]
+        for x, p in zip(xa, xs):
+            x[...] = p
+        guards = [_at(numel + 32, o, np.float32) for o in outs]  # a guard band of 16 elements each side
+        for g in guards:
+            g[...] = -99
+        streamed.run(xa, [g[16:16 + numel] for g in guards])
+        for g in guards:
+            np.testing.assert_array_equal(g[16:16 + numel], np.sum(xs, axis=0), err_msg=str(outs))
+            assert (g[:16] == -99).all() and (g[16 + numel:] == -99).all(), outs
 
 
 def _sysfs(tmp_path, caches):

@@ -5,8 +5,7 @@
 // group wrote, is stored non-temporally ('s'; 'p': plain). The kernel takes
 // that path when the streamed outputs share their offset from a 64-byte
 // boundary (scalars up to it, aligned vector stores, a fence), else others
-// by where the buffers are (tests/lit/cpu/stream_alignment.mlir), the last
-// of them the result into the first and copies from there. Without streaming nothing
+// by where the buffers are (tests/lit/cpu/stream_alignment.mlir). Without streaming nothing
 // folds: in cache, a combine and memcpys are faster (bench/cpu_strategies.py).
 // tree on 2 and 4 devices, 1000 elements, tiles of 128; order=any: the
 // tree of partial sums (its device-order form gathers at the root).
@@ -32,14 +31,15 @@
 // CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 64 : i64, nontemporal = true} : memref<?xf32>, vector<16xf32>
 // CHECK: scf.for
 // CHECK: llvm.fence seq_cst
-// Outputs not aligned alike (at last: not even as far from 16 bytes): the
-// result into the first, streamed copies from it into the others.
+// Outputs not aligned alike: lines filled by shuffles; at last (not even
+// 16 bytes apart) the result through a buffer on the stack, copied from it
+// into each output on its own lines; no copy from an output read back.
 // CHECK: } else {
-// CHECK: scf.for
-// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>, vector<16xf32>
-// CHECK-NEXT: }
-// CHECK: call @coll_copy_streaming(
-// CHECK-NEXT: }
+// CHECK-NEXT: func.call @coll_combine_sum_f32_x2_to_ss_skewed(
+// CHECK-LABEL: func.func private @coll_combine_sum_f32_x2_to_ss_skewed(
+// CHECK: vector.shuffle
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<2048xf32>
+// CHECK-NOT: coll_copy_streaming
 // CHECK-LABEL: func.func @two(
 // x1's tile into scratch, then one kernel: y0 and y1 (no copy of y0's tile).
 // CHECK: scf.for
