@@ -17,7 +17,7 @@ from mlir import ir
 from ..ir.ops import COLLECTIVE_NAMES, SLOT_ATTR, view
 from ..ir.structured import is_memref, read_operands, structured
 from ..ir.types import memo_table
-from ..ir.views import VIEW_OPS, constant_int, forwarded, view_op
+from ..ir.views import VIEW_OPS, constant_int, defining_op, forwarded, view_op
 
 # A root buffer: a function argument, an allocation, a global by name ("@g"),
 # or a slot of a split function's table of buffers ("slot 3", SLOT_ATTR).
@@ -156,14 +156,33 @@ class Resolver:
             got = self.cache[v] = self._layout(v)
         return got
 
+    def layouts(self, v: ir.Value) -> list[Layout]:
+        """The layouts `v` may have: its layout, or where it is (a view of)
+        an arith.select of buffers, one per buffer it may be (the order
+        check takes an access through it as a possible access of each)."""
+        try:
+            return [self.layout(v)]
+        except Unresolved:
+            op = view_op(v)
+            if op is not None:
+                return [self._view(v, op, src) for src in self.layouts(op.operands[0])]
+            select = defining_op(v)
+            if select is None or select.name != "arith.select":
+                raise
+            return self.layouts(select.operands[1]) + self.layouts(select.operands[2])
+
     def _layout(self, v: ir.Value) -> Layout:
+        op = view_op(v)
+        if op is None:
+            mt = ir.MemRefType(v.type)
+            return Layout(self._root(v), 0, *self._need(_static(mt), v), element_size(mt.element_type))
+        return self._view(v, op, self.layout(op.operands[0]))
+
+    def _view(self, v: ir.Value, op: ir.Operation, src: Layout) -> Layout:
+        """The layout of view `v`, made by `op` of a buffer laid out as `src`."""
         mt = ir.MemRefType(v.type)
         esize = element_size(mt.element_type)
         static = _static(mt)
-        op = view_op(v)
-        if op is None:
-            return Layout(self._root(v), 0, *self._need(static, v), esize)
-        src = self.layout(op.operands[0])
         name = op.name
         if name == "memref.view":
             # The byte shift is an operand: a new aligned pointer.
@@ -324,8 +343,8 @@ def flat_effects(op: ir.Operation) -> Effects | None:
     name = op.name
     if name == "memref.reshape":  # a view that also reads its shape operand
         return [(op.operands[1], None, True)], []
-    if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS:
-        return [], []
+    if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS or name == "arith.select":
+        return [], []  # (arith.select hands one of two buffers on: its users' accesses say which may be touched)
     if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
         return [], []
     return effects(op)

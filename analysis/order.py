@@ -36,6 +36,7 @@ from ..ir.walk import find_ops
 from .effects import (
     UNWRITTEN_ROOTS,
     Effects,
+    Layout,
     Resolver,
     Root,
     Unresolved,
@@ -95,7 +96,7 @@ class Checker:
         self.names: dict[Root, str] = {}
         self.res = Resolver(func_op)
         self.tok = token_type()
-        self.whole: dict[tuple[ir.Value, bool], _Touch | None] = {}  # what a whole-view access touches
+        self.whole: dict[tuple[ir.Value, bool, Root], _Touch | None] = {}  # what a whole-view access touches
         self.extents: dict[Root, tuple[int, int] | tuple[()]] = {}  # root -> (lo, hi) bytes it spans, () unknown
         # An argument the first claim that names it names as an output and
         # not as an input holds nothing at entry: reading it before it is
@@ -280,17 +281,15 @@ class Checker:
         out: list[Access] = []
         for v, sub, exact in values:
             try:
-                acc = self.access(op, i, v, sub, exact)
+                accs = self.access(op, i, v, sub, exact)
             except Unresolved as err:
                 acc = None if op.name.startswith("coll.") else self.anywhere(op, i, v)
                 if acc is None:
                     notes = [(err.op.location, f"this {err.op.name}")] if err.op is not None else []
                     self.report(op, f"cannot order the {what} of this {op.name}: {err}", notes)
                     continue
-            if acc is not None and not self.inside(op, v, acc, what):
-                continue
-            if acc is not None:
-                out.append(acc)
+                accs = [acc]
+            out += [acc for acc in accs if self.inside(op, v, acc, what)]
         return out
 
     def inside(self, op: ir.Operation, v: ir.Value, acc: Access, what: str) -> bool:
@@ -333,21 +332,30 @@ class Checker:
         return Access(i, op, root, cast(Box, box(0, [], 1 << 62)), dev, False, None, 1)  # not empty
 
     def access(self, op: ir.Operation, i: int, v: ir.Value, sub: tuple[list[int], list[int]] | None,
-               exact: bool) -> Access | None:
-        if sub is None:
-            got = self.whole.get((v, exact))
+               exact: bool) -> list[Access]:
+        """The access of `v` (its element box `sub`, or all of it); through
+        an arith.select, a possible access of each buffer it may be, none
+        exact (a write there covers no later read)."""
+        try:
+            lays = [self.res.layout(v)]
+        except Unresolved:
+            lays, exact = self.res.layouts(v), False
+        out: list[Access] = []
+        for lay in lays:
+            key = (v, exact, lay.root)
+            got = self.whole.get(key) if sub is None else None
             if got is None:
-                got = self.whole[v, exact] = self._access(v, None, exact)
-        else:
-            got = self._access(v, sub, exact)
-        if got is None:
-            return None
-        b, dev, mapping, resz, exact = got
-        root = self.res.layout(v).root
-        return Access(i, op, root, b, dev, exact, mapping, resz)
+                got = self._access(v, sub, exact, lay)
+                if sub is None:
+                    self.whole[key] = got
+            if got is not None:
+                b, dev, mapping, resz, ex = got
+                out.append(Access(i, op, lay.root, b, dev, ex, mapping, resz))
+        return out
 
-    def _access(self, v: ir.Value, sub: tuple[list[int], list[int]] | None, exact: bool) -> "_Touch | None":
-        lay = self.res.layout(v)
+    def _access(self, v: ir.Value, sub: tuple[list[int], list[int]] | None, exact: bool,
+                lay: Layout | None = None) -> "_Touch | None":
+        lay = lay or self.res.layout(v)
         z = lay.esize
         start, shape = ([0] * len(lay.shape), list(lay.shape)) if sub is None else sub
         if sub is not None and any(s < 0 or s + e > n for s, e, n in zip(start, shape, lay.shape)):
@@ -487,10 +495,12 @@ class Checker:
 
     def _first_write(self, op: ir.Operation, i: int, wvals: list[ir.Value]) -> str:
         try:
-            # None: where raises AttributeError, caught below.
-            return self.where(cast(Access, self.access(op, i, wvals[0], None, True)))
+            accs = self.access(op, i, wvals[0], None, True)
+            if accs:
+                return " or ".join(self.where(a) for a in accs)
         except (Unresolved, ValueError, AttributeError):
-            return buffer_name(wvals[0])
+            pass
+        return buffer_name(wvals[0])
 
 
 

@@ -163,3 +163,60 @@ func.func @store_at_a_dynamic_offset(%x: !d0, %y: !d1, %z: !d0, %i: index) {
   "coll.wait"(%t0) : (!coll.token) -> ()
   return
 }
+
+// -----
+// arith.select of two buffers touches neither; a store through its result
+// may write either, so it races with a copy that writes one of them
+// (before 2026-12-07 the select itself was refused: "does not know how").
+!d1 = memref<8xf32, #coll.device<1>>
+func.func @store_through_a_select_while_a_copy_writes(%x: !d1, %y: !d1, %z: !d1, %c: i1) {
+  %c2 = arith.constant 2 : index
+  %f = arith.constant 1.0 : f32
+  // expected-note @+1 {{also written by this coll.copy, not ordered with it}}
+  %t0 = "coll.copy"(%x, %y) : (!d1, !d1) -> !coll.token
+  %s = arith.select %c, %z, %y : !d1
+  // expected-error @+1 {{memref.store writes %arg1[2, 3) on device 1, racing with another write}}
+  memref.store %f, %s[%c2] : !d1
+  "coll.wait"(%t0) : (!coll.token) -> ()
+  return
+}
+
+// -----
+// The same store after the wait: ordered, whichever buffer it is; and a
+// copy from the selected buffer's view, ordered after a store into it.
+!d1 = memref<8xf32, #coll.device<1>>
+!lo = memref<4xf32, strided<[1], offset: 4>, #coll.device<1>>
+func.func @through_a_select_in_order(%x: !d1, %y: !d1, %z: !d1, %c: i1) {
+  %c5 = arith.constant 5 : index
+  %f = arith.constant 1.0 : f32
+  %t0 = "coll.copy"(%x, %y) : (!d1, !d1) -> !coll.token
+  "coll.wait"(%t0) : (!coll.token) -> ()
+  %s = arith.select %c, %z, %y : !d1
+  memref.store %f, %s[%c5] : !d1
+  %hi = memref.subview %s[4] [4] [1] : !d1 to !lo
+  %lo = memref.subview %x[4] [4] [1] : !d1 to !lo
+  %t1 = "coll.copy"(%hi, %lo) : (!lo, !lo) -> !coll.token
+  "coll.wait"(%t1) : (!coll.token) -> ()
+  return
+}
+
+// -----
+// A view of the selected buffer: a copy into its upper half may write
+// either buffer's upper half (a load there races with it), not the lower.
+!d1 = memref<8xf32, #coll.device<1>>
+!lo = memref<4xf32, strided<[1], offset: 4>, #coll.device<1>>
+func.func @a_view_of_a_select(%x: !d1, %y: !d1, %z: !d1, %c: i1) -> f32 {
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %s = arith.select %c, %z, %y : !d1
+  %hi = memref.subview %s[4] [4] [1] : !d1 to !lo
+  %src = memref.subview %x[4] [4] [1] : !d1 to !lo
+  // expected-note @+1 {{written by this coll.copy, not ordered with the read}}
+  %t0 = "coll.copy"(%src, %hi) : (!lo, !lo) -> !coll.token
+  %a = memref.load %z[%c1] : !d1
+  // expected-error @+1 {{memref.load reads %arg1[6, 7) on device 1 while an unordered op may write it}}
+  %b = memref.load %y[%c6] : !d1
+  "coll.wait"(%t0) : (!coll.token) -> ()
+  %r = arith.addf %a, %b : f32
+  return %r : f32
+}
