@@ -17,7 +17,7 @@ from mlir import ir
 from ..ir.ops import COLLECTIVE_NAMES, SLOT_ATTR, view
 from ..ir.structured import is_memref, read_operands, structured
 from ..ir.types import memo_table
-from ..ir.views import VIEW_OPS, constant_int, defining_op, forwarded, view_op
+from ..ir.views import BRANCH_OPS, VIEW_OPS, branch_yields, constant_int, defining_op, forwarded, view_op
 
 # A root buffer: a function argument, an allocation, a global by name ("@g"),
 # or a slot of a split function's table of buffers ("slot 3", SLOT_ATTR).
@@ -158,18 +158,22 @@ class Resolver:
 
     def layouts(self, v: ir.Value) -> list[Layout]:
         """The layouts `v` may have: its layout, or where it is (a view of)
-        an arith.select of buffers, one per buffer it may be (the order
-        check takes an access through it as a possible access of each)."""
+        a choice of buffers (arith.select, the result of scf.if,
+        scf.index_switch or scf.execute_region), one per buffer it may be
+        (the order check takes an access through it as a possible access
+        of each)."""
         try:
             return [self.layout(v)]
         except Unresolved:
             op = view_op(v)
             if op is not None:
                 return [self._view(v, op, src) for src in self.layouts(op.operands[0])]
-            select = defining_op(v)
-            if select is None or select.name != "arith.select":
-                raise
-            return self.layouts(select.operands[1]) + self.layouts(select.operands[2])
+            choice = defining_op(v)
+            if choice is not None and choice.name == "arith.select":
+                return self.layouts(choice.operands[1]) + self.layouts(choice.operands[2])
+            if choice is not None and choice.name in BRANCH_OPS:
+                return [lay for y in branch_yields(choice, ir.OpResult(v).result_number) for lay in self.layouts(y)]
+            raise
 
     def _layout(self, v: ir.Value) -> Layout:
         op = view_op(v)

@@ -108,9 +108,11 @@ def root_key(root: ir.Value) -> object:
     return root
 
 
-# Ops whose memref result is one of several buffers: scf.if's and scf.for's
-# results (and a loop's iteration arguments), arith.select's.
-CHOICE_OPS = ("scf.if", "scf.for", "arith.select")
+# Ops whose memref result is one of several buffers: scf.if's, scf.for's
+# (and a loop's iteration arguments), arith.select's, and the results of
+# scf.index_switch and scf.execute_region (what their regions yield).
+BRANCH_OPS = ("scf.if", "scf.index_switch", "scf.execute_region")
+CHOICE_OPS = BRANCH_OPS + ("scf.for", "arith.select")
 
 
 def sources(value: ir.Value) -> tuple[set[object], str | None]:
@@ -143,11 +145,11 @@ def sources(value: ir.Value) -> tuple[set[object], str | None]:
                 loop = owner.operation
                 later = earlier if any(loop == e for e in earlier) else earlier + (loop,)
                 more = [(loop.operands[3 + k], earlier), (_yielded(loop.regions[0], k), later)]
-        elif op.name in ("scf.if", "scf.for"):
+        elif op.name == "scf.for":
             k = ir.OpResult(v).result_number
-            more = [(_yielded(r, k), earlier) for r in op.regions if len(r.blocks)]
-            if op.name == "scf.for":
-                more.append((op.operands[3 + k], earlier))
+            more = [(_yielded(op.regions[0], k), earlier), (op.operands[3 + k], earlier)]
+        elif op.name in BRANCH_OPS:
+            more = [(y, earlier) for y in branch_yields(op, ir.OpResult(v).result_number)]
         elif op.name == "arith.select":
             more = [(op.operands[1], earlier), (op.operands[2], earlier)]
         if more:
@@ -236,13 +238,13 @@ def distinct_each_iteration(a: ir.Value, b: ir.Value) -> bool:
 def forwarded(op: ir.Operation, k: int) -> list[ir.Value]:
     """The values through which `op` hands its operand #k on unchanged, the
     forward direction of sources(): scf.for's initial value to its
-    iteration argument and result, scf.yield's value (in scf.for or
-    scf.if) to the result (and the next iteration's argument),
+    iteration argument and result, scf.yield's value (in scf.for or a
+    BRANCH_OPS op) to the result (and the next iteration's argument),
     arith.select's choices to its result. [] for any other op or operand."""
     parent = op.parent.operation if op.parent is not None else None
     if op.name == "scf.for" and k >= 3:
         return [op.regions[0].blocks[0].arguments[k - 2], op.results[k - 3]]
-    if op.name == "scf.yield" and parent is not None and parent.name in ("scf.for", "scf.if"):
+    if op.name == "scf.yield" and parent is not None and parent.name in ("scf.for",) + BRANCH_OPS:
         nxt = [parent.regions[0].blocks[0].arguments[k + 1]] if parent.name == "scf.for" else []
         return [parent.results[k]] + nxt
     if op.name == "arith.select" and k in (1, 2):
@@ -252,6 +254,18 @@ def forwarded(op: ir.Operation, k: int) -> list[ir.Value]:
 
 def _yielded(region: ir.Region, k: int) -> ir.Value:
     return list(region.blocks[0].operations)[-1].operands[k]
+
+
+def branch_yields(op: ir.Operation, k: int) -> list[ir.Value]:
+    """The values a BRANCH_OPS op's result #k may be: operand #k of each
+    scf.yield that ends a block of its regions."""
+    out: list[ir.Value] = []
+    for region in op.regions:
+        for block in region.blocks:
+            ops = list(block.operations)
+            if ops and ops[-1].name == "scf.yield":
+                out.append(ops[-1].operands[k])
+    return out
 
 
 def same_memory(a: ir.Value, b: ir.Value) -> bool:

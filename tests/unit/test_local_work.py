@@ -959,33 +959,62 @@ def test_arguments_of_unknown_use_are_all_given_on_mpi_as_on_the_cpu(tmp_path, b
     assert all(np.array_equal(got[f"y{k}"], v[0] + v[1]) for k in range(2, 4))  # y: the sum
 
 
-# Each rank picks its buffer by its rank, works on it in place, sums it.
-SELECTED = """func.func @main(%a: memref<8xf32>, %b: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+# Each rank picks its buffer by its rank, works on it in place, sums it in
+# place and copies the sum out; CHOICE: how it picks.
+PICKED = """func.func @main(%a: memref<8xf32>, %b: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
   %comm = mpi.comm_world : !mpi.comm
   %r = mpi.comm_rank(%comm) : i32
-  %z = arith.constant 0 : i32
-  %c = arith.cmpi eq, %r, %z : i32
-  %s = arith.select %c, %a, %b : memref<8xf32>
+  %ri = arith.index_cast %r : i32 to index
+  %c0 = arith.constant 0 : index
+  %c = arith.cmpi eq, %ri, %c0 : index
+  CHOICE
   linalg.add ins(%s, %s : memref<8xf32>, memref<8xf32>) outs(%s : memref<8xf32>)
-  %t = "coll.all_reduce"(%s, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  %t = "coll.all_reduce"(%s, %s) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
   "coll.wait"(%t) : (!coll.token) -> ()
+  memref.copy %s, %y : memref<8xf32> to memref<8xf32>
   return
 }
 """
+CHOICES = {
+    "select": "%s = arith.select %c, %a, %b : memref<8xf32>",
+    "if": """%s = scf.if %c -> memref<8xf32> {
+    scf.yield %a : memref<8xf32>
+  } else {
+    scf.yield %b : memref<8xf32>
+  }""",
+    "index_switch": """%s = scf.index_switch %ri -> memref<8xf32>
+  case 0 {
+    scf.yield %a : memref<8xf32>
+  }
+  default {
+    scf.yield %b : memref<8xf32>
+  }""",
+    "execute_region": """%s = scf.execute_region -> memref<8xf32> {
+    cf.cond_br %c, ^bb1, ^bb2
+  ^bb1:
+    scf.yield %a : memref<8xf32>
+  ^bb2:
+    scf.yield %b : memref<8xf32>
+  }""",
+}
+SELECTED = PICKED.replace("CHOICE", CHOICES["select"])
 
 
 @pytest.mark.skipif(not mpi.available()[0], reason="no MPI here")
 @pytest.mark.parametrize("backend", ["cpu", "mpi"])
-def test_local_work_on_a_selected_buffer(tmp_path, backend):
-    # An outside attack (2026-12-07): arith.select of two memrefs next to
+@pytest.mark.parametrize("form", sorted(CHOICES))
+def test_local_work_on_a_picked_buffer(tmp_path, backend, form):
+    # Outside attacks (2026-12-07): arith.select of two memrefs next to
     # local work was refused by coll-check-order on the CPU ("does not know
-    # how 'arith.select' accesses its memref operands"). It touches neither:
-    # an access through it may be one of either.
+    # how 'arith.select' accesses its memref operands"); scf.index_switch
+    # and scf.execute_region yielding them made the in-place all_reduce
+    # "may be one buffer" with itself. An access through any of them may
+    # be one of either buffer.
     xs = [np.arange(8, dtype=np.float32) * (k + 1) for k in range(4)]  # a on ranks 0, 1; b on ranks 0, 1
-    r, got = run_with(tmp_path, SELECTED, backend, xs)
+    r, got = run_with(tmp_path, PICKED.replace("CHOICE", CHOICES[form]), backend, xs)
     assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), r.stdout + r.stderr
-    want = {"x0": 2 * xs[0], "x1": xs[1], "x2": xs[2], "x3": 2 * xs[3], "y0": 2 * (xs[0] + xs[3])}
-    want["y1"] = want["y0"]
+    total = 2 * (xs[0] + xs[3])  # rank 0 doubles a, rank 1 doubles b; then the sum in place
+    want = {"x0": total, "x1": xs[1], "x2": xs[2], "x3": total, "y0": total, "y1": total}
     assert sorted(got.files) == sorted(want), got.files
     assert all(np.array_equal(got[k], want[k]) for k in want), {k: got[k] for k in got.files}
 

@@ -212,8 +212,8 @@ func.func @double_buffering_from_one_buffer(%x0: memref<8xf32>, %x1: memref<8xf3
 
 // -----
 // A buffer out of a region op the rule does not follow (scf.while,
-// scf.execute_region, affine.for, memref.alloca_scope, ...) may be any
-// (an outside attack: in place unknown to the lowering, `ok`).
+// affine.for, memref.alloca_scope, ...) may be any (an outside attack: in
+// place unknown to the lowering, `ok`).
 func.func @may_be_any_buffer_through_scf_while(%x0: memref<8xf32>, %x1: memref<8xf32>, %y1: memref<8xf32>) {
   %r = scf.while (%a = %x0) : (memref<8xf32>) -> memref<8xf32> {
     %false = arith.constant false
@@ -229,6 +229,9 @@ func.func @may_be_any_buffer_through_scf_while(%x0: memref<8xf32>, %x1: memref<8
 }
 
 // -----
+// scf.execute_region (as scf.if and scf.index_switch) is followed to what
+// it yields: here the input itself, a choice the verifier does not take
+// for in place.
 func.func @may_be_any_buffer_through_execute_region(%x0: memref<8xf32>, %x1: memref<8xf32>, %y1: memref<8xf32>) {
   %r = scf.execute_region -> memref<8xf32> {
     scf.yield %x0 : memref<8xf32>
