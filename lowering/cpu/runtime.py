@@ -150,6 +150,11 @@ def _identity(a: object) -> tuple:
     return (id(a), a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, a.flags.writeable)
 
 
+def _data(a: np.ndarray) -> int:
+    """The address of an array's first element (a copy's is another)."""
+    return int(a.__array_interface__["data"][0])
+
+
 # How benchmarks time a call (bench/: --clock). "wall": elapsed time, what
 # a user waits. "cpu": the CPU time of every thread of the process, which
 # leaves out the time other processes hold the cores of a shared machine;
@@ -213,7 +218,8 @@ class CpuProgram:
         in shape, type and writability (the frontends' call path passes its
         buffers every call; checking and packing 16 of them cost half the
         collective at 1 MiB); not where an argument is staged (a layout's
-        buffer, copied in and out every call)."""
+        buffer, copied in and out every call) or copied by the check (an
+        input that is not C-contiguous)."""
         given = (*inputs, *outputs)
         key = tuple(_identity(a) for a in given)
         last = self._last
@@ -230,8 +236,12 @@ class CpuProgram:
         back = [(a, v) for a, v in zip(arrays, views) if v is not a and a.flags.writeable]
         # Keep arrays and descriptors alive as long as the packed arguments.
         keep = (arrays, descs, ptrs, bases, views, back)
-        # (`given` held: no id in the key is reused while it is cached)
-        self._last = (key, given, packed, keep) if all(v is a for a, v in zip(arrays, views)) else None
+        # (`given` held: no id in the key is reused while it is cached.) Not
+        # where the check made a copy (an input not C-contiguous): the next
+        # call's values must be copied again (an outside attack, 2026-12-08:
+        # a strided input changed between calls ran on its old values).
+        own = all(_data(a) == _data(g) for a, g in zip(arrays, given))
+        self._last = (key, given, packed, keep) if own and all(v is a for a, v in zip(arrays, views)) else None
         return packed, keep
 
     @staticmethod

@@ -287,3 +287,21 @@ def test_the_same_arrays_again_reuse_the_packed_call_and_see_new_values():
     xs[1].strides = (8,)  # the same object, every other element
     prog.run(xs, ys)
     assert np.array_equal(ys[0], 5 + big[::2])
+
+
+@pytest.mark.parametrize("layout", ["strided", "fortran"])
+def test_an_input_copied_by_the_check_is_copied_again_each_call(layout):
+    # An outside attack (2026-12-08): an input that is not C-contiguous is
+    # copied by the check, and the same array objects again reused that
+    # copy: the second call summed the first call's values, silently.
+    with make_context():
+        prog = cpu.compile(all_reduce_module(2, [4, 4], "f32", "sum"), strategy="ring")
+    base = np.arange(32, dtype=np.float32).reshape(4, 8)
+    x0 = base[:, ::2] if layout == "strided" else np.asfortranarray(np.arange(16, dtype=np.float32).reshape(4, 4))
+    xs = [x0, np.ones((4, 4), np.float32)]
+    ys = [np.zeros((4, 4), np.float32) for _ in range(2)]
+    for value in (None, 100.0, -3.0):
+        if value is not None:
+            x0[...] = value
+        prog.run(xs, ys)
+        assert all(np.array_equal(y, x0 + 1) for y in ys), (value, ys[0])
