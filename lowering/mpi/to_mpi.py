@@ -317,18 +317,22 @@ def _mpi(name: str, results: Sequence[ir.Type], operands: Sequence[ir.Value],
     return ir.Operation.create(name, results=results, operands=operands, attributes=attrs or {})
 
 
-def _value(rank: _Rank, v: ir.Value) -> ir.Value:
+def _value(rank: _Rank, v: ir.Value, user: ir.Operation | None = None) -> ir.Value:
     """`v` in rank r's case: an argument, or a view, cast, constant or
-    buffer cloned there at its first use (with what it is built from)."""
+    buffer cloned there at its first use (with what it is built from);
+    `user`: the op that uses it, where an error is located."""
     if v in rank.values:
         return rank.values[v]
     owner = v.owner
     if isinstance(owner, ir.Block):
-        raise PassError("a buffer of another rank is used on this rank", rank.location)
+        where = f" by this '{user.name}'" if user is not None else ""
+        raise PassError(f"a buffer of another rank (argument #{ir.BlockArgument(v).arg_number} of the function) "
+                        f"is used on rank {rank.r}{where}; expected each op to touch one rank's buffers",
+                        user.location if user is not None else rank.location)
     op = owner.operation
     if is_local(op):  # placed (local_work.py), on other ranks
         raise PassError(f"a value '{op.name}' defines on another rank is used on rank {rank.r}", op.location)
-    operands = [_value(rank, x) for x in op.operands]
+    operands = [_value(rank, x, op) for x in op.operands]
     new = op.clone()
     for i, x in enumerate(operands):
         new.operands[i] = x
@@ -343,7 +347,7 @@ def _emit_local(op: ir.Operation, rank: _Rank) -> None:
     read or write their buffers)."""
     rank.wait_all()
     for v in used_values(op):
-        _value(rank, v)
+        _value(rank, v, op)
     clone_remapped(op, ir.InsertionPoint.current, rank.values)
 
 
@@ -354,7 +358,7 @@ def _emit(op: ir.Operation, rank: _Rank, tags: dict[ir.Operation, int]) -> None:
     rank.wait_for(op)
     if name == "coll.combine" or _device(v.source) == _device(v.target):
         # Its waits are done: the data operands only.
-        data = [_value(rank, x) for x in list(op.operands)[:len(op.operands) - len(v.deps)]]
+        data = [_value(rank, x, op) for x in list(op.operands)[:len(op.operands) - len(v.deps)]]
         attrs = {a: op.attributes[a] for a in op.attributes}
         if v.segmented:  # the same groups, without the deps
             attrs["operandSegmentSizes"] = segment_sizes(*v.groups[:-1], [])
@@ -367,7 +371,7 @@ def _emit(op: ir.Operation, rank: _Rank, tags: dict[ir.Operation, int]) -> None:
     def const(x: int) -> ir.Value:
         return _mpi("arith.constant", [i32], [], {"value": ir.IntegerAttr.get(i32, x)}).results[0]
     send = _device(v.source) == r
-    buf = _value(rank, v.source if send else v.target)
+    buf = _value(rank, v.source if send else v.target, op)
     peer = _device(v.target if send else v.source)
     assert peer is not None  # (a copy between ranks: both ends are a device's)
     message = buf

@@ -45,6 +45,16 @@ def test_a_buffer_on_two_devices_is_refused_where_it_moves(tmp_path):
                                "and device 0's here"), r.stderr
 
 
+def test_a_select_of_two_ranks_buffers_is_refused_at_it(tmp_path):
+    # An outside attack (2026-12-08): located at the function (1:1), as "a
+    # buffer of another rank is used on this rank".
+    src = os.path.join(INPUTS, "select_of_two_ranks.mlir")
+    r = coll_run(src, "mpi", tmp_path / "o.npz")
+    assert r.returncode == 1 and not (tmp_path / "o.npz").exists()
+    assert r.stderr.startswith(f"{src}:10:8: error: coll-to-mpi: a buffer of another rank (argument #3 of the "
+                               "function) is used on rank 0 by this 'arith.select'"), r.stderr
+
+
 @pytest.mark.parametrize("name,at", [("call_through_a_global", "15:3"),
                                      ("call_through_a_global_exec_region", "17:5"),
                                      ("call_through_a_global_scf_if", "18:5"),
