@@ -61,6 +61,19 @@ class Finding:
     notes: list[Note] = field(default_factory=list)  # [(location, message)]
 
 
+# What the findings that only say an op or a value is not followed say (the
+# others prove the order wrong: a race, a write nothing waits for, an access
+# outside its buffer).
+NOT_FOLLOWED = ("is not followed by coll-check-order", "does not know how", "cannot order the",
+                "ops that coll-check-order orders, above the")
+
+
+def proves_disorder(message: str) -> bool:
+    """Whether coll-check-order's error `message` proves the program's order
+    wrong, rather than saying the check could not follow it."""
+    return "coll-check-order" in message and not any(m in message for m in NOT_FOLLOWED)
+
+
 
 @dataclass
 class Access:

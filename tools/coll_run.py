@@ -623,6 +623,12 @@ class _ProgramJob(_Job):
                 prog.run(given, outs)
                 self._plain = outs + [given[i] for i in in_place]
             except Exception as e:  # noqa: BLE001 - the run goes on unchecked, and says why
+                from coll.analysis.order import proves_disorder
+                if isinstance(e, MLIRError) and any(proves_disorder(d.message)
+                                                    for d in getattr(e, "error_diagnostics", [])):
+                    # A race (or a write nothing waits for) the CPU route refuses: under MPI it
+                    # is one too (an outside attack: `unchecked`, exit 0, 2026-12-08).
+                    raise Failure(_located(e, self.shown)) from None
                 self._reassociated = isinstance(e, Reassociated)
                 why = _located(e, self.shown).replace(": error: ", ": note: ") if isinstance(e, MLIRError) else str(e)
                 print(f"{self.shown}: warning: not checked: the plain program cannot be had: {why}", file=sys.stderr)

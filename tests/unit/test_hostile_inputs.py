@@ -462,3 +462,34 @@ def test_coll_run_refuses_a_collective_nothing_waits_for(tmp_path, backend, form
     src.write_text(waited)
     r = tool("run", src, f"--backend={backend}", "--repeat=1")
     assert r.returncode == 0 and r.stdout.rstrip().endswith(b" ok"), (r.stdout, r.stderr)
+
+
+# rank r's %a is all_reduce'd into %y while a fill writes it: a race.
+RACY_SPMD = """func.func @main(%a: memref<8xf32>, %y: memref<8xf32>) attributes {coll.ranks = 2 : i64} {
+  %f = arith.constant 7.0 : f32
+  %t = "coll.all_reduce"(%a, %y) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 1, 1, 0>} : (memref<8xf32>, memref<8xf32>) -> !coll.token
+  linalg.fill ins(%f : f32) outs(%a : memref<8xf32>)
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_coll_run_refuses_a_race_on_every_back_end(tmp_path, backend):
+    # An outside attack (2026-12-08): the CPU refused it (coll-check-order),
+    # MPI ran it, `unchecked` with the race as notes, exit 0.
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip("no MPI here")
+    src, out = tmp_path / "p.mlir", tmp_path / "o.npz"
+    src.write_text(RACY_SPMD)
+    r = tool("run", src, f"--backend={backend}", "--repeat=1", "--outputs", out)
+    assert r.returncode == 1 and r.stdout == b"" and not out.exists(), (r.stdout, r.stderr)
+    err = r.stderr.decode()
+    assert err.startswith(f"{src}:4:3: error: coll-check-order: linalg.fill writes %arg0[0, 8) while an unordered op "
+                          "may still read it\n"), err
+    assert f"{src}:3:8: note: read by this coll." in err
+    src.write_text(RACY_SPMD.replace('  "coll.wait"(%t) : (!coll.token) -> ()\n', "").replace(
+        "  linalg.fill", '  "coll.wait"(%t) : (!coll.token) -> ()\n  linalg.fill'))
+    r = tool("run", src, f"--backend={backend}", "--repeat=1")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(b" ok"), (r.stdout, r.stderr)
