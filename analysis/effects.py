@@ -347,8 +347,8 @@ def flat_effects(op: ir.Operation) -> Effects | None:
     name = op.name
     if name == "memref.reshape":  # a view that also reads its shape operand
         return [(op.operands[1], None, True)], []
-    if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS or name == "arith.select":
-        return [], []  # (arith.select hands one of two buffers on: its users' accesses say which may be touched)
+    if name in VIEW_OPS or name in ROOT_OPS or name in NO_ACCESS or name in ("arith.select", "scf.yield"):
+        return [], []  # (they hand a buffer on: its users' accesses say which may be touched)
     if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
         return [], []
     return effects(op)

@@ -545,7 +545,12 @@ def _call_touch(call: ir.Operation, value: ir.Value, calling: tuple[ir.Operation
     """(reads, writes) of `value` by func.call `call`: what the callee does
     with the parameters it is passed as (argument_roles), where the module
     defines the callee and it is not already being read (a recursion);
-    touch's (both) otherwise."""
+    touch's (both) otherwise. None where the call returns a buffer: it may
+    be this one, and its uses are not followed (an outside attack: under
+    MPI a collective into such a result wrote an argument taken for
+    untouched, never read back, exit 0, 2026-12-08)."""
+    if any(isinstance(r.type, ir.MemRefType) for r in call.results):
+        return None
     callee = _callee(call)
     if callee is None or any(callee == f for f in calling):
         return touch(call, value)

@@ -29,6 +29,7 @@ DEFAULT_TIMEOUT = 120.0
 # before math-to-libm: it expands what libm lacks, rsqrt), since
 # convert-to-llvm would inline nothing.
 MPI_TO_LLVM = CPU_TO_LLVM[:CPU_TO_LLVM.index("finalize-memref-to-llvm")] + (
+    "convert-vector-to-llvm",  # (convert-to-llvm left vector ops in local work: mlir-translate refused them)
     "convert-math-to-llvm",
     "convert-math-to-libm",
     "convert-to-llvm",

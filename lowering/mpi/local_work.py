@@ -26,7 +26,7 @@ from mlir import ir
 from ...analysis.effects import flat_effects, host_effects
 from ...core.errors import PassError
 from ...ir.types import device_of
-from ...ir.views import VIEW_OPS, root_of
+from ...ir.views import CHOICE_OPS, VIEW_OPS, defining_op, root_of, sources
 from ...ir.walk import symbol
 
 # Top-level ops of an explicit program that are not local work.
@@ -121,14 +121,31 @@ def used_values(op: ir.Operation) -> list[ir.Value]:
     return list(dict.fromkeys(used))
 
 
+def _roots(op: ir.Operation, v: ir.Value) -> list[ir.Value]:
+    """The root buffers memref `v`, used by `op`, may be: through views, and
+    through the ops that pick one of several (arith.select, scf.if, ...:
+    each of them; a fill through a select was placed as if it touched no
+    argument, and the argument it wrote was not read back: FAIL, 2026-12-08)."""
+    root = root_of(v)[0]
+    picker = defining_op(root)
+    if picker is None or picker.name not in CHOICE_OPS:
+        return [root]
+    keys, through = sources(v)
+    if not all(isinstance(k, ir.Value) for k in keys):
+        raise PassError(f"'{op.name}' works on a buffer picked by '{through}' that may be any buffer (or a "
+                        "global): under MPI local work is placed by the buffers it touches; expected buffers "
+                        "picked from the function's arguments or allocations", op.location)
+    return [k for k in keys if isinstance(k, ir.Value)]
+
+
 def _touched(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
     """(roots read, roots written) by local op `op`; every memref it uses
     both, when its effects are not known."""
     eff = host_effects(op)
     if eff is None:
-        mems = [root_of(v)[0] for v in used_values(op) if isinstance(v.type, ir.MemRefType)]
-        return mems, mems
-    reads, writes = ([root_of(v)[0] for v, _, _ in side] for side in eff)
+        mems = [r for v in used_values(op) if isinstance(v.type, ir.MemRefType) for r in _roots(op, v)]
+        return list(dict.fromkeys(mems)), list(dict.fromkeys(mems))
+    reads, writes = ([r for v, _, _ in side for r in _roots(op, v)] for side in eff)
     # A write that does not cover the buffer keeps what it does not write:
     # the op needs the earlier writes too (as it needs what it reads).
     return list(dict.fromkeys(reads + writes)), list(dict.fromkeys(writes))

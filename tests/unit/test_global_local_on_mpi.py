@@ -45,14 +45,54 @@ def test_a_buffer_on_two_devices_is_refused_where_it_moves(tmp_path):
                                "and device 0's here"), r.stderr
 
 
-def test_a_select_of_two_ranks_buffers_is_refused_at_it(tmp_path):
+def test_a_select_of_two_ranks_buffers_is_refused_where_it_is_used(tmp_path):
     # An outside attack (2026-12-08): located at the function (1:1), as "a
-    # buffer of another rank is used on this rank".
+    # buffer of another rank is used on this rank". The store through the
+    # select may write either device's buffer.
     src = os.path.join(INPUTS, "select_of_two_ranks.mlir")
     r = coll_run(src, "mpi", tmp_path / "o.npz")
     assert r.returncode == 1 and not (tmp_path / "o.npz").exists()
-    assert r.stderr.startswith(f"{src}:10:8: error: coll-to-mpi: a buffer of another rank (argument #3 of the "
-                               "function) is used on rank 0 by this 'arith.select'"), r.stderr
+    assert r.stderr.startswith(f"{src}:11:3: error: coll-to-mpi: 'memref.store' works on the buffers of devices "
+                               "[0, 1]"), r.stderr
+
+
+@pytest.mark.parametrize("form", ["select", "if", "index_switch", "execute_region"])
+def test_local_work_on_a_picked_buffer_runs_as_on_the_cpu(tmp_path, form):
+    # A second attack (2026-12-08): a fill through a buffer arith.select
+    # picked (the argument x0 or z) was placed as if it wrote no argument,
+    # and z was not read back: FAIL under MPI, `ok` on the CPU.
+    pick = {"select": "%s = arith.select %b, %x0, %z : memref<8xf32>",
+            "if": "%s = scf.if %b -> memref<8xf32> {\n    scf.yield %x0 : memref<8xf32>\n  } else {\n"
+                  "    scf.yield %z : memref<8xf32>\n  }",
+            "index_switch": "%s = scf.index_switch %c0 -> memref<8xf32>\n  case 0 {\n    scf.yield %z : "
+                            "memref<8xf32>\n  }\n  default {\n    scf.yield %x0 : memref<8xf32>\n  }",
+            "execute_region": "%s = scf.execute_region -> memref<8xf32> {\n    cf.cond_br %b, ^bb1, ^bb2\n"
+                              "  ^bb1:\n    scf.yield %x0 : memref<8xf32>\n  ^bb2:\n    scf.yield %z : "
+                              "memref<8xf32>\n  }"}[form]
+    src = tmp_path / "p.mlir"
+    src.write_text(PICKED_LOCAL.replace("PICK", pick))
+    got = {}
+    for backend in ("cpu", "mpi"):
+        r = coll_run(str(src), backend, tmp_path / f"{backend}.npz")
+        assert r.returncode == 0 and r.stdout.rstrip().endswith(" ok"), f"{backend}: {r.stdout}{r.stderr}"
+        got[backend] = np.load(tmp_path / f"{backend}.npz")
+    assert sorted(got["cpu"].files) == sorted(got["mpi"].files)
+    assert all(np.array_equal(got["cpu"][k], got["mpi"][k]) for k in got["cpu"].files)
+
+
+PICKED_LOCAL = """func.func @main(%x0: memref<8xf32>, %x1: memref<8xf32>, %y0: memref<8xf32>, %y1: memref<8xf32>, %z: memref<8xf32>, %iv: memref<1xi32>) {
+  %cst = arith.constant 5.0 : f32
+  %c0 = arith.constant 0 : index
+  %i32 = memref.load %iv[%c0] : memref<1xi32>
+  %zero = arith.constant 0 : i32
+  %b = arith.cmpi eq, %i32, %zero : i32
+  PICK
+  linalg.fill ins(%cst : f32) outs(%s : memref<8xf32>)
+  %t = "coll.all_reduce"(%x0, %x1, %y0, %y1) {devices = array<i64: 0, 1>, kind = "sum", operandSegmentSizes = array<i32: 2, 2, 0>} : (memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) -> !coll.token
+  "coll.wait"(%t) : (!coll.token) -> ()
+  return
+}
+"""
 
 
 @pytest.mark.parametrize("name,at", [("call_through_a_global", "15:3"),

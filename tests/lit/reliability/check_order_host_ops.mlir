@@ -220,3 +220,24 @@ func.func @a_view_of_a_select(%x: !d1, %y: !d1, %z: !d1, %c: i1) -> f32 {
   %r = arith.addf %a, %b : f32
   return %r : f32
 }
+
+// -----
+// scf.if yielding one of two buffers hands it on (its scf.yield touches
+// neither): a fill of its result may write either, so it races with a
+// copy that reads one of them (before 2026-12-08: "does not know how
+// 'scf.yield' accesses its memref operands").
+!d1 = memref<8xf32, #coll.device<1>>
+func.func @fill_through_an_if_while_a_copy_reads(%x: !d1, %y: !d1, %z: !d1, %c: i1) {
+  %f = arith.constant 1.0 : f32
+  // expected-note @+1 {{read by this coll.copy, not ordered before the write}}
+  %t0 = "coll.copy"(%x, %y) : (!d1, !d1) -> !coll.token
+  %s = scf.if %c -> !d1 {
+    scf.yield %z : !d1
+  } else {
+    scf.yield %x : !d1
+  }
+  // expected-error @+1 {{linalg.fill writes %arg0[0, 8) on device 1 while an unordered op may still read it}}
+  linalg.fill ins(%f : f32) outs(%s : !d1)
+  "coll.wait"(%t0) : (!coll.token) -> ()
+  return
+}
