@@ -19,7 +19,7 @@ from ..frontends import register as _frontend_passes  # noqa: F401 - the passes 
 from ..ir import peers
 from ..ir.kinds import ELEMENTS
 from ..ir.ops import COLLECTIVE_NAMES, DATA_OPS, PEER_ACCESS, OpView, view
-from ..ir.views import VIEW_OPS
+from ..ir.views import BRANCH_OPS, VIEW_OPS
 from ..ir.walk import OpIndex
 from ..passes import register as _passes  # noqa: F401
 from ..passes.inline_calls import may_need as may_need_inlining
@@ -145,7 +145,7 @@ def _local_work(index: OpIndex) -> bool:
         colls = [op for op in ops if op.name in COLLECTIVE_NAMES]
         if any(op.parent != f for op in colls):
             continue  # a collective in a loop: coll-check-order follows straight-line functions only
-        if any(len(op.regions) and not op.name.startswith("linalg.")
+        if any(len(op.regions) and not op.name.startswith("linalg.") and op.name not in BRANCH_OPS
                for op in ops if op.name not in COLLECTIVE_NAMES):
             continue  # loops of local work (affine.for, scf.for): their writes are not followed (22.1.8 effects)
         if colls and any(op.name not in COLLECTIVE_NAMES and op.name not in _NOT_WORK and op.name not in VIEW_OPS

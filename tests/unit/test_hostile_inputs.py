@@ -493,3 +493,19 @@ def test_coll_run_refuses_a_race_on_every_back_end(tmp_path, backend):
         "  linalg.fill", '  "coll.wait"(%t) : (!coll.token) -> ()\n  linalg.fill'))
     r = tool("run", src, f"--backend={backend}", "--repeat=1")
     assert r.returncode == 0 and r.stdout.rstrip().endswith(b" ok"), (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "mpi"])
+def test_coll_run_refuses_a_race_in_a_branch(tmp_path, backend):
+    # A second attack (2026-12-08): local work in an scf.if was not
+    # order-checked by coll-run (the driver checked straight-line functions
+    # only): the race ran, `ok`.
+    if backend == "mpi" and not mpi.available()[0]:
+        pytest.skip("no MPI here")
+    src = tmp_path / "p.mlir"
+    src.write_text(RACY_SPMD.replace(
+        "  linalg.fill ins(%f : f32) outs(%a : memref<8xf32>)\n",
+        "  %c = arith.constant true\n  scf.if %c {\n    linalg.fill ins(%f : f32) outs(%a : memref<8xf32>)\n  }\n"))
+    r = tool("run", src, f"--backend={backend}", "--repeat=1")
+    assert r.returncode == 1 and r.stdout == b"", (r.stdout, r.stderr)
+    assert r.stderr.decode().startswith(f"{src}:5:3: error: coll-check-order: scf.if writes %arg0"), r.stderr
